@@ -1,0 +1,53 @@
+/* Per-thread error state: a status and a sentence. */
+#include "tensor_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define TT_ERRMSG_MAX 2048
+
+static _Thread_local tt_status err_code;
+static _Thread_local char err_msg[TT_ERRMSG_MAX];
+
+static const char *const status_names[] = {
+#define TT_X_NAME(code, text) #code,
+    TT_STATUS_LIST(TT_X_NAME)
+#undef TT_X_NAME
+};
+
+tt_status tt_errcode(void) { return err_code; }
+
+const char *tt_errmsg(void) { return err_code == TT_OK ? "" : err_msg; }
+
+void tt_clear_error(void)
+{
+    err_code = TT_OK;
+    err_msg[0] = '\0';
+}
+
+const char *tt_status_name(tt_status s)
+{
+    if ((unsigned)s >= TT_STATUS_COUNT)
+        return "TT_E?";
+    return status_names[s];
+}
+
+tt_status tt__errorv(tt_status code, const char *fmt, va_list ap)
+{
+    /* Format into a scratch buffer first: a message may quote the previous
+     * one (tt_errmsg()) as one of its arguments. */
+    char buf[TT_ERRMSG_MAX];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    memcpy(err_msg, buf, sizeof buf);
+    err_code = code;
+    return code;
+}
+
+tt_status tt_error(tt_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tt__errorv(code, fmt, ap);
+    va_end(ap);
+    return code;
+}

@@ -1,0 +1,505 @@
+/* Factories: empty/zeros/ones/full/arange/linspace/rand/randn, tensors from
+ * C arrays and from callers' buffers, fake tensors. */
+#include "tensor_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+/* -------------------------------------------------------------- checking */
+
+tt_status tt__check_sizes(const char *fn, int ndim, const int64_t *sizes,
+                          int64_t *numel_out)
+{
+    if (ndim < 0 || ndim > TT_MAX_DIMS)
+        return tt_error(TT_EINVAL, "%s: argument 'size' has %d dimensions; "
+                                   "tensors have 0 to %d", fn, ndim, TT_MAX_DIMS);
+    if (ndim > 0 && !sizes)
+        return tt_error(TT_EINVAL, "%s: argument 'size' is NULL for %d dimensions",
+                        fn, ndim);
+    int64_t n = 1;
+    bool overflow = false;
+    for (int i = 0; i < ndim; i++) {
+        if (tt_size_is_sym(sizes[i]))
+            continue; /* only fake tensors get here with symbols */
+        if (sizes[i] < 0)
+            return tt_error(TT_EINVAL, "%s: argument 'size' has a negative "
+                                       "dimension %lld at index %d", fn,
+                            (long long)sizes[i], i);
+        if (!overflow && __builtin_mul_overflow(n, sizes[i], &n))
+            overflow = true;
+    }
+    if (overflow) {
+        for (int i = 0; i < ndim; i++)
+            if (sizes[i] == 0)
+                overflow = false; /* an empty tensor is fine at any size */
+        if (overflow)
+            return tt_error(TT_EINVAL, "%s: the number of elements of size %s "
+                                       "overflows int64", fn, "(given)");
+    }
+    if (numel_out)
+        *numel_out = overflow ? 0 : n;
+    return TT_OK;
+}
+
+bool tt__contiguous_strides(int ndim, const tt_size *sizes, tt_size *strides)
+{
+    tt_size st = 1;
+    bool sym = false;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = st;
+        tt_size s = sizes[i];
+        if (sym || tt_size_is_sym(s) || tt_size_is_sym(st)) {
+            sym = true;
+            st = tt_sym_mul(st, s > 1 || tt_size_is_sym(s) ? s : 1);
+            continue;
+        }
+        /* PyTorch: a size-0 or size-1 dim contributes a factor of 1. */
+        if (__builtin_mul_overflow(st, s > 1 ? s : 1, &st))
+            return false;
+    }
+    return true;
+}
+
+bool tt__span_bytes(int ndim, const tt_size *sizes, const tt_size *strides,
+                    tt_size offset, size_t elem, size_t *out)
+{
+    int64_t last = offset;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == 0) {
+            *out = 0;
+            return true;
+        }
+        int64_t step;
+        if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+            __builtin_add_overflow(last, step, &last))
+            return false;
+    }
+    int64_t bytes;
+    if (__builtin_add_overflow(last, 1, &last) ||
+        __builtin_mul_overflow(last, (int64_t)elem, &bytes))
+        return false;
+    *out = (size_t)bytes;
+    return true;
+}
+
+/* Byte size needed for a fake tensor's storage. A symbolic extent has no
+ * byte count; its storage records 0 and callers compare sizes instead. */
+static size_t fake_span(int ndim, const tt_size *sizes, const tt_size *strides,
+                        tt_size offset, size_t elem)
+{
+    if (tt_size_is_sym(offset))
+        return 0;
+    for (int i = 0; i < ndim; i++)
+        if (tt_size_is_sym(sizes[i]) || tt_size_is_sym(strides[i]))
+            return 0;
+    size_t n = 0;
+    return tt__span_bytes(ndim, sizes, strides, offset, elem, &n) ? n : 0;
+}
+
+tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
+                          const tt_size *strides, tt_dtype dt, bool fake)
+{
+    const char *fn = fake ? "tt_fake_empty" : strides ? "tt_empty_strided" : "tt_empty";
+    if ((unsigned)dt >= TT_DTYPE_COUNT) {
+        tt_error(TT_EINVAL, "%s: argument 'dtype' is not a dtype (got %d)", fn, (int)dt);
+        return NULL;
+    }
+    if (tt__check_sizes(fn, ndim, sizes, NULL))
+        return NULL;
+    if (!fake)
+        for (int i = 0; i < ndim; i++)
+            if (tt_size_is_sym(sizes[i]) || (strides && tt_size_is_sym(strides[i]))) {
+                tt_error(TT_EINVAL, "%s: a real tensor cannot have symbolic "
+                                    "sizes (dimension %d); use a fake tensor", fn, i);
+                return NULL;
+            }
+    tt_size st[TT_MAX_DIMS];
+    if (strides) {
+        for (int i = 0; i < ndim; i++) {
+            if (!tt_size_is_sym(strides[i]) && strides[i] < 0) {
+                tt_error(TT_EINVAL, "%s: argument 'stride' has a negative value "
+                                    "%lld at index %d", fn, (long long)strides[i], i);
+                return NULL;
+            }
+            st[i] = strides[i];
+        }
+    } else if (!tt__contiguous_strides(ndim, sizes, st)) {
+        tt_error(TT_EINVAL, "%s: the strides of the requested size overflow int64", fn);
+        return NULL;
+    }
+    size_t elem = tt_dtype_size(dt), nbytes = 0;
+    if (fake) {
+        nbytes = fake_span(ndim, sizes, st, 0, elem);
+    } else if (!tt__span_bytes(ndim, sizes, st, 0, elem, &nbytes) ||
+               nbytes > (size_t)INT64_MAX / 2) {
+        tt_error(TT_EINVAL, "%s: the byte size of the requested tensor overflows "
+                            "(%d dims of %s)", fn, ndim, tt_dtype_name(dt));
+        return NULL;
+    }
+    tt_storage *s = tt__storage_new(nbytes, fake);
+    if (!s)
+        return NULL;
+    tt_tensor *t = tt__tensor_new(s, dt, ndim, sizes, st, 0);
+    tt__storage_release(s); /* the tensor holds it now (or nothing does) */
+    return t;
+}
+
+/* ------------------------------------------------------------- factories */
+
+tt_tensor *tt_empty(int ndim, const int64_t *sizes, tt_dtype dt)
+{
+    return tt__empty_impl(ndim, sizes, NULL, dt, false);
+}
+
+tt_tensor *tt_empty_strided(int ndim, const int64_t *sizes,
+                            const int64_t *strides, tt_dtype dt)
+{
+    if (ndim > 0 && !strides) {
+        tt_error(TT_EINVAL, "tt_empty_strided: argument 'stride' is NULL");
+        return NULL;
+    }
+    return tt__empty_impl(ndim, sizes, strides, dt, false);
+}
+
+tt_tensor *tt_full(int ndim, const int64_t *sizes, double value, tt_dtype dt)
+{
+    tt_tensor *t = tt_empty(ndim, sizes, dt);
+    if (t && tt__fill_raw(t, value))
+        t = tt_release(t);
+    return t;
+}
+
+tt_tensor *tt_zeros(int ndim, const int64_t *sizes, tt_dtype dt)
+{
+    return tt_full(ndim, sizes, 0.0, dt);
+}
+
+tt_tensor *tt_ones(int ndim, const int64_t *sizes, tt_dtype dt)
+{
+    return tt_full(ndim, sizes, 1.0, dt);
+}
+
+tt_tensor *tt_scalar(double value, tt_dtype dt) { return tt_full(0, NULL, value, dt); }
+
+tt_tensor *tt_arange(double start, double end, double step, tt_dtype dt)
+{
+    if (step == 0 || !isfinite(start) || !isfinite(end) || !isfinite(step)) {
+        tt_error(TT_EINVAL, "tt_arange: argument 'step' must be nonzero and the "
+                            "bounds finite (got start=%g, end=%g, step=%g)",
+                 start, end, step);
+        return NULL;
+    }
+    if ((step > 0 && end < start) || (step < 0 && end > start)) {
+        tt_error(TT_EINVAL, "tt_arange: upper bound and larger bound inconsistent "
+                            "with step sign (start=%g, end=%g, step=%g)",
+                 start, end, step);
+        return NULL;
+    }
+    double count = ceil((end - start) / step);
+    if (count > 9e15) {
+        tt_error(TT_EINVAL, "tt_arange: %g elements is too many", count);
+        return NULL;
+    }
+    int64_t n = (int64_t)count;
+    tt_tensor *t = tt_empty(1, &n, dt);
+    if (!t)
+        return NULL;
+    char *p = tt__ptr(t);
+    size_t es = tt_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++)
+        tt__store(p + (size_t)i * es, dt, start + (double)i * step);
+    return t;
+}
+
+tt_tensor *tt_linspace(double start, double end, int64_t steps, tt_dtype dt)
+{
+    if (steps < 0) {
+        tt_error(TT_EINVAL, "tt_linspace: argument 'steps' must be non-negative "
+                            "(got %lld)", (long long)steps);
+        return NULL;
+    }
+    tt_tensor *t = tt_empty(1, &steps, dt);
+    if (!t)
+        return NULL;
+    char *p = tt__ptr(t);
+    size_t es = tt_dtype_size(dt);
+    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
+    /* As PyTorch: the second half counts back from `end`, so the last
+     * value is exactly `end`. */
+    int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; i++) {
+        double v = i < half ? start + step * (double)i
+                            : end - step * (double)(steps - 1 - i);
+        tt__store(p + (size_t)i * es, dt, v);
+    }
+    return t;
+}
+
+/* ------------------------------------------------------------------- RNG */
+
+/* Counter-based generation: value i of a call is a hash of (seed, offset +
+ * i), where each call reserves `numel` counters. Results are therefore the
+ * same for any thread count and across runs. */
+static _Atomic uint64_t rng_seed = 0x2545F4914F6CDD1Dull;
+static _Atomic uint64_t rng_offset;
+
+void tt_manual_seed(uint64_t seed)
+{
+    atomic_store(&rng_seed, seed);
+    atomic_store(&rng_offset, 0);
+}
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline double uniform01(uint64_t seed, uint64_t i)
+{
+    uint64_t z = mix64(seed + 0x9E3779B97F4A7C15ull * (i + 1));
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
+}
+
+typedef struct {
+    char *p;
+    tt_dtype dt;
+    uint64_t seed, base;
+    bool normal;
+} rng_ctx;
+
+static void rng_chunk(int64_t begin, int64_t end, void *vctx)
+{
+    const rng_ctx *c = vctx;
+    size_t es = tt_dtype_size(c->dt);
+    for (int64_t i = begin; i < end; i++) {
+        double v;
+        uint64_t k = c->base + (uint64_t)i;
+        if (c->normal) {
+            /* Box-Muller on two draws of the same counter. */
+            double u1 = uniform01(c->seed, 2 * k), u2 = uniform01(c->seed, 2 * k + 1);
+            v = sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
+        } else {
+            v = uniform01(c->seed, k);
+        }
+        if (c->dt == TT_F32 && !c->normal && (float)v >= 1.0f)
+            v = 0x1.fffffep-1; /* rounding to float must stay below 1 */
+        tt__store(c->p + (size_t)i * es, c->dt, v);
+    }
+}
+
+static tt_tensor *random_tensor(int ndim, const int64_t *sizes, tt_dtype dt,
+                                bool normal)
+{
+    const char *fn = normal ? "tt_randn" : "tt_rand";
+    if ((unsigned)dt < TT_DTYPE_COUNT && !tt_dtype_is_float(dt)) {
+        tt_error(TT_EDTYPE, "%s: argument 'dtype' expects a floating point "
+                            "dtype (f32 or f64), got %s", fn, tt_dtype_name(dt));
+        return NULL;
+    }
+    tt_tensor *t = tt_empty(ndim, sizes, dt);
+    if (!t)
+        return NULL;
+    int64_t n = tt_numel(t);
+    rng_ctx c = {tt__ptr(t), dt, atomic_load(&rng_seed),
+                 atomic_fetch_add(&rng_offset, (uint64_t)n), normal};
+    tt_parallel_for(n, 1 << 16, rng_chunk, &c);
+    return t;
+}
+
+tt_tensor *tt_rand(int ndim, const int64_t *sizes, tt_dtype dt)
+{
+    return random_tensor(ndim, sizes, dt, false);
+}
+
+tt_tensor *tt_randn(int ndim, const int64_t *sizes, tt_dtype dt)
+{
+    return random_tensor(ndim, sizes, dt, true);
+}
+
+/* ------------------------------------------------------- external memory */
+
+tt_tensor *tt_from_data(int ndim, const int64_t *sizes, tt_dtype dt,
+                        const void *data)
+{
+    int64_t n;
+    if (tt__check_sizes("tt_from_data", ndim, sizes, &n))
+        return NULL;
+    if (!data && n > 0) {
+        tt_error(TT_EINVAL, "tt_from_data: argument 'data' is NULL for %lld elements",
+                 (long long)n);
+        return NULL;
+    }
+    tt_tensor *t = tt_empty(ndim, sizes, dt);
+    if (t && n > 0)
+        memcpy(tt__ptr(t), data, (size_t)n * tt_dtype_size(dt));
+    return t;
+}
+
+tt_tensor *tt_from_buffer(int ndim, const int64_t *sizes,
+                          const int64_t *strides, tt_dtype dt, void *data,
+                          size_t nbytes, void (*release)(void *data, void *ctx),
+                          void *ctx)
+{
+    const char *fn = "tt_from_buffer";
+    if ((unsigned)dt >= TT_DTYPE_COUNT) {
+        tt_error(TT_EINVAL, "%s: argument 'dtype' is not a dtype (got %d)", fn, (int)dt);
+        return NULL;
+    }
+    if (tt__check_sizes(fn, ndim, sizes, NULL))
+        return NULL;
+    tt_size st[TT_MAX_DIMS];
+    if (strides) {
+        for (int i = 0; i < ndim; i++) {
+            if (strides[i] < 0) {
+                tt_error(TT_EINVAL, "%s: argument 'strides' has a negative value "
+                                    "%lld at index %d", fn, (long long)strides[i], i);
+                return NULL;
+            }
+            st[i] = strides[i];
+        }
+    } else if (!tt__contiguous_strides(ndim, sizes, st)) {
+        tt_error(TT_EINVAL, "%s: the strides of the requested size overflow", fn);
+        return NULL;
+    }
+    size_t need;
+    if (!tt__span_bytes(ndim, sizes, st, 0, tt_dtype_size(dt), &need) || need > nbytes) {
+        tt_error(TT_EINVAL, "%s: argument 'nbytes' is %zu but the tensor needs %s "
+                            "bytes", fn, nbytes, "more");
+        if (tt__span_bytes(ndim, sizes, st, 0, tt_dtype_size(dt), &need))
+            tt_error(TT_EINVAL, "%s: argument 'nbytes' is %zu but the tensor needs "
+                                "%zu bytes", fn, nbytes, need);
+        return NULL;
+    }
+    if (!data && need > 0) {
+        tt_error(TT_EINVAL, "%s: argument 'data' is NULL", fn);
+        return NULL;
+    }
+    tt_storage *s = tt__storage_new(0, true); /* no bytes of its own */
+    if (!s)
+        return NULL;
+    s->fake = false;
+    s->nbytes = nbytes;
+    s->data = data;
+    tt_tensor *t = tt__tensor_new(s, dt, ndim, sizes, st, 0);
+    if (t) {
+        s->release = release; /* only once the tensor exists: on failure the
+                               * buffer stays the caller's */
+        s->release_ctx = ctx;
+    }
+    tt__storage_release(s);
+    return t;
+}
+
+/* ------------------------------------------------------------ *_like */
+
+tt_tensor *tt_new_empty(const tt_tensor *like, int ndim, const int64_t *sizes)
+{
+    if (TT_CHECK_TENSOR("tt_new_empty", "self", like))
+        return NULL;
+    return tt__empty_impl(ndim, sizes, NULL, (tt_dtype)like->dtype,
+                          like->storage->fake);
+}
+
+/* PyTorch's preserve_format: a dense, non-overlapping input gives an output
+ * with the same dim order (strides ranked like the input's); otherwise
+ * contiguous. */
+bool tt__is_non_overlapping_and_dense(const tt_tensor *t)
+{
+    int perm[TT_MAX_DIMS];
+    int n = t->ndim;
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    /* Sort dims by stride ascending (size-1 dims do not matter). */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0; j--) {
+            int a = perm[j - 1], b = perm[j];
+            if (t->sizes[a] < 2 || (t->sizes[b] >= 2 && t->strides[b] < t->strides[a])) {
+                perm[j - 1] = b;
+                perm[j] = a;
+            } else {
+                break;
+            }
+        }
+    tt_size expect = 1;
+    for (int i = 0; i < n; i++) {
+        int d = perm[i];
+        if (t->sizes[d] == 1)
+            continue;
+        if (t->strides[d] != expect)
+            return false;
+        expect = tt_sym_mul(expect, t->sizes[d]);
+    }
+    return true;
+}
+
+void tt__strides_like(const tt_tensor *t, tt_size *out)
+{
+    int n = t->ndim;
+    if (!tt__is_non_overlapping_and_dense(t) || (t->flags & TT_TF_CONTIGUOUS)) {
+        tt__contiguous_strides(n, t->sizes, out);
+        return;
+    }
+    /* Order dims by stride descending, ties keep the original order
+     * (PyTorch's infer_dense_strides / stable sort). */
+    int perm[TT_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0; j--) {
+            int a = perm[j - 1], b = perm[j];
+            if (t->strides[b] > t->strides[a]) {
+                perm[j - 1] = b;
+                perm[j] = a;
+            } else {
+                break;
+            }
+        }
+    tt_size st = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        int d = perm[i];
+        out[d] = st;
+        st = tt_sym_mul(st, t->sizes[d] > 1 || tt_size_is_sym(t->sizes[d]) ? t->sizes[d] : 1);
+    }
+}
+
+tt_tensor *tt_empty_like(const tt_tensor *t)
+{
+    if (TT_CHECK_TENSOR("tt_empty_like", "self", t))
+        return NULL;
+    tt_size st[TT_MAX_DIMS];
+    tt__strides_like(t, st);
+    return tt__empty_impl(t->ndim, t->sizes, st, (tt_dtype)t->dtype,
+                          t->storage->fake);
+}
+
+/* ------------------------------------------------------------------ fake */
+
+tt_tensor *tt_fake_empty(int ndim, const tt_size *sizes, tt_dtype dt)
+{
+    return tt__empty_impl(ndim, sizes, NULL, dt, true);
+}
+
+tt_tensor *tt_fake_empty_strided(int ndim, const tt_size *sizes,
+                                 const tt_size *strides, tt_dtype dt)
+{
+    if (ndim > 0 && !strides) {
+        tt_error(TT_EINVAL, "tt_fake_empty_strided: argument 'stride' is NULL");
+        return NULL;
+    }
+    return tt__empty_impl(ndim, sizes, strides, dt, true);
+}
+
+tt_tensor *tt_fake_like(const tt_tensor *t)
+{
+    if (TT_CHECK_TENSOR("tt_fake_like", "self", t))
+        return NULL;
+    tt_storage *s = tt__storage_new(t->storage->nbytes, true);
+    if (!s)
+        return NULL;
+    tt_tensor *f = tt__tensor_new(s, (tt_dtype)t->dtype, t->ndim, t->sizes,
+                                  t->strides, t->offset);
+    tt__storage_release(s);
+    return f;
+}

@@ -1,0 +1,298 @@
+/* The shape environment: symbolic sizes as hash-consed expression nodes.
+ *
+ * A symbolic tt_size is TT_SYM_BASE - index into `nodes`. Expressions are
+ * built bottom-up by tt_sym_add & co.; constant operands fold, so concrete
+ * arithmetic never allocates. Equal expressions get equal handles, which
+ * makes "are these sizes equal" a handle comparison for the common cases.
+ * Guards and constraint solving belong to the tracer; this file only
+ * represents and prints. */
+#include "tensor_impl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef enum { SYM_SYMBOL, SYM_ADD, SYM_MUL, SYM_FLOORDIV, SYM_MOD } sym_kind;
+
+typedef struct {
+    sym_kind kind;
+    tt_size a, b;  /* operands (expressions); unused for symbols */
+    int64_t hint;  /* symbols: example value, -1 when unbacked */
+    char name[16]; /* symbols */
+} sym_node;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static sym_node *nodes;
+static int64_t nnodes, cap_nodes;
+static int64_t *table; /* open addressing: node index + 1, 0 = empty */
+static int64_t table_cap;
+static int64_t counters[26];
+
+static inline tt_size handle(int64_t idx) { return TT_SYM_BASE - idx; }
+static inline int64_t index_of(tt_size s) { return TT_SYM_BASE - s; }
+
+static uint64_t hash3(uint64_t k, uint64_t a, uint64_t b)
+{
+    uint64_t h = k * 0x9E3779B97F4A7C15ull ^ a;
+    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull ^ b;
+    return h ^ (h >> 29);
+}
+
+static bool grow(void)
+{
+    if (nnodes + 1 > cap_nodes) {
+        int64_t nc = cap_nodes ? cap_nodes * 2 : 64;
+        sym_node *n = tt__realloc(nodes, (size_t)cap_nodes * sizeof *n,
+                                  (size_t)nc * sizeof *n);
+        if (!n)
+            return false;
+        nodes = n;
+        cap_nodes = nc;
+    }
+    if ((nnodes + 1) * 2 > table_cap) {
+        int64_t nc = table_cap ? table_cap * 2 : 128;
+        int64_t *t = tt__calloc((size_t)nc, sizeof *t);
+        if (!t)
+            return false;
+        for (int64_t i = 0; i < nnodes; i++) {
+            if (nodes[i].kind == SYM_SYMBOL)
+                continue; /* symbols are never looked up by value */
+            uint64_t h = hash3(nodes[i].kind, nodes[i].a, nodes[i].b);
+            int64_t j = (int64_t)(h & (uint64_t)(nc - 1));
+            while (t[j])
+                j = (j + 1) & (nc - 1);
+            t[j] = i + 1;
+        }
+        tt__free(table);
+        table = t;
+        table_cap = nc;
+    }
+    return true;
+}
+
+tt_size tt_sym_new(const char *prefix, int64_t hint)
+{
+    char p = prefix && prefix[0] >= 'a' && prefix[0] <= 'z' ? prefix[0] : 's';
+    pthread_mutex_lock(&lock);
+    tt_size out = 0;
+    if (grow()) {
+        sym_node *n = &nodes[nnodes];
+        memset(n, 0, sizeof *n);
+        n->kind = SYM_SYMBOL;
+        n->hint = hint < 0 ? -1 : hint;
+        snprintf(n->name, sizeof n->name, "%c%lld", p,
+                 (long long)counters[p - 'a']++);
+        out = handle(nnodes++);
+    }
+    pthread_mutex_unlock(&lock);
+    return out; /* 0 only after an allocation failure, with the error set */
+}
+
+static tt_size intern(sym_kind k, tt_size a, tt_size b)
+{
+    pthread_mutex_lock(&lock);
+    tt_size out = 0;
+    if (table_cap) {
+        uint64_t h = hash3(k, (uint64_t)a, (uint64_t)b);
+        int64_t j = (int64_t)(h & (uint64_t)(table_cap - 1));
+        while (table[j]) {
+            sym_node *n = &nodes[table[j] - 1];
+            if (n->kind == k && n->a == a && n->b == b) {
+                out = handle(table[j] - 1);
+                goto done;
+            }
+            j = (j + 1) & (table_cap - 1);
+        }
+    }
+    if (grow()) {
+        nodes[nnodes] = (sym_node){.kind = k, .a = a, .b = b, .hint = 0};
+        uint64_t h = hash3(k, (uint64_t)a, (uint64_t)b);
+        int64_t j = (int64_t)(h & (uint64_t)(table_cap - 1));
+        while (table[j])
+            j = (j + 1) & (table_cap - 1);
+        table[j] = nnodes + 1;
+        out = handle(nnodes++);
+    }
+done:
+    pthread_mutex_unlock(&lock);
+    return out;
+}
+
+/* Commutative operations list the symbolic operand first, then by handle,
+ * so s0 + 4 and 4 + s0 are one node. */
+static void order(tt_size *a, tt_size *b)
+{
+    if ((!tt_size_is_sym(*a) && tt_size_is_sym(*b)) ||
+        (tt_size_is_sym(*a) && tt_size_is_sym(*b) && *a < *b)) {
+        tt_size t = *a;
+        *a = *b;
+        *b = t;
+    }
+}
+
+tt_size tt_sym_add(tt_size a, tt_size b)
+{
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
+        return a + b;
+    order(&a, &b);
+    if (b == 0)
+        return a;
+    return intern(SYM_ADD, a, b);
+}
+
+tt_size tt_sym_sub(tt_size a, tt_size b)
+{
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
+        return a - b;
+    if (b == 0)
+        return a;
+    if (a == b)
+        return 0;
+    /* a - b is a + (-1)*b; a concrete negative b stays a plain constant. */
+    if (!tt_size_is_sym(b))
+        return intern(SYM_ADD, a, -b);
+    return tt_sym_add(a, intern(SYM_MUL, b, -1));
+}
+
+tt_size tt_sym_mul(tt_size a, tt_size b)
+{
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
+        return a * b;
+    order(&a, &b);
+    if (b == 1)
+        return a;
+    if (b == 0)
+        return 0;
+    return intern(SYM_MUL, a, b);
+}
+
+tt_size tt_sym_floordiv(tt_size a, tt_size b)
+{
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
+        return b ? a / b : 0;
+    if (b == 1)
+        return a;
+    return intern(SYM_FLOORDIV, a, b);
+}
+
+tt_size tt_sym_mod(tt_size a, tt_size b)
+{
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
+        return b ? a % b : 0;
+    if (b == 1)
+        return 0;
+    return intern(SYM_MOD, a, b);
+}
+
+static bool node_of(tt_size s, sym_node *out)
+{
+    pthread_mutex_lock(&lock);
+    int64_t i = index_of(s);
+    bool ok = i >= 0 && i < nnodes;
+    if (ok)
+        *out = nodes[i];
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+int64_t tt_sym_hint(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return s;
+    sym_node n;
+    if (!node_of(s, &n))
+        return -1;
+    if (n.kind == SYM_SYMBOL)
+        return n.hint;
+    int64_t a = tt_sym_hint(n.a), b = tt_sym_hint(n.b);
+    /* A negative constant operand (a - 4 is a + -4) is a real value here. */
+    if ((a < 0 && tt_size_is_sym(n.a)) || (b < 0 && tt_size_is_sym(n.b)))
+        return -1;
+    switch (n.kind) {
+    case SYM_ADD: return a + b;
+    case SYM_MUL: return a * b;
+    case SYM_FLOORDIV: return b ? a / b : -1;
+    case SYM_MOD: return b ? a % b : -1;
+    default: return -1;
+    }
+}
+
+/* Appends to buf at *len, tracking the length needed as snprintf does. */
+static void put(char *buf, size_t n, int *len, const char *s)
+{
+    size_t l = strlen(s);
+    if ((size_t)*len < n)
+        snprintf(buf + *len, n - (size_t)*len, "%s", s);
+    *len += (int)l;
+}
+
+static void print(tt_size s, char *buf, size_t n, int *len, int prec)
+{
+    char tmp[32];
+    if (!tt_size_is_sym(s)) {
+        snprintf(tmp, sizeof tmp, "%lld", (long long)s);
+        put(buf, n, len, tmp);
+        return;
+    }
+    sym_node nd;
+    if (!node_of(s, &nd)) {
+        put(buf, n, len, "?");
+        return;
+    }
+    switch (nd.kind) {
+    case SYM_SYMBOL: put(buf, n, len, nd.name); break;
+    case SYM_ADD:
+        if (prec > 1)
+            put(buf, n, len, "(");
+        print(nd.a, buf, n, len, 1);
+        if (!tt_size_is_sym(nd.b) && nd.b < 0) {
+            snprintf(tmp, sizeof tmp, " - %lld", -(long long)nd.b);
+            put(buf, n, len, tmp);
+        } else {
+            put(buf, n, len, " + ");
+            print(nd.b, buf, n, len, 1);
+        }
+        if (prec > 1)
+            put(buf, n, len, ")");
+        break;
+    case SYM_MUL:
+        if (nd.b == -1) {
+            put(buf, n, len, "-");
+            print(nd.a, buf, n, len, 2);
+            break;
+        }
+        print(nd.a, buf, n, len, 2);
+        put(buf, n, len, "*");
+        print(nd.b, buf, n, len, 2);
+        break;
+    case SYM_FLOORDIV:
+    case SYM_MOD:
+        put(buf, n, len, "(");
+        print(nd.a, buf, n, len, 2);
+        put(buf, n, len, nd.kind == SYM_FLOORDIV ? "//" : "%");
+        print(nd.b, buf, n, len, 2);
+        put(buf, n, len, ")");
+        break;
+    }
+}
+
+int tt_size_str(tt_size s, char *buf, size_t n)
+{
+    int len = 0;
+    if (n)
+        buf[0] = '\0';
+    print(s, buf, n, &len, 0);
+    return len;
+}
+
+void tt_sym_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    tt__free(nodes);
+    tt__free(table);
+    nodes = NULL;
+    table = NULL;
+    nnodes = cap_nodes = table_cap = 0;
+    memset(counters, 0, sizeof counters);
+    pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,508 @@
+/* Tensors and storages: lifecycle, scopes, queries, data access. */
+#include "tensor_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what,
+                                tt_srcloc loc);
+
+/* ---------------------------------------------------------------- storage */
+
+tt_storage *tt__storage_new(size_t nbytes, bool fake)
+{
+    tt_storage *s = tt__malloc(sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    atomic_init(&s->refcnt, 1);
+    atomic_init(&s->version, 0);
+    s->nbytes = nbytes;
+    s->fake = fake;
+    if (!fake) {
+        s->data = tt__alloc_storage(nbytes, &s->capacity);
+        if (!s->data) {
+            tt__free(s);
+            return NULL;
+        }
+        s->from_cache = true;
+    }
+    tt__count_storage(1);
+    return s;
+}
+
+void tt__storage_release(tt_storage *s)
+{
+    if (!s || atomic_fetch_sub(&s->refcnt, 1) != 1)
+        return;
+    if (s->from_cache)
+        tt__free_storage(s->data, s->capacity);
+    else if (s->release)
+        s->release(s->data, s->release_ctx);
+    tt__count_storage(-1);
+    tt__free(s);
+}
+
+/* ---------------------------------------------------------------- scopes */
+
+/* One stack of slots per thread; each open scope remembers where its slots
+ * start. Releasing a scoped tensor clears its slot; keeping it sets a flag
+ * that tt_scope_end reads. Scopes nest up to MAX_SCOPE_DEPTH; deeper ones
+ * merge into the deepest (their tensors are released a little later). */
+#define MAX_SCOPE_DEPTH 256
+
+typedef struct {
+    tt_tensor **slots;
+    int32_t n, cap;
+    int32_t depth;
+    int32_t starts[MAX_SCOPE_DEPTH];
+} scope_stack;
+
+static _Thread_local scope_stack scopes;
+static _Thread_local int scopes_suspended;
+
+void tt__scope_suspend(void) { scopes_suspended++; }
+void tt__scope_resume(void) { scopes_suspended--; }
+
+void tt_scope_begin(void)
+{
+    if (scopes.depth < MAX_SCOPE_DEPTH)
+        scopes.starts[scopes.depth] = scopes.n;
+    scopes.depth++;
+}
+
+bool tt__scope_add(tt_tensor *t)
+{
+    if (scopes.depth == 0 || scopes_suspended || t->scope_slot >= 0)
+        return true;
+    if (scopes.n == scopes.cap) {
+        int32_t nc = scopes.cap ? scopes.cap * 2 : 64;
+        tt_tensor **ns = tt__realloc(scopes.slots,
+                                     (size_t)scopes.cap * sizeof *ns,
+                                     (size_t)nc * sizeof *ns);
+        if (!ns)
+            return false;
+        scopes.slots = ns;
+        scopes.cap = nc;
+    }
+    t->scope_slot = scopes.n;
+    scopes.slots[scopes.n++] = t;
+    return true;
+}
+
+void tt_scope_end(void)
+{
+    if (scopes.depth == 0)
+        return;
+    scopes.depth--;
+    if (scopes.depth >= MAX_SCOPE_DEPTH)
+        return; /* a merged scope: its tensors go with the deepest one */
+    int32_t start = scopes.starts[scopes.depth], kept = start;
+    for (int32_t i = start; i < scopes.n; i++) {
+        tt_tensor *t = scopes.slots[i];
+        if (!t)
+            continue;
+        if (t->flags & TT_TF_KEPT) {
+            /* Kept: into the enclosing scope, or to the caller. */
+            t->flags &= (uint16_t)~TT_TF_KEPT;
+            if (scopes.depth > 0) {
+                t->scope_slot = kept;
+                scopes.slots[kept++] = t;
+            } else {
+                t->scope_slot = -1;
+            }
+            continue;
+        }
+        scopes.slots[i] = NULL;
+        t->scope_slot = -1;
+        tt__unref(t);
+    }
+    scopes.n = kept;
+    if (scopes.depth == 0) {
+        tt__free(scopes.slots);
+        scopes.slots = NULL;
+        scopes.n = scopes.cap = 0;
+    }
+}
+
+tt_tensor *tt_keep(tt_tensor *t)
+{
+    if (t && t->scope_slot >= 0)
+        t->flags |= TT_TF_KEPT;
+    return t;
+}
+
+static void scope_remove(tt_tensor *t)
+{
+    int32_t s = t->scope_slot;
+    if (s >= 0 && s < scopes.n && scopes.slots[s] == t)
+        scopes.slots[s] = NULL;
+    t->scope_slot = -1;
+    t->flags &= (uint16_t)~TT_TF_KEPT;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+void tt__refresh_flags(tt_tensor *t)
+{
+    bool sym = tt_size_is_sym(t->offset);
+    for (int i = 0; i < t->ndim; i++)
+        sym = sym || tt_size_is_sym(t->sizes[i]) || tt_size_is_sym(t->strides[i]);
+    t->flags &= (uint16_t)~(TT_TF_HAS_SYM | TT_TF_CONTIGUOUS);
+    if (sym) {
+        t->flags |= TT_TF_HAS_SYM;
+        /* Contiguity of symbolic shapes: the strides must be exactly the
+         * contiguous expressions (hash-consing makes that a comparison). */
+    }
+    tt_size expect = 1;
+    bool contig = true;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->sizes[i] == 1)
+            continue; /* any stride is fine for a size-1 dim, as PyTorch */
+        if (t->strides[i] != expect) {
+            contig = false;
+            break;
+        }
+        expect = tt_sym_mul(expect, t->sizes[i]);
+    }
+    if (contig)
+        t->flags |= TT_TF_CONTIGUOUS;
+}
+
+tt_tensor *tt__tensor_new(tt_storage *s, tt_dtype dt, int ndim,
+                          const tt_size *sizes, const tt_size *strides,
+                          tt_size offset)
+{
+    tt_tensor *t = tt__malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    atomic_init(&t->refcnt, 1);
+    atomic_fetch_add(&s->refcnt, 1);
+    t->storage = s;
+    t->dtype = (uint8_t)dt;
+    t->ndim = (int8_t)ndim;
+    t->offset = offset;
+    t->scope_slot = -1;
+    for (int i = 0; i < ndim; i++) {
+        t->sizes[i] = sizes[i];
+        t->strides[i] = strides[i];
+    }
+    tt__refresh_flags(t);
+    tt__count_tensor(1);
+    if (!tt__scope_add(t)) {
+        tt__unref(t);
+        return NULL;
+    }
+    return t;
+}
+
+tt_tensor *tt__make_view(const tt_tensor *t, int ndim, const tt_size *sizes,
+                         const tt_size *strides, tt_size offset)
+{
+    return tt__tensor_new(t->storage, (tt_dtype)t->dtype, ndim, sizes, strides,
+                          offset);
+}
+
+tt_tensor *tt_retain(tt_tensor *t)
+{
+    if (t)
+        atomic_fetch_add(&t->refcnt, 1);
+    return t;
+}
+
+void tt__autograd_meta_free(struct tt_autograd_meta *m); /* autograd.c */
+
+void tt__unref(tt_tensor *t)
+{
+    if (!t || atomic_fetch_sub(&t->refcnt, 1) != 1)
+        return;
+    scope_remove(t);
+    if (t->autograd)
+        tt__autograd_meta_free(t->autograd);
+    tt__storage_release(t->storage);
+    tt__count_tensor(-1);
+    tt__free(t);
+}
+
+tt_tensor *tt_release(tt_tensor *t)
+{
+    if (!t)
+        return NULL;
+    /* The caller gives up the reference it got from a factory: inside a
+     * scope that reference is the scope's, so the scope forgets it. */
+    if (t->scope_slot >= 0)
+        scope_remove(t);
+    tt__unref(t);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int tt__wrap_dim(const char *fn, int dim, int ndim)
+{
+    int n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts dims 0 and -1 */
+    if (dim < -n || dim >= n) {
+        tt_error(TT_EINVAL,
+                 "%s: dimension out of range (expected to be in range of "
+                 "[%d, %d], but got %d)", fn, -n, n - 1, dim);
+        return -1;
+    }
+    return dim < 0 ? dim + n : dim;
+}
+
+int tt_ndim(const tt_tensor *t) { return t ? t->ndim : 0; }
+tt_dtype tt_dtype_of(const tt_tensor *t) { return t ? (tt_dtype)t->dtype : TT_F32; }
+const tt_size *tt_sizes(const tt_tensor *t) { return t ? t->sizes : NULL; }
+const tt_size *tt_strides(const tt_tensor *t) { return t ? t->strides : NULL; }
+tt_size tt_storage_offset(const tt_tensor *t) { return t ? t->offset : 0; }
+size_t tt_storage_nbytes(const tt_tensor *t) { return t ? t->storage->nbytes : 0; }
+bool tt_is_contiguous(const tt_tensor *t) { return t && (t->flags & TT_TF_CONTIGUOUS); }
+bool tt_is_fake(const tt_tensor *t) { return t && t->storage->fake; }
+bool tt_has_sym_sizes(const tt_tensor *t) { return t && (t->flags & TT_TF_HAS_SYM); }
+
+static tt_size dim_query(const tt_tensor *t, int dim, const char *fn, bool stride)
+{
+    if (TT_CHECK_TENSOR(fn, "self", t))
+        return -1;
+    int d = tt__wrap_dim(fn, dim, t->ndim);
+    if (d < 0)
+        return -1;
+    if (t->ndim == 0)
+        return stride ? 1 : 1; /* PyTorch: size/stride of a scalar's dim */
+    return stride ? t->strides[d] : t->sizes[d];
+}
+
+tt_size tt_dim_size(const tt_tensor *t, int dim)
+{
+    if (t && t->ndim == 0)
+        return tt_error(TT_EINVAL, "tt_dim_size: a 0-dim tensor has no "
+                                   "dimension %d", dim), -1;
+    return dim_query(t, dim, "tt_dim_size", false);
+}
+
+tt_size tt_dim_stride(const tt_tensor *t, int dim)
+{
+    if (t && t->ndim == 0)
+        return tt_error(TT_EINVAL, "tt_dim_stride: a 0-dim tensor has no "
+                                   "dimension %d", dim), -1;
+    return dim_query(t, dim, "tt_dim_stride", true);
+}
+
+tt_size tt_numel(const tt_tensor *t)
+{
+    if (!t)
+        return 0;
+    tt_size n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n = tt_sym_mul(n, t->sizes[i]);
+    return n;
+}
+
+bool tt_same_storage(const tt_tensor *a, const tt_tensor *b)
+{
+    return a && b && a->storage == b->storage;
+}
+
+uint64_t tt_version(const tt_tensor *t)
+{
+    return t ? atomic_load(&t->storage->version) : 0;
+}
+
+void tt_bump_version(tt_tensor *t)
+{
+    if (t)
+        atomic_fetch_add(&t->storage->version, 1);
+}
+
+static char *list_str(int n, const tt_size *v, char *buf, size_t cap)
+{
+    size_t len = 0;
+    if (!cap)
+        return buf;
+    buf[0] = '\0';
+    len += (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && len < cap; i++) {
+        char one[64];
+        tt_size_str(v[i], one, sizeof one);
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", one);
+    }
+    if (len < cap)
+        snprintf(buf + len, cap - len, "]");
+    return buf;
+}
+
+char *tt_shape_str(const tt_tensor *t, char *buf, size_t n)
+{
+    return list_str(t ? t->ndim : 0, t ? t->sizes : NULL, buf, n);
+}
+
+char *tt_strides_str(const tt_tensor *t, char *buf, size_t n)
+{
+    return list_str(t ? t->ndim : 0, t ? t->strides : NULL, buf, n);
+}
+
+char *tt_describe(const tt_tensor *t, char *buf, size_t n)
+{
+    if (!t) {
+        snprintf(buf, n, "NULL");
+        return buf;
+    }
+    char shape[256];
+    snprintf(buf, n, "%s%s%s", t->storage->fake ? "fake " : "",
+             tt_dtype_name((tt_dtype)t->dtype), tt_shape_str(t, shape, sizeof shape));
+    return buf;
+}
+
+/* ----------------------------------------------------------- data access */
+
+/* The common gate of every data read: not NULL, not fake, and (under a
+ * tracing mode) not a graph break. */
+static tt_status check_readable(const tt_tensor *t, const char *what,
+                                tt_srcloc loc)
+{
+    if (!t)
+        return tt_error(TT_EINVAL, "%s: argument 'self' expects a tensor, got NULL",
+                        what);
+    if (tt__data_read_hook) {
+        tt_status st = tt__data_read_hook(t, what, loc);
+        if (st)
+            return st;
+    }
+    if (t->storage->fake) {
+        char d[300];
+        return tt_error(TT_EFAKE,
+                        "%s: cannot access the data of fake tensor %s: a fake "
+                        "tensor has sizes, strides and dtype but no storage "
+                        "(called from %s:%d in %s)",
+                        what, tt_describe(t, d, sizeof d), loc.file, loc.line,
+                        loc.func);
+    }
+    return TT_OK;
+}
+
+void *tt_data_at(const tt_tensor *t, tt_srcloc loc)
+{
+    if (check_readable(t, "tt_data", loc))
+        return NULL;
+    return tt__ptr(t);
+}
+
+static tt_status element_offset(const tt_tensor *t, int n, const int64_t *idx,
+                                const char *fn, int64_t *off)
+{
+    if (n != t->ndim)
+        return tt_error(TT_EINVAL, "%s: expected %d indices for a %d-dim tensor, got %d",
+                        fn, t->ndim, t->ndim, n);
+    int64_t o = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t k = idx[i] < 0 ? idx[i] + t->sizes[i] : idx[i];
+        if (k < 0 || k >= t->sizes[i])
+            return tt_error(TT_EINVAL,
+                            "%s: index %lld is out of bounds for dimension %d "
+                            "with size %lld", fn, (long long)idx[i], i,
+                            (long long)t->sizes[i]);
+        o += k * t->strides[i];
+    }
+    *off = o;
+    return TT_OK;
+}
+
+tt_status tt_get_at(const tt_tensor *t, int n, const int64_t *idx, double *out,
+                    tt_srcloc loc)
+{
+    tt_status st = check_readable(t, "tt_get", loc);
+    int64_t off;
+    if (st || (st = element_offset(t, n, idx, "tt_get", &off)))
+        return st;
+    *out = tt__load(tt__ptr(t) + off * (int64_t)tt_dtype_size((tt_dtype)t->dtype),
+                    (tt_dtype)t->dtype);
+    return TT_OK;
+}
+
+tt_status tt_set_at(tt_tensor *t, int n, const int64_t *idx, double value,
+                    tt_srcloc loc)
+{
+    tt_status st = check_readable(t, "tt_set", loc);
+    int64_t off;
+    if (st || (st = element_offset(t, n, idx, "tt_set", &off)))
+        return st;
+    tt__store(tt__ptr(t) + off * (int64_t)tt_dtype_size((tt_dtype)t->dtype),
+              (tt_dtype)t->dtype, value);
+    tt_bump_version(t);
+    return TT_OK;
+}
+
+tt_status tt_item_at(const tt_tensor *t, double *out, tt_srcloc loc)
+{
+    tt_status st = check_readable(t, "tt_item", loc);
+    if (st)
+        return st;
+    if (tt_numel(t) != 1) {
+        char d[300];
+        return tt_error(TT_EINVAL, "tt_item: a tensor with %lld elements cannot "
+                                   "be converted to a number (%s)",
+                        (long long)tt_numel(t), tt_describe(t, d, sizeof d));
+    }
+    *out = tt__load(tt__ptr(t), (tt_dtype)t->dtype);
+    return TT_OK;
+}
+
+typedef struct {
+    char *dst;
+    size_t elem;
+} gather_ctx;
+
+tt_status tt_to_buffer_at(const tt_tensor *t, void *dst, size_t nbytes,
+                          tt_srcloc loc)
+{
+    tt_status st = check_readable(t, "tt_to_buffer", loc);
+    if (st)
+        return st;
+    size_t need = (size_t)tt_numel(t) * tt_dtype_size((tt_dtype)t->dtype);
+    if (nbytes != need) {
+        char d[300];
+        return tt_error(TT_EINVAL, "tt_to_buffer: argument 'nbytes' expects %zu "
+                                   "bytes for %s, got %zu", need,
+                        tt_describe(t, d, sizeof d), nbytes);
+    }
+    if (need == 0)
+        return TT_OK;
+    /* Copy through a contiguous tensor wrapping dst. */
+    tt_tensor *out = tt_from_buffer(t->ndim, t->sizes, NULL, (tt_dtype)t->dtype,
+                                    dst, nbytes, NULL, NULL);
+    if (!out)
+        return tt_errcode();
+    st = tt__copy_raw(out, t);
+    tt__unref(out);
+    return st;
+}
+
+/* ---------------------------------------------------------------- print */
+
+void tt_print(const tt_tensor *t)
+{
+    char d[300];
+    if (!t || t->storage->fake || (t->flags & TT_TF_HAS_SYM)) {
+        printf("tensor(%s)\n", tt_describe(t, d, sizeof d));
+        return;
+    }
+    int64_t n = tt_numel(t), shown = n < 64 ? n : 64;
+    printf("tensor(%s, [", tt_describe(t, d, sizeof d));
+    int64_t idx[TT_MAX_DIMS] = {0};
+    for (int64_t k = 0; k < shown; k++) {
+        int64_t off = 0;
+        for (int i = 0; i < t->ndim; i++)
+            off += idx[i] * t->strides[i];
+        double v = tt__load(tt__ptr(t) + off * (int64_t)tt_dtype_size((tt_dtype)t->dtype),
+                            (tt_dtype)t->dtype);
+        printf(k ? ", %g" : "%g", v);
+        for (int i = t->ndim - 1; i >= 0; i--) {
+            if (++idx[i] < t->sizes[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    printf(n > shown ? ", ...])\n" : "])\n");
+}

@@ -1,0 +1,134 @@
+/* Internal: the tensor and storage structs and the helpers the runtime's
+ * files share. Not installed; code above the runtime uses tt_runtime.h. */
+#ifndef TT_TENSOR_IMPL_H
+#define TT_TENSOR_IMPL_H
+
+#include "tt_runtime.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+
+/* Refcounted bytes. A fake storage has nbytes but data == NULL. */
+typedef struct tt_storage {
+    atomic_int_fast64_t refcnt;
+    atomic_uint_fast64_t version; /* bumped by in-place writes via any view */
+    size_t nbytes;                /* bytes the tensors may address */
+    size_t capacity;              /* bytes actually allocated (cache class) */
+    void *data;
+    bool fake;
+    bool from_cache; /* data came from the caching allocator */
+    void (*release)(void *data, void *ctx); /* borrowed buffers */
+    void *release_ctx;
+} tt_storage;
+
+struct tt_autograd_meta; /* runtime/autograd.c */
+
+enum {
+    TT_TF_REQUIRES_GRAD = 1u << 0,
+    TT_TF_HAS_SYM = 1u << 1,   /* some size/stride/offset is symbolic */
+    TT_TF_CONTIGUOUS = 1u << 2, /* cached: row-major contiguous */
+    TT_TF_KEPT = 1u << 3,       /* tt_keep'd: survives its scope's end */
+};
+
+struct tt_tensor {
+    atomic_int_fast64_t refcnt;
+    tt_storage *storage;
+    int8_t ndim;
+    uint8_t dtype;
+    uint16_t flags;
+    int32_t scope_slot; /* index in the thread's scope stack, or -1 */
+    tt_size offset;     /* in elements */
+    tt_size sizes[TT_MAX_DIMS];
+    tt_size strides[TT_MAX_DIMS]; /* in elements */
+    struct tt_autograd_meta *autograd; /* NULL for tensors grad never saw */
+    /* A slot a dispatch mode (the tracer) uses to tag tensors it made:
+     * mode_key identifies the mode instance, mode_val its node. */
+    uint64_t mode_key;
+    int64_t mode_val;
+};
+
+/* ---- errors (error.c) */
+tt_status tt__errorv(tt_status code, const char *fmt, va_list ap);
+/* Fails with TT_EINVAL naming `fn` and `arg` when t is NULL. */
+#define TT_CHECK_TENSOR(fn, arg, t)                                            \
+    ((t) ? TT_OK                                                               \
+         : tt_error(TT_EINVAL, "%s: argument '%s' expects a tensor, got NULL", \
+                    (fn), (arg)))
+
+/* ---- allocation (alloc.c) */
+/* Small allocations of the library's own structs. Counted, fail-injectable. */
+void *tt__malloc(size_t n);
+void *tt__calloc(size_t n, size_t size);
+void *tt__realloc(void *p, size_t old, size_t n); /* p may be NULL */
+void tt__free(void *p);
+char *tt__strdup(const char *s);
+/* Storage bytes from the caching allocator (64-byte aligned). */
+void *tt__alloc_storage(size_t nbytes, size_t *capacity);
+void tt__free_storage(void *p, size_t capacity);
+/* Counts one allocation request; false (with TT_ENOMEM set) when the test
+ * hook says this one fails. */
+bool tt__alloc_request(size_t n);
+void tt__count_tensor(int delta);
+void tt__count_storage(int delta);
+
+/* ---- storage and tensors (tensor.c) */
+tt_storage *tt__storage_new(size_t nbytes, bool fake);
+void tt__storage_release(tt_storage *s);
+/* A tensor struct over `s` (which it retains) with the given metadata. */
+tt_tensor *tt__tensor_new(tt_storage *s, tt_dtype dt, int ndim,
+                          const tt_size *sizes, const tt_size *strides,
+                          tt_size offset);
+/* A new tensor viewing t's storage with other metadata (a view). */
+tt_tensor *tt__make_view(const tt_tensor *t, int ndim, const tt_size *sizes,
+                         const tt_size *strides, tt_size offset);
+void tt__refresh_flags(tt_tensor *t);
+/* Contiguous strides for sizes; returns false on overflow. */
+bool tt__contiguous_strides(int ndim, const tt_size *sizes, tt_size *strides);
+/* Validates sizes (count and values) for `fn`. numel_out may be NULL. */
+tt_status tt__check_sizes(const char *fn, int ndim, const int64_t *sizes,
+                          int64_t *numel_out);
+/* Bytes spanned by (sizes, strides, offset): 1 + max index, times elem
+ * size; 0 when any size is 0. False on overflow. */
+bool tt__span_bytes(int ndim, const tt_size *sizes, const tt_size *strides,
+                    tt_size offset, size_t elem, size_t *out);
+int tt__wrap_dim(const char *fn, int dim, int ndim); /* -1 + error if bad */
+tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
+                          const tt_size *strides, tt_dtype dt, bool fake);
+/* Strides for a new tensor laid out like t (preserve_format). */
+void tt__strides_like(const tt_tensor *t, tt_size *out);
+bool tt__is_non_overlapping_and_dense(const tt_tensor *t);
+/* Registers a new tensor with the thread's innermost scope, if any. */
+bool tt__scope_add(tt_tensor *t); /* false: no memory */
+/* While suspended, new tensors are not scoped: the library's own
+ * bookkeeping (autograd engine, tracer) holds references it manages. */
+void tt__scope_suspend(void);
+void tt__scope_resume(void);
+/* Drops a reference the library took with tt_retain. Unlike tt_release it
+ * never gives up a scope's reference early. */
+void tt__unref(tt_tensor *t);
+/* Data pointer without the graph-break hook, for kernels (the caller has
+ * already checked the tensor is real). */
+static inline char *tt__ptr(const tt_tensor *t)
+{
+    return (char *)t->storage->data +
+           (size_t)t->offset * tt_dtype_size((tt_dtype)t->dtype);
+}
+
+/* ---- iteration (iter.c) */
+/* dst = src with broadcasting and dtype conversion; no dispatch, no
+ * version bump. */
+tt_status tt__copy_raw(tt_tensor *dst, const tt_tensor *src);
+/* Writes `value` into every element of t; no dispatch, no version bump. */
+tt_status tt__fill_raw(tt_tensor *t, double value);
+
+/* ---- dtypes (dtype.c) */
+double tt__load(const void *p, tt_dtype dt);
+void tt__store(void *p, tt_dtype dt, double v);
+
+/* ---- hooks a higher layer installs (dispatch.c) */
+/* Called on every data read of a real tensor while a mode is active; the
+ * tracer turns it into a graph break. NULL when no mode needs it. */
+extern tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what,
+                                       tt_srcloc loc);
+
+#endif

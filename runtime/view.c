@@ -1,0 +1,492 @@
+/* Views: new tensors over the same storage with other sizes, strides and
+ * offset. Error messages follow PyTorch's wording where it has one. */
+#include "tensor_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void ints_str(int n, const int64_t *v, char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && len < cap; i++) {
+        char one[64];
+        tt_size_str(v[i], one, sizeof one);
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", one);
+    }
+    if (len < cap)
+        snprintf(buf + len, cap - len, "]");
+}
+
+/* Resolves a -1 in `sizes` against numel; checks the count matches. */
+static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
+                            const int64_t *sizes, tt_size *out)
+{
+    if (ndim < 0 || ndim > TT_MAX_DIMS)
+        return tt_error(TT_EINVAL, "%s: argument 'size' has %d dimensions; "
+                                   "tensors have 0 to %d", fn, ndim, TT_MAX_DIMS);
+    int infer = -1;
+    tt_size known = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == -1) {
+            if (infer >= 0)
+                return tt_error(TT_EINVAL, "%s: only one dimension can be inferred", fn);
+            infer = i;
+        } else if (sizes[i] < 0 && !tt_size_is_sym(sizes[i])) {
+            return tt_error(TT_EINVAL, "%s: invalid shape dimension %lld", fn,
+                            (long long)sizes[i]);
+        } else {
+            known = tt_sym_mul(known, sizes[i]);
+        }
+        out[i] = sizes[i];
+    }
+    tt_size numel = tt_numel(t);
+    if (infer >= 0 && known != 0 && !tt_size_is_sym(known) && !tt_size_is_sym(numel) &&
+        numel % known == 0) {
+        out[infer] = numel / known;
+        return TT_OK;
+    }
+    if (infer >= 0 && (tt_size_is_sym(known) || tt_size_is_sym(numel)) && known != 0) {
+        out[infer] = tt_sym_floordiv(numel, known);
+        return TT_OK;
+    }
+    if (infer < 0 && (known == numel || tt_sym_hint(known) == tt_sym_hint(numel)))
+        return TT_OK;
+    char shape[256];
+    ints_str(ndim, sizes, shape, sizeof shape);
+    char n[64];
+    tt_size_str(numel, n, sizeof n);
+    return tt_error(TT_ESHAPE, "%s: shape '%s' is invalid for input of size %s",
+                    fn, shape, n);
+}
+
+/* PyTorch's computeStride: strides for viewing (osz, ost) as nsz without a
+ * copy, or false when some new dim would span two non-contiguous chunks. */
+static bool view_strides(int on, const tt_size *osz, const tt_size *ost, int nn,
+                         const tt_size *nsz, tt_size *nst)
+{
+    tt_size numel = 1;
+    for (int i = 0; i < on; i++)
+        numel = tt_sym_mul(numel, osz[i]);
+    if (numel == 0 || on == 0) {
+        tt__contiguous_strides(nn, nsz, nst);
+        return true;
+    }
+    int vd = nn - 1;
+    tt_size chunk = ost[on - 1], tnumel = 1, vnumel = 1;
+    for (int td = on - 1; td >= 0; td--) {
+        tnumel = tt_sym_mul(tnumel, osz[td]);
+        if (td == 0 ||
+            (osz[td - 1] != 1 && ost[td - 1] != tt_sym_mul(tnumel, chunk))) {
+            while (vd >= 0 && (tt_sym_hint(vnumel) < tt_sym_hint(tnumel) || nsz[vd] == 1)) {
+                nst[vd] = tt_sym_mul(vnumel, chunk);
+                vnumel = tt_sym_mul(vnumel, nsz[vd]);
+                vd--;
+            }
+            if (vnumel != tnumel && tt_sym_hint(vnumel) != tt_sym_hint(tnumel))
+                return false;
+            if (td > 0) {
+                chunk = ost[td - 1];
+                tnumel = 1;
+                vnumel = 1;
+            }
+        }
+    }
+    return vd == -1;
+}
+
+tt_tensor *tt_view(const tt_tensor *t, int ndim, const int64_t *sizes)
+{
+    if (TT_CHECK_TENSOR("tt_view", "self", t))
+        return NULL;
+    tt_size nsz[TT_MAX_DIMS], nst[TT_MAX_DIMS];
+    if (infer_size("tt_view", t, ndim, sizes, nsz))
+        return NULL;
+    if (!view_strides(t->ndim, t->sizes, t->strides, ndim, nsz, nst)) {
+        char a[256], b[256], c[256];
+        ints_str(ndim, nsz, c, sizeof c);
+        tt_error(TT_ESHAPE,
+                 "tt_view: view size %s is not compatible with input tensor's "
+                 "size %s and stride %s (at least one dimension spans across "
+                 "two contiguous subspaces). Use tt_reshape instead.",
+                 c, tt_shape_str(t, a, sizeof a), tt_strides_str(t, b, sizeof b));
+        return NULL;
+    }
+    return tt__make_view(t, ndim, nsz, nst, t->offset);
+}
+
+tt_tensor *tt_reshape(const tt_tensor *t, int ndim, const int64_t *sizes)
+{
+    if (TT_CHECK_TENSOR("tt_reshape", "self", t))
+        return NULL;
+    tt_size nsz[TT_MAX_DIMS], nst[TT_MAX_DIMS];
+    if (infer_size("tt_reshape", t, ndim, sizes, nsz))
+        return NULL;
+    if (view_strides(t->ndim, t->sizes, t->strides, ndim, nsz, nst))
+        return tt__make_view(t, ndim, nsz, nst, t->offset);
+    /* No view exists: copy to contiguous memory, then view that. */
+    tt_tensor *c = tt_contiguous(t);
+    if (!c)
+        return NULL;
+    tt__contiguous_strides(ndim, nsz, nst);
+    tt_tensor *v = tt__make_view(c, ndim, nsz, nst, c->offset);
+    tt_release(c);
+    return v;
+}
+
+tt_tensor *tt_permute(const tt_tensor *t, int ndim, const int64_t *dims)
+{
+    if (TT_CHECK_TENSOR("tt_permute", "self", t))
+        return NULL;
+    if (ndim != t->ndim || (ndim > 0 && !dims)) {
+        tt_error(TT_EINVAL, "tt_permute: number of dims don't match in permute "
+                            "(input has %d dims, argument 'dims' has %d)",
+                 t->ndim, ndim);
+        return NULL;
+    }
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    bool seen[TT_MAX_DIMS] = {false};
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] < -ndim || dims[i] >= ndim) {
+            tt_error(TT_EINVAL, "tt_permute: argument 'dims' has %lld at index %d, "
+                                "out of range for a %d-dim tensor (expected "
+                                "[%d, %d])", (long long)dims[i], i, ndim, -ndim,
+                     ndim - 1);
+            return NULL;
+        }
+        int d = (int)(dims[i] < 0 ? dims[i] + ndim : dims[i]);
+        if (seen[d]) {
+            tt_error(TT_EINVAL, "tt_permute: duplicate dims are not allowed "
+                                "(dim %d appears twice in argument 'dims')", d);
+            return NULL;
+        }
+        seen[d] = true;
+        sz[i] = t->sizes[d];
+        st[i] = t->strides[d];
+    }
+    return tt__make_view(t, ndim, sz, st, t->offset);
+}
+
+tt_tensor *tt_transpose(const tt_tensor *t, int dim0, int dim1)
+{
+    if (TT_CHECK_TENSOR("tt_transpose", "self", t))
+        return NULL;
+    int a = tt__wrap_dim("tt_transpose", dim0, t->ndim);
+    int b = a < 0 ? -1 : tt__wrap_dim("tt_transpose", dim1, t->ndim);
+    if (b < 0)
+        return NULL;
+    if (t->ndim == 0)
+        return tt__make_view(t, 0, NULL, NULL, t->offset);
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    memcpy(sz, t->sizes, sizeof sz);
+    memcpy(st, t->strides, sizeof st);
+    sz[a] = t->sizes[b], sz[b] = t->sizes[a];
+    st[a] = t->strides[b], st[b] = t->strides[a];
+    return tt__make_view(t, t->ndim, sz, st, t->offset);
+}
+
+tt_tensor *tt_t(const tt_tensor *t)
+{
+    if (TT_CHECK_TENSOR("tt_t", "self", t))
+        return NULL;
+    if (t->ndim > 2) {
+        tt_error(TT_EINVAL, "tt_t: expects a tensor with <= 2 dimensions, but "
+                            "self is %dD", t->ndim);
+        return NULL;
+    }
+    return t->ndim < 2 ? tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset)
+                       : tt_transpose(t, 0, 1);
+}
+
+tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
+                    int64_t step)
+{
+    if (TT_CHECK_TENSOR("tt_slice", "self", t))
+        return NULL;
+    if (t->ndim == 0) {
+        tt_error(TT_EINVAL, "tt_slice: slice() cannot be applied to a 0-dim tensor");
+        return NULL;
+    }
+    int d = tt__wrap_dim("tt_slice", dim, t->ndim);
+    if (d < 0)
+        return NULL;
+    if (step <= 0) {
+        tt_error(TT_EINVAL, "tt_slice: argument 'step' must be positive (got %lld)",
+                 (long long)step);
+        return NULL;
+    }
+    int64_t n = t->sizes[d];
+    if (tt_size_is_sym(n)) {
+        tt_error(TT_EINVAL, "tt_slice: slicing a symbolic dimension is not supported");
+        return NULL;
+    }
+    /* Python's clamping of out-of-range bounds. */
+    if (start < 0)
+        start += n;
+    if (end < 0)
+        end += n;
+    start = start < 0 ? 0 : start > n ? n : start;
+    end = end < start ? start : end > n ? n : end;
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    memcpy(sz, t->sizes, sizeof sz);
+    memcpy(st, t->strides, sizeof st);
+    sz[d] = (end - start + step - 1) / step;
+    st[d] = tt_sym_mul(t->strides[d], step);
+    return tt__make_view(t, t->ndim, sz, st,
+                         tt_sym_add(t->offset, tt_sym_mul(start, t->strides[d])));
+}
+
+tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
+{
+    if (TT_CHECK_TENSOR("tt_narrow", "self", t))
+        return NULL;
+    if (t->ndim == 0) {
+        tt_error(TT_EINVAL, "tt_narrow: narrow() cannot be applied to a 0-dim tensor");
+        return NULL;
+    }
+    int d = tt__wrap_dim("tt_narrow", dim, t->ndim);
+    if (d < 0)
+        return NULL;
+    int64_t n = t->sizes[d];
+    if (len < 0) {
+        tt_error(TT_EINVAL, "tt_narrow: argument 'length' must be non-negative (got %lld)",
+                 (long long)len);
+        return NULL;
+    }
+    if (start < -n || start > n) {
+        tt_error(TT_EINVAL, "tt_narrow: start out of range (expected to be in range "
+                            "of [%lld, %lld], but got %lld)", -(long long)n,
+                 (long long)n, (long long)start);
+        return NULL;
+    }
+    if (start < 0)
+        start += n;
+    if (start + len > n) {
+        tt_error(TT_EINVAL, "tt_narrow: start (%lld) + length (%lld) exceeds "
+                            "dimension size (%lld)", (long long)start,
+                 (long long)len, (long long)n);
+        return NULL;
+    }
+    return tt_slice(t, d, start, start + len, 1);
+}
+
+tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
+{
+    if (TT_CHECK_TENSOR("tt_select", "self", t))
+        return NULL;
+    if (t->ndim == 0) {
+        tt_error(TT_EINVAL, "tt_select: select() cannot be applied to a 0-dim tensor");
+        return NULL;
+    }
+    int d = tt__wrap_dim("tt_select", dim, t->ndim);
+    if (d < 0)
+        return NULL;
+    int64_t n = t->sizes[d];
+    if (!tt_size_is_sym(n) && (index < -n || index >= n)) {
+        char s[256];
+        tt_error(TT_EINVAL, "tt_select: index %lld out of range for tensor of size "
+                            "%s at dimension %d", (long long)index,
+                 tt_shape_str(t, s, sizeof s), d);
+        return NULL;
+    }
+    if (index < 0)
+        index += n;
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d) {
+            sz[k] = t->sizes[i];
+            st[k++] = t->strides[i];
+        }
+    return tt__make_view(t, t->ndim - 1, sz, st,
+                         tt_sym_add(t->offset, tt_sym_mul(index, t->strides[d])));
+}
+
+tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
+{
+    if (TT_CHECK_TENSOR("tt_expand", "self", t))
+        return NULL;
+    char a[256], b[256];
+    if (ndim < t->ndim || ndim > TT_MAX_DIMS) {
+        ints_str(ndim < 0 ? 0 : ndim, sizes, a, sizeof a);
+        tt_error(TT_EINVAL, "tt_expand: the number of sizes provided (%d) must be "
+                            "greater or equal to the number of dimensions in the "
+                            "tensor (%d) and at most %d", ndim, t->ndim, TT_MAX_DIMS);
+        return NULL;
+    }
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    for (int i = ndim - 1; i >= 0; i--) {
+        int j = i - (ndim - t->ndim); /* matching dim of t, or < 0 */
+        int64_t want = sizes[i];
+        if (j < 0) {
+            if (want < 0 && !tt_size_is_sym(want)) {
+                tt_error(TT_EINVAL, "tt_expand: the expanded size of the tensor "
+                                    "(%lld) isn't allowed in a leading, "
+                                    "non-existing dimension %d", (long long)want, i);
+                return NULL;
+            }
+            sz[i] = want;
+            st[i] = 0;
+            continue;
+        }
+        if (want == -1)
+            want = t->sizes[j];
+        if (t->sizes[j] == want) {
+            sz[i] = want;
+            st[i] = t->strides[j];
+        } else if (t->sizes[j] == 1 && (want >= 0 || tt_size_is_sym(want))) {
+            sz[i] = want;
+            st[i] = 0;
+        } else {
+            char w[64], have[64];
+            tt_size_str(want, w, sizeof w);
+            tt_size_str(t->sizes[j], have, sizeof have);
+            ints_str(ndim, sizes, a, sizeof a);
+            tt_error(TT_ESHAPE, "tt_expand: the expanded size of the tensor (%s) "
+                                "must match the existing size (%s) at non-singleton "
+                                "dimension %d.  Target sizes: %s.  Tensor sizes: %s",
+                     w, have, i, a, tt_shape_str(t, b, sizeof b));
+            return NULL;
+        }
+    }
+    return tt__make_view(t, ndim, sz, st, t->offset);
+}
+
+tt_tensor *tt_squeeze(const tt_tensor *t, int dim)
+{
+    if (TT_CHECK_TENSOR("tt_squeeze", "self", t))
+        return NULL;
+    int d = tt__wrap_dim("tt_squeeze", dim, t->ndim);
+    if (d < 0)
+        return NULL;
+    if (t->ndim == 0 || t->sizes[d] != 1)
+        return tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (i != d) {
+            sz[k] = t->sizes[i];
+            st[k++] = t->strides[i];
+        }
+    return tt__make_view(t, k, sz, st, t->offset);
+}
+
+tt_tensor *tt_squeeze_all(const tt_tensor *t)
+{
+    if (TT_CHECK_TENSOR("tt_squeeze_all", "self", t))
+        return NULL;
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->sizes[i] != 1) {
+            sz[k] = t->sizes[i];
+            st[k++] = t->strides[i];
+        }
+    return tt__make_view(t, k, sz, st, t->offset);
+}
+
+tt_tensor *tt_unsqueeze(const tt_tensor *t, int dim)
+{
+    if (TT_CHECK_TENSOR("tt_unsqueeze", "self", t))
+        return NULL;
+    int d = tt__wrap_dim("tt_unsqueeze", dim, t->ndim + 1);
+    if (d < 0)
+        return NULL;
+    if (t->ndim == TT_MAX_DIMS) {
+        tt_error(TT_EINVAL, "tt_unsqueeze: a tensor has at most %d dimensions",
+                 TT_MAX_DIMS);
+        return NULL;
+    }
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    for (int i = 0, k = 0; i <= t->ndim; i++) {
+        if (i == d) {
+            sz[i] = 1;
+            /* PyTorch: the new dim's stride is size*stride of the next. */
+            st[i] = d < t->ndim ? tt_sym_mul(t->sizes[d], t->strides[d]) : 1;
+            continue;
+        }
+        sz[i] = t->sizes[k];
+        st[i] = t->strides[k++];
+    }
+    return tt__make_view(t, t->ndim + 1, sz, st, t->offset);
+}
+
+tt_tensor *tt_flatten(const tt_tensor *t, int start_dim, int end_dim)
+{
+    if (TT_CHECK_TENSOR("tt_flatten", "self", t))
+        return NULL;
+    if (t->ndim == 0) {
+        int64_t one = 1;
+        return tt_reshape(t, 1, &one);
+    }
+    int s = tt__wrap_dim("tt_flatten", start_dim, t->ndim);
+    int e = s < 0 ? -1 : tt__wrap_dim("tt_flatten", end_dim, t->ndim);
+    if (e < 0)
+        return NULL;
+    if (s > e) {
+        tt_error(TT_EINVAL, "tt_flatten: flatten() has invalid args: start_dim (%d) "
+                            "cannot come after end_dim (%d)", s, e);
+        return NULL;
+    }
+    int64_t sz[TT_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i > s && i <= e) {
+            sz[k - 1] = tt_sym_mul(sz[k - 1], t->sizes[i]);
+            continue;
+        }
+        sz[k++] = t->sizes[i];
+    }
+    return tt_reshape(t, k, sz);
+}
+
+tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
+                         const int64_t *strides, int64_t storage_offset)
+{
+    const char *fn = "tt_as_strided";
+    if (TT_CHECK_TENSOR(fn, "self", t))
+        return NULL;
+    if (tt__check_sizes(fn, ndim, sizes, NULL))
+        return NULL;
+    if (ndim > 0 && !strides) {
+        tt_error(TT_EINVAL, "%s: argument 'stride' is NULL", fn);
+        return NULL;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (strides[i] < 0 && !tt_size_is_sym(strides[i])) {
+            tt_error(TT_EINVAL, "%s: negative strides are not supported (argument "
+                                "'stride' has %lld at index %d)", fn,
+                     (long long)strides[i], i);
+            return NULL;
+        }
+    if (storage_offset < 0 && !tt_size_is_sym(storage_offset)) {
+        tt_error(TT_EINVAL, "%s: argument 'storage_offset' must be non-negative "
+                            "(got %lld)", fn, (long long)storage_offset);
+        return NULL;
+    }
+    size_t elem = tt_dtype_size((tt_dtype)t->dtype), need = 0;
+    bool sym = tt_size_is_sym(storage_offset);
+    for (int i = 0; i < ndim; i++)
+        sym = sym || tt_size_is_sym(sizes[i]) || tt_size_is_sym(strides[i]);
+    /* A fake storage over symbolic sizes has no byte count to check. */
+    bool check = !sym && !(t->storage->fake && t->storage->nbytes == 0 &&
+                           (t->flags & TT_TF_HAS_SYM));
+    if (check && (!tt__span_bytes(ndim, sizes, strides, storage_offset, elem, &need) ||
+                  need > t->storage->nbytes)) {
+        char a[256], b[256];
+        ints_str(ndim, sizes, a, sizeof a);
+        ints_str(ndim, strides, b, sizeof b);
+        tt_error(TT_EINVAL, "%s: sizes %s, strides %s, storage offset %lld, and "
+                            "itemsize %zu requiring a storage size of %zu are out "
+                            "of bounds for storage of size %zu", fn, a, b,
+                 (long long)storage_offset, elem, need, t->storage->nbytes);
+        return NULL;
+    }
+    return tt__make_view(t, ndim, sizes, strides, storage_offset);
+}
+
+tt_tensor *tt_detach(const tt_tensor *t)
+{
+    if (TT_CHECK_TENSOR("tt_detach", "self", t))
+        return NULL;
+    return tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
+}

@@ -1,0 +1,5 @@
+/* tensortrace: the umbrella header. */
+#ifndef TENSORTRACE_H
+#define TENSORTRACE_H
+#include "tt_runtime.h"
+#endif
