@@ -225,8 +225,8 @@ tt_tensor *tt_linspace(double start, double end, int64_t steps, tt_dtype dt)
     size_t es = tt_dtype_size(dt);
     double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
     /* As PyTorch: the second half counts back from `end`, so the last
-     * value is exactly `end`. */
-    int64_t half = steps / 2;
+     * value is exactly `end`; a single step is `start`. */
+    int64_t half = steps == 1 ? 1 : steps / 2;
     for (int64_t i = 0; i < steps; i++) {
         double v = i < half ? start + step * (double)i
                             : end - step * (double)(steps - 1 - i);
