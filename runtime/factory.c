@@ -3,6 +3,7 @@
 #include "tensor_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* -------------------------------------------------------------- checking */
@@ -32,9 +33,20 @@ tt_status tt__check_sizes(const char *fn, int ndim, const int64_t *sizes,
         for (int i = 0; i < ndim; i++)
             if (sizes[i] == 0)
                 overflow = false; /* an empty tensor is fine at any size */
-        if (overflow)
+        if (overflow) {
+            char shape[300];
+            size_t len = (size_t)snprintf(shape, sizeof shape, "[");
+            for (int i = 0; i < ndim && len < sizeof shape; i++) {
+                char one[64];
+                tt_size_str(sizes[i], one, sizeof one);
+                len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%s",
+                                        i ? ", " : "", one);
+            }
+            if (len < sizeof shape)
+                snprintf(shape + len, sizeof shape - len, "]");
             return tt_error(TT_EINVAL, "%s: the number of elements of size %s "
-                                       "overflows int64", fn, "(given)");
+                                       "overflows int64", fn, shape);
+        }
     }
     if (numel_out)
         *numel_out = overflow ? 0 : n;
