@@ -157,6 +157,11 @@ void tt__refresh_flags(tt_tensor *t)
     }
     tt_size expect = 1;
     bool contig = true;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->sizes[i] == 0) {
+            t->flags |= TT_TF_CONTIGUOUS; /* PyTorch: no elements, any strides */
+            return;
+        }
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->sizes[i] == 1)
             continue; /* any stride is fine for a size-1 dim, as PyTorch */
