@@ -324,8 +324,10 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
                                     "non-existing dimension %d", (long long)want, i);
                 return NULL;
             }
+            /* PyTorch's inferExpandGeometry: a new leading dim of size 1
+             * gets the stride of a contiguous outer dim; others step 0. */
             sz[i] = want;
-            st[i] = 0;
+            st[i] = want == 1 && t->ndim > 0 ? tt_sym_mul(sz[i + 1], st[i + 1]) : 0;
             continue;
         }
         if (want == -1)
