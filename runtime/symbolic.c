@@ -195,26 +195,37 @@ static bool node_of(tt_size s, sym_node *out)
     return ok;
 }
 
-int64_t tt_sym_hint(tt_size s)
+/* The example value of s; false when s contains an unbacked symbol. The
+ * value itself may be negative (s1 - s0), so unbackedness travels apart. */
+static bool hint_of(tt_size s, int64_t *out)
 {
-    if (!tt_size_is_sym(s))
-        return s;
+    if (!tt_size_is_sym(s)) {
+        *out = s;
+        return true;
+    }
     sym_node n;
     if (!node_of(s, &n))
-        return -1;
-    if (n.kind == SYM_SYMBOL)
-        return n.hint;
-    int64_t a = tt_sym_hint(n.a), b = tt_sym_hint(n.b);
-    /* A negative constant operand (a - 4 is a + -4) is a real value here. */
-    if ((a < 0 && tt_size_is_sym(n.a)) || (b < 0 && tt_size_is_sym(n.b)))
-        return -1;
-    switch (n.kind) {
-    case SYM_ADD: return a + b;
-    case SYM_MUL: return a * b;
-    case SYM_FLOORDIV: return b ? a / b : -1;
-    case SYM_MOD: return b ? a % b : -1;
-    default: return -1;
+        return false;
+    if (n.kind == SYM_SYMBOL) {
+        *out = n.hint;
+        return n.hint >= 0;
     }
+    int64_t a, b;
+    if (!hint_of(n.a, &a) || !hint_of(n.b, &b))
+        return false;
+    switch (n.kind) {
+    case SYM_ADD: *out = a + b; return true;
+    case SYM_MUL: *out = a * b; return true;
+    case SYM_FLOORDIV: *out = b ? a / b : 0; return b != 0;
+    case SYM_MOD: *out = b ? a % b : 0; return b != 0;
+    default: return false;
+    }
+}
+
+int64_t tt_sym_hint(tt_size s)
+{
+    int64_t v;
+    return hint_of(s, &v) ? v : -1;
 }
 
 /* Appends to buf at *len, tracking the length needed as snprintf does. */
