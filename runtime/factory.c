@@ -415,19 +415,25 @@ tt_tensor *tt_new_empty(const tt_tensor *like, int ndim, const int64_t *sizes)
 }
 
 /* PyTorch's preserve_format: a dense, non-overlapping input gives an output
- * with the same dim order (strides ranked like the input's); otherwise
- * contiguous. */
+ * with exactly its strides; otherwise contiguous. */
+
+/* Dims of size 0 or 1 do not constrain the layout; a symbolic size does. */
+static bool size_lt2(tt_size s) { return !tt_size_is_sym(s) && s < 2; }
+
 bool tt__is_non_overlapping_and_dense(const tt_tensor *t)
 {
     int perm[TT_MAX_DIMS];
     int n = t->ndim;
     for (int i = 0; i < n; i++)
         perm[i] = i;
-    /* Sort dims by stride ascending (size-1 dims do not matter). */
+    /* Sort dims by stride ascending, dims of size < 2 last (PyTorch's
+     * compute_non_overlapping_and_dense); symbolic strides by their hint. */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0; j--) {
             int a = perm[j - 1], b = perm[j];
-            if (t->sizes[a] < 2 || (t->sizes[b] >= 2 && t->strides[b] < t->strides[a])) {
+            if (size_lt2(t->sizes[a]) ||
+                (!size_lt2(t->sizes[b]) &&
+                 tt_sym_hint(t->strides[b]) < tt_sym_hint(t->strides[a]))) {
                 perm[j - 1] = b;
                 perm[j] = a;
             } else {
@@ -437,7 +443,7 @@ bool tt__is_non_overlapping_and_dense(const tt_tensor *t)
     tt_size expect = 1;
     for (int i = 0; i < n; i++) {
         int d = perm[i];
-        if (t->sizes[d] == 1)
+        if (size_lt2(t->sizes[d]))
             continue;
         if (t->strides[d] != expect)
             return false;
@@ -448,32 +454,10 @@ bool tt__is_non_overlapping_and_dense(const tt_tensor *t)
 
 void tt__strides_like(const tt_tensor *t, tt_size *out)
 {
-    int n = t->ndim;
-    if (!tt__is_non_overlapping_and_dense(t) || (t->flags & TT_TF_CONTIGUOUS)) {
-        tt__contiguous_strides(n, t->sizes, out);
-        return;
-    }
-    /* Order dims by stride descending, ties keep the original order
-     * (PyTorch's infer_dense_strides / stable sort). */
-    int perm[TT_MAX_DIMS];
-    for (int i = 0; i < n; i++)
-        perm[i] = i;
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0; j--) {
-            int a = perm[j - 1], b = perm[j];
-            if (t->strides[b] > t->strides[a]) {
-                perm[j - 1] = b;
-                perm[j] = a;
-            } else {
-                break;
-            }
-        }
-    tt_size st = 1;
-    for (int i = n - 1; i >= 0; i--) {
-        int d = perm[i];
-        out[d] = st;
-        st = tt_sym_mul(st, t->sizes[d] > 1 || tt_size_is_sym(t->sizes[d]) ? t->sizes[d] : 1);
-    }
+    if (tt__is_non_overlapping_and_dense(t))
+        memcpy(out, t->strides, sizeof(tt_size) * (size_t)t->ndim);
+    else
+        tt__contiguous_strides(t->ndim, t->sizes, out);
 }
 
 tt_tensor *tt_empty_like(const tt_tensor *t)
