@@ -131,6 +131,10 @@ tt_status tt_copy_(tt_tensor *dst, const tt_tensor *src)
     if ((st = TT_CHECK_TENSOR("tt_copy_", "self", dst)) ||
         (st = TT_CHECK_TENSOR("tt_copy_", "src", src)))
         return st;
+    if (tt__needs_dispatch1(dst)) {
+        static const tt_op *op;
+        return tt__call_builtin_status("tt::copy_", &op, TT_ARGS(tt_v_tensor(dst), tt_v_tensor(src)));
+    }
     if (dst->storage->fake || src->storage->fake) {
         /* Metadata only: check the broadcast, write nothing. */
         tt_size strides[TT_MAX_DIMS];
@@ -151,6 +155,10 @@ tt_status tt_fill_(tt_tensor *t, double value)
     tt_status st = TT_CHECK_TENSOR("tt_fill_", "self", t);
     if (st)
         return st;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin_status("tt::fill_.Scalar", &op, TT_ARGS(tt_v_tensor(t), tt_v_float(value)));
+    }
     if (!t->storage->fake && (st = tt__fill_raw(t, value)))
         return st;
     tt_bump_version(t);
@@ -170,6 +178,10 @@ tt_tensor *tt_contiguous(const tt_tensor *t)
 {
     if (TT_CHECK_TENSOR("tt_contiguous", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::contiguous", &op, TT_ARGS(tt_v_tensor(t)));
+    }
     if (t->flags & TT_TF_CONTIGUOUS)
         return tt_retain((tt_tensor *)t);
     return copy_into_new(t, NULL, (tt_dtype)t->dtype);
@@ -179,6 +191,10 @@ tt_tensor *tt_clone(const tt_tensor *t)
 {
     if (TT_CHECK_TENSOR("tt_clone", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::clone", &op, TT_ARGS(tt_v_tensor(t)));
+    }
     tt_size st[TT_MAX_DIMS];
     tt__strides_like(t, st);
     return copy_into_new(t, st, (tt_dtype)t->dtype);
@@ -188,6 +204,10 @@ tt_tensor *tt_to_dtype(const tt_tensor *t, tt_dtype dt)
 {
     if (TT_CHECK_TENSOR("tt_to_dtype", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::_to_copy", &op, TT_ARGS(tt_v_tensor(t), tt_v_dtype(dt)));
+    }
     if ((unsigned)dt >= TT_DTYPE_COUNT) {
         tt_error(TT_EINVAL, "tt_to_dtype: argument 'dtype' is not a dtype (got %d)",
                  (int)dt);

@@ -125,6 +125,26 @@ tt_status tt__fill_raw(tt_tensor *t, double value);
 double tt__load(const void *p, tt_dtype dt);
 void tt__store(void *p, tt_dtype dt, double v);
 
+/* ---- runtime functions that are also ops (dispatch.c) */
+/* True when a call on these tensors must go through the dispatcher: a mode
+ * is on, or autograd would record it. Views and copies in the runtime check
+ * this and then call their op (registered by ops/); inside kernels it is
+ * false, so kernels use the runtime functions directly. */
+bool tt__needs_dispatch(int n, const tt_tensor *const *ts);
+/* Calls the built-in op `name` (looked up once into *cache). */
+tt_tensor *tt__call_builtin(const char *name, const tt_op **cache,
+                            const tt_value *args, int nargs);
+/* The same for ops that return their mutated argument: drops the result. */
+tt_status tt__call_builtin_status(const char *name, const tt_op **cache,
+                                  const tt_value *args, int nargs);
+#define TT_ARGS(...)                                                           \
+    (const tt_value[]){__VA_ARGS__},                                           \
+        (int)(sizeof((const tt_value[]){__VA_ARGS__}) / sizeof(tt_value))
+static inline bool tt__needs_dispatch1(const tt_tensor *t)
+{
+    return tt__needs_dispatch(1, &t);
+}
+
 /* ---- hooks a higher layer installs (dispatch.c) */
 /* Called on every data read of a real tensor while a mode is active; the
  * tracer turns it into a graph break. NULL when no mode needs it. */

@@ -24,8 +24,12 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
     if (ndim < 0 || ndim > TT_MAX_DIMS)
         return tt_error(TT_EINVAL, "%s: argument 'size' has %d dimensions; "
                                    "tensors have 0 to %d", fn, ndim, TT_MAX_DIMS);
+    if (ndim > 0 && !sizes)
+        return tt_error(TT_EINVAL, "%s: argument 'size' is NULL for %d dimensions",
+                        fn, ndim);
     int infer = -1;
     tt_size known = 1;
+    bool overflow = false;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] == -1) {
             if (infer >= 0)
@@ -34,12 +38,16 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
         } else if (sizes[i] < 0 && !tt_size_is_sym(sizes[i])) {
             return tt_error(TT_EINVAL, "%s: invalid shape dimension %lld", fn,
                             (long long)sizes[i]);
-        } else {
+        } else if (tt_size_is_sym(known) || tt_size_is_sym(sizes[i])) {
             known = tt_sym_mul(known, sizes[i]);
+        } else if (__builtin_mul_overflow(known, sizes[i], &known)) {
+            overflow = true; /* matches no tensor's numel */
         }
         out[i] = sizes[i];
     }
     tt_size numel = tt_numel(t);
+    if (overflow)
+        goto bad;
     if (infer >= 0 && known != 0 && !tt_size_is_sym(known) && !tt_size_is_sym(numel) &&
         numel % known == 0) {
         out[infer] = numel / known;
@@ -51,6 +59,7 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
     }
     if (infer < 0 && (known == numel || tt_sym_hint(known) == tt_sym_hint(numel)))
         return TT_OK;
+bad:;
     char shape[256];
     ints_str(ndim, sizes, shape, sizeof shape);
     char n[64];
@@ -98,6 +107,10 @@ tt_tensor *tt_view(const tt_tensor *t, int ndim, const int64_t *sizes)
 {
     if (TT_CHECK_TENSOR("tt_view", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::view", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
+    }
     tt_size nsz[TT_MAX_DIMS], nst[TT_MAX_DIMS];
     if (infer_size("tt_view", t, ndim, sizes, nsz))
         return NULL;
@@ -118,6 +131,10 @@ tt_tensor *tt_reshape(const tt_tensor *t, int ndim, const int64_t *sizes)
 {
     if (TT_CHECK_TENSOR("tt_reshape", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::reshape", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
+    }
     tt_size nsz[TT_MAX_DIMS], nst[TT_MAX_DIMS];
     if (infer_size("tt_reshape", t, ndim, sizes, nsz))
         return NULL;
@@ -137,6 +154,10 @@ tt_tensor *tt_permute(const tt_tensor *t, int ndim, const int64_t *dims)
 {
     if (TT_CHECK_TENSOR("tt_permute", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::permute", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, dims)));
+    }
     if (ndim != t->ndim || (ndim > 0 && !dims)) {
         tt_error(TT_EINVAL, "tt_permute: number of dims don't match in permute "
                             "(input has %d dims, argument 'dims' has %d)",
@@ -170,6 +191,10 @@ tt_tensor *tt_transpose(const tt_tensor *t, int dim0, int dim1)
 {
     if (TT_CHECK_TENSOR("tt_transpose", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::transpose.int", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim0), tt_v_int(dim1)));
+    }
     int a = tt__wrap_dim("tt_transpose", dim0, t->ndim);
     int b = a < 0 ? -1 : tt__wrap_dim("tt_transpose", dim1, t->ndim);
     if (b < 0)
@@ -188,6 +213,10 @@ tt_tensor *tt_t(const tt_tensor *t)
 {
     if (TT_CHECK_TENSOR("tt_t", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::t", &op, TT_ARGS(tt_v_tensor(t)));
+    }
     if (t->ndim > 2) {
         tt_error(TT_EINVAL, "tt_t: expects a tensor with <= 2 dimensions, but "
                             "self is %dD", t->ndim);
@@ -202,6 +231,10 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
 {
     if (TT_CHECK_TENSOR("tt_slice", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::slice.Tensor", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(end), tt_v_int(step)));
+    }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_slice: slice() cannot be applied to a 0-dim tensor");
         return NULL;
@@ -239,6 +272,10 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
 {
     if (TT_CHECK_TENSOR("tt_narrow", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::narrow", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(len)));
+    }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_narrow: narrow() cannot be applied to a 0-dim tensor");
         return NULL;
@@ -273,6 +310,10 @@ tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
 {
     if (TT_CHECK_TENSOR("tt_select", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::select.int", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(index)));
+    }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_select: select() cannot be applied to a 0-dim tensor");
         return NULL;
@@ -305,6 +346,10 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
 {
     if (TT_CHECK_TENSOR("tt_expand", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::expand", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
+    }
     char a[256], b[256];
     if (ndim < t->ndim || ndim > TT_MAX_DIMS) {
         ints_str(ndim < 0 ? 0 : ndim, sizes, a, sizeof a);
@@ -357,6 +402,10 @@ tt_tensor *tt_squeeze(const tt_tensor *t, int dim)
 {
     if (TT_CHECK_TENSOR("tt_squeeze", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::squeeze.dim", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim)));
+    }
     int d = tt__wrap_dim("tt_squeeze", dim, t->ndim);
     if (d < 0)
         return NULL;
@@ -376,6 +425,10 @@ tt_tensor *tt_squeeze_all(const tt_tensor *t)
 {
     if (TT_CHECK_TENSOR("tt_squeeze_all", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::squeeze", &op, TT_ARGS(tt_v_tensor(t)));
+    }
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
     for (int i = 0; i < t->ndim; i++)
@@ -390,6 +443,10 @@ tt_tensor *tt_unsqueeze(const tt_tensor *t, int dim)
 {
     if (TT_CHECK_TENSOR("tt_unsqueeze", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::unsqueeze", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim)));
+    }
     int d = tt__wrap_dim("tt_unsqueeze", dim, t->ndim + 1);
     if (d < 0)
         return NULL;
@@ -416,6 +473,10 @@ tt_tensor *tt_flatten(const tt_tensor *t, int start_dim, int end_dim)
 {
     if (TT_CHECK_TENSOR("tt_flatten", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::flatten.using_ints", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(start_dim), tt_v_int(end_dim)));
+    }
     if (t->ndim == 0) {
         int64_t one = 1;
         return tt_reshape(t, 1, &one);
@@ -445,8 +506,12 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
                          const int64_t *strides, int64_t storage_offset)
 {
     const char *fn = "tt_as_strided";
-    if (TT_CHECK_TENSOR(fn, "self", t))
+    if (TT_CHECK_TENSOR("tt_as_strided", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::as_strided", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides), tt_v_int(storage_offset)));
+    }
     if (tt__check_sizes(fn, ndim, sizes, NULL))
         return NULL;
     if (ndim > 0 && !strides) {
@@ -490,5 +555,9 @@ tt_tensor *tt_detach(const tt_tensor *t)
 {
     if (TT_CHECK_TENSOR("tt_detach", "self", t))
         return NULL;
+    if (tt__needs_dispatch1(t)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::detach", &op, TT_ARGS(tt_v_tensor(t)));
+    }
     return tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
 }

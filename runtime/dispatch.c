@@ -1,0 +1,429 @@
+/* The dispatcher: binds a call's arguments to the schema, then runs it
+ * through the active mode, autograd, and the fake or device kernel. */
+#include "dispatch_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_MODES 16
+
+/* Modes stack per thread. `level` modes (from the bottom) are switched on;
+ * a mode's handler runs with itself and those above it switched off. */
+static _Thread_local struct {
+    tt_mode *stack[MAX_MODES];
+    int n, level;
+} modes;
+/* Depth of tt_op_call on this thread: only the outermost call hands its
+ * results to the caller's scope. */
+static _Thread_local int call_depth;
+
+/* ------------------------------------------------------- argument binding */
+
+static bool value_fits(const tt_type *ty, const tt_value *v)
+{
+    if (v->kind == TT_V_NONE)
+        return ty->optional;
+    if (ty->is_list) {
+        switch (ty->base) {
+        case TT_T_TENSOR:
+            if (v->kind != TT_V_TENSORS || (v->n > 0 && !v->u.tensors))
+                return false;
+            for (int i = 0; i < v->n; i++)
+                if (!v->u.tensors[i] && !ty->elem_optional)
+                    return false;
+            return true;
+        case TT_T_INT:
+        case TT_T_SYMINT:
+            return v->kind == TT_V_INTS && (ty->list_size == 0 || v->n == ty->list_size) &&
+                   (v->n == 0 || v->u.ints);
+        case TT_T_FLOAT:
+        case TT_T_SCALAR:
+            return v->kind == TT_V_FLOATS && (ty->list_size == 0 || v->n == ty->list_size);
+        case TT_T_BOOL:
+            return v->kind == TT_V_BOOLS && (ty->list_size == 0 || v->n == ty->list_size);
+        default:
+            return false;
+        }
+    }
+    switch (ty->base) {
+    case TT_T_TENSOR: return v->kind == TT_V_TENSOR && (v->u.t || ty->optional);
+    case TT_T_INT:
+    case TT_T_SYMINT: return v->kind == TT_V_INT;
+    case TT_T_FLOAT: return v->kind == TT_V_FLOAT || v->kind == TT_V_INT;
+    case TT_T_BOOL: return v->kind == TT_V_BOOL;
+    case TT_T_STR: return v->kind == TT_V_STR && v->u.s;
+    case TT_T_SCALAR:
+        return v->kind == TT_V_INT || v->kind == TT_V_FLOAT || v->kind == TT_V_BOOL;
+    case TT_T_SCALARTYPE:
+        return v->kind == TT_V_DTYPE && (unsigned)v->u.dtype < TT_DTYPE_COUNT;
+    case TT_T_DEVICE:
+        return v->kind == TT_V_DEVICE && (unsigned)v->u.device < TT_DEVICE_COUNT;
+    }
+    return false;
+}
+
+static tt_status arg_error(const tt_op *op, int i, const tt_value *v)
+{
+    const tt_arg *a = tt_schema_arg(op->schema, i);
+    char want[64], got[128];
+    tt_type_str(&a->type, want, sizeof want);
+    if (v->kind == TT_V_TENSOR && !v->u.t)
+        snprintf(got, sizeof got, "NULL");
+    else
+        tt_value_describe(v, got, sizeof got);
+    return tt_error(TT_EINVAL, "%s: argument '%s' (#%d) expects %s, got %s", op->name,
+                    a->name, i + 1, want, got);
+}
+
+tt_status tt__bind_args(const tt_op *op, const tt_value *args, int nargs,
+                        tt_value *full)
+{
+    if (nargs < 0 || nargs > op->nargs)
+        return tt_error(TT_EINVAL, "%s: expected at most %d argument%s, got %d",
+                        op->name, op->nargs, op->nargs == 1 ? "" : "s", nargs);
+    if (nargs > 0 && !args)
+        return tt_error(TT_EINVAL, "%s: argument 'args' is NULL for %d arguments",
+                        op->name, nargs);
+    for (int i = 0; i < op->nargs; i++) {
+        const tt_arg *a = tt_schema_arg(op->schema, i);
+        if (i < nargs) {
+            if (!value_fits(&a->type, &args[i]))
+                return arg_error(op, i, &args[i]);
+            full[i] = args[i];
+        } else if (a->has_default) {
+            full[i] = a->default_value;
+        } else {
+            char want[64];
+            tt_type_str(&a->type, want, sizeof want);
+            return tt_error(TT_EINVAL, "%s: missing argument '%s' (#%d) of type %s",
+                            op->name, a->name, i + 1, want);
+        }
+    }
+    return TT_OK;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static void clear_outs(tt_value *outs, int n)
+{
+    for (int i = 0; i < n; i++)
+        tt_value_clear(&outs[i]);
+}
+
+/* Calls fn on every tensor among the values (lists included). */
+static bool any_tensor(const tt_value *v, int n, bool (*pred)(const tt_tensor *))
+{
+    for (int i = 0; i < n; i++) {
+        if (v[i].kind == TT_V_TENSOR && v[i].u.t && pred(v[i].u.t))
+            return true;
+        if (v[i].kind == TT_V_TENSORS)
+            for (int j = 0; j < v[i].n; j++)
+                if (v[i].u.tensors[j] && pred(v[i].u.tensors[j]))
+                    return true;
+    }
+    return false;
+}
+
+static bool is_fake_pred(const tt_tensor *t) { return tt_is_fake(t); }
+
+static void registered_list(const tt_op *op, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < TT_DEVICE_COUNT; d++)
+        if (atomic_load(&op->kernels[d].fn))
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "",
+                                    tt_device_name((tt_device)d));
+    if (atomic_load(&op->default_kernel.fn) && len < n)
+        len += (size_t)snprintf(buf + len, n - len, "%sdefault (all devices)", len ? ", " : "");
+    if (atomic_load(&op->fake.fn) && len < n)
+        len += (size_t)snprintf(buf + len, n - len, "%sfake", len ? ", " : "");
+    if (atomic_load(&op->backward) && len < n)
+        len += (size_t)snprintf(buf + len, n - len, "%sautograd", len ? ", " : "");
+    if (len == 0)
+        snprintf(buf, n, "nothing");
+}
+
+/* ---------------------------------------------------------------- backend */
+
+tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
+                               tt_value *outs, int nouts)
+{
+    bool fake = any_tensor(args, nargs, is_fake_pred);
+    tt_kernel_fn k = fake ? atomic_load(&op->fake.fn) : atomic_load(&op->kernels[TT_DEV_CPU].fn);
+    if (!k && !fake)
+        k = atomic_load(&op->default_kernel.fn);
+    if (!k) {
+        char reg[256];
+        registered_list(op, reg, sizeof reg);
+        if (fake)
+            return tt_error(TT_ENOKERNEL,
+                            "%s: no fake kernel is registered, so the op cannot run "
+                            "on fake tensors (registered: %s); register one with "
+                            "tt_register_fake(lib, \"%s\", fn)", op->name, reg, op->name);
+        return tt_error(TT_ENOKERNEL,
+                        "%s: no kernel for device 'cpu' (registered: %s); register "
+                        "one with tt_register_kernel(lib, \"%s\", \"cpu\", fn)",
+                        op->name, reg, op->name);
+    }
+    tt_frame f = {op, args, nargs, outs, nouts, fake};
+    for (int i = 0; i < nouts; i++)
+        outs[i] = tt_v_none();
+    /* A kernel is plain eager code: calls it makes are neither recorded by
+     * a mode nor by autograd. */
+    int saved_level = modes.level;
+    modes.level = 0;
+    tt__autograd_off++;
+    tt_clear_error();
+    tt_status st = k(&f);
+    tt__autograd_off--;
+    modes.level = saved_level;
+    if (st == TT_OK) {
+        for (int i = 0; i < op->nreturns; i++) {
+            const tt_arg *r = tt_schema_return(op->schema, i);
+            bool tensor = r->type.base == TT_T_TENSOR && !r->type.is_list && !r->type.optional;
+            if (outs[i].kind == TT_V_NONE && (tensor || !r->type.optional)) {
+                st = tt_error(TT_EINTERNAL, "%s: the %skernel returned no value for "
+                                            "output %d", op->name, fake ? "fake " : "", i);
+                break;
+            }
+        }
+    } else if (tt_errcode() == TT_OK) {
+        tt_error(st, "%s: the %skernel failed (%s) without a message", op->name,
+                 fake ? "fake " : "", tt_status_name(st));
+    } else if (fake && tt_errcode() == TT_EFAKE) {
+        char inner[1024];
+        snprintf(inner, sizeof inner, "%s", tt_errmsg());
+        tt_error(TT_EFAKE, "%s: the fake kernel read tensor data, but fake tensors "
+                           "have none; a fake kernel may only use metadata (sizes, "
+                           "strides, dtype) (%s)", op->name, inner);
+    }
+    if (st) {
+        clear_outs(outs, nouts);
+        return st;
+    }
+    /* In-place writes are visible to autograd's saved-tensor checks. */
+    for (int i = 0; i < nargs; i++)
+        if (op->mutated >> i & 1) {
+            if (args[i].kind == TT_V_TENSOR && args[i].u.t)
+                tt_bump_version(args[i].u.t);
+            else if (args[i].kind == TT_V_TENSORS)
+                for (int j = 0; j < args[i].n; j++)
+                    tt_bump_version(args[i].u.tensors[j]);
+        }
+    return TT_OK;
+}
+
+tt_status tt__dispatch_below_modes(const tt_op *op, const tt_value *args,
+                                   int nargs, tt_value *outs, int nouts)
+{
+    if (!tt__autograd_off && !tt__grad_disabled && tt__autograd_wants(op, args, nargs))
+        return tt__autograd_call(op, args, nargs, outs, nouts);
+    return tt__dispatch_backend(op, args, nargs, outs, nouts);
+}
+
+static tt_status dispatch_from_modes(const tt_op *op, const tt_value *args,
+                                     int nargs, tt_value *outs, int nouts)
+{
+    if (modes.level == 0)
+        return tt__dispatch_below_modes(op, args, nargs, outs, nouts);
+    int saved = modes.level;
+    tt_mode *m = modes.stack[--modes.level];
+    for (int i = 0; i < nouts; i++)
+        outs[i] = tt_v_none();
+    tt_status st = m->call(m, op, args, nargs, outs, nouts);
+    modes.level = saved;
+    if (st)
+        clear_outs(outs, nouts);
+    return st;
+}
+
+/* ------------------------------------------------------------- calling */
+
+static tt_status check_call(const tt_op *op, tt_value *outs, int nouts)
+{
+    if (!op)
+        return tt_error(TT_EINVAL, "tt_op_call: argument 'op' is NULL");
+    if (!op->schema)
+        return tt_error(TT_ENOTFOUND, "%s: the op is no longer defined (the library "
+                                      "that defined it was freed)", op->name);
+    if (nouts != op->nreturns || (nouts > 0 && !outs))
+        return tt_error(TT_EINVAL, "%s: returns %d value%s, but 'outs' has room for %d",
+                        op->name, op->nreturns, op->nreturns == 1 ? "" : "s",
+                        outs ? nouts : 0);
+    return TT_OK;
+}
+
+static tt_status adopt_outputs(tt_value *outs, int nouts)
+{
+    for (int i = 0; i < nouts; i++) {
+        bool ok = true;
+        if (outs[i].kind == TT_V_TENSOR && outs[i].u.t)
+            ok = tt__scope_add(outs[i].u.t);
+        else if (outs[i].kind == TT_V_TENSORS)
+            for (int j = 0; j < outs[i].n && ok; j++)
+                ok = !outs[i].u.tensors[j] || tt__scope_add(outs[i].u.tensors[j]);
+        if (!ok) {
+            clear_outs(outs, nouts);
+            return tt_errcode();
+        }
+    }
+    return TT_OK;
+}
+
+tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
+                     tt_value *outs, int nouts)
+{
+    tt_status st = check_call(op, outs, nouts);
+    tt_value full[TT_MAX_ARGS];
+    if (st || (st = tt__bind_args(op, args, nargs, full)))
+        return st;
+    bool top = call_depth == 0;
+    if (top)
+        tt__scope_suspend();
+    call_depth++;
+    st = dispatch_from_modes(op, full, op->nargs, outs, nouts);
+    call_depth--;
+    if (top) {
+        tt__scope_resume();
+        if (st == TT_OK)
+            st = adopt_outputs(outs, nouts);
+    }
+    return st;
+}
+
+tt_tensor *tt_op_call1(const tt_op *op, const tt_value *args, int nargs)
+{
+    if (op && op->schema &&
+        (op->nreturns != 1 || tt_schema_return(op->schema, 0)->type.base != TT_T_TENSOR ||
+         tt_schema_return(op->schema, 0)->type.is_list)) {
+        tt_error(TT_EINVAL, "%s: tt_op_call1 needs an op that returns one Tensor; "
+                            "use tt_op_call", op->name);
+        return NULL;
+    }
+    tt_value out = tt_v_none();
+    if (tt_op_call(op, args, nargs, &out, 1))
+        return NULL;
+    return out.u.t;
+}
+
+tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
+                           tt_value *outs, int nouts)
+{
+    tt_status st = check_call(op, outs, nouts);
+    tt_value full[TT_MAX_ARGS];
+    if (st || (st = tt__bind_args(op, args, nargs, full)))
+        return st;
+    return dispatch_from_modes(op, full, op->nargs, outs, nouts);
+}
+
+/* ----------------------------------------------------------------- modes */
+
+static tt_status data_read_hook(const tt_tensor *t, const char *what, tt_srcloc loc)
+{
+    if (modes.level == 0)
+        return TT_OK;
+    tt_mode *m = modes.stack[modes.level - 1];
+    if (!m->data_read)
+        return TT_OK;
+    int saved = modes.level;
+    modes.level--;
+    tt_status st = m->data_read(m, t, what, loc);
+    modes.level = saved;
+    return st;
+}
+
+tt_status tt_mode_push(tt_mode *m)
+{
+    if (!m || !m->call)
+        return tt_error(TT_EINVAL, "tt_mode_push: argument 'mode' needs a call handler");
+    if (modes.n == MAX_MODES)
+        return tt_error(TT_EINVAL, "tt_mode_push: at most %d modes can be active", MAX_MODES);
+    if (modes.level != modes.n)
+        return tt_error(TT_EINVAL, "tt_mode_push: cannot push a mode from inside a "
+                                   "mode's handler or a kernel");
+    tt__data_read_hook = data_read_hook;
+    modes.stack[modes.n++] = m;
+    modes.level = modes.n;
+    return TT_OK;
+}
+
+tt_mode *tt_mode_pop(void)
+{
+    if (modes.n == 0 || modes.level != modes.n)
+        return NULL;
+    tt_mode *m = modes.stack[--modes.n];
+    modes.level = modes.n;
+    return m;
+}
+
+tt_mode *tt_mode_current(void)
+{
+    return modes.level ? modes.stack[modes.level - 1] : NULL;
+}
+
+void tt_set_mode_tag(tt_tensor *t, uint64_t key, int64_t val)
+{
+    if (t) {
+        t->mode_key = key;
+        t->mode_val = val;
+    }
+}
+
+bool tt_get_mode_tag(const tt_tensor *t, uint64_t key, int64_t *val)
+{
+    if (!t || key == 0 || t->mode_key != key)
+        return false;
+    *val = t->mode_val;
+    return true;
+}
+
+bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts)
+{
+    if (modes.level)
+        return false;
+    bool grad = !tt__grad_disabled && !tt__autograd_off;
+    for (int i = 0; i < n; i++) {
+        const tt_tensor *t = ts[i];
+        if (!t || t->storage->fake || (grad && tt__tensor_requires_grad(t)))
+            return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------- runtime functions as ops */
+
+bool tt__needs_dispatch(int n, const tt_tensor *const *ts)
+{
+    if (modes.level)
+        return true;
+    if (tt__grad_disabled || tt__autograd_off)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (ts[i] && tt__tensor_requires_grad(ts[i]))
+            return true;
+    return false;
+}
+
+tt_tensor *tt__call_builtin(const char *name, const tt_op **cache,
+                            const tt_value *args, int nargs)
+{
+    const tt_op *op = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (!op) {
+        op = tt_op_find(name);
+        if (!op)
+            return NULL;
+        __atomic_store_n(cache, op, __ATOMIC_RELEASE);
+    }
+    return tt_op_call1(op, args, nargs);
+}
+
+tt_status tt__call_builtin_status(const char *name, const tt_op **cache,
+                                  const tt_value *args, int nargs)
+{
+    tt_tensor *t = tt__call_builtin(name, cache, args, nargs);
+    if (!t)
+        return tt_errcode();
+    tt_release(t);
+    return TT_OK;
+}

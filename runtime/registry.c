@@ -1,0 +1,640 @@
+/* The op registry: libraries, op definitions and kernel registrations.
+ *
+ * Op entries are never freed while the process runs: freeing a library
+ * marks its ops undefined and clears its registrations, so handles that
+ * callers cached stay valid and a call through one fails with a message
+ * instead of touching freed memory (PyTorch's OperatorHandle is stable the
+ * same way). Registration takes a write lock; look-ups take a read lock;
+ * calls read the atomic kernel slots without locking. */
+#include "dispatch_impl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h> /* qsort */
+#include <string.h>
+
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+static tt_op **ops;
+static int nops, cap_ops;
+static tt_library **libs;
+static int nlibs, cap_libs, next_lib_id = 1;
+
+/* ------------------------------------------------------------- helpers */
+
+static bool is_ident(const char *s)
+{
+    if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+static const char *kind_name(tt_library_kind k)
+{
+    return k == TT_LIB_DEF ? "DEF" : k == TT_LIB_FRAGMENT ? "FRAGMENT" : "IMPL";
+}
+
+/* Caller holds the lock. */
+static tt_op *find_locked(const char *name)
+{
+    for (int i = 0; i < nops; i++)
+        if (strcmp(ops[i]->name, name) == 0)
+            return ops[i];
+    return NULL;
+}
+
+static bool push_ptr(void ***arr, int *n, int *cap, void *p)
+{
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 64;
+        void **na = tt__realloc(*arr, (size_t)*cap * sizeof *na, (size_t)nc * sizeof *na);
+        if (!na)
+            return false;
+        *arr = na;
+        *cap = nc;
+    }
+    (*arr)[(*n)++] = p;
+    return true;
+}
+
+const char *tt__arg_type_str(const tt_op *op, int i, char *buf, size_t n)
+{
+    const tt_arg *a = op->schema ? tt_schema_arg(op->schema, i) : NULL;
+    if (!a) {
+        snprintf(buf, n, "?");
+        return buf;
+    }
+    return tt_type_str(&a->type, buf, n);
+}
+
+/* ----------------------------------------------------------- libraries */
+
+tt_library *tt_library_new(tt_library_kind kind, const char *ns)
+{
+    if (kind != TT_LIB_DEF && kind != TT_LIB_FRAGMENT && kind != TT_LIB_IMPL) {
+        tt_error(TT_EINVAL, "tt_library_new: argument 'kind' must be TT_LIB_DEF, "
+                            "TT_LIB_FRAGMENT or TT_LIB_IMPL (got %d)", (int)kind);
+        return NULL;
+    }
+    if (!is_ident(ns)) {
+        tt_error(TT_EINVAL, "tt_library_new: argument 'ns' must be an identifier "
+                            "such as 'mylib' (got '%s')", ns ? ns : "(null)");
+        return NULL;
+    }
+    tt_library *lib = tt__malloc(sizeof *lib);
+    char *nsc = lib ? tt__strdup(ns) : NULL;
+    if (!nsc) {
+        tt__free(lib);
+        return NULL;
+    }
+    *lib = (tt_library){kind, nsc, 0};
+    pthread_rwlock_wrlock(&lock);
+    if (kind == TT_LIB_DEF)
+        for (int i = 0; i < nlibs; i++)
+            if (libs[i]->kind == TT_LIB_DEF && strcmp(libs[i]->ns, ns) == 0) {
+                pthread_rwlock_unlock(&lock);
+                tt__free(nsc);
+                tt__free(lib);
+                tt_error(TT_EEXIST, "tt_library_new: namespace '%s' is already "
+                                    "defined by another DEF library (#%d); use "
+                                    "TT_LIB_FRAGMENT to add ops to it", ns,
+                         libs[i]->id);
+                return NULL;
+            }
+    if (!push_ptr((void ***)&libs, &nlibs, &cap_libs, lib)) {
+        pthread_rwlock_unlock(&lock);
+        tt__free(nsc);
+        tt__free(lib);
+        return NULL;
+    }
+    lib->id = next_lib_id++;
+    pthread_rwlock_unlock(&lock);
+    return lib;
+}
+
+static void clear_slot(kernel_slot *s, tt_library *lib, bool all)
+{
+    if (all || s->owner == lib) {
+        atomic_store(&s->fn, NULL);
+        s->owner = NULL;
+    }
+}
+
+tt_library *tt_library_free(tt_library *lib)
+{
+    if (!lib)
+        return NULL;
+    pthread_rwlock_wrlock(&lock);
+    for (int i = 0; i < nops; i++) {
+        tt_op *op = ops[i];
+        bool def = op->def_lib == lib;
+        for (int d = 0; d < TT_DEVICE_COUNT; d++)
+            clear_slot(&op->kernels[d], lib, def);
+        clear_slot(&op->default_kernel, lib, def);
+        clear_slot(&op->fake, lib, def);
+        if (def || op->autograd_owner == lib) {
+            atomic_store(&op->backward, NULL);
+            op->setup_context = NULL;
+            op->autograd_owner = NULL;
+        }
+        if (def) {
+            tt_schema_free(op->schema);
+            op->schema = NULL;
+            op->def_lib = NULL;
+        }
+    }
+    for (int i = 0; i < nlibs; i++)
+        if (libs[i] == lib) {
+            libs[i] = libs[--nlibs];
+            break;
+        }
+    pthread_rwlock_unlock(&lock);
+    tt__free(lib->ns);
+    tt__free(lib);
+    return NULL;
+}
+
+/* ------------------------------------------------------------- look-up */
+
+tt_op *tt_op_find(const char *name)
+{
+    if (!name) {
+        tt_error(TT_EINVAL, "tt_op_find: argument 'name' is NULL");
+        return NULL;
+    }
+    pthread_rwlock_rdlock(&lock);
+    tt_op *op = find_locked(name);
+    if (op && op->schema) {
+        pthread_rwlock_unlock(&lock);
+        return op;
+    }
+    /* Say what exists: the overloads of that name, or the namespace. */
+    char known[1024] = "";
+    size_t len = 0, nl = strlen(name);
+    int count = 0;
+    for (int i = 0; i < nops && len < sizeof known - 64; i++) {
+        const char *n = ops[i]->name;
+        if (ops[i]->schema && strncmp(n, name, nl) == 0 && n[nl] == '.') {
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
+                                    count++ ? ", " : "", n);
+        }
+    }
+    pthread_rwlock_unlock(&lock);
+    if (count)
+        tt_error(TT_ENOTFOUND, "tt_op_find: no op named '%s'; it has overloads: %s",
+                 name, known);
+    else
+        tt_error(TT_ENOTFOUND, "tt_op_find: no op named '%s'%s", name,
+                 strstr(name, "::") ? "" : " (names look like 'mylib::crop')");
+    return NULL;
+}
+
+const char *tt_op_name(const tt_op *op) { return op ? op->name : "(null)"; }
+const tt_schema *tt_op_schema(const tt_op *op) { return op ? op->schema : NULL; }
+bool tt_op_is_builtin(const tt_op *op) { return op && op->builtin; }
+bool tt_op_has_fake(const tt_op *op) { return op && atomic_load(&op->fake.fn); }
+bool tt_op_has_autograd(const tt_op *op) { return op && atomic_load(&op->backward); }
+
+bool tt_op_has_kernel(const tt_op *op, tt_device d)
+{
+    if (!op || (unsigned)d >= TT_DEVICE_COUNT)
+        return false;
+    return atomic_load(&op->kernels[d].fn) || atomic_load(&op->default_kernel.fn);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(tt_op *const *)a)->name, (*(tt_op *const *)b)->name);
+}
+
+void tt_op_foreach(void (*fn)(const tt_op *op, void *ud), void *ud)
+{
+    pthread_rwlock_rdlock(&lock);
+    tt_op **copy = tt__malloc(sizeof *copy * (size_t)(nops ? nops : 1));
+    int n = 0;
+    if (copy)
+        for (int i = 0; i < nops; i++)
+            if (ops[i]->schema)
+                copy[n++] = ops[i];
+    pthread_rwlock_unlock(&lock);
+    if (!copy)
+        return;
+    qsort(copy, (size_t)n, sizeof *copy, by_name);
+    for (int i = 0; i < n; i++)
+        fn(copy[i], ud);
+    tt__free(copy);
+}
+
+/* ---------------------------------------------------------- definition */
+
+/* Parses "a, b" into a bit mask of argument indices of `s`. */
+static tt_status parse_mutates(const char *fn, const char *qual,
+                               const tt_schema *s, const char *list,
+                               uint32_t *mask)
+{
+    *mask = 0;
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *b = p;
+        while (*p && *p != ',' && *p != ' ')
+            p++;
+        if (p == b)
+            break;
+        int idx = -1, n = tt_schema_nargs(s);
+        for (int i = 0; i < n; i++) {
+            const char *an = tt_schema_arg(s, i)->name;
+            if (strlen(an) == (size_t)(p - b) && strncmp(an, b, (size_t)(p - b)) == 0)
+                idx = i;
+        }
+        if (idx < 0) {
+            char names[512] = "";
+            size_t len = 0;
+            for (int i = 0; i < n && len < sizeof names - 64; i++)
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                        i ? ", " : "", tt_schema_arg(s, i)->name);
+            return tt_error(TT_EINVAL, "%s: %s: mutates_args names '%.*s', which "
+                                       "is not an argument (arguments: %s)",
+                            fn, qual, (int)(p - b), b, n ? names : "none");
+        }
+        if (tt_schema_arg(s, idx)->type.base != TT_T_TENSOR)
+            return tt_error(TT_EINVAL, "%s: %s: mutates_args names '%s', which is "
+                                       "not a Tensor; only tensors can be mutated",
+                            fn, qual, tt_schema_arg(s, idx)->name);
+        *mask |= 1u << idx;
+    }
+    return TT_OK;
+}
+
+/* Classifies the op as torchgen does and enforces the conventions of the
+ * in-place and out= forms. */
+static tt_status classify(const char *fn, const char *qual, const tt_schema *s,
+                          uint32_t mutated, tt_opkind *kind)
+{
+    int na = tt_schema_nargs(s), nr = tt_schema_nreturns(s);
+    const char *name = tt_schema_name(s), *ovl = tt_schema_overload(s);
+    for (int i = 0; i < na; i++) {
+        const tt_arg *a = tt_schema_arg(s, i);
+        if ((mutated >> i & 1) && a->type.optional && !a->type.is_list)
+            return tt_error(TT_ESCHEMA,
+                            "%s: %s: argument '%s' is an optional mutated tensor, "
+                            "so the op sometimes writes into it and sometimes "
+                            "allocates its result (a \"maybe-out\" op); this is not "
+                            "supported: split it into a functional op '%s' that "
+                            "returns a new tensor and an out= op '%s.out' whose "
+                            "keyword-only 'Tensor(a!) out' is required",
+                            fn, qual, a->name, qual, qual);
+    }
+    size_t nl = strlen(name);
+    bool inplace_name = nl > 1 && name[nl - 1] == '_' && name[nl - 2] != '_';
+    bool out_ovl = strncmp(ovl, "out", 3) == 0;
+    if (inplace_name) {
+        const tt_arg *self = na ? tt_schema_arg(s, 0) : NULL;
+        const tt_arg *ret = nr == 1 ? tt_schema_return(s, 0) : NULL;
+        if (!self || !(mutated & 1) || self->type.base != TT_T_TENSOR ||
+            self->type.is_list || !ret || ret->type.base != TT_T_TENSOR ||
+            !ret->is_write || !ret->alias_set || !self->alias_set ||
+            strcmp(ret->alias_set, self->alias_set) != 0)
+            return tt_error(TT_ESCHEMA,
+                            "%s: %s: an in-place op (its name ends in '_') must take "
+                            "'Tensor(a!) self' as its first argument and return it "
+                            "as '-> Tensor(a!)'", fn, qual);
+        *kind = TT_OPKIND_INPLACE;
+        return TT_OK;
+    }
+    if (out_ovl) {
+        int nout = 0;
+        for (int i = 0; i < na; i++) {
+            const tt_arg *a = tt_schema_arg(s, i);
+            if (!(mutated >> i & 1))
+                continue;
+            if (!a->kwarg_only)
+                return tt_error(TT_ESCHEMA, "%s: %s: an out= op's mutated argument "
+                                            "'%s' must be keyword-only (after '*')",
+                                fn, qual, a->name);
+            if (nout >= nr || !tt_schema_return(s, nout)->is_write ||
+                !a->alias_set || !tt_schema_return(s, nout)->alias_set ||
+                strcmp(tt_schema_return(s, nout)->alias_set, a->alias_set) != 0)
+                return tt_error(TT_ESCHEMA, "%s: %s: an out= op must return each "
+                                            "out argument, in order, with its alias "
+                                            "annotation (argument '%s' is not "
+                                            "returned as 'Tensor(%s!)')", fn, qual,
+                                a->name, a->alias_set ? a->alias_set : "a");
+            nout++;
+        }
+        if (nout == 0)
+            return tt_error(TT_ESCHEMA, "%s: %s: an out= op (overload '%s') needs a "
+                                        "keyword-only 'Tensor(a!) out' argument",
+                            fn, qual, ovl);
+        if (nout != nr)
+            return tt_error(TT_ESCHEMA, "%s: %s: an out= op returns exactly its %d "
+                                        "out argument(s), but the schema has %d "
+                                        "returns", fn, qual, nout, nr);
+        *kind = TT_OPKIND_OUT;
+        return TT_OK;
+    }
+    *kind = mutated ? TT_OPKIND_MUTABLE : TT_OPKIND_FUNCTIONAL;
+    if (*kind == TT_OPKIND_FUNCTIONAL)
+        for (int i = 0; i < nr; i++)
+            if (tt_schema_return(s, i)->is_write)
+                return tt_error(TT_ESCHEMA, "%s: %s: return %d is annotated as "
+                                            "written (!) but no argument is",
+                                fn, qual, i);
+    return TT_OK;
+}
+
+static tt_status parse_devices(const char *fn, const char *list, uint32_t *mask)
+{
+    *mask = 0;
+    char name[32];
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t n = 0;
+        while (p[n] && p[n] != ',' && p[n] != ' ')
+            n++;
+        if (n == 0)
+            break;
+        snprintf(name, sizeof name, "%.*s", (int)(n < 31 ? n : 31), p);
+        int d = tt_device_from_name(name);
+        if (d < 0)
+            return tt_error(TT_EINVAL, "%s: device type '%s' does not exist; known "
+                                       "device types: cpu, cuda, meta", fn, name);
+        *mask |= 1u << d;
+        p += n;
+    }
+    if (*mask == 0)
+        return tt_error(TT_EINVAL, "%s: argument 'device_types' names no device "
+                                   "(got \"%s\"); use NULL for every device", fn, list);
+    return TT_OK;
+}
+
+static bool has_tensor_input(const tt_schema *s)
+{
+    for (int i = 0; i < tt_schema_nargs(s); i++)
+        if (tt_schema_arg(s, i)->type.base == TT_T_TENSOR)
+            return true;
+    return false;
+}
+
+static void qualname(const tt_schema *s, char *buf, size_t n)
+{
+    const char *ovl = tt_schema_overload(s);
+    snprintf(buf, n, "%s::%s%s%s", tt_schema_ns(s), tt_schema_name(s),
+             *ovl ? "." : "", ovl);
+}
+
+tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
+{
+    const char *fn = "tt_custom_op_define";
+    if (!lib || !spec || !spec->schema) {
+        tt_error(TT_EINVAL, "%s: argument '%s' is NULL", fn,
+                 !lib ? "lib" : !spec ? "spec" : "spec->schema");
+        return NULL;
+    }
+    if (lib->kind == TT_LIB_IMPL) {
+        tt_error(TT_EINVAL, "%s: library IMPL '%s' cannot define ops; use a DEF "
+                            "or FRAGMENT library", fn, lib->ns);
+        return NULL;
+    }
+    tt_schema *s = tt_schema_parse(spec->schema);
+    if (!s)
+        return NULL;
+    char qual[256];
+    qualname(s, qual, sizeof qual);
+    uint32_t devices = 0, annotated = 0, listed = 0;
+    tt_opkind kind;
+    if (strcmp(tt_schema_ns(s), lib->ns) != 0) {
+        tt_error(TT_EINVAL, "%s: %s: a library for namespace '%s' cannot define ops "
+                            "in namespace '%s'", fn, qual, lib->ns, tt_schema_ns(s));
+        goto fail;
+    }
+    if (tt_schema_nargs(s) > TT_MAX_ARGS || tt_schema_nreturns(s) > TT_MAX_RETURNS) {
+        tt_error(TT_ESCHEMA, "%s: %s: at most %d arguments and %d returns are "
+                             "supported", fn, qual, TT_MAX_ARGS, TT_MAX_RETURNS);
+        goto fail;
+    }
+    for (int i = 0; i < tt_schema_nargs(s); i++)
+        if (tt_schema_arg(s, i)->is_write)
+            annotated |= 1u << i;
+    if (spec->mutates_args) {
+        if (parse_mutates(fn, qual, s, spec->mutates_args, &listed))
+            goto fail;
+        for (int i = 0; i < tt_schema_nargs(s); i++) {
+            const char *an = tt_schema_arg(s, i)->name;
+            if ((annotated >> i & 1) && !(listed >> i & 1)) {
+                tt_error(TT_ESCHEMA, "%s: %s: the schema marks '%s' as mutated "
+                                     "(Tensor(a!)) but mutates_args does not list it",
+                         fn, qual, an);
+                goto fail;
+            }
+            if ((listed >> i & 1) && !(annotated >> i & 1) && annotated) {
+                tt_error(TT_ESCHEMA, "%s: %s: mutates_args lists '%s' but the schema "
+                                     "does not mark it mutated; write 'Tensor(a!) %s'",
+                         fn, qual, an, an);
+                goto fail;
+            }
+        }
+        /* A schema without annotations takes them from mutates_args, as
+         * torch.library.custom_op infers them. */
+        for (int i = 0; i < tt_schema_nargs(s); i++)
+            if ((listed >> i & 1) && !(annotated >> i & 1))
+                tt__schema_mark_write(s, i);
+        annotated |= listed;
+    }
+    if (classify(fn, qual, s, annotated, &kind))
+        goto fail;
+    if (spec->device_types && parse_devices(fn, spec->device_types, &devices))
+        goto fail;
+    if (spec->setup_context && !spec->backward) {
+        tt_error(TT_EINVAL, "%s: %s: setup_context was given without a backward", fn, qual);
+        goto fail;
+    }
+    if (spec->backward && !has_tensor_input(s)) {
+        tt_error(TT_EINVAL, "%s: %s: autograd was given, but the op has no Tensor "
+                            "inputs to differentiate", fn, qual);
+        goto fail;
+    }
+
+    pthread_rwlock_wrlock(&lock);
+    tt_op *op = find_locked(qual);
+    if (op && op->schema) {
+        char have[512];
+        tt_schema_print(op->schema, have, sizeof have);
+        pthread_rwlock_unlock(&lock);
+        tt_error(TT_EEXIST, "%s: %s is already defined as '%s' (by library %s '%s' "
+                            "#%d); the new definition was '%s'", fn, qual, have,
+                 kind_name(op->def_lib->kind), op->def_lib->ns, op->def_lib->id,
+                 spec->schema);
+        goto fail;
+    }
+    if (!op) {
+        op = tt__calloc(1, sizeof *op);
+        char *name = op ? tt__strdup(qual) : NULL;
+        if (!name || !push_ptr((void ***)&ops, &nops, &cap_ops, op)) {
+            tt__free(name);
+            tt__free(op);
+            pthread_rwlock_unlock(&lock);
+            goto fail;
+        }
+        op->name = name;
+    }
+    op->schema = s;
+    op->def_lib = lib;
+    op->builtin = strcmp(lib->ns, "tt") == 0;
+    op->kind = kind;
+    op->mutated = annotated;
+    op->device_mask = devices;
+    op->nargs = tt_schema_nargs(s);
+    op->nreturns = tt_schema_nreturns(s);
+    op->userdata = spec->userdata;
+    if (spec->kernel) {
+        if (!spec->device_types) {
+            atomic_store(&op->default_kernel.fn, spec->kernel);
+            op->default_kernel.owner = lib;
+        }
+        for (int d = 0; d < TT_DEVICE_COUNT; d++)
+            if (devices >> d & 1) {
+                atomic_store(&op->kernels[d].fn, spec->kernel);
+                op->kernels[d].owner = lib;
+            }
+    }
+    if (spec->fake) {
+        atomic_store(&op->fake.fn, spec->fake);
+        op->fake.owner = lib;
+    }
+    if (spec->backward) {
+        op->setup_context = spec->setup_context;
+        op->autograd_owner = lib;
+        atomic_store(&op->backward, spec->backward);
+    }
+    pthread_rwlock_unlock(&lock);
+    return op;
+fail:
+    tt_schema_free(s);
+    return NULL;
+}
+
+/* ----------------------------------------------------------- registration */
+
+/* Finds a defined op for a registration call, with the library check. */
+static tt_op *op_for_registration(const char *fn, tt_library *lib, const char *name)
+{
+    if (!name) {
+        tt_error(TT_EINVAL, "%s: argument 'op' is NULL", fn);
+        return NULL;
+    }
+    tt_op *op = tt_op_find(name);
+    if (!op) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", tt_errmsg() + strlen("tt_op_find: "));
+        tt_error(TT_ENOTFOUND, "%s: %s; define it first with tt_custom_op_define", fn, why);
+        return NULL;
+    }
+    if (lib && lib->kind != TT_LIB_IMPL && strcmp(lib->ns, tt_schema_ns(op->schema)) != 0) {
+        tt_error(TT_EINVAL, "%s: library %s '%s' cannot register kernels for %s; use "
+                            "an IMPL library for another namespace", fn,
+                 kind_name(lib->kind), lib->ns, op->name);
+        return NULL;
+    }
+    return op;
+}
+
+/* Installs fn into slot unless taken. Caller holds the write lock. */
+static tt_status fill_slot(const char *fn, const tt_op *op, kernel_slot *slot,
+                           const char *what, tt_library *lib, tt_kernel_fn k)
+{
+    if (atomic_load(&slot->fn)) {
+        tt_library *o = slot->owner;
+        return tt_error(TT_EEXIST, "%s: %s already has %s (registered by library "
+                                   "%s '%s' #%d); free that library to replace it",
+                        fn, op->name, what, o ? kind_name(o->kind) : "?",
+                        o ? o->ns : "?", o ? o->id : 0);
+    }
+    atomic_store(&slot->fn, k);
+    slot->owner = lib ? lib : op->def_lib;
+    return TT_OK;
+}
+
+tt_status tt_register_kernel(tt_library *lib, const char *name,
+                             const char *device_type, tt_kernel_fn k)
+{
+    const char *fn = "tt_register_kernel";
+    tt_op *op = op_for_registration(fn, lib, name);
+    if (!op)
+        return tt_errcode();
+    if (!k)
+        return tt_error(TT_EINVAL, "%s: argument 'fn' is NULL", fn);
+    uint32_t mask = 0;
+    if (device_type) {
+        tt_status st = parse_devices(fn, device_type, &mask);
+        if (st)
+            return st;
+    }
+    pthread_rwlock_wrlock(&lock);
+    tt_status st = TT_OK;
+    char what[64];
+    if (!device_type) {
+        st = fill_slot(fn, op, &op->default_kernel, "a default kernel", lib, k);
+    } else {
+        for (int d = 0; d < TT_DEVICE_COUNT && !st; d++)
+            if (mask >> d & 1) {
+                snprintf(what, sizeof what, "a %s kernel", tt_device_name((tt_device)d));
+                st = fill_slot(fn, op, &op->kernels[d], what, lib, k);
+            }
+    }
+    pthread_rwlock_unlock(&lock);
+    return st;
+}
+
+tt_status tt_register_fake(tt_library *lib, const char *name, tt_kernel_fn k)
+{
+    const char *fn = "tt_register_fake";
+    tt_op *op = op_for_registration(fn, lib, name);
+    if (!op)
+        return tt_errcode();
+    if (!k)
+        return tt_error(TT_EINVAL, "%s: argument 'fn' is NULL", fn);
+    pthread_rwlock_wrlock(&lock);
+    tt_status st = fill_slot(fn, op, &op->fake, "a fake kernel", lib, k);
+    pthread_rwlock_unlock(&lock);
+    return st;
+}
+
+tt_status tt_register_autograd(tt_library *lib, const char *name,
+                               tt_backward_fn backward,
+                               tt_setup_context_fn setup_context)
+{
+    const char *fn = "tt_register_autograd";
+    tt_op *op = op_for_registration(fn, lib, name);
+    if (!op)
+        return tt_errcode();
+    if (!backward)
+        return tt_error(TT_EINVAL, "%s: argument 'backward' is NULL", fn);
+    if (!has_tensor_input(op->schema))
+        return tt_error(TT_EINVAL, "%s: %s has no Tensor inputs, so there is "
+                                   "nothing to differentiate", fn, op->name);
+    if (op->kind == TT_OPKIND_OUT || (op->kind == TT_OPKIND_MUTABLE && !op->builtin))
+        return tt_error(TT_EINVAL, "%s: %s mutates its arguments; autograd is "
+                                   "supported for functional ops (register it on "
+                                   "the functional variant)", fn, op->name);
+    pthread_rwlock_wrlock(&lock);
+    tt_status st = TT_OK;
+    if (atomic_load(&op->backward)) {
+        tt_library *o = op->autograd_owner;
+        st = tt_error(TT_EEXIST, "%s: %s already has an autograd registration (by "
+                                 "library %s '%s' #%d)", fn, op->name,
+                      o ? kind_name(o->kind) : "?", o ? o->ns : "?", o ? o->id : 0);
+    } else {
+        op->setup_context = setup_context;
+        op->autograd_owner = lib ? lib : op->def_lib;
+        atomic_store(&op->backward, backward);
+    }
+    pthread_rwlock_unlock(&lock);
+    return st;
+}
