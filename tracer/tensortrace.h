@@ -2,4 +2,5 @@
 #ifndef TENSORTRACE_H
 #define TENSORTRACE_H
 #include "tt_runtime.h"
+#include "tt_ops.h"
 #endif

@@ -1,0 +1,234 @@
+/* Registration of the built-in library and the helpers op families share. */
+#include "ops_impl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ the library */
+
+static tt_library *builtin_lib;
+static tt_status init_status;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init(void)
+{
+    tt_status (*families[])(tt_library *) = {
+        tt__register_views,  tt__register_elementwise, tt__register_reduce,
+        tt__register_linalg, tt__register_shape,       tt__register_loss,
+    };
+    builtin_lib = tt_library_new(TT_LIB_DEF, "tt");
+    if (!builtin_lib) {
+        init_status = tt_errcode();
+        return;
+    }
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if ((init_status = families[i](builtin_lib)))
+            return;
+}
+
+tt_status tt_ops_init(void)
+{
+    pthread_once(&init_once, init);
+    if (init_status)
+        return tt_error(init_status, "tt_ops_init: registering the built-in ops "
+                                     "failed: %s", tt_errmsg());
+    return TT_OK;
+}
+
+/* The built-ins are there as soon as the library is loaded, so that user
+ * code never has to remember an init call. The library is never freed. */
+__attribute__((constructor)) static void load(void)
+{
+    if (tt_ops_init())
+        fprintf(stderr, "tensortrace: %s\n", tt_errmsg());
+}
+
+tt_status tt__define_all(tt_library *lib, const tt_custom_op_spec *specs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!tt_custom_op_define(lib, &specs[i]))
+            return tt_errcode();
+    return TT_OK;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+tt_tensor *tt__ops_new(bool fake, int ndim, const tt_size *sizes,
+                       const tt_size *strides, tt_dtype dt)
+{
+    return tt__empty_impl(ndim, sizes, strides, dt, fake);
+}
+
+bool tt__any_fake(int n, const tt_tensor *const *ts)
+{
+    for (int i = 0; i < n; i++)
+        if (ts[i] && ts[i]->storage->fake)
+            return true;
+    return false;
+}
+
+static bool sym_eq(tt_size a, tt_size b)
+{
+    return a == b || (tt_size_is_sym(a) && tt_size_is_sym(b) &&
+                      tt_sym_hint(a) == tt_sym_hint(b) && tt_sym_hint(a) >= 0);
+}
+
+tt_status tt__broadcast(const char *op, int n, const tt_tensor *const *ts,
+                        const char *const *names, const int *argno, int *ndim,
+                        tt_size *sizes)
+{
+    int nd = 0;
+    for (int i = 0; i < n; i++)
+        if (ts[i]->ndim > nd)
+            nd = ts[i]->ndim;
+    for (int d = 0; d < nd; d++)
+        sizes[d] = 1;
+    for (int i = 0; i < n; i++) {
+        const tt_tensor *t = ts[i];
+        for (int k = 0; k < t->ndim; k++) {
+            int d = nd - t->ndim + k;
+            tt_size s = t->sizes[k];
+            if (s == 1)
+                continue;
+            if (sizes[d] == 1) {
+                sizes[d] = s;
+            } else if (!sym_eq(sizes[d], s)) {
+                char a[256], b[256];
+                /* The shape so far, from the earlier arguments. */
+                tt_tensor tmp;
+                memset(&tmp, 0, sizeof tmp);
+                tmp.ndim = (int8_t)nd;
+                memcpy(tmp.sizes, sizes, sizeof(tt_size) * (size_t)nd);
+                return tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): shape %s is not "
+                                           "broadcastable to %s", op, names[i],
+                                argno[i], tt_shape_str(t, a, sizeof a),
+                                tt_shape_str(&tmp, b, sizeof b));
+            }
+        }
+    }
+    *ndim = nd;
+    return TT_OK;
+}
+
+void tt__broadcast_alias(tt_tensor *out, const tt_tensor *t, int ndim,
+                         const tt_size *sizes)
+{
+    memcpy(out, t, sizeof *out);
+    out->ndim = (int8_t)ndim;
+    for (int d = ndim - 1; d >= 0; d--) {
+        int k = d - (ndim - t->ndim);
+        out->sizes[d] = sizes[d];
+        out->strides[d] = k >= 0 && t->sizes[k] == sizes[d] ? t->strides[k] : 0;
+    }
+}
+
+void tt__elementwise_strides(int n, const tt_tensor *const *ins, int ndim,
+                             const tt_size *sizes, tt_size *strides)
+{
+    /* Fast setups first, as TensorIterator: all inputs contiguous (or
+     * nothing to follow) gives a contiguous output; inputs all of the
+     * output's shape, dense and with equal strides give those strides. */
+    bool all_contig = true, same_dense = true;
+    for (int i = 0; i < n; i++) {
+        all_contig = all_contig && (ins[i]->flags & TT_TF_CONTIGUOUS);
+        bool full = ins[i]->ndim == ndim;
+        for (int d = 0; full && d < ndim; d++)
+            full = ins[i]->sizes[d] == sizes[d];
+        same_dense = same_dense && full && tt__is_non_overlapping_and_dense(ins[i]) &&
+                     memcmp(ins[i]->strides, ins[0]->strides, sizeof(tt_size) * (size_t)ndim) == 0;
+    }
+    if (all_contig || n == 0 || ndim <= 1) {
+        tt__contiguous_strides(ndim, sizes, strides);
+        return;
+    }
+    if (same_dense) {
+        memcpy(strides, ins[0]->strides, sizeof(tt_size) * (size_t)ndim);
+        return;
+    }
+    /* Otherwise order dims by the inputs' broadcast strides: perm[0] is
+     * the fastest-moving dim. Ambiguous comparisons (a broadcast stride of
+     * 0, or equal strides) defer to the next input. */
+    tt_tensor al[8];
+    int na = n < 8 ? n : 8;
+    for (int i = 0; i < na; i++)
+        tt__broadcast_alias(&al[i], ins[i], ndim, sizes);
+    int perm[TT_MAX_DIMS];
+    for (int i = 0; i < ndim; i++)
+        perm[i] = ndim - 1 - i;
+    for (int i = 1; i < ndim; i++) {
+        int d1 = i;
+        for (int d0 = i - 1; d0 >= 0; d0--) {
+            int cmp = 0;
+            for (int k = 0; k < na && cmp == 0; k++) {
+                tt_size s0 = al[k].strides[perm[d0]], s1 = al[k].strides[perm[d1]];
+                if (s0 == 0 || s1 == 0)
+                    continue;
+                if (s0 < s1)
+                    cmp = -1;
+                else if (s0 > s1)
+                    cmp = 1;
+                else if (sizes[perm[d0]] > sizes[perm[d1]])
+                    cmp = 1;
+            }
+            if (cmp > 0) {
+                int t = perm[d0];
+                perm[d0] = perm[d1];
+                perm[d1] = t;
+                d1 = d0;
+            } else if (cmp < 0) {
+                break;
+            }
+        }
+    }
+    tt_size st = 1;
+    for (int i = 0; i < ndim; i++) {
+        strides[perm[i]] = st;
+        st = tt_sym_mul(st, sizes[perm[i]]);
+    }
+}
+
+/* PyTorch's combine_categories(higher, lower). */
+static int combine(int higher, int lower) /* dtypes, -1 = undefined */
+{
+    if (higher < 0)
+        return lower;
+    if (lower < 0)
+        return higher;
+    if (tt_dtype_is_float((tt_dtype)higher))
+        return higher;
+    if (higher == TT_BOOL || tt_dtype_is_float((tt_dtype)lower))
+        return (int)tt_promote_types((tt_dtype)higher, (tt_dtype)lower);
+    return higher;
+}
+
+tt_dtype tt__result_type(int n, const tt_tensor *const *ts, int nscalars,
+                         const tt_value *scalars)
+{
+    int dim = -1, zero = -1, wrapped = -1;
+    for (int i = 0; i < n; i++) {
+        if (!ts[i])
+            continue;
+        int *slot = ts[i]->ndim > 0 ? &dim : &zero;
+        *slot = *slot < 0 ? ts[i]->dtype : (int)tt_promote_types((tt_dtype)*slot, (tt_dtype)ts[i]->dtype);
+    }
+    for (int i = 0; i < nscalars; i++) {
+        /* Python numbers: float -> the default float dtype (f32). */
+        int d = scalars[i].kind == TT_V_FLOAT ? TT_F32 : scalars[i].kind == TT_V_BOOL ? TT_BOOL : TT_I64;
+        wrapped = wrapped < 0 ? d : (int)tt_promote_types((tt_dtype)wrapped, (tt_dtype)d);
+    }
+    int r = combine(dim, combine(zero, wrapped));
+    return r < 0 ? TT_F32 : (tt_dtype)r;
+}
+
+int tt__op_dim(const char *op, const char *arg, int argno, int64_t dim, int ndim)
+{
+    int n = ndim > 0 ? ndim : 1;
+    if (dim < -n || dim >= n) {
+        tt_error(TT_EINVAL, "%s: argument '%s' (#%d): dimension out of range (expected "
+                            "to be in range of [%d, %d], but got %lld)", op, arg, argno,
+                 -n, n - 1, (long long)dim);
+        return -1;
+    }
+    return (int)(dim < 0 ? dim + n : dim);
+}

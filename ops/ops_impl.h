@@ -1,0 +1,61 @@
+/* Internal to ops/: shared helpers of the built-in op families and the
+ * per-family registration functions. Not installed. */
+#ifndef TT_OPS_IMPL_H
+#define TT_OPS_IMPL_H
+
+#include "tt_ops.h"
+/* Kernels use the runtime's internals (tensor struct, raw copy/fill,
+ * stack aliases) on their hot paths, as ATen kernels use TensorImpl. */
+#include "tensor_impl.h"
+
+/* Each family registers its ops into the `tt` library. */
+tt_status tt__register_elementwise(tt_library *lib);
+tt_status tt__register_reduce(tt_library *lib);
+tt_status tt__register_linalg(tt_library *lib);
+tt_status tt__register_shape(tt_library *lib);
+tt_status tt__register_views(tt_library *lib);
+tt_status tt__register_loss(tt_library *lib);
+
+/* Defines every spec of a table; stops at the first failure. */
+tt_status tt__define_all(tt_library *lib, const tt_custom_op_spec *specs, int n);
+
+/* A new output: fake when `fake`, else real. strides NULL = contiguous. */
+tt_tensor *tt__ops_new(bool fake, int ndim, const tt_size *sizes,
+                       const tt_size *strides, tt_dtype dt);
+
+/* The broadcast shape of n tensors, or TT_ESHAPE naming the op and the
+ * argument: "tt::add: argument 'other' (#2): shape [4] is not broadcastable
+ * to [2, 3]". names[i] is tensor i's argument name, argno[i] its 1-based
+ * position. */
+tt_status tt__broadcast(const char *op, int n, const tt_tensor *const *ts,
+                        const char *const *names, const int *argno, int *ndim,
+                        tt_size *sizes);
+
+/* A stack-only view of t broadcast to (ndim, sizes): same storage and
+ * dtype, stride 0 where broadcast. Never retained, released or counted.
+ * The shape must be a valid broadcast target (checked by tt__broadcast). */
+void tt__broadcast_alias(tt_tensor *out, const tt_tensor *t, int ndim,
+                         const tt_size *sizes);
+
+/* Output strides of an elementwise op over inputs broadcast to (ndim,
+ * sizes), as PyTorch's TensorIterator chooses them: contiguous when the
+ * inputs are, otherwise following the inputs' memory layout (a permuted
+ * input gives a permuted output). */
+void tt__elementwise_strides(int n, const tt_tensor *const *ins, int ndim,
+                             const tt_size *sizes, tt_size *strides);
+
+/* PyTorch's result_type: dimensioned tensors decide the dtype; 0-dim
+ * tensors and Python-number scalars only raise its category (bool <
+ * integer < float). A scalar has kind TT_V_INT/FLOAT/BOOL in scalars[]. */
+tt_dtype tt__result_type(int n, const tt_tensor *const *ts, int nscalars,
+                         const tt_value *scalars);
+
+/* Wraps a dim for `op`'s argument `arg`: -1 and an error when out of
+ * range ("tt::sum: argument 'dim' (#2): dimension out of range (expected
+ * to be in range of [-2, 1], but got 5)"). */
+int tt__op_dim(const char *op, const char *arg, int argno, int64_t dim, int ndim);
+
+/* True when any of the tensors is fake. */
+bool tt__any_fake(int n, const tt_tensor *const *ts);
+
+#endif

@@ -1,0 +1,111 @@
+/* tensortrace built-in ops: typed C wrappers over the `tt` op library.
+ *
+ * Every function here is an op registered in namespace `tt` through the
+ * same tt_custom_op_define call a user's custom op uses; the wrapper is the
+ * fast path. When no mode, autograd or fake tensor is involved it calls the
+ * kernel directly without boxing; otherwise it goes through the dispatcher
+ * (so tracing records it, autograd differentiates it, fake tensors get
+ * metadata only).
+ *
+ * Conventions are the runtime's: results are new references (NULL + error
+ * on failure), arguments are borrowed, dims may be negative. Broadcasting
+ * and type promotion follow PyTorch.
+ */
+#ifndef TT_OPS_H
+#define TT_OPS_H
+
+#include "tt_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Registers the built-in library (idempotent; runs automatically when the
+ * library is loaded). */
+tt_status tt_ops_init(void);
+
+/* -------------------------------------------------- elementwise binary */
+/* tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+tt_tensor *tt_add(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_sub(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_mul(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_div(const tt_tensor *a, const tt_tensor *b); /* true division */
+tt_tensor *tt_pow(const tt_tensor *a, const tt_tensor *b);
+/* a + alpha * b */
+tt_tensor *tt_add_scaled(const tt_tensor *a, const tt_tensor *b, double alpha);
+/* With a Scalar operand (tt::add.Scalar ...), promoted as a Python number. */
+tt_tensor *tt_add_scalar(const tt_tensor *a, double b);
+tt_tensor *tt_sub_scalar(const tt_tensor *a, double b);
+tt_tensor *tt_mul_scalar(const tt_tensor *a, double b);
+tt_tensor *tt_div_scalar(const tt_tensor *a, double b);
+tt_tensor *tt_pow_scalar(const tt_tensor *a, double exponent);
+/* In place (bump the version counter; the result dtype must fit `a`). */
+tt_status tt_add_(tt_tensor *a, const tt_tensor *b);
+tt_status tt_sub_(tt_tensor *a, const tt_tensor *b);
+tt_status tt_mul_(tt_tensor *a, const tt_tensor *b);
+tt_status tt_div_(tt_tensor *a, const tt_tensor *b);
+tt_status tt_add_scaled_(tt_tensor *a, const tt_tensor *b, double alpha);
+tt_status tt_mul_scalar_(tt_tensor *a, double b);
+
+/* Comparisons give bool tensors. */
+tt_tensor *tt_eq(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_ne(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_lt(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_le(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_gt(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_ge(const tt_tensor *a, const tt_tensor *b);
+/* tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
+tt_tensor *tt_where(const tt_tensor *cond, const tt_tensor *a, const tt_tensor *b);
+
+/* --------------------------------------------------- elementwise unary */
+tt_tensor *tt_neg(const tt_tensor *a);
+tt_tensor *tt_exp(const tt_tensor *a);
+tt_tensor *tt_log(const tt_tensor *a);
+tt_tensor *tt_sqrt(const tt_tensor *a);
+tt_tensor *tt_rsqrt(const tt_tensor *a);
+tt_tensor *tt_sin(const tt_tensor *a);
+tt_tensor *tt_cos(const tt_tensor *a);
+tt_tensor *tt_tanh(const tt_tensor *a);
+tt_tensor *tt_sigmoid(const tt_tensor *a);
+tt_tensor *tt_relu(const tt_tensor *a);
+tt_tensor *tt_gelu(const tt_tensor *a); /* exact (erf) form */
+tt_tensor *tt_abs(const tt_tensor *a);
+/* tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None); pass NAN
+ * for "no bound". */
+tt_tensor *tt_clamp(const tt_tensor *a, double min, double max);
+tt_status tt_relu_(tt_tensor *a);
+tt_status tt_zero_(tt_tensor *a);
+
+/* ------------------------------------------------------------ reductions */
+/* dims: ndims entries (ndims == 0 reduces over all dims). */
+tt_tensor *tt_sum(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim);
+tt_tensor *tt_mean(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim);
+tt_tensor *tt_amax(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim);
+tt_tensor *tt_amin(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim);
+tt_tensor *tt_sum_all(const tt_tensor *a); /* 0-dim result */
+tt_tensor *tt_mean_all(const tt_tensor *a);
+/* i64 indices of the maximum along dim (first one on ties). */
+tt_tensor *tt_argmax(const tt_tensor *a, int dim, bool keepdim);
+tt_tensor *tt_softmax(const tt_tensor *a, int dim);
+tt_tensor *tt_log_softmax(const tt_tensor *a, int dim);
+
+/* ---------------------------------------------------------------- linalg */
+/* OpenBLAS for f32/f64; a transposed operand goes to BLAS as a transpose. */
+tt_tensor *tt_mm(const tt_tensor *a, const tt_tensor *b);   /* [n,k]x[k,m] */
+tt_tensor *tt_bmm(const tt_tensor *a, const tt_tensor *b);  /* [b,n,k]x[b,k,m] */
+tt_tensor *tt_matmul(const tt_tensor *a, const tt_tensor *b); /* numpy rules */
+/* x @ w^T + b; b may be NULL. x [..., in], w [out, in], b [out]. */
+tt_tensor *tt_linear(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b);
+
+/* ----------------------------------------------------------------- losses */
+/* Mean cross entropy of logits [N, C] against i64 class indices [N]. */
+tt_tensor *tt_cross_entropy(const tt_tensor *logits, const tt_tensor *target);
+
+/* ------------------------------------------------------------- shape ops */
+tt_tensor *tt_cat(int n, tt_tensor *const *ts, int dim);
+tt_tensor *tt_stack(int n, tt_tensor *const *ts, int dim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_OPS_H */
