@@ -5,9 +5,10 @@
 
 #include "tensor_impl.h"
 
-/* The shortest text that strtod reads back as exactly `v` ("0.1", "1e-05",
- * "2.5"). An integral value gets a ".0" ("1.0"), so the text never reads
- * back as an integer: a Scalar default keeps its kind through a round trip.
+/* The shortest text that strtod reads back as exactly `v`, spelled as
+ * Python's repr spells it ("0.1", "1e-05", "2.5", "1e+20"). An integral
+ * value gets a ".0" ("1.0"), so the text never reads back as an integer: a
+ * Scalar default keeps its kind through a round trip.
  * Non-finite values print as "inf", "-inf", "nan". Writes into buf (always
  * NUL-terminated when n > 0); returns the length it needed, as snprintf. */
 int tt__format_double(double v, char *buf, size_t n);
