@@ -1,13 +1,192 @@
-/* The autograd engine. Tensors carry an autograd slot; the engine, grad
- * mode and the recording dispatch key live here. */
+/* The autograd engine: grad mode, the recording dispatch key, backward
+ * nodes and their contexts, and the engine that runs them.
+ *
+ * Ownership: a tensor made by a recorded op holds its node (grad_fn); a
+ * node holds the nodes of its inputs and the leaves it accumulates into.
+ * Saved tensors are detached aliases (same storage, no grad_fn), so saving
+ * an op's own output makes no cycle, and their version is checked before
+ * the backward that reads them. Nodes carry a creation number: running
+ * them from the newest down is a reverse topological order, because a
+ * node's inputs always exist before it. */
 #include "dispatch_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h> /* qsort */
+#include <string.h>
 
 _Thread_local int tt__autograd_off;
 _Thread_local bool tt__grad_disabled;
+static _Thread_local int no_grad_depth;
+static atomic_uint_fast64_t next_seq;
+
+typedef struct node node;
+
+typedef struct {
+    char name[32];
+    tt_value v; /* TT_V_INT, TT_V_FLOAT or TT_V_INTS (array owned) */
+} named_value;
+
+struct tt_autograd_ctx {
+    const tt_op *op;
+    tt_tensor **saved;
+    uint64_t *versions;
+    int nsaved;
+    bool freed; /* saved tensors released after a backward */
+    named_value *vals;
+    int nvals;
+    int nslots;
+    bool *needs;
+    int arg_slot[TT_MAX_ARGS + 1];
+};
+
+/* Where an input slot's gradient goes. */
+typedef struct {
+    node *fn;         /* the input's producer, or NULL */
+    int output_nr;
+    tt_tensor *leaf;  /* a leaf that requires grad: accumulate into it */
+    int ndim;         /* the input's shape and dtype, to check grads */
+    tt_size sizes[TT_MAX_DIMS];
+    tt_dtype dtype;
+} edge;
+
+typedef struct {
+    int ndim;
+    tt_size sizes[TT_MAX_DIMS];
+    tt_dtype dtype;
+    bool fake;
+} out_meta;
+
+struct node {
+    atomic_int_fast64_t refcnt;
+    uint64_t seq;
+    const tt_op *op;
+    tt_backward_fn backward;
+    tt_autograd_ctx ctx;
+    edge *edges; /* ctx.nslots */
+    int nout;
+    out_meta outs[TT_MAX_RETURNS];
+    /* engine scratch */
+    tt_tensor *buf[TT_MAX_RETURNS];
+    uint64_t visit;
+};
+
+struct tt_autograd_meta {
+    tt_tensor *grad;
+    node *grad_fn;
+    int output_nr;
+};
+
+/* ---------------------------------------------------------- grad mode */
+
+static void sync_grad_flag(void) { tt__grad_disabled = no_grad_depth > 0; }
+bool tt_grad_enabled(void) { return !tt__grad_disabled; }
+
+void tt_no_grad_begin(void)
+{
+    no_grad_depth++;
+    sync_grad_flag();
+}
+
+void tt_no_grad_end(void)
+{
+    if (no_grad_depth > 0)
+        no_grad_depth--;
+    sync_grad_flag();
+}
+
+/* ------------------------------------------------------- nodes and meta */
+
+static void ctx_clear_saved(tt_autograd_ctx *c)
+{
+    for (int i = 0; i < c->nsaved; i++)
+        tt__unref(c->saved[i]);
+    tt__free(c->saved);
+    tt__free(c->versions);
+    c->saved = NULL;
+    c->versions = NULL;
+    if (c->nsaved)
+        c->freed = true;
+    c->nsaved = 0;
+}
+
+static void ctx_free(tt_autograd_ctx *c)
+{
+    ctx_clear_saved(c);
+    for (int i = 0; i < c->nvals; i++)
+        if (c->vals[i].v.kind == TT_V_INTS)
+            tt__free((void *)c->vals[i].v.u.ints);
+    tt__free(c->vals);
+    tt__free(c->needs);
+}
+
+static node *node_retain(node *n)
+{
+    if (n)
+        atomic_fetch_add(&n->refcnt, 1);
+    return n;
+}
+
+/* Releases a node and, iteratively, the chain it holds: a long chain
+ * must not recurse once per node. */
+static void node_release(node *n)
+{
+    node *stack[64];
+    int sp = 0;
+    node *work = n;
+    /* Nodes beyond the small stack are linked through their `visit` field
+     * (free to reuse on a dying node). */
+    node *overflow = NULL;
+    while (work) {
+        if (atomic_fetch_sub(&work->refcnt, 1) == 1) {
+            for (int i = 0; i < work->ctx.nslots; i++) {
+                tt__unref(work->edges[i].leaf);
+                node *in = work->edges[i].fn;
+                if (!in)
+                    continue;
+                if (sp < 64) {
+                    stack[sp++] = in;
+                } else {
+                    in->buf[0] = (tt_tensor *)overflow; /* never a live buffer */
+                    overflow = in;
+                }
+            }
+            for (int j = 0; j < TT_MAX_RETURNS; j++)
+                if (work->buf[j] && work != overflow)
+                    tt__unref(work->buf[j]);
+            ctx_free(&work->ctx);
+            tt__free(work->edges);
+            tt__free(work);
+        }
+        if (sp > 0) {
+            work = stack[--sp];
+        } else if (overflow) {
+            work = overflow;
+            overflow = (node *)overflow->buf[0];
+            work->buf[0] = NULL;
+        } else {
+            work = NULL;
+        }
+    }
+}
 
 void tt__autograd_meta_free(struct tt_autograd_meta *m)
 {
-    (void)m;
+    if (!m)
+        return;
+    tt__unref(m->grad);
+    if (m->grad_fn)
+        node_release(m->grad_fn);
+    tt__free(m);
+}
+
+static struct tt_autograd_meta *meta_of(tt_tensor *t)
+{
+    if (!t->autograd) {
+        t->autograd = tt__calloc(1, sizeof *t->autograd);
+        if (!t->autograd)
+            return NULL;
+    }
+    return t->autograd;
 }
 
 bool tt__tensor_requires_grad(const tt_tensor *t)
@@ -15,14 +194,793 @@ bool tt__tensor_requires_grad(const tt_tensor *t)
     return t && (t->flags & TT_TF_REQUIRES_GRAD);
 }
 
+bool tt_requires_grad(const tt_tensor *t) { return tt__tensor_requires_grad(t); }
+
+bool tt_is_leaf(const tt_tensor *t)
+{
+    return t && !(t->autograd && t->autograd->grad_fn);
+}
+
+const char *tt_grad_fn_name(const tt_tensor *t)
+{
+    return t && t->autograd && t->autograd->grad_fn ? tt_op_name(t->autograd->grad_fn->op)
+                                                    : NULL;
+}
+
+tt_status tt_set_requires_grad(tt_tensor *t, bool on)
+{
+    tt_status st = TT_CHECK_TENSOR("tt_set_requires_grad", "self", t);
+    if (st)
+        return st;
+    if (!tt_is_leaf(t))
+        return tt_error(TT_EAUTOGRAD, "tt_set_requires_grad: you can only change "
+                                      "requires_grad of leaf tensors; this one was made "
+                                      "by %s (use tt_detach to get a leaf)",
+                        tt_grad_fn_name(t));
+    if (on && !tt_dtype_is_float((tt_dtype)t->dtype))
+        return tt_error(TT_EAUTOGRAD, "tt_set_requires_grad: only tensors of floating "
+                                      "point dtype can require gradients (got %s)",
+                        tt_dtype_name((tt_dtype)t->dtype));
+    if (on)
+        t->flags |= TT_TF_REQUIRES_GRAD;
+    else
+        t->flags &= (uint16_t)~TT_TF_REQUIRES_GRAD;
+    return TT_OK;
+}
+
+tt_tensor *tt_get_grad(const tt_tensor *t)
+{
+    return t && t->autograd ? tt_retain(t->autograd->grad) : NULL;
+}
+
+tt_status tt_set_grad(tt_tensor *t, const tt_tensor *grad)
+{
+    tt_status st = TT_CHECK_TENSOR("tt_set_grad", "self", t);
+    if (st)
+        return st;
+    if (grad && (grad->ndim != t->ndim ||
+                 memcmp(grad->sizes, t->sizes, sizeof(tt_size) * (size_t)t->ndim) != 0)) {
+        char a[256], b[256];
+        return tt_error(TT_ESHAPE, "tt_set_grad: argument 'grad' has shape %s, but the "
+                                   "tensor has shape %s", tt_shape_str(grad, a, sizeof a),
+                        tt_shape_str(t, b, sizeof b));
+    }
+    if (!grad && !t->autograd)
+        return TT_OK;
+    struct tt_autograd_meta *m = meta_of(t);
+    if (!m)
+        return tt_errcode();
+    tt__unref(m->grad);
+    m->grad = tt_retain((tt_tensor *)grad);
+    return TT_OK;
+}
+
+/* ------------------------------------------------------------- contexts */
+
+tt_status tt_ctx_save_for_backward(tt_autograd_ctx *ctx, int n, tt_tensor *const *ts)
+{
+    if (!ctx || n < 0 || (n > 0 && !ts))
+        return tt_error(TT_EINVAL, "tt_ctx_save_for_backward: bad arguments");
+    tt_tensor **s = tt__realloc(ctx->saved, sizeof *s * (size_t)ctx->nsaved,
+                                sizeof *s * (size_t)(ctx->nsaved + n));
+    if (!s)
+        return tt_errcode();
+    ctx->saved = s;
+    uint64_t *v = tt__realloc(ctx->versions, sizeof *v * (size_t)ctx->nsaved,
+                              sizeof *v * (size_t)(ctx->nsaved + n));
+    if (!v)
+        return tt_errcode();
+    ctx->versions = v;
+    for (int i = 0; i < n; i++) {
+        tt_tensor *t = ts[i];
+        tt_tensor *alias = NULL;
+        if (t) {
+            alias = tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
+            if (!alias)
+                return tt_errcode();
+            alias->flags &= (uint16_t)~TT_TF_REQUIRES_GRAD;
+        }
+        ctx->saved[ctx->nsaved] = alias;
+        ctx->versions[ctx->nsaved++] = t ? tt_version(t) : 0;
+    }
+    return TT_OK;
+}
+
+tt_tensor *tt_ctx_saved(tt_autograd_ctx *ctx, int i)
+{
+    if (!ctx || i < 0 || i >= ctx->nsaved) {
+        tt_error(TT_EINVAL, "%s: saved tensor #%d does not exist (%d saved)",
+                 ctx ? tt_op_name(ctx->op) : "tt_ctx_saved", i, ctx ? ctx->nsaved : 0);
+        return NULL;
+    }
+    return ctx->saved[i];
+}
+
+static tt_status put_value(tt_autograd_ctx *ctx, const char *name, tt_value v)
+{
+    if (!ctx || !name || strlen(name) >= sizeof ctx->vals[0].name)
+        return tt_error(TT_EINVAL, "tt_ctx_save: a name of 1 to 31 characters is needed");
+    for (int i = 0; i < ctx->nvals; i++)
+        if (strcmp(ctx->vals[i].name, name) == 0) {
+            if (ctx->vals[i].v.kind == TT_V_INTS)
+                tt__free((void *)ctx->vals[i].v.u.ints);
+            ctx->vals[i].v = v;
+            return TT_OK;
+        }
+    named_value *nv = tt__realloc(ctx->vals, sizeof *nv * (size_t)ctx->nvals,
+                                  sizeof *nv * (size_t)(ctx->nvals + 1));
+    if (!nv)
+        return tt_errcode();
+    ctx->vals = nv;
+    snprintf(nv[ctx->nvals].name, sizeof nv[0].name, "%s", name);
+    nv[ctx->nvals++].v = v;
+    return TT_OK;
+}
+
+tt_status tt_ctx_save_ints(tt_autograd_ctx *ctx, const char *name, int n, const int64_t *v)
+{
+    if (n < 0 || (n > 0 && !v))
+        return tt_error(TT_EINVAL, "tt_ctx_save_ints: bad list for '%s'", name ? name : "");
+    int64_t *copy = tt__malloc(sizeof *copy * (size_t)(n ? n : 1));
+    if (!copy)
+        return tt_errcode();
+    if (n)
+        memcpy(copy, v, sizeof *copy * (size_t)n);
+    tt_status st = put_value(ctx, name, tt_v_ints(n, copy));
+    if (st)
+        tt__free(copy);
+    return st;
+}
+
+tt_status tt_ctx_save_int(tt_autograd_ctx *ctx, const char *name, int64_t v)
+{
+    return put_value(ctx, name, tt_v_int(v));
+}
+
+tt_status tt_ctx_save_float(tt_autograd_ctx *ctx, const char *name, double v)
+{
+    return put_value(ctx, name, tt_v_float(v));
+}
+
+tt_status tt_ctx_save_shape(tt_autograd_ctx *ctx, const char *name, const tt_tensor *t)
+{
+    tt_status st = TT_CHECK_TENSOR("tt_ctx_save_shape", "t", t);
+    return st ? st : tt_ctx_save_ints(ctx, name, t->ndim, t->sizes);
+}
+
+static const tt_value *get_value(tt_autograd_ctx *ctx, const char *name,
+                                 tt_value_kind kind, const char *what)
+{
+    for (int i = 0; ctx && name && i < ctx->nvals; i++)
+        if (strcmp(ctx->vals[i].name, name) == 0) {
+            if (ctx->vals[i].v.kind == kind)
+                return &ctx->vals[i].v;
+            tt_error(TT_EINVAL, "%s: the saved value '%s' is not %s",
+                     tt_op_name(ctx->op), name, what);
+            return NULL;
+        }
+    tt_error(TT_ENOTFOUND, "%s: no value named '%s' was saved in setup_context",
+             ctx ? tt_op_name(ctx->op) : "tt_ctx_get", name ? name : "(null)");
+    return NULL;
+}
+
+tt_status tt_ctx_get_ints(tt_autograd_ctx *ctx, const char *name, const int64_t **v, int *n)
+{
+    const tt_value *val = get_value(ctx, name, TT_V_INTS, "an int list");
+    if (!val)
+        return tt_errcode();
+    *v = val->u.ints;
+    *n = val->n;
+    return TT_OK;
+}
+
+tt_status tt_ctx_get_int(tt_autograd_ctx *ctx, const char *name, int64_t *v)
+{
+    const tt_value *val = get_value(ctx, name, TT_V_INT, "an int");
+    if (!val)
+        return tt_errcode();
+    *v = val->u.i;
+    return TT_OK;
+}
+
+tt_status tt_ctx_get_float(tt_autograd_ctx *ctx, const char *name, double *v)
+{
+    const tt_value *val = get_value(ctx, name, TT_V_FLOAT, "a float");
+    if (!val)
+        return tt_errcode();
+    *v = val->u.f;
+    return TT_OK;
+}
+
+bool tt_ctx_needs_input_grad(const tt_autograd_ctx *ctx, int slot)
+{
+    return ctx && slot >= 0 && slot < ctx->nslots && ctx->needs[slot];
+}
+
+int tt_ctx_input_slot(const tt_autograd_ctx *ctx, int arg)
+{
+    return ctx && arg >= 0 && arg <= TT_MAX_ARGS ? ctx->arg_slot[arg] : -1;
+}
+
+int tt_ctx_num_inputs(const tt_autograd_ctx *ctx) { return ctx ? ctx->nslots : 0; }
+const tt_op *tt_ctx_op(const tt_autograd_ctx *ctx) { return ctx ? ctx->op : NULL; }
+
+/* ------------------------------------------------------------ recording */
+
+/* The tensor in input slot `slot` of a call, or NULL. */
+static tt_tensor *slot_tensor(const tt_value *args, int nargs, int slot)
+{
+    for (int i = 0, s = 0; i < nargs; i++) {
+        int n = args[i].kind == TT_V_TENSORS ? args[i].n : 1;
+        if (slot < s + n)
+            return args[i].kind == TT_V_TENSORS ? args[i].u.tensors[slot - s]
+                 : args[i].kind == TT_V_TENSOR ? args[i].u.t : NULL;
+        s += n;
+    }
+    return NULL;
+}
+
+static int count_slots(const tt_value *args, int nargs, int *arg_slot)
+{
+    int s = 0;
+    for (int i = 0; i < nargs; i++) {
+        arg_slot[i] = s;
+        s += args[i].kind == TT_V_TENSORS ? args[i].n : 1;
+    }
+    arg_slot[nargs] = s;
+    return s;
+}
+
 bool tt__autograd_wants(const tt_op *op, const tt_value *args, int nargs)
 {
-    (void)op, (void)args, (void)nargs;
+    (void)op;
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind == TT_V_TENSOR && tt__tensor_requires_grad(args[i].u.t))
+            return true;
+        if (args[i].kind == TT_V_TENSORS)
+            for (int j = 0; j < args[i].n; j++)
+                if (tt__tensor_requires_grad(args[i].u.tensors[j]))
+                    return true;
+    }
     return false;
+}
+
+static tt_status no_autograd_error(const tt_op *op, const tt_value *args, int nargs)
+{
+    const char *arg = "?";
+    for (int i = 0; i < nargs; i++)
+        if (args[i].kind == TT_V_TENSOR && tt__tensor_requires_grad(args[i].u.t)) {
+            arg = tt_schema_arg(op->schema, i)->name;
+            break;
+        }
+    if (op->builtin)
+        return tt_error(TT_EAUTOGRAD, "%s: argument '%s' requires grad, but the op is "
+                                      "not differentiable (it has no derivative); detach "
+                                      "the input or call it under tt_no_grad_begin()",
+                        op->name, arg);
+    return tt_error(TT_EAUTOGRAD,
+                    "%s: argument '%s' requires grad, but the op has no autograd "
+                    "registration, so training through it would give no gradient. "
+                    "Register one with tt_register_autograd(lib, \"%s\", backward, "
+                    "setup_context) (or the spec's .backward/.setup_context), or call "
+                    "the op under tt_no_grad_begin() if no gradient is wanted",
+                    op->name, arg, op->name);
 }
 
 tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
                             tt_value *outs, int nouts)
 {
-    return tt__dispatch_backend(op, args, nargs, outs, nouts);
+    if (!atomic_load(&op->backward))
+        return no_autograd_error(op, args, nargs);
+    /* PyTorch refuses to write in place into a leaf that requires grad:
+     * the leaf's value would no longer be what its gradient is about. */
+    for (int i = 0; i < nargs; i++) {
+        tt_tensor *t = args[i].kind == TT_V_TENSOR ? args[i].u.t : NULL;
+        if ((op->mutated >> i & 1) && t && tt__tensor_requires_grad(t) && tt_is_leaf(t))
+            return tt_error(TT_EAUTOGRAD, "%s: argument '%s' is a leaf tensor that "
+                                          "requires grad and cannot be written in place; "
+                                          "update parameters under tt_no_grad_begin()",
+                            op->name, tt_schema_arg(op->schema, i)->name);
+    }
+    tt_status st = tt__dispatch_backend(op, args, nargs, outs, nouts);
+    if (st)
+        return st;
+
+    node *n = tt__calloc(1, sizeof *n);
+    if (!n)
+        goto oom;
+    atomic_init(&n->refcnt, 1);
+    n->seq = atomic_fetch_add(&next_seq, 1);
+    n->op = op;
+    n->backward = atomic_load(&op->backward);
+    n->ctx.op = op;
+    n->ctx.nslots = count_slots(args, nargs, n->ctx.arg_slot);
+    n->ctx.needs = tt__calloc((size_t)(n->ctx.nslots ? n->ctx.nslots : 1), sizeof(bool));
+    n->edges = tt__calloc((size_t)(n->ctx.nslots ? n->ctx.nslots : 1), sizeof(edge));
+    if (!n->ctx.needs || !n->edges)
+        goto oom;
+    for (int s = 0; s < n->ctx.nslots; s++) {
+        tt_tensor *t = slot_tensor(args, nargs, s);
+        if (!tt__tensor_requires_grad(t))
+            continue;
+        edge *e = &n->edges[s];
+        n->ctx.needs[s] = true;
+        e->ndim = t->ndim;
+        memcpy(e->sizes, t->sizes, sizeof e->sizes);
+        e->dtype = (tt_dtype)t->dtype;
+        if (t->autograd && t->autograd->grad_fn) {
+            e->fn = node_retain(t->autograd->grad_fn);
+            e->output_nr = t->autograd->output_nr;
+        } else {
+            e->leaf = tt_retain(t);
+        }
+    }
+    if (op->setup_context) {
+        tt__autograd_off++;
+        st = op->setup_context(&n->ctx, args, nargs, outs, nouts);
+        tt__autograd_off--;
+        if (st) {
+            if (tt_errcode() == TT_OK)
+                tt_error(st, "%s: setup_context failed (%s)", op->name, tt_status_name(st));
+            goto fail;
+        }
+    }
+    n->nout = nouts;
+    for (int j = 0; j < nouts; j++) {
+        tt_tensor *t = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
+        if (!t)
+            continue;
+        n->outs[j] = (out_meta){t->ndim, {0}, (tt_dtype)t->dtype, t->storage->fake};
+        memcpy(n->outs[j].sizes, t->sizes, sizeof n->outs[j].sizes);
+        if (!tt_dtype_is_float((tt_dtype)t->dtype))
+            continue; /* argmax, comparisons: nothing to differentiate */
+        struct tt_autograd_meta *m = meta_of(t);
+        if (!m)
+            goto oom;
+        /* An in-place op returns its input: its history now ends here. */
+        if (m->grad_fn)
+            node_release(m->grad_fn);
+        m->grad_fn = node_retain(n);
+        m->output_nr = j;
+        t->flags |= TT_TF_REQUIRES_GRAD;
+    }
+    node_release(n); /* the outputs hold it now */
+    return TT_OK;
+oom:
+    st = tt_errcode() ? tt_errcode() : TT_ENOMEM;
+fail:
+    if (n)
+        node_release(n);
+    for (int j = 0; j < nouts; j++)
+        tt_value_clear(&outs[j]);
+    return st;
+}
+
+/* ----------------------------------------------------------------- engine */
+
+/* Calls a built-in op by name (the engine lives below ops/, so it finds
+ * them in the registry like any user would). */
+static tt_tensor *call_op(const char *name, const tt_value *args, int nargs)
+{
+    const tt_op *op = tt_op_find(name);
+    return op ? tt_op_call1(op, args, nargs) : NULL;
+}
+
+static tt_tensor *zeros_of(const out_meta *m)
+{
+    tt_tensor *z = tt__empty_impl(m->ndim, m->sizes, NULL, m->dtype, m->fake);
+    if (z && !m->fake && tt__fill_raw(z, 0))
+        z = tt_release(z);
+    return z;
+}
+
+/* Brings a gradient to the input's shape and dtype: a gradient of the
+ * broadcast shape is summed back down (so a backward formula need not
+ * know about broadcasting), as PyTorch's validate_outputs does. */
+static tt_tensor *fit_grad(const tt_op *op, int slot, tt_tensor *g, const edge *e)
+{
+    bool same = g->ndim == e->ndim &&
+                memcmp(g->sizes, e->sizes, sizeof(tt_size) * (size_t)e->ndim) == 0;
+    if (!same) {
+        /* Expandable: e's shape broadcasts to g's. */
+        bool ok = e->ndim <= g->ndim;
+        int64_t dims[TT_MAX_DIMS];
+        int nd = 0, lead = g->ndim - e->ndim;
+        for (int d = 0; ok && d < g->ndim; d++) {
+            if (d < lead) {
+                dims[nd++] = d;
+            } else if (e->sizes[d - lead] != g->sizes[d]) {
+                ok = e->sizes[d - lead] == 1;
+                dims[nd++] = d;
+            }
+        }
+        if (!ok) {
+            char a[256], b[256];
+            tt_tensor shape;
+            memset(&shape, 0, sizeof shape);
+            shape.ndim = (int8_t)e->ndim;
+            memcpy(shape.sizes, e->sizes, sizeof shape.sizes);
+            tt_error(TT_ESHAPE, "%s: the backward returned a gradient of shape %s for "
+                                "input %d, which has shape %s", tt_op_name(op),
+                     tt_shape_str(g, a, sizeof a), slot, tt_shape_str(&shape, b, sizeof b));
+            tt_release(g);
+            return NULL;
+        }
+        tt_tensor *s = call_op("tt::sum.dim_IntList",
+                               TT_ARGS(tt_v_tensor(g), tt_v_ints(nd, dims), tt_v_bool(true)));
+        tt_release(g);
+        if (!s)
+            return NULL;
+        g = tt_reshape(s, e->ndim, e->sizes);
+        tt_release(s);
+        if (!g)
+            return NULL;
+    }
+    if ((tt_dtype)g->dtype != e->dtype) {
+        tt_tensor *c = tt_to_dtype(g, e->dtype);
+        tt_release(g);
+        g = c;
+    }
+    return g;
+}
+
+/* Adds g into *slot (taking g). */
+static tt_status accumulate(tt_tensor **slot, tt_tensor *g)
+{
+    if (!*slot) {
+        *slot = g;
+        return TT_OK;
+    }
+    tt_tensor *sum = call_op("tt::add.Tensor", TT_ARGS(tt_v_tensor(*slot), tt_v_tensor(g)));
+    tt_release(g);
+    if (!sum)
+        return tt_errcode();
+    tt_release(*slot);
+    *slot = sum;
+    return TT_OK;
+}
+
+/* Into a leaf's .grad: the first gradient is kept (cloned unless nothing
+ * else holds it), later ones are added in place, as PyTorch's
+ * AccumulateGrad does outside create_graph. */
+static tt_status accumulate_leaf(tt_tensor *leaf, tt_tensor *g)
+{
+    struct tt_autograd_meta *m = meta_of(leaf);
+    if (!m) {
+        tt_release(g);
+        return tt_errcode();
+    }
+    if (!m->grad) {
+        if (atomic_load(&g->refcnt) == 1 && (g->flags & TT_TF_CONTIGUOUS)) {
+            m->grad = g;
+            return TT_OK;
+        }
+        m->grad = tt_clone(g);
+        tt_release(g);
+        return m->grad ? TT_OK : tt_errcode();
+    }
+    const tt_op *add_ = tt_op_find("tt::add_.Tensor");
+    tt_value out;
+    tt_status st = add_ ? tt_op_call(add_, TT_ARGS(tt_v_tensor(m->grad), tt_v_tensor(g)), &out, 1)
+                        : tt_errcode();
+    if (!st)
+        tt_value_clear(&out);
+    tt_release(g);
+    return st;
+}
+
+typedef struct {
+    node **v;
+    int n, cap;
+} node_list;
+
+static bool list_push(node_list *l, node *n)
+{
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 64;
+        node **nv = tt__realloc(l->v, sizeof *nv * (size_t)l->cap, sizeof *nv * (size_t)nc);
+        if (!nv)
+            return false;
+        l->v = nv;
+        l->cap = nc;
+    }
+    l->v[l->n++] = n;
+    return true;
+}
+
+static int by_seq_desc(const void *a, const void *b)
+{
+    uint64_t x = (*(node *const *)a)->seq, y = (*(node *const *)b)->seq;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* What tt_grad asks for: the gradient reaching a leaf, or reaching a
+ * non-leaf tensor's (node, output). */
+typedef struct {
+    tt_tensor *leaf;
+    node *fn;
+    int output_nr;
+    tt_tensor *grad;
+} capture;
+
+static tt_status check_saved(const node *n)
+{
+    const tt_autograd_ctx *c = &n->ctx;
+    if (c->freed)
+        return tt_error(TT_EAUTOGRAD, "%s: trying to backward through the graph a second "
+                                      "time; its saved tensors were freed after the first "
+                                      "backward", tt_op_name(n->op));
+    for (int i = 0; i < c->nsaved; i++) {
+        tt_tensor *t = c->saved[i];
+        if (t && tt_version(t) != c->versions[i]) {
+            char d[300];
+            return tt_error(TT_EAUTOGRAD,
+                            "%s: one of the tensors needed for gradient computation has "
+                            "been modified by an in-place operation: saved tensor #%d "
+                            "(%s) is at version %llu; expected version %llu",
+                            tt_op_name(n->op), i, tt_describe(t, d, sizeof d),
+                            (unsigned long long)tt_version(t),
+                            (unsigned long long)c->versions[i]);
+        }
+    }
+    return TT_OK;
+}
+
+static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_leaves)
+{
+    tt_tensor *grads[TT_MAX_RETURNS];
+    tt_tensor **gin = NULL;
+    tt_status st = check_saved(n);
+    for (int j = 0; j < n->nout; j++)
+        grads[j] = NULL;
+    for (int j = 0; !st && j < n->nout; j++) {
+        grads[j] = n->buf[j] ? tt_retain(n->buf[j]) : zeros_of(&n->outs[j]);
+        if (!grads[j])
+            st = tt_errcode();
+    }
+    if (!st) {
+        gin = tt__calloc((size_t)(n->ctx.nslots ? n->ctx.nslots : 1), sizeof *gin);
+        st = gin ? TT_OK : tt_errcode();
+    }
+    if (!st) {
+        tt_clear_error();
+        st = n->backward(&n->ctx, grads, n->nout, gin, n->ctx.nslots);
+        if (st && tt_errcode() == TT_OK)
+            tt_error(st, "%s: the backward failed (%s) without a message",
+                     tt_op_name(n->op), tt_status_name(st));
+    }
+    for (int s = 0; gin && s < n->ctx.nslots; s++) {
+        tt_tensor *g = gin[s];
+        gin[s] = NULL;
+        edge *e = &n->edges[s];
+        if (!g)
+            continue;
+        if (st || !n->ctx.needs[s]) {
+            tt_release(g);
+            continue;
+        }
+        if (!(g = fit_grad(n->op, s, g, e))) {
+            st = tt_errcode();
+            continue;
+        }
+        if (e->fn) {
+            st = accumulate(&e->fn->buf[e->output_nr], g);
+            continue;
+        }
+        bool captured = false;
+        for (int c = 0; c < ncaps && !st; c++)
+            if (caps[c].leaf == e->leaf) {
+                st = accumulate(&caps[c].grad, tt_retain(g));
+                captured = true;
+            }
+        if (!st && accumulate_leaves && !captured)
+            st = accumulate_leaf(e->leaf, g);
+        else
+            tt_release(g);
+    }
+    tt__free(gin);
+    for (int j = 0; j < n->nout; j++)
+        tt_release(grads[j]);
+    return st;
+}
+
+/* Runs the graph above the roots. root_grads are taken. */
+static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **root_grads,
+                            capture *caps, int ncaps, bool accumulate_leaves)
+{
+    static _Atomic uint64_t visit_mark;
+    uint64_t mark = atomic_fetch_add(&visit_mark, 1) + 1;
+    node_list all = {0};
+    tt_status st = TT_OK;
+    /* Collect every node reachable from the roots. */
+    for (int r = 0; r < nroots && !st; r++) {
+        node *n = roots[r]->autograd ? roots[r]->autograd->grad_fn : NULL;
+        if (n && n->visit != mark) {
+            n->visit = mark;
+            if (!list_push(&all, n))
+                st = tt_errcode();
+        }
+    }
+    for (int i = 0; i < all.n && !st; i++)
+        for (int s = 0; s < all.v[i]->ctx.nslots && !st; s++) {
+            node *in = all.v[i]->edges[s].fn;
+            if (in && in->visit != mark) {
+                in->visit = mark;
+                if (!list_push(&all, in))
+                    st = tt_errcode();
+            }
+        }
+    qsort(all.v, (size_t)all.n, sizeof *all.v, by_seq_desc);
+    /* Seed the roots' gradients; a root that is itself a leaf is a
+     * capture or accumulates directly. */
+    for (int r = 0; r < nroots; r++) {
+        tt_tensor *g = root_grads[r];
+        root_grads[r] = NULL;
+        node *n = roots[r]->autograd ? roots[r]->autograd->grad_fn : NULL;
+        if (st) {
+            tt_release(g);
+        } else if (n) {
+            st = accumulate(&n->buf[roots[r]->autograd->output_nr], g);
+        } else {
+            bool captured = false;
+            for (int c = 0; c < ncaps && !st; c++)
+                if (caps[c].leaf == roots[r]) {
+                    st = accumulate(&caps[c].grad, tt_retain(g));
+                    captured = true;
+                }
+            if (!st && accumulate_leaves && !captured)
+                st = accumulate_leaf(roots[r], g);
+            else
+                tt_release(g);
+        }
+    }
+    tt__scope_suspend();
+    no_grad_depth++;
+    sync_grad_flag();
+    for (int i = 0; i < all.n && !st; i++) {
+        node *n = all.v[i];
+        for (int c = 0; c < ncaps && !st; c++)
+            if (caps[c].fn == n && n->buf[caps[c].output_nr])
+                st = accumulate(&caps[c].grad, tt_retain(n->buf[caps[c].output_nr]));
+        if (!st)
+            st = run_node(n, caps, ncaps, accumulate_leaves);
+        for (int j = 0; j < TT_MAX_RETURNS; j++)
+            n->buf[j] = tt_release(n->buf[j]);
+        ctx_clear_saved(&n->ctx);
+    }
+    no_grad_depth--;
+    sync_grad_flag();
+    tt__scope_resume();
+    for (int i = 0; i < all.n; i++)
+        for (int j = 0; j < TT_MAX_RETURNS; j++)
+            all.v[i]->buf[j] = tt_release(all.v[i]->buf[j]);
+    tt__free(all.v);
+    return st;
+}
+
+static tt_tensor *ones_like_root(const char *fn, const tt_tensor *t)
+{
+    if (tt_numel(t) != 1) {
+        char s[256];
+        tt_error(TT_EAUTOGRAD, "%s: a gradient can be implicitly created only for "
+                               "one-element outputs (got shape %s); pass the gradient "
+                               "explicitly", fn, tt_shape_str(t, s, sizeof s));
+        return NULL;
+    }
+    tt_tensor *o = tt__empty_impl(t->ndim, t->sizes, NULL, (tt_dtype)t->dtype,
+                                  t->storage->fake);
+    if (o && !t->storage->fake && tt__fill_raw(o, 1))
+        o = tt_release(o);
+    return o;
+}
+
+static tt_status check_root(const char *fn, int i, const tt_tensor *t, const tt_tensor *g)
+{
+    tt_status st = TT_CHECK_TENSOR(fn, "outputs", t);
+    if (st)
+        return st;
+    if (!tt__tensor_requires_grad(t))
+        return tt_error(TT_EAUTOGRAD, "%s: element %d of the outputs does not require "
+                                      "grad and has no grad_fn (was it computed under "
+                                      "no-grad, or from tensors that do not require grad?)",
+                        fn, i);
+    if (g && (g->ndim != t->ndim ||
+              memcmp(g->sizes, t->sizes, sizeof(tt_size) * (size_t)t->ndim) != 0)) {
+        char a[256], b[256];
+        return tt_error(TT_ESHAPE, "%s: the gradient for output %d has shape %s, but the "
+                                   "output has shape %s", fn, i, tt_shape_str(g, a, sizeof a),
+                        tt_shape_str(t, b, sizeof b));
+    }
+    return TT_OK;
+}
+
+tt_status tt_backward(tt_tensor *loss, const tt_tensor *grad)
+{
+    const char *fn = "tt_backward";
+    tt_status st = check_root(fn, 0, loss, grad);
+    if (st)
+        return st;
+    tt__scope_suspend();
+    tt_tensor *g = grad ? tt_retain((tt_tensor *)grad) : ones_like_root(fn, loss);
+    tt__scope_resume();
+    if (!g)
+        return tt_errcode();
+    return run_engine(1, &loss, &g, NULL, 0, true);
+}
+
+tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_outputs,
+                  int nin, tt_tensor *const *inputs, tt_tensor **grads_out)
+{
+    const char *fn = "tt_grad";
+    if (nout < 1 || nin < 0 || !outputs || (nin > 0 && (!inputs || !grads_out)) ||
+        nout > 64 || nin > 256)
+        return tt_error(TT_EINVAL, "%s: expects 1 to 64 outputs and 0 to 256 inputs with "
+                                   "their arrays", fn);
+    for (int i = 0; i < nin; i++)
+        grads_out[i] = NULL;
+    for (int i = 0; i < nout; i++) {
+        tt_status st = check_root(fn, i, outputs[i], grad_outputs ? grad_outputs[i] : NULL);
+        if (st)
+            return st;
+    }
+    for (int i = 0; i < nin; i++) {
+        tt_status st = TT_CHECK_TENSOR(fn, "inputs", inputs[i]);
+        if (!st && !tt__tensor_requires_grad(inputs[i]))
+            st = tt_error(TT_EAUTOGRAD, "%s: input %d does not require grad", fn, i);
+        if (st)
+            return st;
+    }
+    capture caps[256];
+    tt_tensor *roots_g[64];
+    for (int i = 0; i < nin; i++) {
+        tt_tensor *t = inputs[i];
+        bool leaf = tt_is_leaf(t);
+        caps[i] = (capture){leaf ? t : NULL, leaf ? NULL : t->autograd->grad_fn,
+                            leaf ? 0 : t->autograd->output_nr, NULL};
+    }
+    tt_status st = TT_OK;
+    tt__scope_suspend();
+    for (int i = 0; i < nout; i++) {
+        roots_g[i] = NULL;
+        if (!st) {
+            roots_g[i] = grad_outputs && grad_outputs[i] ? tt_retain(grad_outputs[i])
+                                                         : ones_like_root(fn, outputs[i]);
+            if (!roots_g[i])
+                st = tt_errcode();
+        }
+    }
+    tt__scope_resume();
+    if (st) {
+        for (int i = 0; i < nout; i++)
+            tt_release(roots_g[i]);
+        return st;
+    }
+    st = run_engine(nout, outputs, roots_g, caps, nin, false);
+    for (int i = 0; i < nin; i++) {
+        if (!st && !caps[i].grad) {
+            /* Unreached: zeros of the input's shape. */
+            tt__scope_suspend();
+            out_meta m = {inputs[i]->ndim, {0}, (tt_dtype)inputs[i]->dtype,
+                          inputs[i]->storage->fake};
+            memcpy(m.sizes, inputs[i]->sizes, sizeof m.sizes);
+            caps[i].grad = zeros_of(&m);
+            tt__scope_resume();
+            if (!caps[i].grad)
+                st = tt_errcode();
+        }
+    }
+    for (int i = 0; i < nin; i++) {
+        if (st)
+            tt_release(caps[i].grad);
+        else if (tt__scope_add(caps[i].grad))
+            grads_out[i] = caps[i].grad;
+        else {
+            st = tt_errcode();
+            tt_release(caps[i].grad);
+        }
+    }
+    if (st)
+        for (int i = 0; i < nin; i++)
+            grads_out[i] = tt_release(grads_out[i]);
+    return st;
 }

@@ -227,3 +227,19 @@ tt_status tt_return_value(tt_frame *f, int i, tt_value v)
     f->outs[i] = v;
     return TT_OK;
 }
+
+/* ------------------------------------------------------ fake-kernel context */
+
+bool tt_frame_is_fake(const tt_frame *f) { return f && f->fake; }
+
+tt_size tt_frame_new_dynamic_size(tt_frame *f)
+{
+    if (!f || !f->fake) {
+        tt_error(TT_EINVAL, "%s: tt_frame_new_dynamic_size can only be called in a "
+                            "fake kernel (a real kernel knows its sizes)",
+                 f ? f->op->name : "tt_frame_new_dynamic_size");
+        return 0;
+    }
+    /* Unbacked: no example value exists until the real kernel runs. */
+    return tt_sym_new("u", -1);
+}

@@ -582,4 +582,7 @@ bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts);
 #ifdef __cplusplus
 }
 #endif
+
+#include "tt_autograd.h"
+
 #endif /* TT_RUNTIME_H */
