@@ -270,18 +270,19 @@ done:
 
 typedef enum {
     UN_NEG, UN_EXP, UN_LOG, UN_SQRT, UN_RSQRT, UN_SIN, UN_COS, UN_TANH,
-    UN_SIGMOID, UN_RELU, UN_GELU, UN_ABS, UN_COUNT
+    UN_SIGMOID, UN_RELU, UN_GELU, UN_ABS, UN_SIGN, UN_COUNT
 } unop;
 
 static const char *const un_names[UN_COUNT] = {
     "tt::neg", "tt::exp", "tt::log", "tt::sqrt", "tt::rsqrt", "tt::sin",
     "tt::cos", "tt::tanh", "tt::sigmoid", "tt::relu", "tt::gelu", "tt::abs",
+    "tt::sign",
 };
 
 /* Ops whose integer inputs give a float result (PyTorch's int-to-float). */
 static bool un_floating(unop op)
 {
-    return op != UN_NEG && op != UN_RELU && op != UN_ABS;
+    return op != UN_NEG && op != UN_RELU && op != UN_ABS && op != UN_SIGN;
 }
 
 #define UNARY_LOOP(NAME, T, EXPR)                                              \
@@ -315,7 +316,8 @@ static bool un_floating(unop op)
     UNARY_LOOP(sigmoid_##SUF, T, (T)1 / ((T)1 + exp##F(-a)))                   \
     UNARY_LOOP(relu_##SUF, T, a > 0 ? a : (T)0)                                \
     UNARY_LOOP(gelu_##SUF, T, (T)0.5 * a * ((T)1 + erf##F(a * (T)0.70710678118654752440))) \
-    UNARY_LOOP(abs_##SUF, T, fabs##F(a))
+    UNARY_LOOP(abs_##SUF, T, fabs##F(a))                                      \
+    UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))
 
 FLOAT_UNARY(f32, float, f)
 FLOAT_UNARY(f64, double, )
@@ -323,23 +325,29 @@ FLOAT_UNARY(f64, double, )
 #define INT_UNARY(SUF, T)                                                      \
     UNARY_LOOP(neg_##SUF, T, -a)                                               \
     UNARY_LOOP(relu_##SUF, T, a > 0 ? a : 0)                                   \
-    UNARY_LOOP(abs_##SUF, T, a < 0 ? -a : a)
+    UNARY_LOOP(abs_##SUF, T, a < 0 ? -a : a)                                   \
+    UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))
 
 INT_UNARY(i64, int64_t)
 INT_UNARY(i32, int32_t)
 UNARY_LOOP(neg_u8, uint8_t, -a)
 UNARY_LOOP(relu_u8, uint8_t, a)
 UNARY_LOOP(abs_u8, uint8_t, a)
+UNARY_LOOP(sign_u8, uint8_t, a > 0)
 UNARY_LOOP(abs_b8, bool, a)
+UNARY_LOOP(sign_b8, bool, a)
 
 #define FROW(SUF)                                                              \
     {neg_##SUF, exp_##SUF, log_##SUF, sqrt_##SUF, rsqrt_##SUF, sin_##SUF,      \
-     cos_##SUF, tanh_##SUF, sigmoid_##SUF, relu_##SUF, gelu_##SUF, abs_##SUF}
+     cos_##SUF, tanh_##SUF, sigmoid_##SUF, relu_##SUF, gelu_##SUF, abs_##SUF, \
+     sign_##SUF}
 #define IROW(SUF)                                                              \
-    {[UN_NEG] = neg_##SUF, [UN_RELU] = relu_##SUF, [UN_ABS] = abs_##SUF}
+    {[UN_NEG] = neg_##SUF, [UN_RELU] = relu_##SUF, [UN_ABS] = abs_##SUF,      \
+     [UN_SIGN] = sign_##SUF}
 static const tt_loop_fn un_loops[TT_DTYPE_COUNT][UN_COUNT] = {
     [TT_F32] = FROW(f32), [TT_F64] = FROW(f64), [TT_I64] = IROW(i64),
-    [TT_I32] = IROW(i32), [TT_U8] = IROW(u8), [TT_BOOL] = {[UN_ABS] = abs_b8},
+    [TT_I32] = IROW(i32), [TT_U8] = IROW(u8),
+    [TT_BOOL] = {[UN_ABS] = abs_b8, [UN_SIGN] = sign_b8},
 };
 
 /* Runs `op` on a into `out` (NULL: allocate like a). */
@@ -595,30 +603,403 @@ static tt_status zero_kernel(tt_frame *f)
     return st ? st : tt_return_self(f, 0, 0);
 }
 
-#define BIN(sch) {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel}
-#define UN(sch) {.schema = sch, .kernel = unary_kernel, .fake = unary_kernel}
+/* gelu's derivative as an op of its own (as aten's gelu_backward), so the
+ * backward of gelu stays one node in a traced graph. */
+typedef struct {
+    tt_dtype dt;
+} gelu_ctx;
+
+static void gelu_backward_loop(char **d, const int64_t *s, int64_t n, void *vctx)
+{
+    tt_dtype dt = ((const gelu_ctx *)vctx)->dt;
+    for (int64_t k = 0; k < n; k++) {
+        double g = tt__load(d[1] + k * s[1], dt), x = tt__load(d[2] + k * s[2], dt);
+        double cdf = 0.5 * (1 + erf(x * 0.70710678118654752440));
+        double pdf = exp(-0.5 * x * x) * 0.39894228040143267794; /* 1/sqrt(2 pi) */
+        tt__store(d[0] + k * s[0], dt, g * (cdf + x * pdf));
+    }
+}
+
+static tt_status gelu_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)))
+        return st;
+    const tt_tensor *ins[2] = {g, x};
+    int nd;
+    tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
+    if (tt__broadcast("tt::gelu_backward", 2, ins, (const char *[]){"grad_output", "self"},
+                      (const int[]){1, 2}, &nd, sizes))
+        return tt_errcode();
+    tt_dtype dt = tt__result_type(2, ins, 0, NULL);
+    if (!tt_dtype_is_float(dt))
+        return tt_frame_fail(f, TT_EDTYPE, "expects floating point tensors, got %s",
+                             tt_dtype_name(dt));
+    tt__elementwise_strides(2, ins, nd, sizes, strides);
+    bool fake = tt__any_fake(2, ins);
+    tt_tensor *out = tt__ops_new(fake, nd, sizes, strides, dt);
+    if (!out)
+        return tt_errcode();
+    if (!fake && tt_numel(out) > 0) {
+        tt_tensor *cg = as_dtype(g, dt), *cx = cg ? as_dtype(x, dt) : NULL;
+        st = cx ? TT_OK : tt_errcode();
+        if (!st) {
+            tt_tensor xg, xx;
+            tt__broadcast_alias(&xg, cg, nd, sizes);
+            tt__broadcast_alias(&xx, cx, nd, sizes);
+            gelu_ctx c = {dt};
+            st = tt_for_each(3, (tt_tensor *[]){out, &xg, &xx}, gelu_backward_loop, &c);
+        }
+        tt_release(cg);
+        tt_release(cx);
+        if (st) {
+            tt_release(out);
+            return st;
+        }
+    }
+    return tt_return(f, 0, out);
+}
+
+/* ------------------------------------------------------------ derivatives */
+
+/* Backward rules, written with ops so that a tracer records the backward
+ * pass like the forward one. A gradient of the broadcast shape is summed
+ * back to each input's shape by the engine, so no rule here deals with
+ * broadcasting. Slots are argument positions. */
+
+#define NEED(i) tt_ctx_needs_input_grad(ctx, (i))
+#define SAVED(i) tt_ctx_saved(ctx, (i))
+
+/* Calls a built-in by name (through the dispatcher, so it is traced). */
+static tt_tensor *op_tv(const char *name, const tt_op **cache, const tt_tensor *a, double v)
+{
+    tt_value sv = v == floor(v) && fabs(v) < 9e15 ? tt_v_int((int64_t)v) : tt_v_float(v);
+    return tt__call_builtin(name, cache, TT_ARGS(tt_v_tensor(a), sv));
+}
+
+static tt_tensor *gt_scalar(const tt_tensor *a, double v)
+{
+    static const tt_op *c;
+    return op_tv("tt::gt.Scalar", &c, a, v);
+}
+
+static tt_tensor *ge_scalar(const tt_tensor *a, double v)
+{
+    static const tt_op *c;
+    return op_tv("tt::ge.Scalar", &c, a, v);
+}
+
+static tt_tensor *le_scalar(const tt_tensor *a, double v)
+{
+    static const tt_op *c;
+    return op_tv("tt::le.Scalar", &c, a, v);
+}
+
+static tt_tensor *eq_scalar(const tt_tensor *a, double v)
+{
+    static const tt_op *c;
+    return op_tv("tt::eq.Scalar", &c, a, v);
+}
+
+static tt_tensor *sign_of(const tt_tensor *a)
+{
+    static const tt_op *c;
+    return tt__call_builtin("tt::sign", &c, TT_ARGS(tt_v_tensor(a)));
+}
+
+/* Sets gi[slot] = value unless the slot needs no gradient; a NULL value
+ * (a failed op) is an error. */
+static tt_status put(tt_autograd_ctx *ctx, tt_tensor **gi, int slot, tt_tensor *value)
+{
+    if (!NEED(slot)) {
+        tt_release(value);
+        return TT_OK;
+    }
+    gi[slot] = value;
+    return value ? TT_OK : tt_errcode();
+}
+
+/* Saves every tensor argument and the output, in that order. */
+static tt_status save_all(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                          const tt_value *out, int nout)
+{
+    tt_tensor *ts[4];
+    int n = 0;
+    for (int i = 0; i < nin && n < 3; i++)
+        if (in[i].kind == TT_V_TENSOR)
+            ts[n++] = in[i].u.t;
+    if (nout > 0 && out[0].kind == TT_V_TENSOR)
+        ts[n++] = out[0].u.t;
+    return tt_ctx_save_for_backward(ctx, n, ts);
+}
+
+/* Saves the Scalar argument `arg` (other, alpha, exponent) as "s". */
+static tt_status save_scalar_arg(tt_autograd_ctx *ctx, const tt_value *in, int arg)
+{
+    double v = in[arg].kind == TT_V_FLOAT ? in[arg].u.f
+             : in[arg].kind == TT_V_BOOL ? in[arg].u.b : (double)in[arg].u.i;
+    return tt_ctx_save_float(ctx, "s", v);
+}
+
+static tt_status setup_alpha(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                             const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    return save_scalar_arg(ctx, in, 2);
+}
+
+static tt_status setup_scalar_other(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                    const tt_value *out, int nout)
+{
+    tt_status st = save_scalar_arg(ctx, in, 1);
+    return st ? st : save_all(ctx, in, nin, out, nout);
+}
+
+/* add/sub.Tensor and their in-place forms: d/dself = g, d/dother = +-alpha g. */
+static tt_status add_sub_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                  tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    double alpha;
+    tt_status st = tt_ctx_get_float(ctx, "s", &alpha);
+    if (st)
+        return st;
+    if (strncmp(tt_op_name(tt_ctx_op(ctx)), "tt::sub", 7) == 0)
+        alpha = -alpha;
+    if ((st = put(ctx, gi, 0, tt_retain(g[0]))))
+        return st;
+    return put(ctx, gi, 1, alpha == 1 ? tt_retain(g[0]) : tt_mul_scalar(g[0], alpha));
+}
+
+/* add/sub.Scalar: only self is a tensor. */
+static tt_status pass_through_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                       tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    return put(ctx, gi, 0, tt_retain(g[0]));
+}
+
+static tt_status mul_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                              tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_status st = put(ctx, gi, 0, NEED(0) ? tt_mul(g[0], SAVED(1)) : NULL);
+    return st ? st : put(ctx, gi, 1, NEED(1) ? tt_mul(g[0], SAVED(0)) : NULL);
+}
+
+/* mul.Scalar, mul_.Scalar: d/dself = other * g. */
+static tt_status mul_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                     tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    double v;
+    tt_status st = tt_ctx_get_float(ctx, "s", &v);
+    return st ? st : put(ctx, gi, 0, tt_mul_scalar(g[0], v));
+}
+
+static tt_status div_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                     tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    double v;
+    tt_status st = tt_ctx_get_float(ctx, "s", &v);
+    return st ? st : put(ctx, gi, 0, tt_div_scalar(g[0], v));
+}
+
+/* div and div_: d/dself = g / other, d/dother = -g * out / other (for
+ * div_, `out` is self after the write, which is what was saved). */
+static tt_status div_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                              tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *other = SAVED(1), *out = SAVED(2);
+    tt_status st = put(ctx, gi, 0, NEED(0) ? tt_div(g[0], other) : NULL);
+    if (st || !NEED(1))
+        return st;
+    tt_scope_begin();
+    tt_tensor *r = tt_neg(tt_div(tt_mul(g[0], out), other));
+    tt_keep(r);
+    tt_scope_end();
+    return put(ctx, gi, 1, r);
+}
+
+/* pow.Tensor_Scalar: d/dself = e * self^(e-1) * g (zeros when e == 0). */
+static tt_status pow_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                     tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    double e;
+    tt_status st = tt_ctx_get_float(ctx, "s", &e);
+    if (st)
+        return st;
+    if (e == 0)
+        return put(ctx, gi, 0, tt_mul_scalar(g[0], 0.0));
+    tt_scope_begin();
+    tt_tensor *r = tt_mul(g[0], tt_mul_scalar(tt_pow_scalar(SAVED(0), e - 1), e));
+    tt_keep(r);
+    tt_scope_end();
+    return put(ctx, gi, 0, r);
+}
+
+/* pow.Tensor_Tensor: d/dself as above with a tensor exponent; d/dexp =
+ * g * out * log(self), zero where self == 0 (PyTorch's convention). */
+static tt_status pow_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                              tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *self = SAVED(0), *ex = SAVED(1), *out = SAVED(2);
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    if (NEED(0)) {
+        tt_tensor *r = tt_mul(g[0], tt_mul(ex, tt_pow(self, tt_sub_scalar(ex, 1))));
+        st = put(ctx, gi, 0, tt_keep(r));
+    }
+    if (!st && NEED(1)) {
+        tt_tensor *term = tt_mul(g[0], tt_mul(out, tt_log(self)));
+        tt_tensor *zero = tt_scalar(0, tt_dtype_of(term ? term : g[0]));
+        tt_tensor *r = tt_where(eq_scalar(self, 0), zero, term);
+        st = put(ctx, gi, 1, tt_keep(r));
+    }
+    tt_scope_end();
+    return st;
+}
+
+/* Unary rules on the saved input (slot 0 of the saved list) or output
+ * (slot 1). */
+static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *x = SAVED(0), *y = SAVED(1), *r = NULL;
+    const char *name = tt_op_name(tt_ctx_op(ctx));
+    static const tt_op *gelu_bw;
+    unop op = unop_of(tt_ctx_op(ctx));
+    tt_scope_begin();
+    switch (op) {
+    case UN_NEG: r = tt_neg(g[0]); break;
+    case UN_EXP: r = tt_mul(g[0], y); break;
+    case UN_LOG: r = tt_div(g[0], x); break;
+    case UN_SQRT: r = tt_div(g[0], tt_mul_scalar(y, 2)); break;
+    case UN_RSQRT: r = tt_mul(g[0], tt_mul_scalar(tt_pow_scalar(y, 3), -0.5)); break;
+    case UN_SIN: r = tt_mul(g[0], tt_cos(x)); break;
+    case UN_COS: r = tt_mul(g[0], tt_neg(tt_sin(x))); break;
+    case UN_TANH: r = tt_mul(g[0], tt_add_scalar(tt_neg(tt_mul(y, y)), 1)); break;
+    case UN_SIGMOID: r = tt_mul(g[0], tt_mul(y, tt_add_scalar(tt_neg(y), 1))); break;
+    case UN_RELU: r = tt_mul(g[0], gt_scalar(y, 0)); break;
+    case UN_GELU:
+        r = tt__call_builtin("tt::gelu_backward", &gelu_bw,
+                             TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(x)));
+        break;
+    case UN_ABS: r = tt_mul(g[0], sign_of(x)); break;
+    default:
+        tt_scope_end();
+        return tt_error(TT_EINTERNAL, "%s: no derivative rule", name);
+    }
+    tt_keep(r);
+    tt_scope_end();
+    return put(ctx, gi, 0, r);
+}
+
+/* clamp: the gradient passes where min <= self <= max. */
+static tt_status setup_clamp(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                             const tt_value *out, int nout)
+{
+    tt_status st = TT_OK;
+    for (int i = 1; i <= 2 && !st; i++)
+        if (in[i].kind != TT_V_NONE)
+            st = tt_ctx_save_float(ctx, i == 1 ? "min" : "max",
+                                   in[i].kind == TT_V_FLOAT ? in[i].u.f : (double)in[i].u.i);
+    return st ? st : save_all(ctx, in, nin, out, nout);
+}
+
+static tt_status clamp_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    double lo, hi;
+    bool has_lo = tt_ctx_get_float(ctx, "min", &lo) == TT_OK;
+    bool has_hi = tt_ctx_get_float(ctx, "max", &hi) == TT_OK;
+    tt_clear_error();
+    tt_tensor *x = SAVED(0);
+    tt_scope_begin();
+    tt_tensor *mask = has_lo ? ge_scalar(x, lo) : NULL;
+    if (has_hi)
+        mask = mask ? tt_mul(mask, le_scalar(x, hi)) : le_scalar(x, hi);
+    tt_tensor *r = tt_keep(tt_mul(g[0], mask));
+    tt_scope_end();
+    return put(ctx, gi, 0, r);
+}
+
+/* where: the gradient goes to self where the condition holds, to other
+ * elsewhere. */
+static tt_status where_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *to_self = tt_mul(g[0], SAVED(0));
+    if (!to_self)
+        return tt_errcode();
+    tt_status st = NEED(2) ? put(ctx, gi, 2, tt_sub(g[0], to_self)) : TT_OK;
+    return st ? (tt_release(to_self), st) : put(ctx, gi, 1, to_self);
+}
+
+/* zero_: the result does not depend on the old value. */
+static tt_status zero_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                               tt_tensor **gi, int ni)
+{
+    (void)ctx, (void)g, (void)ng, (void)gi, (void)ni;
+    return TT_OK;
+}
+
+#define BIN(sch, bw, setup)                                                    \
+    {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel,            \
+     .backward = bw, .setup_context = setup}
+#define CMP(sch) {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel}
+#define UN(sch)                                                                \
+    {.schema = sch, .kernel = unary_kernel, .fake = unary_kernel,              \
+     .backward = unary_backward, .setup_context = save_all}
 static const tt_custom_op_spec specs[] = {
-    BIN("tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
-    BIN("tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"),
-    BIN("tt::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"),
-    BIN("tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
-    BIN("tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"),
-    BIN("tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"),
-    BIN("tt::mul.Tensor(Tensor self, Tensor other) -> Tensor"),
-    BIN("tt::mul.Scalar(Tensor self, Scalar other) -> Tensor"),
-    BIN("tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-    BIN("tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
-    BIN("tt::div.Tensor(Tensor self, Tensor other) -> Tensor"),
-    BIN("tt::div.Scalar(Tensor self, Scalar other) -> Tensor"),
-    BIN("tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-    BIN("tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"),
-    BIN("tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"),
-    BIN("tt::eq.Tensor(Tensor self, Tensor other) -> Tensor"),
-    BIN("tt::ne.Tensor(Tensor self, Tensor other) -> Tensor"),
-    BIN("tt::lt.Tensor(Tensor self, Tensor other) -> Tensor"),
-    BIN("tt::le.Tensor(Tensor self, Tensor other) -> Tensor"),
-    BIN("tt::gt.Tensor(Tensor self, Tensor other) -> Tensor"),
-    BIN("tt::ge.Tensor(Tensor self, Tensor other) -> Tensor"),
+    BIN("tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        add_sub_backward, setup_alpha),
+    BIN("tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        pass_through_backward, NULL),
+    BIN("tt::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        add_sub_backward, setup_alpha),
+    BIN("tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        add_sub_backward, setup_alpha),
+    BIN("tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        pass_through_backward, NULL),
+    BIN("tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        add_sub_backward, setup_alpha),
+    BIN("tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_backward, save_all),
+    BIN("tt::mul.Scalar(Tensor self, Scalar other) -> Tensor",
+        mul_scalar_backward, setup_scalar_other),
+    /* mul_.Tensor has no derivative: the old self it needs is overwritten. */
+    BIN("tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", NULL, NULL),
+    BIN("tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        mul_scalar_backward, setup_scalar_other),
+    BIN("tt::div.Tensor(Tensor self, Tensor other) -> Tensor", div_backward, save_all),
+    BIN("tt::div.Scalar(Tensor self, Scalar other) -> Tensor",
+        div_scalar_backward, setup_scalar_other),
+    BIN("tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        div_backward, save_all),
+    BIN("tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+        pow_backward, save_all),
+    BIN("tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+        pow_scalar_backward, setup_scalar_other),
+    CMP("tt::eq.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP("tt::eq.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP("tt::ne.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP("tt::ne.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP("tt::lt.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP("tt::lt.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP("tt::le.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP("tt::le.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP("tt::gt.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP("tt::gt.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP("tt::ge.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP("tt::ge.Scalar(Tensor self, Scalar other) -> Tensor"),
     UN("tt::neg(Tensor self) -> Tensor"),
     UN("tt::exp(Tensor self) -> Tensor"),
     UN("tt::log(Tensor self) -> Tensor"),
@@ -632,12 +1013,17 @@ static const tt_custom_op_spec specs[] = {
     UN("tt::relu_(Tensor(a!) self) -> Tensor(a!)"),
     UN("tt::gelu(Tensor self) -> Tensor"),
     UN("tt::abs(Tensor self) -> Tensor"),
+    {.schema = "tt::sign(Tensor self) -> Tensor", .kernel = unary_kernel, .fake = unary_kernel},
+    {.schema = "tt::gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
+     .kernel = gelu_backward_kernel, .fake = gelu_backward_kernel},
     {.schema = "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-     .kernel = where_kernel, .fake = where_kernel},
+     .kernel = where_kernel, .fake = where_kernel,
+     .backward = where_backward, .setup_context = save_all},
     {.schema = "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-     .kernel = clamp_kernel, .fake = clamp_kernel},
+     .kernel = clamp_kernel, .fake = clamp_kernel,
+     .backward = clamp_backward, .setup_context = setup_clamp},
     {.schema = "tt::zero_(Tensor(a!) self) -> Tensor(a!)",
-     .kernel = zero_kernel, .fake = zero_kernel},
+     .kernel = zero_kernel, .fake = zero_kernel, .backward = zero_backward},
 };
 
 tt_status tt__register_elementwise(tt_library *lib)

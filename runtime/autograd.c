@@ -467,11 +467,28 @@ static tt_status no_autograd_error(const tt_op *op, const tt_value *args, int na
                     op->name, arg, op->name);
 }
 
+/* A built-in with no derivative whose outputs are not floating point
+ * (comparisons, argmax) is fine: nothing downstream needs a gradient. */
+static tt_status run_non_differentiable(const tt_op *op, const tt_value *args, int nargs,
+                                        tt_value *outs, int nouts)
+{
+    if (!op->builtin || op->mutated)
+        return no_autograd_error(op, args, nargs);
+    tt_status st = tt__dispatch_backend(op, args, nargs, outs, nouts);
+    for (int j = 0; !st && j < nouts; j++)
+        if (outs[j].kind == TT_V_TENSOR && tt_dtype_is_float((tt_dtype)outs[j].u.t->dtype)) {
+            for (int k = 0; k < nouts; k++)
+                tt_value_clear(&outs[k]);
+            return no_autograd_error(op, args, nargs);
+        }
+    return st;
+}
+
 tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
                             tt_value *outs, int nouts)
 {
     if (!atomic_load(&op->backward))
-        return no_autograd_error(op, args, nargs);
+        return run_non_differentiable(op, args, nargs, outs, nouts);
     /* PyTorch refuses to write in place into a leaf that requires grad:
      * the leaf's value would no longer be what its gradient is about. */
     for (int i = 0; i < nargs; i++) {

@@ -233,12 +233,10 @@ void tt__unref(tt_tensor *t)
 
 tt_tensor *tt_release(tt_tensor *t)
 {
-    if (!t)
-        return NULL;
-    /* The caller gives up the reference it got from a factory: inside a
-     * scope that reference is the scope's, so the scope forgets it. */
-    if (t->scope_slot >= 0)
-        scope_remove(t);
+    /* A plain decrement. It never gives up a scope's reference early: a
+     * balanced retain/release pair on a scoped tensor (common in kernels,
+     * e.g. releasing what tt_contiguous returned) must leave it scoped. A
+     * scoped tensor whose count reaches zero leaves its scope. */
     tt__unref(t);
     return NULL;
 }

@@ -167,7 +167,9 @@ tt_tensor *tt_release(tt_tensor *t); /* drops a reference; returns NULL */
  * owned by the scope and released at tt_scope_end, so model code can read
  * like math. tt_keep(t) takes t out of the innermost scope: into the
  * enclosing scope if there is one, otherwise to the caller, who then owns a
- * reference. Releasing a scoped tensor explicitly is allowed too. */
+ * reference. The scope's reference is the creator's: do not also release a
+ * scoped tensor (unless you took an extra reference with tt_retain), just
+ * as you would not free memory twice. */
 void tt_scope_begin(void);
 void tt_scope_end(void);
 tt_tensor *tt_keep(tt_tensor *t);
