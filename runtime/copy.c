@@ -81,12 +81,53 @@ static void f64_to_f32(char **d, const int64_t *s, int64_t n, void *ctx)
         *(float *)(d[0] + k * s[0]) = (float)*(const double *)(d[1] + k * s[1]);
 }
 
+/* PyTorch's memory-overlap rules for a write (at::has_internal_overlap,
+ * at::get_overlap_status). A destination with elements sharing memory
+ * cannot be written; a source overlapping the destination other than
+ * exactly would be read after being overwritten (and the inner loop's
+ * memcpy would be undefined). A non-dense operand is "too hard" for
+ * PyTorch, which lets the copy through; so do we. */
+enum { OVERLAP_NO, OVERLAP_FULL, OVERLAP_PARTIAL };
+
+static int overlap_status(const tt_tensor *a, const tt_tensor *b)
+{
+    if (a == b)
+        return OVERLAP_FULL;
+    if (a->storage != b->storage || tt_numel(a) == 0 || tt_numel(b) == 0 ||
+        !tt__is_non_overlapping_and_dense(a) || !tt__is_non_overlapping_and_dense(b))
+        return OVERLAP_NO;
+    size_t ea = tt_dtype_size((tt_dtype)a->dtype), eb = tt_dtype_size((tt_dtype)b->dtype);
+    size_t a0 = (size_t)a->offset * ea, a1 = a0 + (size_t)tt_numel(a) * ea;
+    size_t b0 = (size_t)b->offset * eb, b1 = b0 + (size_t)tt_numel(b) * eb;
+    if (a0 == b0 && a1 == b1)
+        return a->ndim == b->ndim &&
+                       !memcmp(a->strides, b->strides, sizeof(tt_size) * (size_t)a->ndim)
+                   ? OVERLAP_FULL
+                   : OVERLAP_PARTIAL;
+    return a0 < b1 && b0 < a1 ? OVERLAP_PARTIAL : OVERLAP_NO;
+}
+
 tt_status tt__copy_raw(tt_tensor *dst, const tt_tensor *src)
 {
     tt_size st[TT_MAX_DIMS];
     tt_status e = broadcast_to("tt_copy_", src, dst, st);
     if (e)
         return e;
+    if (!tt__is_non_overlapping_and_dense(dst))
+        for (int d = 0; d < dst->ndim; d++)
+            if (dst->sizes[d] > 1 && dst->strides[d] == 0)
+                return tt_error(TT_EINVAL, "tt_copy_: unsupported operation: more than "
+                                           "one element of the written-to tensor refers "
+                                           "to a single memory location. Please clone() "
+                                           "the tensor before performing the operation.");
+    int ov = overlap_status(dst, src);
+    if (ov == OVERLAP_PARTIAL)
+        return tt_error(TT_EINVAL, "tt_copy_: unsupported operation: some elements of "
+                                   "the input tensor and the written-to tensor refer to "
+                                   "a single memory location. Please clone() the tensor "
+                                   "before performing the operation.");
+    if (ov == OVERLAP_FULL && dst->dtype == src->dtype)
+        return TT_OK; /* every element onto itself */
     tt_tensor in;
     alias_as(&in, src, dst->ndim, dst->sizes, st);
     tt_tensor *ops[2] = {dst, &in};
