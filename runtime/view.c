@@ -297,7 +297,7 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
     }
     if (start < 0)
         start += n;
-    if (start + len > n) {
+    if (len > n - start) { /* (start + len could overflow) */
         tt_error(TT_EINVAL, "tt_narrow: start (%lld) + length (%lld) exceeds "
                             "dimension size (%lld)", (long long)start,
                  (long long)len, (long long)n);
