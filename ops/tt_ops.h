@@ -101,6 +101,28 @@ tt_tensor *tt_linear(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b)
 /* Mean cross entropy of logits [N, C] against i64 class indices [N]. */
 tt_tensor *tt_cross_entropy(const tt_tensor *logits, const tt_tensor *target);
 
+/* ---------------------------------------------------------------- gradcheck */
+
+/* A model function: reads nin inputs, writes nout outputs (new references).
+ * The same signature is what the tracer traces and compiles. */
+typedef tt_status (*tt_fn)(tt_tensor **in, int nin, tt_tensor **out, int nout,
+                           void *ud);
+
+typedef struct {
+    double eps;  /* finite-difference step; 0: 1e-6 */
+    double atol; /* 0: 1e-5 */
+    double rtol; /* 0: 1e-3 */
+} tt_gradcheck_opts;
+
+/* Compares the analytic gradient (tt_grad) of every output element with
+ * respect to every element of every input that requires grad against
+ * central finite differences, as torch.autograd.gradcheck does. Inputs that
+ * require grad must be f64. Returns TT_OK, or TT_EAUTOGRAD with a message
+ * naming the output, the input, the elements and both values. opts may be
+ * NULL. The inputs' values are restored afterwards. */
+tt_status tt_gradcheck(tt_fn fn, int nin, tt_tensor **inputs, int nout,
+                       const tt_gradcheck_opts *opts, void *ud);
+
 /* ------------------------------------------------------------- shape ops */
 tt_tensor *tt_cat(int n, tt_tensor *const *ts, int dim);
 tt_tensor *tt_stack(int n, tt_tensor *const *ts, int dim);
