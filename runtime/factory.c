@@ -59,10 +59,14 @@ bool tt__contiguous_strides(int ndim, const tt_size *sizes, tt_size *strides)
     bool sym = false;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = st;
+        if (i == 0)
+            break; /* the product past the outermost dim is no stride */
         tt_size s = sizes[i];
         if (sym || tt_size_is_sym(s) || tt_size_is_sym(st)) {
             sym = true;
             st = tt_sym_mul(st, s > 1 || tt_size_is_sym(s) ? s : 1);
+            if (st == 0)
+                return false; /* no memory for the expression (error set) */
             continue;
         }
         /* PyTorch: a size-0 or size-1 dim contributes a factor of 1. */
@@ -136,7 +140,11 @@ tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
             st[i] = strides[i];
         }
     } else if (!tt__contiguous_strides(ndim, sizes, st)) {
-        tt_error(TT_EINVAL, "%s: the strides of the requested size overflow int64", fn);
+        bool sym = false;
+        for (int i = 0; i < ndim; i++)
+            sym = sym || tt_size_is_sym(sizes[i]);
+        if (!sym) /* symbolic strides fail only for memory, already reported */
+            tt_error(TT_EINVAL, "%s: the strides of the requested size overflow int64", fn);
         return NULL;
     }
     size_t elem = tt_dtype_size(dt), nbytes = 0;
