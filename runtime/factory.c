@@ -455,7 +455,7 @@ bool tt__is_non_overlapping_and_dense(const tt_tensor *t)
             continue;
         if (t->strides[d] != expect)
             return false;
-        expect = tt_sym_mul(expect, t->sizes[d]);
+        expect = tt__sym_mul_find(expect, t->sizes[d]); /* allocates nothing */
     }
     return true;
 }

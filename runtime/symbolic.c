@@ -88,23 +88,27 @@ tt_size tt_sym_new(const char *prefix, int64_t hint)
     return out; /* 0 only after an allocation failure, with the error set */
 }
 
+/* The node (k, a, b) if it exists, else 0 (no handle is 0). Lock held. */
+static tt_size find_locked(sym_kind k, tt_size a, tt_size b)
+{
+    if (!table_cap)
+        return 0;
+    uint64_t h = hash3(k, (uint64_t)a, (uint64_t)b);
+    int64_t j = (int64_t)(h & (uint64_t)(table_cap - 1));
+    while (table[j]) {
+        sym_node *n = &nodes[table[j] - 1];
+        if (n->kind == k && n->a == a && n->b == b)
+            return handle(table[j] - 1);
+        j = (j + 1) & (table_cap - 1);
+    }
+    return 0;
+}
+
 static tt_size intern(sym_kind k, tt_size a, tt_size b)
 {
     pthread_mutex_lock(&lock);
-    tt_size out = 0;
-    if (table_cap) {
-        uint64_t h = hash3(k, (uint64_t)a, (uint64_t)b);
-        int64_t j = (int64_t)(h & (uint64_t)(table_cap - 1));
-        while (table[j]) {
-            sym_node *n = &nodes[table[j] - 1];
-            if (n->kind == k && n->a == a && n->b == b) {
-                out = handle(table[j] - 1);
-                goto done;
-            }
-            j = (j + 1) & (table_cap - 1);
-        }
-    }
-    if (grow()) {
+    tt_size out = find_locked(k, a, b);
+    if (!out && grow()) {
         nodes[nnodes] = (sym_node){.kind = k, .a = a, .b = b, .hint = 0};
         uint64_t h = hash3(k, (uint64_t)a, (uint64_t)b);
         int64_t j = (int64_t)(h & (uint64_t)(table_cap - 1));
@@ -113,7 +117,6 @@ static tt_size intern(sym_kind k, tt_size a, tt_size b)
         table[j] = nnodes + 1;
         out = handle(nnodes++);
     }
-done:
     pthread_mutex_unlock(&lock);
     return out;
 }
@@ -164,6 +167,21 @@ tt_size tt_sym_mul(tt_size a, tt_size b)
     if (b == 0)
         return 0;
     return intern(SYM_MUL, a, b);
+}
+
+tt_size tt__sym_mul_find(tt_size a, tt_size b)
+{
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
+        return a * b;
+    order(&a, &b);
+    if (b == 1)
+        return a;
+    if (b == 0)
+        return 0;
+    pthread_mutex_lock(&lock);
+    tt_size out = find_locked(SYM_MUL, a, b);
+    pthread_mutex_unlock(&lock);
+    return out ? out : -1;
 }
 
 tt_size tt_sym_floordiv(tt_size a, tt_size b)

@@ -169,7 +169,7 @@ void tt__refresh_flags(tt_tensor *t)
             contig = false;
             break;
         }
-        expect = tt_sym_mul(expect, t->sizes[i]);
+        expect = tt__sym_mul_find(expect, t->sizes[i]); /* allocates nothing */
     }
     if (contig)
         t->flags |= TT_TF_CONTIGUOUS;
