@@ -351,8 +351,11 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
         return tt__call_builtin("tt::expand", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
     }
     char a[256], b[256];
+    if (ndim > 0 && !sizes) {
+        tt_error(TT_EINVAL, "tt_expand: argument 'size' is NULL for %d dimensions", ndim);
+        return NULL;
+    }
     if (ndim < t->ndim || ndim > TT_MAX_DIMS) {
-        ints_str(ndim < 0 ? 0 : ndim, sizes, a, sizeof a);
         tt_error(TT_EINVAL, "tt_expand: the number of sizes provided (%d) must be "
                             "greater or equal to the number of dimensions in the "
                             "tensor (%d) and at most %d", ndim, t->ndim, TT_MAX_DIMS);
