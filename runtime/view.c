@@ -540,15 +540,19 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
     /* A fake storage over symbolic sizes has no byte count to check. */
     bool check = !sym && !(t->storage->fake && t->storage->nbytes == 0 &&
                            (t->flags & TT_TF_HAS_SYM));
-    if (check && (!tt__span_bytes(ndim, sizes, strides, storage_offset, elem, &need) ||
-                  need > t->storage->nbytes)) {
-        char a[256], b[256];
+    bool fits = check && tt__span_bytes(ndim, sizes, strides, storage_offset, elem, &need);
+    if (check && (!fits || need > t->storage->nbytes)) {
+        char a[256], b[256], n[64];
         ints_str(ndim, sizes, a, sizeof a);
         ints_str(ndim, strides, b, sizeof b);
+        if (fits)
+            snprintf(n, sizeof n, "%zu", need);
+        else
+            snprintf(n, sizeof n, "more than 2^63 bytes"); /* (the span overflows) */
         tt_error(TT_EINVAL, "%s: sizes %s, strides %s, storage offset %lld, and "
-                            "itemsize %zu requiring a storage size of %zu are out "
+                            "itemsize %zu requiring a storage size of %s are out "
                             "of bounds for storage of size %zu", fn, a, b,
-                 (long long)storage_offset, elem, need, t->storage->nbytes);
+                 (long long)storage_offset, elem, n, t->storage->nbytes);
         return NULL;
     }
     return tt__make_view(t, ndim, sizes, strides, storage_offset);
