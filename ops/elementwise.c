@@ -155,12 +155,71 @@ static bool can_cast(tt_dtype from, tt_dtype to)
     return true;
 }
 
+/* The common eager case gets a short path: real, contiguous operands of
+ * one dtype and shape. The output is contiguous (what the general rules
+ * give here too) and the loop runs over one flat range, split across
+ * threads when large. */
+typedef struct {
+    tt_loop_fn loop;
+    char *data[3];
+    int64_t strides[3];
+    int nops;
+    void *ctx;
+} flat_job;
+
+static void flat_chunk(int64_t begin, int64_t end, void *vjob)
+{
+    const flat_job *j = vjob;
+    char *d[3];
+    for (int k = 0; k < j->nops; k++)
+        d[k] = j->data[k] + begin * j->strides[k];
+    j->loop(d, j->strides, end - begin, j->ctx);
+}
+
+#define FLAT_GRAIN 32768
+
+static void run_flat(flat_job *j, int64_t n)
+{
+    if (n <= FLAT_GRAIN)
+        flat_chunk(0, n, j);
+    else
+        tt_parallel_for(n, FLAT_GRAIN, flat_chunk, j);
+}
+
+static bool same_dense_operands(const tt_tensor *a, const tt_tensor *b)
+{
+    return a->dtype == b->dtype && (a->flags & b->flags & TT_TF_CONTIGUOUS) &&
+           !((a->flags | b->flags) & TT_TF_HAS_SYM) && !a->storage->fake &&
+           !b->storage->fake && a->ndim == b->ndim &&
+           memcmp(a->sizes, b->sizes, sizeof(tt_size) * (size_t)a->ndim) == 0;
+}
+
+static tt_tensor *binary_fast(binop op, const tt_tensor *a, const tt_tensor *b, double alpha)
+{
+    tt_dtype dt = (tt_dtype)a->dtype;
+    tt_dtype out_dt = is_compare(op) ? TT_BOOL : dt;
+    tt_tensor *r = tt__new_contiguous(a, out_dt);
+    if (!r)
+        return NULL;
+    uint64_t alpha_bits = 0;
+    tt__store(&alpha_bits, dt, alpha);
+    int64_t es = (int64_t)tt_dtype_size(dt);
+    flat_job j = {bin_loops[dt][op], {tt__ptr(r), tt__ptr(a), tt__ptr(b)},
+                  {(int64_t)tt_dtype_size(out_dt), es, es}, 3, &alpha_bits};
+    run_flat(&j, tt_numel(r));
+    return r;
+}
+
 /* Runs `op` on a and b (already checked: not NULL) into `out` (NULL:
  * allocate). b_scalar, when not NULL, replaces b by a Python number. */
 static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
                          const tt_value *b_scalar, double alpha, tt_tensor *out)
 {
     const char *name = bin_names[op];
+    if (!out && !b_scalar && same_dense_operands(a, b) && bin_loops[a->dtype][op] &&
+        (tt_dtype_is_float((tt_dtype)a->dtype) || (op != BIN_DIV && a->dtype != TT_BOOL)) &&
+        ((op != BIN_ADD && op != BIN_SUB) || alpha == 1 || tt_dtype_is_float((tt_dtype)a->dtype)))
+        return binary_fast(op, a, b, alpha);
     tt_tensor *tmp_b = NULL, *ca = NULL, *cb = NULL, *result = NULL;
     tt_dtype common = b_scalar ? tt__result_type(1, &a, 1, b_scalar)
                                : tt__result_type(2, (const tt_tensor *[]){a, b}, 0, NULL);

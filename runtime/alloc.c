@@ -13,8 +13,8 @@ static void *default_alloc(size_t size, size_t align, void *ud)
 {
     (void)ud;
     void *p = NULL;
-    if (align < sizeof(void *))
-        align = sizeof(void *);
+    if (align <= 16)
+        return malloc(size ? size : 1); /* malloc's own alignment is 16 */
     if (posix_memalign(&p, align, size ? size : 1) != 0)
         return NULL;
     return p;
@@ -28,8 +28,10 @@ static void default_free(void *p, void *ud)
 
 static tt_allocator hook = {default_alloc, default_free, NULL};
 
-static atomic_int_fast64_t requests;
-static atomic_int_fast64_t fail_at; /* 0: never */
+/* The failure switch counts per thread: tests drive it from one thread,
+ * and the hot path then pays no atomic operation for it. */
+static _Thread_local int64_t requests;
+static _Thread_local int64_t fail_at; /* 0: never */
 static atomic_int_fast64_t live_tensors;
 static atomic_int_fast64_t live_storages;
 
@@ -44,10 +46,10 @@ void tt_set_allocator(const tt_allocator *a)
 
 void tt_debug_fail_alloc(int64_t n)
 {
-    atomic_store(&fail_at, n > 0 ? atomic_load(&requests) + n : 0);
+    fail_at = n > 0 ? requests + n : 0;
 }
 
-int64_t tt_debug_alloc_count(void) { return atomic_load(&requests); }
+int64_t tt_debug_alloc_count(void) { return requests; }
 int64_t tt_live_tensors(void) { return atomic_load(&live_tensors); }
 int64_t tt_live_storages(void) { return atomic_load(&live_storages); }
 void tt__count_tensor(int delta) { atomic_fetch_add(&live_tensors, delta); }
@@ -55,9 +57,8 @@ void tt__count_storage(int delta) { atomic_fetch_add(&live_storages, delta); }
 
 bool tt__alloc_request(size_t n)
 {
-    int64_t k = atomic_fetch_add(&requests, 1) + 1;
-    int64_t f = atomic_load(&fail_at);
-    if (f != 0 && k == f) {
+    int64_t k = ++requests;
+    if (__builtin_expect(fail_at != 0 && k == fail_at, 0)) {
         tt_error(TT_ENOMEM, "out of memory: allocation of %zu bytes failed "
                             "(injected failure #%lld)", n, (long long)k);
         return false;
@@ -73,11 +74,80 @@ typedef struct {
     size_t pad;
 } small_hdr;
 
+/* A per-thread cache of small blocks (the library's structs: a tensor, a
+ * storage header), so creating and dropping a tensor on the eager path does
+ * not go to malloc. Blocks keep their header; classes are 32 bytes apart.
+ * The cache is flushed by tt_empty_cache and when the thread exits. */
+#define SMALL_CLASSES 16 /* up to 512 bytes */
+#define SMALL_KEEP 64
+#define STORAGE_TLS_CLASSES 24 /* storage classes up to 16 KiB */
+#define STORAGE_TLS_KEEP 8
+
+typedef struct tls_block {
+    struct tls_block *next;
+} tls_block;
+
+typedef struct {
+    tls_block *small[SMALL_CLASSES];
+    int nsmall[SMALL_CLASSES];
+    tls_block *storage[STORAGE_TLS_CLASSES];
+    int nstorage[STORAGE_TLS_CLASSES];
+    bool registered;
+} thread_cache;
+
+static _Thread_local thread_cache tcache;
+static pthread_key_t tcache_key;
+static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
+
+static void flush_thread_cache(thread_cache *c)
+{
+    for (int i = 0; i < SMALL_CLASSES; i++) {
+        while (c->small[i]) {
+            tls_block *b = c->small[i];
+            c->small[i] = b->next;
+            hook.free(b, hook.ud);
+        }
+        c->nsmall[i] = 0;
+    }
+    for (int i = 0; i < STORAGE_TLS_CLASSES; i++) {
+        while (c->storage[i]) {
+            tls_block *b = c->storage[i];
+            c->storage[i] = b->next;
+            hook.free(b, hook.ud);
+        }
+        c->nstorage[i] = 0;
+    }
+}
+
+static void thread_exit(void *p) { flush_thread_cache(p); }
+static void make_key(void) { pthread_key_create(&tcache_key, thread_exit); }
+
+/* True when the thread's cache may keep blocks (its exit will flush it). */
+static bool cache_ready(void)
+{
+    if (!tcache.registered) {
+        pthread_once(&tcache_once, make_key);
+        if (pthread_setspecific(tcache_key, &tcache) != 0)
+            return false;
+        tcache.registered = true;
+    }
+    return true;
+}
+
 void *tt__malloc(size_t n)
 {
     if (!tt__alloc_request(n))
         return NULL;
-    small_hdr *h = hook.alloc(sizeof(small_hdr) + n, 16, hook.ud);
+    size_t total = sizeof(small_hdr) + n;
+    int c = (int)((total + 31) / 32) - 1;
+    small_hdr *h = NULL;
+    if (c < SMALL_CLASSES && tcache.small[c]) {
+        h = (small_hdr *)tcache.small[c];
+        tcache.small[c] = tcache.small[c]->next;
+        tcache.nsmall[c]--;
+    } else {
+        h = hook.alloc(c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : total, 16, hook.ud);
+    }
     if (!h) {
         tt_error(TT_ENOMEM, "out of memory: allocation of %zu bytes failed", n);
         return NULL;
@@ -112,8 +182,18 @@ void *tt__realloc(void *p, size_t old, size_t n)
 
 void tt__free(void *p)
 {
-    if (p)
-        hook.free((small_hdr *)p - 1, hook.ud);
+    if (!p)
+        return;
+    small_hdr *h = (small_hdr *)p - 1;
+    int c = (int)((sizeof(small_hdr) + h->size + 31) / 32) - 1;
+    if (c < SMALL_CLASSES && tcache.nsmall[c] < SMALL_KEEP && cache_ready()) {
+        tls_block *b = (tls_block *)h;
+        b->next = tcache.small[c];
+        tcache.small[c] = b;
+        tcache.nsmall[c]++;
+        return;
+    }
+    hook.free(h, hook.ud);
 }
 
 char *tt__strdup(const char *s)
@@ -162,6 +242,13 @@ void *tt__alloc_storage(size_t nbytes, size_t *capacity)
         return NULL;
     size_t cap;
     int c = size_class(nbytes ? nbytes : 1, &cap);
+    if (c < STORAGE_TLS_CLASSES && tcache.storage[c]) {
+        tls_block *b = tcache.storage[c];
+        tcache.storage[c] = b->next;
+        tcache.nstorage[c]--;
+        *capacity = cap;
+        return b;
+    }
     if (c < NCLASSES && cap <= CACHE_MAX_BLOCK) {
         pthread_mutex_lock(&cache_lock);
         block *b = free_lists[c];
@@ -197,6 +284,14 @@ void tt__free_storage(void *p, size_t capacity)
         return;
     size_t cap;
     int c = size_class(capacity, &cap);
+    if (cap == capacity && c < STORAGE_TLS_CLASSES && tcache.nstorage[c] < STORAGE_TLS_KEEP &&
+        cache_ready()) {
+        tls_block *b = p;
+        b->next = tcache.storage[c];
+        tcache.storage[c] = b;
+        tcache.nstorage[c]++;
+        return;
+    }
     if (cap == capacity && c < NCLASSES && cap <= CACHE_MAX_BLOCK) {
         pthread_mutex_lock(&cache_lock);
         if (cached_bytes + cap <= CACHE_MAX_BYTES) {
@@ -214,6 +309,7 @@ void tt__free_storage(void *p, size_t capacity)
 
 void tt_empty_cache(void)
 {
+    flush_thread_cache(&tcache);
     pthread_mutex_lock(&cache_lock);
     for (int c = 0; c < NCLASSES; c++) {
         block *b = free_lists[c];

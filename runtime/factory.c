@@ -164,6 +164,27 @@ tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
     return t;
 }
 
+/* The eager fast path's allocation: a real, contiguous tensor of `like`'s
+ * (concrete, already validated) sizes in dtype dt, skipping the checks
+ * tt__empty_impl makes for user-given sizes. */
+tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt)
+{
+    tt_size strides[TT_MAX_DIMS], n = 1;
+    for (int i = like->ndim - 1; i >= 0; i--) {
+        strides[i] = n;
+        n *= like->sizes[i] > 1 ? like->sizes[i] : 1;
+    }
+    int64_t numel = 1;
+    for (int i = 0; i < like->ndim; i++)
+        numel *= like->sizes[i];
+    tt_storage *st = tt__storage_new((size_t)numel * tt_dtype_size(dt), false);
+    if (!st)
+        return NULL;
+    tt_tensor *t = tt__tensor_new(st, dt, like->ndim, like->sizes, strides, 0);
+    tt__storage_release(st);
+    return t;
+}
+
 /* ------------------------------------------------------------- factories */
 
 tt_tensor *tt_empty(int ndim, const int64_t *sizes, tt_dtype dt)

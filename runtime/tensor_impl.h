@@ -94,6 +94,7 @@ bool tt__span_bytes(int ndim, const tt_size *sizes, const tt_size *strides,
 int tt__wrap_dim(const char *fn, int dim, int ndim); /* -1 + error if bad */
 tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
                           const tt_size *strides, tt_dtype dt, bool fake);
+tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt);
 /* Strides for a new tensor laid out like t (preserve_format). */
 void tt__strides_like(const tt_tensor *t, tt_size *out);
 bool tt__is_non_overlapping_and_dense(const tt_tensor *t);

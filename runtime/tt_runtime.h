@@ -140,9 +140,10 @@ typedef struct {
 } tt_allocator;
 void tt_set_allocator(const tt_allocator *a); /* NULL restores the default */
 
-/* Test hooks: make the n-th allocation request from now fail (1 = the next
- * one; 0 switches failures off). Cache hits count as requests too, so a
- * sequence of calls fails at the same place whatever the cache holds. */
+/* Test hooks, per thread: make the n-th allocation request of this thread
+ * from now fail (1 = the next one; 0 switches failures off). Cache hits
+ * count as requests too, so a sequence of calls fails at the same place
+ * whatever the cache holds. */
 void tt_debug_fail_alloc(int64_t n);
 int64_t tt_debug_alloc_count(void); /* requests made so far */
 int64_t tt_live_tensors(void);
