@@ -7,6 +7,7 @@
  * fake (meta) kernel, and they cannot disagree. Loops run in the common
  * dtype over a contiguous inner dimension (see tt_for_each). */
 #include "ops_impl.h"
+#include "vec_math.h"
 
 #include <math.h>
 #include <string.h>
@@ -409,6 +410,53 @@ static const tt_loop_fn un_loops[TT_DTYPE_COUNT][UN_COUNT] = {
     [TT_BOOL] = {[UN_ABS] = abs_b8, [UN_SIGN] = sign_b8},
 };
 
+/* f32 transcendentals go through the vector kernels when the CPU has
+ * them; vec_of maps an op to its kernel. */
+static int vec_of(unop op)
+{
+    switch (op) {
+    case UN_EXP: return TT_VEC_EXP;
+    case UN_LOG: return TT_VEC_LOG;
+    case UN_SIN: return TT_VEC_SIN;
+    case UN_COS: return TT_VEC_COS;
+    case UN_TANH: return TT_VEC_TANH;
+    case UN_SIGMOID: return TT_VEC_SIGMOID;
+    case UN_GELU: return TT_VEC_GELU;
+    default: return TT_VEC_NONE;
+    }
+}
+
+typedef struct {
+    int vec;
+    tt_loop_fn scalar;
+} vec_ctx;
+
+static void vec_loop(char **d, const int64_t *s, int64_t n, void *vctx)
+{
+    const vec_ctx *c = vctx;
+    if (!(s[0] == 4 && s[1] == 4 && tt__vec_f32(c->vec, (float *)d[0], (const float *)d[1], n)))
+        c->scalar(d, s, n, NULL);
+}
+
+/* The eager fast path of a unary op: a real contiguous input whose dtype
+ * is the result dtype. */
+static tt_tensor *unary_fast(unop op, const tt_tensor *a)
+{
+    tt_dtype dt = (tt_dtype)a->dtype;
+    tt_tensor *r = tt__new_contiguous(a, dt);
+    if (!r)
+        return NULL;
+    int64_t es = (int64_t)tt_dtype_size(dt);
+    vec_ctx vc = {vec_of(op), un_loops[dt][op]};
+    flat_job j = {un_loops[dt][op], {tt__ptr(r), tt__ptr(a)}, {es, es}, 2, NULL};
+    if (dt == TT_F32 && vc.vec != TT_VEC_NONE) {
+        j.loop = vec_loop;
+        j.ctx = &vc;
+    }
+    run_flat(&j, tt_numel(r));
+    return r;
+}
+
 /* Runs `op` on a into `out` (NULL: allocate like a). */
 static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
 {
@@ -416,6 +464,9 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
     tt_dtype dt = (tt_dtype)a->dtype;
     if (un_floating(op) && !tt_dtype_is_float(dt))
         dt = TT_F32;
+    if (!out && dt == (tt_dtype)a->dtype && un_loops[dt][op] && (a->flags & TT_TF_CONTIGUOUS) &&
+        !(a->flags & TT_TF_HAS_SYM) && !a->storage->fake)
+        return unary_fast(op, a);
     if (!un_loops[dt][op]) {
         tt_error(TT_EDTYPE, "%s: not supported for %s tensors%s", name,
                  tt_dtype_name(dt),
@@ -445,8 +496,11 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
         target = tt__ops_new(false, a->ndim, a->sizes, NULL, dt);
         st = target ? TT_OK : tt_errcode();
     }
+    vec_ctx vc = {vec_of(op), un_loops[dt][op]};
     if (!st)
-        st = tt_for_each(2, (tt_tensor *[]){target, ca}, un_loops[dt][op], NULL);
+        st = dt == TT_F32 && vc.vec != TT_VEC_NONE
+                 ? tt_for_each(2, (tt_tensor *[]){target, ca}, vec_loop, &vc)
+                 : tt_for_each(2, (tt_tensor *[]){target, ca}, un_loops[dt][op], NULL);
     if (!st && target != result)
         st = tt__copy_raw(result, target);
     if (target != result)

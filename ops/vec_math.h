@@ -1,0 +1,17 @@
+/* Internal: vectorized f32 math (vec_math.c). */
+#ifndef TT_VEC_MATH_H
+#define TT_VEC_MATH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum {
+    TT_VEC_NONE, TT_VEC_EXP, TT_VEC_LOG, TT_VEC_SIN, TT_VEC_COS, TT_VEC_TANH,
+    TT_VEC_SIGMOID, TT_VEC_GELU,
+};
+
+/* o[i] = f(x[i]) for contiguous arrays; false when this CPU or build has
+ * no vector kernel (the caller then runs its scalar loop). */
+bool tt__vec_f32(int op, float *o, const float *x, int64_t n);
+
+#endif
