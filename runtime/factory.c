@@ -80,11 +80,12 @@ bool tt__span_bytes(int ndim, const tt_size *sizes, const tt_size *strides,
                     tt_size offset, size_t elem, size_t *out)
 {
     int64_t last = offset;
-    for (int i = 0; i < ndim; i++) {
-        if (sizes[i] == 0) {
+    for (int i = 0; i < ndim; i++)
+        if (sizes[i] == 0) { /* before any product, which may overflow */
             *out = 0;
             return true;
         }
+    for (int i = 0; i < ndim; i++) {
         int64_t step;
         if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
             __builtin_add_overflow(last, step, &last))
