@@ -374,6 +374,15 @@ static tt_status parse_devices(const char *fn, const char *list, uint32_t *mask)
     return TT_OK;
 }
 
+/* torch.library refuses autograd for any op that is not functional
+ * (in-place, out= or mutable): the formula would see inputs the op has
+ * already overwritten. The built-in in-place ops are the exception, as in
+ * aten: their derivatives are written against what they save. */
+static bool autograd_allowed(tt_opkind kind, bool builtin)
+{
+    return kind == TT_OPKIND_FUNCTIONAL || (builtin && kind != TT_OPKIND_OUT);
+}
+
 static bool has_tensor_input(const tt_schema *s)
 {
     for (int i = 0; i < tt_schema_nargs(s); i++)
@@ -458,6 +467,12 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
     if (spec->backward && !has_tensor_input(s)) {
         tt_error(TT_EINVAL, "%s: %s: autograd was given, but the op has no Tensor "
                             "inputs to differentiate", fn, qual);
+        goto fail;
+    }
+    if (spec->backward && !autograd_allowed(kind, strcmp(lib->ns, "tt") == 0)) {
+        tt_error(TT_EINVAL, "%s: %s mutates its arguments; autograd is supported for "
+                            "functional ops (register it on the functional variant)",
+                 fn, qual);
         goto fail;
     }
 
@@ -619,7 +634,7 @@ tt_status tt_register_autograd(tt_library *lib, const char *name,
     if (!has_tensor_input(op->schema))
         return tt_error(TT_EINVAL, "%s: %s has no Tensor inputs, so there is "
                                    "nothing to differentiate", fn, op->name);
-    if (op->kind == TT_OPKIND_OUT || (op->kind == TT_OPKIND_MUTABLE && !op->builtin))
+    if (!autograd_allowed(op->kind, op->builtin))
         return tt_error(TT_EINVAL, "%s: %s mutates its arguments; autograd is "
                                    "supported for functional ops (register it on "
                                    "the functional variant)", fn, op->name);
