@@ -254,15 +254,34 @@ static tt_status check_call(const tt_op *op, tt_value *outs, int nouts)
     return TT_OK;
 }
 
-static tt_status adopt_outputs(tt_value *outs, int nouts)
+static bool is_argument(const tt_tensor *t, const tt_value *args, int nargs)
+{
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind == TT_V_TENSOR && args[i].u.t == t)
+            return true;
+        if (args[i].kind == TT_V_TENSORS)
+            for (int j = 0; j < args[i].n; j++)
+                if (args[i].u.tensors[j] == t)
+                    return true;
+    }
+    return false;
+}
+
+/* Hands new results to the caller's scope. A result that is one of the
+ * arguments (an in-place or out= op returning what it wrote) is not new:
+ * the caller already owns it, inside the scope or not, and the returned
+ * reference is an extra one the caller drops; the scope taking it would
+ * release the caller's tensor at its end. */
+static tt_status adopt_outputs(const tt_value *args, int nargs, tt_value *outs, int nouts)
 {
     for (int i = 0; i < nouts; i++) {
         bool ok = true;
         if (outs[i].kind == TT_V_TENSOR && outs[i].u.t)
-            ok = tt__scope_add(outs[i].u.t);
+            ok = is_argument(outs[i].u.t, args, nargs) || tt__scope_add(outs[i].u.t);
         else if (outs[i].kind == TT_V_TENSORS)
             for (int j = 0; j < outs[i].n && ok; j++)
-                ok = !outs[i].u.tensors[j] || tt__scope_add(outs[i].u.tensors[j]);
+                ok = !outs[i].u.tensors[j] || is_argument(outs[i].u.tensors[j], args, nargs) ||
+                     tt__scope_add(outs[i].u.tensors[j]);
         if (!ok) {
             clear_outs(outs, nouts);
             return tt_errcode();
@@ -287,7 +306,7 @@ tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
     if (top) {
         tt__scope_resume();
         if (st == TT_OK)
-            st = adopt_outputs(outs, nouts);
+            st = adopt_outputs(full, op->nargs, outs, nouts);
     }
     return st;
 }
