@@ -158,7 +158,11 @@ tt_tensor *tt_permute(const tt_tensor *t, int ndim, const int64_t *dims)
         static const tt_op *op;
         return tt__call_builtin("tt::permute", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, dims)));
     }
-    if (ndim != t->ndim || (ndim > 0 && !dims)) {
+    if (ndim > 0 && !dims) {
+        tt_error(TT_EINVAL, "tt_permute: argument 'dims' is NULL for %d dimensions", ndim);
+        return NULL;
+    }
+    if (ndim != t->ndim) {
         tt_error(TT_EINVAL, "tt_permute: number of dims don't match in permute "
                             "(input has %d dims, argument 'dims' has %d)",
                  t->ndim, ndim);
