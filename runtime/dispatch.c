@@ -16,6 +16,18 @@ static _Thread_local struct {
 /* Depth of tt_op_call on this thread: only the outermost call hands its
  * results to the caller's scope. */
 static _Thread_local int call_depth;
+/* Fake mode (PyTorch's FakeTensorMode): every op runs its fake kernel and
+ * factories make fake tensors, whatever the inputs. */
+static _Thread_local int fake_mode;
+
+void tt_fake_mode_begin(void) { fake_mode++; }
+void tt_fake_mode_end(void)
+{
+    if (fake_mode > 0)
+        fake_mode--;
+}
+bool tt_fake_mode_enabled(void) { return fake_mode > 0; }
+bool tt__factory_needs_dispatch(void) { return modes.level > 0 || fake_mode > 0; }
 
 /* ------------------------------------------------------- argument binding */
 
@@ -149,7 +161,7 @@ static void registered_list(const tt_op *op, char *buf, size_t n)
 tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
                                tt_value *outs, int nouts)
 {
-    bool fake = any_tensor(args, nargs, is_fake_pred);
+    bool fake = fake_mode > 0 || any_tensor(args, nargs, is_fake_pred);
     tt_kernel_fn k = fake ? atomic_load(&op->fake.fn) : atomic_load(&op->kernels[TT_DEV_CPU].fn);
     if (!k && !fake)
         k = atomic_load(&op->default_kernel.fn);
@@ -323,6 +335,13 @@ tt_tensor *tt_op_call1(const tt_op *op, const tt_value *args, int nargs)
     tt_value out = tt_v_none();
     if (tt_op_call(op, args, nargs, &out, 1))
         return NULL;
+    if (out.kind != TT_V_TENSOR || !out.u.t) {
+        /* A Tensor? return may be None: NULL must still mean an error. */
+        tt_value_clear(&out);
+        tt_error(TT_EINVAL, "%s: returned None; use tt_op_call to tell None from a "
+                            "failure", op->name);
+        return NULL;
+    }
     return out.u.t;
 }
 
@@ -399,7 +418,7 @@ bool tt_get_mode_tag(const tt_tensor *t, uint64_t key, int64_t *val)
 
 bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts)
 {
-    if (modes.level)
+    if (modes.level || fake_mode)
         return false;
     bool grad = !tt__grad_disabled && !tt__autograd_off;
     for (int i = 0; i < n; i++) {
