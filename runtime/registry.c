@@ -597,11 +597,13 @@ tt_status tt_register_kernel(tt_library *lib, const char *name,
     if (!device_type) {
         st = fill_slot(fn, op, &op->default_kernel, "a default kernel", lib, k);
     } else {
-        for (int d = 0; d < TT_DEVICE_COUNT && !st; d++)
-            if (mask >> d & 1) {
-                snprintf(what, sizeof what, "a %s kernel", tt_device_name((tt_device)d));
-                st = fill_slot(fn, op, &op->kernels[d], what, lib, k);
-            }
+        /* All slots or none: check them all before filling any. */
+        for (int pass = 0; pass < 2 && !st; pass++)
+            for (int d = 0; d < TT_DEVICE_COUNT && !st; d++)
+                if ((mask >> d & 1) && (pass == 1 || atomic_load(&op->kernels[d].fn))) {
+                    snprintf(what, sizeof what, "a %s kernel", tt_device_name((tt_device)d));
+                    st = fill_slot(fn, op, &op->kernels[d], what, lib, k);
+                }
     }
     pthread_rwlock_unlock(&lock);
     return st;
