@@ -124,9 +124,10 @@ tt_status tt_for_each(int nops, tt_tensor *const *ops, tt_loop_fn loop, void *ct
     }
     int64_t numel = 1;
     for (int d = 0; d < o0->ndim; d++)
+        if (o0->sizes[d] == 0)
+            return TT_OK; /* nothing to do (and the product may overflow) */
+    for (int d = 0; d < o0->ndim; d++)
         numel *= o0->sizes[d];
-    if (numel == 0)
-        return TT_OK;
 
     /* Dims in iteration order, outermost first: drop size-1 dims, sort by
      * operand 0's stride descending (ties: later operands), stably. */

@@ -297,6 +297,9 @@ tt_size tt_numel(const tt_tensor *t)
 {
     if (!t)
         return 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->sizes[i] == 0)
+            return 0; /* before any product, which may overflow */
     tt_size n = 1;
     for (int i = 0; i < t->ndim; i++)
         n = tt_sym_mul(n, t->sizes[i]);
