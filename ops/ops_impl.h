@@ -15,6 +15,7 @@ tt_status tt__register_linalg(tt_library *lib);
 tt_status tt__register_shape(tt_library *lib);
 tt_status tt__register_views(tt_library *lib);
 tt_status tt__register_loss(tt_library *lib);
+tt_status tt__register_factories(tt_library *lib);
 
 /* Defines every spec of a table; stops at the first failure. */
 tt_status tt__define_all(tt_library *lib, const tt_custom_op_spec *specs, int n);

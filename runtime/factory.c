@@ -190,12 +190,23 @@ tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt)
 
 tt_tensor *tt_empty(int ndim, const int64_t *sizes, tt_dtype dt)
 {
+    if (tt__factory_needs_dispatch() && !tt__check_sizes("tt_empty", ndim, sizes, NULL)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::empty", &op, TT_ARGS(tt_v_ints(ndim, sizes), tt_v_dtype(dt)));
+    }
     return tt__empty_impl(ndim, sizes, NULL, dt, false);
 }
 
 tt_tensor *tt_empty_strided(int ndim, const int64_t *sizes,
                             const int64_t *strides, tt_dtype dt)
 {
+    if (tt__factory_needs_dispatch() && strides &&
+        !tt__check_sizes("tt_empty_strided", ndim, sizes, NULL)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::empty_strided", &op,
+                                TT_ARGS(tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides),
+                                        tt_v_dtype(dt)));
+    }
     if (ndim > 0 && !strides) {
         tt_error(TT_EINVAL, "tt_empty_strided: argument 'stride' is NULL");
         return NULL;
@@ -205,6 +216,11 @@ tt_tensor *tt_empty_strided(int ndim, const int64_t *sizes,
 
 tt_tensor *tt_full(int ndim, const int64_t *sizes, double value, tt_dtype dt)
 {
+    if (tt__factory_needs_dispatch() && !tt__check_sizes("tt_full", ndim, sizes, NULL)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::full", &op, TT_ARGS(tt_v_ints(ndim, sizes),
+                                                         tt_v_float(value), tt_v_dtype(dt)));
+    }
     tt_tensor *t = tt_empty(ndim, sizes, dt);
     if (t && tt__fill_raw(t, value))
         t = tt_release(t);
@@ -223,26 +239,42 @@ tt_tensor *tt_ones(int ndim, const int64_t *sizes, tt_dtype dt)
 
 tt_tensor *tt_scalar(double value, tt_dtype dt) { return tt_full(0, NULL, value, dt); }
 
-tt_tensor *tt_arange(double start, double end, double step, tt_dtype dt)
+/* The element count of arange(start, end, step), validated. */
+tt_status tt__arange_numel(double start, double end, double step, int64_t *out)
 {
     if (step == 0 || !isfinite(start) || !isfinite(end) || !isfinite(step)) {
         tt_error(TT_EINVAL, "tt_arange: argument 'step' must be nonzero and the "
                             "bounds finite (got start=%g, end=%g, step=%g)",
                  start, end, step);
-        return NULL;
+        return tt_errcode();
     }
     if ((step > 0 && end < start) || (step < 0 && end > start)) {
         tt_error(TT_EINVAL, "tt_arange: upper bound and larger bound inconsistent "
                             "with step sign (start=%g, end=%g, step=%g)",
                  start, end, step);
-        return NULL;
+        return tt_errcode();
     }
     double count = ceil((end - start) / step);
     if (count > 9e15) {
         tt_error(TT_EINVAL, "tt_arange: %g elements is too many", count);
-        return NULL;
+        return tt_errcode();
     }
     int64_t n = (int64_t)count;
+    *out = n;
+    return TT_OK;
+}
+
+tt_tensor *tt_arange(double start, double end, double step, tt_dtype dt)
+{
+    if (tt__factory_needs_dispatch()) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::arange.start_step", &op,
+                                TT_ARGS(tt_v_float(start), tt_v_float(end), tt_v_float(step),
+                                        tt_v_dtype(dt)));
+    }
+    int64_t n;
+    if (tt__arange_numel(start, end, step, &n))
+        return NULL;
     tt_tensor *t = tt_empty(1, &n, dt);
     if (!t)
         return NULL;
@@ -255,6 +287,12 @@ tt_tensor *tt_arange(double start, double end, double step, tt_dtype dt)
 
 tt_tensor *tt_linspace(double start, double end, int64_t steps, tt_dtype dt)
 {
+    if (tt__factory_needs_dispatch()) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::linspace", &op,
+                                TT_ARGS(tt_v_float(start), tt_v_float(end), tt_v_int(steps),
+                                        tt_v_dtype(dt)));
+    }
     if (steps < 0) {
         tt_error(TT_EINVAL, "tt_linspace: argument 'steps' must be non-negative "
                             "(got %lld)", (long long)steps);
@@ -334,6 +372,12 @@ static void rng_chunk(int64_t begin, int64_t end, void *vctx)
 static tt_tensor *random_tensor(int ndim, const int64_t *sizes, tt_dtype dt,
                                 bool normal)
 {
+    if (tt__factory_needs_dispatch() && !tt__check_sizes(normal ? "tt_randn" : "tt_rand",
+                                                          ndim, sizes, NULL)) {
+        static const tt_op *ops[2];
+        return tt__call_builtin(normal ? "tt::randn" : "tt::rand", &ops[normal],
+                                TT_ARGS(tt_v_ints(ndim, sizes), tt_v_dtype(dt)));
+    }
     const char *fn = normal ? "tt_randn" : "tt_rand";
     if ((unsigned)dt < TT_DTYPE_COUNT && !tt_dtype_is_float(dt)) {
         tt_error(TT_EDTYPE, "%s: argument 'dtype' expects a floating point "
@@ -438,6 +482,12 @@ tt_tensor *tt_from_buffer(int ndim, const int64_t *sizes,
 
 tt_tensor *tt_new_empty(const tt_tensor *like, int ndim, const int64_t *sizes)
 {
+    if (like && tt__factory_needs_dispatch() &&
+        !tt__check_sizes("tt_new_empty", ndim, sizes, NULL)) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::new_empty", &op,
+                                TT_ARGS(tt_v_tensor(like), tt_v_ints(ndim, sizes)));
+    }
     if (TT_CHECK_TENSOR("tt_new_empty", "self", like))
         return NULL;
     return tt__empty_impl(ndim, sizes, NULL, (tt_dtype)like->dtype,
@@ -492,6 +542,10 @@ void tt__strides_like(const tt_tensor *t, tt_size *out)
 
 tt_tensor *tt_empty_like(const tt_tensor *t)
 {
+    if (t && tt__factory_needs_dispatch()) {
+        static const tt_op *op;
+        return tt__call_builtin("tt::empty_like", &op, TT_ARGS(tt_v_tensor(t)));
+    }
     if (TT_CHECK_TENSOR("tt_empty_like", "self", t))
         return NULL;
     tt_size st[TT_MAX_DIMS];

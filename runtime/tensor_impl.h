@@ -95,6 +95,7 @@ int tt__wrap_dim(const char *fn, int dim, int ndim); /* -1 + error if bad */
 tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
                           const tt_size *strides, tt_dtype dt, bool fake);
 tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt);
+tt_status tt__arange_numel(double start, double end, double step, int64_t *out);
 /* Strides for a new tensor laid out like t (preserve_format). */
 void tt__strides_like(const tt_tensor *t, tt_size *out);
 bool tt__is_non_overlapping_and_dense(const tt_tensor *t);
@@ -147,6 +148,9 @@ tt_status tt__call_builtin_status(const char *name, const tt_op **cache,
 #define TT_ARGS(...)                                                           \
     (const tt_value[]){__VA_ARGS__},                                           \
         (int)(sizeof((const tt_value[]){__VA_ARGS__}) / sizeof(tt_value))
+/* Factories go through their ops under a mode (to be recorded) or in fake
+ * mode (to make fake tensors). */
+bool tt__factory_needs_dispatch(void);
 static inline bool tt__needs_dispatch1(const tt_tensor *t)
 {
     return tt__needs_dispatch(1, &t);

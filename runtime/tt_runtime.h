@@ -573,6 +573,11 @@ tt_mode *tt_mode_pop(void);     /* returns the mode popped */
 tt_mode *tt_mode_current(void); /* NULL when none (or switched off) */
 tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
                            tt_value *outs, int nouts);
+/* Fake mode, per thread and nestable (PyTorch's FakeTensorMode): while on,
+ * every op runs its fake kernel and factories make fake tensors. */
+void tt_fake_mode_begin(void);
+void tt_fake_mode_end(void);
+bool tt_fake_mode_enabled(void);
 /* A per-tensor slot a mode uses to find the tensors it made. */
 void tt_set_mode_tag(tt_tensor *t, uint64_t key, int64_t val);
 bool tt_get_mode_tag(const tt_tensor *t, uint64_t key, int64_t *val);

@@ -1,0 +1,182 @@
+/* Built-in ops: the factories (empty, full, arange, linspace, rand, randn,
+ * new_empty, empty_like) as ops, so that a tensor made inside traced code
+ * is a node of the graph, and in fake mode a fake tensor. The runtime's
+ * tt_empty & co. call these when a mode or fake mode is on; the kernels
+ * call the runtime functions back (which run directly inside a kernel). */
+#include "ops_impl.h"
+
+#include <math.h>
+
+/* The dtype argument: None means the default dtype, f32. */
+static tt_status dtype_arg(tt_frame *f, int i, tt_dtype *dt)
+{
+    bool none = true;
+    tt_status st = tt_arg_dtype(f, i, dt, &none);
+    if (!st && none)
+        *dt = TT_F32;
+    return st;
+}
+
+/* Sizes from a SymInt[] argument (symbolic entries are allowed for fake
+ * outputs only; tt__empty_impl says so otherwise). */
+static tt_status sizes_arg(tt_frame *f, int i, const int64_t **v, int *n)
+{
+    return tt_arg_ints(f, i, v, n);
+}
+
+static tt_status ret(tt_frame *f, tt_tensor *t)
+{
+    return t ? tt_return(f, 0, t) : tt_errcode();
+}
+
+/* tt::empty(SymInt[] size, *, ScalarType? dtype=None) */
+static tt_status empty_kernel(tt_frame *f)
+{
+    const int64_t *sz;
+    int n;
+    tt_dtype dt;
+    tt_status st;
+    if ((st = sizes_arg(f, 0, &sz, &n)) || (st = dtype_arg(f, 1, &dt)))
+        return st;
+    return ret(f, tt__empty_impl(n, sz, NULL, dt, tt_frame_is_fake(f)));
+}
+
+/* tt::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None) */
+static tt_status empty_strided_kernel(tt_frame *f)
+{
+    const int64_t *sz, *strd;
+    int n, ns;
+    tt_dtype dt;
+    tt_status st;
+    if ((st = sizes_arg(f, 0, &sz, &n)) || (st = sizes_arg(f, 1, &strd, &ns)) ||
+        (st = dtype_arg(f, 2, &dt)))
+        return st;
+    if (n != ns)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'stride' (#2) has %d entries for %d "
+                                           "sizes", ns, n);
+    return ret(f, tt__empty_impl(n, sz, strd, dt, tt_frame_is_fake(f)));
+}
+
+/* tt::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) */
+static tt_status full_kernel(tt_frame *f)
+{
+    const int64_t *sz;
+    int n;
+    double v;
+    tt_dtype dt;
+    tt_status st;
+    if ((st = sizes_arg(f, 0, &sz, &n)) || (st = tt_arg_scalar(f, 1, &v, NULL)) ||
+        (st = dtype_arg(f, 2, &dt)))
+        return st;
+    if (tt_frame_is_fake(f))
+        return ret(f, tt__empty_impl(n, sz, NULL, dt, true));
+    return ret(f, tt_full(n, sz, v, dt));
+}
+
+/* tt::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None) */
+static tt_status arange_kernel(tt_frame *f)
+{
+    double a, b, step;
+    tt_dtype dt;
+    tt_status st;
+    if ((st = tt_arg_scalar(f, 0, &a, NULL)) || (st = tt_arg_scalar(f, 1, &b, NULL)) ||
+        (st = tt_arg_scalar(f, 2, &step, NULL)) || (st = dtype_arg(f, 3, &dt)))
+        return st;
+    if (tt_frame_is_fake(f)) {
+        int64_t n;
+        if ((st = tt__arange_numel(a, b, step, &n)))
+            return st;
+        return ret(f, tt__empty_impl(1, &n, NULL, dt, true));
+    }
+    return ret(f, tt_arange(a, b, step, dt));
+}
+
+/* tt::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None) */
+static tt_status linspace_kernel(tt_frame *f)
+{
+    double a, b;
+    int64_t steps;
+    tt_dtype dt;
+    tt_status st;
+    if ((st = tt_arg_scalar(f, 0, &a, NULL)) || (st = tt_arg_scalar(f, 1, &b, NULL)) ||
+        (st = tt_arg_int(f, 2, &steps)) || (st = dtype_arg(f, 3, &dt)))
+        return st;
+    if (tt_frame_is_fake(f)) {
+        if (steps < 0)
+            return tt_frame_fail(f, TT_EINVAL, "argument 'steps' must be non-negative "
+                                               "(got %lld)", (long long)steps);
+        return ret(f, tt__empty_impl(1, &steps, NULL, dt, true));
+    }
+    return ret(f, tt_linspace(a, b, steps, dt));
+}
+
+/* tt::rand / tt::randn(SymInt[] size, *, ScalarType? dtype=None) */
+static tt_status random_kernel(tt_frame *f)
+{
+    const int64_t *sz;
+    int n;
+    tt_dtype dt;
+    tt_status st;
+    if ((st = sizes_arg(f, 0, &sz, &n)) || (st = dtype_arg(f, 1, &dt)))
+        return st;
+    bool normal = tt_op_name(tt_frame_op(f))[6] == 'n'; /* "tt::randn" */
+    if (tt_frame_is_fake(f)) {
+        if (!tt_dtype_is_float(dt))
+            return tt_frame_fail(f, TT_EDTYPE, "argument 'dtype' expects a floating "
+                                               "point dtype (f32 or f64), got %s",
+                                 tt_dtype_name(dt));
+        return ret(f, tt__empty_impl(n, sz, NULL, dt, true));
+    }
+    return ret(f, normal ? tt_randn(n, sz, dt) : tt_rand(n, sz, dt));
+}
+
+/* tt::new_empty(Tensor self, SymInt[] size): self's dtype, and fake when
+ * self is or in fake mode. */
+static tt_status new_empty_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    const int64_t *sz;
+    int n;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = sizes_arg(f, 1, &sz, &n)))
+        return st;
+    return ret(f, tt__empty_impl(n, sz, NULL, (tt_dtype)self->dtype,
+                                 tt_frame_is_fake(f) || self->storage->fake));
+}
+
+/* tt::empty_like(Tensor self): PyTorch's preserve_format layout. */
+static tt_status empty_like_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (st)
+        return st;
+    tt_size strides[TT_MAX_DIMS];
+    tt__strides_like(self, strides);
+    return ret(f, tt__empty_impl(self->ndim, self->sizes, strides, (tt_dtype)self->dtype,
+                                 tt_frame_is_fake(f) || self->storage->fake));
+}
+
+#define FACTORY(sch, k) {.schema = sch, .kernel = k, .fake = k}
+static const tt_custom_op_spec specs[] = {
+    FACTORY("tt::empty(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", empty_kernel),
+    FACTORY("tt::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None) -> Tensor",
+            empty_strided_kernel),
+    FACTORY("tt::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
+            full_kernel),
+    FACTORY("tt::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
+            "ScalarType? dtype=None) -> Tensor", arange_kernel),
+    FACTORY("tt::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None) "
+            "-> Tensor", linspace_kernel),
+    FACTORY("tt::rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", random_kernel),
+    FACTORY("tt::randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", random_kernel),
+    /* new_empty/empty_like make a tensor that does not depend on self's
+     * values, so they need no derivative (their result requires no grad). */
+    FACTORY("tt::new_empty(Tensor self, SymInt[] size) -> Tensor", new_empty_kernel),
+    FACTORY("tt::empty_like(Tensor self) -> Tensor", empty_like_kernel),
+};
+
+tt_status tt__register_factories(tt_library *lib)
+{
+    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+}
