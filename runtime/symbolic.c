@@ -171,8 +171,9 @@ tt_size tt_sym_mul(tt_size a, tt_size b)
 
 tt_size tt__sym_mul_find(tt_size a, tt_size b)
 {
+    tt_size p;
     if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
-        return a * b;
+        return __builtin_mul_overflow(a, b, &p) ? -1 : p; /* too big for any stride */
     order(&a, &b);
     if (b == 1)
         return a;

@@ -124,9 +124,10 @@ tt_status tt__copy_raw(tt_tensor *dst, const tt_tensor *src);
 tt_status tt__fill_raw(tt_tensor *t, double value);
 
 /* ---- symbolic sizes (symbolic.c) */
-/* a*b when it folds or its expression exists already, else -1 (equal to no
- * size or stride). For comparisons such as contiguity checks, which must
- * not allocate: an expression nobody made cannot be a tensor's stride. */
+/* a*b when it folds (without overflow) or its expression exists already,
+ * else -1 (equal to no size or stride). For comparisons such as contiguity
+ * checks, which must not allocate: an expression nobody made cannot be a
+ * tensor's stride. */
 tt_size tt__sym_mul_find(tt_size a, tt_size b);
 
 /* ---- dtypes (dtype.c) */
