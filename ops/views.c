@@ -1,8 +1,364 @@
-/* Built-in ops: views (being written). */
+/* Built-in ops: the runtime's views and copies, registered as ops.
+ *
+ * The runtime functions (runtime/view.c, runtime/copy.c) are the typed
+ * wrappers: with no mode, no autograd and no fake tensor in play they run
+ * directly; otherwise they call the op of the same name through the
+ * dispatcher, and the kernel below lands back in the runtime function
+ * (inside a kernel tt__needs_dispatch is false, so it does not recurse).
+ * The runtime functions already serve real and fake tensors alike (a view
+ * of a fake tensor shares its fake storage; a copy of one is fake), so one
+ * kernel per op is both the cpu kernel and the fake kernel.
+ *
+ * Schemas follow PyTorch's native_functions.yaml. Argument orders must
+ * match the tt__call_builtin calls in the runtime exactly, since those box
+ * their arguments positionally.
+ *
+ * Aliasing: every view returns `Tensor(a)`. reshape and contiguous keep
+ * PyTorch's `Tensor(a)` annotation although they alias only when no copy
+ * is needed (PyTorch's reshape is CompositeImplicitAutograd and documents
+ * the same "may or may not alias"); opcheck must allow that for them. */
 #include "ops_impl.h"
+
+#include <limits.h>
+
+/* A kernel's result: the runtime function's tensor, or its error as is (so
+ * a call under a mode fails with the same message as a direct call). */
+static tt_status ret(tt_frame *f, tt_tensor *t)
+{
+    return t ? tt_return(f, 0, t) : tt_errcode();
+}
+
+/* Reads int argument i as a dim of a tensor with `ndim` dims. The runtime
+ * functions take an int; a value outside int's range could be truncated into
+ * range, so it is refused here with the runtime's range message. */
+static tt_status arg_dim(tt_frame *f, int i, int ndim, int *out)
+{
+    int64_t v;
+    tt_status st = tt_arg_int(f, i, &v);
+    if (st)
+        return st;
+    if (v < INT_MIN || v > INT_MAX) {
+        const tt_op *op = tt_frame_op(f);
+        tt__op_dim(tt_op_name(op), tt_schema_arg(tt_op_schema(op), i)->name, i + 1, v, ndim);
+        return tt_errcode();
+    }
+    *out = (int)v;
+    return TT_OK;
+}
+
+/* Reads the tensor argument 0 and the int list argument 1. */
+static tt_status self_and_ints(tt_frame *f, tt_tensor **self, const int64_t **v, int *n)
+{
+    tt_status st = tt_arg_tensor(f, 0, self);
+    return st ? st : tt_arg_ints(f, 1, v, n);
+}
+
+/* ------------------------------------------------------------------ views */
+
+/* self is (N0..Nk); out is (size) over the same elements, same storage. */
+static tt_status view_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    const int64_t *size;
+    int n;
+    tt_status st = self_and_ints(f, &self, &size, &n);
+    return st ? st : ret(f, tt_view(self, n, size));
+}
+
+/* As view, but copies when no view exists (then out does not alias). */
+static tt_status reshape_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    const int64_t *shape;
+    int n;
+    tt_status st = self_and_ints(f, &self, &shape, &n);
+    return st ? st : ret(f, tt_reshape(self, n, shape));
+}
+
+/* self is (N0..Nk); out is (N[dims[0]]..N[dims[k]]). */
+static tt_status permute_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    const int64_t *dims;
+    int n;
+    tt_status st = self_and_ints(f, &self, &dims, &n);
+    return st ? st : ret(f, tt_permute(self, n, dims));
+}
+
+/* self is (.., A, .., B, ..); out is (.., B, .., A, ..). */
+static tt_status transpose_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    int d0 = 0, d1 = 0;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &d0)) ||
+        (st = arg_dim(f, 2, self->ndim, &d1)))
+        return st;
+    return ret(f, tt_transpose(self, d0, d1));
+}
+
+/* self is (N, M) / (N) / (); out is (M, N) / (N) / (). */
+static tt_status t_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    return st ? st : ret(f, tt_t(self));
+}
+
+/* self is (.., N, ..); out is (.., length, ..) from `start`. */
+static tt_status narrow_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    int dim = 0;
+    int64_t start, length;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &dim)) ||
+        (st = tt_arg_int(f, 2, &start)) || (st = tt_arg_int(f, 3, &length)))
+        return st;
+    return ret(f, tt_narrow(self, dim, start, length));
+}
+
+/* self is (.., N, ..); out is (.., ceil((end - start) / step), ..), the
+ * bounds clamped as Python's. None bounds are 0 and INT64_MAX (PyTorch's
+ * slice defaults: the whole dim). */
+static tt_status slice_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    int dim = 0;
+    int64_t start = 0, end = INT64_MAX, step;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &dim)) ||
+        (!tt_arg_is_none(f, 2) && (st = tt_arg_int(f, 2, &start))) ||
+        (!tt_arg_is_none(f, 3) && (st = tt_arg_int(f, 3, &end))) ||
+        (st = tt_arg_int(f, 4, &step)))
+        return st;
+    return ret(f, tt_slice(self, dim, start, end, step));
+}
+
+/* self is (.., N, ..); out drops that dim, at `index`. */
+static tt_status select_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    int dim = 0;
+    int64_t index;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &dim)) ||
+        (st = tt_arg_int(f, 2, &index)))
+        return st;
+    return ret(f, tt_select(self, dim, index));
+}
+
+/* self is (1, N) say; out is (size) = (M, N) with stride 0 where expanded.
+ * `implicit` only tells autograd's tracer the expand came from
+ * broadcasting; it changes nothing here. */
+static tt_status expand_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    const int64_t *size;
+    int n;
+    tt_status st = self_and_ints(f, &self, &size, &n);
+    return st ? st : ret(f, tt_expand(self, n, size));
+}
+
+/* self is (.., 1, ..); out drops that dim (unchanged if its size is not 1). */
+static tt_status squeeze_dim_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    int dim = 0;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &dim)))
+        return st;
+    return ret(f, tt_squeeze(self, dim));
+}
+
+/* self is (1, N, 1); out is (N). */
+static tt_status squeeze_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    return st ? st : ret(f, tt_squeeze_all(self));
+}
+
+/* self is (N, M); out is (N, 1, M) for dim 1. */
+static tt_status unsqueeze_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    int dim = 0;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim + 1, &dim)))
+        return st;
+    return ret(f, tt_unsqueeze(self, dim));
+}
+
+/* self is (A, B, C, D); out is (A, B*C, D) for start_dim 1, end_dim 2.
+ * Like reshape, it copies when the dims cannot be merged in place. */
+static tt_status flatten_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    int s = 0, e = 0;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &s)) ||
+        (st = arg_dim(f, 2, self->ndim, &e)))
+        return st;
+    return ret(f, tt_flatten(self, s, e));
+}
+
+/* out is (size) with (stride) from storage_offset in self's storage; None
+ * keeps self's offset (PyTorch's default). */
+static tt_status as_strided_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    const int64_t *size, *stride;
+    int n, ns;
+    int64_t offset;
+    tt_status st;
+    if ((st = self_and_ints(f, &self, &size, &n)) || (st = tt_arg_ints(f, 2, &stride, &ns)))
+        return st;
+    if (n != ns)
+        return tt_frame_fail(f, TT_EINVAL, "mismatch in length of strides and shape "
+                                           "(argument 'size' (#2) has %d entries, "
+                                           "argument 'stride' (#3) has %d)", n, ns);
+    offset = tt_storage_offset(self);
+    if (!tt_arg_is_none(f, 3) && (st = tt_arg_int(f, 3, &offset)))
+        return st;
+    return ret(f, tt_as_strided(self, n, size, stride, offset));
+}
+
+/* out is self's elements, a new tensor over the same storage. */
+static tt_status detach_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    return st ? st : ret(f, tt_detach(self));
+}
+
+/* ------------------------------------------------------------------ copies */
+
+/* out is self in row-major strides: self's storage when it already is,
+ * else a copy. tt_contiguous then hands back self itself; a kernel returns
+ * a new tensor object over the same storage instead, so what the
+ * dispatcher's layers attach to the output (a mode's tag, autograd's
+ * history) never lands on the input. */
+static tt_status contiguous_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (st)
+        return st;
+    tt_tensor *r = tt_contiguous(self);
+    if (r == self) {
+        tt_release(r);
+        r = tt__make_view(self, self->ndim, self->sizes, self->strides, self->offset);
+    }
+    return ret(f, r);
+}
+
+/* out is a copy of self with self's memory layout (preserve_format). */
+static tt_status clone_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    return st ? st : ret(f, tt_clone(self));
+}
+
+/* out is a copy of self converted to dtype, with self's memory layout. */
+static tt_status to_copy_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_dtype dt = TT_F32;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_dtype(f, 1, &dt, NULL)))
+        return st;
+    return ret(f, tt_to_dtype(self, dt));
+}
+
+/* True when src broadcasts to dst's shape (copy_'s rule). */
+static bool broadcasts_to(const tt_tensor *src, const tt_tensor *dst)
+{
+    if (src->ndim > dst->ndim)
+        return false;
+    for (int i = 1; i <= src->ndim; i++) {
+        tt_size s = src->sizes[src->ndim - i], d = dst->sizes[dst->ndim - i];
+        if (s != d && s != 1)
+            return false;
+    }
+    return true;
+}
+
+/* self is (S), src broadcasts to (S); self = src converted to self's dtype.
+ * The raw copy, not tt_copy_: the dispatcher bumps self's version after the
+ * kernel (self is Tensor(a!)), and it must move once per write. */
+static tt_status copy_kernel(tt_frame *f)
+{
+    tt_tensor *self, *src;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_tensor(f, 1, &src)))
+        return st;
+    if (self->storage->fake || src->storage->fake) {
+        /* Metadata only: the fake kernel checks what the real one would. */
+        if (!broadcasts_to(src, self)) {
+            char a[256], b[256];
+            return tt_error(TT_ESHAPE, "tt_copy_: argument 'src' of shape %s cannot be "
+                                       "broadcast to the destination's shape %s",
+                            tt_shape_str(src, a, sizeof a), tt_shape_str(self, b, sizeof b));
+        }
+        if (!self->storage->fake)
+            return tt_error(TT_EFAKE, "tt_copy_: cannot copy a fake tensor into a real one");
+    } else if ((st = tt__copy_raw(self, src))) {
+        return st;
+    }
+    return tt_return_self(f, 0, 0);
+}
+
+/* self = value everywhere (converted to self's dtype). Raw fill for the
+ * same reason as copy_. */
+static tt_status fill_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    double v;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_scalar(f, 1, &v, NULL)))
+        return st;
+    if (!self->storage->fake && (st = tt__fill_raw(self, v)))
+        return st;
+    return tt_return_self(f, 0, 0);
+}
+
+/* ------------------------------------------------------------ registration */
+
+#define OP(sch, fn) {.schema = sch, .kernel = fn, .fake = fn}
+static const tt_custom_op_spec specs[] = {
+    OP("tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", view_kernel),
+    OP("tt::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", reshape_kernel),
+    OP("tt::permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute_kernel),
+    OP("tt::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose_kernel),
+    OP("tt::t(Tensor(a) self) -> Tensor(a)", t_kernel),
+    OP("tt::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+       narrow_kernel),
+    OP("tt::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
+       "SymInt step=1) -> Tensor(a)", slice_kernel),
+    OP("tt::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", select_kernel),
+    OP("tt::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+       expand_kernel),
+    OP("tt::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim_kernel),
+    OP("tt::squeeze(Tensor(a) self) -> Tensor(a)", squeeze_kernel),
+    OP("tt::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze_kernel),
+    OP("tt::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+       flatten_kernel),
+    OP("tt::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
+       "SymInt? storage_offset=None) -> Tensor(a)", as_strided_kernel),
+    OP("tt::detach(Tensor(a) self) -> Tensor(a)", detach_kernel),
+    OP("tt::contiguous(Tensor(a) self) -> Tensor(a)", contiguous_kernel),
+    OP("tt::clone(Tensor self) -> Tensor", clone_kernel),
+    /* PyTorch's _to_copy takes a keyword-only `ScalarType? dtype=None` among
+     * layout/device options; here dtype is the one option and the runtime
+     * passes it positionally (tt_to_dtype). */
+    OP("tt::_to_copy(Tensor self, ScalarType dtype) -> Tensor", to_copy_kernel),
+    OP("tt::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", copy_kernel),
+    OP("tt::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_kernel),
+};
 
 tt_status tt__register_views(tt_library *lib)
 {
-    (void)lib;
-    return TT_OK;
+    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
 }
