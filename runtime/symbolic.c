@@ -154,7 +154,8 @@ tt_size tt_sym_sub(tt_size a, tt_size b)
     /* a - b is a + (-1)*b; a concrete negative b stays a plain constant. */
     if (!tt_size_is_sym(b))
         return intern(SYM_ADD, a, -b);
-    return tt_sym_add(a, intern(SYM_MUL, b, -1));
+    tt_size neg = intern(SYM_MUL, b, -1);
+    return neg ? tt_sym_add(a, neg) : 0; /* (a + 0 would hide the failure) */
 }
 
 tt_size tt_sym_mul(tt_size a, tt_size b)
