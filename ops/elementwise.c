@@ -1154,7 +1154,9 @@ static tt_tensor *bin_call(const char *opname, const tt_op **cache, binop op,
     const tt_tensor *ts[2] = {a, b};
     if (tt_dispatch_is_trivial(2, ts))
         return binary(op, a, b, NULL, alpha, NULL);
-    if (op == BIN_ADD || op == BIN_SUB)
+    /* alpha travels only when it is not the default, so graphs read
+     * add(a, b) as PyTorch's do. */
+    if ((op == BIN_ADD || op == BIN_SUB) && alpha != 1)
         return tt__call_builtin(opname, cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b),
                                                        tt_v_float(alpha)));
     return tt__call_builtin(opname, cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
@@ -1181,7 +1183,7 @@ static tt_status bin_inplace(const char *opname, const tt_op **cache, binop op,
         tt_release(r);
         return TT_OK;
     }
-    if (op == BIN_ADD || op == BIN_SUB)
+    if ((op == BIN_ADD || op == BIN_SUB) && alpha != 1)
         return tt__call_builtin_status(opname, cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b),
                                                               tt_v_float(alpha)));
     return tt__call_builtin_status(opname, cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));

@@ -345,6 +345,19 @@ tt_tensor *tt_op_call1(const tt_op *op, const tt_value *args, int nargs)
     return out.u.t;
 }
 
+static _Thread_local tt_srcloc callsite;
+
+tt_srcloc tt_callsite(void) { return callsite; }
+
+tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs, tt_srcloc loc)
+{
+    tt_srcloc saved = callsite;
+    callsite = loc;
+    tt_tensor *t = tt_op_call1(op, args, nargs);
+    callsite = saved;
+    return t;
+}
+
 tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
                            tt_value *outs, int nouts)
 {

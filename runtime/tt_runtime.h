@@ -549,9 +549,16 @@ tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
                      tt_value *outs, int nouts);
 /* For ops returning one tensor: the result, or NULL with the error set. */
 tt_tensor *tt_op_call1(const tt_op *op, const tt_value *args, int nargs);
+/* tt_call(op, args...) also records the calling line, so a graph break
+ * caused by the op (one with no fake kernel, say) names the user's line. */
+tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs,
+                          tt_srcloc loc);
 #define tt_call(op, ...)                                                       \
-    tt_op_call1((op), (const tt_value[]){__VA_ARGS__},                          \
-                (int)(sizeof((tt_value[]){__VA_ARGS__}) / sizeof(tt_value)))
+    tt_op_call1_at((op), (const tt_value[]){__VA_ARGS__},                       \
+                   (int)(sizeof((tt_value[]){__VA_ARGS__}) / sizeof(tt_value)), \
+                   TT_HERE)
+/* The line of the innermost tt_call running on this thread ({0} if none). */
+tt_srcloc tt_callsite(void);
 
 /* ------------------------------------------------------ dispatch modes */
 

@@ -3,4 +3,5 @@
 #define TENSORTRACE_H
 #include "tt_runtime.h"
 #include "tt_ops.h"
+#include "tt_trace.h"
 #endif

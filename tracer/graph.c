@@ -1,0 +1,592 @@
+/* The graph IR: building, inspection, verification and text printing. */
+#include "graph_impl.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- values */
+
+tt_status tt__value_copy(tt_value *dst, const tt_value *src)
+{
+    *dst = *src;
+    size_t bytes = 0;
+    const void *from = NULL;
+    switch (src->kind) {
+    case TT_V_STR:
+        from = src->u.s;
+        bytes = strlen(src->u.s) + 1;
+        break;
+    case TT_V_INTS: from = src->u.ints, bytes = sizeof(int64_t) * (size_t)src->n; break;
+    case TT_V_FLOATS: from = src->u.floats, bytes = sizeof(double) * (size_t)src->n; break;
+    case TT_V_BOOLS: from = src->u.bools, bytes = sizeof(bool) * (size_t)src->n; break;
+    case TT_V_TENSOR:
+    case TT_V_TENSORS:
+        return tt_error(TT_EINTERNAL, "tracer: tensors are graph references, not constants");
+    default: return TT_OK;
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        return tt_error(TT_ENOMEM, "out of memory copying a graph constant");
+    if (bytes)
+        memcpy(p, from, bytes);
+    switch (src->kind) {
+    case TT_V_STR: dst->u.s = p; break;
+    case TT_V_INTS: dst->u.ints = p; break;
+    case TT_V_FLOATS: dst->u.floats = p; break;
+    default: dst->u.bools = p; break;
+    }
+    return TT_OK;
+}
+
+void tt__value_free(tt_value *v)
+{
+    switch (v->kind) {
+    case TT_V_STR: free((void *)v->u.s); break;
+    case TT_V_INTS: free((void *)v->u.ints); break;
+    case TT_V_FLOATS: free((void *)v->u.floats); break;
+    case TT_V_BOOLS: free((void *)v->u.bools); break;
+    default: break;
+    }
+    *v = tt_v_none();
+}
+
+void tt__garg_clear(garg *a)
+{
+    if (a->kind == GARG_CONST)
+        tt__value_free(&a->v);
+    free(a->refs);
+    memset(a, 0, sizeof *a);
+}
+
+/* --------------------------------------------------------------- building */
+
+tt_graph *tt__graph_new(const char *name, tt_trace_mode mode)
+{
+    tt_graph *g = calloc(1, sizeof *g);
+    if (!g) {
+        tt_error(TT_ENOMEM, "out of memory creating a graph");
+        return NULL;
+    }
+    g->output = -1;
+    g->mode = mode;
+    snprintf(g->name, sizeof g->name, "%s", name ? name : "forward");
+    return g;
+}
+
+static int new_node(tt_graph *g, tt_node_kind kind)
+{
+    if (g->n == g->cap) {
+        int nc = g->cap ? g->cap * 2 : 32;
+        gnode *nn = realloc(g->nodes, sizeof *nn * (size_t)nc);
+        if (!nn) {
+            tt_error(TT_ENOMEM, "out of memory growing a graph to %d nodes", nc);
+            return -1;
+        }
+        g->nodes = nn;
+        g->cap = nc;
+    }
+    gnode *n = &g->nodes[g->n];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    return g->n++;
+}
+
+/* FX-style names: the op's base name, then _1, _2 ... for repeats. */
+static void name_node(tt_graph *g, int id, const char *base)
+{
+    char want[40];
+    snprintf(want, sizeof want, "%s", base);
+    for (int k = 1;; k++) {
+        bool taken = false;
+        for (int i = 0; i < id && !taken; i++)
+            taken = strcmp(g->nodes[i].name, want) == 0;
+        if (!taken)
+            break;
+        snprintf(want, sizeof want, "%.24s_%d", base, k);
+    }
+    memcpy(g->nodes[id].name, want, sizeof want);
+}
+
+static tt_status add_user(tt_graph *g, int node, int user)
+{
+    gnode *n = &g->nodes[node];
+    if (n->nusers && n->users[n->nusers - 1] == user)
+        return TT_OK; /* the same user twice (x * x) counts once */
+    if (n->nusers == n->cap_users) {
+        int nc = n->cap_users ? n->cap_users * 2 : 4;
+        int *nu = realloc(n->users, sizeof *nu * (size_t)nc);
+        if (!nu)
+            return tt_error(TT_ENOMEM, "out of memory recording users");
+        n->users = nu;
+        n->cap_users = nc;
+    }
+    n->users[n->nusers++] = user;
+    return TT_OK;
+}
+
+static int add_value_node(tt_graph *g, tt_node_kind kind, tt_tensor *value, const char *base)
+{
+    int id = new_node(g, kind);
+    if (id < 0)
+        return -1;
+    gnode *n = &g->nodes[id];
+    n->vals = malloc(sizeof *n->vals);
+    if (!n->vals) {
+        g->n--;
+        tt_error(TT_ENOMEM, "out of memory adding a graph node");
+        return -1;
+    }
+    n->vals[0] = tt_retain(value);
+    n->nvals = 1;
+    name_node(g, id, base);
+    return id;
+}
+
+int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value)
+{
+    char base[16];
+    snprintf(base, sizeof base, "in%d", g->ninputs);
+    int id = add_value_node(g, TT_NODE_PLACEHOLDER, value, base);
+    if (id >= 0)
+        g->ninputs++;
+    return id;
+}
+
+int tt__graph_add_constant(tt_graph *g, tt_tensor *value)
+{
+    return add_value_node(g, TT_NODE_CONSTANT, value, "_tensor_constant0");
+}
+
+int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
+                     const tt_value *outs, int nouts)
+{
+    int id = new_node(g, TT_NODE_OP);
+    if (id < 0)
+        return -1;
+    gnode *n = &g->nodes[id];
+    n->op = op;
+    n->args = calloc((size_t)(nargs ? nargs : 1), sizeof *n->args);
+    n->vals = calloc((size_t)(nouts ? nouts : 1), sizeof *n->vals);
+    if (!n->args || !n->vals)
+        goto oom;
+    for (int i = 0; i < nargs; i++) {
+        n->args[i] = args[i];
+        n->args[i].refs = NULL;
+        if (args[i].kind == GARG_CONST) {
+            n->args[i].v = tt_v_none();
+            if (tt__value_copy(&n->args[i].v, &args[i].v))
+                goto fail;
+        } else if (args[i].kind == GARG_REFS) {
+            n->args[i].refs = malloc(sizeof(gref) * (size_t)(args[i].nrefs ? args[i].nrefs : 1));
+            if (!n->args[i].refs)
+                goto oom;
+            memcpy(n->args[i].refs, args[i].refs, sizeof(gref) * (size_t)args[i].nrefs);
+        }
+        n->nargs = i + 1;
+    }
+    for (int j = 0; j < nouts; j++)
+        n->vals[j] = outs[j].kind == TT_V_TENSOR ? tt_retain(outs[j].u.t) : NULL;
+    n->nvals = nouts;
+    for (int i = 0; i < nargs; i++) {
+        tt_status st = TT_OK;
+        if (args[i].kind == GARG_REF)
+            st = add_user(g, args[i].ref.node, id);
+        for (int k = 0; !st && args[i].kind == GARG_REFS && k < args[i].nrefs; k++)
+            if (args[i].refs[k].node >= 0)
+                st = add_user(g, args[i].refs[k].node, id);
+        if (st)
+            goto fail;
+    }
+    /* "mylib::crop" -> crop, "tt::add.Tensor" -> add */
+    const char *full = tt_op_name(op), *base = strstr(full, "::");
+    char b[40];
+    snprintf(b, sizeof b, "%s", base ? base + 2 : full);
+    char *dot = strchr(b, '.');
+    if (dot)
+        *dot = '\0';
+    name_node(g, id, b);
+    return id;
+oom:
+    tt_error(TT_ENOMEM, "out of memory adding a node for %s", tt_op_name(op));
+fail:
+    for (int i = 0; i < n->nargs; i++)
+        tt__garg_clear(&n->args[i]);
+    free(n->args);
+    free(n->vals);
+    g->n--;
+    return -1;
+}
+
+int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts)
+{
+    int id = new_node(g, TT_NODE_OUTPUT);
+    if (id < 0)
+        return -1;
+    gnode *n = &g->nodes[id];
+    n->outs = malloc(sizeof *outs * (size_t)(nouts ? nouts : 1));
+    if (!n->outs) {
+        g->n--;
+        tt_error(TT_ENOMEM, "out of memory setting graph outputs");
+        return -1;
+    }
+    memcpy(n->outs, outs, sizeof *outs * (size_t)nouts);
+    n->nouts = nouts;
+    snprintf(n->name, sizeof n->name, "output");
+    for (int i = 0; i < nouts; i++)
+        if (add_user(g, outs[i].node, id))
+            return -1;
+    g->output = id;
+    return id;
+}
+
+tt_graph *tt_graph_free(tt_graph *g)
+{
+    if (!g)
+        return NULL;
+    for (int i = 0; i < g->n; i++) {
+        gnode *n = &g->nodes[i];
+        for (int a = 0; a < n->nargs; a++)
+            tt__garg_clear(&n->args[a]);
+        free(n->args);
+        for (int j = 0; j < n->nvals; j++)
+            tt_release(n->vals[j]);
+        free(n->vals);
+        free(n->outs);
+        free(n->users);
+    }
+    free(g->nodes);
+    free(g);
+    return NULL;
+}
+
+/* ------------------------------------------------------------- inspection */
+
+static const gnode *node_at(const tt_graph *g, int i)
+{
+    return g && i >= 0 && i < g->n ? &g->nodes[i] : NULL;
+}
+
+int tt_graph_num_nodes(const tt_graph *g) { return g ? g->n : 0; }
+int tt_graph_num_inputs(const tt_graph *g) { return g ? g->ninputs : 0; }
+
+int tt_graph_num_outputs(const tt_graph *g)
+{
+    return g && g->output >= 0 ? g->nodes[g->output].nouts : 0;
+}
+
+tt_node_kind tt_graph_node_kind(const tt_graph *g, int i)
+{
+    const gnode *n = node_at(g, i);
+    return n ? n->kind : TT_NODE_OUTPUT;
+}
+
+const char *tt_graph_node_name(const tt_graph *g, int i)
+{
+    const gnode *n = node_at(g, i);
+    return n ? n->name : NULL;
+}
+
+const tt_op *tt_graph_node_op(const tt_graph *g, int i)
+{
+    const gnode *n = node_at(g, i);
+    return n ? n->op : NULL;
+}
+
+const tt_tensor *tt_graph_node_value(const tt_graph *g, int i, int out)
+{
+    const gnode *n = node_at(g, i);
+    return n && out >= 0 && out < n->nvals ? n->vals[out] : NULL;
+}
+
+int tt_graph_node_num_outputs(const tt_graph *g, int i)
+{
+    const gnode *n = node_at(g, i);
+    return n ? n->nvals : 0;
+}
+
+int tt_graph_count_op(const tt_graph *g, const char *name)
+{
+    int count = 0;
+    size_t len = name ? strlen(name) : 0;
+    for (int i = 0; g && name && i < g->n; i++) {
+        if (g->nodes[i].kind != TT_NODE_OP)
+            continue;
+        const char *n = tt_op_name(g->nodes[i].op);
+        if (strncmp(n, name, len) == 0 && (n[len] == '\0' || (n[len] == '.' && !strchr(name, '.'))))
+            count++;
+    }
+    return count;
+}
+
+static bool ref_ok(const tt_graph *g, gref r, int before)
+{
+    return r.node >= 0 && r.node < before && r.out >= 0 && r.out < g->nodes[r.node].nvals &&
+           g->nodes[r.node].vals[r.out];
+}
+
+static bool has_user(const gnode *n, int user)
+{
+    for (int i = 0; i < n->nusers; i++)
+        if (n->users[i] == user)
+            return true;
+    return false;
+}
+
+tt_status tt_graph_verify(const tt_graph *g)
+{
+    if (!g)
+        return tt_error(TT_EINVAL, "tt_graph_verify: argument 'graph' is NULL");
+    int inputs = 0;
+    for (int i = 0; i < g->n; i++) {
+        const gnode *n = &g->nodes[i];
+        if (n->kind == TT_NODE_PLACEHOLDER && inputs++ != i)
+            return tt_error(TT_EINTERNAL, "graph %s: placeholder %s (node %d) comes after "
+                                          "other nodes", g->name, n->name, i);
+        for (int a = 0; a < n->nargs; a++) {
+            const garg *ga = &n->args[a];
+            int nr = ga->kind == GARG_REF ? 1 : ga->kind == GARG_REFS ? ga->nrefs : 0;
+            for (int k = 0; k < nr; k++) {
+                gref r = ga->kind == GARG_REF ? ga->ref : ga->refs[k];
+                if (ga->kind == GARG_REFS && r.node < 0)
+                    continue;
+                if (!ref_ok(g, r, i))
+                    return tt_error(TT_EINTERNAL, "graph %s: node %s argument %d refers to "
+                                                  "node %d output %d, which is not an earlier "
+                                                  "value", g->name, n->name, a, r.node, r.out);
+                if (!has_user(&g->nodes[r.node], i))
+                    return tt_error(TT_EINTERNAL, "graph %s: node %s reads %s but is not "
+                                                  "among its users", g->name, n->name,
+                                    g->nodes[r.node].name);
+            }
+        }
+        for (int k = 0; k < n->nouts; k++)
+            if (!ref_ok(g, n->outs[k], i))
+                return tt_error(TT_EINTERNAL, "graph %s: output %d refers to a missing value",
+                                g->name, k);
+        if ((n->kind == TT_NODE_PLACEHOLDER || n->kind == TT_NODE_CONSTANT) &&
+            (n->nvals != 1 || !n->vals[0]))
+            return tt_error(TT_EINTERNAL, "graph %s: %s has no value", g->name, n->name);
+    }
+    if (g->output != g->n - 1)
+        return tt_error(TT_EINTERNAL, "graph %s: the output node is not last", g->name);
+    if (inputs != g->ninputs)
+        return tt_error(TT_EINTERNAL, "graph %s: %d placeholders, %d inputs", g->name, inputs,
+                        g->ninputs);
+    return TT_OK;
+}
+
+/* -------------------------------------------------------------- printing */
+
+/* A growable string (freed by the caller with free()). */
+typedef struct {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if (b->s && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t nc = (b->cap ? b->cap * 2 : 256) + (size_t)n;
+        char *ns = realloc(b->s, nc);
+        if (!ns) {
+            b->oom = true;
+            return;
+        }
+        b->s = ns;
+        b->cap = nc;
+    }
+}
+
+static void print_ref(sbuf *b, const tt_graph *g, gref r)
+{
+    const gnode *n = &g->nodes[r.node];
+    if (n->nvals > 1)
+        sb_printf(b, "%s[%d]", n->name, r.out);
+    else
+        sb_printf(b, "%s", n->name);
+}
+
+static void print_const(sbuf *b, const tt_value *v)
+{
+    switch (v->kind) {
+    case TT_V_NONE: sb_printf(b, "None"); break;
+    case TT_V_INT: sb_printf(b, "%lld", (long long)v->u.i); break;
+    case TT_V_FLOAT: sb_printf(b, "%.17g", v->u.f); break;
+    case TT_V_BOOL: sb_printf(b, v->u.b ? "True" : "False"); break;
+    case TT_V_STR: sb_printf(b, "\"%s\"", v->u.s); break;
+    case TT_V_DTYPE: sb_printf(b, "%s", tt_dtype_name(v->u.dtype)); break;
+    case TT_V_DEVICE: sb_printf(b, "%s", tt_device_name(v->u.device)); break;
+    case TT_V_INTS:
+        sb_printf(b, "[");
+        for (int i = 0; i < v->n; i++) {
+            char one[64];
+            tt_size_str(v->u.ints[i], one, sizeof one);
+            sb_printf(b, "%s%s", i ? ", " : "", one);
+        }
+        sb_printf(b, "]");
+        break;
+    case TT_V_FLOATS:
+        sb_printf(b, "[");
+        for (int i = 0; i < v->n; i++)
+            sb_printf(b, "%s%.17g", i ? ", " : "", v->u.floats[i]);
+        sb_printf(b, "]");
+        break;
+    case TT_V_BOOLS:
+        sb_printf(b, "[");
+        for (int i = 0; i < v->n; i++)
+            sb_printf(b, "%s%s", i ? ", " : "", v->u.bools[i] ? "True" : "False");
+        sb_printf(b, "]");
+        break;
+    default: sb_printf(b, "?"); break;
+    }
+}
+
+static bool same_value(const tt_value *a, const tt_value *b)
+{
+    if (a->kind != b->kind || a->n != b->n)
+        return false;
+    switch (a->kind) {
+    case TT_V_NONE: return true;
+    case TT_V_INT: return a->u.i == b->u.i;
+    case TT_V_FLOAT: return a->u.f == b->u.f;
+    case TT_V_BOOL: return a->u.b == b->u.b;
+    case TT_V_STR: return strcmp(a->u.s, b->u.s) == 0;
+    case TT_V_DTYPE: return a->u.dtype == b->u.dtype;
+    case TT_V_DEVICE: return a->u.device == b->u.device;
+    case TT_V_INTS: return !a->n || memcmp(a->u.ints, b->u.ints, sizeof(int64_t) * (size_t)a->n) == 0;
+    case TT_V_FLOATS: return !a->n || memcmp(a->u.floats, b->u.floats, sizeof(double) * (size_t)a->n) == 0;
+    case TT_V_BOOLS: return !a->n || memcmp(a->u.bools, b->u.bools, sizeof(bool) * (size_t)a->n) == 0;
+    default: return false;
+    }
+}
+
+void tt__print_args(sbuf *b, const tt_graph *g, const gnode *n);
+void tt__print_args(sbuf *b, const tt_graph *g, const gnode *n)
+{
+    const tt_schema *s = tt_op_schema(n->op);
+    bool first = true;
+    for (int i = 0; i < n->nargs; i++) {
+        const garg *a = &n->args[i];
+        const tt_arg *sa = s ? tt_schema_arg(s, i) : NULL;
+        /* Keyword arguments at their default are left out, as FX does. */
+        if (sa && sa->kwarg_only && a->kind == GARG_CONST && sa->has_default &&
+            same_value(&a->v, &sa->default_value))
+            continue;
+        sb_printf(b, "%s", first ? "" : ", ");
+        first = false;
+        if (sa && sa->kwarg_only)
+            sb_printf(b, "%s=", sa->name);
+        if (a->kind == GARG_CONST) {
+            print_const(b, &a->v);
+        } else if (a->kind == GARG_REF) {
+            print_ref(b, g, a->ref);
+        } else {
+            sb_printf(b, "[");
+            for (int k = 0; k < a->nrefs; k++) {
+                sb_printf(b, "%s", k ? ", " : "");
+                if (a->refs[k].node < 0)
+                    sb_printf(b, "None");
+                else
+                    print_ref(b, g, a->refs[k]);
+            }
+            sb_printf(b, "]");
+        }
+    }
+}
+
+static void print_type(sbuf *b, const tt_tensor *t)
+{
+    char shape[256];
+    if (!t) {
+        sb_printf(b, "None");
+        return;
+    }
+    sb_printf(b, "%s%s", tt_dtype_name(tt_dtype_of(t)), tt_shape_str(t, shape, sizeof shape));
+}
+
+char *tt_graph_to_text(const tt_graph *g)
+{
+    if (!g) {
+        tt_error(TT_EINVAL, "tt_graph_to_text: argument 'graph' is NULL");
+        return NULL;
+    }
+    sbuf b = {0};
+    sb_printf(&b, "def %s(", g->name);
+    for (int i = 0; i < g->ninputs; i++) {
+        sb_printf(&b, "%s%s: \"", i ? ", " : "", g->nodes[i].name);
+        print_type(&b, g->nodes[i].vals[0]);
+        sb_printf(&b, "\"");
+    }
+    sb_printf(&b, "):\n");
+    for (int i = g->ninputs; i < g->n; i++) {
+        const gnode *n = &g->nodes[i];
+        if (n->kind == TT_NODE_CONSTANT) {
+            sb_printf(&b, "    %s: \"", n->name);
+            print_type(&b, n->vals[0]);
+            sb_printf(&b, "\" = constant\n");
+        } else if (n->kind == TT_NODE_OP) {
+            sb_printf(&b, "    ");
+            if (n->nvals > 0) {
+                sb_printf(&b, "%s: \"", n->name);
+                if (n->nvals > 1)
+                    sb_printf(&b, "(");
+                for (int j = 0; j < n->nvals; j++) {
+                    sb_printf(&b, "%s", j ? ", " : "");
+                    print_type(&b, n->vals[j]);
+                }
+                sb_printf(&b, n->nvals > 1 ? ")\" = " : "\" = ");
+            }
+            sb_printf(&b, "%s(", tt_op_name(n->op));
+            tt__print_args(&b, g, n);
+            sb_printf(&b, ")");
+            /* Say which arguments the op writes. */
+            const tt_schema *s = tt_op_schema(n->op);
+            bool first = true;
+            for (int a = 0; s && a < n->nargs; a++)
+                if (tt_schema_arg(s, a)->is_write && n->args[a].kind == GARG_REF) {
+                    sb_printf(&b, "%s", first ? "  # writes " : ", ");
+                    print_ref(&b, g, n->args[a].ref);
+                    first = false;
+                }
+            sb_printf(&b, "\n");
+        } else if (n->kind == TT_NODE_OUTPUT) {
+            sb_printf(&b, "    return (");
+            for (int k = 0; k < n->nouts; k++) {
+                sb_printf(&b, "%s", k ? ", " : "");
+                print_ref(&b, g, n->outs[k]);
+            }
+            sb_printf(&b, n->nouts == 1 ? ",)\n" : ")\n");
+        }
+    }
+    if (b.oom) {
+        free(b.s);
+        tt_error(TT_ENOMEM, "out of memory printing graph %s", g->name);
+        return NULL;
+    }
+    return b.s;
+}
+
+tt_status tt_graph_print(const tt_graph *g, FILE *f)
+{
+    char *s = tt_graph_to_text(g);
+    if (!s)
+        return tt_errcode();
+    fputs(s, f ? f : stdout);
+    free(s);
+    return TT_OK;
+}

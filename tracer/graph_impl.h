@@ -1,0 +1,66 @@
+/* Internal to tracer/: the graph IR. */
+#ifndef TT_GRAPH_IMPL_H
+#define TT_GRAPH_IMPL_H
+
+#include "tt_trace.h"
+
+/* The most results an op may have (TT_MAX_RETURNS in the runtime). */
+#define TT_MAX_RETURNS_PUBLIC 8
+
+/* A reference to output `out` of node `node`. */
+typedef struct {
+    int node;
+    int out;
+} gref;
+
+/* An argument of an op node: a constant (a deep copy the graph owns), a
+ * reference to a tensor value, or a list of references (Tensor[] whose
+ * entries may be -1 for None). */
+typedef struct {
+    enum { GARG_CONST, GARG_REF, GARG_REFS } kind;
+    tt_value v;   /* GARG_CONST */
+    gref ref;     /* GARG_REF */
+    gref *refs;   /* GARG_REFS */
+    int nrefs;
+} garg;
+
+typedef struct {
+    tt_node_kind kind;
+    char name[40];
+    const tt_op *op;    /* TT_NODE_OP */
+    garg *args;         /* TT_NODE_OP: schema order, defaults filled */
+    int nargs;
+    tt_tensor **vals;   /* value of each output (owned) */
+    int nvals;
+    gref *outs;         /* TT_NODE_OUTPUT: the graph's results */
+    int nouts;
+    int *users;         /* nodes that read this one */
+    int nusers, cap_users;
+} gnode;
+
+struct tt_graph {
+    gnode *nodes;
+    int n, cap;
+    int ninputs;
+    int output; /* index of the output node, -1 until set */
+    char name[64];
+    tt_trace_mode mode;
+};
+
+tt_graph *tt__graph_new(const char *name, tt_trace_mode mode);
+/* Appends a node; returns its index or -1 (error set). Takes no
+ * ownership of anything passed. */
+int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value);
+int tt__graph_add_constant(tt_graph *g, tt_tensor *value);
+/* args are resolved by `resolve` (tensor -> reference); values are the
+ * op's outputs (retained). */
+int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
+                     const tt_value *outs, int nouts);
+int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts);
+/* Frees what an argument owns. */
+void tt__garg_clear(garg *a);
+/* Deep copy of a constant value (lists and strings duplicated). */
+tt_status tt__value_copy(tt_value *dst, const tt_value *src);
+void tt__value_free(tt_value *v);
+
+#endif

@@ -1,0 +1,341 @@
+/* Tracing: the dispatch mode that records op calls into a graph, the
+ * graph-break reports, and tt_trace.
+ *
+ * Tensors are mapped to graph values through the runtime's per-tensor mode
+ * tag (key = this trace, value = node << 8 | output). A tensor the trace
+ * did not make (a weight created with tt_from_data inside the function,
+ * say) is lifted into the graph as a constant, as make_fx does. */
+#include "trace_impl.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_uint_fast64_t next_key = 1;
+static _Thread_local tracer *current;
+
+tracer *tt__tracer_current(void) { return current; }
+
+const char *tt_break_kind_name(tt_break_kind k)
+{
+    switch (k) {
+    case TT_BREAK_DATA_READ: return "data read";
+    case TT_BREAK_NO_FAKE_KERNEL: return "op without a fake kernel";
+    case TT_BREAK_EXPLICIT: return "explicit graph break";
+    }
+    return "?";
+}
+
+/* ---------------------------------------------------------------- values */
+
+bool tt__tracer_lookup(const tracer *tr, const tt_tensor *t, gref *out)
+{
+    int64_t v;
+    if (!t || !tt_get_mode_tag(t, tr->key, &v))
+        return false;
+    out->node = (int)(v >> 8);
+    out->out = (int)(v & 0xff);
+    return true;
+}
+
+void tt__tracer_tag(tracer *tr, tt_tensor *t, int node, int out)
+{
+    tt_set_mode_tag(t, tr->key, (int64_t)node << 8 | out);
+}
+
+/* The reference for tensor t: its graph value, or a new constant node. */
+static tt_status ref_of(tracer *tr, tt_tensor *t, gref *r)
+{
+    if (tt__tracer_lookup(tr, t, r))
+        return TT_OK;
+    int id = tt__graph_add_constant(tr->g, t);
+    if (id < 0)
+        return tt_errcode();
+    tt__tracer_tag(tr, t, id, 0);
+    *r = (gref){id, 0};
+    return TT_OK;
+}
+
+/* --------------------------------------------------------------- breaks */
+
+/* Fails the trace with a report in the shape of torch.compile's graph
+ * break errors: the kind first, then an explanation, a hint, the user's
+ * line and the op. */
+tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
+                           const char *op, tt_srcloc loc)
+{
+    const char *hint =
+        kind == TT_BREAK_DATA_READ
+            ? "wrap the code that needs the data in a custom op with a fake kernel "
+              "(tt_custom_op_define with .fake), so the tracer records one opaque node "
+              "instead of reading values"
+        : kind == TT_BREAK_NO_FAKE_KERNEL
+            ? "register a fake kernel for the op (tt_register_fake or the spec's .fake) "
+              "that computes its output's metadata from its inputs' metadata"
+            : "remove the tt_graph_break call, or trace without fullgraph to split the "
+              "graph here";
+    char where[512];
+    if (loc.file)
+        snprintf(where, sizeof where, "%s:%d in %s()", loc.file, loc.line,
+                 loc.func ? loc.func : "?");
+    else
+        snprintf(where, sizeof where, "unknown (call the op through tt_call to record "
+                                      "the calling line)");
+    tr->broke = true;
+    tr->brk.kind = kind;
+    snprintf(tr->brk_reason, sizeof tr->brk_reason, "%s", reason);
+    snprintf(tr->brk_op, sizeof tr->brk_op, "%s", op ? op : "");
+    snprintf(tr->brk_file, sizeof tr->brk_file, "%s", loc.file ? loc.file : "");
+    snprintf(tr->brk_func, sizeof tr->brk_func, "%s", loc.func ? loc.func : "");
+    tr->brk.reason = tr->brk_reason;
+    tr->brk.op = op ? tr->brk_op : NULL;
+    tr->brk.loc = (tt_srcloc){loc.file ? tr->brk_file : NULL, loc.line,
+                              loc.func ? tr->brk_func : NULL};
+    return tt_error(TT_EGRAPHBREAK,
+                    "Graph break: %s\n"
+                    "  Explanation: %s\n"
+                    "  Hint: %s.\n"
+                    "  User code: %s%s%s%s",
+                    tt_break_kind_name(kind), reason, hint, where, op ? "\n  Op: " : "",
+                    op ? op : "",
+                    tr->opts.fullgraph ? "" : "\n  (tt_trace records one graph; use "
+                                               "tt_explain_run to split at breaks)");
+}
+
+static tt_status trace_data_read(tt_mode *m, const tt_tensor *t, const char *what,
+                                 tt_srcloc loc)
+{
+    tracer *tr = (tracer *)m;
+    gref r;
+    if (!tt__tracer_lookup(tr, t, &r))
+        return TT_OK; /* a constant's real data is known */
+    if (tr->on_break)
+        return tr->on_break(tr, TT_BREAK_DATA_READ, NULL, loc);
+    char reason[512], d[256];
+    snprintf(reason, sizeof reason,
+             "%s reads the data of %s (graph value %s), but while tracing a tensor's "
+             "values are not known: only its sizes, strides and dtype are",
+             what, tt_describe(t, d, sizeof d), tr->g->nodes[r.node].name);
+    return tt__tracer_break(tr, TT_BREAK_DATA_READ, reason, NULL, loc);
+}
+
+tt_status tt_graph_break_at(const char *reason, tt_srcloc loc)
+{
+    tracer *tr = current;
+    if (!tr)
+        return TT_OK; /* not tracing: nothing to break */
+    if (tr->on_break)
+        return tr->on_break(tr, TT_BREAK_EXPLICIT, NULL, loc);
+    char why[512];
+    snprintf(why, sizeof why, "the code asked for a graph break: \"%s\"",
+             reason ? reason : "(no reason)");
+    return tt__tracer_break(tr, TT_BREAK_EXPLICIT, why, NULL, loc);
+}
+
+/* ------------------------------------------------------------- recording */
+
+static void free_gargs(garg *a, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].kind == GARG_REFS)
+            free(a[i].refs);
+}
+
+static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, int nargs,
+                            tt_value *outs, int nouts)
+{
+    tracer *tr = (tracer *)m;
+    garg ga[TT_TRACE_MAX_ARGS];
+    tt_status st = TT_OK;
+    if (nargs > TT_TRACE_MAX_ARGS)
+        return tt_error(TT_EINVAL, "%s: too many arguments to trace", tt_op_name(op));
+    memset(ga, 0, sizeof ga);
+    for (int i = 0; i < nargs && !st; i++) {
+        const tt_value *v = &args[i];
+        if (v->kind == TT_V_TENSOR && v->u.t) {
+            ga[i].kind = GARG_REF;
+            st = ref_of(tr, v->u.t, &ga[i].ref);
+        } else if (v->kind == TT_V_TENSORS) {
+            ga[i].kind = GARG_REFS;
+            ga[i].nrefs = v->n;
+            ga[i].refs = malloc(sizeof(gref) * (size_t)(v->n ? v->n : 1));
+            if (!ga[i].refs)
+                st = tt_error(TT_ENOMEM, "out of memory tracing %s", tt_op_name(op));
+            for (int k = 0; !st && k < v->n; k++) {
+                if (!v->u.tensors[k])
+                    ga[i].refs[k] = (gref){-1, 0};
+                else
+                    st = ref_of(tr, v->u.tensors[k], &ga[i].refs[k]);
+            }
+        } else {
+            ga[i].kind = GARG_CONST;
+            ga[i].v = v->kind == TT_V_TENSOR ? tt_v_none() : *v;
+        }
+    }
+    if (!st) {
+        st = tt_op_redispatch(op, args, nargs, outs, nouts);
+        if (st == TT_ENOKERNEL && tr->fake && !tt_op_has_fake(op)) {
+            /* The op cannot run on fake tensors: a break. */
+            if (tr->on_break) {
+                st = tr->on_break(tr, TT_BREAK_NO_FAKE_KERNEL, op, tt__callsite());
+            } else {
+                char reason[512];
+                snprintf(reason, sizeof reason,
+                         "%s has no fake kernel, so the tracer cannot compute the "
+                         "metadata of its outputs without running it on real data",
+                         tt_op_name(op));
+                st = tt__tracer_break(tr, TT_BREAK_NO_FAKE_KERNEL, reason, tt_op_name(op),
+                                      tt__callsite());
+            }
+        }
+    }
+    if (!st) {
+        int id = tt__graph_add_op(tr->g, op, ga, nargs, outs, nouts);
+        if (id < 0) {
+            st = tt_errcode();
+            for (int j = 0; j < nouts; j++)
+                tt_value_clear(&outs[j]);
+        } else {
+            for (int j = 0; j < nouts; j++)
+                if (outs[j].kind == TT_V_TENSOR && outs[j].u.t)
+                    tt__tracer_tag(tr, outs[j].u.t, id, j);
+        }
+    }
+    free_gargs(ga, nargs);
+    return st;
+}
+
+/* -------------------------------------------------------------- tracing */
+
+tt_status tt__tracer_begin(tracer *tr, const tt_trace_opts *opts, const char *name)
+{
+    memset(tr, 0, sizeof *tr);
+    tr->opts = opts ? *opts : (tt_trace_opts){0};
+    if (tr->opts.nout <= 0)
+        tr->opts.nout = 1;
+    tr->kind = tr->opts.mode;
+    tr->fake = tr->kind != TT_TRACE_REAL;
+    tr->key = atomic_fetch_add(&next_key, 1);
+    tr->mode.call = trace_call;
+    tr->mode.data_read = trace_data_read;
+    tr->g = tt__graph_new(name ? name : tr->opts.name, tr->kind);
+    return tr->g ? TT_OK : tt_errcode();
+}
+
+/* The value a traced function sees for input x: a fake copy (fake and
+ * symbolic modes) or an alias of the real tensor, with requires_grad kept
+ * so a traced backward has leaves. */
+tt_tensor *tt__tracer_input(tracer *tr, tt_tensor *x)
+{
+    tt_tensor *v;
+    if (tr->kind == TT_TRACE_SYMBOLIC)
+        v = tt__symbolic_input(tr, x);
+    else if (tr->fake)
+        v = tt_fake_like(x);
+    else
+        v = tt_detach(x);
+    if (v && tt_requires_grad(x) && tt_set_requires_grad(v, true))
+        v = tt_release(v);
+    return v;
+}
+
+tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tensor **vals)
+{
+    for (int i = 0; i < nin; i++)
+        vals[i] = NULL;
+    for (int i = 0; i < nin; i++) {
+        tt_status st = TT_CHECK_TENSOR_PUBLIC("tt_trace", "inputs", inputs[i]);
+        if (st)
+            return st;
+        vals[i] = tt__tracer_input(tr, inputs[i]);
+        if (!vals[i])
+            return tt_errcode();
+        int id = tt__graph_add_placeholder(tr->g, vals[i]);
+        if (id < 0)
+            return tt_errcode();
+        tt__tracer_tag(tr, vals[i], id, 0);
+    }
+    return TT_OK;
+}
+
+tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_tensor **outs)
+{
+    int nout = tr->opts.nout;
+    for (int i = 0; i < nout; i++)
+        outs[i] = NULL;
+    tt_status st = tt_mode_push(&tr->mode);
+    if (st)
+        return st;
+    tracer *saved = current;
+    current = tr;
+    if (tr->fake)
+        tt_fake_mode_begin();
+    tt_clear_error();
+    st = fn(vals, nin, outs, nout, tr->opts.ud);
+    if (tr->fake)
+        tt_fake_mode_end();
+    current = saved;
+    tt_mode_pop();
+    if (st && tt_errcode() == TT_OK)
+        st = tt_error(st, "tt_trace: the traced function failed (%s) without a message",
+                      tt_status_name(st));
+    if (!st && tr->broke)
+        st = tt_error(TT_EGRAPHBREAK, "tt_trace: the traced function ignored a graph break "
+                                      "(%s) and returned success", tr->brk_reason);
+    for (int i = 0; !st && i < nout; i++)
+        if (!outs[i])
+            st = tt_error(TT_EINVAL, "tt_trace: the traced function returned no tensor for "
+                                     "output %d", i);
+    return st;
+}
+
+tt_status tt__tracer_set_outputs(tracer *tr, tt_tensor **outs, int nout)
+{
+    gref refs[TT_TRACE_MAX_OUTS];
+    if (nout > TT_TRACE_MAX_OUTS)
+        return tt_error(TT_EINVAL, "tt_trace: at most %d outputs", TT_TRACE_MAX_OUTS);
+    for (int i = 0; i < nout; i++) {
+        tt_status st = ref_of(tr, outs[i], &refs[i]);
+        if (st)
+            return st;
+    }
+    return tt__graph_set_output(tr->g, refs, nout) < 0 ? tt_errcode() : TT_OK;
+}
+
+tt_graph *tt_trace(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace_opts *opts)
+{
+    if (!fn || nin < 0 || nin > TT_TRACE_MAX_INPUTS || (nin > 0 && !inputs)) {
+        tt_error(TT_EINVAL, "tt_trace: expects a function and 0 to %d inputs",
+                 TT_TRACE_MAX_INPUTS);
+        return NULL;
+    }
+    tracer tr;
+    tt_tensor *vals[TT_TRACE_MAX_INPUTS], *outs[TT_TRACE_MAX_OUTS] = {0};
+    tt_status st = tt__tracer_begin(&tr, opts, NULL);
+    if (!st && tr.opts.nout > TT_TRACE_MAX_OUTS)
+        st = tt_error(TT_EINVAL, "tt_trace: at most %d outputs", TT_TRACE_MAX_OUTS);
+    int nin_made = 0;
+    if (!st) {
+        st = tt__tracer_add_inputs(&tr, nin, inputs, vals);
+        nin_made = nin;
+    }
+    if (!st)
+        st = tt__tracer_run(&tr, fn, nin, vals, outs);
+    if (!st)
+        st = tt__tracer_set_outputs(&tr, outs, tr.opts.nout);
+    if (!st)
+        st = tt_graph_verify(tr.g);
+    for (int i = 0; i < nin_made; i++)
+        tt_release(vals[i]);
+    for (int i = 0; i < TT_TRACE_MAX_OUTS && i < tr.opts.nout; i++)
+        tt_release(outs[i]);
+    tt__tracer_end(&tr);
+    if (st)
+        return tt_graph_free(tr.g);
+    return tr.g;
+}
+
+void tt__tracer_end(tracer *tr)
+{
+    tt__symbolic_end(tr);
+}

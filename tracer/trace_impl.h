@@ -1,0 +1,59 @@
+/* Internal to tracer/: the tracer state shared by tracing, explain and
+ * compile. */
+#ifndef TT_TRACE_IMPL_H
+#define TT_TRACE_IMPL_H
+
+#include "graph_impl.h"
+
+#include <stdio.h>
+
+#define TT_TRACE_MAX_ARGS 32
+#define TT_TRACE_MAX_INPUTS 256
+#define TT_TRACE_MAX_OUTS 64
+
+/* tt_status on a NULL tensor argument, with the library's wording. */
+#define TT_CHECK_TENSOR_PUBLIC(fn, arg, t)                                     \
+    ((t) ? TT_OK                                                               \
+         : tt_error(TT_EINVAL, "%s: argument '%s' expects a tensor, got NULL", \
+                    (fn), (arg)))
+
+typedef struct tracer tracer;
+
+struct tracer {
+    tt_mode mode; /* first: the runtime hands handlers this pointer */
+    tt_trace_opts opts;
+    tt_trace_mode kind;
+    bool fake;
+    uint64_t key;
+    tt_graph *g;
+    /* The break that failed the trace, if any. */
+    bool broke;
+    tt_break_info brk;
+    char brk_reason[512], brk_op[128], brk_file[256], brk_func[128];
+    /* Set by explain/compile to split at breaks instead of failing. */
+    tt_status (*on_break)(tracer *tr, tt_break_kind kind, const tt_op *op, tt_srcloc loc);
+    void *split; /* the splitting state of explain */
+    /* Symbolic mode: the symbols made for the inputs. */
+    struct sym_state *sym;
+};
+
+tracer *tt__tracer_current(void);
+bool tt__tracer_lookup(const tracer *tr, const tt_tensor *t, gref *out);
+void tt__tracer_tag(tracer *tr, tt_tensor *t, int node, int out);
+tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
+                           const char *op, tt_srcloc loc);
+tt_status tt__tracer_begin(tracer *tr, const tt_trace_opts *opts, const char *name);
+tt_tensor *tt__tracer_input(tracer *tr, tt_tensor *x);
+tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tensor **vals);
+tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_tensor **outs);
+tt_status tt__tracer_set_outputs(tracer *tr, tt_tensor **outs, int nout);
+void tt__tracer_end(tracer *tr);
+
+/* symbolic.c */
+tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x);
+void tt__symbolic_end(tracer *tr);
+
+/* The calling line of the innermost tt_call on this thread. */
+static inline tt_srcloc tt__callsite(void) { return tt_callsite(); }
+
+#endif

@@ -1,0 +1,123 @@
+/* tensortrace tracer: graphs of op calls recorded from C code, graph
+ * breaks and their explanation, compiled replay, text and DOT printing,
+ * and opcheck.
+ *
+ * The tracer installs itself as a dispatch mode (tt_mode) of the runtime:
+ * every op the traced function calls is recorded as a node holding the op,
+ * its arguments (references to earlier nodes or constants) and the fake
+ * (or real) value of each output. Custom ops are single opaque nodes.
+ */
+#ifndef TT_TRACE_H
+#define TT_TRACE_H
+
+#include "tt_ops.h"
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    TT_TRACE_FAKE,     /* inputs become fake tensors; nothing is computed */
+    TT_TRACE_REAL,     /* computes while it records */
+    TT_TRACE_SYMBOLIC, /* fake, with input sizes as symbols s0, s1, ... */
+} tt_trace_mode;
+
+typedef struct {
+    tt_trace_mode mode;
+    /* The first graph break fails the trace (TT_EGRAPHBREAK) instead of
+     * splitting it; as torch.compile(fullgraph=True). */
+    bool fullgraph;
+    int nout;   /* outputs the function writes; 0 means 1 */
+    void *ud;   /* handed to the function */
+    const char *name; /* printed as the graph's name; NULL: "forward" */
+} tt_trace_opts;
+
+typedef struct tt_graph tt_graph;
+
+/* Traces fn(inputs) into one graph. In fullgraph mode a graph break is
+ * TT_EGRAPHBREAK; otherwise a break is also an error here (use tt_explain
+ * or tt_compile for code with breaks). The inputs are not modified. */
+tt_graph *tt_trace(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace_opts *opts);
+tt_graph *tt_graph_free(tt_graph *g); /* NULL-safe; returns NULL */
+
+/* Inspection. Nodes are numbered in execution order. */
+typedef enum {
+    TT_NODE_PLACEHOLDER, /* an input */
+    TT_NODE_CONSTANT,    /* a tensor made outside the graph (lifted) */
+    TT_NODE_OP,          /* an op call */
+    TT_NODE_OUTPUT,      /* the graph's results */
+} tt_node_kind;
+
+int tt_graph_num_nodes(const tt_graph *g);
+int tt_graph_num_inputs(const tt_graph *g);
+int tt_graph_num_outputs(const tt_graph *g);
+tt_node_kind tt_graph_node_kind(const tt_graph *g, int node);
+const char *tt_graph_node_name(const tt_graph *g, int node); /* "add_1" */
+const tt_op *tt_graph_node_op(const tt_graph *g, int node);   /* op nodes */
+/* The value recorded for output `out` of a node (borrowed): fake in fake
+ * and symbolic modes. */
+const tt_tensor *tt_graph_node_value(const tt_graph *g, int node, int out);
+int tt_graph_node_num_outputs(const tt_graph *g, int node);
+/* Number of op nodes whose op is `name` ("mylib::crop"; an overload-less
+ * name matches every overload). */
+int tt_graph_count_op(const tt_graph *g, const char *name);
+/* Checks the graph's invariants (references point backwards, users are
+ * consistent, every value exists). */
+tt_status tt_graph_verify(const tt_graph *g);
+
+/* Readable text in the spirit of FX's print_readable: one line per node
+ * with its op, arguments and output dtype/shape. Returns a string the
+ * caller frees with free(), or NULL on failure. */
+char *tt_graph_to_text(const tt_graph *g);
+tt_status tt_graph_print(const tt_graph *g, FILE *f);
+
+/* Runs the graph on real inputs (the interpreter). outputs receive new
+ * references. Ops run eagerly, without autograd recording: a traced
+ * backward is already in the graph. */
+tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
+                       tt_tensor **outputs);
+
+/* ------------------------------------------------------ graph breaks */
+
+/* Calls that read a traced tensor's data break the graph; so do ops with
+ * no fake kernel and explicit breaks. tt_graph_break is a macro so that
+ * the report names the caller's line. */
+#define tt_graph_break(reason) tt_graph_break_at((reason), TT_HERE)
+tt_status tt_graph_break_at(const char *reason, tt_srcloc loc);
+
+typedef enum {
+    TT_BREAK_DATA_READ,      /* tt_data / tt_item / tt_get on a traced tensor */
+    TT_BREAK_NO_FAKE_KERNEL, /* an op that cannot run on fake tensors */
+    TT_BREAK_EXPLICIT,       /* tt_graph_break("...") */
+} tt_break_kind;
+
+typedef struct {
+    tt_break_kind kind;
+    const char *reason; /* one sentence */
+    const char *op;     /* the op involved, or NULL */
+    tt_srcloc loc;      /* the user's line (file, line, function) */
+} tt_break_info;
+
+const char *tt_break_kind_name(tt_break_kind k); /* "data read" ... */
+
+/* ------------------------------------------------------------- explain */
+
+/* Like torch._dynamo.explain: runs fn on the real inputs, splitting the
+ * trace at each break (the code between graphs runs eagerly). */
+typedef struct tt_explain tt_explain;
+tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs,
+                           const tt_trace_opts *opts);
+tt_explain *tt_explain_free(tt_explain *e);
+int tt_explain_graph_count(const tt_explain *e);
+int tt_explain_break_count(const tt_explain *e); /* graph_count - 1 */
+const tt_graph *tt_explain_graph(const tt_explain *e, int i);
+const tt_break_info *tt_explain_break(const tt_explain *e, int i);
+/* "Graph count: 2\nGraph break count: 1\nBreak 1: ..." (free()). */
+char *tt_explain_to_text(const tt_explain *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_TRACE_H */
