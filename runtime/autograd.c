@@ -68,6 +68,7 @@ struct node {
     /* engine scratch */
     tt_tensor *buf[TT_MAX_RETURNS];
     uint64_t visit;
+    node *next_dead; /* node_release's list */
 };
 
 struct tt_autograd_meta {
@@ -126,46 +127,33 @@ static node *node_retain(node *n)
     return n;
 }
 
-/* Releases a node and, iteratively, the chain it holds: a long chain
- * must not recurse once per node. */
+/* Releases a node and, iteratively, the nodes only it kept alive: a long
+ * chain must not recurse once per node. A node joins the list of dead
+ * nodes when its count reaches zero, which happens once, so the list never
+ * holds a node twice (queueing inputs before their count is dropped would
+ * queue a node shared by several dying nodes more than once). */
 static void node_release(node *n)
 {
-    node *stack[64];
-    int sp = 0;
-    node *work = n;
-    /* Nodes beyond the small stack are linked through their `visit` field
-     * (free to reuse on a dying node). */
-    node *overflow = NULL;
-    while (work) {
-        if (atomic_fetch_sub(&work->refcnt, 1) == 1) {
-            for (int i = 0; i < work->ctx.nslots; i++) {
-                tt__unref(work->edges[i].leaf);
-                node *in = work->edges[i].fn;
-                if (!in)
-                    continue;
-                if (sp < 64) {
-                    stack[sp++] = in;
-                } else {
-                    in->buf[0] = (tt_tensor *)overflow; /* never a live buffer */
-                    overflow = in;
-                }
+    if (!n || atomic_fetch_sub(&n->refcnt, 1) != 1)
+        return;
+    n->next_dead = NULL;
+    node *dead = n;
+    while (dead) {
+        node *work = dead;
+        dead = work->next_dead;
+        for (int i = 0; i < work->ctx.nslots; i++) {
+            tt__unref(work->edges[i].leaf);
+            node *in = work->edges[i].fn;
+            if (in && atomic_fetch_sub(&in->refcnt, 1) == 1) {
+                in->next_dead = dead;
+                dead = in;
             }
-            for (int j = 0; j < TT_MAX_RETURNS; j++)
-                if (work->buf[j] && work != overflow)
-                    tt__unref(work->buf[j]);
-            ctx_free(&work->ctx);
-            tt__free(work->edges);
-            tt__free(work);
         }
-        if (sp > 0) {
-            work = stack[--sp];
-        } else if (overflow) {
-            work = overflow;
-            overflow = (node *)overflow->buf[0];
-            work->buf[0] = NULL;
-        } else {
-            work = NULL;
-        }
+        for (int j = 0; j < TT_MAX_RETURNS; j++)
+            tt__unref(work->buf[j]);
+        ctx_free(&work->ctx);
+        tt__free(work->edges);
+        tt__free(work);
     }
 }
 
@@ -487,6 +475,8 @@ static tt_status run_non_differentiable(const tt_op *op, const tt_value *args, i
 tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
                             tt_value *outs, int nouts)
 {
+    if (op->nondiff)
+        return tt__dispatch_backend(op, args, nargs, outs, nouts);
     if (!atomic_load(&op->backward))
         return run_non_differentiable(op, args, nargs, outs, nouts);
     /* PyTorch refuses to write in place into a leaf that requires grad:
