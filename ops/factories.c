@@ -172,8 +172,10 @@ static const tt_custom_op_spec specs[] = {
     FACTORY("tt::randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", random_kernel),
     /* new_empty/empty_like make a tensor that does not depend on self's
      * values, so they need no derivative (their result requires no grad). */
-    FACTORY("tt::new_empty(Tensor self, SymInt[] size) -> Tensor", new_empty_kernel),
-    FACTORY("tt::empty_like(Tensor self) -> Tensor", empty_like_kernel),
+    {.schema = "tt::new_empty(Tensor self, SymInt[] size) -> Tensor",
+     .kernel = new_empty_kernel, .fake = new_empty_kernel, .nondifferentiable = true},
+    {.schema = "tt::empty_like(Tensor self) -> Tensor",
+     .kernel = empty_like_kernel, .fake = empty_like_kernel, .nondifferentiable = true},
 };
 
 tt_status tt__register_factories(tt_library *lib)

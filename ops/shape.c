@@ -374,11 +374,63 @@ static tt_status stack_kernel(tt_frame *f)
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
+/* ------------------------------------------------------------ derivatives */
+
+/* cat: each input's gradient is its slice of the output's gradient along
+ * the cat dim; stack: its index along the stacked dim. setup_context saves
+ * the wrapped dim and each input's extent (-1 for a skipped input). */
+static tt_status setup_cat(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                           const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    bool stack = strcmp(tt_op_name(tt_ctx_op(ctx)), "tt::stack") == 0;
+    int n = in[0].n;
+    tt_tensor *const *ts = in[0].u.tensors;
+    int ndim = tt_ndim(out[0].u.t);
+    int64_t dim = in[1].u.i < 0 ? in[1].u.i + ndim : in[1].u.i;
+    int64_t ext[256];
+    if (n > 256)
+        return tt_error(TT_EINVAL, "tt::cat: autograd supports up to 256 inputs (got %d)", n);
+    for (int i = 0; i < n; i++)
+        ext[i] = stack ? 1 : cat_skips(ts[i]) ? -1 : tt_dim_size(ts[i], (int)dim);
+    tt_status st = tt_ctx_save_int(ctx, "dim", dim);
+    return st ? st : tt_ctx_save_ints(ctx, "extents", n, ext);
+}
+
+static tt_status cat_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                              tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    bool stack = strcmp(tt_op_name(tt_ctx_op(ctx)), "tt::stack") == 0;
+    int64_t dim;
+    const int64_t *ext;
+    int n;
+    tt_status st;
+    if ((st = tt_ctx_get_int(ctx, "dim", &dim)) || (st = tt_ctx_get_ints(ctx, "extents", &ext, &n)))
+        return st;
+    int base = tt_ctx_input_slot(ctx, 0);
+    int64_t offset = 0;
+    for (int i = 0; i < n && !st; i++) {
+        if (ext[i] < 0 || !tt_ctx_needs_input_grad(ctx, base + i)) {
+            offset += ext[i] > 0 ? ext[i] : 0;
+            continue;
+        }
+        gi[base + i] = stack ? tt_select(g[0], (int)dim, i)
+                             : tt_narrow(g[0], (int)dim, offset, ext[i]);
+        if (!gi[base + i])
+            st = tt_errcode();
+        offset += ext[i];
+    }
+    return st;
+}
+
 static const tt_custom_op_spec specs[] = {
     {.schema = "tt::cat(Tensor[] tensors, int dim=0) -> Tensor",
-     .kernel = cat_kernel, .fake = cat_kernel},
+     .kernel = cat_kernel, .fake = cat_kernel,
+     .backward = cat_backward, .setup_context = setup_cat},
     {.schema = "tt::stack(Tensor[] tensors, int dim=0) -> Tensor",
-     .kernel = stack_kernel, .fake = stack_kernel},
+     .kernel = stack_kernel, .fake = stack_kernel,
+     .backward = cat_backward, .setup_context = setup_cat},
 };
 
 tt_status tt__register_shape(tt_library *lib)

@@ -19,6 +19,8 @@
  * the same "may or may not alias"); opcheck must allow that for them. */
 #include "ops_impl.h"
 
+#include <string.h>
+
 #include <limits.h>
 
 /* A kernel's result: the runtime function's tensor, or its error as is (so
@@ -324,38 +326,251 @@ static tt_status fill_kernel(tt_frame *f)
     return tt_return_self(f, 0, 0);
 }
 
+/* -------------------------------------------------- slice/select backward */
+
+/* Zeros of the input's sizes with the gradient written into the slice the
+ * forward op viewed: the derivative of slice/narrow/select as one op, as
+ * aten's slice_backward and select_backward, so a traced backward reads
+ * as one node. */
+static tt_status scatter_backward(tt_frame *f, bool select)
+{
+    tt_tensor *g;
+    const int64_t *in_sizes;
+    int n;
+    int64_t dim, a, b = 0, step = 1;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_ints(f, 1, &in_sizes, &n)) ||
+        (st = tt_arg_int(f, 2, &dim)) || (st = tt_arg_int(f, 3, &a)))
+        return st;
+    if (!select && ((st = tt_arg_int(f, 4, &b)) || (st = tt_arg_int(f, 5, &step))))
+        return st;
+    bool fake = tt_frame_is_fake(f) || tt_is_fake(g);
+    tt_tensor *z = tt__empty_impl(n, in_sizes, NULL, tt_dtype_of(g), fake);
+    if (!z)
+        return tt_errcode();
+    if (!fake) {
+        tt_tensor *v = select ? tt_select(z, (int)dim, a) : tt_slice(z, (int)dim, a, b, step);
+        st = v ? tt__fill_raw(z, 0) : tt_errcode();
+        if (!st)
+            st = tt__copy_raw(v, g);
+        tt_release(v);
+        if (st) {
+            tt_release(z);
+            return st;
+        }
+    }
+    return tt_return(f, 0, z);
+}
+
+static tt_status slice_backward_kernel(tt_frame *f) { return scatter_backward(f, false); }
+static tt_status select_backward_kernel(tt_frame *f) { return scatter_backward(f, true); }
+
+/* ------------------------------------------------------------ derivatives */
+
+/* Rules written with ops (traced like the forward). A gradient of an
+ * expanded shape is summed back by the engine, and a gradient of another
+ * dtype is cast back, so expand, contiguous, clone and _to_copy pass the
+ * gradient through unchanged. */
+
+static tt_status setup_shape(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                             const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    tt_status st = tt_ctx_save_shape(ctx, "shape", in[0].u.t);
+    /* The int arguments the rules need (dims, indices, bounds). */
+    for (int i = 1; !st && i < nin && i < 6; i++) {
+        char key[8] = {'a', (char)('0' + i), 0};
+        if (in[i].kind == TT_V_INT)
+            st = tt_ctx_save_int(ctx, key, in[i].u.i);
+        else if (in[i].kind == TT_V_INTS)
+            st = tt_ctx_save_ints(ctx, key, in[i].n, in[i].u.ints);
+    }
+    return st;
+}
+
+static tt_status put(tt_autograd_ctx *ctx, tt_tensor **gi, int slot, tt_tensor *g)
+{
+    if (!tt_ctx_needs_input_grad(ctx, slot)) {
+        tt_release(g);
+        return TT_OK;
+    }
+    gi[slot] = g;
+    return g ? TT_OK : tt_errcode();
+}
+
+/* view, reshape, flatten, squeeze, unsqueeze: back to the input's shape. */
+static tt_status reshape_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                  tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    const int64_t *shape;
+    int n;
+    tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &n);
+    return st ? st : put(ctx, gi, 0, tt_reshape(g[0], n, shape));
+}
+
+static tt_status permute_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                  tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    const int64_t *dims;
+    int n;
+    tt_status st = tt_ctx_get_ints(ctx, "a1", &dims, &n);
+    if (st)
+        return st;
+    int64_t inv[TT_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        inv[dims[i] < 0 ? dims[i] + n : dims[i]] = i;
+    return put(ctx, gi, 0, tt_permute(g[0], n, inv));
+}
+
+static tt_status transpose_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                    tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    int64_t d0 = 0, d1 = 1;
+    if (strcmp(tt_op_name(tt_ctx_op(ctx)), "tt::t") != 0) {
+        tt_status st;
+        if ((st = tt_ctx_get_int(ctx, "a1", &d0)) || (st = tt_ctx_get_int(ctx, "a2", &d1)))
+            return st;
+    } else {
+        const int64_t *shape;
+        int n;
+        tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &n);
+        if (st)
+            return st;
+        if (n < 2)
+            return put(ctx, gi, 0, tt_retain(g[0]));
+    }
+    return put(ctx, gi, 0, tt_transpose(g[0], (int)d0, (int)d1));
+}
+
+static tt_status slice_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    static const tt_op *op;
+    const int64_t *shape;
+    int n;
+    int64_t dim = 0, start = 0, end = INT64_MAX, step = 1, len;
+    const char *name = tt_op_name(tt_ctx_op(ctx));
+    tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &n);
+    if (st)
+        return st;
+    tt_ctx_get_int(ctx, "a1", &dim);
+    if (strcmp(name, "tt::narrow") == 0) {
+        tt_ctx_get_int(ctx, "a2", &start);
+        tt_ctx_get_int(ctx, "a3", &len);
+        end = start + len;
+    } else {
+        tt_ctx_get_int(ctx, "a2", &start);
+        tt_ctx_get_int(ctx, "a3", &end);
+        tt_ctx_get_int(ctx, "a4", &step);
+    }
+    tt_clear_error(); /* None bounds were not saved: their defaults stand */
+    return put(ctx, gi, 0,
+               tt__call_builtin("tt::slice_backward", &op,
+                                TT_ARGS(tt_v_tensor(g[0]), tt_v_ints(n, shape),
+                                        tt_v_int(dim), tt_v_int(start), tt_v_int(end),
+                                        tt_v_int(step))));
+}
+
+static tt_status select_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    static const tt_op *op;
+    const int64_t *shape;
+    int n;
+    int64_t dim, index;
+    tt_status st;
+    if ((st = tt_ctx_get_ints(ctx, "shape", &shape, &n)) ||
+        (st = tt_ctx_get_int(ctx, "a1", &dim)) || (st = tt_ctx_get_int(ctx, "a2", &index)))
+        return st;
+    return put(ctx, gi, 0,
+               tt__call_builtin("tt::select_backward", &op,
+                                TT_ARGS(tt_v_tensor(g[0]), tt_v_ints(n, shape),
+                                        tt_v_int(dim), tt_v_int(index))));
+}
+
+/* expand, contiguous, clone, _to_copy: the engine reduces and casts. */
+static tt_status identity_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                   tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    return put(ctx, gi, 0, tt_retain(g[0]));
+}
+
+/* copy_: self is overwritten (no gradient to its old value); src gets g. */
+static tt_status copy_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                               tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    return put(ctx, gi, 1, tt_retain(g[0]));
+}
+
+/* fill_: the result does not depend on any input. */
+static tt_status no_grad_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                  tt_tensor **gi, int ni)
+{
+    (void)ctx, (void)g, (void)ng, (void)gi, (void)ni;
+    return TT_OK;
+}
+
 /* ------------------------------------------------------------ registration */
 
-#define OP(sch, fn) {.schema = sch, .kernel = fn, .fake = fn}
+#define OP(sch, fn, bw)                                                        \
+    {.schema = sch, .kernel = fn, .fake = fn, .backward = bw,                  \
+     .setup_context = (bw) == NULL || (bw) == identity_backward ||             \
+                              (bw) == copy_backward || (bw) == no_grad_backward \
+                          ? NULL                                               \
+                          : setup_shape}
 static const tt_custom_op_spec specs[] = {
-    OP("tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", view_kernel),
-    OP("tt::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", reshape_kernel),
-    OP("tt::permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute_kernel),
-    OP("tt::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose_kernel),
-    OP("tt::t(Tensor(a) self) -> Tensor(a)", t_kernel),
+    OP("tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", view_kernel, reshape_backward),
+    OP("tt::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", reshape_kernel,
+       reshape_backward),
+    OP("tt::permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute_kernel,
+       permute_backward),
+    OP("tt::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose_kernel,
+       transpose_backward),
+    OP("tt::t(Tensor(a) self) -> Tensor(a)", t_kernel, transpose_backward),
     OP("tt::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
-       narrow_kernel),
+       narrow_kernel, slice_backward),
     OP("tt::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
-       "SymInt step=1) -> Tensor(a)", slice_kernel),
-    OP("tt::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", select_kernel),
+       "SymInt step=1) -> Tensor(a)", slice_kernel, slice_backward),
+    OP("tt::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", select_kernel,
+       select_backward),
     OP("tt::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
-       expand_kernel),
-    OP("tt::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim_kernel),
-    OP("tt::squeeze(Tensor(a) self) -> Tensor(a)", squeeze_kernel),
-    OP("tt::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze_kernel),
+       expand_kernel, identity_backward),
+    OP("tt::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim_kernel,
+       reshape_backward),
+    OP("tt::squeeze(Tensor(a) self) -> Tensor(a)", squeeze_kernel, reshape_backward),
+    OP("tt::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze_kernel,
+       reshape_backward),
     OP("tt::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
-       flatten_kernel),
+       flatten_kernel, reshape_backward),
+    /* as_strided has no derivative here (PyTorch's needs the base's
+     * geometry); a requires-grad input is a clear error. */
     OP("tt::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
-       "SymInt? storage_offset=None) -> Tensor(a)", as_strided_kernel),
-    OP("tt::detach(Tensor(a) self) -> Tensor(a)", detach_kernel),
-    OP("tt::contiguous(Tensor(a) self) -> Tensor(a)", contiguous_kernel),
-    OP("tt::clone(Tensor self) -> Tensor", clone_kernel),
+       "SymInt? storage_offset=None) -> Tensor(a)", as_strided_kernel, NULL),
+    {.schema = "tt::detach(Tensor(a) self) -> Tensor(a)", .kernel = detach_kernel,
+     .fake = detach_kernel, .nondifferentiable = true},
+    OP("tt::contiguous(Tensor(a) self) -> Tensor(a)", contiguous_kernel, identity_backward),
+    OP("tt::clone(Tensor self) -> Tensor", clone_kernel, identity_backward),
     /* PyTorch's _to_copy takes a keyword-only `ScalarType? dtype=None` among
      * layout/device options; here dtype is the one option and the runtime
      * passes it positionally (tt_to_dtype). */
-    OP("tt::_to_copy(Tensor self, ScalarType dtype) -> Tensor", to_copy_kernel),
-    OP("tt::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", copy_kernel),
-    OP("tt::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_kernel),
+    OP("tt::_to_copy(Tensor self, ScalarType dtype) -> Tensor", to_copy_kernel,
+       identity_backward),
+    OP("tt::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", copy_kernel, copy_backward),
+    OP("tt::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_kernel,
+       no_grad_backward),
+    {.schema = "tt::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, "
+               "SymInt start, SymInt end, SymInt step) -> Tensor",
+     .kernel = slice_backward_kernel, .fake = slice_backward_kernel},
+    {.schema = "tt::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, "
+               "SymInt index) -> Tensor",
+     .kernel = select_backward_kernel, .fake = select_backward_kernel},
 };
 
 tt_status tt__register_views(tt_library *lib)

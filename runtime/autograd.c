@@ -501,11 +501,12 @@ tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
     n->op = op;
     n->backward = atomic_load(&op->backward);
     n->ctx.op = op;
-    n->ctx.nslots = count_slots(args, nargs, n->ctx.arg_slot);
-    n->ctx.needs = tt__calloc((size_t)(n->ctx.nslots ? n->ctx.nslots : 1), sizeof(bool));
-    n->edges = tt__calloc((size_t)(n->ctx.nslots ? n->ctx.nslots : 1), sizeof(edge));
+    int nslots = count_slots(args, nargs, n->ctx.arg_slot);
+    n->ctx.needs = tt__calloc((size_t)(nslots ? nslots : 1), sizeof(bool));
+    n->edges = tt__calloc((size_t)(nslots ? nslots : 1), sizeof(edge));
     if (!n->ctx.needs || !n->edges)
-        goto oom;
+        goto oom; /* nslots still 0: node_release walks no edges */
+    n->ctx.nslots = nslots;
     for (int s = 0; s < n->ctx.nslots; s++) {
         tt_tensor *t = slot_tensor(args, nargs, s);
         if (!tt__tensor_requires_grad(t))

@@ -26,6 +26,7 @@ struct tt_op {
     tt_schema *schema; /* NULL until defined, and after its library is freed */
     tt_library *def_lib;
     bool builtin;
+    bool nondiff;      /* outputs never require grad */
     tt_opkind kind;
     uint32_t mutated;       /* bit i: argument i is written (a!) */
     uint32_t device_mask;   /* devices the spec's kernel serves */

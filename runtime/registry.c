@@ -508,6 +508,7 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
     op->nargs = tt_schema_nargs(s);
     op->nreturns = tt_schema_nreturns(s);
     op->userdata = spec->userdata;
+    op->nondiff = spec->nondifferentiable;
     if (spec->kernel) {
         if (!spec->device_types) {
             atomic_store(&op->default_kernel.fn, spec->kernel);

@@ -60,10 +60,34 @@ typedef struct {
 } scope_stack;
 
 static _Thread_local scope_stack scopes;
-static _Thread_local int scopes_suspended;
 
-void tt__scope_suspend(void) { scopes_suspended++; }
-void tt__scope_resume(void) { scopes_suspended--; }
+/* Suspension hides the scopes open at that moment, so the temporaries of a
+ * kernel or of the autograd engine do not land in the caller's scope.
+ * Scopes opened after it (by a kernel or a backward rule) collect as usual,
+ * and what they keep goes to their opener, not into a hidden scope. */
+#define MAX_SUSPEND 64
+static _Thread_local int32_t scope_floor; /* depths <= floor are hidden */
+static _Thread_local int32_t saved_floors[MAX_SUSPEND];
+static _Thread_local int nsuspend;
+
+void tt__scope_suspend(void)
+{
+    if (nsuspend < MAX_SUSPEND)
+        saved_floors[nsuspend] = scope_floor;
+    nsuspend++;
+    scope_floor = scopes.depth;
+}
+
+void tt__scope_resume(void)
+{
+    if (nsuspend == 0)
+        return;
+    nsuspend--;
+    /* Deeper than MAX_SUSPEND the floor stays high: scopes stay hidden
+     * (tensors go to their creators), never released early. */
+    if (nsuspend < MAX_SUSPEND)
+        scope_floor = saved_floors[nsuspend];
+}
 
 void tt_scope_begin(void)
 {
@@ -74,7 +98,7 @@ void tt_scope_begin(void)
 
 bool tt__scope_add(tt_tensor *t)
 {
-    if (scopes.depth == 0 || scopes_suspended || t->scope_slot >= 0)
+    if (scopes.depth <= scope_floor || t->scope_slot >= 0)
         return true;
     if (scopes.n == scopes.cap) {
         int32_t nc = scopes.cap ? scopes.cap * 2 : 64;
@@ -93,8 +117,8 @@ bool tt__scope_add(tt_tensor *t)
 
 void tt_scope_end(void)
 {
-    if (scopes.depth == 0)
-        return;
+    if (scopes.depth <= scope_floor)
+        return; /* unbalanced, or a hidden scope: not this code's to end */
     scopes.depth--;
     if (scopes.depth >= MAX_SCOPE_DEPTH)
         return; /* a merged scope: its tensors go with the deepest one */
@@ -106,7 +130,7 @@ void tt_scope_end(void)
         if (t->flags & TT_TF_KEPT) {
             /* Kept: into the enclosing scope, or to the caller. */
             t->flags &= (uint16_t)~TT_TF_KEPT;
-            if (scopes.depth > 0) {
+            if (scopes.depth > scope_floor) {
                 t->scope_slot = kept;
                 scopes.slots[kept++] = t;
             } else {

@@ -518,6 +518,9 @@ typedef struct {
     tt_backward_fn backward;
     tt_setup_context_fn setup_context;
     void *userdata; /* handed to every kernel through tt_frame_userdata */
+    /* The outputs never carry a gradient (like PyTorch's
+     * mark_non_differentiable): detach, empty_like. No backward needed. */
+    bool nondifferentiable;
 } tt_custom_op_spec;
 
 tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec);
