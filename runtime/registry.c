@@ -291,7 +291,9 @@ static tt_status classify(const char *fn, const char *qual, const tt_schema *s,
     }
     size_t nl = strlen(name);
     bool inplace_name = nl > 1 && name[nl - 1] == '_' && name[nl - 2] != '_';
-    bool out_ovl = strncmp(ovl, "out", 3) == 0;
+    /* aten names out= overloads "out" or "out_<variant>"; "outer" or
+     * "output" is an ordinary overload and must not be held to out= rules. */
+    bool out_ovl = strcmp(ovl, "out") == 0 || strncmp(ovl, "out_", 4) == 0;
     if (inplace_name) {
         const tt_arg *self = na ? tt_schema_arg(s, 0) : NULL;
         const tt_arg *ret = nr == 1 ? tt_schema_return(s, 0) : NULL;
