@@ -833,18 +833,40 @@ static tt_status put(tt_autograd_ctx *ctx, tt_tensor **gi, int slot, tt_tensor *
     return value ? TT_OK : tt_errcode();
 }
 
-/* Saves every tensor argument and the output, in that order. */
-static tt_status save_all(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                          const tt_value *out, int nout)
+/* Saves the tensor arguments and the output, in that order, each only
+ * when its bit is in `keep` (bit i: tensor argument i; KEEP_OUT: the
+ * output), NULL otherwise, so positions do not move. A tensor saved is
+ * version-checked at backward: saving only what a rule reads lets code
+ * write the others in place afterwards (mul's output, then relu_), as
+ * PyTorch allows. */
+#define KEEP_OUT 8u
+static tt_status save_some(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                           const tt_value *out, int nout, unsigned keep)
 {
     tt_tensor *ts[4];
     int n = 0;
     for (int i = 0; i < nin && n < 3; i++)
-        if (in[i].kind == TT_V_TENSOR)
-            ts[n++] = in[i].u.t;
+        if (in[i].kind == TT_V_TENSOR) {
+            ts[n] = keep >> n & 1 ? in[i].u.t : NULL;
+            n++;
+        }
     if (nout > 0 && out[0].kind == TT_V_TENSOR)
-        ts[n++] = out[0].u.t;
+        ts[n++] = keep & KEEP_OUT ? out[0].u.t : NULL;
     return tt_ctx_save_for_backward(ctx, n, ts);
+}
+
+/* Saves every tensor argument and the output, in that order. */
+static tt_status save_all(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                          const tt_value *out, int nout)
+{
+    return save_some(ctx, in, nin, out, nout, 1u | 2u | 4u | KEEP_OUT);
+}
+
+/* Only the first tensor argument (where's condition, clamp's self). */
+static tt_status save_first(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                            const tt_value *out, int nout)
+{
+    return save_some(ctx, in, nin, out, nout, 1u);
 }
 
 /* Saves the Scalar argument `arg` (other, alpha, exponent) as "s". */
@@ -862,11 +884,37 @@ static tt_status setup_alpha(tt_autograd_ctx *ctx, const tt_value *in, int nin,
     return save_scalar_arg(ctx, in, 2);
 }
 
+/* mul/div.Scalar: the rule needs the Scalar only. */
 static tt_status setup_scalar_other(tt_autograd_ctx *ctx, const tt_value *in, int nin,
                                     const tt_value *out, int nout)
 {
+    (void)nin, (void)out, (void)nout;
+    return save_scalar_arg(ctx, in, 1);
+}
+
+/* pow.Tensor_Scalar: the Scalar and self. */
+static tt_status setup_pow_scalar(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                  const tt_value *out, int nout)
+{
     tt_status st = save_scalar_arg(ctx, in, 1);
-    return st ? st : save_all(ctx, in, nin, out, nout);
+    return st ? st : save_some(ctx, in, nin, out, nout, 1u);
+}
+
+/* mul: each input's gradient needs the other input. */
+static tt_status setup_mul(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                           const tt_value *out, int nout)
+{
+    return save_some(ctx, in, nin, out, nout, (NEED(1) ? 1u : 0u) | (NEED(0) ? 2u : 0u));
+}
+
+/* div: other, and self when other needs a gradient; div_ has no old self
+ * (setup runs after the write), so it keeps the result instead. */
+static tt_status setup_div(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                           const tt_value *out, int nout)
+{
+    bool inplace = tt_schema_arg(tt_op_schema(tt_ctx_op(ctx)), 0)->is_write;
+    unsigned keep = 2u | (NEED(1) ? (inplace ? KEEP_OUT : 1u) : 0u);
+    return save_some(ctx, in, nin, out, nout, keep);
 }
 
 /* add/sub.Tensor and their in-place forms: d/dself = g, d/dother = +-alpha g. */
@@ -920,8 +968,8 @@ static tt_status div_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
     return st ? st : put(ctx, gi, 0, tt_div_scalar(g[0], v));
 }
 
-/* div and div_: d/dself = g / other, d/dother = -g * out / other (for
- * div_, `out` is self after the write, which is what was saved). */
+/* div and div_: d/dself = g / other, d/dother = -g * (self / other) /
+ * other, where div_ saved self / other (its result) and div saved self. */
 static tt_status div_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                               tt_tensor **gi, int ni)
 {
@@ -931,7 +979,8 @@ static tt_status div_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     if (st || !NEED(1))
         return st;
     tt_scope_begin();
-    tt_tensor *r = tt_neg(tt_div(tt_mul(g[0], out), other));
+    tt_tensor *q = out ? out : tt_div(SAVED(0), other);
+    tt_tensor *r = tt_neg(tt_div(tt_mul(g[0], q), other));
     tt_keep(r);
     tt_scope_end();
     return put(ctx, gi, 1, r);
@@ -976,6 +1025,20 @@ static tt_status pow_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     }
     tt_scope_end();
     return st;
+}
+
+/* Unary ops save the input (slot 0) or the output (slot 1), whichever
+ * their rule reads. */
+static tt_status setup_unary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                             const tt_value *out, int nout)
+{
+    unsigned keep = 0;
+    switch (unop_of(tt_ctx_op(ctx))) {
+    case UN_LOG: case UN_SIN: case UN_COS: case UN_GELU: case UN_ABS: keep = 1u; break;
+    case UN_NEG: break;
+    default: keep = KEEP_OUT; break; /* exp, sqrt, rsqrt, tanh, sigmoid, relu */
+    }
+    return save_some(ctx, in, nin, out, nout, keep);
 }
 
 /* Unary rules on the saved input (slot 0 of the saved list) or output
@@ -1023,7 +1086,7 @@ static tt_status setup_clamp(tt_autograd_ctx *ctx, const tt_value *in, int nin,
         if (in[i].kind != TT_V_NONE)
             st = tt_ctx_save_float(ctx, i == 1 ? "min" : "max",
                                    in[i].kind == TT_V_FLOAT ? in[i].u.f : (double)in[i].u.i);
-    return st ? st : save_all(ctx, in, nin, out, nout);
+    return st ? st : save_first(ctx, in, nin, out, nout);
 }
 
 static tt_status clamp_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
@@ -1071,7 +1134,7 @@ static tt_status zero_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
 #define CMP(sch) {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel}
 #define UN(sch)                                                                \
     {.schema = sch, .kernel = unary_kernel, .fake = unary_kernel,              \
-     .backward = unary_backward, .setup_context = save_all}
+     .backward = unary_backward, .setup_context = setup_unary}
 static const tt_custom_op_spec specs[] = {
     BIN("tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         add_sub_backward, setup_alpha),
@@ -1085,22 +1148,22 @@ static const tt_custom_op_spec specs[] = {
         pass_through_backward, NULL),
     BIN("tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         add_sub_backward, setup_alpha),
-    BIN("tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_backward, save_all),
+    BIN("tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_backward, setup_mul),
     BIN("tt::mul.Scalar(Tensor self, Scalar other) -> Tensor",
         mul_scalar_backward, setup_scalar_other),
     /* mul_.Tensor has no derivative: the old self it needs is overwritten. */
     BIN("tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", NULL, NULL),
     BIN("tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
         mul_scalar_backward, setup_scalar_other),
-    BIN("tt::div.Tensor(Tensor self, Tensor other) -> Tensor", div_backward, save_all),
+    BIN("tt::div.Tensor(Tensor self, Tensor other) -> Tensor", div_backward, setup_div),
     BIN("tt::div.Scalar(Tensor self, Scalar other) -> Tensor",
         div_scalar_backward, setup_scalar_other),
     BIN("tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        div_backward, save_all),
+        div_backward, setup_div),
     BIN("tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
         pow_backward, save_all),
     BIN("tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
-        pow_scalar_backward, setup_scalar_other),
+        pow_scalar_backward, setup_pow_scalar),
     CMP("tt::eq.Tensor(Tensor self, Tensor other) -> Tensor"),
     CMP("tt::eq.Scalar(Tensor self, Scalar other) -> Tensor"),
     CMP("tt::ne.Tensor(Tensor self, Tensor other) -> Tensor"),
@@ -1131,7 +1194,7 @@ static const tt_custom_op_spec specs[] = {
      .kernel = gelu_backward_kernel, .fake = gelu_backward_kernel},
     {.schema = "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
      .kernel = where_kernel, .fake = where_kernel,
-     .backward = where_backward, .setup_context = save_all},
+     .backward = where_backward, .setup_context = save_first},
     {.schema = "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
      .kernel = clamp_kernel, .fake = clamp_kernel,
      .backward = clamp_backward, .setup_context = setup_clamp},
