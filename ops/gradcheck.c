@@ -67,8 +67,8 @@ static tt_status eval_outputs(tt_fn fn, int nin, tt_tensor **in, int nout, void 
         st = c ? tt_to_buffer(c, vals[o], sizeof(double) * (size_t)nel[o]) : tt_errcode();
         tt_release(c);
     }
-    if (!st)
-        release_all(out, nout);
+    /* On a failed run, run() has already released and cleared out[]. */
+    release_all(out, nout);
     return st;
 }
 
