@@ -818,7 +818,8 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
                     st = tt_errcode();
             }
         }
-    qsort(all.v, (size_t)all.n, sizeof *all.v, by_seq_desc);
+    if (all.n > 1) /* all.v is NULL when the roots are leaves: qsort wants a pointer */
+        qsort(all.v, (size_t)all.n, sizeof *all.v, by_seq_desc);
     /* Seed the roots' gradients; a root that is itself a leaf is a
      * capture or accumulates directly. */
     for (int r = 0; r < nroots; r++) {
