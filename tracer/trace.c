@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static atomic_uint_fast64_t next_key = 1;
+atomic_uint_fast64_t tt__next_trace_key = 1;
 static _Thread_local tracer *current;
 
 tracer *tt__tracer_current(void) { return current; }
@@ -109,13 +109,13 @@ static tt_status trace_data_read(tt_mode *m, const tt_tensor *t, const char *wha
     gref r;
     if (!tt__tracer_lookup(tr, t, &r))
         return TT_OK; /* a constant's real data is known */
-    if (tr->on_break)
-        return tr->on_break(tr, TT_BREAK_DATA_READ, NULL, loc);
     char reason[512], d[256];
     snprintf(reason, sizeof reason,
              "%s reads the data of %s (graph value %s), but while tracing a tensor's "
              "values are not known: only its sizes, strides and dtype are",
              what, tt_describe(t, d, sizeof d), tr->g->nodes[r.node].name);
+    if (tr->on_break)
+        return tr->on_break(tr, TT_BREAK_DATA_READ, NULL, reason, loc);
     return tt__tracer_break(tr, TT_BREAK_DATA_READ, reason, NULL, loc);
 }
 
@@ -124,12 +124,18 @@ tt_status tt_graph_break_at(const char *reason, tt_srcloc loc)
     tracer *tr = current;
     if (!tr)
         return TT_OK; /* not tracing: nothing to break */
-    if (tr->on_break)
-        return tr->on_break(tr, TT_BREAK_EXPLICIT, NULL, loc);
     char why[512];
     snprintf(why, sizeof why, "the code asked for a graph break: \"%s\"",
              reason ? reason : "(no reason)");
+    if (tr->on_break)
+        return tr->on_break(tr, TT_BREAK_EXPLICIT, NULL, why, loc);
     return tt__tracer_break(tr, TT_BREAK_EXPLICIT, why, NULL, loc);
+}
+
+void tt__no_fake_reason(const tt_op *op, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s has no fake kernel, so the tracer cannot compute the metadata "
+                     "of its outputs without running it on real data", tt_op_name(op));
 }
 
 /* ------------------------------------------------------------- recording */
@@ -172,21 +178,20 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
             ga[i].v = v->kind == TT_V_TENSOR ? tt_v_none() : *v;
         }
     }
+    if (!st && tr->on_break && !tr->fake && !tt_op_has_fake(op) && nouts > 0) {
+        /* Splitting (explain): an op that could not be traced with fake
+         * tensors runs eagerly between two graphs. */
+        free_gargs(ga, nargs);
+        return tt__explain_eager_op(tr, op, args, nargs, outs, nouts);
+    }
     if (!st) {
         st = tt_op_redispatch(op, args, nargs, outs, nouts);
         if (st == TT_ENOKERNEL && tr->fake && !tt_op_has_fake(op)) {
             /* The op cannot run on fake tensors: a break. */
-            if (tr->on_break) {
-                st = tr->on_break(tr, TT_BREAK_NO_FAKE_KERNEL, op, tt__callsite());
-            } else {
-                char reason[512];
-                snprintf(reason, sizeof reason,
-                         "%s has no fake kernel, so the tracer cannot compute the "
-                         "metadata of its outputs without running it on real data",
-                         tt_op_name(op));
-                st = tt__tracer_break(tr, TT_BREAK_NO_FAKE_KERNEL, reason, tt_op_name(op),
-                                      tt__callsite());
-            }
+            char reason[512];
+            tt__no_fake_reason(op, reason, sizeof reason);
+            st = tt__tracer_break(tr, TT_BREAK_NO_FAKE_KERNEL, reason, tt_op_name(op),
+                                  tt__callsite());
         }
     }
     if (!st) {
@@ -215,7 +220,7 @@ tt_status tt__tracer_begin(tracer *tr, const tt_trace_opts *opts, const char *na
         tr->opts.nout = 1;
     tr->kind = tr->opts.mode;
     tr->fake = tr->kind != TT_TRACE_REAL;
-    tr->key = atomic_fetch_add(&next_key, 1);
+    tr->key = atomic_fetch_add(&tt__next_trace_key, 1);
     tr->mode.call = trace_call;
     tr->mode.data_read = trace_data_read;
     tr->g = tt__graph_new(name ? name : tr->opts.name, tr->kind);

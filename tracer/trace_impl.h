@@ -31,13 +31,15 @@ struct tracer {
     tt_break_info brk;
     char brk_reason[512], brk_op[128], brk_file[256], brk_func[128];
     /* Set by explain/compile to split at breaks instead of failing. */
-    tt_status (*on_break)(tracer *tr, tt_break_kind kind, const tt_op *op, tt_srcloc loc);
+    tt_status (*on_break)(tracer *tr, tt_break_kind kind, const tt_op *op,
+                          const char *reason, tt_srcloc loc);
     void *split; /* the splitting state of explain */
     /* Symbolic mode: the symbols made for the inputs. */
     struct sym_state *sym;
 };
 
 tracer *tt__tracer_current(void);
+void tt__no_fake_reason(const tt_op *op, char *buf, size_t n);
 bool tt__tracer_lookup(const tracer *tr, const tt_tensor *t, gref *out);
 void tt__tracer_tag(tracer *tr, tt_tensor *t, int node, int out);
 tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
@@ -48,6 +50,10 @@ tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tens
 tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_tensor **outs);
 tt_status tt__tracer_set_outputs(tracer *tr, tt_tensor **outs, int nout);
 void tt__tracer_end(tracer *tr);
+
+/* explain.c: an op with no fake kernel run eagerly at a break. */
+tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args, int nargs,
+                               tt_value *outs, int nouts);
 
 /* symbolic.c */
 tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x);
