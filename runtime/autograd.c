@@ -233,13 +233,22 @@ tt_status tt_set_grad(tt_tensor *t, const tt_tensor *grad)
                                    "tensor has shape %s", tt_shape_str(grad, a, sizeof a),
                         tt_shape_str(t, b, sizeof b));
     }
+    /* As PyTorch: accumulation adds into .grad in place in t's dtype, and
+     * a tensor that is its own gradient would be overwritten by it. */
+    if (grad && grad->dtype != t->dtype)
+        return tt_error(TT_EDTYPE, "tt_set_grad: argument 'grad' has dtype %s, but the "
+                                   "tensor has dtype %s; they must be the same",
+                        tt_dtype_name((tt_dtype)grad->dtype), tt_dtype_name((tt_dtype)t->dtype));
+    if (grad == t)
+        return tt_error(TT_EINVAL, "tt_set_grad: a tensor cannot be its own gradient");
     if (!grad && !t->autograd)
         return TT_OK;
     struct tt_autograd_meta *m = meta_of(t);
     if (!m)
         return tt_errcode();
-    tt__unref(m->grad);
+    tt_tensor *old = m->grad;
     m->grad = tt_retain((tt_tensor *)grad);
+    tt__unref(old);
     return TT_OK;
 }
 
