@@ -69,11 +69,9 @@ bool tt__any_fake(int n, const tt_tensor *const *ts)
     return false;
 }
 
-static bool sym_eq(tt_size a, tt_size b)
-{
-    return a == b || (tt_size_is_sym(a) && tt_size_is_sym(b) &&
-                      tt_sym_hint(a) == tt_sym_hint(b) && tt_sym_hint(a) >= 0);
-}
+/* Broadcasting compares sizes through tt_size_eq, so that under a
+ * symbolic trace the outcome becomes a guard. */
+static bool sym_eq(tt_size a, tt_size b) { return tt_size_eq(a, b); }
 
 tt_status tt__broadcast(const char *op, int n, const tt_tensor *const *ts,
                         const char *const *names, const int *argno, int *ndim,

@@ -165,6 +165,15 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
     tt_kernel_fn k = fake ? atomic_load(&op->fake.fn) : atomic_load(&op->kernels[TT_DEV_CPU].fn);
     if (!k && !fake)
         k = atomic_load(&op->default_kernel.fn);
+    if (!k && fake && op->mutated && op->nreturns == 0) {
+        /* A mutable op that returns nothing has nothing for a fake kernel to
+         * compute: PyTorch generates an empty one for it, and so do we. The
+         * write is still a write (the version bump below). */
+        for (int i = 0; i < nargs; i++)
+            if (op->mutated >> i & 1 && args[i].kind == TT_V_TENSOR && args[i].u.t)
+                tt_bump_version(args[i].u.t);
+        return TT_OK;
+    }
     if (!k) {
         char reg[256];
         registered_list(op, reg, sizeof reg);

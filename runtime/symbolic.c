@@ -327,3 +327,82 @@ void tt_sym_reset(void)
     memset(counters, 0, sizeof counters);
     pthread_mutex_unlock(&lock);
 }
+
+/* ------------------------------------------------ evaluation and guards */
+
+/* The value of s with symbols bound to values (syms[i] -> vals[i]); false
+ * when a symbol is unbound or a division by zero occurs. */
+static bool eval_of(tt_size s, int n, const tt_size *syms, const int64_t *vals, int64_t *out)
+{
+    if (!tt_size_is_sym(s)) {
+        *out = s;
+        return true;
+    }
+    for (int i = 0; i < n; i++)
+        if (syms[i] == s) {
+            *out = vals[i];
+            return true;
+        }
+    sym_node nd;
+    if (!node_of(s, &nd) || nd.kind == SYM_SYMBOL)
+        return false;
+    int64_t a, b;
+    if (!eval_of(nd.a, n, syms, vals, &a) || !eval_of(nd.b, n, syms, vals, &b))
+        return false;
+    switch (nd.kind) {
+    case SYM_ADD: *out = a + b; return true;
+    case SYM_MUL: *out = a * b; return true;
+    case SYM_FLOORDIV: *out = b ? a / b : 0; return b != 0;
+    case SYM_MOD: *out = b ? a % b : 0; return b != 0;
+    default: return false;
+    }
+}
+
+bool tt_sym_eval(tt_size s, int n, const tt_size *syms, const int64_t *vals, int64_t *out)
+{
+    return eval_of(s, n, syms, vals, out);
+}
+
+static _Thread_local void (*guard_hook)(void *ud, tt_guard_op op, tt_size a, tt_size b,
+                                        bool result);
+static _Thread_local void *guard_ud;
+
+void tt_sym_set_guard_hook(void (*hook)(void *ud, tt_guard_op op, tt_size a, tt_size b,
+                                        bool result),
+                           void *ud)
+{
+    guard_hook = hook;
+    guard_ud = ud;
+}
+
+/* Decides a comparison on the example values; when a symbol is involved
+ * the outcome is recorded as a guard, since it holds only for inputs whose
+ * sizes make it hold. */
+static bool decide(tt_guard_op op, tt_size a, tt_size b)
+{
+    bool sym = tt_size_is_sym(a) || tt_size_is_sym(b);
+    int64_t x, y;
+    bool known = hint_of(a, &x) & hint_of(b, &y);
+    bool r;
+    if (!known) /* unbacked: only identical expressions are known equal */
+        r = op == TT_GUARD_EQ ? a == b : op == TT_GUARD_LE ? a == b : false;
+    else
+        r = op == TT_GUARD_EQ ? x == y : op == TT_GUARD_LT ? x < y : x <= y;
+    if (sym && guard_hook && !(op == TT_GUARD_EQ && a == b))
+        guard_hook(guard_ud, op, a, b, r);
+    return r;
+}
+
+bool tt_size_eq(tt_size a, tt_size b) { return a == b || decide(TT_GUARD_EQ, a, b); }
+bool tt_size_lt(tt_size a, tt_size b) { return decide(TT_GUARD_LT, a, b); }
+bool tt_size_le(tt_size a, tt_size b) { return a == b || decide(TT_GUARD_LE, a, b); }
+
+int64_t tt_size_int(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return s;
+    int64_t v = tt_sym_hint(s);
+    if (guard_hook)
+        guard_hook(guard_ud, TT_GUARD_EQ, s, v, true);
+    return v;
+}

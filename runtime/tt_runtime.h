@@ -128,6 +128,25 @@ int tt_size_str(tt_size s, char *buf, size_t n);
 /* Forgets all symbols and expressions (handles made earlier become
  * invalid). Counters restart at 0, so traces print stably. */
 void tt_sym_reset(void);
+/* The value of s with symbols bound (syms[i] = vals[i]); false when some
+ * symbol of s is not bound. */
+bool tt_sym_eval(tt_size s, int n, const tt_size *syms, const int64_t *vals,
+                 int64_t *out);
+
+/* Comparing sizes. C code that may run under a symbolic trace compares
+ * sizes through these: on symbolic sizes they decide on the example
+ * values and record the outcome as a guard (the compiled graph is reused
+ * only for inputs where it holds). tt_size_int specializes a size to its
+ * example value (guarding on it). */
+typedef enum { TT_GUARD_EQ, TT_GUARD_LT, TT_GUARD_LE } tt_guard_op;
+bool tt_size_eq(tt_size a, tt_size b);
+bool tt_size_lt(tt_size a, tt_size b);
+bool tt_size_le(tt_size a, tt_size b);
+int64_t tt_size_int(tt_size s);
+/* Per thread: the tracer's hook that records guards. */
+void tt_sym_set_guard_hook(void (*hook)(void *ud, tt_guard_op op, tt_size a,
+                                        tt_size b, bool result),
+                           void *ud);
 
 /* ------------------------------------------------------------------ memory */
 

@@ -957,17 +957,22 @@ START_TEST(test_fake_mutable_returning_nothing)
     tt_tensor *fin = NN(tt_fake_like(in)), *fout = NN(tt_fake_like(out));
     tt_value none = tt_v_none();
     uint64_t v = tt_version(fout);
-    ck_assert_int_eq(tt_op_call(op, (tt_value[]){tt_v_tensor(fin), tt_v_tensor(fout)}, 2, &none, 0),
-                     TT_ENOKERNEL);
-    ck_assert_error(TT_ENOKERNEL, "mylib::numpy_sin: no fake kernel is registered, so the op "
-                                  "cannot run on fake tensors (registered: cpu); register one "
-                                  "with tt_register_fake(lib, \"mylib::numpy_sin\", fn)");
-    ck_assert_uint_eq(tt_version(fout), v);
-    /* With a fake kernel that does nothing, the call works and the write
-     * is still recorded on the fake output. */
-    OK(tt_register_fake(lib, "mylib::numpy_sin", nothing_fake));
+    /* As PyTorch's generated trivial fake impl: the call succeeds on fake
+     * tensors with no fake kernel, and the write is still a write. */
     OK(tt_op_call(op, (tt_value[]){tt_v_tensor(fin), tt_v_tensor(fout)}, 2, &none, 0));
     ck_assert_uint_eq(tt_version(fout), v + 1);
+    /* A functional op still needs one. */
+    tt_op *f = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::nofake(Tensor a) -> Tensor", .kernel = kernel_default});
+    ck_assert_ptr_null(tt_call(f, tt_v_tensor(fin)));
+    ck_assert_error(TT_ENOKERNEL, "mylib::nofake: no fake kernel is registered, so the op "
+                                  "cannot run on fake tensors (registered: default (all "
+                                  "devices)); register one with tt_register_fake(lib, "
+                                  "\"mylib::nofake\", fn)");
+    /* A registered fake kernel is used when there is one. */
+    OK(tt_register_fake(lib, "mylib::numpy_sin", nothing_fake));
+    OK(tt_op_call(op, (tt_value[]){tt_v_tensor(fin), tt_v_tensor(fout)}, 2, &none, 0));
+    ck_assert_uint_eq(tt_version(fout), v + 2);
     tt_release(fout);
     tt_release(fin);
     tt_release(out);
