@@ -1,8 +1,685 @@
-/* Built-in ops: linalg (being written). */
+/* Built-in ops: matrix products — mm, bmm, matmul (numpy/PyTorch rules) and
+ * linear — through OpenBLAS for f32/f64 and a plain loop for integers.
+ *
+ * As in elementwise.c, one function per op checks the arguments, computes
+ * the output's metadata and allocates it, and stops there for fake inputs,
+ * so the same code is the real kernel and the fake kernel. Every op then
+ * ends in one batched-GEMM engine (gemm_run) over "matrix views": stack
+ * aliases of the operands shaped [batch..., rows, cols] (a 1-d operand gets
+ * a size-1 dim), whose batch dims broadcast by stride 0.
+ *
+ * The BLAS capability predicate (blas_layout, like ggml-blas supports_op):
+ * an operand whose matrices are row-major with a unit column stride goes to
+ * BLAS as NoTrans with ld = its row stride; one whose matrices are
+ * column-major (a transposed view) goes as Trans with ld = its column
+ * stride. Neither is copied. Anything else (a slice with a step in the
+ * inner dim, an expanded matrix) is made contiguous first. Outputs are
+ * contiguous, as PyTorch's.
+ *
+ * Threads: Debian's OpenBLAS runs on its own pthread pool and threads a
+ * large GEMM by itself, so large GEMMs are called from the calling thread,
+ * never from inside one of our OpenMP regions (two pools on two cores would
+ * oversubscribe). Only batches of small GEMMs (m*n*k at most OpenBLAS's
+ * single-thread threshold) are spread over our threads: OpenBLAS runs each
+ * of those on the thread that called it, so the pools never overlap. */
 #include "ops_impl.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* OpenBLAS's interface/gemm.c runs a GEMM single-threaded when m*n*k is at
+ * most SMP_THRESHOLD_MIN (65536) * GEMM_MULTITHREAD_THRESHOLD (4). */
+#define BLAS_SINGLE_THREAD_MNK (65536.0 * 4)
+/* Work (multiply-adds) below which a chunk of batches is not worth a
+ * thread. */
+#define BATCH_GRAIN_WORK (1 << 18)
+
+/* ------------------------------------------------------------- messages */
+
+/* The op's name and its two tensor arguments (#1 and #2), for messages. */
+typedef struct {
+    const char *op, *a, *b;
+} names;
+
+static const names MM = {"tt::mm", "self", "mat2"};
+static const names BMM = {"tt::bmm", "self", "mat2"};
+static const names MATMUL = {"tt::matmul", "self", "other"};
+static const names LINEAR = {"tt::linear", "input", "weight"};
+
+/* Fails naming the op and argument #argno (3 is linear's bias). */
+static tt_tensor *fail(const names *nm, int argno, tt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static tt_tensor *fail(const names *nm, int argno, tt_status code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *arg = argno == 1 ? nm->a : argno == 2 ? nm->b : "bias";
+    tt_error(code, "%s: argument '%s' (#%d): %s", nm->op, arg, argno, msg);
+    return NULL;
+}
+
+/* PyTorch's names of dtypes in these messages ("float != double"). */
+static const char *torch_name(tt_dtype dt)
+{
+    switch (dt) {
+    case TT_F32: return "float";
+    case TT_F64: return "double";
+    case TT_I64: return "long int";
+    case TT_I32: return "int";
+    case TT_U8: return "unsigned char";
+    case TT_BOOL: return "bool";
+    default: return "?";
+    }
+}
+
+typedef char szbuf[32];
+static const char *sz(szbuf buf, tt_size s)
+{
+    tt_size_str(s, buf, sizeof(szbuf));
+    return buf;
+}
+
+static char *shape_str(int nd, const tt_size *sizes, char *buf, size_t n)
+{
+    tt_tensor tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.ndim = (int8_t)nd;
+    memcpy(tmp.sizes, sizes, sizeof(tt_size) * (size_t)nd);
+    return tt_shape_str(&tmp, buf, n);
+}
+
+/* Equal sizes; two symbolic sizes count as equal when their hints are (the
+ * check a fake trace can make, as tt__broadcast does). */
+static bool sym_eq(tt_size a, tt_size b)
+{
+    return a == b || (tt_size_is_sym(a) && tt_size_is_sym(b) &&
+                      tt_sym_hint(a) == tt_sym_hint(b) && tt_sym_hint(a) >= 0);
+}
+
+static tt_size prod(int n, const tt_size *s)
+{
+    tt_size p = 1;
+    for (int i = 0; i < n; i++)
+        p = tt_sym_mul(p, s[i]);
+    return p;
+}
+
+/* PyTorch never promotes in a matrix product: both operands must have one
+ * dtype, and bool has no kernel. */
+static bool check_dtypes(const names *nm, const tt_tensor *a, const tt_tensor *b)
+{
+    if ((tt_dtype)a->dtype == TT_BOOL || (tt_dtype)b->dtype == TT_BOOL) {
+        fail(nm, a->dtype == TT_BOOL ? 1 : 2, TT_EDTYPE,
+             "matrix products are not implemented for bool tensors");
+        return false;
+    }
+    if (a->dtype != b->dtype) {
+        fail(nm, 2, TT_EDTYPE, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+             torch_name((tt_dtype)a->dtype), torch_name((tt_dtype)b->dtype));
+        return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------ the engine */
+
+/* One batched product: for every batch index, out (n x m, contiguous) =
+ * a (n x k) @ b (k x m), plus out's previous value when `accumulate`. */
+typedef struct gemm_plan gemm_plan;
+struct gemm_plan {
+    tt_dtype dt;
+    int nb;                                       /* batch dims */
+    int64_t bsizes[TT_MAX_DIMS];
+    int64_t sa[TT_MAX_DIMS], sb[TT_MAX_DIMS];     /* batch strides (elements) */
+    int64_t n, k, m;
+    int64_t as0, as1, bs0, bs1;                   /* matrix strides */
+    const char *pa, *pb;
+    char *po;
+    bool accumulate;
+    bool blas, ta, tb;
+    int64_t lda, ldb;
+    void (*naive)(const gemm_plan *p, const char *a, const char *b, char *o);
+};
+
+/* The capability predicate: how an r x c matrix with element strides (s0,
+ * s1) goes to BLAS without a copy. Row-major with a unit column stride ->
+ * NoTrans, ld = s0 (>= c); column-major (a transposed view) -> Trans, ld =
+ * s1 (>= r). The stride of a size-1 dim never moves, so it is ignored (a
+ * strided vector is a 1 x k matrix in column-major order). False: copy. */
+static bool blas_layout(int64_t r, int64_t c, int64_t s0, int64_t s1, bool *trans,
+                        int64_t *ld)
+{
+    int64_t lo = c > 1 ? c : 1;
+    if ((s1 == 1 || c <= 1) && (r <= 1 || s0 >= lo)) {
+        *trans = false;
+        *ld = r <= 1 ? lo : s0;
+        if (*ld <= INT_MAX)
+            return true;
+    }
+    lo = r > 1 ? r : 1;
+    if ((s0 == 1 || r <= 1) && (c <= 1 || s1 >= lo)) {
+        *trans = true;
+        *ld = c <= 1 ? lo : s1;
+        return *ld <= INT_MAX;
+    }
+    return false;
+}
+
+static bool matrix_blas_ok(const tt_tensor *t)
+{
+    bool tr;
+    int64_t ld;
+    int d = t->ndim;
+    return blas_layout(t->sizes[d - 2], t->sizes[d - 1], t->strides[d - 2],
+                       t->strides[d - 1], &tr, &ld);
+}
+
+/* The loop for integers (and for floats too large for BLAS's int sizes):
+ * correct, not fast. Integers accumulate in uint64_t so that overflow
+ * wraps as in PyTorch instead of being undefined. */
+#define NAIVE(SUF, T, ACC)                                                     \
+    static void naive_##SUF(const gemm_plan *p, const char *a, const char *b,  \
+                            char *o)                                           \
+    {                                                                          \
+        const T *A = (const T *)a, *B = (const T *)b;                          \
+        T *O = (T *)o;                                                         \
+        for (int64_t i = 0; i < p->n; i++)                                     \
+            for (int64_t j = 0; j < p->m; j++) {                               \
+                ACC acc = p->accumulate ? (ACC)O[i * p->m + j] : (ACC)0;       \
+                for (int64_t q = 0; q < p->k; q++)                             \
+                    acc += (ACC)A[i * p->as0 + q * p->as1] *                   \
+                           (ACC)B[q * p->bs0 + j * p->bs1];                    \
+                O[i * p->m + j] = (T)acc;                                      \
+            }                                                                  \
+    }
+NAIVE(f32, float, double)
+NAIVE(f64, double, double)
+NAIVE(i64, int64_t, uint64_t)
+NAIVE(i32, int32_t, uint64_t)
+NAIVE(u8, uint8_t, uint64_t)
+
+// a is (n,k), b is (k,m), both in the plan's layout; o is (n,m) contiguous
+static void gemm_one(const gemm_plan *p, const char *a, const char *b, char *o)
+{
+    if (!p->blas) {
+        p->naive(p, a, b, o);
+        return;
+    }
+    enum CBLAS_TRANSPOSE ta = p->ta ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE tb = p->tb ? CblasTrans : CblasNoTrans;
+    if (p->dt == TT_F32)
+        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)p->n, (blasint)p->m, (blasint)p->k,
+                    1.0f, (const float *)a, (blasint)p->lda, (const float *)b,
+                    (blasint)p->ldb, p->accumulate ? 1.0f : 0.0f, (float *)o,
+                    (blasint)p->m);
+    else
+        cblas_dgemm(CblasRowMajor, ta, tb, (blasint)p->n, (blasint)p->m, (blasint)p->k,
+                    1.0, (const double *)a, (blasint)p->lda, (const double *)b,
+                    (blasint)p->ldb, p->accumulate ? 1.0 : 0.0, (double *)o,
+                    (blasint)p->m);
+}
+
+static void run_batches(int64_t begin, int64_t end, void *ctx)
+{
+    const gemm_plan *p = ctx;
+    size_t es = tt_dtype_size(p->dt);
+    for (int64_t i = begin; i < end; i++) {
+        int64_t rem = i, oa = 0, ob = 0;
+        for (int d = p->nb - 1; d >= 0; d--) {
+            int64_t j = rem % p->bsizes[d];
+            rem /= p->bsizes[d];
+            oa += j * p->sa[d];
+            ob += j * p->sb[d];
+        }
+        gemm_one(p, p->pa + oa * (int64_t)es, p->pb + ob * (int64_t)es,
+                 p->po + i * p->n * p->m * (int64_t)es);
+    }
+}
+
+/* out^T = b^T a^T: swaps the operands' roles. With n == 1 the contiguous
+ * output [batch, 1, m] has the memory of [batch, m, 1], so the swapped
+ * problem writes the same bytes. Applying it twice restores the plan. */
+static void swap_operands(gemm_plan *p)
+{
+    int64_t t;
+    const char *pt = p->pa;
+    p->pa = p->pb;
+    p->pb = pt;
+    for (int d = 0; d < p->nb; d++) {
+        t = p->sa[d], p->sa[d] = p->sb[d], p->sb[d] = t;
+    }
+    t = p->n, p->n = p->m, p->m = t;
+    int64_t as0 = p->as0, as1 = p->as1;
+    p->as0 = p->bs1, p->as1 = p->bs0;
+    p->bs0 = as1, p->bs1 = as0;
+}
+
+static bool batch_invariant(const gemm_plan *p, const int64_t *s)
+{
+    for (int d = 0; d < p->nb; d++)
+        if (p->bsizes[d] != 1 && s[d] != 0)
+            return false;
+    return true;
+}
+
+/* PyTorch's matmul folding: when b is the same matrix for every batch and
+ * a's rows over all batches are evenly strided, the batch is one GEMM with
+ * batch*n rows (one large call, which OpenBLAS threads, instead of many
+ * small ones). False (plan unchanged) when it does not apply. */
+static bool fold_batch(gemm_plan *p)
+{
+    if (p->nb == 0 || !batch_invariant(p, p->sb))
+        return false;
+    /* Collapse (batch..., n) into one dim, innermost first: an outer dim
+     * joins when its stride is the inner block's stride times its size. */
+    int64_t rows = p->n, stride = p->as0;
+    bool have = p->n != 1;
+    for (int d = p->nb - 1; d >= 0; d--) {
+        if (p->bsizes[d] == 1)
+            continue;
+        if (!have) {
+            rows = p->bsizes[d], stride = p->sa[d], have = true;
+        } else if (p->sa[d] == stride * rows) {
+            rows *= p->bsizes[d];
+        } else {
+            return false;
+        }
+    }
+    bool tr = false;
+    int64_t ld = 0;
+    if (p->blas && (rows > INT_MAX || !blas_layout(rows, p->k, stride, p->as1, &tr, &ld)))
+        return false;
+    p->n = rows;
+    p->as0 = stride;
+    p->nb = 0;
+    return true;
+}
+
+/* Brings a matrix view to a layout BLAS takes: itself, or a contiguous copy
+ * in *owned (released by the caller). */
+static const tt_tensor *blas_operand(const tt_tensor *t, tt_tensor **owned)
+{
+    if (matrix_blas_ok(t))
+        return t;
+    *owned = tt__empty_impl(t->ndim, t->sizes, NULL, (tt_dtype)t->dtype, false);
+    if (*owned && tt__copy_raw(*owned, t))
+        *owned = tt_release(*owned);
+    return *owned;
+}
+
+/* Batch strides of a matrix view t aligned to the plan's nb broadcast batch
+ * dims (0 where t is broadcast). */
+static void batch_strides(const gemm_plan *p, const tt_tensor *t, int64_t *s)
+{
+    int tb = t->ndim - 2;
+    for (int d = 0; d < p->nb; d++) {
+        int j = d - (p->nb - tb);
+        s[d] = j >= 0 && t->sizes[j] == p->bsizes[d] ? t->strides[j] : 0;
+    }
+}
+
+/* Computes out (contiguous, [batch..., n, m] in memory) = a @ b for the
+ * real matrix views a [ba..., n, k] and b [bb..., k, m], whose batch dims
+ * broadcast to (nb, bs). out already holds the bias when `accumulate`. */
+static tt_status gemm_run(const tt_tensor *a, const tt_tensor *b, int nb, const tt_size *bs,
+                          tt_tensor *out, bool accumulate)
+{
+    static void (*const naive[TT_DTYPE_COUNT])(const gemm_plan *, const char *,
+                                                const char *, char *) = {
+        [TT_F32] = naive_f32, [TT_F64] = naive_f64, [TT_I64] = naive_i64,
+        [TT_I32] = naive_i32, [TT_U8] = naive_u8,
+    };
+    gemm_plan p;
+    memset(&p, 0, sizeof p);
+    p.dt = (tt_dtype)out->dtype;
+    p.nb = nb;
+    for (int d = 0; d < nb; d++)
+        p.bsizes[d] = bs[d];
+    p.n = a->sizes[a->ndim - 2];
+    p.k = a->sizes[a->ndim - 1];
+    p.m = b->sizes[b->ndim - 1];
+    p.accumulate = accumulate;
+    p.naive = naive[p.dt];
+    if (p.k == 0) /* a sum of nothing: zeros, or the bias already there */
+        return accumulate ? TT_OK : tt__fill_raw(out, 0);
+    p.blas = (p.dt == TT_F32 || p.dt == TT_F64) && p.n <= INT_MAX && p.m <= INT_MAX &&
+             p.k <= INT_MAX;
+    tt_tensor *ca = NULL, *cb = NULL;
+    tt_status st = TT_OK;
+    if (p.blas && (!(a = blas_operand(a, &ca)) || !(b = blas_operand(b, &cb)))) {
+        st = tt_errcode();
+        goto done;
+    }
+    batch_strides(&p, a, p.sa);
+    batch_strides(&p, b, p.sb);
+    p.as0 = a->strides[a->ndim - 2], p.as1 = a->strides[a->ndim - 1];
+    p.bs0 = b->strides[b->ndim - 2], p.bs1 = b->strides[b->ndim - 1];
+    p.pa = tt__ptr(a), p.pb = tt__ptr(b), p.po = tt__ptr(out);
+    if (!fold_batch(&p) && p.n == 1 && p.nb > 0 && batch_invariant(&p, p.sa)) {
+        /* A vector times a batch of matrices: fold the transposed problem. */
+        swap_operands(&p);
+        if (!fold_batch(&p))
+            swap_operands(&p);
+    }
+    if (p.blas && (!blas_layout(p.n, p.k, p.as0, p.as1, &p.ta, &p.lda) ||
+                   !blas_layout(p.k, p.m, p.bs0, p.bs1, &p.tb, &p.ldb)))
+        p.blas = false; /* unreachable after blas_operand; stay correct anyway */
+    int64_t nbatch = 1;
+    for (int d = 0; d < p.nb; d++)
+        nbatch *= p.bsizes[d];
+    double mnk = (double)p.n * (double)p.m * (double)p.k;
+    if (nbatch > 1 && (!p.blas || mnk <= BLAS_SINGLE_THREAD_MNK)) {
+        int64_t grain = mnk >= BATCH_GRAIN_WORK ? 1 : (int64_t)(BATCH_GRAIN_WORK / mnk);
+        tt_parallel_for(nbatch, grain, run_batches, &p);
+    } else {
+        run_batches(0, nbatch, &p);
+    }
+done:
+    tt_release(ca);
+    tt_release(cb);
+    return st;
+}
+
+/* ------------------------------------------------------- shared metadata */
+
+/* A matrix view of t: t itself when it has >= 2 dims; a 1-d t becomes
+ * [1, k] (row, a left operand) or [k, 1] (column, a right operand). */
+static void as_matrix(tt_tensor *out, const tt_tensor *t, bool row)
+{
+    memcpy(out, t, sizeof *out);
+    if (t->ndim != 1)
+        return;
+    out->ndim = 2;
+    if (row) {
+        out->sizes[1] = t->sizes[0], out->strides[1] = t->strides[0];
+        out->sizes[0] = 1, out->strides[0] = 1;
+    } else {
+        out->sizes[1] = 1, out->strides[1] = 1;
+    }
+}
+
+/* The output `osz` of a @ b for matrix views whose batch dims broadcast to
+ * (nb, bs): allocated contiguous (fake when an input is) and, for real
+ * inputs, computed, with `bias` (may be NULL; broadcast to the output)
+ * added. Returns a new reference or NULL with the error set. */
+static tt_tensor *product(const names *nm, const tt_tensor *a, const tt_tensor *b,
+                          const tt_tensor *bias, int nb, const tt_size *bs, int ond,
+                          const tt_size *osz)
+{
+    tt_dtype dt = (tt_dtype)a->dtype;
+    bool fake = a->storage->fake || b->storage->fake || (bias && bias->storage->fake);
+    if (bias) {
+        if ((tt_dtype)bias->dtype != dt)
+            return fail(nm, 3, TT_EDTYPE, "expected bias to have the same dtype as input, "
+                                          "but got: %s != %s",
+                        torch_name((tt_dtype)bias->dtype), torch_name(dt));
+        /* The bias is added into the output: it may broadcast, not grow it. */
+        bool ok = bias->ndim <= ond;
+        for (int i = 0; ok && i < bias->ndim; i++) {
+            tt_size s = bias->sizes[i], o = osz[ond - bias->ndim + i];
+            ok = s == 1 || sym_eq(s, o);
+        }
+        if (!ok) {
+            char s1[256], s2[256];
+            return fail(nm, 3, TT_ESHAPE, "shape %s is not broadcastable to the output "
+                                          "shape %s", tt_shape_str(bias, s1, sizeof s1),
+                        shape_str(ond, osz, s2, sizeof s2));
+        }
+    }
+    tt_tensor *out = tt__ops_new(fake, ond, osz, NULL, dt);
+    if (!out || fake || tt_numel(out) == 0)
+        return out;
+    if ((bias && tt__copy_raw(out, bias)) || gemm_run(a, b, nb, bs, out, bias != NULL))
+        out = tt_release(out);
+    return out;
+}
+
+/* ------------------------------------------------------------------- ops */
+
+// a is (n,k), b is (k,m); out is (n,m)
+static tt_tensor *mm_impl(const tt_tensor *a, const tt_tensor *b)
+{
+    szbuf s0, s1, s2, s3;
+    if (a->ndim != 2)
+        return fail(&MM, 1, TT_ESHAPE, "self must be a matrix (got a %dD tensor)", a->ndim);
+    if (b->ndim != 2)
+        return fail(&MM, 2, TT_ESHAPE, "mat2 must be a matrix (got a %dD tensor)", b->ndim);
+    if (!check_dtypes(&MM, a, b))
+        return NULL;
+    if (!sym_eq(a->sizes[1], b->sizes[0]))
+        return fail(&MM, 2, TT_ESHAPE, "mat1 and mat2 shapes cannot be multiplied (%sx%s and %sx%s)",
+                    sz(s0, a->sizes[0]), sz(s1, a->sizes[1]), sz(s2, b->sizes[0]),
+                    sz(s3, b->sizes[1]));
+    tt_size osz[2] = {a->sizes[0], b->sizes[1]};
+    return product(&MM, a, b, NULL, 0, NULL, 2, osz);
+}
+
+// a is (B,n,k), b is (B,k,m); out is (B,n,m)
+static tt_tensor *bmm_impl(const tt_tensor *a, const tt_tensor *b)
+{
+    szbuf s0, s1, s2, s3;
+    if (a->ndim != 3)
+        return fail(&BMM, 1, TT_ESHAPE, "batch1 must be a 3D tensor (got a %dD tensor)", a->ndim);
+    if (b->ndim != 3)
+        return fail(&BMM, 2, TT_ESHAPE, "batch2 must be a 3D tensor (got a %dD tensor)", b->ndim);
+    if (!check_dtypes(&BMM, a, b))
+        return NULL;
+    if (!sym_eq(a->sizes[0], b->sizes[0]) || !sym_eq(a->sizes[2], b->sizes[1]))
+        return fail(&BMM, 2, TT_ESHAPE, "Expected size for first two dimensions of batch2 "
+                                        "tensor to be: [%s, %s] but got: [%s, %s].",
+                    sz(s0, a->sizes[0]), sz(s1, a->sizes[2]), sz(s2, b->sizes[0]),
+                    sz(s3, b->sizes[1]));
+    tt_size osz[3] = {a->sizes[0], a->sizes[1], b->sizes[2]};
+    return product(&BMM, a, b, NULL, 1, a->sizes, 3, osz);
+}
+
+/* The message for mismatched inner sizes, phrased as PyTorch's matmul
+ * phrases it for the path it takes (dot, mv, mm on folded rows, bmm). */
+static tt_tensor *inner_mismatch(const names *nm, int d1, int d2, const tt_tensor *ma,
+                                 const tt_tensor *mb, int nb, const tt_size *bs)
+{
+    szbuf s0, s1, s2, s3;
+    tt_size n = ma->sizes[ma->ndim - 2], k1 = ma->sizes[ma->ndim - 1];
+    tt_size k2 = mb->sizes[mb->ndim - 2], m = mb->sizes[mb->ndim - 1];
+    tt_size batch = prod(nb, bs);
+    if (d1 == 1 && d2 == 1)
+        return fail(nm, 2, TT_ESHAPE, "inconsistent tensor size, expected tensor [%s] and src "
+                                      "[%s] to have the same number of elements, but got %s "
+                                      "and %s elements respectively",
+                    sz(s0, k1), sz(s1, k2), sz(s2, k1), sz(s3, k2));
+    if (d2 == 1 || (d1 == 1 && d2 >= 3)) {
+        /* Matrix-vector, the batch folded into the matrix's rows (for a
+         * vector on the left, into the rows of the transposed batch). */
+        tt_size rows = tt_sym_mul(batch, d2 == 1 ? n : m);
+        szbuf s4;
+        return fail(nm, 2, TT_ESHAPE, "size mismatch, got input (%s), mat (%sx%s), vec (%s)",
+                    sz(s0, rows), sz(s1, rows), sz(s2, d2 == 1 ? k1 : k2),
+                    sz(s4, d2 == 1 ? k2 : k1));
+    }
+    if (d2 == 2)
+        return fail(nm, 2, TT_ESHAPE, "mat1 and mat2 shapes cannot be multiplied (%sx%s and %sx%s)",
+                    sz(s0, tt_sym_mul(batch, n)), sz(s1, k1), sz(s2, k2), sz(s3, m));
+    return fail(nm, 2, TT_ESHAPE, "Expected size for first two dimensions of batch2 tensor "
+                                  "to be: [%s, %s] but got: [%s, %s].",
+                sz(s0, batch), sz(s1, k1), sz(s2, batch), sz(s3, k2));
+}
+
+/* numpy's matmul: 1-d x 1-d is a dot product (0-dim result), a 1-d operand
+ * is a row on the left and a column on the right (its dim dropped from the
+ * result), and dims before the last two are batch dims that broadcast.
+ * `bias` (linear's) is added to the result; may be NULL. */
+// a is (..., n, k) or (k); b is (..., k, m) or (k); out is (batch..., n, m) without the 1-d dims
+static tt_tensor *matmul_impl(const names *nm, const tt_tensor *a, const tt_tensor *b,
+                              const tt_tensor *bias)
+{
+    int d1 = a->ndim, d2 = b->ndim;
+    if (d1 == 0 || d2 == 0)
+        return fail(nm, d1 == 0 ? 1 : 2, TT_ESHAPE, "both arguments to matmul need to be "
+                                                   "at least 1D, but they are %dD and %dD",
+                    d1, d2);
+    if (!check_dtypes(nm, a, b))
+        return NULL;
+    tt_tensor ma, mb;
+    as_matrix(&ma, a, true);
+    as_matrix(&mb, b, false);
+    int nba = ma.ndim - 2, nbb = mb.ndim - 2, nb = nba > nbb ? nba : nbb;
+    tt_size bs[TT_MAX_DIMS];
+    for (int d = 0; d < nb; d++) {
+        int ia = d - (nb - nba), ib = d - (nb - nbb);
+        tt_size sa = ia >= 0 ? ma.sizes[ia] : 1, sb = ib >= 0 ? mb.sizes[ib] : 1;
+        if (sa == 1 || sym_eq(sa, sb)) {
+            bs[d] = sb;
+        } else if (sb == 1) {
+            bs[d] = sa;
+        } else {
+            szbuf s0, s1;
+            return fail(nm, 2, TT_ESHAPE, "The size of tensor a (%s) must match the size of "
+                                          "tensor b (%s) at non-singleton dimension %d",
+                        sz(s0, sa), sz(s1, sb), d);
+        }
+    }
+    if (!sym_eq(ma.sizes[nba + 1], mb.sizes[nbb]))
+        return inner_mismatch(nm, d1, d2, &ma, &mb, nb, bs);
+    tt_size osz[TT_MAX_DIMS + 1];
+    int ond = nb;
+    memcpy(osz, bs, sizeof(tt_size) * (size_t)nb);
+    if (d1 >= 2)
+        osz[ond++] = ma.sizes[nba];
+    if (d2 >= 2)
+        osz[ond++] = mb.sizes[nbb + 1];
+    return product(nm, &ma, &mb, bias, nb, bs, ond, osz);
+}
+
+/* PyTorch's addmm-style linear: x @ w^T + bias, with w^T a stack alias of
+ * the weight (its strides swapped), so a contiguous weight reaches BLAS as
+ * a Trans operand and is never copied. A 1-d weight is a vector (w.t() of
+ * a vector is itself), as in PyTorch; unlike PyTorch we also take one with
+ * a bias for a 2-d input, which PyTorch's addmm fast path refuses only as
+ * an artifact of that path. */
+// x is (..., in), w is (out, in), bias is (out); out is (..., out)
+static tt_tensor *linear_impl(const tt_tensor *x, const tt_tensor *w, const tt_tensor *bias)
+{
+    if (w->ndim != 1 && w->ndim != 2)
+        return fail(&LINEAR, 2, TT_ESHAPE, "weight must be a matrix [out_features, "
+                                           "in_features] or a vector, got a %dD tensor",
+                    w->ndim);
+    tt_tensor wt;
+    memcpy(&wt, w, sizeof wt);
+    if (w->ndim == 2) {
+        wt.sizes[0] = w->sizes[1], wt.sizes[1] = w->sizes[0];
+        wt.strides[0] = w->strides[1], wt.strides[1] = w->strides[0];
+    }
+    return matmul_impl(&LINEAR, x, &wt, bias);
+}
+
+/* --------------------------------------------------------------- kernels */
+
+static tt_status two_tensors(tt_frame *f, tt_tensor **a, tt_tensor **b)
+{
+    tt_status st = tt_arg_tensor(f, 0, a);
+    return st ? st : tt_arg_tensor(f, 1, b);
+}
+
+static tt_status mm_kernel(tt_frame *f)
+{
+    tt_tensor *a, *b;
+    tt_status st = two_tensors(f, &a, &b);
+    if (st)
+        return st;
+    tt_tensor *r = mm_impl(a, b);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status bmm_kernel(tt_frame *f)
+{
+    tt_tensor *a, *b;
+    tt_status st = two_tensors(f, &a, &b);
+    if (st)
+        return st;
+    tt_tensor *r = bmm_impl(a, b);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status matmul_kernel(tt_frame *f)
+{
+    tt_tensor *a, *b;
+    tt_status st = two_tensors(f, &a, &b);
+    if (st)
+        return st;
+    tt_tensor *r = matmul_impl(&MATMUL, a, b, NULL);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status linear_kernel(tt_frame *f)
+{
+    tt_tensor *x, *w, *bias = NULL;
+    tt_status st = two_tensors(f, &x, &w);
+    if (!st)
+        st = tt_arg_tensor(f, 2, &bias);
+    if (st)
+        return st;
+    tt_tensor *r = linear_impl(x, w, bias);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static const tt_custom_op_spec specs[] = {
+    {.schema = "tt::mm(Tensor self, Tensor mat2) -> Tensor",
+     .kernel = mm_kernel, .fake = mm_kernel},
+    {.schema = "tt::bmm(Tensor self, Tensor mat2) -> Tensor",
+     .kernel = bmm_kernel, .fake = bmm_kernel},
+    {.schema = "tt::matmul(Tensor self, Tensor other) -> Tensor",
+     .kernel = matmul_kernel, .fake = matmul_kernel},
+    {.schema = "tt::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+     .kernel = linear_kernel, .fake = linear_kernel},
+};
 
 tt_status tt__register_linalg(tt_library *lib)
 {
-    (void)lib;
-    return TT_OK;
+    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+}
+
+/* ---------------------------------------------------------- typed wrappers */
+
+/* The fast path: no mode, grad or fake tensor in play, so the op's work
+ * runs directly; otherwise the call goes through the dispatcher. */
+tt_tensor *tt_mm(const tt_tensor *a, const tt_tensor *b)
+{
+    static const tt_op *cache;
+    if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
+        return mm_impl(a, b);
+    return tt__call_builtin("tt::mm", &cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+}
+
+tt_tensor *tt_bmm(const tt_tensor *a, const tt_tensor *b)
+{
+    static const tt_op *cache;
+    if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
+        return bmm_impl(a, b);
+    return tt__call_builtin("tt::bmm", &cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+}
+
+tt_tensor *tt_matmul(const tt_tensor *a, const tt_tensor *b)
+{
+    static const tt_op *cache;
+    if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
+        return matmul_impl(&MATMUL, a, b, NULL);
+    return tt__call_builtin("tt::matmul", &cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+}
+
+tt_tensor *tt_linear(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b)
+{
+    static const tt_op *cache;
+    /* A NULL bias is None, not a missing tensor: leave it out of the
+     * triviality test (which refuses NULL). */
+    if (tt_dispatch_is_trivial(b ? 3 : 2, (const tt_tensor *[]){x, w, b}))
+        return linear_impl(x, w, b);
+    return tt__call_builtin("tt::linear", &cache,
+                            TT_ARGS(tt_v_tensor(x), tt_v_tensor(w),
+                                    b ? tt_v_tensor(b) : tt_v_none()));
 }
