@@ -374,7 +374,7 @@ static bool un_floating(unop op)
     UNARY_LOOP(cos_##SUF, T, cos##F(a))                                        \
     UNARY_LOOP(tanh_##SUF, T, tanh##F(a))                                      \
     UNARY_LOOP(sigmoid_##SUF, T, (T)1 / ((T)1 + exp##F(-a)))                   \
-    UNARY_LOOP(relu_##SUF, T, a > 0 ? a : (T)0)                                \
+    UNARY_LOOP(relu_##SUF, T, a <= 0 ? (T)0 : a) /* NaN stays NaN */          \
     UNARY_LOOP(gelu_##SUF, T, (T)0.5 * a * ((T)1 + erf##F(a * (T)0.70710678118654752440))) \
     UNARY_LOOP(abs_##SUF, T, fabs##F(a))                                      \
     UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))
