@@ -1316,7 +1316,9 @@ tt_status tt_add_scaled_(tt_tensor *a, const tt_tensor *b, double alpha)
 tt_status tt_mul_scalar_(tt_tensor *a, double b)
 {
     static const tt_op *cache;
-    tt_value v = tt_v_float(b);
+    /* A whole number travels as an int, as in tt_mul_scalar: x *= 2 keeps
+     * an integer tensor one. */
+    tt_value v = b == floor(b) && fabs(b) < 9e15 ? tt_v_int((int64_t)b) : tt_v_float(b);
     if (tt_dispatch_is_trivial(1, (const tt_tensor *[]){a})) {
         tt_tensor *r = binary(BIN_MUL, a, NULL, &v, 1.0, a);
         if (!r)
