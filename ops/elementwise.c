@@ -211,6 +211,25 @@ static tt_tensor *binary_fast(binop op, const tt_tensor *a, const tt_tensor *b, 
     return r;
 }
 
+/* A tensor some of whose elements share one address (a broadcast view:
+ * stride 0 over a dim of size > 1). Writing into it in place would give a
+ * result that depends on the order of the writes, so PyTorch refuses it. */
+static bool has_internal_overlap(const tt_tensor *t)
+{
+    for (int d = 0; d < t->ndim; d++)
+        if (t->strides[d] == 0 && t->sizes[d] > 1)
+            return true;
+    return false;
+}
+
+static tt_tensor *refuse_overlap(const char *name)
+{
+    tt_error(TT_EINVAL, "%s_: unsupported operation: more than one element of the "
+                        "written-to tensor refers to a single memory location; clone() "
+                        "it before writing in place", name);
+    return NULL;
+}
+
 /* Runs `op` on a and b (already checked: not NULL) into `out` (NULL:
  * allocate). b_scalar, when not NULL, replaces b by a Python number. */
 static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
@@ -221,6 +240,8 @@ static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
         (tt_dtype_is_float((tt_dtype)a->dtype) || (op != BIN_DIV && a->dtype != TT_BOOL)) &&
         ((op != BIN_ADD && op != BIN_SUB) || alpha == 1 || tt_dtype_is_float((tt_dtype)a->dtype)))
         return binary_fast(op, a, b, alpha);
+    if (out && has_internal_overlap(out))
+        return refuse_overlap(name);
     tt_tensor *tmp_b = NULL, *ca = NULL, *cb = NULL, *result = NULL;
     tt_dtype common = b_scalar ? tt__result_type(1, &a, 1, b_scalar)
                                : tt__result_type(2, (const tt_tensor *[]){a, b}, 0, NULL);
@@ -479,6 +500,8 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
                  tt_dtype_name((tt_dtype)out->dtype));
         return NULL;
     }
+    if (out && has_internal_overlap(out))
+        return refuse_overlap(name);
     tt_tensor *result;
     if (out) {
         result = tt_retain(out);
