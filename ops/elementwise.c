@@ -230,6 +230,18 @@ static tt_tensor *refuse_overlap(const char *name)
     return NULL;
 }
 
+/* True when x reads memory that out writes, other than element for
+ * element (another view of the same storage, shifted or reordered): x
+ * must then be read in full before out is written. */
+static bool reads_overlap(const tt_tensor *out, const tt_tensor *x)
+{
+    if (x == out || !tt_same_storage(out, x))
+        return false;
+    return !(x->offset == out->offset && x->ndim == out->ndim &&
+             memcmp(x->sizes, out->sizes, sizeof(tt_size) * (size_t)x->ndim) == 0 &&
+             memcmp(x->strides, out->strides, sizeof(tt_size) * (size_t)x->ndim) == 0);
+}
+
 /* Runs `op` on a and b (already checked: not NULL) into `out` (NULL:
  * allocate). b_scalar, when not NULL, replaces b by a Python number. */
 static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
@@ -314,10 +326,7 @@ static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
         goto fail;
     tt_tensor *target = result;
     bool via_tmp = (tt_dtype)result->dtype != out_dt ||
-                   (out && ((tt_same_storage(out, cb) && cb != out &&
-                             memcmp(cb->strides, out->strides, sizeof out->strides) != 0) ||
-                            (tt_same_storage(out, ca) && ca != out &&
-                             memcmp(ca->strides, out->strides, sizeof out->strides) != 0)));
+                   (out && (reads_overlap(out, ca) || reads_overlap(out, cb)));
     if (via_tmp) {
         tt__elementwise_strides(1, (const tt_tensor *[]){result}, nd, sizes, strides);
         target = tt__ops_new(false, nd, sizes, strides, out_dt);
