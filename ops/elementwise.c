@@ -254,6 +254,14 @@ static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
         return binary_fast(op, a, b, alpha);
     if (out && has_internal_overlap(out))
         return refuse_overlap(name);
+    if (op == BIN_POW && b_scalar && b_scalar->kind == TT_V_INT && b_scalar->u.i < 0 &&
+        !tt_dtype_is_float((tt_dtype)a->dtype)) {
+        /* As PyTorch (and NumPy): the result would not be an integer. */
+        tt_error(TT_EINVAL, "%s: integers to negative integer powers are not allowed "
+                            "(%s tensor to the power %lld); use a float exponent",
+                 name, tt_dtype_name((tt_dtype)a->dtype), (long long)b_scalar->u.i);
+        return NULL;
+    }
     tt_tensor *tmp_b = NULL, *ca = NULL, *cb = NULL, *result = NULL;
     tt_dtype common = b_scalar ? tt__result_type(1, &a, 1, b_scalar)
                                : tt__result_type(2, (const tt_tensor *[]){a, b}, 0, NULL);
