@@ -1,0 +1,1744 @@
+/* Autograd: requires_grad and leaves, tt_backward and tt_grad, gradient
+ * accumulation, broadcasting and dtypes of gradients, no-grad scopes,
+ * saved-tensor version checks, in-place ops on leaves and non-leaves, the
+ * derivative of every differentiable elementwise op (numerically with
+ * tt_gradcheck and against the hand-written derivative), deep graphs and
+ * the release of graphs. Semantics are PyTorch's. */
+#include "tt_test.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define A(...) ((const int64_t[]){__VA_ARGS__})
+#define D(...) ((const double[]){__VA_ARGS__})
+
+/* ------------------------------------------------------------ helpers */
+
+static int64_t prod(int n, const int64_t *s)
+{
+    int64_t k = 1;
+    for (int i = 0; i < n; i++)
+        k *= s[i];
+    return k;
+}
+
+/* A tensor of dtype dt holding v (row-major). */
+static tt_tensor *mk(int nd, const int64_t *sz, tt_dtype dt, const double *v)
+{
+    tt_tensor *t = tt_from_data(nd, sz, TT_F64, v);
+    ck_assert_msg(t != NULL, "tt_from_data: %s", tt_errmsg());
+    if (dt != TT_F64) {
+        tt_tensor *c = tt_to_dtype(t, dt);
+        ck_assert_msg(c != NULL, "tt_to_dtype: %s", tt_errmsg());
+        tt_release(t);
+        t = c;
+    }
+    return t;
+}
+
+static tt_tensor *leaf(int nd, const int64_t *sz, tt_dtype dt, const double *v)
+{
+    tt_tensor *t = mk(nd, sz, dt, v);
+    ck_assert_int_eq(tt_set_requires_grad(t, true), TT_OK);
+    return t;
+}
+
+static tt_tensor *ok(tt_tensor *t)
+{
+    ck_assert_msg(t != NULL, "call failed: %s", tt_errmsg());
+    return t;
+}
+
+#define OK(call)                                                               \
+    do {                                                                       \
+        tt_status st_ = (call);                                                \
+        ck_assert_msg(st_ == TT_OK, "%s failed: %s", #call, tt_errmsg());     \
+    } while (0)
+
+/* Element k (row-major) of t as double, whatever its layout. */
+static double at(const tt_tensor *t, int64_t k)
+{
+    int64_t idx[TT_MAX_DIMS];
+    int nd = tt_ndim(t);
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = k % tt_sizes(t)[d];
+        k /= tt_sizes(t)[d];
+    }
+    double v = NAN;
+    OK(tt_get_at(t, nd, idx, &v, TT_HERE));
+    return v;
+}
+
+static bool close_to(double got, double want, double tol)
+{
+    return fabs(got - want) <= tol * (1 + fabs(want));
+}
+
+/* t has shape (nd, sz) and the values `want`. */
+static void expect(const tt_tensor *t, int nd, const int64_t *sz, const double *want,
+                   double tol)
+{
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(tt_ndim(t), nd);
+    for (int d = 0; d < nd; d++)
+        ck_assert_int_eq(tt_sizes(t)[d], sz[d]);
+    for (int64_t k = 0; k < prod(nd, sz); k++)
+        ck_assert_msg(close_to(at(t, k), want[k], tol), "element %lld: got %.12g, want %.12g",
+                      (long long)k, at(t, k), want[k]);
+}
+
+/* x's .grad has x's shape and dtype, does not require grad, and holds want. */
+static void expect_grad(const tt_tensor *x, const double *want, double tol)
+{
+    tt_tensor *g = tt_get_grad(x);
+    ck_assert_msg(g != NULL, "no .grad");
+    ck_assert_int_eq(tt_dtype_of(g), tt_dtype_of(x));
+    ck_assert(!tt_requires_grad(g));
+    ck_assert(tt_is_leaf(g));
+    expect(g, tt_ndim(x), tt_sizes(x), want, tol);
+    tt_release(g);
+}
+
+static void release_all(int n, tt_tensor **ts)
+{
+    for (int i = 0; i < n; i++)
+        ts[i] = tt_release(ts[i]);
+}
+
+/* A small deterministic generator (xorshift), so values can be kept away
+ * from the kinks of relu/abs/clamp. */
+static uint64_t rng_state = 88172645463325252ull;
+static double urand(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+typedef enum { DOM_ANY, DOM_POS, DOM_AWAY0, DOM_CLAMP, DOM_SMALLPOS } domain;
+
+static double draw(domain d)
+{
+    double u = urand();
+    switch (d) {
+    case DOM_POS: return 0.3 + 1.7 * u;            /* log, sqrt, pow base */
+    case DOM_SMALLPOS: return 0.5 + u;             /* divisors */
+    case DOM_AWAY0: return (urand() < 0.5 ? -1 : 1) * (0.2 + u); /* relu, abs */
+    case DOM_CLAMP: {                              /* bounds -0.5, 0.5 */
+        double v = -1.2 + 2.4 * u;
+        return fabs(fabs(v) - 0.5) < 0.1 ? v + 0.25 : v;
+    }
+    default: return -1.5 + 3 * u;
+    }
+}
+
+static tt_tensor *rand_leaf(int nd, const int64_t *sz, domain dom)
+{
+    double v[64];
+    int64_t n = prod(nd, sz);
+    ck_assert(n <= 64);
+    for (int64_t k = 0; k < n; k++)
+        v[k] = draw(dom);
+    return leaf(nd, sz, TT_F64, v);
+}
+
+/* ------------------------------------------------------ requires_grad */
+
+START_TEST(test_requires_grad_dtypes)
+{
+    static const tt_dtype ints[] = {TT_I64, TT_I32, TT_U8, TT_BOOL};
+    for (int i = 0; i < 4; i++) {
+        tt_tensor *t = mk(1, A(2), ints[i], D(1, 0));
+        ck_assert_int_eq(tt_set_requires_grad(t, true), TT_EAUTOGRAD);
+        char want[96];
+        snprintf(want, sizeof want, "only tensors of floating point dtype can require "
+                                    "gradients (got %s)", tt_dtype_name(ints[i]));
+        ck_assert_error(TT_EAUTOGRAD, want);
+        ck_assert_error(TT_EAUTOGRAD, "tt_set_requires_grad");
+        ck_assert(!tt_requires_grad(t));
+        /* Switching it off is always allowed (PyTorch too). */
+        ck_assert_int_eq(tt_set_requires_grad(t, false), TT_OK);
+        tt_release(t);
+    }
+    static const tt_dtype floats[] = {TT_F32, TT_F64};
+    for (int i = 0; i < 2; i++) {
+        tt_tensor *t = mk(1, A(2), floats[i], D(1, 0));
+        ck_assert(!tt_requires_grad(t));
+        ck_assert_int_eq(tt_set_requires_grad(t, true), TT_OK);
+        ck_assert(tt_requires_grad(t));
+        ck_assert(tt_is_leaf(t));
+        ck_assert_ptr_null(tt_grad_fn_name(t));
+        ck_assert_ptr_null(tt_get_grad(t));
+        ck_assert_int_eq(tt_set_requires_grad(t, false), TT_OK);
+        ck_assert(!tt_requires_grad(t));
+        tt_release(t);
+    }
+    ck_assert_int_eq(tt_set_requires_grad(NULL, true), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_set_requires_grad: argument 'self' expects a tensor, got NULL");
+    ck_assert(!tt_requires_grad(NULL));
+    ck_assert(!tt_is_leaf(NULL));
+    ck_assert_ptr_null(tt_grad_fn_name(NULL));
+    ck_assert_ptr_null(tt_get_grad(NULL));
+}
+END_TEST
+
+START_TEST(test_only_leaves_switch)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *w = leaf(1, A(3), TT_F64, D(4, 5, 6));
+    tt_tensor *y = ok(tt_mul(x, w));
+    ck_assert(tt_requires_grad(y));
+    ck_assert(!tt_is_leaf(y));
+    ck_assert_str_eq(tt_grad_fn_name(y), "tt::mul.Tensor");
+    ck_assert_int_eq(tt_set_requires_grad(y, false), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "you can only change requires_grad of leaf tensors; this "
+                                  "one was made by tt::mul.Tensor");
+    ck_assert_int_eq(tt_set_requires_grad(y, true), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "made by tt::mul.Tensor");
+    ck_assert(tt_requires_grad(y));
+    /* A detached view is a leaf again and can be switched. */
+    tt_tensor *d = ok(tt_detach(y));
+    ck_assert(tt_is_leaf(d));
+    ck_assert(!tt_requires_grad(d));
+    ck_assert_int_eq(tt_set_requires_grad(d, true), TT_OK);
+    tt_release(d);
+    tt_release(y);
+    tt_release(x);
+    tt_release(w);
+}
+END_TEST
+
+/* The op that made a result names the overload that ran. */
+START_TEST(test_grad_fn_names)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *p = mk(1, A(3), TT_F64, D(1, 1, 1)); /* no grad */
+    struct {
+        tt_tensor *t;
+        const char *name;
+    } cases[] = {
+        {tt_add(x, p), "tt::add.Tensor"},
+        {tt_add(p, x), "tt::add.Tensor"},
+        {tt_add_scalar(x, 1), "tt::add.Scalar"},
+        {tt_sub(x, p), "tt::sub.Tensor"},
+        {tt_sub_scalar(x, 1), "tt::sub.Scalar"},
+        {tt_mul(x, p), "tt::mul.Tensor"},
+        {tt_mul_scalar(x, 2), "tt::mul.Scalar"},
+        {tt_div(x, p), "tt::div.Tensor"},
+        {tt_div_scalar(x, 2), "tt::div.Scalar"},
+        {tt_pow(x, p), "tt::pow.Tensor_Tensor"},
+        {tt_pow_scalar(x, 2), "tt::pow.Tensor_Scalar"},
+        {tt_neg(x), "tt::neg"},
+        {tt_exp(x), "tt::exp"},
+        {tt_gelu(x), "tt::gelu"},
+        {tt_clamp(x, 0, NAN), "tt::clamp"},
+    };
+    int n = (int)(sizeof cases / sizeof cases[0]);
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(cases[i].t != NULL, "%s: %s", cases[i].name, tt_errmsg());
+        ck_assert_str_eq(tt_grad_fn_name(cases[i].t), cases[i].name);
+        ck_assert(tt_requires_grad(cases[i].t));
+        ck_assert(!tt_is_leaf(cases[i].t));
+        tt_release(cases[i].t);
+    }
+    /* Nothing requires grad: nothing is recorded. */
+    tt_tensor *q = ok(tt_mul(p, p));
+    ck_assert(!tt_requires_grad(q));
+    ck_assert(tt_is_leaf(q));
+    ck_assert_ptr_null(tt_grad_fn_name(q));
+    tt_release(q);
+    tt_release(x);
+    tt_release(p);
+}
+END_TEST
+
+/* Comparisons have no derivative and need none: their bool results do
+ * not require grad, and they can feed where(). A float-valued op with no
+ * derivative (sign) is refused on an input that requires grad. */
+START_TEST(test_integer_results)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 5, 3));
+    tt_tensor *w = leaf(1, A(3), TT_F64, D(2, 2, 2));
+    tt_tensor *(*const cmps[])(const tt_tensor *, const tt_tensor *) = {tt_eq, tt_ne, tt_lt,
+                                                                        tt_le, tt_gt, tt_ge};
+    for (int i = 0; i < 6; i++) {
+        tt_tensor *c = ok(cmps[i](x, w));
+        ck_assert_int_eq(tt_dtype_of(c), TT_BOOL);
+        ck_assert(!tt_requires_grad(c));
+        ck_assert(tt_is_leaf(c));
+        ck_assert_ptr_null(tt_grad_fn_name(c));
+        tt_release(c);
+    }
+    const tt_op *gt = tt_op_find("tt::gt.Scalar");
+    ck_assert_ptr_nonnull(gt);
+    ck_assert(!tt_op_has_autograd(gt));
+    tt_tensor *c = ok(tt_call(gt, tt_v_tensor(x), tt_v_int(2)));
+    ck_assert(!tt_requires_grad(c));
+    expect(c, 1, A(3), D(0, 1, 1), 0);
+    /* where(x > 2, x, w): the gradient is split by the mask. */
+    tt_tensor *y = ok(tt_where(c, x, w));
+    tt_tensor *one = ok(tt_ones(1, A(3), TT_F64));
+    OK(tt_backward(y, one));
+    expect_grad(x, D(0, 1, 1), 0);
+    expect_grad(w, D(1, 0, 0), 0);
+    tt_release(one);
+    tt_release(y);
+    tt_release(c);
+
+    const tt_op *sign = tt_op_find("tt::sign");
+    ck_assert_ptr_nonnull(sign);
+    ck_assert_ptr_null(tt_call(sign, tt_v_tensor(x)));
+    ck_assert_error(TT_EAUTOGRAD, "tt::sign: argument 'self' requires grad, but the op is "
+                                  "not differentiable");
+    tt_no_grad_begin();
+    tt_tensor *s = ok(tt_call(sign, tt_v_tensor(x)));
+    tt_no_grad_end();
+    expect(s, 1, A(3), D(1, 1, 1), 0);
+    tt_release(s);
+    tt_release(x);
+    tt_release(w);
+}
+END_TEST
+
+/* ------------------------------------------------------------ backward */
+
+START_TEST(test_backward_implicit_scalar)
+{
+    /* 0-dim loss: d(x*w)/dx = w. */
+    tt_tensor *x = leaf(0, NULL, TT_F64, D(3));
+    tt_tensor *w = leaf(0, NULL, TT_F64, D(-2));
+    tt_tensor *y = ok(tt_mul(x, w));
+    OK(tt_backward(y, NULL));
+    expect_grad(x, D(-2), 0);
+    expect_grad(w, D(3), 0);
+    tt_release(y);
+    /* A one-element loss of any rank ([1, 1]) also gets an implicit 1. */
+    tt_tensor *a = leaf(2, A(1, 1), TT_F32, D(0.5));
+    tt_tensor *l = ok(tt_mul(a, a));
+    OK(tt_backward(l, NULL));
+    expect_grad(a, D(1), 0);
+    tt_release(l);
+    /* A leaf that requires grad can be the loss itself: d(x)/dx = 1. */
+    tt_tensor *z = leaf(1, A(1), TT_F64, D(7));
+    OK(tt_backward(z, NULL));
+    expect_grad(z, D(1), 0);
+    tt_release(z);
+    tt_release(a);
+    tt_release(x);
+    tt_release(w);
+}
+END_TEST
+
+START_TEST(test_backward_explicit_grad)
+{
+    tt_tensor *x = leaf(2, A(2, 2), TT_F64, D(1, 2, 3, 4));
+    tt_tensor *y = ok(tt_mul_scalar(x, 3));
+    tt_tensor *g = mk(2, A(2, 2), TT_F64, D(1, -1, 0.5, 2));
+    OK(tt_backward(y, g));
+    expect_grad(x, D(3, -3, 1.5, 6), 0);
+    /* The caller's gradient is not touched, nor stolen as .grad. */
+    expect(g, 2, A(2, 2), D(1, -1, 0.5, 2), 0);
+    tt_tensor *xg = tt_get_grad(x);
+    ck_assert(!tt_same_storage(xg, g));
+    tt_release(xg);
+    /* The loss of a leaf with an explicit gradient: .grad is a copy. */
+    tt_tensor *z = leaf(2, A(2, 2), TT_F64, D(0, 0, 0, 0));
+    OK(tt_backward(z, g));
+    tt_tensor *zg = tt_get_grad(z);
+    ck_assert(!tt_same_storage(zg, g));
+    expect(zg, 2, A(2, 2), D(1, -1, 0.5, 2), 0);
+    tt_release(zg);
+    tt_release(z);
+    tt_release(g);
+    tt_release(y);
+    tt_release(x);
+}
+END_TEST
+
+START_TEST(test_backward_errors)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *y = ok(tt_mul(x, x));
+    ck_assert_int_eq(tt_backward(y, NULL), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt_backward: a gradient can be implicitly created only "
+                                  "for one-element outputs (got shape [3]); pass the "
+                                  "gradient explicitly");
+    tt_tensor *bad = mk(1, A(2), TT_F64, D(1, 1));
+    ck_assert_int_eq(tt_backward(y, bad), TT_ESHAPE);
+    ck_assert_error(TT_ESHAPE, "tt_backward: the gradient for output 0 has shape [2], but "
+                               "the output has shape [3]");
+    /* The failures ran nothing: the graph can still be used. */
+    ck_assert_ptr_null(tt_get_grad(x));
+    tt_tensor *g = mk(1, A(3), TT_F64, D(1, 1, 1));
+    OK(tt_backward(y, g));
+    expect_grad(x, D(2, 4, 6), 0);
+
+    tt_tensor *p = mk(0, NULL, TT_F64, D(1));
+    ck_assert_int_eq(tt_backward(p, NULL), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt_backward: element 0 of the outputs does not require "
+                                  "grad and has no grad_fn");
+    tt_no_grad_begin();
+    tt_tensor *q = ok(tt_mul(x, x));
+    tt_no_grad_end();
+    ck_assert_int_eq(tt_backward(q, g), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "element 0 of the outputs does not require grad");
+    ck_assert_int_eq(tt_backward(NULL, NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_backward: argument 'outputs' expects a tensor, got NULL");
+    release_all(6, (tt_tensor *[]){x, y, bad, g, p, q});
+}
+END_TEST
+
+/* .grad accumulates (+=) over backward calls on separate graphs, in place
+ * into the tensor .grad already holds (PyTorch's AccumulateGrad). */
+START_TEST(test_grad_accumulates)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *g = mk(1, A(3), TT_F64, D(1, 1, 1));
+    tt_tensor *y1 = ok(tt_mul_scalar(x, 2));
+    OK(tt_backward(y1, g));
+    tt_tensor *first = tt_get_grad(x);
+    expect(first, 1, A(3), D(2, 2, 2), 0);
+    tt_tensor *y2 = ok(tt_mul(x, x));
+    OK(tt_backward(y2, g));
+    expect_grad(x, D(4, 6, 8), 0);
+    expect(first, 1, A(3), D(4, 6, 8), 0); /* the same tensor, updated */
+    /* Two references from tt_get_grad: each is the caller's to release. */
+    tt_tensor *again = tt_get_grad(x);
+    ck_assert_ptr_eq(again, first);
+    tt_release(again);
+    tt_release(first);
+    expect_grad(x, D(4, 6, 8), 0);
+    /* Clearing, then a fresh accumulation. */
+    OK(tt_set_grad(x, NULL));
+    ck_assert_ptr_null(tt_get_grad(x));
+    OK(tt_set_grad(x, NULL)); /* clearing nothing is fine */
+    tt_tensor *y3 = ok(tt_add_scalar(x, 1));
+    OK(tt_backward(y3, g));
+    expect_grad(x, D(1, 1, 1), 0);
+    /* A .grad set by the user is accumulated into. */
+    tt_tensor *mine = mk(1, A(3), TT_F64, D(10, 20, 30));
+    OK(tt_set_grad(x, mine));
+    tt_tensor *y4 = ok(tt_neg(x));
+    OK(tt_backward(y4, g));
+    expect_grad(x, D(9, 19, 29), 0);
+    tt_tensor *bad = mk(1, A(2), TT_F64, D(0, 0));
+    ck_assert_int_eq(tt_set_grad(x, bad), TT_ESHAPE);
+    ck_assert_error(TT_ESHAPE, "tt_set_grad: argument 'grad' has shape [2], but the tensor "
+                               "has shape [3]");
+    tt_tensor *f32 = mk(1, A(3), TT_F32, D(0, 0, 0));
+    ck_assert_int_eq(tt_set_grad(x, f32), TT_EDTYPE);
+    ck_assert_error(TT_EDTYPE, "tt_set_grad: argument 'grad' has dtype f32, but the tensor "
+                               "has dtype f64");
+    ck_assert_int_eq(tt_set_grad(x, x), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_set_grad: a tensor cannot be its own gradient");
+    tt_release(f32);
+    expect_grad(x, D(9, 19, 29), 0); /* unchanged by the refusals */
+    /* Setting the gradient it already has. */
+    tt_tensor *cur = tt_get_grad(x);
+    OK(tt_set_grad(x, cur));
+    tt_release(cur);
+    expect_grad(x, D(9, 19, 29), 0);
+    ck_assert_int_eq(tt_set_grad(NULL, NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_set_grad: argument 'self' expects a tensor, got NULL");
+    release_all(8, (tt_tensor *[]){x, g, y1, y2, y3, y4, mine, bad});
+}
+END_TEST
+
+/* The same leaf reached along two paths gets the sum (x*x + x). */
+START_TEST(test_two_paths)
+{
+    tt_tensor *x = leaf(1, A(2), TT_F64, D(3, -1));
+    tt_tensor *sq = ok(tt_mul(x, x));
+    tt_tensor *y = ok(tt_add(sq, x));
+    tt_tensor *z = ok(tt_mul(y, sq)); /* (x^2 + x) x^2 = x^4 + x^3 */
+    tt_tensor *g = mk(1, A(2), TT_F64, D(1, 1));
+    OK(tt_backward(z, g));
+    /* 4x^3 + 3x^2 */
+    expect_grad(x, D(4 * 27 + 3 * 9, -4 + 3), 1e-12);
+    release_all(5, (tt_tensor *[]){x, sq, y, z, g});
+}
+END_TEST
+
+/* ------------------------------------------------------------- tt_grad */
+
+START_TEST(test_grad_leaves_and_intermediates)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *w = leaf(1, A(3), TT_F64, D(4, 5, 6));
+    tt_tensor *h = ok(tt_mul(x, w));   /* x w */
+    tt_tensor *y = ok(tt_exp(h));      /* e^(x w) */
+    tt_tensor *out = ok(tt_mul_scalar(y, 0.5));
+    tt_tensor *g = mk(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *gr[3];
+    OK(tt_grad(1, &out, &g, 3, (tt_tensor *[]){x, w, h}, gr));
+    double gx[3], gw[3], gh[3];
+    double xv[3] = {1, 2, 3}, wv[3] = {4, 5, 6}, gv[3] = {1, 2, 3};
+    for (int k = 0; k < 3; k++) {
+        gh[k] = gv[k] * 0.5 * exp(xv[k] * wv[k]);
+        gx[k] = gh[k] * wv[k];
+        gw[k] = gh[k] * xv[k];
+    }
+    expect(gr[0], 1, A(3), gx, 1e-12);
+    expect(gr[1], 1, A(3), gw, 1e-12);
+    expect(gr[2], 1, A(3), gh, 1e-12);
+    for (int i = 0; i < 3; i++) {
+        ck_assert(!tt_requires_grad(gr[i]));
+        ck_assert_int_eq(tt_dtype_of(gr[i]), TT_F64);
+    }
+    /* .grad is not touched. */
+    ck_assert_ptr_null(tt_get_grad(x));
+    ck_assert_ptr_null(tt_get_grad(w));
+    release_all(3, gr);
+    release_all(6, (tt_tensor *[]){x, w, h, y, out, g});
+}
+END_TEST
+
+START_TEST(test_grad_multiple_outputs)
+{
+    tt_tensor *x = leaf(1, A(2), TT_F64, D(2, 3));
+    tt_tensor *w = leaf(1, A(2), TT_F64, D(5, 7));
+    tt_tensor *u = leaf(1, A(2), TT_F64, D(1, 1)); /* used by neither output */
+    tt_tensor *o1 = ok(tt_mul(x, w));
+    tt_tensor *o2 = ok(tt_mul(x, x));
+    tt_tensor *g1 = mk(1, A(2), TT_F64, D(1, 10));
+    tt_tensor *g2 = mk(1, A(2), TT_F64, D(100, 1000));
+    tt_tensor *gr[3];
+    OK(tt_grad(2, (tt_tensor *[]){o1, o2}, (tt_tensor *[]){g1, g2}, 3,
+               (tt_tensor *[]){x, w, u}, gr));
+    /* d/dx: g1 w + g2 2x; d/dw: g1 x; u: zeros of its shape. */
+    expect(gr[0], 1, A(2), D(1 * 5 + 100 * 4, 10 * 7 + 1000 * 6), 0);
+    expect(gr[1], 1, A(2), D(2, 30), 0);
+    expect(gr[2], 1, A(2), D(0, 0), 0);
+    release_all(3, gr);
+    /* The same input twice: each slot gets the full gradient. */
+    tt_tensor *o3 = ok(tt_mul(x, w));
+    OK(tt_grad(1, &o3, &g1, 2, (tt_tensor *[]){w, w}, gr));
+    expect(gr[0], 1, A(2), D(2, 30), 0);
+    expect(gr[1], 1, A(2), D(2, 30), 0);
+    release_all(2, gr);
+    tt_release(o3);
+    /* grad_outputs NULL: implicit ones for one-element outputs. */
+    tt_tensor *s = leaf(0, NULL, TT_F32, D(2));
+    tt_tensor *s1 = ok(tt_mul(s, s));
+    tt_tensor *s2 = ok(tt_mul_scalar(s, 3));
+    tt_tensor *v = leaf(2, A(2, 1), TT_F32, D(0, 0));
+    tt_tensor *gs[2];
+    OK(tt_grad(2, (tt_tensor *[]){s1, s2}, NULL, 2, (tt_tensor *[]){s, v}, gs));
+    expect(gs[0], 0, NULL, D(7), 0);
+    expect(gs[1], 2, A(2, 1), D(0, 0), 0);
+    ck_assert_int_eq(tt_dtype_of(gs[1]), TT_F32);
+    release_all(2, gs);
+    release_all(11, (tt_tensor *[]){x, w, u, o1, o2, g1, g2, s, s1, s2, v});
+}
+END_TEST
+
+START_TEST(test_grad_errors)
+{
+    tt_tensor *x = leaf(1, A(2), TT_F64, D(2, 3));
+    tt_tensor *p = mk(1, A(2), TT_F64, D(1, 1));
+    tt_tensor *y = ok(tt_mul(x, p));
+    tt_tensor *gr[2] = {p, p}; /* overwritten with NULL on failure */
+    ck_assert_int_eq(tt_grad(1, &y, (tt_tensor *[]){p}, 2, (tt_tensor *[]){x, p}, gr),
+                     TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt_grad: input 1 does not require grad");
+    ck_assert_ptr_null(gr[0]);
+    ck_assert_ptr_null(gr[1]);
+    ck_assert_int_eq(tt_grad(1, &y, NULL, 1, &x, gr), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt_grad: a gradient can be implicitly created only for "
+                                  "one-element outputs (got shape [2])");
+    ck_assert_int_eq(tt_grad(1, &p, NULL, 1, &x, gr), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt_grad: element 0 of the outputs does not require grad");
+    ck_assert_int_eq(tt_grad(0, &y, NULL, 1, &x, gr), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_grad: expects 1 to 64 outputs and 0 to 256 inputs");
+    ck_assert_int_eq(tt_grad(1, &y, (tt_tensor *[]){p}, 1, (tt_tensor *[]){NULL}, gr),
+                     TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_grad: argument 'inputs' expects a tensor, got NULL");
+    tt_tensor *bad = mk(1, A(3), TT_F64, D(1, 1, 1));
+    ck_assert_int_eq(tt_grad(1, &y, &bad, 1, &x, gr), TT_ESHAPE);
+    ck_assert_error(TT_ESHAPE, "tt_grad: the gradient for output 0 has shape [3], but the "
+                               "output has shape [2]");
+    /* None of those ran the graph. */
+    OK(tt_grad(1, &y, (tt_tensor *[]){p}, 1, &x, gr));
+    expect(gr[0], 1, A(2), D(1, 1), 0);
+    tt_release(gr[0]);
+    release_all(4, (tt_tensor *[]){x, p, y, bad});
+}
+END_TEST
+
+/* -------------------------------------------------------- broadcasting */
+
+START_TEST(test_broadcast_row)
+{
+    /* a [3] + b [2, 3]: a's gradient is the column sum of G. */
+    tt_tensor *a = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *b = leaf(2, A(2, 3), TT_F64, D(0, 0, 0, 0, 0, 0));
+    tt_tensor *y = ok(tt_add(a, b));
+    tt_tensor *g = mk(2, A(2, 3), TT_F64, D(1, 2, 3, 10, 20, 30));
+    OK(tt_backward(y, g));
+    expect_grad(a, D(11, 22, 33), 0);
+    expect_grad(b, D(1, 2, 3, 10, 20, 30), 0);
+    /* sub with alpha: d/db of a - 2 b is -2 G, summed to b's shape. */
+    tt_tensor *c = leaf(2, A(1, 3), TT_F64, D(0, 0, 0));
+    tt_tensor *d = leaf(3, A(2, 2, 3), TT_F64, D(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+    tt_value args[] = {tt_v_tensor(d), tt_v_tensor(c), tt_v_float(2)};
+    tt_tensor *z = ok(tt_op_call1(tt_op_find("tt::sub.Tensor"), args, 3));
+    tt_tensor *gz = ok(tt_ones(3, A(2, 2, 3), TT_F64));
+    OK(tt_backward(z, gz));
+    expect_grad(c, D(-8, -8, -8), 0);
+    expect_grad(d, D(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), 0);
+    release_all(8, (tt_tensor *[]){a, b, y, g, c, d, z, gz});
+}
+END_TEST
+
+START_TEST(test_broadcast_outer)
+{
+    /* x [2, 1] * y [1, 3] -> [2, 3]. dx[i] = sum_j G[i,j] y[j],
+     * dy[j] = sum_i G[i,j] x[i]. */
+    double xv[2] = {2, -1}, yv[3] = {1, 3, 5}, gv[6] = {1, 2, 3, 4, 5, 6};
+    tt_tensor *x = leaf(2, A(2, 1), TT_F64, xv);
+    tt_tensor *y = leaf(2, A(1, 3), TT_F64, yv);
+    tt_tensor *o = ok(tt_mul(x, y));
+    tt_tensor *g = mk(2, A(2, 3), TT_F64, gv);
+    OK(tt_backward(o, g));
+    double dx[2] = {0}, dy[3] = {0};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++) {
+            dx[i] += gv[i * 3 + j] * yv[j];
+            dy[j] += gv[i * 3 + j] * xv[i];
+        }
+    expect_grad(x, dx, 0);
+    expect_grad(y, dy, 0);
+    release_all(4, (tt_tensor *[]){x, y, o, g});
+}
+END_TEST
+
+START_TEST(test_broadcast_0dim)
+{
+    /* s (0-dim) * m [2, 3]: ds = sum G m (0-dim), dm = G s. */
+    double mv[6] = {1, 2, 3, 4, 5, 6}, gv[6] = {1, 1, 2, 2, 3, 3};
+    tt_tensor *s = leaf(0, NULL, TT_F64, D(-2));
+    tt_tensor *m = leaf(2, A(2, 3), TT_F64, mv);
+    tt_tensor *o = ok(tt_mul(s, m));
+    tt_tensor *g = mk(2, A(2, 3), TT_F64, gv);
+    OK(tt_backward(o, g));
+    double ds = 0, dm[6];
+    for (int k = 0; k < 6; k++) {
+        ds += gv[k] * mv[k];
+        dm[k] = -2 * gv[k];
+    }
+    expect_grad(s, &ds, 0);
+    expect_grad(m, dm, 0);
+    /* 0-dim with 0-dim; and a [1] with a 0-dim (result [1]). */
+    tt_tensor *a = leaf(0, NULL, TT_F64, D(3));
+    tt_tensor *b = leaf(1, A(1), TT_F64, D(4));
+    tt_tensor *ab = ok(tt_div(a, b));
+    OK(tt_backward(ab, NULL));
+    expect_grad(a, D(0.25), 1e-15);
+    expect_grad(b, D(-3.0 / 16), 1e-15);
+    release_all(7, (tt_tensor *[]){s, m, o, g, a, b, ab});
+}
+END_TEST
+
+/* A broadcast view (stride 0) as the input that requires grad. */
+START_TEST(test_broadcast_expanded_input)
+{
+    tt_tensor *base = mk(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *e = ok(tt_expand(base, 2, A(2, 3)));
+    OK(tt_set_requires_grad(e, true));
+    tt_tensor *y = ok(tt_mul(e, e));
+    tt_tensor *g = ok(tt_ones(2, A(2, 3), TT_F64));
+    OK(tt_backward(y, g));
+    expect_grad(e, D(2, 4, 6, 2, 4, 6), 0);
+    release_all(4, (tt_tensor *[]){base, e, y, g});
+}
+END_TEST
+
+/* Empty tensors: gradients of shape [0, 3]; a [3] broadcast against
+ * [0, 3] gets zeros (a sum over nothing). */
+START_TEST(test_empty_tensors)
+{
+    tt_tensor *x = ok(tt_zeros(2, A(0, 3), TT_F64));
+    OK(tt_set_requires_grad(x, true));
+    tt_tensor *b = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *ex = ok(tt_exp(x));
+    tt_tensor *y = ok(tt_mul(ex, b));
+    tt_tensor *g = ok(tt_zeros(2, A(0, 3), TT_F64));
+    OK(tt_backward(y, g));
+    tt_tensor *gx = tt_get_grad(x);
+    ck_assert_ptr_nonnull(gx);
+    ck_assert_int_eq(tt_ndim(gx), 2);
+    ck_assert_int_eq(tt_sizes(gx)[0], 0);
+    ck_assert_int_eq(tt_sizes(gx)[1], 3);
+    expect_grad(b, D(0, 0, 0), 0);
+    /* An empty loss has no implicit gradient. */
+    tt_tensor *z = ok(tt_mul_scalar(x, 2));
+    ck_assert_int_eq(tt_backward(z, NULL), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "only for one-element outputs (got shape [0, 3])");
+    release_all(7, (tt_tensor *[]){x, b, ex, y, g, gx, z});
+}
+END_TEST
+
+/* On fake tensors the graph records and tt_grad gives fake gradients
+ * with the metadata of the real ones. */
+START_TEST(test_fake_tensors)
+{
+    tt_tensor *rx = leaf(2, A(2, 3), TT_F32, D(1, 2, 3, 4, 5, 6));
+    tt_tensor *rw = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *fx = ok(tt_fake_like(rx)), *fw = ok(tt_fake_like(rw));
+    OK(tt_set_requires_grad(fx, true));
+    OK(tt_set_requires_grad(fw, true));
+    tt_tensor *real[2], *fake[2];
+    tt_tensor *ins[2][2] = {{rx, rw}, {fx, fw}};
+    for (int f = 0; f < 2; f++) {
+        tt_scope_begin();
+        tt_tensor *y = tt_sigmoid(tt_div(tt_sin(ins[f][0]), tt_add_scalar(ins[f][1], 1)));
+        ck_assert_msg(y != NULL, "%s", tt_errmsg());
+        ck_assert(tt_is_fake(y) == (f == 1));
+        ck_assert_str_eq(tt_grad_fn_name(y), "tt::sigmoid");
+        tt_tensor *g = f ? tt_fake_empty(2, A(2, 3), TT_F64) : tt_ones(2, A(2, 3), TT_F64);
+        OK(tt_grad(1, &y, &g, 2, ins[f], f ? fake : real));
+        tt_keep(f ? fake[0] : real[0]);
+        tt_keep(f ? fake[1] : real[1]);
+        tt_scope_end();
+    }
+    for (int i = 0; i < 2; i++) {
+        ck_assert(tt_is_fake(fake[i]));
+        ck_assert(!tt_is_fake(real[i]));
+        ck_assert_int_eq(tt_dtype_of(fake[i]), tt_dtype_of(real[i]));
+        ck_assert_int_eq(tt_ndim(fake[i]), tt_ndim(real[i]));
+        for (int d = 0; d < tt_ndim(real[i]); d++) {
+            ck_assert_int_eq(tt_sizes(fake[i])[d], tt_sizes(real[i])[d]);
+            ck_assert_int_eq(tt_strides(fake[i])[d], tt_strides(real[i])[d]);
+        }
+    }
+    ck_assert_ptr_null(tt_data(fake[0]));
+    ck_assert_error(TT_EFAKE, "");
+    release_all(2, real);
+    release_all(2, fake);
+    release_all(4, (tt_tensor *[]){rx, rw, fx, fw});
+}
+END_TEST
+
+/* ----------------------------------------------------------------- dtype */
+
+START_TEST(test_mixed_dtypes)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F32, D(1.5, 2, -3));
+    tt_tensor *w = leaf(1, A(3), TT_F64, D(0.1, 0.2, 0.3));
+    tt_tensor *y = ok(tt_mul(x, w));
+    ck_assert_int_eq(tt_dtype_of(y), TT_F64);
+    tt_tensor *g = mk(1, A(3), TT_F64, D(1, 1, 1));
+    OK(tt_backward(y, g));
+    expect_grad(x, D(0.1, 0.2, 0.3), 1e-7); /* f32 */
+    expect_grad(w, D(1.5, 2, -3), 0);       /* f64 */
+    /* With broadcasting too: f32 [2, 1] + f64 [3]. */
+    tt_tensor *a = leaf(2, A(2, 1), TT_F32, D(1, 2));
+    tt_tensor *b = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *ab = ok(tt_div(a, b));
+    tt_tensor *gab = ok(tt_ones(2, A(2, 3), TT_F64));
+    OK(tt_backward(ab, gab));
+    expect_grad(a, D(1 + 0.5 + 1.0 / 3, 1 + 0.5 + 1.0 / 3), 1e-6);
+    expect_grad(b, D(-3.0 / 1, -3.0 / 4, -3.0 / 9), 1e-12);
+    /* An f32 gradient for an f64 output is converted on the way in. */
+    tt_tensor *g32 = mk(1, A(3), TT_F32, D(2, 2, 2));
+    tt_tensor *y2 = ok(tt_mul_scalar(w, 3));
+    OK(tt_set_grad(w, NULL));
+    OK(tt_backward(y2, g32));
+    expect_grad(w, D(6, 6, 6), 0);
+    release_all(10, (tt_tensor *[]){x, w, y, g, a, b, ab, gab, g32, y2});
+}
+END_TEST
+
+/* --------------------------------------------------------------- no-grad */
+
+START_TEST(test_no_grad)
+{
+    tt_tensor *x = leaf(1, A(2), TT_F64, D(1, 2));
+    ck_assert(tt_grad_enabled());
+    tt_no_grad_begin();
+    ck_assert(!tt_grad_enabled());
+    tt_no_grad_begin();
+    ck_assert(!tt_grad_enabled());
+    tt_tensor *a = ok(tt_mul(x, x));
+    tt_no_grad_end();
+    ck_assert(!tt_grad_enabled()); /* still inside the outer scope */
+    tt_tensor *b = ok(tt_exp(x));
+    tt_tensor *c = ok(tt_add_scalar(x, 1));
+    tt_no_grad_end();
+    ck_assert(tt_grad_enabled());
+    /* tt_backward inside a no-grad scope runs a graph made outside. */
+    tt_tensor *e = ok(tt_mul(x, x));
+    tt_no_grad_begin();
+    OK(tt_backward(e, c));
+    ck_assert(!tt_grad_enabled());
+    tt_no_grad_end();
+    expect_grad(x, D(4, 12), 0);
+    tt_release(e);
+    tt_tensor *ts[] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        ck_assert(!tt_requires_grad(ts[i]));
+        ck_assert(tt_is_leaf(ts[i]));
+        ck_assert_ptr_null(tt_grad_fn_name(ts[i]));
+    }
+    expect(a, 1, A(2), D(1, 4), 0);
+    /* An unmatched end is ignored: grad stays on, and a later scope still
+     * switches it off. */
+    tt_no_grad_end();
+    ck_assert(tt_grad_enabled());
+    tt_no_grad_begin();
+    ck_assert(!tt_grad_enabled());
+    tt_no_grad_end();
+    ck_assert(tt_grad_enabled());
+    /* After the scope, recording resumes. */
+    tt_tensor *d = ok(tt_mul(x, x));
+    ck_assert(tt_requires_grad(d));
+    ck_assert_str_eq(tt_grad_fn_name(d), "tt::mul.Tensor");
+    /* Leaves can be updated in place under no-grad (an optimizer step). */
+    tt_no_grad_begin();
+    OK(tt_add_(x, c));
+    tt_no_grad_end();
+    ck_assert(tt_is_leaf(x));
+    ck_assert(tt_requires_grad(x));
+    expect(x, 1, A(2), D(3, 5), 0);
+    release_all(5, (tt_tensor *[]){x, a, b, c, d});
+}
+END_TEST
+
+/* ------------------------------------------- saved tensors and versions */
+
+START_TEST(test_saved_version_check)
+{
+    for (int how = 0; how < 3; how++) {
+        tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+        tt_tensor *w = leaf(1, A(3), TT_F64, D(4, 5, 6));
+        tt_tensor *one = mk(1, A(3), TT_F64, D(1, 1, 1));
+        tt_tensor *y = ok(tt_mul(x, w));
+        ck_assert_uint_eq(tt_version(w), 0);
+        tt_no_grad_begin();
+        if (how == 0)
+            OK(tt_mul_scalar_(w, 2));
+        else if (how == 1)
+            OK(tt_add_(w, one));
+        else
+            OK(tt_add_(x, one));
+        tt_no_grad_end();
+        ck_assert_int_eq(tt_backward(y, one), TT_EAUTOGRAD);
+        ck_assert_error(TT_EAUTOGRAD, "tt::mul.Tensor: one of the tensors needed for "
+                                      "gradient computation has been modified by an "
+                                      "in-place operation");
+        ck_assert_error(TT_EAUTOGRAD, how == 2 ? "saved tensor #0 (f64[3]) is at version 1; "
+                                                 "expected version 0"
+                                               : "saved tensor #1 (f64[3]) is at version 1; "
+                                                 "expected version 0");
+        ck_assert_ptr_null(tt_get_grad(x));
+        ck_assert_ptr_null(tt_get_grad(w));
+        release_all(4, (tt_tensor *[]){x, w, one, y});
+    }
+}
+END_TEST
+
+/* A write to a tensor that no backward reads is no error (PyTorch saves
+ * only what a formula needs). */
+START_TEST(test_unsaved_writes_allowed)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, -2, 3));
+    tt_tensor *w = leaf(1, A(3), TT_F64, D(4, 5, 6));
+    tt_tensor *one = mk(1, A(3), TT_F64, D(1, 1, 1));
+    /* add saves nothing. */
+    tt_tensor *y = ok(tt_add(x, w));
+    tt_no_grad_begin();
+    OK(tt_mul_scalar_(w, 2));
+    tt_no_grad_end();
+    OK(tt_backward(y, one));
+    expect_grad(x, D(1, 1, 1), 0);
+    /* mul.Scalar needs only the scalar; sin needs its input, not its
+     * output: their outputs may be written in place afterwards. */
+    tt_tensor *a = ok(tt_mul_scalar(x, 3));
+    tt_tensor *b = ok(tt_sin(x));
+    tt_no_grad_begin();
+    OK(tt_add_(a, one));
+    OK(tt_add_(b, one));
+    tt_no_grad_end();
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(a, one));
+    expect_grad(x, D(3, 3, 3), 0);
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(b, one));
+    expect_grad(x, D(cos(1), cos(-2), cos(3)), 1e-15);
+    /* mul saves self only when other needs a gradient. */
+    tt_tensor *p = mk(1, A(3), TT_F64, D(2, 2, 2));
+    tt_tensor *c = ok(tt_mul(x, p));
+    tt_no_grad_begin();
+    OK(tt_add_(x, one));
+    tt_no_grad_end();
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(c, one));
+    expect_grad(x, D(2, 2, 2), 0);
+    release_all(8, (tt_tensor *[]){x, w, one, y, a, b, p, c});
+}
+END_TEST
+
+/* Which of input and output each unary op saves (PyTorch's choice): a
+ * write to a saved one fails the backward, a write to the other does not. */
+START_TEST(test_unary_saved_tensors)
+{
+    static const struct {
+        tt_tensor *(*fn)(const tt_tensor *);
+        const char *name;
+        bool input, output;
+    } cases[] = {
+        {tt_neg, "tt::neg", false, false},     {tt_exp, "tt::exp", false, true},
+        {tt_log, "tt::log", true, false},      {tt_sqrt, "tt::sqrt", false, true},
+        {tt_rsqrt, "tt::rsqrt", false, true},  {tt_sin, "tt::sin", true, false},
+        {tt_cos, "tt::cos", true, false},      {tt_tanh, "tt::tanh", false, true},
+        {tt_sigmoid, "tt::sigmoid", false, true}, {tt_relu, "tt::relu", false, true},
+        {tt_gelu, "tt::gelu", true, false},    {tt_abs, "tt::abs", true, false},
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
+        for (int write_out = 0; write_out < 2; write_out++) {
+            tt_tensor *x = leaf(1, A(2), TT_F64, D(0.5, 2));
+            tt_tensor *g = mk(1, A(2), TT_F64, D(1, 1));
+            tt_tensor *h = ok(tt_mul_scalar(x, 1)); /* a non-leaf input */
+            tt_tensor *y = ok(cases[i].fn(h));
+            tt_no_grad_begin();
+            OK(tt_mul_scalar_(write_out ? y : h, 1));
+            tt_no_grad_end();
+            bool saved = write_out ? cases[i].output : cases[i].input;
+            tt_status st = tt_backward(y, g);
+            ck_assert_msg(st == (saved ? TT_EAUTOGRAD : TT_OK), "%s, write to %s: %s",
+                          cases[i].name, write_out ? "output" : "input", tt_errmsg());
+            if (saved) {
+                char want[128];
+                snprintf(want, sizeof want, "%s: one of the tensors needed", cases[i].name);
+                ck_assert_error(TT_EAUTOGRAD, want);
+                ck_assert_error(TT_EAUTOGRAD, write_out ? "saved tensor #1" : "saved tensor #0");
+            }
+            release_all(4, (tt_tensor *[]){x, g, h, y});
+        }
+}
+END_TEST
+
+START_TEST(test_second_backward)
+{
+    tt_tensor *x = leaf(1, A(2), TT_F64, D(1, 2));
+    tt_tensor *w = leaf(1, A(2), TT_F64, D(3, 4));
+    tt_tensor *g = mk(1, A(2), TT_F64, D(1, 1));
+    tt_tensor *y = ok(tt_mul(x, w));
+    OK(tt_backward(y, g));
+    ck_assert_int_eq(tt_backward(y, g), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::mul.Tensor: trying to backward through the graph a "
+                                  "second time");
+    expect_grad(x, D(3, 4), 0); /* unchanged by the failed call */
+    /* tt_grad frees the graph too. */
+    tt_tensor *z = ok(tt_mul(x, w)), *gz;
+    OK(tt_grad(1, &z, &g, 1, &x, &gz));
+    tt_release(gz);
+    ck_assert_int_eq(tt_grad(1, &z, &g, 1, &x, &gz), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "backward through the graph a second time");
+    ck_assert_ptr_null(gz);
+    /* A graph that saved nothing can be run again (as in PyTorch). */
+    tt_tensor *s = ok(tt_add(x, w));
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(s, g));
+    OK(tt_backward(s, g));
+    expect_grad(x, D(2, 2), 0);
+    release_all(6, (tt_tensor *[]){x, w, g, y, z, s});
+}
+END_TEST
+
+/* Saved tensors are released by backward even while the outputs live. */
+START_TEST(test_saved_freed_after_backward)
+{
+    tt_tensor *x = leaf(1, A(2), TT_F64, D(1, 2));
+    tt_tensor *w = leaf(1, A(2), TT_F64, D(3, 4));
+    tt_tensor *g = mk(1, A(2), TT_F64, D(1, 1));
+    int64_t base = tt_live_tensors();
+    tt_tensor *y = ok(tt_mul(x, w));
+    ck_assert_int_gt(tt_live_tensors(), base + 1); /* y and its saved tensors */
+    OK(tt_backward(y, g));
+    /* y, x.grad and w.grad */
+    ck_assert_int_eq(tt_live_tensors(), base + 3);
+    release_all(4, (tt_tensor *[]){x, w, g, y});
+}
+END_TEST
+
+/* ---------------------------------------------------------------- in place */
+
+START_TEST(test_inplace_on_leaf)
+{
+    tt_tensor *x = leaf(1, A(2), TT_F64, D(-1, 2));
+    tt_tensor *o = mk(1, A(2), TT_F64, D(1, 1));
+    ck_assert_int_eq(tt_add_(x, o), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::add_.Tensor: argument 'self' is a leaf tensor that "
+                                  "requires grad and cannot be written in place");
+    ck_assert_int_eq(tt_sub_(x, o), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::sub_.Tensor: argument 'self' is a leaf tensor");
+    ck_assert_int_eq(tt_div_(x, o), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::div_.Tensor: argument 'self' is a leaf tensor");
+    ck_assert_int_eq(tt_mul_scalar_(x, 2), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::mul_.Scalar: argument 'self' is a leaf tensor");
+    ck_assert_int_eq(tt_relu_(x), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::relu_: argument 'self' is a leaf tensor");
+    ck_assert_int_eq(tt_zero_(x), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::zero_: argument 'self' is a leaf tensor");
+    /* tt::mul_.Tensor has no derivative at all. */
+    ck_assert_int_eq(tt_mul_(x, o), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::mul_.Tensor: argument 'self' requires grad, but the "
+                                  "op is not differentiable");
+    /* Nothing was written. */
+    ck_assert_uint_eq(tt_version(x), 0);
+    expect(x, 1, A(2), D(-1, 2), 0);
+    ck_assert(tt_is_leaf(x));
+    release_all(2, (tt_tensor *[]){x, o});
+}
+END_TEST
+
+START_TEST(test_inplace_on_nonleaf)
+{
+    tt_tensor *x = leaf(1, A(4), TT_F64, D(-1, 2, -3, 4));
+    tt_tensor *g = mk(1, A(4), TT_F64, D(1, 1, 1, 1));
+    /* x * 2 then relu_: d/dx = 2 [x > 0]. */
+    tt_tensor *y = ok(tt_mul_scalar(x, 2));
+    OK(tt_relu_(y));
+    ck_assert_str_eq(tt_grad_fn_name(y), "tt::relu_");
+    ck_assert(!tt_is_leaf(y));
+    expect(y, 1, A(4), D(0, 4, 0, 8), 0);
+    OK(tt_backward(y, g));
+    expect_grad(x, D(0, 2, 0, 2), 0);
+    tt_release(y);
+    /* x * w then relu_ (mul.Tensor's output is written after it ran). */
+    tt_tensor *w = leaf(1, A(4), TT_F64, D(1, 1, -1, -1));
+    y = ok(tt_mul(x, w));
+    OK(tt_relu_(y));
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(y, g));
+    expect_grad(x, D(0, 1, -1, 0), 0);
+    expect_grad(w, D(0, 2, -3, 0), 0);
+    tt_release(y);
+    /* x * 2 then add_(b): history is rebased, b gets the gradient too. */
+    tt_tensor *b = leaf(1, A(4), TT_F64, D(1, 1, 1, 1));
+    y = ok(tt_mul_scalar(x, 2));
+    OK(tt_add_scaled_(y, b, 3));
+    ck_assert_str_eq(tt_grad_fn_name(y), "tt::add_.Tensor");
+    expect(y, 1, A(4), D(1, 7, -3, 11), 0);
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(y, g));
+    expect_grad(x, D(2, 2, 2, 2), 0);
+    expect_grad(b, D(3, 3, 3, 3), 0);
+    tt_release(y);
+    /* sub_, mul_.Scalar and div_ on non-leaves. */
+    y = ok(tt_add_scalar(x, 0));
+    OK(tt_sub_(y, b));
+    OK(tt_mul_scalar_(y, -2));
+    OK(tt_div_(y, w));
+    ck_assert_str_eq(tt_grad_fn_name(y), "tt::div_.Tensor");
+    /* y = -2 (x - b) / w */
+    OK(tt_set_grad(x, NULL));
+    OK(tt_set_grad(w, NULL));
+    OK(tt_set_grad(b, NULL));
+    OK(tt_backward(y, g));
+    double xv[4] = {-1, 2, -3, 4}, wv[4] = {1, 1, -1, -1}, gx[4], gw[4], gb[4];
+    for (int k = 0; k < 4; k++) {
+        gx[k] = -2 / wv[k];
+        gb[k] = 2 / wv[k];
+        gw[k] = 2 * (xv[k] - 1) / (wv[k] * wv[k]);
+    }
+    expect_grad(x, gx, 1e-15);
+    expect_grad(w, gw, 1e-15);
+    expect_grad(b, gb, 1e-15);
+    tt_release(y);
+    /* mul_ (no derivative) on a non-leaf that requires grad. */
+    y = ok(tt_mul_scalar(x, 2));
+    ck_assert_int_eq(tt_mul_(y, g), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::mul_.Tensor: argument 'self' requires grad, but the "
+                                  "op is not differentiable");
+    ck_assert_str_eq(tt_grad_fn_name(y), "tt::mul.Scalar");
+    tt_release(y);
+    /* ... or with only `other` requiring grad. */
+    tt_tensor *p = mk(1, A(4), TT_F64, D(1, 2, 3, 4));
+    ck_assert_int_eq(tt_mul_(p, x), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::mul_.Tensor: argument 'other' requires grad");
+    expect(p, 1, A(4), D(1, 2, 3, 4), 0);
+    /* A tensor that did not require grad starts to, by an in-place op
+     * with an input that does. */
+    OK(tt_add_(p, x));
+    ck_assert(tt_requires_grad(p));
+    ck_assert_str_eq(tt_grad_fn_name(p), "tt::add_.Tensor");
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(p, g));
+    expect_grad(x, D(1, 1, 1, 1), 0);
+    release_all(5, (tt_tensor *[]){x, g, w, b, p});
+}
+END_TEST
+
+/* An in-place write to a non-leaf that an earlier node saved is caught. */
+START_TEST(test_inplace_invalidates_saved)
+{
+    tt_tensor *x = leaf(1, A(2), TT_F64, D(1, 2));
+    tt_tensor *g = mk(1, A(2), TT_F64, D(1, 1));
+    tt_tensor *h = ok(tt_add_scalar(x, 1));
+    tt_tensor *y = ok(tt_mul(h, h)); /* saves h */
+    OK(tt_relu_(h));                 /* bumps h */
+    ck_assert_int_eq(tt_backward(y, g), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::mul.Tensor: one of the tensors needed for gradient "
+                                  "computation has been modified by an in-place operation");
+    ck_assert_error(TT_EAUTOGRAD, "is at version 1; expected version 0");
+    /* h itself still backpropagates through relu_ and add. */
+    OK(tt_backward(h, g));
+    expect_grad(x, D(1, 1), 0);
+    /* div_ saves its result (setup_context sees inputs after the write,
+     * so the old self is gone): a later write to it is caught. PyTorch
+     * keeps a copy of the original self instead and allows this. */
+    tt_tensor *w = leaf(1, A(2), TT_F64, D(2, 4));
+    tt_tensor *z = ok(tt_add_scalar(x, 0));
+    OK(tt_div_(z, w));
+    OK(tt_add_(z, g));
+    ck_assert_int_eq(tt_backward(z, g), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt::div_.Tensor: one of the tensors needed for gradient "
+                                  "computation has been modified by an in-place operation");
+    release_all(6, (tt_tensor *[]){x, g, h, y, w, z});
+}
+END_TEST
+
+/* ------------------------------------------------------------- gradcheck */
+
+#define FN1(NAME, EXPR)                                                        \
+    static tt_status NAME(tt_tensor **in, int nin, tt_tensor **out, int nout,  \
+                          void *ud)                                            \
+    {                                                                          \
+        (void)nin, (void)nout, (void)ud;                                       \
+        tt_tensor *a = in[0];                                                  \
+        out[0] = (EXPR);                                                       \
+        return out[0] ? TT_OK : tt_errcode();                                  \
+    }
+#define FN2(NAME, EXPR)                                                        \
+    static tt_status NAME(tt_tensor **in, int nin, tt_tensor **out, int nout,  \
+                          void *ud)                                            \
+    {                                                                          \
+        (void)nin, (void)nout, (void)ud;                                       \
+        tt_tensor *a = in[0], *b = in[1];                                      \
+        out[0] = (EXPR);                                                       \
+        return out[0] ? TT_OK : tt_errcode();                                  \
+    }
+
+static tt_tensor *call3(const char *op, const tt_tensor *a, const tt_tensor *b, tt_value c)
+{
+    tt_value args[] = {tt_v_tensor(a), tt_v_tensor(b), c};
+    return tt_op_call1(tt_op_find(op), args, 3);
+}
+
+static tt_tensor *call2s(const char *op, const tt_tensor *a, tt_value s)
+{
+    tt_value args[] = {tt_v_tensor(a), s};
+    return tt_op_call1(tt_op_find(op), args, 2);
+}
+
+static tt_tensor *add_scalar_alpha(const tt_tensor *a, double s, double alpha)
+{
+    tt_value args[] = {tt_v_tensor(a), tt_v_float(s), tt_v_float(alpha)};
+    return tt_op_call1(tt_op_find("tt::add.Scalar"), args, 3);
+}
+
+FN2(f_add, tt_add(a, b))
+FN2(f_add_alpha, tt_add_scaled(a, b, -2.5))
+FN2(f_sub, tt_sub(a, b))
+FN2(f_sub_alpha, call3("tt::sub.Tensor", a, b, tt_v_float(0.75)))
+FN2(f_mul, tt_mul(a, b))
+FN2(f_div, tt_div(a, b))
+FN2(f_pow, tt_pow(a, b))
+FN1(f_add_s, tt_add_scalar(a, 1.5))
+FN1(f_add_s_alpha, add_scalar_alpha(a, 1.5, 3))
+FN1(f_sub_s, tt_sub_scalar(a, -0.5))
+FN1(f_mul_s, tt_mul_scalar(a, -1.25))
+FN1(f_mul_s_int, call2s("tt::mul.Scalar", a, tt_v_int(3)))
+FN1(f_div_s, tt_div_scalar(a, 0.4))
+FN1(f_pow_s, tt_pow_scalar(a, 2.5))
+FN1(f_pow_s3, tt_pow_scalar(a, 3))
+FN1(f_pow_sneg, tt_pow_scalar(a, -1.5))
+FN1(f_pow_s0, tt_pow_scalar(a, 0))
+FN1(f_neg, tt_neg(a))
+FN1(f_exp, tt_exp(a))
+FN1(f_log, tt_log(a))
+FN1(f_sqrt, tt_sqrt(a))
+FN1(f_rsqrt, tt_rsqrt(a))
+FN1(f_sin, tt_sin(a))
+FN1(f_cos, tt_cos(a))
+FN1(f_tanh, tt_tanh(a))
+FN1(f_sigmoid, tt_sigmoid(a))
+FN1(f_relu, tt_relu(a))
+FN1(f_gelu, tt_gelu(a))
+FN1(f_abs, tt_abs(a))
+FN1(f_clamp, tt_clamp(a, -0.5, 0.5))
+FN1(f_clamp_min, tt_clamp(a, -0.5, NAN))
+FN1(f_clamp_max, tt_clamp(a, NAN, 0.5))
+
+/* where(a > 0, a, b): the condition is made inside, from a. */
+static tt_status f_where(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *z = tt_zeros(0, NULL, TT_F64);
+    tt_tensor *c = z ? tt_gt(in[0], z) : NULL;
+    out[0] = c ? tt_where(c, in[0], in[1]) : NULL;
+    tt_release(c);
+    tt_release(z);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* A composite with two outputs. */
+static tt_status f_two(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    out[0] = tt_keep(tt_mul(tt_sin(in[0]), tt_exp(in[1])));
+    out[1] = tt_keep(tt_div(tt_tanh(in[1]), tt_add_scalar(tt_mul(in[0], in[0]), 1)));
+    tt_scope_end();
+    return out[0] && out[1] ? TT_OK : tt_errcode();
+}
+
+typedef struct {
+    const char *name;
+    tt_fn fn;
+    int nin;
+    domain dom[2];
+} gc_case;
+
+static const gc_case gc_cases[] = {
+    {"add", f_add, 2, {DOM_ANY, DOM_ANY}},
+    {"add alpha", f_add_alpha, 2, {DOM_ANY, DOM_ANY}},
+    {"sub", f_sub, 2, {DOM_ANY, DOM_ANY}},
+    {"sub alpha", f_sub_alpha, 2, {DOM_ANY, DOM_ANY}},
+    {"mul", f_mul, 2, {DOM_ANY, DOM_ANY}},
+    {"div", f_div, 2, {DOM_ANY, DOM_SMALLPOS}},
+    {"pow", f_pow, 2, {DOM_POS, DOM_ANY}},
+    {"add.Scalar", f_add_s, 1, {DOM_ANY}},
+    {"add.Scalar alpha", f_add_s_alpha, 1, {DOM_ANY}},
+    {"sub.Scalar", f_sub_s, 1, {DOM_ANY}},
+    {"mul.Scalar", f_mul_s, 1, {DOM_ANY}},
+    {"mul.Scalar int", f_mul_s_int, 1, {DOM_ANY}},
+    {"div.Scalar", f_div_s, 1, {DOM_ANY}},
+    {"pow.Scalar 2.5", f_pow_s, 1, {DOM_POS}},
+    {"pow.Scalar 3", f_pow_s3, 1, {DOM_ANY}},
+    {"pow.Scalar -1.5", f_pow_sneg, 1, {DOM_POS}},
+    {"pow.Scalar 0", f_pow_s0, 1, {DOM_ANY}},
+    {"neg", f_neg, 1, {DOM_ANY}},
+    {"exp", f_exp, 1, {DOM_ANY}},
+    {"log", f_log, 1, {DOM_POS}},
+    {"sqrt", f_sqrt, 1, {DOM_POS}},
+    {"rsqrt", f_rsqrt, 1, {DOM_POS}},
+    {"sin", f_sin, 1, {DOM_ANY}},
+    {"cos", f_cos, 1, {DOM_ANY}},
+    {"tanh", f_tanh, 1, {DOM_ANY}},
+    {"sigmoid", f_sigmoid, 1, {DOM_ANY}},
+    {"relu", f_relu, 1, {DOM_AWAY0}},
+    {"gelu", f_gelu, 1, {DOM_ANY}},
+    {"abs", f_abs, 1, {DOM_AWAY0}},
+    {"clamp", f_clamp, 1, {DOM_CLAMP}},
+    {"clamp min", f_clamp_min, 1, {DOM_CLAMP}},
+    {"clamp max", f_clamp_max, 1, {DOM_CLAMP}},
+    {"where", f_where, 2, {DOM_AWAY0, DOM_ANY}},
+};
+#define NGC (int)(sizeof gc_cases / sizeof gc_cases[0])
+
+/* Input shapes: same shape, broadcast against a row, 0-dim, and a
+ * transposed (non-contiguous) first input. */
+enum { SH_SAME, SH_ROW, SH_0DIM, SH_T, SH_COUNT };
+
+static tt_tensor *gc_input(int shape, int which, domain dom)
+{
+    switch (shape) {
+    case SH_ROW:
+        return which == 0 ? rand_leaf(2, A(2, 3), dom) : rand_leaf(1, A(3), dom);
+    case SH_0DIM:
+        return which == 0 ? rand_leaf(0, NULL, dom) : rand_leaf(2, A(2, 2), dom);
+    case SH_T:
+        if (which == 0) {
+            tt_tensor *base = rand_leaf(2, A(3, 2), dom);
+            OK(tt_set_requires_grad(base, false));
+            tt_tensor *t = ok(tt_t(base));
+            tt_release(base);
+            ck_assert(!tt_is_contiguous(t));
+            OK(tt_set_requires_grad(t, true));
+            return t;
+        }
+        return rand_leaf(2, A(2, 3), dom);
+    default:
+        return rand_leaf(2, A(2, 3), dom);
+    }
+}
+
+START_TEST(test_gradcheck_ops)
+{
+    int i = _i / SH_COUNT, shape = _i % SH_COUNT;
+    const gc_case *c = &gc_cases[i];
+    tt_tensor *in[2] = {NULL, NULL};
+    for (int k = 0; k < c->nin; k++)
+        in[k] = gc_input(shape, k, c->dom[k]);
+    tt_status st = tt_gradcheck(c->fn, c->nin, in, 1, NULL, NULL);
+    ck_assert_msg(st == TT_OK, "%s (shape case %d): %s", c->name, shape, tt_errmsg());
+    /* The values were restored and nothing leaked into .grad. */
+    for (int k = 0; k < c->nin; k++) {
+        ck_assert_ptr_null(tt_get_grad(in[k]));
+        ck_assert_uint_eq(tt_version(in[k]), 0);
+    }
+    release_all(c->nin, in);
+}
+END_TEST
+
+START_TEST(test_gradcheck_composite)
+{
+    tt_tensor *in[2] = {rand_leaf(2, A(2, 2), DOM_ANY), rand_leaf(1, A(2), DOM_ANY)};
+    OK(tt_gradcheck(f_two, 2, in, 2, NULL, NULL));
+    /* Only one input requiring grad: the other is a constant. */
+    OK(tt_set_requires_grad(in[1], false));
+    OK(tt_gradcheck(f_two, 2, in, 2, NULL, NULL));
+    release_all(2, in);
+}
+END_TEST
+
+/* gradcheck can fail: a function that hides one input from autograd. */
+static tt_status f_hidden(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *d = tt_detach(in[1]);
+    out[0] = d ? tt_mul(in[0], d) : NULL;
+    tt_release(d);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_gradcheck_detects_error)
+{
+    tt_tensor *in[2] = {rand_leaf(1, A(3), DOM_POS), rand_leaf(1, A(3), DOM_POS)};
+    ck_assert_int_eq(tt_gradcheck(f_hidden, 2, in, 1, NULL, NULL), TT_EAUTOGRAD);
+    ck_assert_error(TT_EAUTOGRAD, "tt_gradcheck: Jacobian mismatch for output 0 with respect "
+                                  "to input 1 at input element 0, output element 0");
+    ck_assert_error(TT_EAUTOGRAD, "analytical 0 ");
+    release_all(2, in);
+}
+END_TEST
+
+/* ------------------------------------------------ hand-written derivatives */
+
+typedef struct {
+    const char *name;
+    tt_tensor *(*fn)(const tt_tensor *);
+    double (*d)(double x); /* df/dx */
+    domain dom;
+} unary_case;
+
+static double d_neg(double x) { (void)x; return -1; }
+static double d_exp(double x) { return exp(x); }
+static double d_log(double x) { return 1 / x; }
+static double d_sqrt(double x) { return 0.5 / sqrt(x); }
+static double d_rsqrt(double x) { return -0.5 * pow(x, -1.5); }
+static double d_sin(double x) { return cos(x); }
+static double d_cos(double x) { return -sin(x); }
+static double d_tanh(double x) { return 1 / (cosh(x) * cosh(x)); }
+static double d_sigmoid(double x) { double s = 1 / (1 + exp(-x)); return s * (1 - s); }
+static double d_relu(double x) { return x > 0; }
+static double d_gelu(double x)
+{
+    const double inv_sqrt_2pi = 0.39894228040143267794;
+    return 0.5 * (1 + erf(x / sqrt(2))) + x * exp(-x * x / 2) * inv_sqrt_2pi;
+}
+static double d_abs(double x) { return x > 0 ? 1 : -1; }
+
+static const unary_case unary_cases[] = {
+    {"neg", tt_neg, d_neg, DOM_ANY},       {"exp", tt_exp, d_exp, DOM_ANY},
+    {"log", tt_log, d_log, DOM_POS},       {"sqrt", tt_sqrt, d_sqrt, DOM_POS},
+    {"rsqrt", tt_rsqrt, d_rsqrt, DOM_POS}, {"sin", tt_sin, d_sin, DOM_ANY},
+    {"cos", tt_cos, d_cos, DOM_ANY},       {"tanh", tt_tanh, d_tanh, DOM_ANY},
+    {"sigmoid", tt_sigmoid, d_sigmoid, DOM_ANY},
+    {"relu", tt_relu, d_relu, DOM_AWAY0},  {"gelu", tt_gelu, d_gelu, DOM_ANY},
+    {"abs", tt_abs, d_abs, DOM_AWAY0},
+};
+#define NUN (int)(sizeof unary_cases / sizeof unary_cases[0])
+
+/* x.grad = G * f'(x) for G of varied values, in f64 and f32. */
+START_TEST(test_unary_derivatives)
+{
+    const unary_case *c = &unary_cases[_i / 2];
+    tt_dtype dt = _i % 2 ? TT_F32 : TT_F64;
+    double xv[5], gv[5] = {1, -2, 0.5, 3, -0.25}, want[5];
+    for (int k = 0; k < 5; k++) {
+        xv[k] = draw(c->dom);
+        if (dt == TT_F32)
+            xv[k] = (double)(float)xv[k];
+        want[k] = gv[k] * c->d(xv[k]);
+    }
+    tt_tensor *x = leaf(1, A(5), dt, xv);
+    tt_tensor *g = mk(1, A(5), dt, gv);
+    tt_tensor *y = ok(c->fn(x));
+    ck_assert_int_eq(tt_dtype_of(y), dt);
+    OK(tt_backward(y, g));
+    tt_tensor *gx = tt_get_grad(x);
+    ck_assert_int_eq(tt_dtype_of(gx), dt);
+    for (int k = 0; k < 5; k++)
+        ck_assert_msg(close_to(at(gx, k), want[k], dt == TT_F32 ? 1e-5 : 1e-12),
+                      "%s %s at x = %.9g: got %.12g, want %.12g", c->name, tt_dtype_name(dt),
+                      xv[k], at(gx, k), want[k]);
+    release_all(4, (tt_tensor *[]){x, g, y, gx});
+}
+END_TEST
+
+/* relu's and abs's derivatives at exactly 0 are 0 (PyTorch: relu uses
+ * result > 0, abs uses sgn(x)); clamp's gradient passes at the bounds
+ * (min <= x <= max). */
+START_TEST(test_kink_conventions)
+{
+    tt_tensor *x = leaf(1, A(5), TT_F64, D(-0.5, 0, 0.5, 1, 2));
+    tt_tensor *g = mk(1, A(5), TT_F64, D(1, 1, 1, 1, 1));
+    tt_tensor *r = ok(tt_relu(x));
+    OK(tt_backward(r, g));
+    expect_grad(x, D(0, 0, 1, 1, 1), 0);
+    OK(tt_set_grad(x, NULL));
+    tt_tensor *a = ok(tt_abs(x));
+    OK(tt_backward(a, g));
+    expect_grad(x, D(-1, 0, 1, 1, 1), 0);
+    OK(tt_set_grad(x, NULL));
+    tt_tensor *c = ok(tt_clamp(x, 0, 1));
+    OK(tt_backward(c, g));
+    expect_grad(x, D(0, 1, 1, 1, 0), 0);
+    release_all(5, (tt_tensor *[]){x, g, r, a, c});
+}
+END_TEST
+
+START_TEST(test_binary_derivatives)
+{
+    double av[4] = {0.5, -1.5, 2, 3}, bv[4] = {2, 0.5, -1.25, 1.5}, gv[4] = {1, -2, 0.5, 3};
+    double pv[4] = {0.5, 1.5, 2, 3}; /* positive bases for pow */
+    for (int op = 0; op < 6; op++) {
+        const double *A_ = op == 4 ? pv : av;
+        tt_tensor *a = leaf(1, A(4), TT_F64, A_);
+        tt_tensor *b = leaf(1, A(4), TT_F64, bv);
+        tt_tensor *g = mk(1, A(4), TT_F64, gv);
+        tt_tensor *y = ok(op == 0   ? tt_add(a, b)
+                          : op == 1 ? tt_sub(a, b)
+                          : op == 2 ? tt_mul(a, b)
+                          : op == 3 ? tt_div(a, b)
+                          : op == 4 ? tt_pow(a, b)
+                                    : tt_add_scaled(a, b, 0.5));
+        OK(tt_backward(y, g));
+        double da[4], db[4];
+        for (int k = 0; k < 4; k++) {
+            double x = A_[k], w = bv[k], G = gv[k];
+            switch (op) {
+            case 0: da[k] = G, db[k] = G; break;
+            case 1: da[k] = G, db[k] = -G; break;
+            case 2: da[k] = G * w, db[k] = G * x; break;
+            case 3: da[k] = G / w, db[k] = -G * x / (w * w); break;
+            case 4: da[k] = G * w * pow(x, w - 1), db[k] = G * pow(x, w) * log(x); break;
+            default: da[k] = G, db[k] = 0.5 * G; break;
+            }
+        }
+        expect_grad(a, da, 1e-13);
+        expect_grad(b, db, 1e-13);
+        release_all(4, (tt_tensor *[]){a, b, g, y});
+    }
+}
+END_TEST
+
+START_TEST(test_scalar_derivatives)
+{
+    double xv[3] = {0.5, 1.5, 2}, gv[3] = {1, -2, 4};
+    for (int op = 0; op < 7; op++) {
+        tt_tensor *x = leaf(1, A(3), TT_F64, xv);
+        tt_tensor *g = mk(1, A(3), TT_F64, gv);
+        tt_tensor *y = ok(op == 0   ? tt_add_scalar(x, 3)
+                          : op == 1 ? tt_sub_scalar(x, 3)
+                          : op == 2 ? tt_mul_scalar(x, -3)
+                          : op == 3 ? tt_div_scalar(x, 4)
+                          : op == 4 ? tt_pow_scalar(x, 3)
+                          : op == 5 ? tt_pow_scalar(x, 0.5)
+                                    : tt_pow_scalar(x, 0));
+        OK(tt_backward(y, g));
+        double want[3];
+        for (int k = 0; k < 3; k++) {
+            double v = xv[k], G = gv[k];
+            want[k] = op <= 1   ? G
+                    : op == 2 ? -3 * G
+                    : op == 3 ? G / 4
+                    : op == 4 ? 3 * v * v * G
+                    : op == 5 ? 0.5 / sqrt(v) * G
+                              : 0;
+        }
+        expect_grad(x, want, 1e-14);
+        release_all(3, (tt_tensor *[]){x, g, y});
+    }
+}
+END_TEST
+
+/* pow's exponent gradient is 0 where the base is 0 (PyTorch), not NaN. */
+START_TEST(test_pow_zero_base)
+{
+    tt_tensor *a = leaf(1, A(2), TT_F64, D(0, 2));
+    tt_tensor *b = leaf(1, A(2), TT_F64, D(2, 3));
+    tt_tensor *g = mk(1, A(2), TT_F64, D(1, 1));
+    tt_tensor *y = ok(tt_pow(a, b));
+    OK(tt_backward(y, g));
+    expect_grad(a, D(0, 12), 0);
+    expect_grad(b, D(0, 8 * log(2)), 1e-15);
+    release_all(4, (tt_tensor *[]){a, b, g, y});
+}
+END_TEST
+
+START_TEST(test_where_clamp_derivatives)
+{
+    tt_tensor *c = mk(2, A(2, 1), TT_BOOL, D(1, 0));
+    tt_tensor *a = leaf(2, A(2, 3), TT_F64, D(1, 2, 3, 4, 5, 6));
+    tt_tensor *b = leaf(1, A(3), TT_F64, D(7, 8, 9));
+    tt_tensor *g = mk(2, A(2, 3), TT_F64, D(1, 2, 3, 4, 5, 6));
+    tt_tensor *y = ok(tt_where(c, a, b));
+    expect(y, 2, A(2, 3), D(1, 2, 3, 7, 8, 9), 0);
+    OK(tt_backward(y, g));
+    expect_grad(a, D(1, 2, 3, 0, 0, 0), 0);
+    expect_grad(b, D(4, 5, 6), 0); /* row 1, summed to [3] */
+    tt_tensor *x = leaf(1, A(4), TT_F64, D(-2, -0.25, 0.25, 2));
+    tt_tensor *gx = mk(1, A(4), TT_F64, D(1, 2, 3, 4));
+    tt_tensor *z = ok(tt_clamp(x, -1, 1));
+    OK(tt_backward(z, gx));
+    expect_grad(x, D(0, 2, 3, 0), 0);
+    release_all(8, (tt_tensor *[]){c, a, b, g, y, x, gx, z});
+}
+END_TEST
+
+/* ------------------------------------------------------ deep and wide */
+
+#define DEEP 20000
+
+START_TEST(test_deep_chain)
+{
+    tt_tensor *x = leaf(1, A(4), TT_F64, D(1, 2, 3, 4));
+    tt_tensor *y = tt_retain(x);
+    for (int i = 0; i < DEEP; i++) {
+        tt_tensor *n = ok(tt_add_scalar(y, 1));
+        tt_release(y);
+        y = n;
+    }
+    expect(y, 1, A(4), D(DEEP + 1, DEEP + 2, DEEP + 3, DEEP + 4), 0);
+    tt_tensor *g = mk(1, A(4), TT_F64, D(1, 2, 3, 4));
+    OK(tt_backward(y, g));
+    expect_grad(x, D(1, 2, 3, 4), 0);
+    tt_release(y); /* frees DEEP nodes */
+    /* A deep chain released without backward. */
+    y = tt_retain(x);
+    for (int i = 0; i < DEEP; i++) {
+        tt_tensor *n = ok(tt_mul_scalar(y, 1));
+        tt_release(y);
+        y = n;
+    }
+    tt_release(y);
+    ck_assert_int_eq(tt_live_tensors(), 3); /* x, x.grad and g */
+    release_all(2, (tt_tensor *[]){x, g});
+}
+END_TEST
+
+/* A chain c_k = s_k + c_(k-1), s_k = x_k + n, x_k = l_k + n with one
+ * shared non-leaf n. Releasing it queues many nodes at once and meets n
+ * twice in a row from dying nodes: a release that queued a node before
+ * dropping its count would queue n twice and lose the rest of the chain
+ * (the leaf it holds would stay alive). */
+START_TEST(test_shared_node_release)
+{
+    for (int with_backward = 0; with_backward < 2; with_backward++) {
+        tt_tensor *x = leaf(1, A(2), TT_F64, D(1, -1));
+        tt_tensor *n = ok(tt_mul_scalar(x, 2));
+        tt_tensor *c = ok(tt_add_scalar(x, 0));
+        for (int k = 0; k < 300; k++) {
+            tt_tensor *l = ok(tt_add_scalar(x, 0));
+            tt_tensor *xk = ok(tt_add(l, n));
+            tt_tensor *s = ok(tt_add(xk, n));
+            tt_tensor *c2 = ok(tt_add(s, c));
+            release_all(4, (tt_tensor *[]){l, xk, s, c});
+            c = c2;
+        }
+        tt_release(n);
+        if (with_backward) {
+            tt_tensor *g = mk(1, A(2), TT_F64, D(1, 1));
+            OK(tt_backward(c, g));
+            /* c = x + 300 (x + 2 (2 x)) = 1501 x */
+            expect_grad(x, D(1501, 1501), 0);
+            tt_release(g);
+            OK(tt_set_grad(x, NULL));
+        }
+        tt_release(c);
+        tt_release(x);
+        ck_assert_int_eq(tt_live_tensors(), 0);
+    }
+}
+END_TEST
+
+/* A wide graph: one leaf feeding many nodes. */
+START_TEST(test_wide_graph)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *acc = ok(tt_mul_scalar(x, 0));
+    for (int i = 1; i <= 500; i++) {
+        tt_tensor *t = ok(tt_mul_scalar(x, i));
+        tt_tensor *n = ok(tt_add(acc, t));
+        tt_release(t);
+        tt_release(acc);
+        acc = n;
+    }
+    tt_tensor *g = mk(1, A(3), TT_F64, D(1, 1, 1));
+    OK(tt_backward(acc, g));
+    expect_grad(x, D(125250, 125250, 125250), 0);
+    release_all(3, (tt_tensor *[]){x, acc, g});
+}
+END_TEST
+
+/* ------------------------------------------------------------ memory */
+
+START_TEST(test_graph_freed_without_backward)
+{
+    tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *w = leaf(1, A(3), TT_F64, D(4, 5, 6));
+    ck_assert_int_eq(tt_live_tensors(), 2);
+    tt_scope_begin();
+    tt_tensor *y = tt_exp(tt_sin(tt_div(tt_mul(x, w), tt_add_scalar(w, 1))));
+    tt_keep(y);
+    tt_scope_end();
+    ck_assert_ptr_nonnull(y);
+    /* y, plus saved tensors held by its graph. */
+    ck_assert_int_gt(tt_live_tensors(), 3);
+    tt_release(y);
+    ck_assert_int_eq(tt_live_tensors(), 2);
+    /* The graph held the leaves (and only through it were they alive). */
+    y = ok(tt_mul(x, w));
+    tt_release(x);
+    tt_release(w);
+    ck_assert_int_gt(tt_live_tensors(), 0);
+    tt_release(y);
+}
+END_TEST
+
+/* Every allocation on the recording and backward paths can fail: the
+ * call reports it and nothing leaks (the fixture counts tensors). */
+START_TEST(test_alloc_failures)
+{
+    int fails[2] = {0, 0};
+    for (int phase = 0; phase < 2; phase++) {
+        bool done = false;
+        for (int n = 1; n < 400 && !done; n++) {
+            tt_tensor *x = leaf(1, A(3), TT_F64, D(1, 2, 3));
+            tt_tensor *w = leaf(1, A(3), TT_F64, D(4, 5, 6));
+            tt_tensor *g = mk(1, A(3), TT_F64, D(1, 1, 1));
+            tt_tensor *c = leaf(1, A(1), TT_F64, D(0.5)), *z = NULL;
+            tt_tensor *h = NULL, *y = NULL;
+            tt_status st;
+            if (phase == 0) { /* recording */
+                tt_debug_fail_alloc(n);
+                h = tt_mul(x, w);
+                y = h ? tt_exp(h) : NULL;
+                tt_debug_fail_alloc(0);
+                st = y ? TT_OK : tt_errcode();
+            } else { /* backward */
+                /* broadcast reduction (c) and accumulation into an
+                 * existing .grad (x) */
+                h = ok(tt_mul(x, w));
+                y = ok(tt_exp(h));
+                z = ok(tt_add(y, c));
+                tt_tensor *zero = mk(1, A(3), TT_F64, D(0, 0, 0));
+                OK(tt_set_grad(x, zero));
+                tt_release(zero);
+                tt_debug_fail_alloc(n);
+                st = tt_backward(z, g);
+                tt_debug_fail_alloc(0);
+            }
+            if (st) {
+                ck_assert_int_eq(st, TT_ENOMEM);
+                ck_assert_error(TT_ENOMEM, "");
+                fails[phase]++;
+            } else {
+                done = true;
+                if (phase == 1) {
+                    expect_grad(w, D(exp(4), 2 * exp(10), 3 * exp(18)), 1e-12);
+                    expect_grad(x, D(4 * exp(4), 5 * exp(10), 6 * exp(18)), 1e-12);
+                    expect_grad(c, D(3), 0);
+                }
+            }
+            release_all(7, (tt_tensor *[]){x, w, g, h, y, c, z});
+            ck_assert_int_eq(tt_live_tensors(), 0);
+        }
+        ck_assert(done);
+    }
+    ck_assert_int_ge(fails[0], 4);
+    ck_assert_int_ge(fails[1], 4);
+}
+END_TEST
+
+/* -------------------------------------------------------------- suite */
+
+static Suite *autograd_suite(void)
+{
+    Suite *s = suite_create("autograd");
+    TCase *tc = tt_tcase("requires_grad");
+    tcase_add_test(tc, test_requires_grad_dtypes);
+    tcase_add_test(tc, test_only_leaves_switch);
+    tcase_add_test(tc, test_grad_fn_names);
+    tcase_add_test(tc, test_integer_results);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("backward");
+    tcase_add_test(tc, test_backward_implicit_scalar);
+    tcase_add_test(tc, test_backward_explicit_grad);
+    tcase_add_test(tc, test_backward_errors);
+    tcase_add_test(tc, test_grad_accumulates);
+    tcase_add_test(tc, test_two_paths);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("tt_grad");
+    tcase_add_test(tc, test_grad_leaves_and_intermediates);
+    tcase_add_test(tc, test_grad_multiple_outputs);
+    tcase_add_test(tc, test_grad_errors);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("broadcast_dtype");
+    tcase_add_test(tc, test_broadcast_row);
+    tcase_add_test(tc, test_broadcast_outer);
+    tcase_add_test(tc, test_broadcast_0dim);
+    tcase_add_test(tc, test_broadcast_expanded_input);
+    tcase_add_test(tc, test_mixed_dtypes);
+    tcase_add_test(tc, test_empty_tensors);
+    tcase_add_test(tc, test_fake_tensors);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("no_grad_versions");
+    tcase_add_test(tc, test_no_grad);
+    tcase_add_test(tc, test_saved_version_check);
+    tcase_add_test(tc, test_unsaved_writes_allowed);
+    tcase_add_test(tc, test_unary_saved_tensors);
+    tcase_add_test(tc, test_second_backward);
+    tcase_add_test(tc, test_saved_freed_after_backward);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("inplace");
+    tcase_add_test(tc, test_inplace_on_leaf);
+    tcase_add_test(tc, test_inplace_on_nonleaf);
+    tcase_add_test(tc, test_inplace_invalidates_saved);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("derivatives");
+    tcase_add_loop_test(tc, test_gradcheck_ops, 0, NGC * SH_COUNT);
+    tcase_add_test(tc, test_gradcheck_composite);
+    tcase_add_test(tc, test_gradcheck_detects_error);
+    tcase_add_loop_test(tc, test_unary_derivatives, 0, NUN * 2);
+    tcase_add_test(tc, test_kink_conventions);
+    tcase_add_test(tc, test_binary_derivatives);
+    tcase_add_test(tc, test_scalar_derivatives);
+    tcase_add_test(tc, test_pow_zero_base);
+    tcase_add_test(tc, test_where_clamp_derivatives);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("graphs");
+    tcase_add_test(tc, test_deep_chain);
+    tcase_add_test(tc, test_shared_node_release);
+    tcase_add_test(tc, test_wide_graph);
+    tcase_add_test(tc, test_graph_freed_without_backward);
+    tcase_add_test(tc, test_alloc_failures);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(autograd_suite)
