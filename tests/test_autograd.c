@@ -1089,8 +1089,7 @@ START_TEST(test_inplace_invalidates_saved)
     OK(tt_backward(h, g));
     expect_grad(x, D(1, 1), 0);
     /* div_ saves its result (setup_context sees inputs after the write,
-     * so the old self is gone): a later write to it is caught. PyTorch
-     * keeps a copy of the original self instead and allows this. */
+     * so the old self is gone): a later write to it is caught. */
     tt_tensor *w = leaf(1, A(2), TT_F64, D(2, 4));
     tt_tensor *z = ok(tt_add_scalar(x, 0));
     OK(tt_div_(z, w));
