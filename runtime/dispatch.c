@@ -293,6 +293,18 @@ static bool is_argument(const tt_tensor *t, const tt_value *args, int nargs)
  * the caller already owns it, inside the scope or not, and the returned
  * reference is an extra one the caller drops; the scope taking it would
  * release the caller's tensor at its end. */
+tt_status tt_op_call_unchecked(const tt_op *op, const tt_value *args, int nargs,
+                               tt_value *outs, int nouts)
+{
+    tt_status st = check_call(op, outs, nouts);
+    if (st)
+        return st;
+    if (nargs != op->nargs)
+        return tt_error(TT_EINVAL, "%s: tt_op_call_unchecked needs all %d arguments, got %d",
+                        op->name, op->nargs, nargs);
+    return tt__dispatch_backend(op, args, nargs, outs, nouts);
+}
+
 static tt_status adopt_outputs(const tt_value *args, int nargs, tt_value *outs, int nouts)
 {
     for (int i = 0; i < nouts; i++) {

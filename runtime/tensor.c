@@ -89,6 +89,16 @@ void tt__scope_resume(void)
         scope_floor = saved_floors[nsuspend];
 }
 
+void tt_scope_pause(void) { tt__scope_suspend(); }
+void tt_scope_resume(void) { tt__scope_resume(); }
+
+tt_status tt_scope_adopt(tt_tensor *t)
+{
+    if (!t)
+        return TT_OK;
+    return tt__scope_add(t) ? TT_OK : tt_errcode();
+}
+
 void tt_scope_begin(void)
 {
     if (scopes.depth < MAX_SCOPE_DEPTH)

@@ -196,6 +196,13 @@ tt_tensor *tt_release(tt_tensor *t); /* drops a reference; returns NULL */
 void tt_scope_begin(void);
 void tt_scope_end(void);
 tt_tensor *tt_keep(tt_tensor *t);
+/* For code that manages its references itself (the tracer's compiled
+ * plans): tensors created between pause and resume belong to no scope, and
+ * tt_scope_adopt(t) hands t's reference to the innermost scope (if one is
+ * open), as if t had been created there. Pauses nest. */
+void tt_scope_pause(void);
+void tt_scope_resume(void);
+tt_status tt_scope_adopt(tt_tensor *t);
 
 /* Factories. `sizes` has `ndim` entries (0 <= ndim <= 8, sizes >= 0). */
 tt_tensor *tt_empty(int ndim, const int64_t *sizes, tt_dtype dt);
@@ -584,6 +591,13 @@ tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs,
                    TT_HERE)
 /* The line of the innermost tt_call running on this thread ({0} if none). */
 tt_srcloc tt_callsite(void);
+
+/* For compiled plans: runs op's kernel directly (the fake kernel when an
+ * input is fake), skipping argument binding, modes and autograd. args
+ * must be complete (defaults filled in) and of the schema's types, as a
+ * recorded graph's are. */
+tt_status tt_op_call_unchecked(const tt_op *op, const tt_value *args, int nargs,
+                               tt_value *outs, int nouts);
 
 /* ------------------------------------------------------ dispatch modes */
 

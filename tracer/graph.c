@@ -1,5 +1,6 @@
 /* The graph IR: building, inspection, verification and text printing. */
 #include "graph_impl.h"
+#include "print_impl.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -378,103 +379,6 @@ tt_status tt_graph_verify(const tt_graph *g)
 
 /* -------------------------------------------------------------- printing */
 
-/* A growable string (freed by the caller with free()). */
-typedef struct {
-    char *s;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return;
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t nc = (b->cap ? b->cap * 2 : 256) + (size_t)n;
-        char *ns = realloc(b->s, nc);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = nc;
-    }
-}
-
-static void print_ref(sbuf *b, const tt_graph *g, gref r)
-{
-    const gnode *n = &g->nodes[r.node];
-    if (n->nvals > 1)
-        sb_printf(b, "%s[%d]", n->name, r.out);
-    else
-        sb_printf(b, "%s", n->name);
-}
-
-static void print_const(sbuf *b, const tt_value *v)
-{
-    switch (v->kind) {
-    case TT_V_NONE: sb_printf(b, "None"); break;
-    case TT_V_INT: sb_printf(b, "%lld", (long long)v->u.i); break;
-    case TT_V_FLOAT: sb_printf(b, "%.17g", v->u.f); break;
-    case TT_V_BOOL: sb_printf(b, v->u.b ? "True" : "False"); break;
-    case TT_V_STR: sb_printf(b, "\"%s\"", v->u.s); break;
-    case TT_V_DTYPE: sb_printf(b, "%s", tt_dtype_name(v->u.dtype)); break;
-    case TT_V_DEVICE: sb_printf(b, "%s", tt_device_name(v->u.device)); break;
-    case TT_V_INTS:
-        sb_printf(b, "[");
-        for (int i = 0; i < v->n; i++) {
-            char one[64];
-            tt_size_str(v->u.ints[i], one, sizeof one);
-            sb_printf(b, "%s%s", i ? ", " : "", one);
-        }
-        sb_printf(b, "]");
-        break;
-    case TT_V_FLOATS:
-        sb_printf(b, "[");
-        for (int i = 0; i < v->n; i++)
-            sb_printf(b, "%s%.17g", i ? ", " : "", v->u.floats[i]);
-        sb_printf(b, "]");
-        break;
-    case TT_V_BOOLS:
-        sb_printf(b, "[");
-        for (int i = 0; i < v->n; i++)
-            sb_printf(b, "%s%s", i ? ", " : "", v->u.bools[i] ? "True" : "False");
-        sb_printf(b, "]");
-        break;
-    default: sb_printf(b, "?"); break;
-    }
-}
-
-static bool same_value(const tt_value *a, const tt_value *b)
-{
-    if (a->kind != b->kind || a->n != b->n)
-        return false;
-    switch (a->kind) {
-    case TT_V_NONE: return true;
-    case TT_V_INT: return a->u.i == b->u.i;
-    case TT_V_FLOAT: return a->u.f == b->u.f;
-    case TT_V_BOOL: return a->u.b == b->u.b;
-    case TT_V_STR: return strcmp(a->u.s, b->u.s) == 0;
-    case TT_V_DTYPE: return a->u.dtype == b->u.dtype;
-    case TT_V_DEVICE: return a->u.device == b->u.device;
-    case TT_V_INTS: return !a->n || memcmp(a->u.ints, b->u.ints, sizeof(int64_t) * (size_t)a->n) == 0;
-    case TT_V_FLOATS: return !a->n || memcmp(a->u.floats, b->u.floats, sizeof(double) * (size_t)a->n) == 0;
-    case TT_V_BOOLS: return !a->n || memcmp(a->u.bools, b->u.bools, sizeof(bool) * (size_t)a->n) == 0;
-    default: return false;
-    }
-}
-
 void tt__print_args(sbuf *b, const tt_graph *g, const gnode *n);
 void tt__print_args(sbuf *b, const tt_graph *g, const gnode *n)
 {
@@ -507,16 +411,6 @@ void tt__print_args(sbuf *b, const tt_graph *g, const gnode *n)
             sb_printf(b, "]");
         }
     }
-}
-
-static void print_type(sbuf *b, const tt_tensor *t)
-{
-    char shape[256];
-    if (!t) {
-        sb_printf(b, "None");
-        return;
-    }
-    sb_printf(b, "%s%s", tt_dtype_name(tt_dtype_of(t)), tt_shape_str(t, shape, sizeof shape));
 }
 
 char *tt_graph_to_text(const tt_graph *g)

@@ -275,10 +275,14 @@ tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_ten
     current = tr;
     if (tr->fake)
         tt_fake_mode_begin();
+    tt__symbolic_start(tr);
     tt_clear_error();
     st = fn(vals, nin, outs, nout, tr->opts.ud);
+    tt__symbolic_stop(tr);
     if (tr->fake)
         tt_fake_mode_end();
+    if (!st && tr->sym && tr->sym->oom)
+        st = tt_error(TT_ENOMEM, "tt_trace: out of memory recording guards");
     current = saved;
     tt_mode_pop();
     if (st && tt_errcode() == TT_OK)
@@ -307,37 +311,45 @@ tt_status tt__tracer_set_outputs(tracer *tr, tt_tensor **outs, int nout)
     return tt__graph_set_output(tr->g, refs, nout) < 0 ? tt_errcode() : TT_OK;
 }
 
-tt_graph *tt_trace(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace_opts *opts)
+tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
+                         const tt_trace_opts *opts)
 {
     if (!fn || nin < 0 || nin > TT_TRACE_MAX_INPUTS || (nin > 0 && !inputs)) {
+        memset(tr, 0, sizeof *tr);
         tt_error(TT_EINVAL, "tt_trace: expects a function and 0 to %d inputs",
                  TT_TRACE_MAX_INPUTS);
         return NULL;
     }
-    tracer tr;
     tt_tensor *vals[TT_TRACE_MAX_INPUTS], *outs[TT_TRACE_MAX_OUTS] = {0};
-    tt_status st = tt__tracer_begin(&tr, opts, NULL);
-    if (!st && tr.opts.nout > TT_TRACE_MAX_OUTS)
+    tt_status st = tt__tracer_begin(tr, opts, NULL);
+    if (!st && tr->opts.nout > TT_TRACE_MAX_OUTS)
         st = tt_error(TT_EINVAL, "tt_trace: at most %d outputs", TT_TRACE_MAX_OUTS);
     int nin_made = 0;
     if (!st) {
-        st = tt__tracer_add_inputs(&tr, nin, inputs, vals);
+        st = tt__tracer_add_inputs(tr, nin, inputs, vals);
         nin_made = nin;
     }
     if (!st)
-        st = tt__tracer_run(&tr, fn, nin, vals, outs);
+        st = tt__tracer_run(tr, fn, nin, vals, outs);
     if (!st)
-        st = tt__tracer_set_outputs(&tr, outs, tr.opts.nout);
+        st = tt__tracer_set_outputs(tr, outs, tr->opts.nout);
     if (!st)
-        st = tt_graph_verify(tr.g);
+        st = tt_graph_verify(tr->g);
     for (int i = 0; i < nin_made; i++)
         tt_release(vals[i]);
-    for (int i = 0; i < TT_TRACE_MAX_OUTS && i < tr.opts.nout; i++)
+    for (int i = 0; i < TT_TRACE_MAX_OUTS && i < tr->opts.nout; i++)
         tt_release(outs[i]);
-    tt__tracer_end(&tr);
     if (st)
-        return tt_graph_free(tr.g);
-    return tr.g;
+        tr->g = tt_graph_free(tr->g);
+    return tr->g;
+}
+
+tt_graph *tt_trace(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace_opts *opts)
+{
+    tracer tr;
+    tt_graph *g = tt__trace_keep(&tr, fn, nin, inputs, opts);
+    tt__tracer_end(&tr);
+    return g;
 }
 
 void tt__tracer_end(tracer *tr)

@@ -19,6 +19,28 @@
 
 typedef struct tracer tracer;
 
+/* Symbolic mode: the symbols made for each input dim, and the guards. */
+typedef struct {
+    tt_guard_op op;
+    tt_size a, b;
+    bool result;
+} sym_guard;
+
+typedef struct {
+    int ndim;
+    tt_size sizes[TT_MAX_DIMS];    /* symbols, or the concrete 0/1 */
+    int64_t concrete[TT_MAX_DIMS]; /* the example sizes */
+    int order[TT_MAX_DIMS];        /* dims innermost first */
+} sym_input;
+
+typedef struct sym_state {
+    sym_input inputs[TT_TRACE_MAX_INPUTS];
+    int ninputs;
+    sym_guard *guards;
+    int nguards, cap_guards;
+    bool oom;
+} sym_state;
+
 struct tracer {
     tt_mode mode; /* first: the runtime hands handlers this pointer */
     tt_trace_opts opts;
@@ -35,7 +57,7 @@ struct tracer {
                           const char *reason, tt_srcloc loc);
     void *split; /* the splitting state of explain */
     /* Symbolic mode: the symbols made for the inputs. */
-    struct sym_state *sym;
+    sym_state *sym;
 };
 
 tracer *tt__tracer_current(void);
@@ -50,6 +72,10 @@ tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tens
 tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_tensor **outs);
 tt_status tt__tracer_set_outputs(tracer *tr, tt_tensor **outs, int nout);
 void tt__tracer_end(tracer *tr);
+/* tt_trace, leaving the tracer's symbolic state for the caller (compile
+ * keeps its guards); the caller calls tt__tracer_end. */
+tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
+                         const tt_trace_opts *opts);
 
 /* explain.c: an op with no fake kernel run eagerly at a break. */
 tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args, int nargs,
@@ -58,6 +84,8 @@ tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args
 /* symbolic.c */
 tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x);
 void tt__symbolic_end(tracer *tr);
+void tt__symbolic_start(tracer *tr); /* install the guard hook */
+void tt__symbolic_stop(tracer *tr);
 
 /* The calling line of the innermost tt_call on this thread. */
 static inline tt_srcloc tt__callsite(void) { return tt_callsite(); }

@@ -117,6 +117,59 @@ const tt_break_info *tt_explain_break(const tt_explain *e, int i);
 /* "Graph count: 2\nGraph break count: 1\nBreak 1: ..." (free()). */
 char *tt_explain_to_text(const tt_explain *e);
 
+/* ------------------------------------------------------------- compile */
+
+/* tt_compile returns a callable. The first call traces fn (fake or
+ * symbolic mode, per opts) and builds a plan; later calls whose inputs
+ * satisfy the plan's guards replay it without running fn. Guards: dtype,
+ * rank, requires_grad, and sizes and strides (fake mode), or in symbolic
+ * mode the layout, the 0/1 sizes that were specialized, and every
+ * comparison of symbolic sizes made while tracing. A call failing every
+ * cached plan's guards traces again and caches another plan. With
+ * fullgraph off, a function that breaks the graph runs eagerly (its result
+ * is the eager result); with fullgraph on, the break is the call's error. */
+typedef struct tt_compiled tt_compiled;
+
+typedef struct {
+    int64_t calls;
+    int64_t hits;        /* replayed a cached plan */
+    int64_t misses;      /* traced (first call, or guards failed) */
+    int64_t eager_calls; /* ran fn eagerly because of graph breaks */
+    int plans;           /* plans cached */
+    int graph_breaks;    /* breaks seen when tracing */
+    /* Why the last miss happened: "first call" or the failed guard,
+     * e.g. "input 0: size of dim 1 is 5, the plan was traced with 4". */
+    char last_miss[256];
+} tt_compile_stats;
+
+tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts);
+tt_compiled *tt_compiled_free(tt_compiled *c); /* NULL-safe; returns NULL */
+/* outputs receive new references. */
+tt_status tt_compiled_call(tt_compiled *c, tt_tensor **inputs, tt_tensor **outputs);
+void tt_compiled_stats(const tt_compiled *c, tt_compile_stats *out);
+/* The graph of cached plan i (in the order they were made), after the
+ * plan's passes; NULL when there is none. */
+const tt_graph *tt_compiled_graph(const tt_compiled *c, int i);
+
+/* ---------------------------------------------------- DOT and pictures */
+
+/* DOT text of a graph (free() it), or NULL on failure. Deterministic: the
+ * same graph always gives the same bytes (nodes are n0, n1, ... in graph
+ * order). Placeholders, constants, built-in ops, custom ops (opaque: bold
+ * double border, orange) and the output are styled apart; an argument the
+ * op writes is a red dashed edge labelled "writes"; edges are labelled with
+ * the argument ("#1 self") or the output index. */
+char *tt_graph_to_dot(const tt_graph *g);
+tt_status tt_graph_write_dot(const tt_graph *g, FILE *f); /* f NULL: stdout */
+/* Every graph of an explain result as a cluster "graph N", with each break
+ * drawn as a red octagon (kind, reason, file:line) between the graphs. */
+char *tt_explain_to_dot(const tt_explain *e);
+tt_status tt_explain_write_dot(const tt_explain *e, FILE *f);
+/* Renders through graphviz (dot layout) into the file at `path`; format
+ * is "svg" or "png". Graphviz's messages become the error message. */
+tt_status tt_graph_render(const tt_graph *g, const char *format, const char *path);
+tt_status tt_explain_render(const tt_explain *e, const char *format, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,367 @@
+/* DOT dumps of graphs and of explain results.
+ *
+ * The text is deterministic: nodes are named by their index (n0, n1, ...),
+ * never by address, and everything is emitted in graph order, so the same
+ * graph always gives byte-identical DOT (golden files rely on it). Labels
+ * are plain quoted strings (no record or HTML shapes), so the only
+ * characters to escape are the ones DOT strings and label escapes give a
+ * meaning to.
+ *
+ * Styles, one per kind of node:
+ *   placeholder   ellipse, light blue
+ *   constant      cylinder, light green
+ *   built-in op   rounded box, light grey
+ *   custom op     box with a bold double border, orange: opaque to us
+ *   output        inverted house, lavender
+ *   graph break   red octagon (explain dumps only)
+ * An argument the op writes (schema Tensor(a!)) is a red dashed edge
+ * labelled "writes"; every other argument edge is labelled "#i name". */
+#include "print_impl.h"
+
+#include <errno.h>
+
+#define FONT "Helvetica"
+
+/* Appends s as the inside of a DOT quoted string used as a label: quotes
+ * and backslashes escaped, newlines as \n (a centred line break), '&'
+ * spelled &amp; (graphviz decodes entities in plain labels), other control
+ * characters as spaces and malformed UTF-8 bytes as '?' (graphviz would
+ * warn and reinterpret the whole graph as Latin-1). */
+static void put_escaped(sbuf *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            sb_printf(b, "\\%c", c);
+        } else if (c == '\n') {
+            sb_printf(b, "\\n");
+        } else if (c == '&') {
+            sb_printf(b, "&amp;");
+        } else if (c < 0x20 || c == 0x7f) {
+            sb_printf(b, " ");
+        } else if (c < 0x80) {
+            sb_printf(b, "%c", c);
+        } else {
+            int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                  : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+            for (int k = 1; k < n; k++)
+                if ((p[k] & 0xc0) != 0x80)
+                    n = 0; /* also stops at the terminating NUL */
+            if (n) {
+                sb_printf(b, "%.*s", n, (const char *)p);
+                p += n;
+                continue;
+            }
+            sb_printf(b, "?");
+        }
+        p++;
+    }
+}
+
+/* ------------------------------------------------------------- labels */
+
+/* The non-tensor arguments worth showing: those not at their default
+ * (crop's box, sum's dims), as "name=value". */
+static void put_const_args(sbuf *b, const gnode *n)
+{
+    const tt_schema *s = tt_op_schema(n->op);
+    for (int i = 0; i < n->nargs; i++) {
+        const garg *a = &n->args[i];
+        const tt_arg *sa = s ? tt_schema_arg(s, i) : NULL;
+        if (a->kind != GARG_CONST || (sa && sa->type.base == TT_T_TENSOR && a->v.kind == TT_V_NONE))
+            continue;
+        if (sa && sa->has_default && same_value(&a->v, &sa->default_value))
+            continue;
+        sb_printf(b, "\n%s=", sa && sa->name[0] ? sa->name : "arg");
+        print_const(b, &a->v);
+    }
+}
+
+/* The node's label before escaping: its name, what it is, then the
+ * dtype and shape of each value it makes. */
+static void node_label(sbuf *b, const gnode *n)
+{
+    sb_printf(b, "%s", n->name);
+    switch (n->kind) {
+    case TT_NODE_PLACEHOLDER: sb_printf(b, "\nplaceholder"); break;
+    case TT_NODE_CONSTANT: sb_printf(b, "\nconstant"); break;
+    case TT_NODE_OP:
+        sb_printf(b, "\n%s", tt_op_name(n->op));
+        put_const_args(b, n);
+        break;
+    case TT_NODE_OUTPUT: return;
+    }
+    for (int j = 0; j < n->nvals; j++) {
+        sb_printf(b, "\n");
+        if (n->nvals > 1)
+            sb_printf(b, "[%d] ", j);
+        print_type(b, n->vals[j]);
+    }
+}
+
+static const char *node_style(const gnode *n)
+{
+    switch (n->kind) {
+    case TT_NODE_PLACEHOLDER: return "shape=ellipse, fillcolor=\"#cfe2f3\"";
+    case TT_NODE_CONSTANT: return "shape=cylinder, fillcolor=\"#d9ead3\"";
+    case TT_NODE_OUTPUT: return "shape=invhouse, fillcolor=\"#d9d2e9\"";
+    case TT_NODE_OP: break;
+    }
+    if (tt_op_is_builtin(n->op))
+        return "shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\"";
+    /* A custom op is a black box to the tracer: make it look like one. */
+    return "shape=box, style=\"filled,bold\", peripheries=2, penwidth=2, "
+           "fillcolor=\"#f6b26b\"";
+}
+
+/* --------------------------------------------------------------- graph */
+
+/* Node ids: "n3" in a lone graph, "g2_n3" in cluster 2 of an explain. */
+static void put_id(sbuf *b, int cluster, int node)
+{
+    if (cluster)
+        sb_printf(b, "g%d_n%d", cluster, node);
+    else
+        sb_printf(b, "n%d", node);
+}
+
+static void put_edge(sbuf *b, const tt_graph *g, int cluster, const char *indent, gref from,
+                     int to, int argi, const tt_arg *sa, int elem, bool writes)
+{
+    sbuf lab = {0};
+    sb_printf(&lab, "#%d %s", argi + 1, sa && sa->name[0] ? sa->name : "arg");
+    if (elem >= 0)
+        sb_printf(&lab, "[%d]", elem);
+    if (g->nodes[from.node].nvals > 1)
+        sb_printf(&lab, " (out %d)", from.out);
+    if (writes)
+        sb_printf(&lab, "\nwrites");
+    sb_printf(b, "%s", indent);
+    put_id(b, cluster, from.node);
+    sb_printf(b, " -> ");
+    put_id(b, cluster, to);
+    sb_printf(b, " [label=\"");
+    put_escaped(b, lab.s ? lab.s : "");
+    sb_printf(b, "\"%s];\n",
+              writes ? ", color=red, fontcolor=red, style=dashed, penwidth=1.5" : "");
+    b->oom |= lab.oom;
+    free(lab.s);
+}
+
+/* The nodes and edges of g, each line prefixed with `indent`. */
+static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent)
+{
+    for (int i = 0; i < g->n; i++) {
+        const gnode *n = &g->nodes[i];
+        sbuf lab = {0};
+        node_label(&lab, n);
+        sb_printf(b, "%s", indent);
+        put_id(b, cluster, i);
+        sb_printf(b, " [label=\"");
+        put_escaped(b, lab.s ? lab.s : "");
+        sb_printf(b, "\", %s];\n", node_style(n));
+        b->oom |= lab.oom;
+        free(lab.s);
+    }
+    for (int i = 0; i < g->n; i++) {
+        const gnode *n = &g->nodes[i];
+        const tt_schema *s = n->kind == TT_NODE_OP ? tt_op_schema(n->op) : NULL;
+        for (int a = 0; a < n->nargs; a++) {
+            const garg *ga = &n->args[a];
+            const tt_arg *sa = s && a < tt_schema_nargs(s) ? tt_schema_arg(s, a) : NULL;
+            bool writes = sa && sa->is_write;
+            if (ga->kind == GARG_REF)
+                put_edge(b, g, cluster, indent, ga->ref, i, a, sa, -1, writes);
+            for (int k = 0; ga->kind == GARG_REFS && k < ga->nrefs; k++)
+                if (ga->refs[k].node >= 0)
+                    put_edge(b, g, cluster, indent, ga->refs[k], i, a, sa, k, writes);
+        }
+        for (int k = 0; k < n->nouts; k++) {
+            sb_printf(b, "%s", indent);
+            put_id(b, cluster, n->outs[k].node);
+            sb_printf(b, " -> ");
+            put_id(b, cluster, i);
+            sb_printf(b, " [label=\"out %d\", color=\"#674ea7\", fontcolor=\"#674ea7\"];\n", k);
+        }
+    }
+}
+
+static void put_header(sbuf *b, const char *name, const char *label)
+{
+    sb_printf(b, "digraph \"");
+    put_escaped(b, name);
+    sb_printf(b, "\" {\n  graph [rankdir=TB, label=\"");
+    put_escaped(b, label);
+    sb_printf(b, "\", labelloc=t, fontname=\"" FONT "\", fontsize=14];\n"
+                 "  node [fontname=\"" FONT "\", fontsize=10, style=filled, "
+                 "fillcolor=white];\n"
+                 "  edge [fontname=\"" FONT "\", fontsize=9];\n");
+}
+
+static char *finish(sbuf *b, const char *fn)
+{
+    if (b->oom) {
+        free(b->s);
+        tt_error(TT_ENOMEM, "%s: out of memory writing the DOT text", fn);
+        return NULL;
+    }
+    return b->s;
+}
+
+char *tt_graph_to_dot(const tt_graph *g)
+{
+    if (!g) {
+        tt_error(TT_EINVAL, "tt_graph_to_dot: argument 'graph' (#1) is NULL");
+        return NULL;
+    }
+    sbuf b = {0};
+    put_header(&b, g->name, g->name);
+    put_body(&b, g, 0, "  ");
+    sb_printf(&b, "}\n");
+    return finish(&b, "tt_graph_to_dot");
+}
+
+/* ------------------------------------------------------------- explain */
+
+/* The gist of a break reason for a node label: the reason up to its first
+ * ", " outside brackets and quotes ("mylib::foo has no fake kernel", "tt_item
+ * reads the data of f32[4, 3] (graph value relu)"), capped in length and
+ * wrapped at spaces into lines of about `width` characters. */
+static void put_short_reason(sbuf *b, const char *reason, int width)
+{
+    enum { CAP = 160 };
+    char r[CAP + 4];
+    int depth = 0, len = 0;
+    bool quoted = false, cut = false;
+    for (const char *p = reason; *p; p++) {
+        if (*p == '"')
+            quoted = !quoted;
+        else if (!quoted && (*p == '[' || *p == '('))
+            depth++;
+        else if (!quoted && (*p == ']' || *p == ')') && depth > 0)
+            depth--;
+        else if (!quoted && !depth && p[0] == ',' && p[1] == ' ')
+            break;
+        if (len == CAP) {
+            cut = true;
+            break;
+        }
+        r[len++] = *p;
+    }
+    /* Never cut a UTF-8 sequence in half (r holds reason's first len bytes). */
+    while (cut && len > 0 && ((unsigned char)reason[len] & 0xc0) == 0x80)
+        len--;
+    if (cut)
+        r[len++] = '.', r[len++] = '.', r[len++] = '.';
+    r[len] = '\0';
+    int col = 0;
+    for (char *w = r; *w;) {
+        int n = (int)strcspn(w, " ");
+        if (col && col + 1 + n > width) {
+            sb_printf(b, "\n");
+            col = 0;
+        } else if (col) {
+            sb_printf(b, " ");
+            col++;
+        }
+        sb_printf(b, "%.*s", n, w);
+        col += n;
+        w += n;
+        w += strspn(w, " ");
+    }
+}
+
+static void break_label(sbuf *b, const tt_break_info *bi)
+{
+    sb_printf(b, "graph break: %s\n", tt_break_kind_name(bi->kind));
+    put_short_reason(b, bi->reason ? bi->reason : "", 40);
+    if (bi->op && (!bi->reason || !strstr(bi->reason, bi->op)))
+        sb_printf(b, "\nop: %s", bi->op);
+    if (bi->loc.file) {
+        /* The base name: __FILE__ depends on where the build ran. */
+        const char *base = strrchr(bi->loc.file, '/');
+        sb_printf(b, "\n%s:%d", base ? base + 1 : bi->loc.file, bi->loc.line);
+        if (bi->loc.func)
+            sb_printf(b, " in %s()", bi->loc.func);
+    }
+}
+
+char *tt_explain_to_dot(const tt_explain *e)
+{
+    if (!e) {
+        tt_error(TT_EINVAL, "tt_explain_to_dot: argument 'explain' (#1) is NULL");
+        return NULL;
+    }
+    int ng = tt_explain_graph_count(e), nb = tt_explain_break_count(e);
+    sbuf b = {0}, title = {0};
+    sb_printf(&title, "explain: %d graph%s, %d graph break%s", ng, ng == 1 ? "" : "s", nb,
+              nb == 1 ? "" : "s");
+    put_header(&b, "explain", title.s ? title.s : "explain");
+    b.oom |= title.oom;
+    free(title.s);
+    for (int c = 1; c <= ng; c++) {
+        const tt_graph *g = tt_explain_graph(e, c - 1);
+        sb_printf(&b, "  subgraph cluster_%d {\n    graph [label=\"graph %d (", c, c);
+        put_escaped(&b, g->name);
+        sb_printf(&b, ")\", style=rounded, color=\"#999999\"];\n");
+        put_body(&b, g, c, "    ");
+        sb_printf(&b, "  }\n");
+    }
+    /* Break i sits between graph i and graph i + 1: after the last node of
+     * the one (its output) and before the first of the next. */
+    for (int i = 0; i < nb; i++) {
+        const tt_break_info *bi = tt_explain_break(e, i);
+        sbuf lab = {0};
+        break_label(&lab, bi);
+        sb_printf(&b, "  break%d [label=\"", i + 1);
+        put_escaped(&b, lab.s ? lab.s : "");
+        sb_printf(&b, "\", shape=octagon, color=red, penwidth=2, fillcolor=\"#f4cccc\", "
+                      "fontcolor=\"#990000\"];\n");
+        b.oom |= lab.oom;
+        free(lab.s);
+        const tt_graph *from = tt_explain_graph(e, i), *to = tt_explain_graph(e, i + 1);
+        if (from && from->n > 0) {
+            sb_printf(&b, "  ");
+            put_id(&b, i + 1, from->n - 1);
+            sb_printf(&b, " -> break%d [color=red, style=bold];\n", i + 1);
+        }
+        if (to && to->n > 0) {
+            sb_printf(&b, "  break%d -> ", i + 1);
+            put_id(&b, i + 2, 0);
+            sb_printf(&b, " [color=red, style=bold];\n");
+        }
+    }
+    sb_printf(&b, "}\n");
+    return finish(&b, "tt_explain_to_dot");
+}
+
+/* --------------------------------------------------------------- files */
+
+static tt_status write_text(const char *fn, char *s, FILE *f)
+{
+    if (!s)
+        return tt_errcode();
+    FILE *to = f ? f : stdout;
+    errno = 0;
+    bool ok = fputs(s, to) >= 0 && fflush(to) == 0;
+    free(s);
+    if (!ok)
+        return tt_error(TT_EINVAL, "%s: writing the DOT text to argument 'f' (#2) failed: %s",
+                        fn, errno ? strerror(errno) : "write error");
+    return TT_OK;
+}
+
+tt_status tt_graph_write_dot(const tt_graph *g, FILE *f)
+{
+    if (!g)
+        return tt_error(TT_EINVAL, "tt_graph_write_dot: argument 'graph' (#1) is NULL");
+    return write_text("tt_graph_write_dot", tt_graph_to_dot(g), f);
+}
+
+tt_status tt_explain_write_dot(const tt_explain *e, FILE *f)
+{
+    if (!e)
+        return tt_error(TT_EINVAL, "tt_explain_write_dot: argument 'explain' (#1) is NULL");
+    return write_text("tt_explain_write_dot", tt_explain_to_dot(e), f);
+}

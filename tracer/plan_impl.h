@@ -1,0 +1,26 @@
+/* Internal to tracer/: compiled plans. */
+#ifndef TT_PLAN_IMPL_H
+#define TT_PLAN_IMPL_H
+
+#include "trace_impl.h"
+
+typedef struct tt_plan tt_plan;
+
+/* Builds a plan from a traced graph (taking it): passes (dead-code
+ * elimination, elementwise fusion), kernels resolved once, and each
+ * value's last use, so that intermediates are released as soon as
+ * nothing needs them. */
+tt_plan *tt__plan_new(tt_graph *g);
+void tt__plan_free(tt_plan *p);
+const tt_graph *tt__plan_graph(const tt_plan *p);
+/* Replays the plan on real inputs. syms/vals bind the symbols of a
+ * symbolic plan (nsyms 0 otherwise). outputs receive new references. */
+tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int nout,
+                       const tt_size *syms, const int64_t *vals, int nsyms);
+
+/* passes.c */
+/* Removes op nodes whose results nothing uses and that write nothing;
+ * returns how many it removed. */
+int tt__pass_dce(tt_graph *g);
+
+#endif
