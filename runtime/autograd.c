@@ -583,12 +583,22 @@ static tt_tensor *call_op(const char *name, const tt_value *args, int nargs)
     return op ? tt_op_call1(op, args, nargs) : NULL;
 }
 
+/* A filled tensor made through the factory op (tt_full), so that a traced
+ * backward records it as a node instead of lifting a constant; fake when
+ * the value it stands for is. */
+static tt_tensor *filled(int ndim, const tt_size *sizes, tt_dtype dt, bool fake, double v)
+{
+    if (fake)
+        tt_fake_mode_begin();
+    tt_tensor *t = tt_full(ndim, sizes, v, dt);
+    if (fake)
+        tt_fake_mode_end();
+    return t;
+}
+
 static tt_tensor *zeros_of(const out_meta *m)
 {
-    tt_tensor *z = tt__empty_impl(m->ndim, m->sizes, NULL, m->dtype, m->fake);
-    if (z && !m->fake && tt__fill_raw(z, 0))
-        z = tt_release(z);
-    return z;
+    return filled(m->ndim, m->sizes, m->dtype, m->fake, 0);
 }
 
 /* Brings a gradient to the input's shape and dtype: a gradient of the
@@ -885,11 +895,7 @@ static tt_tensor *ones_like_root(const char *fn, const tt_tensor *t)
                                "explicitly", fn, tt_shape_str(t, s, sizeof s));
         return NULL;
     }
-    tt_tensor *o = tt__empty_impl(t->ndim, t->sizes, NULL, (tt_dtype)t->dtype,
-                                  t->storage->fake);
-    if (o && !t->storage->fake && tt__fill_raw(o, 1))
-        o = tt_release(o);
-    return o;
+    return filled(t->ndim, t->sizes, (tt_dtype)t->dtype, t->storage->fake, 1);
 }
 
 static tt_status check_root(const char *fn, int i, const tt_tensor *t, const tt_tensor *g)
