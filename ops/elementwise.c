@@ -670,18 +670,6 @@ static tt_tensor *clamp(const tt_tensor *a, const tt_value *lo, const tt_value *
 
 /* ---------------------------------------------------------------- kernels */
 
-/* The op's binop comes from its name ("tt::add.Tensor" -> add). */
-static binop binop_of(const tt_op *op)
-{
-    const char *n = tt_op_name(op);
-    for (int i = 0; i < BIN_COUNT; i++) {
-        size_t l = strlen(bin_names[i]);
-        if (strncmp(n, bin_names[i], l) == 0 && (n[l] == '.' || n[l] == '_' || !n[l]))
-            return (binop)i;
-    }
-    return BIN_COUNT;
-}
-
 static unop unop_of(const tt_op *op)
 {
     const char *n = tt_op_name(op);
@@ -698,7 +686,7 @@ static unop unop_of(const tt_op *op)
 static tt_status binary_kernel(tt_frame *f)
 {
     const tt_op *op = tt_frame_op(f);
-    binop b = binop_of(op);
+    binop b = (binop)((intptr_t)tt_frame_userdata(f) - 1);
     bool inplace = tt_schema_arg(tt_op_schema(op), 0)->is_write;
     tt_tensor *self, *other = NULL;
     double alpha = 1;
@@ -722,7 +710,7 @@ static tt_status unary_kernel(tt_frame *f)
     tt_status st = tt_arg_tensor(f, 0, &self);
     if (st)
         return st;
-    tt_tensor *r = unary(unop_of(op), self, inplace ? self : NULL);
+    tt_tensor *r = unary((unop)((intptr_t)tt_frame_userdata(f) - 1), self, inplace ? self : NULL);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
@@ -1168,68 +1156,73 @@ static tt_status zero_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
     return TT_OK;
 }
 
-#define BIN(sch, bw, setup)                                                    \
+/* The op kind travels as the spec's userdata (kind + 1), so a kernel call
+ * does not look its op up by name. */
+#define KIND(k) ((void *)(intptr_t)((k) + 1))
+#define BIN(k, sch, bw, setup)                                                 \
     {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel,            \
-     .backward = bw, .setup_context = setup}
-#define CMP(sch) {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel}
-#define UN(sch)                                                                \
+     .backward = bw, .setup_context = setup, .userdata = KIND(k)}
+#define CMP(k, sch)                                                            \
+    {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel, .userdata = KIND(k)}
+#define UN(k, sch)                                                             \
     {.schema = sch, .kernel = unary_kernel, .fake = unary_kernel,              \
-     .backward = unary_backward, .setup_context = setup_unary}
+     .backward = unary_backward, .setup_context = setup_unary, .userdata = KIND(k)}
 static const tt_custom_op_spec specs[] = {
-    BIN("tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    BIN(BIN_ADD, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         add_sub_backward, setup_alpha),
-    BIN("tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+    BIN(BIN_ADD, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         pass_through_backward, NULL),
-    BIN("tt::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+    BIN(BIN_ADD, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         add_sub_backward, setup_alpha),
-    BIN("tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    BIN(BIN_SUB, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         add_sub_backward, setup_alpha),
-    BIN("tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+    BIN(BIN_SUB, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         pass_through_backward, NULL),
-    BIN("tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+    BIN(BIN_SUB, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         add_sub_backward, setup_alpha),
-    BIN("tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_backward, setup_mul),
-    BIN("tt::mul.Scalar(Tensor self, Scalar other) -> Tensor",
+    BIN(BIN_MUL, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_backward, setup_mul),
+    BIN(BIN_MUL, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor",
         mul_scalar_backward, setup_scalar_other),
     /* mul_.Tensor has no derivative: the old self it needs is overwritten. */
-    BIN("tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", NULL, NULL),
-    BIN("tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+    BIN(BIN_MUL, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", NULL, NULL),
+    BIN(BIN_MUL, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
         mul_scalar_backward, setup_scalar_other),
-    BIN("tt::div.Tensor(Tensor self, Tensor other) -> Tensor", div_backward, setup_div),
-    BIN("tt::div.Scalar(Tensor self, Scalar other) -> Tensor",
+    BIN(BIN_DIV, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", div_backward, setup_div),
+    BIN(BIN_DIV, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor",
         div_scalar_backward, setup_scalar_other),
-    BIN("tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+    BIN(BIN_DIV, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         div_backward, setup_div),
-    BIN("tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+    BIN(BIN_POW, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
         pow_backward, save_all),
-    BIN("tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+    BIN(BIN_POW, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
         pow_scalar_backward, setup_pow_scalar),
-    CMP("tt::eq.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP("tt::eq.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP("tt::ne.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP("tt::ne.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP("tt::lt.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP("tt::lt.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP("tt::le.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP("tt::le.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP("tt::gt.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP("tt::gt.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP("tt::ge.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP("tt::ge.Scalar(Tensor self, Scalar other) -> Tensor"),
-    UN("tt::neg(Tensor self) -> Tensor"),
-    UN("tt::exp(Tensor self) -> Tensor"),
-    UN("tt::log(Tensor self) -> Tensor"),
-    UN("tt::sqrt(Tensor self) -> Tensor"),
-    UN("tt::rsqrt(Tensor self) -> Tensor"),
-    UN("tt::sin(Tensor self) -> Tensor"),
-    UN("tt::cos(Tensor self) -> Tensor"),
-    UN("tt::tanh(Tensor self) -> Tensor"),
-    UN("tt::sigmoid(Tensor self) -> Tensor"),
-    UN("tt::relu(Tensor self) -> Tensor"),
-    UN("tt::relu_(Tensor(a!) self) -> Tensor(a!)"),
-    UN("tt::gelu(Tensor self) -> Tensor"),
-    UN("tt::abs(Tensor self) -> Tensor"),
-    {.schema = "tt::sign(Tensor self) -> Tensor", .kernel = unary_kernel, .fake = unary_kernel},
+    CMP(BIN_EQ, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP(BIN_EQ, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP(BIN_NE, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP(BIN_NE, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP(BIN_LT, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP(BIN_LT, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP(BIN_LE, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP(BIN_LE, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP(BIN_GT, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP(BIN_GT, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor"),
+    CMP(BIN_GE, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor"),
+    CMP(BIN_GE, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor"),
+    UN(UN_NEG, "tt::neg(Tensor self) -> Tensor"),
+    UN(UN_EXP, "tt::exp(Tensor self) -> Tensor"),
+    UN(UN_LOG, "tt::log(Tensor self) -> Tensor"),
+    UN(UN_SQRT, "tt::sqrt(Tensor self) -> Tensor"),
+    UN(UN_RSQRT, "tt::rsqrt(Tensor self) -> Tensor"),
+    UN(UN_SIN, "tt::sin(Tensor self) -> Tensor"),
+    UN(UN_COS, "tt::cos(Tensor self) -> Tensor"),
+    UN(UN_TANH, "tt::tanh(Tensor self) -> Tensor"),
+    UN(UN_SIGMOID, "tt::sigmoid(Tensor self) -> Tensor"),
+    UN(UN_RELU, "tt::relu(Tensor self) -> Tensor"),
+    UN(UN_RELU, "tt::relu_(Tensor(a!) self) -> Tensor(a!)"),
+    UN(UN_GELU, "tt::gelu(Tensor self) -> Tensor"),
+    UN(UN_ABS, "tt::abs(Tensor self) -> Tensor"),
+    {.schema = "tt::sign(Tensor self) -> Tensor", .kernel = unary_kernel, .fake = unary_kernel,
+     .userdata = KIND(UN_SIGN)},
     {.schema = "tt::gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
      .kernel = gelu_backward_kernel, .fake = gelu_backward_kernel},
     {.schema = "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
