@@ -807,6 +807,51 @@ START_TEST(test_unary_special_values)
 }
 END_TEST
 
+START_TEST(test_gelu_backward)
+{
+    /* gelu's derivative op (used by autograd): g * (Phi(x) + x phi(x)),
+     * broadcast and promoted like a binary op, floats only. */
+    const tt_op *op = tt_op_find("tt::gelu_backward");
+    ck_assert_msg(op != NULL, "%s", tt_errmsg());
+    static const tt_dtype pairs[][2] = {{TT_F32, TT_F32}, {TT_F64, TT_F32}, {TT_F32, TT_F64},
+                                        {TT_I64, TT_F32}};
+    static double vg[64], vx[64], vr[64];
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
+        for (int l = 0; l < L_COUNT; l++) {
+            tt_tensor *g = make(pairs[k][0], 1, (const int64_t[]){3}, L_CONTIG, V_ANY);
+            tt_tensor *x = make(pairs[k][1], 2, (const int64_t[]){4, 3}, (layout)l, V_ANY);
+            tt_tensor *fg = tt_fake_like(g), *fx = tt_fake_like(x);
+            tt_tensor *r = tt_call(op, tt_v_tensor(g), tt_v_tensor(x));
+            tt_tensor *fr = tt_call(op, tt_v_tensor(fg), tt_v_tensor(fx));
+            ck_assert_msg(r && fr, "pair %zu: %s", k, tt_errmsg());
+            tt_dtype want = ref_type(2, pairs[k], (int[]){1, 2}, NULL);
+            ck_assert_int_eq(tt_dtype_of(r), want);
+            assert_same_meta(fr, r, "gelu_backward");
+            read_all(g, vg, 64);
+            read_all(x, vx, 64);
+            read_all(r, vr, 64);
+            for (int i = 0; i < 12; i++) {
+                double xv = castv(want, vx[i]), gv = castv(want, vg[i % 3]);
+                double w = gv * (0.5 * (1 + erf(xv / sqrt(2.0))) +
+                                 xv * exp(-0.5 * xv * xv) / sqrt(2 * M_PI));
+                ck_assert_msg(close_to(want, vr[i], w), "pair %zu, layout %d, element %d: %g, "
+                              "expected %g", k, l, i, vr[i], w);
+            }
+            tt_tensor *ts[] = {g, x, fg, fx, r, fr};
+            for (int i = 0; i < 6; i++)
+                tt_release(ts[i]);
+        }
+    tt_tensor *i = tt_ones(TT_SHAPE(3), TT_I32), *b = tt_ones(TT_SHAPE(4), TT_F32);
+    ck_assert_ptr_null(tt_call(op, tt_v_tensor(i), tt_v_tensor(i)));
+    ck_assert_error(TT_EDTYPE, "tt::gelu_backward: expects floating point tensors, got i32");
+    ck_assert_ptr_null(tt_call(op, tt_v_tensor(i), tt_v_tensor(b)));
+    ck_assert_error(TT_ESHAPE, "tt::gelu_backward: argument 'self' (#2): shape [4] is not "
+                               "broadcastable to [3]");
+    tt_release(i);
+    tt_release(b);
+}
+END_TEST
+
 /* ------------------------------------------------------- where, clamp */
 
 START_TEST(test_where_tables)
@@ -1485,6 +1530,7 @@ static Suite *elementwise_suite(void)
     tc = tt_tcase("unary");
     tcase_add_loop_test(tc, test_unary_tables, 0, U_COUNT);
     tcase_add_test(tc, test_unary_special_values);
+    tcase_add_test(tc, test_gelu_backward);
     suite_add_tcase(s, tc);
 
     tc = tt_tcase("where_clamp");
