@@ -3,15 +3,17 @@
  * the traced function (and without the dispatcher's argument binding:
  * the recorded arguments are already complete). */
 #include "plan_impl.h"
+#include "fuse_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
     const tt_op *op;
-    int node;
-    bool sym;     /* a constant argument holds a symbolic size */
-    int *release; /* value slots whose last use is this step */
+    int node;           /* the op node (for a fused step: the chain's last) */
+    fused_step *fused;  /* a fused elementwise chain, or NULL */
+    bool sym;           /* a constant argument holds a symbolic size */
+    int *release;       /* value slots whose last use is this step */
     int nrelease;
 } step;
 
@@ -29,8 +31,10 @@ void tt__plan_free(tt_plan *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < p->nsteps; i++)
+    for (int i = 0; i < p->nsteps; i++) {
         free(p->steps[i].release);
+        tt__fused_free(p->steps[i].fused);
+    }
     free(p->steps);
     free(p->offset);
     tt_graph_free(p->g);
@@ -58,15 +62,23 @@ static tt_status plan_liveness(tt_plan *p, int *step_of_node)
         return tt_error(TT_ENOMEM, "tt_compile: out of memory planning memory");
     for (int i = 0; i < p->nslots; i++)
         last[i] = -1;
-    for (int i = 0; i < g->n; i++) {
-        const gnode *n = &g->nodes[i];
+    for (int k = 0; k < p->nsteps; k++) {
+        const step *s = &p->steps[k];
+        if (s->fused) {
+            for (int i = 0; i < tt__fused_num_inputs(s->fused); i++) {
+                gref r = tt__fused_input(s->fused, i);
+                last[p->offset[r.node] + r.out] = k;
+            }
+            continue;
+        }
+        const gnode *n = &g->nodes[s->node];
         for (int a = 0; a < n->nargs; a++) {
             const garg *ga = &n->args[a];
             if (ga->kind == GARG_REF)
-                last[p->offset[ga->ref.node] + ga->ref.out] = step_of_node[i];
-            for (int k = 0; ga->kind == GARG_REFS && k < ga->nrefs; k++)
-                if (ga->refs[k].node >= 0)
-                    last[p->offset[ga->refs[k].node] + ga->refs[k].out] = step_of_node[i];
+                last[p->offset[ga->ref.node] + ga->ref.out] = k;
+            for (int r = 0; ga->kind == GARG_REFS && r < ga->nrefs; r++)
+                if (ga->refs[r].node >= 0)
+                    last[p->offset[ga->refs[r].node] + ga->refs[r].out] = k;
         }
     }
     /* Outputs live to the end; values produced but never read die right
@@ -78,7 +90,7 @@ static tt_status plan_liveness(tt_plan *p, int *step_of_node)
         }
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
-        if (n->kind != TT_NODE_OP)
+        if (n->kind != TT_NODE_OP || step_of_node[i] < 0)
             continue;
         for (int j = 0; j < n->nvals; j++) {
             int slot = p->offset[i] + j;
@@ -125,6 +137,16 @@ tt_plan *tt__plan_new(tt_graph *g)
     p->steps = calloc((size_t)(nsteps ? nsteps : 1), sizeof *p->steps);
     if (!p->offset || !step_of_node || !p->steps)
         goto oom;
+    fused_step **chains = malloc(sizeof *chains * (size_t)(nsteps ? nsteps : 1));
+    int *chain_of = malloc(sizeof *chain_of * (size_t)(g->n + 1));
+    if (!chains || !chain_of) {
+        free(chains);
+        free(chain_of);
+        goto oom;
+    }
+    for (int i = 0; i < g->n; i++)
+        chain_of[i] = -1;
+    int nchains = tt__fuse_plan(g, chains, chain_of, nsteps);
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
         p->offset[i] = p->nslots;
@@ -132,6 +154,17 @@ tt_plan *tt__plan_new(tt_graph *g)
         step_of_node[i] = -1;
         if (n->kind != TT_NODE_OP)
             continue;
+        int c = chain_of[i];
+        if (c >= 0) {
+            /* A fused chain runs once, where its last op was. */
+            fused_step *f = chains[c];
+            if (tt__fused_node(f, tt__fused_num_nodes(f) - 1) != i)
+                continue;
+            chains[c] = NULL;
+            p->steps[p->nsteps] = (step){.op = n->op, .node = i, .fused = f};
+            step_of_node[i] = p->nsteps++;
+            continue;
+        }
         step *s = &p->steps[p->nsteps];
         s->op = n->op;
         s->node = i;
@@ -139,6 +172,10 @@ tt_plan *tt__plan_new(tt_graph *g)
             s->sym |= n->args[a].kind == GARG_CONST && value_is_sym(&n->args[a].v);
         step_of_node[i] = p->nsteps++;
     }
+    for (int c = 0; c < nchains; c++)
+        tt__fused_free(chains[c]); /* none left: all were placed */
+    free(chains);
+    free(chain_of);
     p->offset[g->n] = p->nslots;
     if (plan_liveness(p, step_of_node))
         goto fail;
@@ -197,6 +234,17 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
     for (int k = 0; k < p->nsteps && !st; k++) {
         const step *s = &p->steps[k];
         const gnode *n = &g->nodes[s->node];
+        if (s->fused) {
+            tt_tensor *ins[FUSE_MAX + 1];
+            for (int i = 0; i < tt__fused_num_inputs(s->fused); i++) {
+                gref r = tt__fused_input(s->fused, i);
+                ins[i] = slots[p->offset[r.node] + r.out];
+            }
+            st = tt__fused_run(s->fused, ins, &slots[p->offset[s->node]]);
+            for (int r = 0; !st && r < s->nrelease; r++)
+                slots[s->release[r]] = tt_release(slots[s->release[r]]);
+            continue;
+        }
         tt_value args[TT_TRACE_MAX_ARGS], outs[TT_MAX_RETURNS_PUBLIC];
         tt_tensor **lists[TT_TRACE_MAX_ARGS] = {0};
         int64_t scratch[TT_TRACE_MAX_ARGS][TT_MAX_DIMS * 2];

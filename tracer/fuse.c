@@ -1,0 +1,360 @@
+/* Elementwise fusion for compiled plans.
+ *
+ * A chain of elementwise ops over dense tensors of one shape and float
+ * dtype becomes one fused step: the step walks memory once, in blocks of
+ * BLOCK elements, running the whole chain on each block in small buffers
+ * that stay in cache, and writes only the chain's result. The ops'
+ * intermediate tensors are never allocated. */
+#include "fuse_impl.h"
+#include "vec_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK 256
+#define PARALLEL_MIN (1 << 16)
+
+typedef enum {
+    U_ADD, U_SUB, U_MUL, U_DIV, /* tensor-tensor; add/sub scale b by s (alpha) */
+    U_ADDS, U_SUBS, U_MULS, U_DIVS, U_POWS, /* with the scalar s */
+    U_NEG, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID,
+    U_RELU, U_GELU, U_ABS,
+} ucode;
+
+static const struct {
+    const char *op;
+    ucode code;
+} table[] = {
+    {"tt::add.Tensor", U_ADD}, {"tt::sub.Tensor", U_SUB}, {"tt::mul.Tensor", U_MUL},
+    {"tt::div.Tensor", U_DIV}, {"tt::add.Scalar", U_ADDS}, {"tt::sub.Scalar", U_SUBS},
+    {"tt::mul.Scalar", U_MULS}, {"tt::div.Scalar", U_DIVS}, {"tt::pow.Tensor_Scalar", U_POWS},
+    {"tt::neg", U_NEG}, {"tt::exp", U_EXP}, {"tt::log", U_LOG}, {"tt::sqrt", U_SQRT},
+    {"tt::rsqrt", U_RSQRT}, {"tt::sin", U_SIN}, {"tt::cos", U_COS}, {"tt::tanh", U_TANH},
+    {"tt::sigmoid", U_SIGMOID}, {"tt::relu", U_RELU}, {"tt::gelu", U_GELU}, {"tt::abs", U_ABS},
+};
+
+/* One micro-op: dst = code(a, b, s) over a block. Sources index the step's
+ * temporaries (>= 0) or its external inputs (-1 - i). */
+typedef struct {
+    ucode code;
+    int a, b;
+    double s;
+} uop;
+
+struct fused_step {
+    tt_dtype dtype;
+    int ndim;
+    int nuops;
+    uop uops[FUSE_MAX];
+    int ninputs;
+    gref inputs[FUSE_MAX + 1]; /* the external tensors */
+    gref output;               /* the chain's result value */
+    int nodes[FUSE_MAX];       /* the graph nodes it replaces */
+};
+
+static int code_of(const tt_op *op)
+{
+    const char *n = tt_op_name(op);
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(n, table[i].op) == 0)
+            return (int)table[i].code;
+    return -1;
+}
+
+static double scalar_of(const garg *a)
+{
+    return a->v.kind == TT_V_FLOAT ? a->v.u.f : a->v.kind == TT_V_BOOL ? a->v.u.b : (double)a->v.u.i;
+}
+
+static bool dense_like(const tt_tensor *t, const tt_tensor *out)
+{
+    if (!t || tt_dtype_of(t) != tt_dtype_of(out) || tt_ndim(t) != tt_ndim(out) ||
+        !tt_is_contiguous(t))
+        return false;
+    for (int d = 0; d < tt_ndim(t); d++)
+        if (tt_sizes(t)[d] != tt_sizes(out)[d])
+            return false;
+    return true;
+}
+
+/* Whether node i can join a fused chain: a listed op whose tensor inputs
+ * and result are dense, of the result's shape and of a float dtype. */
+static bool fusable(const tt_graph *g, int i)
+{
+    const gnode *n = &g->nodes[i];
+    if (n->kind != TT_NODE_OP || n->nvals != 1 || code_of(n->op) < 0)
+        return false;
+    const tt_tensor *out = n->vals[0];
+    tt_dtype dt = tt_dtype_of(out);
+    if (!out || (dt != TT_F32 && dt != TT_F64) || !tt_is_contiguous(out))
+        return false;
+    for (int a = 0; a < n->nargs; a++) {
+        const garg *ga = &n->args[a];
+        if (ga->kind == GARG_REFS)
+            return false;
+        if (ga->kind == GARG_REF && !dense_like(g->nodes[ga->ref.node].vals[ga->ref.out], out))
+            return false;
+        if (ga->kind == GARG_CONST && ga->v.kind != TT_V_INT && ga->v.kind != TT_V_FLOAT &&
+            ga->v.kind != TT_V_BOOL)
+            return false;
+    }
+    return true;
+}
+
+static bool writes(const gnode *n)
+{
+    const tt_schema *s = n->kind == TT_NODE_OP ? tt_op_schema(n->op) : NULL;
+    for (int a = 0; s && a < n->nargs; a++)
+        if (tt_schema_arg(s, a)->is_write)
+            return true;
+    return false;
+}
+
+static bool reads(const gnode *n, int node)
+{
+    for (int a = 0; a < n->nargs; a++)
+        if (n->args[a].kind == GARG_REF && n->args[a].ref.node == node)
+            return true;
+    return false;
+}
+
+static bool is_output(const tt_graph *g, int node)
+{
+    const gnode *o = &g->nodes[g->output];
+    for (int k = 0; k < o->nouts; k++)
+        if (o->outs[k].node == node)
+            return true;
+    return false;
+}
+
+/* Every user of `node` is one of the chain's members. */
+static bool contained(const tt_graph *g, int node, const int *members, int n)
+{
+    if (is_output(g, node))
+        return false;
+    const gnode *x = &g->nodes[node];
+    for (int u = 0; u < x->nusers; u++) {
+        bool in = false;
+        for (int k = 0; k < n && !in; k++)
+            in = members[k] == x->users[u];
+        if (!in)
+            return false;
+    }
+    return true;
+}
+
+static int source_of(fused_step *f, gref r, const int *members, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (members[k] == r.node)
+            return k;
+    for (int i = 0; i < f->ninputs; i++)
+        if (f->inputs[i].node == r.node && f->inputs[i].out == r.out)
+            return -1 - i;
+    f->inputs[f->ninputs] = r;
+    return -1 - f->ninputs++;
+}
+
+static fused_step *build(const tt_graph *g, const int *members, int n)
+{
+    fused_step *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    const tt_tensor *out = g->nodes[members[n - 1]].vals[0];
+    f->dtype = tt_dtype_of(out);
+    f->ndim = tt_ndim(out);
+    f->output = (gref){members[n - 1], 0};
+    for (int k = 0; k < n; k++) {
+        const gnode *x = &g->nodes[members[k]];
+        uop *u = &f->uops[k];
+        u->code = (ucode)code_of(x->op);
+        u->s = 1;
+        u->a = source_of(f, x->args[0].ref, members, n);
+        u->b = 0;
+        if (u->code <= U_DIV) {
+            u->b = source_of(f, x->args[1].ref, members, n);
+            if ((u->code == U_ADD || u->code == U_SUB) && x->nargs > 2)
+                u->s = scalar_of(&x->args[2]);
+        } else if (u->code <= U_POWS) {
+            u->s = scalar_of(&x->args[1]);
+            if ((u->code == U_ADDS || u->code == U_SUBS) && x->nargs > 2 && scalar_of(&x->args[2]) != 1) {
+                free(f);
+                return NULL; /* add(x, s, alpha) with alpha != 1: rare, left unfused */
+            }
+        }
+        f->nodes[k] = members[k];
+    }
+    f->nuops = n;
+    return f;
+}
+
+int tt__fuse_plan(const tt_graph *g, fused_step **steps_out, int *step_of_node, int max_steps)
+{
+    int nsteps = 0;
+    int members[FUSE_MAX], n = 0;
+    for (int i = 0; i <= g->n; i++) {
+        bool end = i == g->n;
+        const gnode *x = end ? NULL : &g->nodes[i];
+        bool joins = !end && n > 0 && n < FUSE_MAX && fusable(g, i) && reads(x, members[n - 1]);
+        if (joins) {
+            members[n++] = i;
+            continue;
+        }
+        /* Close the chain: keep the longest prefix whose intermediates are
+         * used only inside it; fuse it if it has two or more ops. */
+        int keep = n;
+        for (int k = 0; k + 1 < keep; k++)
+            if (!contained(g, members[k], members, keep)) {
+                keep = k + 1;
+                break;
+            }
+        if (keep >= 2 && nsteps < max_steps) {
+            fused_step *f = build(g, members, keep);
+            if (f) {
+                steps_out[nsteps] = f;
+                for (int k = 0; k < keep; k++)
+                    step_of_node[members[k]] = nsteps;
+                nsteps++;
+            }
+        }
+        n = 0;
+        /* A node that writes memory ends any chain (a member read before it
+         * would run after it); a fusable node starts one. */
+        if (!end && !writes(x) && fusable(g, i))
+            members[n++] = i;
+    }
+    return nsteps;
+}
+
+gref tt__fused_output(const fused_step *f) { return f->output; }
+int tt__fused_num_inputs(const fused_step *f) { return f->ninputs; }
+gref tt__fused_input(const fused_step *f, int i) { return f->inputs[i]; }
+int tt__fused_num_nodes(const fused_step *f) { return f->nuops; }
+int tt__fused_node(const fused_step *f, int k) { return f->nodes[k]; }
+void tt__fused_free(fused_step *f) { free(f); }
+
+/* ----------------------------------------------------------------- running */
+
+#define RUN_BLOCK(T, F, VEC)                                                   \
+    static void run_block_##T(const fused_step *f, T *const *in, T *out, int64_t n)  \
+    {                                                                          \
+        T tmp[FUSE_MAX][BLOCK];                                                \
+        for (int k = 0; k < f->nuops; k++) {                                   \
+            const uop *u = &f->uops[k];                                        \
+            const T *a = u->a >= 0 ? tmp[u->a] : in[-1 - u->a];               \
+            const T *b = u->code <= U_DIV ? (u->b >= 0 ? tmp[u->b] : in[-1 - u->b]) : NULL; \
+            T *d = k == f->nuops - 1 ? out : tmp[k];                           \
+            const T s = (T)u->s;                                               \
+            switch (u->code) {                                                 \
+            case U_ADD: for (int64_t i = 0; i < n; i++) d[i] = a[i] + s * b[i]; break; \
+            case U_SUB: for (int64_t i = 0; i < n; i++) d[i] = a[i] - s * b[i]; break; \
+            case U_MUL: for (int64_t i = 0; i < n; i++) d[i] = a[i] * b[i]; break;     \
+            case U_DIV: for (int64_t i = 0; i < n; i++) d[i] = a[i] / b[i]; break;     \
+            case U_ADDS: for (int64_t i = 0; i < n; i++) d[i] = a[i] + s; break;       \
+            case U_SUBS: for (int64_t i = 0; i < n; i++) d[i] = a[i] - s; break;       \
+            case U_MULS: for (int64_t i = 0; i < n; i++) d[i] = a[i] * s; break;       \
+            case U_DIVS: for (int64_t i = 0; i < n; i++) d[i] = a[i] / s; break;       \
+            case U_POWS: for (int64_t i = 0; i < n; i++) d[i] = pow##F(a[i], s); break; \
+            case U_NEG: for (int64_t i = 0; i < n; i++) d[i] = -a[i]; break;           \
+            case U_RELU: for (int64_t i = 0; i < n; i++) d[i] = a[i] > 0 ? a[i] : 0; break; \
+            case U_ABS: for (int64_t i = 0; i < n; i++) d[i] = fabs##F(a[i]); break;   \
+            case U_SQRT: for (int64_t i = 0; i < n; i++) d[i] = sqrt##F(a[i]); break;  \
+            case U_RSQRT: for (int64_t i = 0; i < n; i++) d[i] = 1 / sqrt##F(a[i]); break; \
+            default:                                                           \
+                if (VEC(u->code, d, a, n))                                     \
+                    break;                                                     \
+                for (int64_t i = 0; i < n; i++) {                              \
+                    T x = a[i];                                                \
+                    d[i] = u->code == U_EXP ? exp##F(x)                        \
+                         : u->code == U_LOG ? log##F(x)                        \
+                         : u->code == U_SIN ? sin##F(x)                        \
+                         : u->code == U_COS ? cos##F(x)                        \
+                         : u->code == U_TANH ? tanh##F(x)                      \
+                         : u->code == U_SIGMOID ? 1 / (1 + exp##F(-x))         \
+                         : (T)0.5 * x * (1 + erf##F(x * (T)0.70710678118654752440)); \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+
+/* f32 transcendentals use the vector kernels when the CPU has them. */
+static bool vec_f32(ucode c, float *d, const float *a, int64_t n)
+{
+    int v = c == U_EXP ? TT_VEC_EXP : c == U_LOG ? TT_VEC_LOG : c == U_SIN ? TT_VEC_SIN
+          : c == U_COS ? TT_VEC_COS : c == U_TANH ? TT_VEC_TANH
+          : c == U_SIGMOID ? TT_VEC_SIGMOID : c == U_GELU ? TT_VEC_GELU : TT_VEC_NONE;
+    return v != TT_VEC_NONE && tt__vec_f32(v, d, a, n);
+}
+
+static bool vec_none(ucode c, double *d, const double *a, int64_t n)
+{
+    (void)c, (void)d, (void)a, (void)n;
+    return false;
+}
+
+typedef float f32;
+typedef double f64;
+RUN_BLOCK(f32, f, vec_f32)
+RUN_BLOCK(f64, , vec_none)
+
+typedef struct {
+    const fused_step *f;
+    char *in[FUSE_MAX + 1];
+    char *out;
+    int64_t n;
+} fuse_job;
+
+static void run_range(int64_t begin, int64_t end, void *vjob)
+{
+    const fuse_job *j = vjob;
+    size_t es = tt_dtype_size(j->f->dtype);
+    for (int64_t b = begin; b < end; b += BLOCK) {
+        int64_t n = end - b < BLOCK ? end - b : BLOCK;
+        char *in[FUSE_MAX + 1];
+        for (int i = 0; i < j->f->ninputs; i++)
+            in[i] = j->in[i] + (size_t)b * es;
+        if (j->f->dtype == TT_F32)
+            run_block_f32(j->f, (float *const *)in, (float *)(j->out + (size_t)b * es), n);
+        else
+            run_block_f64(j->f, (double *const *)in, (double *)(j->out + (size_t)b * es), n);
+    }
+}
+
+static void run_blocks(int64_t begin, int64_t end, void *vjob)
+{
+    const fuse_job *j = vjob;
+    int64_t e = end * BLOCK < j->n ? end * BLOCK : j->n;
+    run_range(begin * BLOCK, e, vjob);
+}
+
+tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, tt_tensor **out)
+{
+    *out = NULL;
+    const tt_tensor *first = inputs[0];
+    /* The layout the chain was fused for must hold at run time. */
+    for (int i = 0; i < f->ninputs; i++)
+        if (!dense_like(inputs[i], first) || tt_dtype_of(inputs[i]) != f->dtype)
+            return tt_error(TT_EGUARD, "compiled plan: a fused elementwise chain got inputs "
+                                       "of another shape or layout than it was planned for");
+    tt_tensor *r = tt_empty(tt_ndim(first), tt_sizes(first), f->dtype);
+    if (!r)
+        return tt_errcode();
+    int64_t n = tt_numel(r);
+    fuse_job j = {f, {0}, tt_data(r), n};
+    for (int i = 0; i < f->ninputs; i++)
+        j.in[i] = tt_data(inputs[i]);
+    if (n > 0 && (!j.out || (f->ninputs && !j.in[0]))) {
+        tt_release(r);
+        return tt_errcode();
+    }
+    /* Threads take whole blocks, so results do not depend on them. */
+    if (n < PARALLEL_MIN) {
+        run_range(0, n, &j);
+    } else {
+        j.n = n;
+        tt_parallel_for((n + BLOCK - 1) / BLOCK, PARALLEL_MIN / BLOCK, run_blocks, &j);
+    }
+    *out = r;
+    return TT_OK;
+}
