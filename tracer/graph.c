@@ -241,6 +241,25 @@ int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts)
     return id;
 }
 
+void tt__graph_rebuild_users(tt_graph *g)
+{
+    for (int i = 0; i < g->n; i++)
+        g->nodes[i].nusers = 0;
+    for (int i = 0; i < g->n; i++) {
+        const gnode *n = &g->nodes[i];
+        for (int a = 0; a < n->nargs; a++) {
+            const garg *ga = &n->args[a];
+            if (ga->kind == GARG_REF)
+                add_user(g, ga->ref.node, i);
+            for (int k = 0; ga->kind == GARG_REFS && k < ga->nrefs; k++)
+                if (ga->refs[k].node >= 0)
+                    add_user(g, ga->refs[k].node, i);
+        }
+        for (int k = 0; k < n->nouts; k++)
+            add_user(g, n->outs[k].node, i);
+    }
+}
+
 tt_graph *tt_graph_free(tt_graph *g)
 {
     if (!g)

@@ -57,6 +57,10 @@ int tt__graph_add_constant(tt_graph *g, tt_tensor *value);
 int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
                      const tt_value *outs, int nouts);
 int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts);
+/* Recomputes every node's users from the references (after a pass
+ * rewrote the graph). Capacity only grows, so it cannot fail when the
+ * lists were built once. */
+void tt__graph_rebuild_users(tt_graph *g);
 /* Frees what an argument owns. */
 void tt__garg_clear(garg *a);
 /* Deep copy of a constant value (lists and strings duplicated). */

@@ -97,3 +97,108 @@ int tt__pass_dce(tt_graph *g)
     free(newidx);
     return removed;
 }
+
+/* ------------------------------------------------------- functionalization */
+
+/* The functional form of an in-place built-in: tt::add_.Tensor ->
+ * tt::add.Tensor, tt::relu_ -> tt::relu. NULL when there is none (zero_,
+ * copy_, fill_ and custom ops keep their mutation). */
+static const tt_op *functional_variant(const tt_op *op)
+{
+    if (!tt_op_is_builtin(op))
+        return NULL;
+    const char *n = tt_op_name(op);
+    const char *dot = strchr(n, '.');
+    size_t base = dot ? (size_t)(dot - n) : strlen(n);
+    if (base < 2 || n[base - 1] != '_')
+        return NULL;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s%s", (int)(base - 1), n, dot ? dot : "");
+    const tt_op *f = tt_op_find(name);
+    tt_clear_error();
+    if (!f || tt_schema_nargs(tt_op_schema(f)) != tt_schema_nargs(tt_op_schema(op)))
+        return NULL;
+    return f;
+}
+
+/* True when some value of g other than node `self_node`'s own and the
+ * in-place node's shares v's storage: a view would see the write, which a
+ * functional rewrite would hide from it. */
+static bool aliased(const tt_graph *g, const tt_tensor *v, int self_node, int inplace_node)
+{
+    for (int i = 0; i < g->n; i++) {
+        if (i == self_node || i == inplace_node)
+            continue;
+        const gnode *n = &g->nodes[i];
+        for (int j = 0; j < n->nvals; j++)
+            if (n->vals[j] && n->vals[j] != v && tt_same_storage(n->vals[j], v))
+                return true;
+    }
+    return false;
+}
+
+int tt__pass_functionalize(tt_graph *g)
+{
+    int rewritten = 0;
+    /* root[i]: the input whose value node i's chain of rewritten in-place
+     * ops descends from (-1: none); last[p]: the final value of input p. */
+    int *root = malloc(sizeof *root * (size_t)(g->n + 1));
+    int *last = malloc(sizeof *last * (size_t)(g->ninputs + 1));
+    if (!root || !last) {
+        free(root);
+        free(last);
+        return 0; /* the pass is optional */
+    }
+    for (int i = 0; i < g->n; i++)
+        root[i] = i < g->ninputs ? i : -1;
+    for (int i = 0; i < g->ninputs; i++)
+        last[i] = -1;
+    for (int i = g->ninputs; i < g->n; i++) {
+        gnode *n = &g->nodes[i];
+        if (n->kind != TT_NODE_OP || n->nvals != 1 || n->nargs < 1 || n->args[0].kind != GARG_REF)
+            continue;
+        if (!tt_schema_arg(tt_op_schema(n->op), 0)->is_write)
+            continue;
+        const tt_op *f = functional_variant(n->op);
+        gref self = n->args[0].ref;
+        tt_tensor *v = n->vals[0];
+        if (!f || !v || aliased(g, v, self.node, i))
+            continue;
+        tt_tensor *fresh = tt_fake_like(v);
+        if (!fresh) {
+            tt_clear_error();
+            continue;
+        }
+        n->op = f;
+        n->vals[0] = fresh;
+        tt_release(v);
+        rewritten++;
+        root[i] = root[self.node];
+        if (root[i] >= 0)
+            last[root[i]] = i;
+    }
+    /* Copy-backs into the inputs that were written, right before the
+     * output node, so the plan's effect on its inputs stays the same. */
+    const tt_op *copy = tt_op_find("tt::copy_");
+    tt_clear_error();
+    for (int p = 0; copy && p < g->ninputs && g->output == g->n - 1; p++) {
+        if (last[p] < 0)
+            continue;
+        gnode out = g->nodes[g->output];
+        g->n--;
+        garg args[2] = {{.kind = GARG_REF, .ref = {p, 0}},
+                        {.kind = GARG_REF, .ref = {last[p], 0}}};
+        tt_value res = tt_v_tensor(g->nodes[p].vals[0]);
+        int id = tt__graph_add_op(g, copy, args, 2, &res, 1);
+        g->output = g->n;
+        g->nodes[g->n++] = out;
+        if (id < 0) {
+            tt_clear_error();
+            break;
+        }
+    }
+    tt__graph_rebuild_users(g);
+    free(root);
+    free(last);
+    return rewritten;
+}

@@ -127,6 +127,7 @@ tt_plan *tt__plan_new(tt_graph *g)
         tt_graph_free(g);
         return NULL;
     }
+    tt__pass_functionalize(g);
     tt__pass_dce(g);
     p->g = g;
     p->offset = malloc(sizeof *p->offset * (size_t)(g->n + 1));

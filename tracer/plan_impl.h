@@ -22,5 +22,10 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
 /* Removes op nodes whose results nothing uses and that write nothing;
  * returns how many it removed. */
 int tt__pass_dce(tt_graph *g);
+/* Rewrites in-place built-ins whose written value has no other alias in
+ * the graph into their functional form (tt::add_ -> tt::add), and copies
+ * the final value back into each graph input that was written. Returns
+ * how many ops it rewrote. */
+int tt__pass_functionalize(tt_graph *g);
 
 #endif
