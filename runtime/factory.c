@@ -417,7 +417,11 @@ tt_tensor *tt_from_data(int ndim, const int64_t *sizes, tt_dtype dt,
                  (long long)n);
         return NULL;
     }
-    tt_tensor *t = tt_empty(ndim, sizes, dt);
+    /* Always a real tensor, even under a mode or fake mode: it holds the
+     * caller's values, which a fake tensor (or a recorded tt::empty node)
+     * would lose. A tracer lifts it into the graph as a constant, as make_fx
+     * lifts torch.tensor(...). */
+    tt_tensor *t = tt__empty_impl(ndim, sizes, NULL, dt, false);
     if (t && n > 0)
         memcpy(tt__ptr(t), data, (size_t)n * tt_dtype_size(dt));
     return t;
