@@ -381,7 +381,7 @@ void tt_sym_set_guard_hook(void (*hook)(void *ud, tt_guard_op op, tt_size a, tt_
 static bool decide(tt_guard_op op, tt_size a, tt_size b)
 {
     bool sym = tt_size_is_sym(a) || tt_size_is_sym(b);
-    int64_t x, y;
+    int64_t x = 0, y = 0;
     bool known = hint_of(a, &x) & hint_of(b, &y);
     bool r;
     if (!known) /* unbacked: only identical expressions are known equal */

@@ -38,6 +38,7 @@ extern "C" {
     X(TT_EAUTOGRAD, "autograd error")                                          \
     X(TT_EGRAPHBREAK, "graph break")                                           \
     X(TT_EGUARD, "guard failure")                                              \
+    X(TT_EOPCHECK, "opcheck failure")                                          \
     X(TT_EINTERNAL, "internal error")
 
 typedef enum {

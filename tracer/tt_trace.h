@@ -170,6 +170,55 @@ tt_status tt_explain_write_dot(const tt_explain *e, FILE *f);
 tt_status tt_graph_render(const tt_graph *g, const char *format, const char *path);
 tt_status tt_explain_render(const tt_explain *e, const char *format, const char *path);
 
+/* --------------------------------------------------------------- opcheck */
+
+/* tt_opcheck validates a custom op's registration on one set of example
+ * arguments, as torch.library.opcheck does. The caller's tensors are
+ * cloned first and never touched. */
+typedef enum {
+    TT_OPCHECK_SCHEMA = 1 << 0,                /* mutation and aliasing vs the schema */
+    TT_OPCHECK_AUTOGRAD_REGISTRATION = 1 << 1, /* trainable inputs need autograd */
+    TT_OPCHECK_FAKETENSOR = 1 << 2,            /* the fake kernel matches the real one */
+    TT_OPCHECK_AOT_DISPATCH_DYNAMIC = 1 << 3,  /* traced (symbolic) and replayed == eager */
+    TT_OPCHECK_ALL = 0xf,
+} tt_opcheck_check;
+
+typedef struct {
+    unsigned checks;      /* a mask of tt_opcheck_check; 0: all */
+    bool raise_exception; /* stop at the first failure */
+    double atol, rtol;    /* aot_dispatch_dynamic tolerances; 0: 1e-5 / 1.3e-6 */
+} tt_opcheck_opts;
+
+typedef enum {
+    TT_CHECK_PASSED,
+    TT_CHECK_FAILED,
+    TT_CHECK_NOT_EXERCISED, /* e.g. no input requires grad */
+    TT_CHECK_NOT_RUN,       /* not selected, or after a failure with raise */
+} tt_check_result;
+
+#define TT_OPCHECK_NCHECKS 4
+
+typedef struct {
+    const char *check;    /* "schema", "autograd_registration", ... */
+    tt_check_result result;
+    char message[1024];   /* for a failure: what was expected and found */
+} tt_opcheck_entry;
+
+typedef struct {
+    char op[128];
+    tt_opcheck_entry entries[TT_OPCHECK_NCHECKS];
+} tt_opcheck_report;
+
+/* Runs the selected checks. Returns TT_OK when none failed, TT_EOPCHECK
+ * (with the first failure's paragraph as the message) when one did, or
+ * another error when the op could not be run at all. report may be NULL. */
+tt_status tt_opcheck(const tt_op *op, const tt_value *args, int nargs,
+                     const tt_opcheck_opts *opts, tt_opcheck_report *report);
+/* "opcheck mylib::crop: 3 passed, 1 failed, 0 not exercised" then a
+ * paragraph per check. */
+char *tt_opcheck_report_to_text(const tt_opcheck_report *r); /* free() */
+tt_status tt_opcheck_report_print(const tt_opcheck_report *r, FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,742 @@
+/* tt_opcheck: validates a custom op's registration on example arguments,
+ * as torch.library.opcheck does, with reports that say what differed:
+ *  - schema: no undeclared mutation, no undeclared aliasing, declared
+ *    aliases really alias;
+ *  - autograd_registration: inputs that require grad have a backward;
+ *  - faketensor: the fake kernel exists, reads no data, and gives the real
+ *    kernel's shape, dtype, strides and offset (strides checked on every
+ *    device, which catches the layout bugs CPU-only runs miss);
+ *  - aot_dispatch_dynamic: the op traced symbolically, compiled and
+ *    replayed gives the eager outputs and gradients. */
+#include "trace_impl.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXT 64 /* tensors among the arguments (lists flattened) */
+
+static const char *const check_names[TT_OPCHECK_NCHECKS] = {
+    "schema", "autograd_registration", "faketensor", "aot_dispatch_dynamic",
+};
+
+/* ------------------------------------------------------------ arguments */
+
+/* A private copy of the call's arguments: tensors cloned (layout kept when
+ * dense), requires_grad kept, fake when asked. */
+typedef struct {
+    tt_value v[TT_TRACE_MAX_ARGS];
+    int n;
+    tt_tensor **lists[TT_TRACE_MAX_ARGS];
+} argset;
+
+static tt_tensor *copy_tensor(const tt_tensor *t, bool fake)
+{
+    tt_tensor *c;
+    tt_no_grad_begin();
+    c = fake ? tt_fake_like(t) : tt_clone(t);
+    tt_no_grad_end();
+    if (c && tt_requires_grad(t) && tt_set_requires_grad(c, true))
+        c = tt_release(c);
+    return c;
+}
+
+static void argset_free(argset *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        if (a->v[i].kind == TT_V_TENSOR)
+            tt_release(a->v[i].u.t);
+        if (a->lists[i]) {
+            for (int k = 0; k < a->v[i].n; k++)
+                tt_release(a->lists[i][k]);
+            free(a->lists[i]);
+        }
+    }
+    memset(a, 0, sizeof *a);
+}
+
+static tt_status argset_copy(argset *a, const tt_value *args, int nargs, bool fake)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < nargs; i++) {
+        a->v[i] = args[i];
+        a->n = i + 1;
+        if (args[i].kind == TT_V_TENSOR && args[i].u.t) {
+            a->v[i].u.t = copy_tensor(args[i].u.t, fake);
+            if (!a->v[i].u.t) {
+                a->v[i] = tt_v_none();
+                return tt_errcode();
+            }
+        } else if (args[i].kind == TT_V_TENSORS) {
+            a->lists[i] = calloc((size_t)(args[i].n ? args[i].n : 1), sizeof(tt_tensor *));
+            if (!a->lists[i])
+                return tt_error(TT_ENOMEM, "tt_opcheck: out of memory");
+            for (int k = 0; k < args[i].n; k++)
+                if (args[i].u.tensors[k] &&
+                    !(a->lists[i][k] = copy_tensor(args[i].u.tensors[k], fake)))
+                    return tt_errcode();
+            a->v[i].u.tensors = a->lists[i];
+        }
+    }
+    return TT_OK;
+}
+
+/* The tensors among the arguments, flattened, with their argument index. */
+static int tensors_of(const tt_value *v, int n, tt_tensor **ts, int *arg)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (v[i].kind == TT_V_TENSOR && v[i].u.t && k < MAXT) {
+            arg[k] = i;
+            ts[k++] = v[i].u.t;
+        }
+        for (int j = 0; v[i].kind == TT_V_TENSORS && j < v[i].n && k < MAXT; j++)
+            if (v[i].u.tensors[j]) {
+                arg[k] = i;
+                ts[k++] = v[i].u.tensors[j];
+            }
+    }
+    return k;
+}
+
+static const char *arg_name(const tt_op *op, int i)
+{
+    return tt_schema_arg(tt_op_schema(op), i)->name;
+}
+
+/* Runs the op (no autograd) and collects its outputs. */
+static tt_status run_op(const tt_op *op, argset *a, tt_value *outs)
+{
+    int nr = tt_schema_nreturns(tt_op_schema(op));
+    tt_no_grad_begin();
+    tt_status st = tt_op_call(op, a->v, a->n, outs, nr);
+    tt_no_grad_end();
+    return st;
+}
+
+static void clear_outs(tt_value *outs, int n)
+{
+    for (int i = 0; i < n; i++)
+        tt_value_clear(&outs[i]);
+}
+
+/* ------------------------------------------------------------- reporting */
+
+static tt_check_result fail(tt_opcheck_entry *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static tt_check_result fail(tt_opcheck_entry *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return TT_CHECK_FAILED;
+}
+
+static void tuple_str(int n, const tt_size *v, char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < n && len < cap; i++) {
+        char one[64];
+        tt_size_str(v[i], one, sizeof one);
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", one);
+    }
+    if (len < cap)
+        snprintf(buf + len, cap - len, n == 1 ? ",)" : ")");
+}
+
+/* ----------------------------------------------------------------- schema */
+
+typedef struct {
+    int ndim;
+    tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS], offset;
+    void *data;
+    size_t nbytes;
+} snapshot;
+
+static tt_status take_snapshot(const tt_tensor *t, snapshot *s)
+{
+    s->ndim = tt_ndim(t);
+    memcpy(s->sizes, tt_sizes(t), sizeof(tt_size) * (size_t)s->ndim);
+    memcpy(s->strides, tt_strides(t), sizeof(tt_size) * (size_t)s->ndim);
+    s->offset = tt_storage_offset(t);
+    s->nbytes = (size_t)tt_numel(t) * tt_dtype_size(tt_dtype_of(t));
+    s->data = malloc(s->nbytes ? s->nbytes : 1);
+    if (!s->data)
+        return tt_error(TT_ENOMEM, "tt_opcheck: out of memory");
+    return s->nbytes ? tt_to_buffer(t, s->data, s->nbytes) : TT_OK;
+}
+
+/* How t differs from its snapshot, or "" when it does not. */
+static void describe_change(const tt_tensor *t, const snapshot *s, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    char a[128], b[128];
+    if (tt_ndim(t) != s->ndim || memcmp(tt_sizes(t), s->sizes, sizeof(tt_size) * (size_t)s->ndim)) {
+        tuple_str(s->ndim, s->sizes, a, sizeof a);
+        tuple_str(tt_ndim(t), tt_sizes(t), b, sizeof b);
+        snprintf(buf, n, "its shape changed from %s to %s", a, b);
+        return;
+    }
+    if (memcmp(tt_strides(t), s->strides, sizeof(tt_size) * (size_t)s->ndim) ||
+        tt_storage_offset(t) != s->offset) {
+        tuple_str(s->ndim, s->strides, a, sizeof a);
+        tuple_str(tt_ndim(t), tt_strides(t), b, sizeof b);
+        snprintf(buf, n, "its strides/offset changed from %s+%lld to %s+%lld", a,
+                 (long long)s->offset, b, (long long)tt_storage_offset(t));
+        return;
+    }
+    if (!s->nbytes)
+        return;
+    void *now = malloc(s->nbytes);
+    if (!now || tt_to_buffer(t, now, s->nbytes)) {
+        free(now);
+        tt_clear_error();
+        return;
+    }
+    size_t es = tt_dtype_size(tt_dtype_of(t));
+    int64_t count = 0, first = -1;
+    for (size_t i = 0; i < s->nbytes / es; i++)
+        if (memcmp((char *)now + i * es, (char *)s->data + i * es, es)) {
+            if (first < 0)
+                first = (int64_t)i;
+            count++;
+        }
+    if (count) {
+        double before = 0, after = 0;
+        /* Element values for the message, read back as doubles. */
+        tt_tensor *bt = tt_from_buffer(1, (int64_t[]){(int64_t)(s->nbytes / es)}, NULL,
+                                       tt_dtype_of(t), s->data, s->nbytes, NULL, NULL);
+        tt_tensor *at = tt_from_buffer(1, (int64_t[]){(int64_t)(s->nbytes / es)}, NULL,
+                                       tt_dtype_of(t), now, s->nbytes, NULL, NULL);
+        if (bt && at) {
+            tt_get(bt, &before, first);
+            tt_get(at, &after, first);
+        }
+        tt_release(bt);
+        tt_release(at);
+        snprintf(buf, n, "%lld of its %lld elements changed (the first at flat index %lld: "
+                         "%g before, %g after)", (long long)count, (long long)(s->nbytes / es),
+                 (long long)first, before, after);
+    }
+    free(now);
+}
+
+static bool return_aliases_arg(const tt_op *op, int ret, int arg)
+{
+    const tt_arg *r = tt_schema_return(tt_op_schema(op), ret);
+    const tt_arg *a = tt_schema_arg(tt_op_schema(op), arg);
+    return r->alias_set && a->alias_set && strcmp(r->alias_set, a->alias_set) == 0;
+}
+
+static tt_check_result check_schema(const tt_op *op, const tt_value *args, int nargs,
+                                    tt_opcheck_entry *e)
+{
+    argset a;
+    tt_value outs[TT_MAX_RETURNS_PUBLIC] = {0};
+    snapshot snaps[MAXT];
+    tt_tensor *ts[MAXT];
+    int arg[MAXT], nt = 0, nsnap = 0, nr = tt_schema_nreturns(tt_op_schema(op));
+    tt_check_result res = TT_CHECK_PASSED;
+    tt_status st = argset_copy(&a, args, nargs, false);
+    if (!st) {
+        nt = tensors_of(a.v, a.n, ts, arg);
+        for (; nsnap < nt && !st; nsnap++)
+            st = take_snapshot(ts[nsnap], &snaps[nsnap]);
+    }
+    if (st) {
+        res = fail(e, "could not copy the example arguments: %s", tt_errmsg());
+        goto done;
+    }
+    if (run_op(op, &a, outs)) {
+        res = fail(e, "the op failed on the example arguments: %s", tt_errmsg());
+        goto done;
+    }
+    /* Undeclared mutation. */
+    for (int k = 0; k < nt && res == TT_CHECK_PASSED; k++) {
+        const tt_arg *sa = tt_schema_arg(tt_op_schema(op), arg[k]);
+        char how[512];
+        describe_change(ts[k], &snaps[k], how, sizeof how);
+        if (how[0] && !sa->is_write)
+            res = fail(e, "argument '%s' (#%d) was mutated but the schema does not say so: "
+                          "%s. Declare it (mutates_args = \"%s\", or 'Tensor(a!) %s' in the "
+                          "schema), or write into a copy instead",
+                       sa->name, arg[k] + 1, how, sa->name, sa->name);
+    }
+    /* Aliasing between outputs and inputs, and among outputs. */
+    for (int j = 0; j < nr && res == TT_CHECK_PASSED; j++) {
+        tt_tensor *o = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
+        if (!o)
+            continue;
+        bool should = false, does = false;
+        int want = -1;
+        for (int k = 0; k < nt && res == TT_CHECK_PASSED; k++) {
+            bool declared = return_aliases_arg(op, j, arg[k]);
+            if (declared) {
+                should = true;
+                want = arg[k];
+                does |= tt_same_storage(o, ts[k]);
+            }
+            if (declared || !tt_same_storage(o, ts[k]))
+                continue;
+            if (o == ts[k])
+                res = fail(e, "output %d is argument '%s' (#%d) itself, but the schema "
+                              "declares no alias: a functional op must return a new tensor "
+                              "(return tt_clone of it), or annotate the alias (Tensor(a) in "
+                              "both places)", j, arg_name(op, arg[k]), arg[k] + 1);
+            else
+                res = fail(e, "output %d shares storage with argument '%s' (#%d) (it is a "
+                              "view of it), but the schema declares no alias: return a copy "
+                              "(tt_clone or tt_contiguous of a fresh tensor), or annotate "
+                              "the alias (Tensor(a) in both places)",
+                           j, arg_name(op, arg[k]), arg[k] + 1);
+        }
+        if (res == TT_CHECK_PASSED && should && !does)
+            res = fail(e, "output %d should alias argument '%s' per the schema "
+                          "('Tensor(%s)'), but it does not share its storage",
+                       j, arg_name(op, want), tt_schema_return(tt_op_schema(op), j)->alias_set);
+        for (int i = 0; i < j && res == TT_CHECK_PASSED; i++)
+            if (outs[i].kind == TT_V_TENSOR && outs[i].u.t && tt_same_storage(o, outs[i].u.t))
+                res = fail(e, "outputs %d and %d share storage; each output of an op must be "
+                              "its own tensor", i, j);
+    }
+done:
+    for (int k = 0; k < nsnap; k++)
+        free(snaps[k].data);
+    clear_outs(outs, nr);
+    argset_free(&a);
+    tt_clear_error();
+    return res;
+}
+
+/* -------------------------------------------------- autograd_registration */
+
+static tt_check_result check_autograd(const tt_op *op, const tt_value *args, int nargs,
+                                      tt_opcheck_entry *e)
+{
+    tt_tensor *ts[MAXT];
+    int arg[MAXT], nt = tensors_of(args, nargs, ts, arg), trainable = -1;
+    for (int k = 0; k < nt && trainable < 0; k++)
+        if (tt_requires_grad(ts[k]))
+            trainable = arg[k];
+    if (trainable < 0) {
+        snprintf(e->message, sizeof e->message,
+                 "no tensor argument requires grad, so training was not exercised; pass an "
+                 "input with requires_grad to check it");
+        return TT_CHECK_NOT_EXERCISED;
+    }
+    if (tt_op_has_autograd(op))
+        return TT_CHECK_PASSED;
+    return fail(e, "argument '%s' (#%d) requires grad, but %s has no autograd registration, "
+                   "so it will fail in training (calling it on inputs that require grad is "
+                   "TT_EAUTOGRAD). Register a backward with tt_register_autograd(lib, \"%s\", "
+                   "backward, setup_context): setup_context saves what the backward needs, "
+                   "backward returns one gradient per input",
+                arg_name(op, trainable), trainable + 1, tt_op_name(op), tt_op_name(op));
+}
+
+/* ------------------------------------------------------------ faketensor */
+
+static bool returns_tensors(const tt_op *op)
+{
+    const tt_schema *s = tt_op_schema(op);
+    for (int j = 0; j < tt_schema_nreturns(s); j++)
+        if (tt_schema_return(s, j)->type.base == TT_T_TENSOR)
+            return true;
+    return false;
+}
+
+static tt_check_result compare_meta(int j, const tt_tensor *r, const tt_tensor *f,
+                                    tt_opcheck_entry *e)
+{
+    char a[256], b[256];
+    if (!r || !f)
+        return r == f ? TT_CHECK_PASSED
+                      : fail(e, "output %d: the %s kernel returned None and the other a tensor",
+                             j, r ? "fake" : "real");
+    if (tt_dtype_of(r) != tt_dtype_of(f))
+        return fail(e, "output %d: dtype differs: the real kernel gives %s, the fake kernel %s",
+                    j, tt_dtype_name(tt_dtype_of(r)), tt_dtype_name(tt_dtype_of(f)));
+    bool shape_ok = tt_ndim(r) == tt_ndim(f);
+    for (int d = 0; shape_ok && d < tt_ndim(r); d++)
+        shape_ok = tt_size_is_sym(tt_sizes(f)[d]) || tt_sizes(f)[d] == tt_sizes(r)[d];
+    if (!shape_ok)
+        return fail(e, "output %d: shape differs: the real kernel gives %s, the fake kernel %s",
+                    j, tt_shape_str(r, a, sizeof a), tt_shape_str(f, b, sizeof b));
+    for (int d = 0; d < tt_ndim(r); d++) {
+        if (tt_sizes(r)[d] <= 1 || tt_size_is_sym(tt_strides(f)[d]))
+            continue; /* any stride is right for a size-1 dim */
+        if (tt_strides(r)[d] != tt_strides(f)[d]) {
+            char sr[256], sf[256];
+            tuple_str(tt_ndim(r), tt_strides(r), sr, sizeof sr);
+            tuple_str(tt_ndim(f), tt_strides(f), sf, sizeof sf);
+            return fail(e, "output %d: strides differ: the real kernel gives %s, the fake "
+                           "kernel %s (shape %s; first difference in dim %d). The fake kernel "
+                           "must return the real kernel's memory layout: if the real kernel "
+                           "returns a permuted view, permute the fake output the same way",
+                        j, sr, sf, tt_shape_str(r, a, sizeof a), d);
+        }
+    }
+    if (tt_storage_offset(r) != tt_storage_offset(f) && !tt_size_is_sym(tt_storage_offset(f)))
+        return fail(e, "output %d: storage offset differs: the real kernel gives %lld, the "
+                       "fake kernel %lld", j, (long long)tt_storage_offset(r),
+                    (long long)tt_storage_offset(f));
+    return TT_CHECK_PASSED;
+}
+
+static tt_check_result check_fake(const tt_op *op, const tt_value *args, int nargs,
+                                  tt_opcheck_entry *e)
+{
+    if (!tt_op_has_fake(op) && returns_tensors(op))
+        return fail(e, "%s returns tensors but has no fake kernel, so it cannot be traced "
+                       "(every torch.compile-style trace of code calling it breaks there). "
+                       "Register one with tt_register_fake(lib, \"%s\", fn): it gets fake "
+                       "tensors and returns outputs with the real outputs' metadata",
+                    tt_op_name(op), tt_op_name(op));
+    int nr = tt_schema_nreturns(tt_op_schema(op));
+    argset real, fake;
+    tt_value ro[TT_MAX_RETURNS_PUBLIC] = {0}, fo[TT_MAX_RETURNS_PUBLIC] = {0};
+    tt_check_result res = TT_CHECK_PASSED;
+    tt_status st = argset_copy(&real, args, nargs, false);
+    if (!st)
+        st = argset_copy(&fake, args, nargs, true);
+    else
+        memset(&fake, 0, sizeof fake);
+    if (st) {
+        res = fail(e, "could not copy the example arguments: %s", tt_errmsg());
+        goto done;
+    }
+    if (run_op(op, &real, ro)) {
+        res = fail(e, "the op failed on the example arguments: %s", tt_errmsg());
+        goto done;
+    }
+    if (run_op(op, &fake, fo)) {
+        res = tt_errcode() == TT_EFAKE
+                  ? fail(e, "the fake kernel read tensor data, which fake tensors do not have; "
+                            "a fake kernel may only use sizes, strides and dtypes (%s)",
+                         tt_errmsg())
+                  : fail(e, "the fake kernel failed on fake copies of the example arguments: "
+                            "%s", tt_errmsg());
+        goto done;
+    }
+    for (int j = 0; j < nr && res == TT_CHECK_PASSED; j++) {
+        if (ro[j].kind == TT_V_TENSORS || fo[j].kind == TT_V_TENSORS) {
+            if (ro[j].n != fo[j].n) {
+                res = fail(e, "output %d: the real kernel returns %d tensors, the fake "
+                              "kernel %d", j, ro[j].n, fo[j].n);
+                break;
+            }
+            for (int k = 0; k < ro[j].n && res == TT_CHECK_PASSED; k++)
+                res = compare_meta(j, ro[j].u.tensors[k], fo[j].u.tensors[k], e);
+            continue;
+        }
+        if (ro[j].kind == TT_V_TENSOR || fo[j].kind == TT_V_TENSOR)
+            res = compare_meta(j, ro[j].kind == TT_V_TENSOR ? ro[j].u.t : NULL,
+                               fo[j].kind == TT_V_TENSOR ? fo[j].u.t : NULL, e);
+    }
+done:
+    clear_outs(ro, nr);
+    clear_outs(fo, nr);
+    argset_free(&real);
+    argset_free(&fake);
+    tt_clear_error();
+    return res;
+}
+
+/* --------------------------------------------------- aot_dispatch_dynamic */
+
+/* The traced function: the op on the inputs (tensor arguments replaced by
+ * the function's inputs), its tensor results and written arguments as
+ * outputs, then -- when training is exercised -- the gradients of the sum
+ * of its float results with respect to the inputs that require grad. */
+typedef struct {
+    const tt_op *op;
+    const tt_value *args;
+    int nargs;
+    int nres;     /* op results that are tensors */
+    int nwritten; /* written tensor arguments */
+    bool grads;
+    int nreq;     /* inputs requiring grad */
+} aot_ctx;
+
+static tt_status aot_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    const aot_ctx *c = ud;
+    tt_value args[TT_TRACE_MAX_ARGS];
+    tt_tensor **lists[TT_TRACE_MAX_ARGS] = {0};
+    tt_value res[TT_MAX_RETURNS_PUBLIC] = {0};
+    int k = 0, o = 0, nr = tt_schema_nreturns(tt_op_schema(c->op));
+    tt_status st = TT_OK;
+    for (int i = 0; i < c->nargs && !st; i++) {
+        args[i] = c->args[i];
+        if (c->args[i].kind == TT_V_TENSOR && c->args[i].u.t) {
+            args[i].u.t = in[k++];
+        } else if (c->args[i].kind == TT_V_TENSORS) {
+            lists[i] = calloc((size_t)(c->args[i].n ? c->args[i].n : 1), sizeof(tt_tensor *));
+            if (!lists[i]) {
+                st = tt_error(TT_ENOMEM, "tt_opcheck: out of memory");
+                break;
+            }
+            for (int j = 0; j < c->args[i].n; j++)
+                lists[i][j] = c->args[i].u.tensors[j] ? in[k++] : NULL;
+            args[i].u.tensors = lists[i];
+        }
+    }
+    if (!st)
+        st = tt_op_call(c->op, args, c->nargs, res, nr);
+    tt_tensor *loss = NULL;
+    for (int j = 0; !st && j < nr; j++) {
+        if (res[j].kind != TT_V_TENSOR || !res[j].u.t)
+            continue;
+        out[o++] = tt_retain(res[j].u.t);
+        if (c->grads && tt_requires_grad(res[j].u.t)) {
+            tt_tensor *s = tt_sum_all(res[j].u.t), *acc = s;
+            if (s && loss) {
+                acc = tt_add(loss, s);
+                tt_release(s);
+            }
+            tt_release(loss);
+            loss = acc;
+            if (!loss)
+                st = tt_errcode();
+        }
+    }
+    /* The written arguments, as they are after the call. */
+    for (int i = 0, t = 0; !st && i < c->nargs; i++) {
+        if (c->args[i].kind != TT_V_TENSOR || !c->args[i].u.t)
+            continue;
+        if (tt_schema_arg(tt_op_schema(c->op), i)->is_write)
+            out[o++] = tt_retain(in[t]);
+        t++;
+    }
+    if (!st && c->grads) {
+        tt_tensor *req[MAXT];
+        int nq = 0;
+        for (int i = 0; i < k; i++)
+            if (tt_requires_grad(in[i]))
+                req[nq++] = in[i];
+        if (loss)
+            st = tt_grad(1, &loss, NULL, nq, req, out + o);
+        else
+            st = tt_error(TT_EAUTOGRAD, "no output of %s requires grad", tt_op_name(c->op));
+    }
+    tt_release(loss);
+    clear_outs(res, nr);
+    for (int i = 0; i < c->nargs; i++)
+        free(lists[i]);
+    return st;
+}
+
+/* Largest difference between two tensors, and where. */
+static bool close_enough(const tt_tensor *a, const tt_tensor *b, double atol, double rtol,
+                         double *maxdiff, int64_t *where, double *va, double *vb)
+{
+    int64_t n = tt_numel(a);
+    *maxdiff = 0;
+    *where = -1;
+    if (n != tt_numel(b))
+        return false;
+    tt_tensor *ca = tt_to_dtype(a, TT_F64), *cb = tt_to_dtype(b, TT_F64);
+    double *x = ca ? tt_data(ca) : NULL, *y = cb ? tt_data(cb) : NULL;
+    bool ok = (x && y) || n == 0;
+    tt_tensor *cca = ca ? tt_contiguous(ca) : NULL, *ccb = cb ? tt_contiguous(cb) : NULL;
+    x = cca ? tt_data(cca) : NULL;
+    y = ccb ? tt_data(ccb) : NULL;
+    for (int64_t i = 0; ok && i < n; i++) {
+        double d = fabs(x[i] - y[i]);
+        bool same_nan = isnan(x[i]) && isnan(y[i]);
+        if (!same_nan && (d > *maxdiff || isnan(d))) {
+            *maxdiff = isnan(d) ? INFINITY : d;
+            *where = i;
+            *va = x[i];
+            *vb = y[i];
+        }
+        if (!same_nan && !(d <= atol + rtol * fabs(y[i])))
+            ok = false;
+    }
+    tt_release(ca);
+    tt_release(cb);
+    tt_release(cca);
+    tt_release(ccb);
+    return ok;
+}
+
+static tt_check_result check_aot(const tt_op *op, const tt_value *args, int nargs,
+                                 const tt_opcheck_opts *o, tt_opcheck_entry *e)
+{
+    double atol = o && o->atol > 0 ? o->atol : 1e-5, rtol = o && o->rtol > 0 ? o->rtol : 1.3e-6;
+    argset ea, ca;
+    tt_tensor *ets[MAXT], *cts[MAXT], *eo[MAXT] = {0}, *co[MAXT] = {0};
+    int arg[MAXT];
+    aot_ctx c = {op, NULL, nargs, 0, 0, false, 0};
+    tt_check_result res = TT_CHECK_PASSED;
+    tt_compiled *comp = NULL;
+    memset(&ca, 0, sizeof ca);
+    tt_status st = argset_copy(&ea, args, nargs, false);
+    if (!st)
+        st = argset_copy(&ca, args, nargs, false);
+    if (st) {
+        res = fail(e, "could not copy the example arguments: %s", tt_errmsg());
+        goto done;
+    }
+    int nt = tensors_of(ea.v, ea.n, ets, arg);
+    tensors_of(ca.v, ca.n, cts, arg);
+    const tt_schema *s = tt_op_schema(op);
+    for (int j = 0; j < tt_schema_nreturns(s); j++)
+        c.nres += tt_schema_return(s, j)->type.base == TT_T_TENSOR &&
+                  !tt_schema_return(s, j)->type.is_list;
+    for (int k = 0; k < nt; k++) {
+        c.nwritten += tt_schema_arg(s, arg[k])->is_write && ea.v[arg[k]].kind == TT_V_TENSOR;
+        c.nreq += tt_requires_grad(ets[k]);
+    }
+    c.grads = c.nreq > 0 && tt_op_has_autograd(op);
+    int nout = c.nres + c.nwritten + (c.grads ? c.nreq : 0);
+    if (nout == 0) {
+        snprintf(e->message, sizeof e->message, "the op returns no tensor and writes none, "
+                                                "so there is nothing to compare");
+        res = TT_CHECK_NOT_EXERCISED;
+        goto done;
+    }
+    /* Eager, then compiled (symbolic trace + replay) on the same values. */
+    c.args = ea.v;
+    if (aot_fn(ets, nt, eo, nout, &c)) {
+        res = fail(e, "the op failed when run eagerly%s: %s", c.grads ? " with its backward" : "",
+                   tt_errmsg());
+        goto done;
+    }
+    c.args = ca.v;
+    tt_trace_opts topts = {.mode = TT_TRACE_SYMBOLIC, .fullgraph = true, .ud = &c};
+    comp = tt_compile(aot_fn, nt, nout, &topts);
+    if (!comp || tt_compiled_call(comp, cts, co)) {
+        res = fail(e, "tracing the op symbolically and compiling it failed: %s", tt_errmsg());
+        goto done;
+    }
+    for (int j = 0; j < nout && res == TT_CHECK_PASSED; j++) {
+        double md, va = 0, vb = 0;
+        int64_t where;
+        const char *what = j < c.nres ? "output" : j < c.nres + c.nwritten ? "written argument"
+                                                                           : "gradient";
+        int idx = j < c.nres ? j : j < c.nres + c.nwritten ? j - c.nres : j - c.nres - c.nwritten;
+        if (tt_ndim(eo[j]) != tt_ndim(co[j]) ||
+            memcmp(tt_sizes(eo[j]), tt_sizes(co[j]), sizeof(tt_size) * (size_t)tt_ndim(eo[j]))) {
+            char a[256], b[256];
+            res = fail(e, "%s %d: shape differs: eager %s, compiled %s", what, idx,
+                       tt_shape_str(eo[j], a, sizeof a), tt_shape_str(co[j], b, sizeof b));
+        } else if (!close_enough(eo[j], co[j], atol, rtol, &md, &where, &va, &vb)) {
+            res = fail(e, "%s %d differs between eager and the compiled replay of a symbolic "
+                          "trace: largest absolute difference %g at flat index %lld (eager %g, "
+                          "compiled %g; atol %g, rtol %g). The kernel may depend on something "
+                          "other than its inputs (global state, a counter, uninitialized "
+                          "memory), or the fake kernel may not describe the real outputs",
+                       what, idx, md, (long long)where, va, vb, atol, rtol);
+        }
+    }
+done:
+    for (int j = 0; j < MAXT; j++) {
+        tt_release(eo[j]);
+        tt_release(co[j]);
+    }
+    tt_compiled_free(comp);
+    argset_free(&ea);
+    argset_free(&ca);
+    tt_clear_error();
+    return res;
+}
+
+/* ----------------------------------------------------------------- driver */
+
+tt_status tt_opcheck(const tt_op *op, const tt_value *args, int nargs,
+                     const tt_opcheck_opts *opts, tt_opcheck_report *report)
+{
+    tt_opcheck_report local;
+    tt_opcheck_report *r = report ? report : &local;
+    memset(r, 0, sizeof *r);
+    if (!op || !tt_op_schema(op))
+        return tt_error(TT_EINVAL, "tt_opcheck: argument 'op' is %s",
+                        op ? "an op whose library was freed" : "NULL");
+    snprintf(r->op, sizeof r->op, "%s", tt_op_name(op));
+    if (nargs < 0 || nargs > TT_TRACE_MAX_ARGS || (nargs > 0 && !args))
+        return tt_error(TT_EINVAL, "tt_opcheck: %s: bad argument list (%d arguments)",
+                        r->op, nargs);
+    /* Bind once through a dry look at the schema: fill defaults so every
+     * check sees complete arguments. */
+    const tt_schema *s = tt_op_schema(op);
+    tt_value full[TT_TRACE_MAX_ARGS];
+    if (nargs > tt_schema_nargs(s))
+        return tt_error(TT_EINVAL, "tt_opcheck: %s takes at most %d arguments, got %d", r->op,
+                        tt_schema_nargs(s), nargs);
+    for (int i = 0; i < tt_schema_nargs(s); i++) {
+        if (i < nargs) {
+            full[i] = args[i];
+        } else if (tt_schema_arg(s, i)->has_default) {
+            full[i] = tt_schema_arg(s, i)->default_value;
+        } else {
+            return tt_error(TT_EINVAL, "tt_opcheck: %s: missing argument '%s' (#%d)", r->op,
+                            tt_schema_arg(s, i)->name, i + 1);
+        }
+    }
+    int n = tt_schema_nargs(s);
+    unsigned which = opts && opts->checks ? opts->checks : TT_OPCHECK_ALL;
+    bool raise = opts && opts->raise_exception;
+    int failed = -1;
+    for (int k = 0; k < TT_OPCHECK_NCHECKS; k++) {
+        tt_opcheck_entry *e = &r->entries[k];
+        e->check = check_names[k];
+        e->result = TT_CHECK_NOT_RUN;
+        if (!(which & (1u << k)) || (raise && failed >= 0))
+            continue;
+        switch (k) {
+        case 0: e->result = check_schema(op, full, n, e); break;
+        case 1: e->result = check_autograd(op, full, n, e); break;
+        case 2: e->result = check_fake(op, full, n, e); break;
+        default: e->result = check_aot(op, full, n, opts, e); break;
+        }
+        if (e->result == TT_CHECK_FAILED && failed < 0)
+            failed = k;
+    }
+    if (failed >= 0)
+        return tt_error(TT_EOPCHECK, "opcheck %s: %s failed: %s", r->op,
+                        r->entries[failed].check, r->entries[failed].message);
+    return TT_OK;
+}
+
+char *tt_opcheck_report_to_text(const tt_opcheck_report *r)
+{
+    if (!r) {
+        tt_error(TT_EINVAL, "tt_opcheck_report_to_text: argument 'report' is NULL");
+        return NULL;
+    }
+    int counts[4] = {0};
+    for (int k = 0; k < TT_OPCHECK_NCHECKS; k++)
+        counts[r->entries[k].result]++;
+    size_t cap = 512 + TT_OPCHECK_NCHECKS * 1200;
+    char *buf = malloc(cap);
+    if (!buf) {
+        tt_error(TT_ENOMEM, "tt_opcheck_report_to_text: out of memory");
+        return NULL;
+    }
+    size_t len = (size_t)snprintf(buf, cap, "opcheck %s: %d passed, %d failed, %d not "
+                                            "exercised, %d not run\n", r->op, counts[0],
+                                  counts[1], counts[2], counts[3]);
+    static const char *const word[] = {"passed", "FAILED", "not exercised", "not run"};
+    for (int k = 0; k < TT_OPCHECK_NCHECKS && len < cap; k++) {
+        const tt_opcheck_entry *e = &r->entries[k];
+        len += (size_t)snprintf(buf + len, cap - len, "  %-22s %s%s%s\n",
+                                e->check ? e->check : check_names[k], word[e->result],
+                                e->message[0] && e->result != TT_CHECK_PASSED ? ": " : "",
+                                e->result != TT_CHECK_PASSED ? e->message : "");
+    }
+    return buf;
+}
+
+tt_status tt_opcheck_report_print(const tt_opcheck_report *r, FILE *f)
+{
+    char *s = tt_opcheck_report_to_text(r);
+    if (!s)
+        return tt_errcode();
+    fputs(s, f ? f : stdout);
+    free(s);
+    return TT_OK;
+}
