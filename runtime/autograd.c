@@ -276,6 +276,10 @@ tt_status tt_ctx_save_for_backward(tt_autograd_ctx *ctx, int n, tt_tensor *const
             if (!alias)
                 return tt_errcode();
             alias->flags &= (uint16_t)~TT_TF_REQUIRES_GRAD;
+            /* The same value for a mode: a tracer must find the node that
+             * made t when the backward reads the alias, not lift it as a
+             * constant. */
+            tt_set_mode_tag(alias, t->mode_key, t->mode_val);
         }
         ctx->saved[ctx->nsaved] = alias;
         ctx->versions[ctx->nsaved++] = t ? tt_version(t) : 0;
