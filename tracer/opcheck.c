@@ -484,8 +484,14 @@ static tt_status aot_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void
             args[i].u.tensors = lists[i];
         }
     }
+    /* Without a backward to check, the op runs as in inference (an op
+     * with no autograd would refuse inputs that require grad). */
+    if (!c->grads)
+        tt_no_grad_begin();
     if (!st)
         st = tt_op_call(c->op, args, c->nargs, res, nr);
+    if (!c->grads)
+        tt_no_grad_end();
     tt_tensor *loss = NULL;
     for (int j = 0; !st && j < nr; j++) {
         if (res[j].kind != TT_V_TENSOR || !res[j].u.t)
