@@ -6,7 +6,13 @@
  * Graphviz keeps its error hook, its error counts and much else in
  * process-wide state and is not thread-safe, so every render holds one
  * lock, and its messages (which it would print on stderr) are collected
- * through agseterrf and become our error message instead. */
+ * through agseterrf and become our error message instead.
+ *
+ * One GVC context serves the whole process and is never freed: graphviz
+ * 2.42's pango plugin caches a pointer to the last font name, which lives
+ * in the context, so the second render with a fresh context read it after
+ * gvFreeContext had freed it (a use-after-free that ASan reports). The dot
+ * tool, too, keeps one context for all its graphs. */
 #include "tt_trace.h"
 
 #include <errno.h>
@@ -21,6 +27,7 @@ static pthread_mutex_t gv_lock = PTHREAD_MUTEX_INITIALIZER;
 /* What graphviz said during the current render (guarded by gv_lock). */
 static char gv_msg[1024];
 static size_t gv_len;
+static GVC_t *gvc; /* made on first use, kept (guarded by gv_lock) */
 
 static void append(const char *msg)
 {
@@ -89,7 +96,8 @@ static tt_status render_dot(const char *fn, char *dot, const char *format, const
     gv_len = 0;
     gv_msg[0] = '\0';
     agusererrf old_hook = agseterrf(collect);
-    GVC_t *gvc = gvContext();
+    if (!gvc)
+        gvc = gvContext();
     Agraph_t *ag = gvc ? agmemread(dot) : NULL;
     if (!gvc)
         st = tt_error(TT_ENOMEM, "%s: graphviz could not create its context: %s", fn,
@@ -107,8 +115,6 @@ static tt_status render_dot(const char *fn, char *dot, const char *format, const
     }
     if (ag)
         agclose(ag);
-    if (gvc)
-        gvFreeContext(gvc);
     agseterrf(old_hook);
     pthread_mutex_unlock(&gv_lock);
     free(dot);
