@@ -117,12 +117,15 @@ static bool check_exact(const cplan *p, tt_tensor **in, char *why, size_t n)
                      tt_requires_grad(t) ? "on" : "off", g->requires_grad ? "on" : "off");
             return false;
         }
-        for (int d = 0; d < g->ndim; d++) {
+        /* Sizes before strides: a new size changes the contiguous strides
+         * of the dims before it, and the size is the cause to report. */
+        for (int d = 0; d < g->ndim; d++)
             if (tt_sizes(t)[d] != g->sizes[d]) {
                 snprintf(why, n, "input %d: size of dim %d is %lld, the plan was traced with "
                                  "%lld", i, d, (long long)tt_sizes(t)[d], (long long)g->sizes[d]);
                 return false;
             }
+        for (int d = 0; d < g->ndim; d++) {
             if (tt_strides(t)[d] != g->strides[d] && g->sizes[d] > 1) {
                 snprintf(why, n, "input %d: stride of dim %d is %lld, the plan was traced "
                                  "with %lld", i, d, (long long)tt_strides(t)[d],
