@@ -17,6 +17,7 @@
  * count; each chunk gives a partial result and the partials are combined in
  * chunk order, so results are the same on 1 thread and on 64. */
 #include "ops_impl.h"
+#include "vec_math.h"
 
 #include <math.h>
 #include <string.h>
@@ -103,27 +104,29 @@ ROW_SUM_INT(u8, uint8_t)
 ROW_SUM_INT(b8, bool)
 
 /* Max/min with NaN propagation (PyTorch's amax returns NaN when any element
- * is NaN): once r is NaN neither test can replace it. */
+ * is NaN): once r is NaN neither test can replace it. 32 lanes keep the
+ * lane loop a loop (8 would be unrolled first), which the compiler then
+ * vectorizes into compare-and-select. */
 #define ROW_EXT(NAME, T, CMP, ISNAN, FIELD)                                    \
     static acc_t NAME(const char *p, int64_t n, int64_t st)                   \
     {                                                                          \
-        T r[8];                                                                \
-        for (int j = 0; j < 8; j++)                                            \
+        T r[32];                                                               \
+        for (int j = 0; j < 32; j++)                                           \
             r[j] = *(const T *)p;                                              \
         int64_t i = 0;                                                         \
         if (st == (int64_t)sizeof(T)) {                                        \
             const T *restrict x = (const T *)p;                                \
-            for (; i + 8 <= n; i += 8)                                         \
-                for (int j = 0; j < 8; j++) {                                  \
+            for (; i + 32 <= n; i += 32)                                       \
+                for (int j = 0; j < 32; j++) {                                 \
                     T v = x[i + j];                                            \
                     r[j] = (v CMP r[j] || ISNAN(v)) ? v : r[j];                \
                 }                                                              \
         }                                                                      \
         for (; i < n; i++) {                                                   \
             T v = *(const T *)(p + i * st);                                    \
-            r[i & 7] = (v CMP r[i & 7] || ISNAN(v)) ? v : r[i & 7];            \
+            r[i & 31] = (v CMP r[i & 31] || ISNAN(v)) ? v : r[i & 31];         \
         }                                                                      \
-        for (int j = 1; j < 8; j++)                                            \
+        for (int j = 1; j < 32; j++)                                           \
             r[0] = (r[j] CMP r[0] || ISNAN(r[j])) ? r[j] : r[0];               \
         acc_t a;                                                               \
         a.FIELD = r[0];                                                        \
@@ -636,24 +639,22 @@ static tt_tensor *reduce(redop op, const tt_tensor *a, const tt_value *dimv, boo
 /* -------------------------------------------------------------- argmax */
 
 /* Index of the first maximum of n elements at p, `st` bytes apart. NaN is
- * larger than everything (PyTorch), so the first NaN wins. */
-#define ARGMAX(SUF, T, ISNAN)                                                  \
+ * larger than everything (PyTorch), so the first NaN wins. Two passes: the
+ * vectorized max, then a scan for its first occurrence, which stops early
+ * and beats a compare-and-branch loop carrying the index. */
+#define ARGMAX(SUF, T, ISNAN, FIELD)                                           \
     static int64_t argmax_##SUF(const char *p, int64_t n, int64_t st)         \
     {                                                                          \
-        T best = *(const T *)p;                                                \
-        int64_t bi = 0;                                                        \
-        if (ISNAN(best))                                                       \
-            return 0;                                                          \
-        for (int64_t i = 1; i < n; i++) {                                      \
-            T v = *(const T *)(p + i * st);                                    \
-            if (v > best) {                                                    \
-                best = v;                                                      \
-                bi = i;                                                        \
-            } else if (ISNAN(v)) {                                             \
-                return i;                                                      \
-            }                                                                  \
+        T m = (T)row_max_##SUF(p, n, st).FIELD;                                \
+        if (ISNAN(m)) {                                                        \
+            for (int64_t i = 0; i < n; i++)                                    \
+                if (ISNAN(*(const T *)(p + i * st)))                           \
+                    return i;                                                  \
         }                                                                      \
-        return bi;                                                             \
+        for (int64_t i = 0; i < n; i++)                                        \
+            if (*(const T *)(p + i * st) == m)                                 \
+                return i;                                                      \
+        return 0;                                                              \
     }                                                                          \
     /* Whether the later candidate b replaces the current best a. */          \
     static bool beats_##SUF(const char *a, const char *b)                      \
@@ -661,11 +662,11 @@ static tt_tensor *reduce(redop op, const tt_tensor *a, const tt_value *dimv, boo
         T x = *(const T *)a, y = *(const T *)b;                                \
         return !ISNAN(x) && (y > x || ISNAN(y));                               \
     }
-ARGMAX(f32, float, NAN_F)
-ARGMAX(f64, double, NAN_F)
-ARGMAX(i64, int64_t, NAN_I)
-ARGMAX(i32, int32_t, NAN_I)
-ARGMAX(u8, uint8_t, NAN_I)
+ARGMAX(f32, float, NAN_F, f)
+ARGMAX(f64, double, NAN_F, f)
+ARGMAX(i64, int64_t, NAN_I, i)
+ARGMAX(i32, int32_t, NAN_I, i)
+ARGMAX(u8, uint8_t, NAN_I, i)
 
 typedef struct {
     const char *base;
@@ -813,19 +814,20 @@ static tt_tensor *argmax(const tt_tensor *a, const tt_value *dimv, bool keepdim)
 
 #define SM_LANES 64
 
-/* y[i] = exp(y[i]) for n elements, 4 (f32) or 2 (f64) at a time with
- * SLEEF's vector exp (1-ulp) when the build has it, else libm's. */
+/* y[i] = exp(y[i]) for n elements: f32 through the shared AVX2 kernels
+ * (SLEEF, 1 ulp) when the CPU and build have them, f64 two at a time with
+ * SLEEF's SSE2 kernel when the build has SLEEF; libm otherwise. */
+static void exp_f32(float *y, int64_t n)
+{
+    if (tt__vec_f32(TT_VEC_EXP, y, y, n))
+        return;
+    for (int64_t i = 0; i < n; i++)
+        y[i] = expf(y[i]);
+}
+
 #if defined(TT_HAVE_SLEEF) && defined(__SSE2__)
 #include <emmintrin.h>
 #include <sleef.h>
-static void exp_f32(float *y, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        _mm_storeu_ps(y + i, Sleef_expf4_u10(_mm_loadu_ps(y + i)));
-    for (; i < n; i++)
-        y[i] = Sleef_expf_u10(y[i]);
-}
 static void exp_f64(double *y, int64_t n)
 {
     int64_t i = 0;
@@ -835,11 +837,6 @@ static void exp_f64(double *y, int64_t n)
         y[i] = Sleef_exp_u10(y[i]);
 }
 #else
-static void exp_f32(float *y, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        y[i] = expf(y[i]);
-}
 static void exp_f64(double *y, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
