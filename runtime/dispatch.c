@@ -196,7 +196,9 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
     modes.level = 0;
     tt__autograd_off++;
     tt_clear_error();
-    tt_status st = k(&f);
+    tt_status st = !fake && !op->builtin && tt_checked_mode()
+                       ? tt__checked_call(op, args, nargs, outs, nouts, k)
+                       : k(&f);
     tt__autograd_off--;
     modes.level = saved_level;
     if (st == TT_OK) {

@@ -75,6 +75,11 @@ extern _Thread_local bool tt__grad_disabled;
  * mutation comes from mutates_args. */
 void tt__schema_mark_write(tt_schema *s, int i);
 
+/* checked.c: runs a custom op's real kernel `k` with checked mode's
+ * checks (undeclared writes, fake-kernel metadata). */
+tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_value *outs,
+                           int nouts, tt_kernel_fn k);
+
 /* "Tensor", "int[4]" for argument i of op, into buf. */
 const char *tt__arg_type_str(const tt_op *op, int i, char *buf, size_t n);
 /* Checks and completes a call's arguments against the schema into full

@@ -625,6 +625,17 @@ tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
 void tt_fake_mode_begin(void);
 void tt_fake_mode_end(void);
 bool tt_fake_mode_enabled(void);
+/* Checked mode (process-wide; also TT_CHECK_OPS=1 in the environment):
+ * every eager call of a custom op also runs its fake kernel on fake copies
+ * of the inputs and compares the outputs' metadata, and checks that it
+ * wrote no argument the schema does not mark written; a difference fails
+ * the call with TT_EOPCHECK. */
+bool tt_checked_mode(void);
+void tt_set_checked_mode(bool on);
+/* True (with a sentence in why) when a fake output's metadata differs from
+ * the real one's: dtype, shape (a symbolic size matches any), strides of
+ * dims larger than 1, storage offset. */
+bool tt_meta_mismatch(const tt_tensor *real, const tt_tensor *fake, char *why, size_t n);
 /* A per-tensor slot a mode uses to find the tensors it made. */
 void tt_set_mode_tag(tt_tensor *t, uint64_t key, int64_t val);
 bool tt_get_mode_tag(const tt_tensor *t, uint64_t key, int64_t *val);
