@@ -43,11 +43,43 @@ void tt__tracer_tag(tracer *tr, tt_tensor *t, int node, int out)
     tt_set_mode_tag(t, tr->key, (int64_t)node << 8 | out);
 }
 
+/* Whether a and b are the same view (storage, dtype, sizes, strides,
+ * offset): the same values. */
+static bool same_view(const tt_tensor *a, const tt_tensor *b)
+{
+    int nd = tt_ndim(a);
+    return tt_same_storage(a, b) && tt_dtype_of(a) == tt_dtype_of(b) && nd == tt_ndim(b) &&
+           tt_storage_offset(a) == tt_storage_offset(b) &&
+           memcmp(tt_sizes(a), tt_sizes(b), sizeof(tt_size) * (size_t)nd) == 0 &&
+           memcmp(tt_strides(a), tt_strides(b), sizeof(tt_size) * (size_t)nd) == 0;
+}
+
+/* An untagged alias of a graph value: the autograd engine saves an op's
+ * output as an alias made inside the call, before the tracer has tagged
+ * the output, and a backward reads that alias. The newest matching value
+ * is the current one (an in-place op's node holds self after the write). */
+static bool find_alias(tracer *tr, const tt_tensor *t, gref *r)
+{
+    for (int i = tr->g->n - 1; i >= 0; i--) {
+        const gnode *n = &tr->g->nodes[i];
+        for (int j = 0; j < n->nvals; j++)
+            if (n->vals[j] && same_view(n->vals[j], t)) {
+                *r = (gref){i, j};
+                return true;
+            }
+    }
+    return false;
+}
+
 /* The reference for tensor t: its graph value, or a new constant node. */
 static tt_status ref_of(tracer *tr, tt_tensor *t, gref *r)
 {
     if (tt__tracer_lookup(tr, t, r))
         return TT_OK;
+    if (find_alias(tr, t, r)) {
+        tt__tracer_tag(tr, t, r->node, r->out);
+        return TT_OK;
+    }
     int id = tt__graph_add_constant(tr->g, t);
     if (id < 0)
         return tt_errcode();
