@@ -825,12 +825,15 @@ START_TEST(test_large)
                 check_softmax(false, x, 0, ctx);
                 check_softmax(true, x, -1, ctx);
             }
-            for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
+            /* f64 and i32 take the f32 and i64 code paths: thread counts
+             * are compared on those two only, to keep the suite quick. */
+            for (size_t f = 0; (dt == TT_F32 || dt == TT_I64) && f < sizeof fns / sizeof fns[0];
+                 f++) {
                 if (!tt_dtype_is_float(dt) && f >= 7)
                     continue;
                 same_on_any_thread_count(fns[f], x, ctx);
             }
-            if (tt_dtype_is_float(dt) && cases[c].nd >= 2)
+            if (dt == TT_F32 && cases[c].nd >= 2)
                 same_on_any_thread_count(mean1_fn, x, ctx);
             tt_release(x);
         }
