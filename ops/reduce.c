@@ -1037,9 +1037,153 @@ static tt_status softmax_kernel(tt_frame *f)
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
+/* ------------------------------------------------------------ derivatives */
+
+/* The reduction a backward context belongs to, from its op's name. */
+static redop red_op_of(const char *name)
+{
+    return strncmp(name, "tt::sum", 7) == 0 ? OP_SUM : strncmp(name, "tt::mean", 8) == 0 ? OP_MEAN
+         : strncmp(name, "tt::amax", 8) == 0 ? OP_AMAX : OP_AMIN;
+}
+#define RED_OP(name) red_op_of(name)
+
+/* Rules written with ops (so a traced backward reads like the forward).
+ * The reduced dims of the input, as a mask, from the call's dim list
+ * (None or [] reduces everything). */
+static int reduced_dims(tt_autograd_ctx *ctx, int ndim, bool *mask)
+{
+    const int64_t *dims;
+    int n = 0;
+    if (tt_ctx_get_ints(ctx, "dims", &dims, &n) || n == 0) {
+        tt_clear_error();
+        for (int d = 0; d < ndim; d++)
+            mask[d] = true;
+        return ndim;
+    }
+    for (int d = 0; d < ndim; d++)
+        mask[d] = false;
+    for (int i = 0; i < n; i++)
+        mask[dims[i] < 0 ? dims[i] + ndim : dims[i]] = true;
+    return n;
+}
+
+static tt_status setup_reduce(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                              const tt_value *out, int nout)
+{
+    (void)nout;
+    tt_status st = tt_ctx_save_shape(ctx, "shape", in[0].u.t);
+    if (!st && nin > 1 && in[1].kind == TT_V_INTS)
+        st = tt_ctx_save_ints(ctx, "dims", in[1].n, in[1].u.ints);
+    if (!st)
+        st = tt_ctx_save_int(ctx, "keepdim", nin > 2 && in[2].kind == TT_V_BOOL && in[2].u.b);
+    /* amax/amin route the gradient to the extreme elements: they need
+     * the input and the result. */
+    redop op = RED_OP(tt_op_name(tt_ctx_op(ctx)));
+    if (!st && (op == OP_AMAX || op == OP_AMIN))
+        st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[0].u.t});
+    return st;
+}
+
+/* g with the reduced dims put back as size 1 (it already has them with
+ * keepdim), so that it broadcasts against the input. */
+static tt_tensor *unreduce(tt_autograd_ctx *ctx, const tt_tensor *g, int ndim, const bool *mask)
+{
+    int64_t keep = 0;
+    tt_ctx_get_int(ctx, "keepdim", &keep);
+    if (keep || tt_ndim(g) == ndim) /* a view, so the caller's scope owns it */
+        return tt_reshape(g, tt_ndim(g), tt_sizes(g));
+    int64_t sizes[TT_MAX_DIMS];
+    for (int d = 0, k = 0; d < ndim; d++)
+        sizes[d] = mask[d] ? 1 : tt_sizes(g)[k++];
+    return tt_reshape(g, ndim, sizes);
+}
+
+/* sum: the gradient broadcast back over the reduced dims; mean: divided
+ * by the count; amax/amin: to the extreme elements, split evenly among
+ * ties (as PyTorch's amax backward). */
+static tt_status reduce_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    const int64_t *shape;
+    int nd;
+    tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &nd);
+    if (st)
+        return st;
+    bool mask[TT_MAX_DIMS];
+    reduced_dims(ctx, nd, mask);
+    redop op = RED_OP(tt_op_name(tt_ctx_op(ctx)));
+    tt_scope_begin();
+    tt_tensor *gk = unreduce(ctx, g[0], nd, mask), *r = NULL;
+    if (op == OP_SUM || op == OP_MEAN) {
+        r = tt_expand(gk, nd, shape);
+        if (r && op == OP_MEAN) {
+            int64_t count = 1;
+            for (int d = 0; d < nd; d++)
+                count *= mask[d] ? shape[d] : 1;
+            r = tt_div_scalar(r, (double)(count ? count : 1));
+        }
+    } else {
+        tt_tensor *self = tt_ctx_saved(ctx, 0), *res = tt_ctx_saved(ctx, 1);
+        tt_tensor *hit = tt_eq(self, unreduce(ctx, res, nd, mask));
+        int64_t dims[TT_MAX_DIMS];
+        int n = 0;
+        for (int d = 0; d < nd; d++)
+            if (mask[d])
+                dims[n++] = d;
+        tt_tensor *count = tt_sum(hit, n, dims, true);
+        r = tt_div(tt_mul(hit, gk), count);
+    }
+    tt_keep(r);
+    tt_scope_end();
+    if (!r)
+        return tt_errcode();
+    if (!tt_ctx_needs_input_grad(ctx, 0)) {
+        tt_release(r);
+        return TT_OK;
+    }
+    gi[0] = r;
+    return TT_OK;
+}
+
+static tt_status setup_softmax(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                               const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    tt_status st = tt_ctx_save_int(ctx, "dim", in[1].u.i);
+    return st ? st : tt_ctx_save_for_backward(ctx, 1, &out[0].u.t);
+}
+
+/* softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g), the
+ * sums along the softmax dim. */
+static tt_status softmax_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                  tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    int64_t dim;
+    tt_status st = tt_ctx_get_int(ctx, "dim", &dim);
+    if (st)
+        return st;
+    if (!tt_ctx_needs_input_grad(ctx, 0))
+        return TT_OK;
+    tt_tensor *y = tt_ctx_saved(ctx, 0);
+    bool log = tt_op_name(tt_ctx_op(ctx))[4] == 'l'; /* "tt::log_softmax" */
+    tt_scope_begin();
+    tt_tensor *r;
+    if (log)
+        r = tt_sub(g[0], tt_mul(tt_exp(y), tt_sum(g[0], 1, &dim, true)));
+    else
+        r = tt_mul(y, tt_sub(g[0], tt_sum(tt_mul(g[0], y), 1, &dim, true)));
+    tt_keep(r);
+    tt_scope_end();
+    gi[0] = r;
+    return r ? TT_OK : tt_errcode();
+}
+
 #define RED(sch, op, all)                                                      \
     {.schema = sch, .kernel = reduce_kernel, .fake = reduce_kernel,            \
-     .userdata = RED_CODE(op, all)}
+     .userdata = RED_CODE(op, all), .backward = reduce_backward,               \
+     .setup_context = setup_reduce}
 static const tt_custom_op_spec specs[] = {
     RED("tt::sum.dim_IntList(Tensor self, int[]? dim, bool keepdim=False, *, "
         "ScalarType? dtype=None) -> Tensor", OP_SUM, 0),
@@ -1052,9 +1196,11 @@ static const tt_custom_op_spec specs[] = {
     {.schema = "tt::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
      .kernel = argmax_kernel, .fake = argmax_kernel},
     {.schema = "tt::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-     .kernel = softmax_kernel, .fake = softmax_kernel, .userdata = NULL},
+     .kernel = softmax_kernel, .fake = softmax_kernel, .userdata = NULL,
+     .backward = softmax_backward, .setup_context = setup_softmax},
     {.schema = "tt::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-     .kernel = softmax_kernel, .fake = softmax_kernel, .userdata = (void *)1},
+     .kernel = softmax_kernel, .fake = softmax_kernel, .userdata = (void *)1,
+     .backward = softmax_backward, .setup_context = setup_softmax},
 };
 
 tt_status tt__register_reduce(tt_library *lib)
