@@ -16,16 +16,21 @@
  * inner dim, an expanded matrix) is made contiguous first. Outputs are
  * contiguous, as PyTorch's.
  *
- * Threads: Debian's OpenBLAS runs on its own pthread pool and threads a
- * large GEMM by itself, so large GEMMs are called from the calling thread,
- * never from inside one of our OpenMP regions (two pools on two cores would
- * oversubscribe). Only batches of small GEMMs (m*n*k at most OpenBLAS's
- * single-thread threshold) are spread over our threads: OpenBLAS runs each
- * of those on the thread that called it, so the pools never overlap. */
+ * Threads: one pool, ours. Debian's OpenBLAS runs on a pthread pool of its
+ * own, and our kernels on OpenMP's; on two cores the two pools fight: an
+ * OpenMP worker spins for a while (GOMP_SPINCOUNT, ~10-20 ms) after each
+ * parallel region, and an OpenBLAS-threaded GEMM started in that window
+ * ran 2-4x slower (measured: a 512 GEMM right after a 4M-element add took
+ * 16.5 ms instead of 4.2). So a GEMM large enough for OpenBLAS to thread
+ * runs with OpenBLAS switched to one thread (blas_single_begin/end) and is
+ * split over our threads instead: by rows or columns for one large GEMM,
+ * by batch for many. Small GEMMs (OpenBLAS's own single-thread threshold)
+ * need no switch. */
 #include "ops_impl.h"
 
 #include <cblas.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,9 +38,11 @@
 /* OpenBLAS's interface/gemm.c runs a GEMM single-threaded when m*n*k is at
  * most SMP_THRESHOLD_MIN (65536) * GEMM_MULTITHREAD_THRESHOLD (4). */
 #define BLAS_SINGLE_THREAD_MNK (65536.0 * 4)
-/* Work (multiply-adds) below which a chunk of batches is not worth a
- * thread. */
-#define BATCH_GRAIN_WORK (1 << 18)
+/* Work (multiply-adds) below which a chunk is not worth a thread. */
+#define GRAIN_WORK (1 << 18)
+/* Rows (or columns) of a split GEMM come in multiples of this, so each
+ * thread's block keeps whole register tiles of the BLAS kernel. */
+#define SPLIT_ALIGN 16
 
 /* ------------------------------------------------------------- messages */
 
@@ -141,9 +148,11 @@ struct gemm_plan {
     int64_t as0, as1, bs0, bs1;                   /* matrix strides */
     const char *pa, *pb;
     char *po;
+    int64_t ldo;                                  /* output row stride: m */
     bool accumulate;
     bool blas, ta, tb;
     int64_t lda, ldb;
+    bool split_rows;                              /* gemm_split's direction */
     void (*naive)(const gemm_plan *p, const char *a, const char *b, char *o);
 };
 
@@ -191,11 +200,11 @@ static bool matrix_blas_ok(const tt_tensor *t)
         T *O = (T *)o;                                                         \
         for (int64_t i = 0; i < p->n; i++)                                     \
             for (int64_t j = 0; j < p->m; j++) {                               \
-                ACC acc = p->accumulate ? (ACC)O[i * p->m + j] : (ACC)0;       \
+                ACC acc = p->accumulate ? (ACC)O[i * p->ldo + j] : (ACC)0;     \
                 for (int64_t q = 0; q < p->k; q++)                             \
                     acc += (ACC)A[i * p->as0 + q * p->as1] *                   \
                            (ACC)B[q * p->bs0 + j * p->bs1];                    \
-                O[i * p->m + j] = (T)acc;                                      \
+                O[i * p->ldo + j] = (T)acc;                                    \
             }                                                                  \
     }
 NAIVE(f32, float, double)
@@ -217,28 +226,88 @@ static void gemm_one(const gemm_plan *p, const char *a, const char *b, char *o)
         cblas_sgemm(CblasRowMajor, ta, tb, (blasint)p->n, (blasint)p->m, (blasint)p->k,
                     1.0f, (const float *)a, (blasint)p->lda, (const float *)b,
                     (blasint)p->ldb, p->accumulate ? 1.0f : 0.0f, (float *)o,
-                    (blasint)p->m);
+                    (blasint)p->ldo);
     else
         cblas_dgemm(CblasRowMajor, ta, tb, (blasint)p->n, (blasint)p->m, (blasint)p->k,
                     1.0, (const double *)a, (blasint)p->lda, (const double *)b,
                     (blasint)p->ldb, p->accumulate ? 1.0 : 0.0, (double *)o,
-                    (blasint)p->m);
+                    (blasint)p->ldo);
+}
+
+/* OpenBLAS switched to one thread while any of our GEMMs that it would
+ * thread runs (see the top of the file). Counted, so that concurrent
+ * callers restore the user's setting only when the last one ends. Another
+ * thread calling BLAS directly meanwhile runs single-threaded: slower,
+ * never wrong. */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_single_users, blas_saved_threads;
+
+static void blas_single_begin(void)
+{
+    pthread_mutex_lock(&blas_lock);
+    if (blas_single_users++ == 0) {
+        blas_saved_threads = openblas_get_num_threads();
+        if (blas_saved_threads > 1)
+            openblas_set_num_threads(1);
+    }
+    pthread_mutex_unlock(&blas_lock);
+}
+
+static void blas_single_end(void)
+{
+    pthread_mutex_lock(&blas_lock);
+    if (--blas_single_users == 0 && blas_saved_threads > 1)
+        openblas_set_num_threads(blas_saved_threads);
+    pthread_mutex_unlock(&blas_lock);
+}
+
+/* One GEMM split over threads: [begin, end) are blocks of SPLIT_ALIGN rows
+ * (or columns) of the output. */
+static void gemm_split(int64_t begin, int64_t end, void *ctx)
+{
+    const gemm_plan *p = ctx;
+    gemm_plan q = *p;
+    int64_t es = (int64_t)tt_dtype_size(p->dt);
+    int64_t lo = begin * SPLIT_ALIGN, total = p->split_rows ? p->n : p->m;
+    int64_t hi = end * SPLIT_ALIGN < total ? end * SPLIT_ALIGN : total;
+    const char *a = p->pa, *b = p->pb;
+    char *o = p->po;
+    if (p->split_rows) { /* rows lo..hi of a and of the output */
+        q.n = hi - lo;
+        a += lo * p->as0 * es;
+        o += lo * p->ldo * es;
+    } else { /* columns lo..hi of b and of the output */
+        q.m = hi - lo;
+        b += lo * p->bs1 * es;
+        o += lo * es;
+    }
+    gemm_one(&q, a, b, o);
+}
+
+/* Where batch i's matrices start. */
+static void batch_ptrs(const gemm_plan *p, int64_t i, const char **a, const char **b,
+                       char **o)
+{
+    int64_t es = (int64_t)tt_dtype_size(p->dt), rem = i, oa = 0, ob = 0;
+    for (int d = p->nb - 1; d >= 0; d--) {
+        int64_t j = rem % p->bsizes[d];
+        rem /= p->bsizes[d];
+        oa += j * p->sa[d];
+        ob += j * p->sb[d];
+    }
+    *a = p->pa + oa * es;
+    *b = p->pb + ob * es;
+    *o = p->po + i * p->n * p->ldo * es;
 }
 
 static void run_batches(int64_t begin, int64_t end, void *ctx)
 {
     const gemm_plan *p = ctx;
-    size_t es = tt_dtype_size(p->dt);
     for (int64_t i = begin; i < end; i++) {
-        int64_t rem = i, oa = 0, ob = 0;
-        for (int d = p->nb - 1; d >= 0; d--) {
-            int64_t j = rem % p->bsizes[d];
-            rem /= p->bsizes[d];
-            oa += j * p->sa[d];
-            ob += j * p->sb[d];
-        }
-        gemm_one(p, p->pa + oa * (int64_t)es, p->pb + ob * (int64_t)es,
-                 p->po + i * p->n * p->m * (int64_t)es);
+        const char *a, *b;
+        char *o;
+        batch_ptrs(p, i, &a, &b, &o);
+        gemm_one(p, a, b, o);
     }
 }
 
@@ -370,16 +439,38 @@ static tt_status gemm_run(const tt_tensor *a, const tt_tensor *b, int nb, const 
     if (p.blas && (!blas_layout(p.n, p.k, p.as0, p.as1, &p.ta, &p.lda) ||
                    !blas_layout(p.k, p.m, p.bs0, p.bs1, &p.tb, &p.ldb)))
         p.blas = false; /* unreachable after blas_operand; stay correct anyway */
+    p.ldo = p.m;
     int64_t nbatch = 1;
     for (int d = 0; d < p.nb; d++)
         nbatch *= p.bsizes[d];
     double mnk = (double)p.n * (double)p.m * (double)p.k;
-    if (nbatch > 1 && (!p.blas || mnk <= BLAS_SINGLE_THREAD_MNK)) {
-        int64_t grain = mnk >= BATCH_GRAIN_WORK ? 1 : (int64_t)(BATCH_GRAIN_WORK / mnk);
+    int threads = tt_get_num_threads();
+    /* Every BLAS call below is single-threaded: small ones by OpenBLAS's
+     * own rule, larger ones by the switch; our threads do the rest. */
+    bool single = p.blas && mnk > BLAS_SINGLE_THREAD_MNK;
+    if (single)
+        blas_single_begin();
+    if (nbatch >= threads || mnk * 2 <= GRAIN_WORK) {
+        /* Enough batches to go round (or GEMMs too small to split). */
+        int64_t grain = mnk >= GRAIN_WORK ? 1 : (int64_t)(GRAIN_WORK / mnk);
         tt_parallel_for(nbatch, grain, run_batches, &p);
     } else {
-        run_batches(0, nbatch, &p);
+        /* Few large GEMMs: split each over the threads along its longer
+         * output dim. */
+        gemm_plan q = p;
+        q.nb = 0;
+        q.split_rows = p.n >= p.m;
+        int64_t len = q.split_rows ? p.n : p.m, other = q.split_rows ? p.m : p.n;
+        int64_t blocks = (len + SPLIT_ALIGN - 1) / SPLIT_ALIGN;
+        double block_work = (double)SPLIT_ALIGN * (double)other * (double)p.k;
+        int64_t grain = block_work >= GRAIN_WORK ? 1 : (int64_t)(GRAIN_WORK / block_work);
+        for (int64_t i = 0; i < nbatch; i++) {
+            batch_ptrs(&p, i, &q.pa, &q.pb, &q.po);
+            tt_parallel_for(blocks, grain, gemm_split, &q);
+        }
     }
+    if (single)
+        blas_single_end();
 done:
     tt_release(ca);
     tt_release(cb);
@@ -628,15 +719,104 @@ static tt_status linear_kernel(tt_frame *f)
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
+/* ------------------------------------------------------------ derivatives */
+
+/* Written with ops (traced like the forward). A gradient of broadcast
+ * batch dims is summed back to each input's shape by the engine. */
+
+static tt_status setup_two(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                           const tt_value *out, int nout)
+{
+    (void)out, (void)nout;
+    tt_tensor *ts[3] = {in[0].u.t, in[1].u.t, nin > 2 && in[2].kind == TT_V_TENSOR ? in[2].u.t : NULL};
+    return tt_ctx_save_for_backward(ctx, 2, ts);
+}
+
+static tt_status put(tt_autograd_ctx *ctx, tt_tensor **gi, int slot, tt_tensor *g)
+{
+    if (!tt_ctx_needs_input_grad(ctx, slot)) {
+        tt_release(g);
+        return TT_OK;
+    }
+    gi[slot] = g;
+    return g ? TT_OK : tt_errcode();
+}
+
+/* matmul (and mm, bmm): with 1-d operands lifted to matrices as the
+ * forward does (a [k] as [1, k], b [k] as [k, 1]), dA = G B^T and
+ * dB = A^T G, then the added dims dropped again. */
+static tt_status matmul_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *a = tt_ctx_saved(ctx, 0), *b = tt_ctx_saved(ctx, 1);
+    bool a1 = tt_ndim(a) == 1, b1 = tt_ndim(b) == 1;
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    tt_tensor *A = a1 ? tt_unsqueeze(a, 0) : a, *B = b1 ? tt_unsqueeze(b, -1) : b, *G = g[0];
+    if (a1) /* [..., m] -> [..., 1, m]; a 0-dim result (both 1-d) -> [1] */
+        G = tt_unsqueeze(G, b1 ? 0 : -2);
+    if (b1)
+        G = tt_unsqueeze(G, -1);
+    if (tt_ctx_needs_input_grad(ctx, 0)) {
+        tt_tensor *da = tt_matmul(G, tt_transpose(B, -1, -2));
+        if (da && a1)
+            da = tt_squeeze(da, -2);
+        st = put(ctx, gi, 0, tt_keep(da));
+    }
+    if (!st && tt_ctx_needs_input_grad(ctx, 1)) {
+        tt_tensor *db = tt_matmul(tt_transpose(A, -1, -2), G);
+        if (db && b1)
+            db = tt_squeeze(db, -1);
+        st = put(ctx, gi, 1, tt_keep(db));
+    }
+    tt_scope_end();
+    return st;
+}
+
+/* linear: y = x W^T + b: dx = g W, dW = g^T x over all leading dims,
+ * db = g (the engine sums it to [out]). */
+static tt_status setup_linear(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                              const tt_value *out, int nout)
+{
+    return setup_two(ctx, in, nin, out, nout);
+}
+
+static tt_status linear_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *x = tt_ctx_saved(ctx, 0), *w = tt_ctx_saved(ctx, 1);
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    if (tt_ctx_needs_input_grad(ctx, 0))
+        st = put(ctx, gi, 0, tt_keep(tt_matmul(g[0], w)));
+    if (!st && tt_ctx_needs_input_grad(ctx, 1)) {
+        /* Flatten the leading dims: [N, out]^T @ [N, in] -> [out, in]. */
+        int64_t out_f = tt_sizes(w)[0], in_f = tt_sizes(w)[1];
+        tt_tensor *g2 = tt_reshape(g[0], 2, (int64_t[]){-1, out_f});
+        tt_tensor *x2 = tt_reshape(x, 2, (int64_t[]){-1, in_f});
+        st = put(ctx, gi, 1, tt_keep(tt_mm(tt_t(g2), x2)));
+    }
+    if (!st && tt_ctx_num_inputs(ctx) > 2 && tt_ctx_needs_input_grad(ctx, 2))
+        st = put(ctx, gi, 2, tt_retain(g[0]));
+    tt_scope_end();
+    return st;
+}
+
 static const tt_custom_op_spec specs[] = {
     {.schema = "tt::mm(Tensor self, Tensor mat2) -> Tensor",
-     .kernel = mm_kernel, .fake = mm_kernel},
+     .kernel = mm_kernel, .fake = mm_kernel,
+     .backward = matmul_backward, .setup_context = setup_two},
     {.schema = "tt::bmm(Tensor self, Tensor mat2) -> Tensor",
-     .kernel = bmm_kernel, .fake = bmm_kernel},
+     .kernel = bmm_kernel, .fake = bmm_kernel,
+     .backward = matmul_backward, .setup_context = setup_two},
     {.schema = "tt::matmul(Tensor self, Tensor other) -> Tensor",
-     .kernel = matmul_kernel, .fake = matmul_kernel},
+     .kernel = matmul_kernel, .fake = matmul_kernel,
+     .backward = matmul_backward, .setup_context = setup_two},
     {.schema = "tt::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-     .kernel = linear_kernel, .fake = linear_kernel},
+     .kernel = linear_kernel, .fake = linear_kernel,
+     .backward = linear_backward, .setup_context = setup_linear},
 };
 
 tt_status tt__register_linalg(tt_library *lib)

@@ -7,6 +7,7 @@
 #include "ops_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GRAIN 32768 /* elements per parallel task, at least */
@@ -150,9 +151,100 @@ static tt_status cross_entropy_kernel(tt_frame *f)
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
+/* ------------------------------------------------------------ derivative */
+
+/* d loss / d logits = (softmax(row) - onehot(target)) * g, with g the
+ * gradient of the loss (divided by N for "mean"; per row for "none").
+ * One op, as aten's nll_loss_backward, so a traced backward reads as one
+ * node. */
+static tt_status ce_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *t;
+    const char *red_s;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = tt_arg_tensor(f, 2, &t)) || (st = tt_arg_str(f, 3, &red_s)))
+        return st;
+    tt_dtype dt = tt_dtype_of(x);
+    tt_tensor *out = tt__ops_new(tt_frame_is_fake(f) || tt_is_fake(x), tt_ndim(x), tt_sizes(x),
+                                 NULL, dt);
+    if (!out || tt_is_fake(out))
+        return out ? tt_return(f, 0, out) : tt_errcode();
+    bool none = strcmp(red_s, "none") == 0, mean = strcmp(red_s, "mean") == 0;
+    int64_t C = tt_ndim(x) == 2 ? tt_sizes(x)[1] : tt_sizes(x)[0];
+    int64_t N = tt_ndim(x) == 2 ? tt_sizes(x)[0] : 1;
+    double *row = malloc(sizeof *row * (size_t)(C ? C : 1));
+    if (!row) {
+        tt_release(out);
+        return tt_frame_fail(f, TT_ENOMEM, "out of memory");
+    }
+    double g0 = 0;
+    if (!none && (st = tt_item(g, &g0)))
+        goto done;
+    for (int64_t n = 0; n < N && !st; n++) {
+        double gn = g0, tv;
+        if (none)
+            st = tt_ndim(g) == 1 ? tt_get(g, &gn, n) : tt_item(g, &gn);
+        if (!st)
+            st = tt_ndim(t) == 1 ? tt_get(t, &tv, n) : tt_item(t, &tv);
+        if (st)
+            break;
+        double m = -INFINITY, sum = 0;
+        for (int64_t c = 0; c < C && !st; c++) {
+            st = tt_ndim(x) == 2 ? tt_get(x, &row[c], n, c) : tt_get(x, &row[c], c);
+            m = row[c] > m ? row[c] : m;
+        }
+        for (int64_t c = 0; c < C; c++)
+            sum += exp(row[c] - m);
+        double scale = mean ? gn / (double)N : gn;
+        for (int64_t c = 0; c < C && !st; c++) {
+            double v = (exp(row[c] - m) / sum - (c == (int64_t)tv)) * scale;
+            st = tt_ndim(x) == 2 ? tt_set(out, v, n, c) : tt_set(out, v, c);
+        }
+    }
+done:
+    free(row);
+    if (st) {
+        tt_release(out);
+        return st;
+    }
+    return tt_return(f, 0, out);
+}
+
+static tt_status setup_ce(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                          const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, in[1].u.t});
+    int64_t red = strcmp(in[2].u.s, "none") == 0 ? RED_NONE
+                : strcmp(in[2].u.s, "sum") == 0 ? RED_SUM : RED_MEAN;
+    return st ? st : tt_ctx_save_int(ctx, "reduction", red);
+}
+
+static tt_status ce_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                             tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    static const tt_op *op;
+    int64_t red;
+    tt_status st = tt_ctx_get_int(ctx, "reduction", &red);
+    if (st || !tt_ctx_needs_input_grad(ctx, 0))
+        return st;
+    const char *names[] = {[RED_NONE] = "none", [RED_MEAN] = "mean", [RED_SUM] = "sum"};
+    gi[0] = tt__call_builtin("tt::cross_entropy_backward", &op,
+                             TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                                     tt_v_tensor(tt_ctx_saved(ctx, 1)),
+                                     tt_v_str(names[red])));
+    return gi[0] ? TT_OK : tt_errcode();
+}
+
 static const tt_custom_op_spec specs[] = {
     {.schema = "tt::cross_entropy(Tensor self, Tensor target, str reduction=\"mean\") -> Tensor",
-     .kernel = cross_entropy_kernel, .fake = cross_entropy_kernel},
+     .kernel = cross_entropy_kernel, .fake = cross_entropy_kernel,
+     .backward = ce_backward, .setup_context = setup_ce},
+    {.schema = "tt::cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, "
+               "str reduction=\"mean\") -> Tensor",
+     .kernel = ce_backward_kernel, .fake = ce_backward_kernel},
 };
 
 tt_status tt__register_loss(tt_library *lib)
