@@ -156,7 +156,13 @@ int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value)
 
 int tt__graph_add_constant(tt_graph *g, tt_tensor *value)
 {
-    return add_value_node(g, TT_NODE_CONSTANT, value, "_tensor_constant0");
+    /* FX numbers constants: _tensor_constant0, _tensor_constant1 ... */
+    int k = 0;
+    for (int i = 0; i < g->n; i++)
+        k += g->nodes[i].kind == TT_NODE_CONSTANT;
+    char base[32];
+    snprintf(base, sizeof base, "_tensor_constant%d", k);
+    return add_value_node(g, TT_NODE_CONSTANT, value, base);
 }
 
 int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
