@@ -139,8 +139,10 @@ static tt_status trace_data_read(tt_mode *m, const tt_tensor *t, const char *wha
 {
     tracer *tr = (tracer *)m;
     gref r;
-    if (!tt__tracer_lookup(tr, t, &r))
-        return TT_OK; /* a constant's real data is known */
+    /* A constant's real data is known, also once an op has used it (and
+     * it was tagged as the graph's constant node). */
+    if (!tt__tracer_lookup(tr, t, &r) || tr->g->nodes[r.node].kind == TT_NODE_CONSTANT)
+        return TT_OK;
     char reason[512], d[256];
     snprintf(reason, sizeof reason,
              "%s reads the data of %s (graph value %s), but while tracing a tensor's "
