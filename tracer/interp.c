@@ -6,15 +6,80 @@
 
 #define MAX_ARGS 32
 
-/* Builds node n's arguments from the values computed so far. */
-static tt_status bind(const tt_graph *g, const gnode *n, tt_tensor ***vals, tt_value *args,
-                      tt_tensor ***lists)
+/* The sizes of a symbolic graph's inputs, bound to the symbols its
+ * placeholders were traced with. */
+typedef struct {
+    tt_size *syms;
+    int64_t *vals;
+    int n;
+} bindings;
+
+static tt_status bind_symbols(const tt_graph *g, tt_tensor **inputs, bindings *b)
 {
+    int cap = 0;
+    for (int i = 0; i < g->ninputs; i++)
+        cap += tt_ndim(g->nodes[i].vals[0]);
+    b->syms = malloc(sizeof *b->syms * (size_t)(cap ? cap : 1));
+    b->vals = malloc(sizeof *b->vals * (size_t)(cap ? cap : 1));
+    if (!b->syms || !b->vals)
+        return tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
+    for (int i = 0; i < g->ninputs; i++) {
+        const tt_tensor *want = g->nodes[i].vals[0];
+        for (int d = 0; d < tt_ndim(want); d++)
+            if (tt_size_is_sym(tt_sizes(want)[d])) {
+                b->syms[b->n] = tt_sizes(want)[d];
+                b->vals[b->n++] = tt_sizes(inputs[i])[d];
+            }
+    }
+    return TT_OK;
+}
+
+/* A constant argument with the symbols it holds replaced by their bound
+ * sizes (an int list goes into `scratch`, which the caller frees). */
+static tt_status eval_const(const tt_graph *g, const tt_value *v, const bindings *b,
+                            tt_value *out, int64_t **scratch)
+{
+    *out = *v;
+    *scratch = NULL;
+    if (b->n == 0 || (v->kind != TT_V_INT && v->kind != TT_V_INTS))
+        return TT_OK;
+    if (v->kind == TT_V_INT) {
+        if (tt_size_is_sym(v->u.i) && !tt_sym_eval(v->u.i, b->n, b->syms, b->vals, &out->u.i))
+            goto unbound;
+        return TT_OK;
+    }
+    bool sym = false;
+    for (int k = 0; k < v->n; k++)
+        sym |= tt_size_is_sym(v->u.ints[k]);
+    if (!sym)
+        return TT_OK;
+    *scratch = malloc(sizeof **scratch * (size_t)v->n);
+    if (!*scratch)
+        return tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
+    for (int k = 0; k < v->n; k++)
+        if (!tt_sym_eval(v->u.ints[k], b->n, b->syms, b->vals, &(*scratch)[k]))
+            goto unbound;
+    out->u.ints = *scratch;
+    return TT_OK;
+unbound:
+    return tt_error(TT_EGUARD, "tt_graph_run: graph %s has a size argument that depends on a "
+                               "symbol its inputs do not bind (a data-dependent size)", g->name);
+}
+
+/* Builds node n's arguments from the values computed so far. */
+static tt_status bind(const tt_graph *g, const gnode *n, tt_tensor ***vals, const bindings *b,
+                      tt_value *args, void **lists)
+{
+    for (int i = 0; i < n->nargs; i++)
+        lists[i] = NULL;
     for (int i = 0; i < n->nargs; i++) {
         const garg *a = &n->args[i];
-        lists[i] = NULL;
         if (a->kind == GARG_CONST) {
-            args[i] = a->v;
+            int64_t *scratch;
+            tt_status st = eval_const(g, &a->v, b, &args[i], &scratch);
+            lists[i] = scratch;
+            if (st)
+                return st;
         } else if (a->kind == GARG_REF) {
             args[i] = tt_v_tensor(vals[a->ref.node][a->ref.out]);
         } else {
@@ -53,10 +118,16 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
                             g->nodes[i].name, tt_dtype_name(tt_dtype_of(inputs[i])),
                             tt_ndim(inputs[i]), tt_dtype_name(tt_dtype_of(want)), tt_ndim(want));
     }
-    tt_tensor ***vals = calloc((size_t)g->n, sizeof *vals);
-    if (!vals)
-        return tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
-    tt_status st = TT_OK;
+    /* A symbolic graph's size arguments are expressions of its input
+     * symbols: evaluated on these inputs' sizes. */
+    bindings b = {0};
+    tt_status st = g->mode == TT_TRACE_SYMBOLIC ? bind_symbols(g, inputs, &b) : TT_OK;
+    tt_tensor ***vals = st ? NULL : calloc((size_t)g->n, sizeof *vals);
+    if (!vals) {
+        free(b.syms);
+        free(b.vals);
+        return st ? st : tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
+    }
     /* The graph already holds any traced backward: record nothing. */
     tt_no_grad_begin();
     for (int i = 0; i < g->n && !st; i++) {
@@ -73,8 +144,8 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
             vals[i][0] = tt_retain(n->vals[0]);
         } else if (n->kind == TT_NODE_OP) {
             tt_value args[MAX_ARGS], outs[TT_MAX_RETURNS_PUBLIC];
-            tt_tensor **lists[MAX_ARGS];
-            st = bind(g, n, vals, args, lists);
+            void *lists[MAX_ARGS];
+            st = bind(g, n, vals, &b, args, lists);
             if (!st)
                 st = tt_op_call(n->op, args, n->nargs, outs, n->nvals);
             for (int a = 0; a < n->nargs; a++)
@@ -95,5 +166,7 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
         free(vals[i]);
     }
     free(vals);
+    free(b.syms);
+    free(b.vals);
     return st;
 }
