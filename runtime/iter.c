@@ -1,26 +1,108 @@
 /* Strided iteration (a small TensorIterator) and the parallel-for. */
 #include "tensor_impl.h"
 
+#include <pthread.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <unistd.h>
 
 #define MAX_OPS 8
 
 /* ---------------------------------------------------------- parallel-for */
 
-static int num_threads; /* 0: OpenMP's default */
+/* A small pool of worker threads. Idle workers sleep on a condition
+ * variable instead of spinning: OpenMP's spinning workers took the cores
+ * from OpenBLAS's threads between the two (a compiled training step spent
+ * most of its time in libgomp's wait loop on a 2-core machine). The caller
+ * runs the first chunk itself; a parallel-for inside a worker runs
+ * serially. */
+#define MAX_THREADS 64
 
-void tt_set_num_threads(int n) { num_threads = n > 0 ? n : 0; }
+typedef struct {
+    void (*fn)(int64_t begin, int64_t end, void *ctx);
+    void *ctx;
+    int64_t n, per;
+    int chunks;
+    atomic_int next;    /* next chunk to take */
+    atomic_int pending; /* chunks not finished */
+} pool_job;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER, done_cv = PTHREAD_COND_INITIALIZER;
+static pool_job *job;      /* the current job, under pool_lock */
+static uint64_t job_gen;   /* bumped per job so sleeping workers notice */
+static int active;         /* workers holding the current job */
+static int nworkers;       /* started */
+static int num_threads;    /* 0: the online CPUs */
+static _Thread_local bool in_pool_work;
+/* One job at a time: a second caller thread runs its loop serially. */
+static pthread_mutex_t submit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void tt_set_num_threads(int n) { num_threads = n > 0 ? (n < MAX_THREADS ? n : MAX_THREADS) : 0; }
 
 int tt_get_num_threads(void)
 {
-#ifdef _OPENMP
-    return num_threads ? num_threads : omp_get_max_threads();
-#else
-    return 1;
-#endif
+    if (num_threads)
+        return num_threads;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+}
+
+static void run_chunks(pool_job *j)
+{
+    int c;
+    while ((c = atomic_fetch_add(&j->next, 1)) < j->chunks) {
+        int64_t b = (int64_t)c * j->per, e = b + j->per < j->n ? b + j->per : j->n;
+        if (b < e)
+            j->fn(b, e, j->ctx);
+        if (atomic_fetch_sub(&j->pending, 1) == 1) {
+            pthread_mutex_lock(&pool_lock);
+            pthread_cond_broadcast(&done_cv);
+            pthread_mutex_unlock(&pool_lock);
+        }
+    }
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    in_pool_work = true;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool_lock);
+    for (;;) {
+        while (job_gen == seen || !job)
+            pthread_cond_wait(&work_cv, &pool_lock);
+        seen = job_gen;
+        pool_job *j = job;
+        active++;
+        pthread_mutex_unlock(&pool_lock);
+        run_chunks(j);
+        pthread_mutex_lock(&pool_lock);
+        /* The job lives on its caller's stack: the caller waits for every
+         * worker that took it to let go. */
+        if (--active == 0)
+            pthread_cond_broadcast(&done_cv);
+    }
+    return NULL;
+}
+
+/* Starts workers up to `want` (the pool only grows). */
+static int ensure_workers(int want)
+{
+    pthread_mutex_lock(&pool_lock);
+    while (nworkers < want) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int err = pthread_create(&t, &attr, worker, NULL);
+        pthread_attr_destroy(&attr);
+        if (err)
+            break; /* fewer threads: the loop still runs, on fewer */
+        nworkers++;
+    }
+    int have = nworkers;
+    pthread_mutex_unlock(&pool_lock);
+    return have;
 }
 
 void tt_parallel_for(int64_t n, int64_t grain,
@@ -34,19 +116,30 @@ void tt_parallel_for(int64_t n, int64_t grain,
     int64_t chunks = (n + grain - 1) / grain;
     if (chunks > threads)
         chunks = threads;
-#ifdef _OPENMP
-    if (chunks > 1 && !omp_in_parallel()) {
-        int64_t per = (n + chunks - 1) / chunks;
-#pragma omp parallel for num_threads((int)chunks) schedule(static, 1)
-        for (int64_t c = 0; c < chunks; c++) {
-            int64_t b = c * per, e = b + per < n ? b + per : n;
-            if (b < e)
-                fn(b, e, ctx);
-        }
+    if (chunks <= 1 || in_pool_work || pthread_mutex_trylock(&submit_lock) != 0) {
+        fn(0, n, ctx);
         return;
     }
-#endif
-    fn(0, n, ctx);
+    int workers = ensure_workers(threads - 1);
+    if (chunks > workers + 1)
+        chunks = workers + 1;
+    pool_job j = {fn, ctx, n, (n + chunks - 1) / chunks, (int)chunks, 0, (int)chunks};
+    pthread_mutex_lock(&pool_lock);
+    job = &j;
+    job_gen++;
+    pthread_cond_broadcast(&work_cv);
+    pthread_mutex_unlock(&pool_lock);
+    in_pool_work = true; /* nested loops in fn run serially */
+    run_chunks(&j);
+    in_pool_work = false;
+    pthread_mutex_lock(&pool_lock);
+    while (atomic_load(&j.pending) > 0)
+        pthread_cond_wait(&done_cv, &pool_lock);
+    job = NULL; /* no worker takes it from now on */
+    while (active > 0)
+        pthread_cond_wait(&done_cv, &pool_lock);
+    pthread_mutex_unlock(&pool_lock);
+    pthread_mutex_unlock(&submit_lock);
 }
 
 /* -------------------------------------------------------------- for_each */
