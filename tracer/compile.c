@@ -244,7 +244,9 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out)
             st = tt_error(TT_ENOMEM, "tt_compile: out of memory");
         } else {
             memcpy(p->sym_inputs, tr.sym->inputs, sizeof *p->sym_inputs * (size_t)c->nin);
-            memcpy(p->sym_guards, tr.sym->guards, sizeof *p->sym_guards * (size_t)tr.sym->nguards);
+            if (tr.sym->nguards) /* guards is NULL when there are none */
+                memcpy(p->sym_guards, tr.sym->guards,
+                       sizeof *p->sym_guards * (size_t)tr.sym->nguards);
             p->nsym_guards = tr.sym->nguards;
         }
     }

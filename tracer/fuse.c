@@ -237,13 +237,13 @@ void tt__fused_free(fused_step *f) { free(f); }
 /* ----------------------------------------------------------------- running */
 
 #define RUN_BLOCK(T, F, VEC)                                                   \
-    static void run_block_##T(const fused_step *f, T *const *in, T *out, int64_t n)  \
+    static void run_block_##T(const fused_step *f, char *const *in, T *out, int64_t n) \
     {                                                                          \
         T tmp[FUSE_MAX][BLOCK];                                                \
         for (int k = 0; k < f->nuops; k++) {                                   \
             const uop *u = &f->uops[k];                                        \
-            const T *a = u->a >= 0 ? tmp[u->a] : in[-1 - u->a];               \
-            const T *b = u->code <= U_DIV ? (u->b >= 0 ? tmp[u->b] : in[-1 - u->b]) : NULL; \
+            const T *a = u->a >= 0 ? tmp[u->a] : (const T *)in[-1 - u->a];    \
+            const T *b = u->code <= U_DIV ? (u->b >= 0 ? tmp[u->b] : (const T *)in[-1 - u->b]) : NULL; \
             T *d = k == f->nuops - 1 ? out : tmp[k];                           \
             const T s = (T)u->s;                                               \
             switch (u->code) {                                                 \
@@ -314,10 +314,14 @@ static void run_range(int64_t begin, int64_t end, void *vjob)
         char *in[FUSE_MAX + 1];
         for (int i = 0; i < j->f->ninputs; i++)
             in[i] = j->in[i] + (size_t)b * es;
+        /* The pointers stay char * and are converted one by one: reading
+         * this char * array through a double ** broke strict aliasing, and
+         * at -O3 the f64 path read every block from the first one's
+         * inputs. */
         if (j->f->dtype == TT_F32)
-            run_block_f32(j->f, (float *const *)in, (float *)(j->out + (size_t)b * es), n);
+            run_block_f32(j->f, in, (float *)(j->out + (size_t)b * es), n);
         else
-            run_block_f64(j->f, (double *const *)in, (double *)(j->out + (size_t)b * es), n);
+            run_block_f64(j->f, in, (double *)(j->out + (size_t)b * es), n);
     }
 }
 

@@ -137,7 +137,7 @@ static bool aliased(const tt_graph *g, const tt_tensor *v, int self_node, int in
     return false;
 }
 
-int tt__pass_functionalize(tt_graph *g)
+int tt__pass_functionalize(tt_graph *g, bool inputs_too)
 {
     int rewritten = 0;
     /* root[i]: the input whose value node i's chain of rewritten in-place
@@ -162,7 +162,7 @@ int tt__pass_functionalize(tt_graph *g)
         const tt_op *f = functional_variant(n->op);
         gref self = n->args[0].ref;
         tt_tensor *v = n->vals[0];
-        if (!f || !v || aliased(g, v, self.node, i))
+        if (!f || !v || aliased(g, v, self.node, i) || (!inputs_too && root[self.node] >= 0))
             continue;
         tt_tensor *fresh = tt_fake_like(v);
         if (!fresh) {
@@ -201,4 +201,62 @@ int tt__pass_functionalize(tt_graph *g)
     free(root);
     free(last);
     return rewritten;
+}
+
+/* ---------------------------------------------------------- clone elision */
+
+/* clone(x) where the clone is x's only reader, and x is an op's fresh
+ * result that nothing else aliases, copies memory for nothing: the
+ * clone's readers can read x. (A traced backward makes these: the engine
+ * clones a gradient it cannot prove nobody else holds, and while tracing
+ * the graph itself holds every value.) */
+int tt__pass_elide_clones(tt_graph *g)
+{
+    const tt_op *clone = tt_op_find("tt::clone");
+    tt_clear_error();
+    if (!clone)
+        return 0;
+    int elided = 0;
+    for (int i = g->ninputs; i < g->n; i++) {
+        gnode *n = &g->nodes[i];
+        if (n->kind != TT_NODE_OP || n->op != clone || n->args[0].kind != GARG_REF)
+            continue;
+        gref src = n->args[0].ref;
+        const gnode *x = &g->nodes[src.node];
+        if (x->kind != TT_NODE_OP || x->nvals != 1 || x->nusers != 1 || writes(x))
+            continue;
+        tt_tensor *v = x->vals[0];
+        if (!v || !tt_is_contiguous(v) || aliased(g, v, src.node, src.node))
+            continue;
+        /* Point the clone's readers (and the outputs) at x. */
+        for (int j = i + 1; j < g->n; j++) {
+            gnode *u = &g->nodes[j];
+            for (int a = 0; a < u->nargs; a++) {
+                garg *ga = &u->args[a];
+                if (ga->kind == GARG_REF && ga->ref.node == i)
+                    ga->ref = src;
+                for (int r = 0; ga->kind == GARG_REFS && r < ga->nrefs; r++)
+                    if (ga->refs[r].node == i)
+                        ga->refs[r] = src;
+            }
+            for (int k = 0; k < u->nouts; k++)
+                if (u->outs[k].node == i)
+                    u->outs[k] = src;
+        }
+        elided++;
+    }
+    if (elided) {
+        tt__graph_rebuild_users(g);
+        tt__pass_dce(g); /* the clones have no readers now */
+    }
+    return elided;
+}
+
+tt_status tt_graph_functionalize(tt_graph *g)
+{
+    if (!g || g->output < 0)
+        return tt_error(TT_EINVAL, "tt_graph_functionalize: argument 'graph' is %s",
+                        g ? "not finished" : "NULL");
+    tt__pass_functionalize(g, true);
+    return tt_graph_verify(g);
 }

@@ -127,8 +127,9 @@ tt_plan *tt__plan_new(tt_graph *g)
         tt_graph_free(g);
         return NULL;
     }
-    tt__pass_functionalize(g);
+    tt__pass_functionalize(g, false);
     tt__pass_dce(g);
+    tt__pass_elide_clones(g);
     p->g = g;
     p->offset = malloc(sizeof *p->offset * (size_t)(g->n + 1));
     step_of_node = malloc(sizeof *step_of_node * (size_t)(g->n + 1));

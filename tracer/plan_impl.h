@@ -23,9 +23,13 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
  * returns how many it removed. */
 int tt__pass_dce(tt_graph *g);
 /* Rewrites in-place built-ins whose written value has no other alias in
- * the graph into their functional form (tt::add_ -> tt::add), and copies
- * the final value back into each graph input that was written. Returns
- * how many ops it rewrote. */
-int tt__pass_functionalize(tt_graph *g);
+ * the graph into their functional form (tt::add_ -> tt::add). With
+ * inputs_too, writes into graph inputs are rewritten as well and the final
+ * value is copied back into each such input; plans leave those in place
+ * (an in-place update of a weight is cheaper than an add and a copy).
+ * Returns how many ops it rewrote. */
+int tt__pass_functionalize(tt_graph *g, bool inputs_too);
+/* Drops clones of fresh, unaliased values read only by the clone. */
+int tt__pass_elide_clones(tt_graph *g);
 
 #endif

@@ -53,12 +53,28 @@ static inline void print_ref(sbuf *b, const tt_graph *g, gref r)
         sb_printf(b, "%s", n->name);
 }
 
+/* The shortest decimal text that reads back as the same double, so a
+ * graph prints alpha=-0.1 rather than -0.10000000000000001. */
+static inline const char *fmt_double(double v, char *buf)
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}
+
 static inline void print_const(sbuf *b, const tt_value *v)
 {
     switch (v->kind) {
     case TT_V_NONE: sb_printf(b, "None"); break;
     case TT_V_INT: sb_printf(b, "%lld", (long long)v->u.i); break;
-    case TT_V_FLOAT: sb_printf(b, "%.17g", v->u.f); break;
+    case TT_V_FLOAT: {
+        char num[32];
+        sb_printf(b, "%s", fmt_double(v->u.f, num));
+        break;
+    }
     case TT_V_BOOL: sb_printf(b, v->u.b ? "True" : "False"); break;
     case TT_V_STR: sb_printf(b, "\"%s\"", v->u.s); break;
     case TT_V_DTYPE: sb_printf(b, "%s", tt_dtype_name(v->u.dtype)); break;
@@ -75,7 +91,10 @@ static inline void print_const(sbuf *b, const tt_value *v)
     case TT_V_FLOATS:
         sb_printf(b, "[");
         for (int i = 0; i < v->n; i++)
-            sb_printf(b, "%s%.17g", i ? ", " : "", v->u.floats[i]);
+        {
+            char num[32];
+            sb_printf(b, "%s%s", i ? ", " : "", fmt_double(v->u.floats[i], num));
+        }
         sb_printf(b, "]");
         break;
     case TT_V_BOOLS:

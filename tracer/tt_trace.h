@@ -73,6 +73,13 @@ tt_status tt_graph_verify(const tt_graph *g);
 char *tt_graph_to_text(const tt_graph *g);
 tt_status tt_graph_print(const tt_graph *g, FILE *f);
 
+/* The functionalization pass: in-place built-ins (tt::add_, tt::relu_ ...)
+ * whose written value has no other alias in the graph become their
+ * functional forms, and each graph input they wrote gets its final value
+ * copied back (tt::copy_) before the output, so running the graph has the
+ * same effect as before. Mutable custom ops keep their mutation. */
+tt_status tt_graph_functionalize(tt_graph *g);
+
 /* Runs the graph on real inputs (the interpreter). outputs receive new
  * references. Ops run eagerly, without autograd recording: a traced
  * backward is already in the graph. */
