@@ -106,7 +106,7 @@ tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_
         tt_tensor *now = tt__empty_impl(saved[s].t->ndim, saved[s].t->sizes, NULL,
                                         (tt_dtype)saved[s].t->dtype, false);
         st = now ? tt__copy_raw(now, saved[s].t) : tt_errcode();
-        size_t bytes = (size_t)tt_numel(now) * tt_dtype_size((tt_dtype)now->dtype);
+        size_t bytes = st ? 0 : (size_t)tt_numel(now) * tt_dtype_size((tt_dtype)now->dtype);
         if (!st && bytes && memcmp(tt__ptr(now), tt__ptr(saved[s].copy), bytes) != 0)
             st = tt_error(TT_EOPCHECK, "%s: checked mode (TT_CHECK_OPS): the kernel wrote "
                                        "argument '%s' (#%d), which the schema does not mark "
