@@ -535,22 +535,22 @@ static tt_status aot_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void
     return st;
 }
 
-/* Largest difference between two tensors, and where. */
-static bool close_enough(const tt_tensor *a, const tt_tensor *b, double atol, double rtol,
-                         double *maxdiff, int64_t *where, double *va, double *vb)
+/* Largest difference between two tensors, and where: 1 when within
+ * tolerance, 0 when not, -1 (error set) when they could not be read. */
+static int close_enough(const tt_tensor *a, const tt_tensor *b, double atol, double rtol,
+                        double *maxdiff, int64_t *where, double *va, double *vb)
 {
     int64_t n = tt_numel(a);
     *maxdiff = 0;
     *where = -1;
     if (n != tt_numel(b))
-        return false;
+        return 0;
     tt_tensor *ca = tt_to_dtype(a, TT_F64), *cb = tt_to_dtype(b, TT_F64);
-    double *x = ca ? tt_data(ca) : NULL, *y = cb ? tt_data(cb) : NULL;
-    bool ok = (x && y) || n == 0;
     tt_tensor *cca = ca ? tt_contiguous(ca) : NULL, *ccb = cb ? tt_contiguous(cb) : NULL;
-    x = cca ? tt_data(cca) : NULL;
-    y = ccb ? tt_data(ccb) : NULL;
-    for (int64_t i = 0; ok && i < n; i++) {
+    /* A failed conversion is an error to report, not a difference. */
+    const double *x = cca && n ? tt_data(cca) : NULL, *y = ccb && n ? tt_data(ccb) : NULL;
+    int ok = cca && ccb && (n == 0 || (x && y)) ? 1 : -1;
+    for (int64_t i = 0; ok > 0 && i < n; i++) {
         double d = fabs(x[i] - y[i]);
         bool same_nan = isnan(x[i]) && isnan(y[i]);
         if (!same_nan && (d > *maxdiff || isnan(d))) {
@@ -560,7 +560,7 @@ static bool close_enough(const tt_tensor *a, const tt_tensor *b, double atol, do
             *vb = y[i];
         }
         if (!same_nan && !(d <= atol + rtol * fabs(y[i])))
-            ok = false;
+            ok = 0;
     }
     tt_release(ca);
     tt_release(cb);
@@ -622,6 +622,7 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
     for (int j = 0; j < nout && res == TT_CHECK_PASSED; j++) {
         double md, va = 0, vb = 0;
         int64_t where;
+        int cmp;
         const char *what = j < c.nres ? "output" : j < c.nres + c.nwritten ? "written argument"
                                                                            : "gradient";
         int idx = j < c.nres ? j : j < c.nres + c.nwritten ? j - c.nres : j - c.nres - c.nwritten;
@@ -630,7 +631,9 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
             char a[256], b[256];
             res = fail(e, "%s %d: shape differs: eager %s, compiled %s", what, idx,
                        tt_shape_str(eo[j], a, sizeof a), tt_shape_str(co[j], b, sizeof b));
-        } else if (!close_enough(eo[j], co[j], atol, rtol, &md, &where, &va, &vb)) {
+        } else if ((cmp = close_enough(eo[j], co[j], atol, rtol, &md, &where, &va, &vb)) < 0) {
+            res = fail(e, "could not compare %s %d: %s", what, idx, tt_errmsg());
+        } else if (cmp == 0) {
             res = fail(e, "%s %d differs between eager and the compiled replay of a symbolic "
                           "trace: largest absolute difference %g at flat index %lld (eager %g, "
                           "compiled %g; atol %g, rtol %g). The kernel may depend on something "
