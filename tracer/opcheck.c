@@ -550,7 +550,9 @@ static int close_enough(const tt_tensor *a, const tt_tensor *b, double atol, dou
     /* A failed conversion is an error to report, not a difference. */
     const double *x = cca && n ? tt_data(cca) : NULL, *y = ccb && n ? tt_data(ccb) : NULL;
     int ok = cca && ccb && (n == 0 || (x && y)) ? 1 : -1;
-    for (int64_t i = 0; ok > 0 && i < n; i++) {
+    /* Every element, not up to the first out of tolerance: the report
+     * gives the largest difference. */
+    for (int64_t i = 0; ok >= 0 && i < n; i++) {
         double d = fabs(x[i] - y[i]);
         bool same_nan = isnan(x[i]) && isnan(y[i]);
         if (!same_nan && (d > *maxdiff || isnan(d))) {
