@@ -290,6 +290,9 @@ tt_status tt_compiled_call(tt_compiled *c, tt_tensor **in, tt_tensor **out)
     for (int i = 0; i < c->nin; i++)
         if (!in[i])
             return tt_error(TT_EINVAL, "tt_compiled_call: input %d is NULL", i);
+    /* NULL on every failure, also when tracing fails. */
+    for (int i = 0; i < c->nout; i++)
+        out[i] = NULL;
     c->stats.calls++;
     if (c->eager)
         return run_eager(c, in, out);
