@@ -328,6 +328,23 @@ static tt_check_result check_autograd(const tt_op *op, const tt_value *args, int
     }
     if (tt_op_has_autograd(op))
         return TT_CHECK_PASSED;
+    /* Without a registration the call itself tells whether training works:
+     * an op whose outputs are marked non-differentiable runs (nothing
+     * needs its gradient); any other is refused with TT_EAUTOGRAD. */
+    argset a;
+    tt_value outs[TT_MAX_RETURNS_PUBLIC] = {0};
+    int nr = tt_schema_nreturns(tt_op_schema(op));
+    tt_status st = argset_copy(&a, args, nargs, false);
+    if (!st)
+        st = tt_op_call(op, a.v, a.n, outs, nr);
+    clear_outs(outs, nr);
+    argset_free(&a);
+    tt_check_result res = TT_CHECK_PASSED;
+    if (st && tt_errcode() != TT_EAUTOGRAD)
+        res = fail(e, "the op failed on the example arguments: %s", tt_errmsg());
+    tt_clear_error();
+    if (!st || res != TT_CHECK_PASSED)
+        return res;
     return fail(e, "argument '%s' (#%d) requires grad, but %s has no autograd registration, "
                    "so it will fail in training (calling it on inputs that require grad is "
                    "TT_EAUTOGRAD). Register a backward with tt_register_autograd(lib, \"%s\", "
