@@ -189,6 +189,47 @@ static void run_range(int64_t begin, int64_t end, void *vp)
     }
 }
 
+/* A 2-d iteration where some operand is contiguous along the outer dim
+ * (a transposed input) reads that operand a cache line per element when
+ * walked row by row. Walking TILE x TILE tiles instead reuses each line it
+ * loads for the next rows of the tile. */
+#define TILE 64
+
+static bool wants_tiles(const plan *p)
+{
+    if (p->sizes[0] < TILE || p->sizes[1] < TILE)
+        return false;
+    for (int k = 0; k < p->nops; k++) {
+        int64_t outer = p->strides[k][0], inner = p->strides[k][1];
+        outer = outer < 0 ? -outer : outer;
+        inner = inner < 0 ? -inner : inner;
+        if (outer != 0 && outer < inner)
+            return true;
+    }
+    return false;
+}
+
+/* Rows of tiles [begin, end) (in tiles along dim 0). */
+static void run_tiles(int64_t begin, int64_t end, void *vp)
+{
+    const plan *p = vp;
+    char *data[MAX_OPS];
+    int64_t step[MAX_OPS];
+    for (int k = 0; k < p->nops; k++)
+        step[k] = p->strides[k][1];
+    for (int64_t ti = begin; ti < end; ti++) {
+        int64_t i0 = ti * TILE, i1 = i0 + TILE < p->sizes[0] ? i0 + TILE : p->sizes[0];
+        for (int64_t j0 = 0; j0 < p->sizes[1]; j0 += TILE) {
+            int64_t len = p->sizes[1] - j0 < TILE ? p->sizes[1] - j0 : TILE;
+            for (int64_t i = i0; i < i1; i++) {
+                for (int k = 0; k < p->nops; k++)
+                    data[k] = p->base[k] + i * p->strides[k][0] + j0 * p->strides[k][1];
+                p->loop(data, step, len, p->ctx);
+            }
+        }
+    }
+}
+
 /* Below this many elements the iteration stays on one thread. */
 #define PARALLEL_GRAIN 32768
 
@@ -277,6 +318,11 @@ tt_status tt_for_each(int nops, tt_tensor *const *ops, tt_loop_fn loop, void *ct
         n = 1;
     }
     p.ndim = n;
+    if (n == 2 && wants_tiles(&p)) {
+        tt_parallel_for((p.sizes[0] + TILE - 1) / TILE, PARALLEL_GRAIN / (TILE * TILE) + 1,
+                        run_tiles, &p);
+        return TT_OK;
+    }
     tt_parallel_for(numel, PARALLEL_GRAIN, run_range, &p);
     return TT_OK;
 }
