@@ -288,6 +288,10 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
     if (d < 0)
         return NULL;
     int64_t n = t->sizes[d];
+    if (tt_size_is_sym(n)) { /* as tt_slice; the range checks below need a number */
+        tt_error(TT_EINVAL, "tt_narrow: narrowing a symbolic dimension is not supported");
+        return NULL;
+    }
     if (len < 0) {
         tt_error(TT_EINVAL, "tt_narrow: argument 'length' must be non-negative (got %lld)",
                  (long long)len);
