@@ -528,6 +528,9 @@ static tt_status aot_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void
     }
     /* The written arguments, as they are after the call. */
     for (int i = 0, t = 0; !st && i < c->nargs; i++) {
+        /* A list's tensors are inputs too: skip them to keep t in step. */
+        for (int j = 0; c->args[i].kind == TT_V_TENSORS && j < c->args[i].n; j++)
+            t += c->args[i].u.tensors[j] != NULL;
         if (c->args[i].kind != TT_V_TENSOR || !c->args[i].u.t)
             continue;
         if (tt_schema_arg(tt_op_schema(c->op), i)->is_write)
