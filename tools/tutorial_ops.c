@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ================================================================ "PIL" */
@@ -63,30 +64,11 @@ static tt_status crop_args(tt_frame *f, tt_tensor **pic, const int64_t **box)
     return st ? tt_frame_fail(f, st, "%s", why) : TT_OK;
 }
 
-/* The part both crops share once they hold the pixels: pixels is pic as a
- * dense (H, W, C) buffer; *out is (C, h, w), a view of a fresh (h, w, C)
- * buffer (strides (1, w*C, C)), as pil_to_tensor returns it. */
-static tt_status crop_from_pixels(const tt_tensor *pic, const char *pixels,
-                                  const int64_t box[4], tt_tensor **out)
-{
-    int64_t c = tt_dim_size(pic, 0), h = box[3] - box[1], w = box[2] - box[0];
-    tt_tensor *hwc = tt_new_empty(pic, TT_SHAPE(h, w, c));
-    char *dst = hwc ? tt_data(hwc) : NULL;
-    if (!dst) {
-        tt_release(hwc);
-        return tt_errcode();
-    }
-    pil_crop(pixels, tt_dim_size(pic, 2), c, tt_dtype_size(tt_dtype_of(pic)), box, dst);
-    *out = tt_permute(hwc, TT_SHAPE(2, 0, 1));
-    tt_release(hwc);
-    return *out ? TT_OK : tt_errcode();
-}
-
 /* pic is (C,H,W); box = (x0,y0,x1,y1); out is (C, y1-y0, x1-x0) laid out
  * channels-last. */
 static tt_status crop_kernel(tt_frame *f)
 {
-    tt_tensor *pic, *hwc_view = NULL, *src = NULL, *out = NULL;
+    tt_tensor *pic, *hwc_view = NULL, *src = NULL, *hwc = NULL;
     const int64_t *box;
     tt_status st = crop_args(f, &pic, &box);
     if (st)
@@ -94,10 +76,18 @@ static tt_status crop_kernel(tt_frame *f)
     /* to_pil_image: the picture as a dense (H, W, C) buffer. */
     hwc_view = tt_permute(pic, TT_SHAPE(1, 2, 0));
     src = hwc_view ? tt_contiguous(hwc_view) : NULL;
-    const char *pixels = src ? tt_data(src) : NULL;
-    st = pixels ? crop_from_pixels(pic, pixels, box, &out) : tt_errcode();
-    if (!st)
-        st = tt_return(f, 0, out);
+    int64_t c = tt_dim_size(pic, 0), h = box[3] - box[1], w = box[2] - box[0];
+    hwc = src ? tt_new_empty(pic, TT_SHAPE(h, w, c)) : NULL;
+    const char *pixels = hwc ? tt_data(src) : NULL;
+    char *dst = pixels ? tt_data(hwc) : NULL;
+    if (!dst) {
+        st = tt_errcode();
+        goto out;
+    }
+    pil_crop(pixels, tt_dim_size(pic, 2), c, tt_dtype_size(tt_dtype_of(pic)), box, dst);
+    st = tt_return(f, 0, tt_permute(hwc, TT_SHAPE(2, 0, 1))); /* pil_to_tensor */
+out:
+    tt_release(hwc);
     tt_release(src);
     tt_release(hwc_view);
     return st;
@@ -136,8 +126,8 @@ static tt_status crop_fake_nopermute(tt_frame *f)
 
 tt_status tutorial_crop_plain(const tt_tensor *pic, const int64_t box[4], tt_tensor **out)
 {
-    tt_tensor *hwc_view = NULL, *src = NULL;
-    char why[256];
+    tt_tensor *hwc_view = NULL, *src = NULL, *hwc = NULL;
+    char *cropped = NULL, why[256];
     if (!out)
         return tt_error(TT_EINVAL, "tutorial_crop_plain: argument 'out' (#3) expects a "
                                    "pointer, got NULL");
@@ -149,12 +139,33 @@ tt_status tutorial_crop_plain(const tt_tensor *pic, const int64_t box[4], tt_ten
     tt_status st = crop_problem(pic, box, why, sizeof why);
     if (st)
         return tt_error(st, "tutorial_crop_plain: %s", why);
+    /* to_pil_image: the picture as a dense (H, W, C) buffer. */
+    int64_t c = tt_dim_size(pic, 0), h = box[3] - box[1], w = box[2] - box[0];
+    size_t es = tt_dtype_size(tt_dtype_of(pic));
     hwc_view = tt_permute(pic, TT_SHAPE(1, 2, 0));
     src = hwc_view ? tt_contiguous(hwc_view) : NULL;
     /* Reading the pixels is what a tracer cannot follow: under a trace
      * this line is the graph break. */
     const char *pixels = src ? tt_data(src) : NULL;
-    st = pixels ? crop_from_pixels(pic, pixels, box, out) : tt_errcode();
+    if (!pixels) {
+        st = tt_errcode();
+        goto out;
+    }
+    /* Image.crop into a buffer of its own, then pil_to_tensor: the pixels
+     * become a tensor (h, w, C) viewed as (C, h, w). (+1: malloc(0) may
+     * be NULL.) */
+    cropped = malloc((size_t)(h * w * c) * es + 1);
+    if (!cropped) {
+        st = tt_error(TT_ENOMEM, "tutorial_crop_plain: out of memory");
+        goto out;
+    }
+    pil_crop(pixels, tt_dim_size(pic, 2), c, es, box, cropped);
+    hwc = tt_from_data(TT_SHAPE(h, w, c), tt_dtype_of(pic), cropped);
+    *out = hwc ? tt_permute(hwc, TT_SHAPE(2, 0, 1)) : NULL;
+    st = *out ? TT_OK : tt_errcode();
+out:
+    free(cropped);
+    tt_release(hwc);
     tt_release(src);
     tt_release(hwc_view);
     return st;
