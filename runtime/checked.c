@@ -76,60 +76,91 @@ bool tt_meta_mismatch(const tt_tensor *real, const tt_tensor *fake, char *why, s
     return false;
 }
 
-/* Copies of the arguments the schema does not mark written. */
+/* Copies of the tensors (list members too) the schema does not mark
+ * written. */
 typedef struct {
-    int arg;
+    int arg, elem; /* elem: the index in a Tensor[] argument, -1 for a Tensor */
     tt_tensor *t, *copy;
 } saved_arg;
+
+static tt_tensor *copy_of(const tt_tensor *t)
+{
+    tt_tensor *c = tt__empty_impl(t->ndim, t->sizes, NULL, (tt_dtype)t->dtype, false);
+    if (c && tt__copy_raw(c, t))
+        c = tt_release(c);
+    return c;
+}
 
 tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_value *outs,
                            int nouts, tt_kernel_fn k)
 {
-    saved_arg saved[TT_MAX_ARGS];
-    int ns = 0;
+    int ns = 0, cap = 0;
     tt_status st = TT_OK;
-    for (int i = 0; i < nargs && !st; i++)
-        if (!(op->mutated >> i & 1) && args[i].kind == TT_V_TENSOR && args[i].u.t) {
-            tt_tensor *c = tt__empty_impl(args[i].u.t->ndim, args[i].u.t->sizes, NULL,
-                                          (tt_dtype)args[i].u.t->dtype, false);
-            if (!c || (st = tt__copy_raw(c, args[i].u.t))) {
-                tt_release(c);
-                st = tt_errcode();
-                break;
-            }
-            saved[ns++] = (saved_arg){i, args[i].u.t, c};
+    for (int i = 0; i < nargs; i++)
+        if (!(op->mutated >> i & 1))
+            cap += args[i].kind == TT_V_TENSOR ? 1 : args[i].kind == TT_V_TENSORS ? args[i].n : 0;
+    saved_arg *saved = tt__calloc((size_t)(cap ? cap : 1), sizeof *saved);
+    if (!saved)
+        return tt_errcode();
+    for (int i = 0; i < nargs && !st; i++) {
+        if (op->mutated >> i & 1)
+            continue;
+        bool list = args[i].kind == TT_V_TENSORS;
+        int n = list ? args[i].n : args[i].kind == TT_V_TENSOR;
+        for (int j = 0; j < n && !st; j++) {
+            tt_tensor *t = list ? args[i].u.tensors[j] : args[i].u.t;
+            if (!t)
+                continue;
+            saved[ns] = (saved_arg){i, list ? j : -1, t, copy_of(t)};
+            st = saved[ns].copy ? TT_OK : tt_errcode();
+            ns += !st;
         }
+    }
     if (!st)
         st = k((tt_frame *)&(struct tt_frame){op, args, nargs, outs, nouts, false});
     /* Undeclared writes: compare element bytes with the copies. */
     for (int s = 0; !st && s < ns; s++) {
-        tt_tensor *now = tt__empty_impl(saved[s].t->ndim, saved[s].t->sizes, NULL,
-                                        (tt_dtype)saved[s].t->dtype, false);
-        st = now ? tt__copy_raw(now, saved[s].t) : tt_errcode();
+        tt_tensor *now = copy_of(saved[s].t);
+        st = now ? TT_OK : tt_errcode();
         size_t bytes = st ? 0 : (size_t)tt_numel(now) * tt_dtype_size((tt_dtype)now->dtype);
-        if (!st && bytes && memcmp(tt__ptr(now), tt__ptr(saved[s].copy), bytes) != 0)
+        if (!st && bytes && memcmp(tt__ptr(now), tt__ptr(saved[s].copy), bytes) != 0) {
+            char elem[48] = "";
+            if (saved[s].elem >= 0)
+                snprintf(elem, sizeof elem, " (tensor %d of the list)", saved[s].elem);
             st = tt_error(TT_EOPCHECK, "%s: checked mode (TT_CHECK_OPS): the kernel wrote "
-                                       "argument '%s' (#%d), which the schema does not mark "
-                                       "written; declare it in mutates_args (or "
+                                       "argument '%s' (#%d)%s, which the schema does not "
+                                       "mark written; declare it in mutates_args (or "
                                        "'Tensor(a!)') or write into a copy",
                           op->name, tt_schema_arg(op->schema, saved[s].arg)->name,
-                          saved[s].arg + 1);
+                          saved[s].arg + 1, elem);
+        }
         tt_release(now);
     }
     for (int s = 0; s < ns; s++)
         tt_release(saved[s].copy);
+    tt__free(saved);
     /* The fake kernel on fake copies must give the same metadata. */
     tt_kernel_fn fk = atomic_load(&op->fake.fn);
     if (!st && fk) {
         tt_value fargs[TT_MAX_ARGS], fouts[TT_MAX_RETURNS];
+        tt_tensor **flists[TT_MAX_ARGS] = {0}; /* fake copies of list members */
         for (int i = 0; i < nargs; i++)
             fargs[i] = args[i];
-        for (int i = 0; i < nargs && !st; i++)
+        for (int i = 0; i < nargs && !st; i++) {
             if (args[i].kind == TT_V_TENSOR && args[i].u.t) {
                 fargs[i].u.t = tt_fake_like(args[i].u.t);
                 if (!fargs[i].u.t)
                     st = tt_errcode();
+            } else if (args[i].kind == TT_V_TENSORS) {
+                tt_tensor *const *ts = args[i].u.tensors;
+                flists[i] = tt__calloc((size_t)(args[i].n ? args[i].n : 1), sizeof *ts);
+                st = flists[i] ? TT_OK : tt_errcode();
+                for (int j = 0; !st && j < args[i].n; j++)
+                    if (ts[j] && !(flists[i][j] = tt_fake_like(ts[j])))
+                        st = tt_errcode();
+                fargs[i].u.tensors = flists[i];
             }
+        }
         for (int j = 0; j < nouts; j++)
             fouts[j] = tt_v_none();
         if (!st && (st = fk((tt_frame *)&(struct tt_frame){op, fargs, nargs, fouts, nouts, true}))) {
@@ -140,6 +171,21 @@ tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_
         }
         for (int j = 0; !st && j < nouts; j++) {
             char why[768];
+            if (outs[j].kind == TT_V_TENSORS || fouts[j].kind == TT_V_TENSORS) {
+                int nr = outs[j].kind == TT_V_TENSORS ? outs[j].n : 0;
+                int nf = fouts[j].kind == TT_V_TENSORS ? fouts[j].n : 0;
+                if (nr != nf)
+                    st = tt_error(TT_EOPCHECK, "%s: checked mode (TT_CHECK_OPS): output %d: "
+                                               "the real kernel returns %d tensors, the fake "
+                                               "kernel %d", op->name, j, nr, nf);
+                for (int m = 0; !st && m < nr; m++) {
+                    tt_tensor *r = outs[j].u.tensors[m], *f = fouts[j].u.tensors[m];
+                    if (r && f && tt_meta_mismatch(r, f, why, sizeof why))
+                        st = tt_error(TT_EOPCHECK, "%s: checked mode (TT_CHECK_OPS): output "
+                                                   "%d, tensor %d: %s", op->name, j, m, why);
+                }
+                continue;
+            }
             tt_tensor *r = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
             tt_tensor *f = fouts[j].kind == TT_V_TENSOR ? fouts[j].u.t : NULL;
             if (r && f && tt_meta_mismatch(r, f, why, sizeof why))
@@ -148,9 +194,13 @@ tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_
         }
         for (int j = 0; j < nouts; j++)
             tt_value_clear(&fouts[j]);
-        for (int i = 0; i < nargs; i++)
+        for (int i = 0; i < nargs; i++) {
             if (args[i].kind == TT_V_TENSOR && args[i].u.t && fargs[i].u.t != args[i].u.t)
                 tt_release(fargs[i].u.t);
+            for (int j = 0; flists[i] && j < args[i].n; j++)
+                tt_release(flists[i][j]);
+            tt__free(flists[i]);
+        }
     }
     return st;
 }
