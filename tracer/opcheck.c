@@ -638,7 +638,16 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
     tt_trace_opts topts = {.mode = TT_TRACE_SYMBOLIC, .fullgraph = true, .ud = &c};
     comp = tt_compile(aot_fn, nt, nout, &topts);
     if (!comp || tt_compiled_call(comp, cts, co)) {
-        res = fail(e, "tracing the op symbolically and compiling it failed: %s", tt_errmsg());
+        /* The eager call just worked: unless the fake kernel is at fault,
+         * the likely cause is C code comparing a symbolic size as a
+         * number, which fails with the op's own misleading message. */
+        tt_status why = tt_errcode();
+        res = fail(e, "tracing the op symbolically and compiling it failed: %s%s", tt_errmsg(),
+                   why == TT_EFAKE || why == TT_EGRAPHBREAK || why == TT_ENOMEM
+                       ? ""
+                       : ". The eager call on the same arguments succeeded; in this trace "
+                         "sizes are symbols (s0, s1, ...), so code that compares sizes must "
+                         "use tt_size_eq/tt_size_lt/tt_size_le, not ==, < or <=");
         goto done;
     }
     for (int j = 0; j < nout && res == TT_CHECK_PASSED; j++) {
