@@ -1,0 +1,362 @@
+/* tt, the command-line tool: loads a model written in C from a shared
+ * library and traces it (tt trace), explains its graph breaks (tt
+ * explain), opchecks the custom ops it registers (tt opcheck) and lists
+ * ops with their schemas (tt ops). `tt --help` describes it all; the
+ * parsing lives in tt_cli.c.
+ *
+ * Exit status: 0 on success, 1 when the library's work failed (a trace, a
+ * check, the init function, writing a picture), 2 on a usage error (a bad
+ * option or input spec, a library, symbol or op that is not there). Every
+ * error is printed to stderr as "tt: ..."; a usage error is one line.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tt_cli.h"
+
+#ifndef TT_VERSION
+#define TT_VERSION "unknown"
+#endif
+
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* graphviz 2.42 leaks inside its dot layout and its pango/cairo/fontconfig
+ * text layout whatever the caller does (tests/test_dot.c has the same
+ * list). In an ASan build LeakSanitizer reads these hooks, so --svg and
+ * --png do not turn the exit status into a leak report; elsewhere they are
+ * unused. Full stacks, so only allocations made under those libraries
+ * match, never ours. */
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void) { return "fast_unwind_on_malloc=0:print_suppressions=0"; }
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libgvplugin_dot_layout.so\n"
+           "leak:libgvplugin_pango.so\n"
+           "leak:libpango\n"
+           "leak:libfontconfig.so\n"
+           "leak:libcairo.so\n";
+}
+
+typedef tt_status (*init_fn)(void);
+typedef void (*fini_fn)(void);
+
+/* A loaded model library. */
+typedef struct {
+    void *handle;
+    const char *path;
+} model;
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "tt: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+/* The library's own message (which may span lines, as a graph-break
+ * report does). */
+static int lib_failure(const char *what)
+{
+    if (what)
+        fprintf(stderr, "tt: %s: %s\n", what, tt_errmsg());
+    else
+        fprintf(stderr, "tt: %s\n", tt_errmsg());
+    return EXIT_FAIL;
+}
+
+/* dlsym for a function. POSIX guarantees the object-to-function pointer
+ * conversion works; the memcpy keeps ISO C's rules. NULL when absent. */
+static void *find_symbol(model *m, const char *name)
+{
+    dlerror();
+    return dlsym(m->handle, name);
+}
+
+/* Loads --lib and runs its init function. Returns 0 or an exit status.
+ * A bare file name that exists here is loaded from here: dlopen would
+ * otherwise search only the library path, which surprises in a build
+ * folder. */
+static int load_model(const tt_cli_args *a, model *m)
+{
+    char local[4096];
+    const char *path = a->lib;
+    struct stat st;
+    if (!strchr(path, '/') && stat(path, &st) == 0 &&
+        (size_t)snprintf(local, sizeof local, "./%s", path) < sizeof local)
+        path = local;
+    m->path = a->lib;
+    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!m->handle) {
+        const char *why = dlerror();
+        return usage_error("cannot load --lib '%s': %s", a->lib, why ? why : "dlopen failed");
+    }
+    const char *name = a->init ? a->init : "tt_model_init";
+    void *sym = find_symbol(m, name);
+    if (!sym) {
+        if (!a->init)
+            return 0; /* the default init is optional */
+        return usage_error("--init: %s exports no function '%s'", a->lib, name);
+    }
+    init_fn init;
+    memcpy(&init, &sym, sizeof init);
+    tt_clear_error();
+    tt_status s = init();
+    if (s) {
+        if (tt_errcode() == TT_OK)
+            tt_error(s, "returned %s without a message", tt_status_name(s));
+        fprintf(stderr, "tt: %s() of %s failed: %s\n", name, a->lib, tt_errmsg());
+        return EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* Calls the library's tt_model_fini (when it exports one, so it can free
+ * what its init registered) and unloads it. Everything that refers to its
+ * ops and kernels must be gone by then. */
+static void unload_model(model *m)
+{
+    if (!m->handle)
+        return;
+    void *sym = find_symbol(m, "tt_model_fini");
+    if (sym) {
+        fini_fn fini;
+        memcpy(&fini, &sym, sizeof fini);
+        fini();
+    }
+    dlclose(m->handle);
+    m->handle = NULL;
+}
+
+static int find_fn(model *m, const char *name, tt_fn *out)
+{
+    void *sym = find_symbol(m, name);
+    if (!sym)
+        return usage_error("--fn: %s exports no function '%s'", m->path, name);
+    memcpy(out, &sym, sizeof *out);
+    return 0;
+}
+
+/* The inputs of a trace or explain, in --input order. */
+static int make_inputs(const tt_cli_args *a, bool fake, tt_tensor **ins)
+{
+    tt_manual_seed(a->seed);
+    for (int i = 0; i < a->ninputs; i++) {
+        ins[i] = tt_cli_spec_tensor(&a->inputs[i], fake);
+        if (!ins[i]) {
+            fprintf(stderr, "tt: --input '%s': %s\n", a->inputs[i].text, tt_errmsg());
+            return EXIT_FAIL;
+        }
+    }
+    return 0;
+}
+
+/* Writes DOT text made by to_dot into path. */
+static int write_text(const char *path, char *text)
+{
+    if (!text)
+        return lib_failure(NULL);
+    FILE *f = fopen(path, "w");
+    int rc = 0;
+    if (!f || fputs(text, f) == EOF) {
+        fprintf(stderr, "tt: cannot write '%s': %s\n", path, strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    if (f && fclose(f) != 0 && !rc) {
+        fprintf(stderr, "tt: cannot write '%s': %s\n", path, strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    free(text);
+    return rc;
+}
+
+/* --dot, --svg, --png of a graph (g) or of an explain result (e). */
+static int write_pictures(const tt_cli_args *a, const tt_graph *g, const tt_explain *e)
+{
+    int rc = 0;
+    if (a->dot)
+        rc = write_text(a->dot, g ? tt_graph_to_dot(g) : tt_explain_to_dot(e));
+    const char *paths[2] = {a->svg, a->png}, *formats[2] = {"svg", "png"};
+    for (int k = 0; k < 2 && !rc; k++) {
+        if (!paths[k])
+            continue;
+        tt_status s = g ? tt_graph_render(g, formats[k], paths[k])
+                        : tt_explain_render(e, formats[k], paths[k]);
+        if (s)
+            rc = lib_failure(paths[k]);
+    }
+    return rc;
+}
+
+static int cmd_trace(const tt_cli_args *a, model *m)
+{
+    tt_fn fn = NULL;
+    tt_tensor *ins[TT_CLI_MAX_INPUTS] = {0};
+    tt_graph *g = NULL;
+    tt_explain *e = NULL;
+    bool explain = a->cmd == TT_CLI_EXPLAIN;
+    int rc = find_fn(m, a->fn, &fn);
+    if (!rc)
+        rc = make_inputs(a, !explain && a->mode != TT_TRACE_REAL, ins);
+    if (rc)
+        goto out;
+    tt_trace_opts opts = {.mode = a->mode, .fullgraph = a->fullgraph, .nout = a->nout,
+                          .name = a->fn};
+    if (!explain) {
+        g = tt_trace(fn, a->ninputs, ins, &opts);
+        if (!g || tt_graph_print(g, stdout)) {
+            rc = lib_failure(NULL);
+            if (!g && tt_errcode() == TT_EGRAPHBREAK && !a->fullgraph)
+                fprintf(stderr, "tt: tt explain with the same options splits the trace at "
+                                "each break and lists them\n");
+            goto out;
+        }
+        rc = write_pictures(a, g, NULL);
+        goto out;
+    }
+    e = tt_explain_run(fn, a->ninputs, ins, &opts);
+    char *text = e ? tt_explain_to_text(e) : NULL;
+    if (!text) {
+        rc = lib_failure(NULL);
+        goto out;
+    }
+    fputs(text, stdout);
+    free(text);
+    for (int i = 0; i < tt_explain_graph_count(e) && !rc; i++) {
+        printf("\n");
+        if (tt_graph_print(tt_explain_graph(e, i), stdout))
+            rc = lib_failure(NULL);
+    }
+    if (!rc)
+        rc = write_pictures(a, NULL, e);
+out:
+    tt_explain_free(e);
+    tt_graph_free(g);
+    for (int i = 0; i < a->ninputs; i++)
+        tt_release(ins[i]);
+    return rc;
+}
+
+static int cmd_opcheck(const tt_cli_args *a)
+{
+    const tt_op *op = tt_op_find(a->op);
+    if (!op)
+        return usage_error("--op: unknown op '%s' (tt ops%s lists the registered ops)", a->op,
+                           a->lib ? " --lib ..." : "");
+    tt_value args[TT_CLI_MAX_INPUTS];
+    tt_tensor *owned[TT_CLI_MAX_INPUTS];
+    int nargs = 0, nowned = 0, rc = 0;
+    int64_t *lists = NULL;
+    char err[1024];
+    tt_manual_seed(a->seed);
+    if (tt_cli_opcheck_args(op, a, args, &nargs, owned, &nowned, &lists, err, sizeof err)) {
+        rc = usage_error("%s%s", err, "");
+        goto out;
+    }
+    tt_opcheck_report report;
+    tt_opcheck_opts opts = {.checks = a->checks};
+    tt_status s = tt_opcheck(op, args, nargs, &opts, &report);
+    if (s && s != TT_EOPCHECK) {
+        rc = lib_failure(NULL);
+        goto out;
+    }
+    if (tt_opcheck_report_print(&report, stdout))
+        rc = lib_failure(NULL);
+    else if (s == TT_EOPCHECK)
+        rc = EXIT_FAIL;
+out:
+    for (int i = 0; i < nowned; i++)
+        tt_release(owned[i]);
+    free(lists);
+    return rc;
+}
+
+typedef struct {
+    int builtin, other;
+    bool failed;
+} op_list;
+
+static void print_op(const tt_op *op, void *ud)
+{
+    op_list *l = ud;
+    char buf[1024];
+    const tt_schema *s = tt_op_schema(op);
+    int need = s ? tt_schema_print(s, buf, sizeof buf) : -1;
+    if (need < 0) {
+        l->failed = true;
+        return;
+    }
+    /* A schema longer than the buffer is printed through a bigger one. */
+    char *text = buf;
+    if ((size_t)need >= sizeof buf && (text = malloc((size_t)need + 1)) != NULL)
+        tt_schema_print(s, text, (size_t)need + 1);
+    printf("%s\n", text ? text : buf);
+    if (text != buf)
+        free(text);
+    if (tt_op_is_builtin(op))
+        l->builtin++;
+    else
+        l->other++;
+}
+
+static int cmd_ops(const tt_cli_args *a)
+{
+    op_list l = {0};
+    tt_op_foreach(print_op, &l);
+    if (l.failed)
+        return lib_failure("listing the ops");
+    printf("# %d ops: %d built-in (tt::)", l.builtin + l.other, l.builtin);
+    if (a->lib)
+        printf(", %d more with %s", l.other, a->lib);
+    else if (l.other)
+        printf(", %d more", l.other);
+    printf("\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    tt_cli_args a;
+    char err[1024];
+    model m = {0};
+    int rc = 0;
+    if (tt_cli_parse(argc, argv, &a, err, sizeof err)) {
+        rc = usage_error("%s%s", err, "");
+        goto out;
+    }
+    if (a.version) {
+        printf("tt (tensortrace) %s\n", TT_VERSION);
+        goto out;
+    }
+    if (a.help) {
+        char *help = tt_cli_help(a.cmd);
+        if (!help) {
+            fprintf(stderr, "tt: out of memory\n");
+            rc = EXIT_FAIL;
+            goto out;
+        }
+        fputs(help, stdout);
+        free(help);
+        goto out;
+    }
+    if (a.lib && (rc = load_model(&a, &m)) != 0)
+        goto out;
+    switch (a.cmd) {
+    case TT_CLI_TRACE:
+    case TT_CLI_EXPLAIN: rc = cmd_trace(&a, &m); break;
+    case TT_CLI_OPCHECK: rc = cmd_opcheck(&a); break;
+    default: rc = cmd_ops(&a); break;
+    }
+out:
+    unload_model(&m);
+    tt_cli_args_clear(&a);
+    if (fflush(stdout) != 0 && !rc) {
+        fprintf(stderr, "tt: writing the output failed: %s\n", strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    return rc;
+}
