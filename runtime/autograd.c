@@ -610,8 +610,12 @@ static tt_tensor *zeros_of(const out_meta *m)
  * know about broadcasting), as PyTorch's validate_outputs does. */
 static tt_tensor *fit_grad(const tt_op *op, int slot, tt_tensor *g, const edge *e)
 {
-    bool same = g->ndim == e->ndim &&
-                memcmp(g->sizes, e->sizes, sizeof(tt_size) * (size_t)e->ndim) == 0;
+    /* tt_size_eq, not ==: under a symbolic trace two symbols (s0 of the
+     * input, s2 of the other operand) may be equal sizes, which the
+     * comparison records as a guard. */
+    bool same = g->ndim == e->ndim;
+    for (int d = 0; same && d < e->ndim; d++)
+        same = tt_size_eq(e->sizes[d], g->sizes[d]);
     if (!same) {
         /* Expandable: e's shape broadcasts to g's. */
         bool ok = e->ndim <= g->ndim;
@@ -620,7 +624,7 @@ static tt_tensor *fit_grad(const tt_op *op, int slot, tt_tensor *g, const edge *
         for (int d = 0; ok && d < g->ndim; d++) {
             if (d < lead) {
                 dims[nd++] = d;
-            } else if (e->sizes[d - lead] != g->sizes[d]) {
+            } else if (!tt_size_eq(e->sizes[d - lead], g->sizes[d])) {
                 ok = e->sizes[d - lead] == 1;
                 dims[nd++] = d;
             }
