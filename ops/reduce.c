@@ -1118,10 +1118,17 @@ static tt_status reduce_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
     if (op == OP_SUM || op == OP_MEAN) {
         r = tt_expand(gk, nd, shape);
         if (r && op == OP_MEAN) {
-            int64_t count = 1;
+            tt_size count = 1;
             for (int d = 0; d < nd; d++)
-                count *= mask[d] ? shape[d] : 1;
-            r = tt_div_scalar(r, (double)(count ? count : 1));
+                count = mask[d] ? tt_sym_mul(count, shape[d]) : count;
+            /* Under a symbolic trace the count is an expression: it travels
+             * as an int Scalar, which a compiled plan evaluates on the real
+             * sizes (as a double it was the handle's value). */
+            static const tt_op *div;
+            r = tt_size_is_sym(count)
+                    ? tt__call_builtin("tt::div.Scalar", &div,
+                                       TT_ARGS(tt_v_tensor(r), tt_v_int(count)))
+                    : tt_div_scalar(r, (double)(count ? count : 1));
         }
     } else {
         tt_tensor *self = tt_ctx_saved(ctx, 0), *res = tt_ctx_saved(ctx, 1);
