@@ -69,7 +69,12 @@ static inline void print_const(sbuf *b, const tt_value *v)
 {
     switch (v->kind) {
     case TT_V_NONE: sb_printf(b, "None"); break;
-    case TT_V_INT: sb_printf(b, "%lld", (long long)v->u.i); break;
+    case TT_V_INT: { /* a SymInt or Scalar may hold a symbolic size */
+        char one[64];
+        tt_size_str(v->u.i, one, sizeof one);
+        sb_printf(b, "%s", one);
+        break;
+    }
     case TT_V_FLOAT: {
         char num[32];
         sb_printf(b, "%s", fmt_double(v->u.f, num));
