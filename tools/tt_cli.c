@@ -83,12 +83,12 @@ static int parse_sizes(const char *s, size_t len, tt_cli_spec *spec, char *why, 
             say(why, n, "a size is missing in '[%.*s]'", (int)len, s);
             return -1;
         }
-        errno = 0;
-        unsigned long long v = all_digits(tok) ? strtoull(tok, NULL, 10) : 0;
         if (!all_digits(tok)) {
             say(why, n, "'%s' is not a size", tok);
             return -1;
         }
+        errno = 0;
+        unsigned long long v = strtoull(tok, NULL, 10);
         if (errno == ERANGE || v > (unsigned long long)MAX_NUMEL) {
             say(why, n, "size %s is too large", tok);
             return -1;
@@ -411,8 +411,9 @@ static const struct cli_opt {
     {O_INPUT, "--input", "SPEC", TT_CLI_OPCHECK, 0,
      "one argument of the op, in schema order (repeat for each; trailing arguments with "
      "defaults may be left out). A Tensor argument gets the spec's values, or random "
-     "ones from --seed; an int[N]/int[] argument takes an integer spec with values "
-     "(i64[4]=0,0,10,10) and gets them as an int list; an int, float, bool or Scalar "
+     "ones from --seed; an int[N]/int[] argument takes a 1-dim integer spec with values "
+     "(i64[4]=0,0,10,10) and gets them as an int list (float[]: a number spec, "
+     "f64[2]=0.5,1); an int, float, bool or Scalar "
      "argument takes a 0-dim spec with a value (i64[]=3, f64[]=0.5)"},
     {O_MODE, "--mode", "MODE", C_TRACE, 0,
      "fake (default: fake tensors, nothing is computed), symbolic (fake, with the input "
