@@ -784,11 +784,11 @@ static tt_status mlp_step(tt_tensor **in, int nin, tt_tensor **out, int nout, vo
     return st;
 }
 
-/* Runs `steps` steps of fn compiled and eagerly from the same initial
+/* Runs `steps` steps of fn through c and eagerly from the same initial
  * parameters (in[0..nparams-1], which require grad) and compares the losses
  * and the parameters after each step. */
-static void check_training(tt_fn fn, tt_tensor **init, int nin, int nparams, int steps,
-                           double rtol)
+static void run_training(tt_compiled *c, tt_fn fn, tt_tensor **init, int nin, int nparams,
+                         int steps, double rtol)
 {
     tt_tensor *ce[8], *ee[8];
     for (int i = 0; i < nin; i++) {
@@ -799,8 +799,6 @@ static void check_training(tt_fn fn, tt_tensor **init, int nin, int nparams, int
             OK(tt_set_requires_grad(ee[i], true));
         }
     }
-    int runs = 0;
-    tt_compiled *c = NN(tt_compile(fn, nin, 1, &(tt_trace_opts){.fullgraph = true, .ud = &runs}));
     for (int s = 0; s < steps; s++) {
         tt_tensor *lc, *le;
         OK(tt_compiled_call(c, ce, &lc));
@@ -815,7 +813,7 @@ static void check_training(tt_fn fn, tt_tensor **init, int nin, int nparams, int
         tt_release(lc);
         tt_release(le);
     }
-    /* The parameters moved, and the compiled function ran only to trace. */
+    /* The parameters moved. */
     for (int p = 0; p < nparams; p++) {
         double *a = values(init[p]), *b = values(ce[p]);
         bool moved = false;
@@ -825,10 +823,20 @@ static void check_training(tt_fn fn, tt_tensor **init, int nin, int nparams, int
         free(a);
         free(b);
     }
-    CHECK_STATS(c, steps, steps - 1, 1, 1, runs, 1);
-    tt_compiled_free(c);
     release_all(ce, nin);
     release_all(ee, nin);
+}
+
+/* A fullgraph compile of fn run for `steps` steps: one trace, then
+ * replays. */
+static void check_training(tt_fn fn, tt_tensor **init, int nin, int nparams, int steps,
+                           double rtol)
+{
+    int runs = 0;
+    tt_compiled *c = NN(tt_compile(fn, nin, 1, &(tt_trace_opts){.fullgraph = true, .ud = &runs}));
+    run_training(c, fn, init, nin, nparams, steps, rtol);
+    CHECK_STATS(c, steps, steps - 1, 1, 1, runs, 1);
+    tt_compiled_free(c);
 }
 
 START_TEST(test_training_step)
@@ -837,6 +845,29 @@ START_TEST(test_training_step)
                         NN(tt_randn(TT_SHAPE(6, 5), TT_F32))};
     check_training(train_step, in, 3, 1, 6, 1e-5);
     release_all(in, 3);
+}
+END_TEST
+
+/* Symbolic: one plan serves every size, mean's backward dividing by the
+ * symbolic element count. */
+START_TEST(test_training_step_symbolic)
+{
+    int runs = 0;
+    tt_compiled *c = NN(tt_compile(train_step, 3, 1, &(tt_trace_opts){
+        .mode = TT_TRACE_SYMBOLIC, .fullgraph = true, .ud = &runs}));
+    static const int64_t sizes[][2] = {{6, 5}, {3, 9}, {17, 2}};
+    for (int k = 0; k < 3; k++) {
+        tt_tensor *in[3];
+        for (int i = 0; i < 3; i++)
+            in[i] = NN(tt_randn(TT_SHAPE(sizes[k][0], sizes[k][1]), TT_F32));
+        run_training(c, train_step, in, 3, 1, 3, 1e-5);
+        release_all(in, 3);
+    }
+    CHECK_STATS(c, 9, 8, 1, 1, runs, 1);
+    char *text = NN(tt_graph_to_text(tt_compiled_graph(c, 0)));
+    ck_assert_msg(strstr(text, "tt::div.Scalar(expand, s") != NULL, "%s", text);
+    free(text);
+    tt_compiled_free(c);
 }
 END_TEST
 
@@ -1091,6 +1122,53 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* Fails the n-th allocation request of a compiled call, first while it
+ * traces and then while it replays a cached plan, for every n until one
+ * succeeds: each failure is TT_ENOMEM with NULL outputs, the compiled
+ * object stays usable, and freeing it leaves nothing alive. */
+START_TEST(test_out_of_memory)
+{
+    tt_tensor *in[4] = {NN(tt_randn(TT_SHAPE(8, 16), TT_F32)), NN(tt_randn(TT_SHAPE(16, 32), TT_F32)),
+                        NN(tt_randn(TT_SHAPE(32), TT_F32)), NN(tt_randn(TT_SHAPE(32, 4), TT_F32))};
+    tt_tensor *want;
+    OK(matmul_model(in, 4, &want, 1, NULL));
+    int64_t live = tt_live_tensors();
+    for (int replay = 0; replay < 2; replay++) {
+        int n;
+        bool done = false;
+        for (n = 1; n < 1000 && !done; n++) {
+            tt_compiled *c = NN(tt_compile(matmul_model, 4, 1, NULL));
+            tt_tensor *got = NULL;
+            if (replay) { /* a plan to replay */
+                OK(tt_compiled_call(c, in, &got));
+                got = tt_release(got);
+            }
+            tt_debug_fail_alloc(n);
+            tt_status st = tt_compiled_call(c, in, &got);
+            tt_debug_fail_alloc(0);
+            if (st) {
+                ck_assert_msg(st == TT_ENOMEM, "%d/%d: %s: %s", replay, n, tt_status_name(st),
+                              tt_errmsg());
+                ck_assert_ptr_null(got);
+                OK(tt_compiled_call(c, in, &got)); /* still usable */
+            } else {
+                done = true;
+            }
+            assert_same(got, want, "compiled output");
+            tt_release(got);
+            ck_assert_int_eq(stats_of(c).plans, 1);
+            tt_compiled_free(c);
+            ck_assert_msg(tt_live_tensors() == live, "%d/%d: %lld tensors leaked", replay, n,
+                          (long long)(tt_live_tensors() - live));
+        }
+        ck_assert_int_gt(n, 2);
+        ck_assert(done);
+    }
+    tt_release(want);
+    release_all(in, 4);
+}
+END_TEST
+
 /* ================================================================= suite */
 
 static Suite *compile_suite(void)
@@ -1114,6 +1192,7 @@ static Suite *compile_suite(void)
     suite_add_tcase(s, tc);
     tc = ops_tcase("training");
     tcase_add_test(tc, test_training_step);
+    tcase_add_test(tc, test_training_step_symbolic);
     tcase_add_test(tc, test_training_step_mlp);
     suite_add_tcase(s, tc);
     tc = ops_tcase("passes");
@@ -1123,6 +1202,7 @@ static Suite *compile_suite(void)
     suite_add_tcase(s, tc);
     tc = ops_tcase("errors");
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

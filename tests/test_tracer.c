@@ -931,6 +931,14 @@ static tt_status calls_twice(tt_tensor **in, int nin, tt_tensor **out, int nout,
     return out[0] ? TT_OK : tt_errcode();
 }
 
+static tt_status calls_twice_untracked(tt_tensor **in, int nin, tt_tensor **out, int nout,
+                                       void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    out[0] = tt_op_call1(twice_op, (tt_value[]){tt_v_tensor(in[0])}, 1);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
 static int line_explicit;
 
 static tt_status breaks_explicitly(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
@@ -1005,6 +1013,10 @@ START_TEST(test_break_no_fake_kernel)
     ck_assert_int_eq(tt_errcode(), TT_EGRAPHBREAK);
     check_report("op without a fake kernel", "mylib::twice has no fake kernel",
                  "register a fake kernel for the op", "calls_twice", line_call, "mylib::twice");
+    /* Called without tt_call, the report cannot name the line. */
+    ck_assert_ptr_null(tt_trace(calls_twice_untracked, 1, &x, &(tt_trace_opts){.fullgraph = true}));
+    ck_assert_error(TT_EGRAPHBREAK, "  User code: unknown (call the op through tt_call to record "
+                                    "the calling line)\n  Op: mylib::twice");
     /* In real mode the op runs: no break. */
     tt_graph *g = NN(tt_trace(calls_twice, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_REAL,
                                                                   .fullgraph = true}));
@@ -1175,10 +1187,8 @@ START_TEST(test_explain)
 }
 END_TEST
 
-/* Replays the split graphs in order: each graph's outputs are the first
- * inputs of the next; an op that ran eagerly at a break adds its results
- * after them, and they are recomputed here the same way. */
-static tt_status relu_twice_sin(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+/* relu; an explicit break; sin(h * y) - x. */
+static tt_status relu_break_sin(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
     tt_scope_begin();
@@ -1194,22 +1204,21 @@ static tt_status relu_twice_sin(tt_tensor **in, int nin, tt_tensor **out, int no
 START_TEST(test_explain_replay)
 {
     tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(4, 3), TT_F32)), NN(tt_randn(TT_SHAPE(4, 3), TT_F32))};
-    tt_explain *e = NN(tt_explain_run(relu_twice_sin, 2, in, NULL));
+    tt_explain *e = NN(tt_explain_run(relu_break_sin, 2, in, NULL));
     ck_assert_int_eq(tt_explain_graph_count(e), 2);
     ck_assert_int_eq(tt_explain_break_count(e), 1);
     const tt_graph *g1 = tt_explain_graph(e, 0), *g2 = tt_explain_graph(e, 1);
     ck_assert_int_eq(tt_graph_num_inputs(g1), 2);
     ck_assert_int_eq(tt_graph_num_outputs(g1), tt_graph_num_inputs(g2));
-    /* New inputs through both graphs give the eager result. */
+    /* Replayed in order on new inputs (graph 1's outputs are graph 2's
+     * inputs, in order), the graphs give the eager result. */
     tt_tensor *x[2] = {NN(tt_randn(TT_SHAPE(4, 3), TT_F32)), NN(tt_randn(TT_SHAPE(4, 3), TT_F32))};
     int n1 = tt_graph_num_outputs(g1);
     ck_assert_int_le(n1, 8);
     tt_tensor *mid[8] = {0}, *got = NULL, *want = NULL;
-    /* Which of graph 1's outputs are the inputs: its placeholders that it
-     * returns as they are map to the new inputs. */
     OK(tt_graph_run(g1, 2, x, n1, mid));
     OK(tt_graph_run(g2, n1, mid, 1, &got));
-    OK(relu_twice_sin(x, 2, &want, 1, NULL));
+    OK(relu_break_sin(x, 2, &want, 1, NULL));
     assert_same(got, want, "two graphs replayed in order");
     for (int i = 0; i < n1; i++)
         tt_release(mid[i]);
@@ -1558,6 +1567,66 @@ START_TEST(test_dynamic_size)
 }
 END_TEST
 
+/* ========================================================= out of memory */
+
+/* A constant, a factory, an in-place op, a view, matmul and a reduction. */
+static tt_status for_oom(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *k = tt_from_data(TT_SHAPE(3), TT_F32, consts);
+    tt_tensor *h = k ? tt_mul(in[1], k) : NULL;
+    tt_tensor *t = h ? tt_tanh(h) : NULL;
+    tt_tensor *z = t ? tt_zeros(TT_SHAPE(4, 3), TT_F32) : NULL;
+    tt_tensor *a = z ? tt_add(t, z) : NULL;
+    tt_status st = a ? tt_relu_(a) : tt_errcode();
+    tt_tensor *wt = st ? NULL : tt_t(in[0]);
+    tt_tensor *m = wt ? tt_matmul(a, wt) : NULL;
+    tt_tensor *r = m ? tt_sum(m, 1, (int64_t[]){1}, false) : NULL;
+    out[0] = tt_keep(r ? tt_exp(r) : NULL);
+    tt_scope_end();
+    return out[0] ? TT_OK : st ? st : tt_errcode();
+}
+
+/* Fails the n-th allocation request of a trace (each mode) and of an
+ * explain run, for every n until one succeeds: each failure is TT_ENOMEM
+ * and leaves nothing alive. */
+START_TEST(test_out_of_memory)
+{
+    tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(5, 3), TT_F32)), NN(tt_randn(TT_SHAPE(4, 3), TT_F32))};
+    int64_t live = tt_live_tensors();
+    for (int which = 0; which < 4; which++) {
+        int n;
+        for (n = 1; n < 1000; n++) {
+            tt_debug_fail_alloc(n);
+            void *r;
+            if (which < 3)
+                r = tt_trace(for_oom, 2, in, &(tt_trace_opts){.mode = (tt_trace_mode)which});
+            else
+                r = tt_explain_run(for_oom, 2, in, NULL);
+            tt_debug_fail_alloc(0);
+            if (r) {
+                if (which < 3)
+                    OK(tt_graph_verify(r));
+                which < 3 ? (void)tt_graph_free(r) : (void)tt_explain_free(r);
+                break;
+            }
+            ck_assert_msg(tt_errcode() == TT_ENOMEM, "%d/%d: %s: %s", which, n,
+                          tt_status_name(tt_errcode()), tt_errmsg());
+            ck_assert_msg(tt_live_tensors() == live, "%d/%d: %lld tensors leaked", which, n,
+                          (long long)(tt_live_tensors() - live));
+            ck_assert_ptr_null(tt_mode_current());
+            ck_assert(!tt_fake_mode_enabled());
+            tt_sym_reset();
+        }
+        ck_assert_int_gt(n, 5);
+        ck_assert_int_lt(n, 1000);
+    }
+    tt_release(in[0]);
+    tt_release(in[1]);
+}
+END_TEST
+
 /* ================================================================= suite */
 
 static Suite *tracer_suite(void)
@@ -1601,6 +1670,9 @@ static Suite *tracer_suite(void)
     tc = ops_tcase("training");
     tcase_add_test(tc, test_training_step_one_graph);
     tcase_add_test(tc, test_functionalize);
+    suite_add_tcase(s, tc);
+    tc = ops_tcase("oom");
+    tcase_add_test(tc, test_out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }
