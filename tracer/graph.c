@@ -409,12 +409,24 @@ void tt__print_args(sbuf *b, const tt_graph *g, const gnode *n)
 {
     const tt_schema *s = tt_op_schema(n->op);
     bool first = true;
+    /* Trailing positional arguments at their default are left out, as a
+     * call written by hand would leave them (the recorded call has every
+     * argument: the dispatcher filled the defaults in). */
+    int last = n->nargs;
+    while (last > 0 && s) {
+        const garg *a = &n->args[last - 1];
+        const tt_arg *sa = tt_schema_arg(s, last - 1);
+        if (sa->kwarg_only || a->kind != GARG_CONST || !sa->has_default ||
+            !same_value(&a->v, &sa->default_value))
+            break;
+        last--;
+    }
     for (int i = 0; i < n->nargs; i++) {
         const garg *a = &n->args[i];
         const tt_arg *sa = s ? tt_schema_arg(s, i) : NULL;
         /* Keyword arguments at their default are left out, as FX does. */
-        if (sa && sa->kwarg_only && a->kind == GARG_CONST && sa->has_default &&
-            same_value(&a->v, &sa->default_value))
+        if (sa && a->kind == GARG_CONST && sa->has_default &&
+            (sa->kwarg_only ? same_value(&a->v, &sa->default_value) : i >= last))
             continue;
         sb_printf(b, "%s", first ? "" : ", ");
         first = false;
