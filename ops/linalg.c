@@ -16,21 +16,22 @@
  * inner dim, an expanded matrix) is made contiguous first. Outputs are
  * contiguous, as PyTorch's.
  *
- * Threads: one pool, ours. Debian's OpenBLAS runs on a pthread pool of its
- * own, and our kernels on OpenMP's; on two cores the two pools fight: an
- * OpenMP worker spins for a while (GOMP_SPINCOUNT, ~10-20 ms) after each
- * parallel region, and an OpenBLAS-threaded GEMM started in that window
- * ran 2-4x slower (measured: a 512 GEMM right after a 4M-element add took
- * 16.5 ms instead of 4.2). So a GEMM large enough for OpenBLAS to thread
- * runs with OpenBLAS switched to one thread (blas_single_begin/end) and is
- * split over our threads instead: by rows or columns for one large GEMM,
- * by batch for many. Small GEMMs (OpenBLAS's own single-thread threshold)
- * need no switch. */
+ * Threads: Debian's OpenBLAS runs on its own pthread pool and threads a
+ * large GEMM by itself, so large GEMMs are called from the calling thread,
+ * never from inside one of our OpenMP regions (two pools on two cores
+ * would oversubscribe). Only batches of small GEMMs (m*n*k at most
+ * OpenBLAS's single-thread threshold) are spread over our threads: OpenBLAS
+ * runs each of those on the thread that called it, so the pools never run
+ * at once. Measured on the 2-core machine: after a threaded call
+ * OpenBLAS's worker spins (yielding) for ~0.1 s, and our OpenMP kernels
+ * right after it ran no slower; splitting large GEMMs over our own threads
+ * with OpenBLAS switched to one thread instead measured the same within
+ * 3% (an MLP step of linear, relu, linear, add at sizes 256-1024), so the
+ * simpler arrangement stays. */
 #include "ops_impl.h"
 
 #include <cblas.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,11 +39,9 @@
 /* OpenBLAS's interface/gemm.c runs a GEMM single-threaded when m*n*k is at
  * most SMP_THRESHOLD_MIN (65536) * GEMM_MULTITHREAD_THRESHOLD (4). */
 #define BLAS_SINGLE_THREAD_MNK (65536.0 * 4)
-/* Work (multiply-adds) below which a chunk is not worth a thread. */
-#define GRAIN_WORK (1 << 18)
-/* Rows (or columns) of a split GEMM come in multiples of this, so each
- * thread's block keeps whole register tiles of the BLAS kernel. */
-#define SPLIT_ALIGN 16
+/* Work (multiply-adds) below which a chunk of batches is not worth a
+ * thread. */
+#define BATCH_GRAIN_WORK (1 << 18)
 
 /* ------------------------------------------------------------- messages */
 
@@ -152,7 +151,6 @@ struct gemm_plan {
     bool accumulate;
     bool blas, ta, tb;
     int64_t lda, ldb;
-    bool split_rows;                              /* gemm_split's direction */
     void (*naive)(const gemm_plan *p, const char *a, const char *b, char *o);
 };
 
@@ -234,56 +232,6 @@ static void gemm_one(const gemm_plan *p, const char *a, const char *b, char *o)
                     (blasint)p->ldo);
 }
 
-/* OpenBLAS switched to one thread while any of our GEMMs that it would
- * thread runs (see the top of the file). Counted, so that concurrent
- * callers restore the user's setting only when the last one ends. Another
- * thread calling BLAS directly meanwhile runs single-threaded: slower,
- * never wrong. */
-static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
-static int blas_single_users, blas_saved_threads;
-
-static void blas_single_begin(void)
-{
-    pthread_mutex_lock(&blas_lock);
-    if (blas_single_users++ == 0) {
-        blas_saved_threads = openblas_get_num_threads();
-        if (blas_saved_threads > 1)
-            openblas_set_num_threads(1);
-    }
-    pthread_mutex_unlock(&blas_lock);
-}
-
-static void blas_single_end(void)
-{
-    pthread_mutex_lock(&blas_lock);
-    if (--blas_single_users == 0 && blas_saved_threads > 1)
-        openblas_set_num_threads(blas_saved_threads);
-    pthread_mutex_unlock(&blas_lock);
-}
-
-/* One GEMM split over threads: [begin, end) are blocks of SPLIT_ALIGN rows
- * (or columns) of the output. */
-static void gemm_split(int64_t begin, int64_t end, void *ctx)
-{
-    const gemm_plan *p = ctx;
-    gemm_plan q = *p;
-    int64_t es = (int64_t)tt_dtype_size(p->dt);
-    int64_t lo = begin * SPLIT_ALIGN, total = p->split_rows ? p->n : p->m;
-    int64_t hi = end * SPLIT_ALIGN < total ? end * SPLIT_ALIGN : total;
-    const char *a = p->pa, *b = p->pb;
-    char *o = p->po;
-    if (p->split_rows) { /* rows lo..hi of a and of the output */
-        q.n = hi - lo;
-        a += lo * p->as0 * es;
-        o += lo * p->ldo * es;
-    } else { /* columns lo..hi of b and of the output */
-        q.m = hi - lo;
-        b += lo * p->bs1 * es;
-        o += lo * es;
-    }
-    gemm_one(&q, a, b, o);
-}
-
 /* Where batch i's matrices start. */
 static void batch_ptrs(const gemm_plan *p, int64_t i, const char **a, const char **b,
                        char **o)
@@ -339,8 +287,9 @@ static bool batch_invariant(const gemm_plan *p, const int64_t *s)
 
 /* PyTorch's matmul folding: when b is the same matrix for every batch and
  * a's rows over all batches are evenly strided, the batch is one GEMM with
- * batch*n rows (one large call, which OpenBLAS threads, instead of many
- * small ones). False (plan unchanged) when it does not apply. */
+ * batch*n rows (one large call, in which BLAS packs b once and which
+ * OpenBLAS threads, instead of many small ones). False (plan unchanged)
+ * when it does not apply. */
 static bool fold_batch(gemm_plan *p)
 {
     if (p->nb == 0 || !batch_invariant(p, p->sb))
@@ -444,33 +393,12 @@ static tt_status gemm_run(const tt_tensor *a, const tt_tensor *b, int nb, const 
     for (int d = 0; d < p.nb; d++)
         nbatch *= p.bsizes[d];
     double mnk = (double)p.n * (double)p.m * (double)p.k;
-    int threads = tt_get_num_threads();
-    /* Every BLAS call below is single-threaded: small ones by OpenBLAS's
-     * own rule, larger ones by the switch; our threads do the rest. */
-    bool single = p.blas && mnk > BLAS_SINGLE_THREAD_MNK;
-    if (single)
-        blas_single_begin();
-    if (nbatch >= threads || mnk * 2 <= GRAIN_WORK) {
-        /* Enough batches to go round (or GEMMs too small to split). */
-        int64_t grain = mnk >= GRAIN_WORK ? 1 : (int64_t)(GRAIN_WORK / mnk);
+    if (nbatch > 1 && (!p.blas || mnk <= BLAS_SINGLE_THREAD_MNK)) {
+        int64_t grain = mnk >= BATCH_GRAIN_WORK ? 1 : (int64_t)(BATCH_GRAIN_WORK / mnk);
         tt_parallel_for(nbatch, grain, run_batches, &p);
     } else {
-        /* Few large GEMMs: split each over the threads along its longer
-         * output dim. */
-        gemm_plan q = p;
-        q.nb = 0;
-        q.split_rows = p.n >= p.m;
-        int64_t len = q.split_rows ? p.n : p.m, other = q.split_rows ? p.m : p.n;
-        int64_t blocks = (len + SPLIT_ALIGN - 1) / SPLIT_ALIGN;
-        double block_work = (double)SPLIT_ALIGN * (double)other * (double)p.k;
-        int64_t grain = block_work >= GRAIN_WORK ? 1 : (int64_t)(GRAIN_WORK / block_work);
-        for (int64_t i = 0; i < nbatch; i++) {
-            batch_ptrs(&p, i, &q.pa, &q.pb, &q.po);
-            tt_parallel_for(blocks, grain, gemm_split, &q);
-        }
+        run_batches(0, nbatch, &p);
     }
-    if (single)
-        blas_single_end();
 done:
     tt_release(ca);
     tt_release(cb);

@@ -6,6 +6,7 @@
  * status and text. */
 #include "tt_test.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,7 +287,7 @@ static void run_case(binary_op op, const char *opname, int nd1, const int64_t *s
 
 static const int64_t mm_shapes[][3] = { /* n, k, m */
     {1, 1, 1}, {2, 3, 4}, {5, 7, 3}, {1, 9, 1}, {17, 1, 5}, {65, 33, 17},
-    {64, 64, 64}, {100, 80, 90}, {3, 0, 4}, {0, 3, 4}, {3, 4, 0},
+    {64, 64, 64}, {100, 80, 90}, {20, 70, 200}, {3, 0, 4}, {0, 3, 4}, {3, 4, 0},
 };
 #define NMM ((int)(sizeof mm_shapes / sizeof mm_shapes[0]))
 
@@ -383,6 +384,38 @@ START_TEST(test_mm_transposed_view_not_copied)
     tt_tensor *objs[] = {a, b, bt, bc, r1, r2, wide, stepped, r3, a2, a2t, r4, bias, l1, l2};
     for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
         tt_release(objs[i]);
+}
+END_TEST
+
+/* GEMMs large enough for OpenBLAS to thread, alone and batched: the
+ * user's OpenBLAS thread setting is left as it was, and the batches agree
+ * with the single product. (The function is looked up at run time: the
+ * suite does not link OpenBLAS itself.) */
+START_TEST(test_mm_restores_blas_threads)
+{
+    void *sym = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+    ck_assert_ptr_nonnull(sym);
+    int (*get)(void);
+    memcpy(&get, &sym, sizeof get); /* ISO C has no object-to-function cast */
+    int before = get();
+    tt_tensor *a = tt_randn(TT_SHAPE(200, 150), TT_F32), *b = tt_randn(TT_SHAPE(150, 170), TT_F32);
+    tt_tensor *b3 = tt_expand(b, TT_SHAPE(3, 150, 170));
+    tt_tensor *r = tt_mm(a, b), *r3 = tt_matmul(a, b3);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(r3);
+    ck_assert_int_eq(get(), before);
+    /* The three batches (b broadcast: the same matrix) equal the mm. */
+    double *v = values(r), *v3 = values(r3);
+    for (int i = 0; i < 3 * 200 * 170; i++)
+        if (fabs(v3[i] - v[i % (200 * 170)]) > 1e-4)
+            ck_abort_msg("batch element %d: %g vs %g", i, v3[i], v[i % (200 * 170)]);
+    free(v);
+    free(v3);
+    tt_release(a);
+    tt_release(b);
+    tt_release(b3);
+    tt_release(r);
+    tt_release(r3);
 }
 END_TEST
 
@@ -805,6 +838,7 @@ static Suite *linalg_suite(void)
     tcase_add_loop_test(tc, test_mm_layouts, 0, NDTYPES);
     tcase_add_test(tc, test_mm_k0_gives_zeros);
     tcase_add_loop_test(tc, test_mm_transposed_view_not_copied, 0, 2);
+    tcase_add_test(tc, test_mm_restores_blas_threads);
     suite_add_tcase(s, tc);
     tc = tt_tcase("bmm");
     tcase_add_loop_test(tc, test_bmm_layouts, 0, NDTYPES);
