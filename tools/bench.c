@@ -302,6 +302,305 @@ static bool bench_dispatch(const bench *b, const bench_opts *o, double *value, d
     return ok;
 }
 
+/* ------------------------------------------------------- tracing, compile */
+
+/* A chain of `CHAIN` small elementwise ops: the tracing and replay bench. */
+#define CHAIN 1000
+
+static tt_status chain_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *x = tt_retain(in[0]);
+    for (int i = 0; i < CHAIN && x; i++) {
+        tt_tensor *y;
+        switch (i % 4) {
+        case 0: y = tt_mul_scalar(x, 1.0001); break;
+        case 1: y = tt_add(x, in[1]); break;
+        case 2: y = tt_sin(x); break;
+        default: y = tt_sub(x, in[1]); break;
+        }
+        tt_release(x);
+        x = y;
+    }
+    out[0] = x;
+    return x ? TT_OK : tt_errcode();
+}
+
+typedef struct {
+    tt_tensor *in[2];
+    tt_compiled *c;
+} chain_ctx;
+
+static bool chain_trace(void *p)
+{
+    chain_ctx *c = p;
+    tt_trace_opts o = {.mode = TT_TRACE_FAKE, .fullgraph = true};
+    tt_graph *g = tt_trace(chain_fn, 2, c->in, &o);
+    tt_graph_free(g);
+    return g != NULL;
+}
+
+static bool chain_eager(void *p)
+{
+    chain_ctx *c = p;
+    tt_tensor *r = NULL;
+    if (chain_fn(c->in, 2, &r, 1, NULL))
+        return false;
+    tt_release(r);
+    return true;
+}
+
+static bool chain_replay(void *p)
+{
+    chain_ctx *c = p;
+    tt_tensor *r = NULL;
+    if (tt_compiled_call(c->c, c->in, &r))
+        return false;
+    tt_release(r);
+    return true;
+}
+
+/* Microseconds per traced node (fake mode), beside the eager cost of an op
+ * of the same chain on real 64-element tensors. */
+static bool bench_trace(const bench *b, const bench_opts *o, double *value, double *limit)
+{
+    (void)b;
+    chain_ctx c = {{tt_randn(TT_SHAPE(64), TT_F32), tt_randn(TT_SHAPE(64), TT_F32)}, NULL};
+    double tt = 0, te = 0;
+    bool ok = c.in[0] && c.in[1] && best_pair(chain_trace, &c, chain_eager, &c, o, 3, 1, &tt, &te);
+    *value = tt / CHAIN * 1e6;
+    *limit = te / CHAIN * 1e6;
+    tt_release(c.in[0]);
+    tt_release(c.in[1]);
+    return ok;
+}
+
+/* Replaying the compiled chain (fused, kernels resolved once) beside
+ * running it eagerly, microseconds per call of the whole chain. */
+static bool bench_replay(const bench *b, const bench_opts *o, double *value, double *limit)
+{
+    (void)b;
+    chain_ctx c = {{tt_randn(TT_SHAPE(64), TT_F32), tt_randn(TT_SHAPE(64), TT_F32)}, NULL};
+    tt_trace_opts opts = {.mode = TT_TRACE_FAKE, .fullgraph = true};
+    c.c = tt_compile(chain_fn, 2, 1, &opts);
+    double tr = 0, te = 0;
+    bool ok = c.in[0] && c.in[1] && c.c &&
+              best_pair(chain_replay, &c, chain_eager, &c, o, 5, 1, &tr, &te);
+    *value = tr * 1e6;
+    *limit = te * 1e6;
+    tt_compiled_free(c.c);
+    tt_release(c.in[0]);
+    tt_release(c.in[1]);
+    return ok;
+}
+
+/* The training step of a 784-512-256-10 MLP with ReLU and cross_entropy,
+ * batch 256, SGD with lr 0.01: in = x, y, w1, b1, w2, b2, w3, b3. */
+enum { MLP_B = 256 };
+
+static tt_status mlp_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *h1 = tt_relu(tt_linear(in[0], in[2], in[3]));
+    tt_tensor *h2 = tt_relu(tt_linear(h1, in[4], in[5]));
+    tt_tensor *loss = tt_cross_entropy(tt_linear(h2, in[6], in[7]), in[1]);
+    tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
+    tt_no_grad_begin();
+    for (int p = 2; p < 8 && !st; p++) {
+        tt_tensor *g = tt_get_grad(in[p]);
+        st = tt_add_scaled_(in[p], g, -0.01);
+        tt_release(g);
+        if (!st)
+            st = tt_set_grad(in[p], NULL);
+    }
+    tt_no_grad_end();
+    out[0] = st ? NULL : tt_keep(loss);
+    tt_scope_end();
+    return st;
+}
+
+typedef struct {
+    tt_tensor *in[8];
+    tt_compiled *c;
+    /* The GEMM floor: the step's eight matrix products as raw sgemm. */
+    float *x, *w1, *w2, *w3, *h1, *h2, *o3, *g1, *g2, *dw;
+} mlp_ctx;
+
+static bool mlp_eager(void *p)
+{
+    mlp_ctx *m = p;
+    tt_tensor *r = NULL;
+    if (mlp_step(m->in, 8, &r, 1, NULL))
+        return false;
+    tt_release(r);
+    return true;
+}
+
+static bool mlp_compiled(void *p)
+{
+    mlp_ctx *m = p;
+    tt_tensor *r = NULL;
+    if (tt_compiled_call(m->c, m->in, &r))
+        return false;
+    tt_release(r);
+    return true;
+}
+
+static bool mlp_gemms(void *p)
+{
+    mlp_ctx *m = p;
+    const CBLAS_ORDER R = CblasRowMajor;
+    /* forward: x w1^T, h1 w2^T, h2 w3^T */
+    cblas_sgemm(R, CblasNoTrans, CblasTrans, MLP_B, 512, 784, 1, m->x, 784, m->w1, 784, 0, m->h1, 512);
+    cblas_sgemm(R, CblasNoTrans, CblasTrans, MLP_B, 256, 512, 1, m->h1, 512, m->w2, 512, 0, m->h2, 256);
+    cblas_sgemm(R, CblasNoTrans, CblasTrans, MLP_B, 10, 256, 1, m->h2, 256, m->w3, 256, 0, m->o3, 10);
+    /* backward: dW3 = g3^T h2, dh2 = g3 w3, dW2 = g2^T h1, dh1 = g2 w2, dW1 = g1^T x */
+    cblas_sgemm(R, CblasTrans, CblasNoTrans, 10, 256, MLP_B, 1, m->o3, 10, m->h2, 256, 0, m->dw, 256);
+    cblas_sgemm(R, CblasNoTrans, CblasNoTrans, MLP_B, 256, 10, 1, m->o3, 10, m->w3, 256, 0, m->g2, 256);
+    cblas_sgemm(R, CblasTrans, CblasNoTrans, 256, 512, MLP_B, 1, m->g2, 256, m->h1, 512, 0, m->dw, 512);
+    cblas_sgemm(R, CblasNoTrans, CblasNoTrans, MLP_B, 512, 256, 1, m->g2, 256, m->w2, 512, 0, m->g1, 512);
+    cblas_sgemm(R, CblasTrans, CblasNoTrans, 512, 784, MLP_B, 1, m->g1, 512, m->x, 784, 0, m->dw, 784);
+    sink = m->dw[0];
+    return true;
+}
+
+static void mlp_free(mlp_ctx *m)
+{
+    for (int i = 0; i < 8; i++)
+        tt_release(m->in[i]);
+    tt_compiled_free(m->c);
+    float *bufs[] = {m->x, m->w1, m->w2, m->w3, m->h1, m->h2, m->o3, m->g1, m->g2, m->dw};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(bufs[i]);
+}
+
+static bool mlp_setup(mlp_ctx *m)
+{
+    memset(m, 0, sizeof *m);
+    tt_manual_seed(11);
+    int64_t labels[MLP_B];
+    for (int i = 0; i < MLP_B; i++)
+        labels[i] = i % 10;
+    int64_t shapes[8][2] = {{MLP_B, 784}, {MLP_B, 0}, {512, 784}, {512, 0},
+                            {256, 512},   {256, 0},   {10, 256},  {10, 0}};
+    for (int i = 0; i < 8; i++) {
+        int nd = shapes[i][1] ? 2 : 1;
+        if (i == 1)
+            m->in[i] = tt_from_data(1, shapes[i], TT_I64, labels);
+        else if (i % 2 == 1)
+            m->in[i] = tt_zeros(nd, shapes[i], TT_F32);
+        else
+            m->in[i] = tt_randn(nd, shapes[i], TT_F32);
+        if (!m->in[i])
+            return false;
+    }
+    tt_no_grad_begin(); /* small initial weights: 1/sqrt(fan_in) */
+    tt_status st = tt_mul_scalar_(m->in[2], 1 / 28.0) || tt_mul_scalar_(m->in[4], 1 / 22.6) ||
+                   tt_mul_scalar_(m->in[6], 1 / 16.0);
+    tt_no_grad_end();
+    for (int i = 2; i < 8 && !st; i++)
+        st = tt_set_requires_grad(m->in[i], true);
+    size_t sizes[] = {MLP_B * 784, 512 * 784, 256 * 512, 10 * 256, MLP_B * 512, MLP_B * 256,
+                      MLP_B * 10, MLP_B * 512, MLP_B * 256, 512 * 784};
+    float **bufs[] = {&m->x, &m->w1, &m->w2, &m->w3, &m->h1, &m->h2, &m->o3, &m->g1, &m->g2, &m->dw};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        *bufs[i] = calloc(sizes[i], sizeof(float));
+        if (!*bufs[i])
+            return false;
+    }
+    return !st;
+}
+
+/* Milliseconds per eager training step, beside its eight GEMMs alone. */
+static bool bench_mlp_eager(const bench *b, const bench_opts *o, double *value, double *limit)
+{
+    (void)b;
+    mlp_ctx m;
+    double te = 0, tg = 0;
+    bool ok = mlp_setup(&m) && best_pair(mlp_eager, &m, mlp_gemms, &m, o, 3, 1, &te, &tg);
+    *value = te * 1e3;
+    *limit = tg * 1e3;
+    mlp_free(&m);
+    return ok;
+}
+
+/* Milliseconds per compiled training step (one traced graph: forward,
+ * backward, SGD), beside the eager step. */
+static bool bench_mlp_compiled(const bench *b, const bench_opts *o, double *value,
+                               double *limit)
+{
+    (void)b;
+    mlp_ctx m;
+    tt_trace_opts opts = {.mode = TT_TRACE_FAKE, .fullgraph = true};
+    double tc = 0, te = 0;
+    bool ok = mlp_setup(&m) && (m.c = tt_compile(mlp_step, 8, 1, &opts)) != NULL &&
+              best_pair(mlp_compiled, &m, mlp_eager, &m, o, 3, 1, &tc, &te);
+    *value = tc * 1e3;
+    *limit = te * 1e3;
+    mlp_free(&m);
+    return ok;
+}
+
+/* ------------------------------------------------------------ checked mode */
+
+#define CHECKED_INNER 2000
+
+static tt_status twice_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_mul_scalar(x, 2.0));
+}
+
+static tt_status twice_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_empty_like(x));
+}
+
+typedef struct {
+    const tt_op *op;
+    tt_tensor *x;
+    bool checked;
+} checked_ctx;
+
+static bool checked_calls(void *p)
+{
+    checked_ctx *c = p;
+    tt_set_checked_mode(c->checked);
+    bool ok = true;
+    for (int i = 0; i < CHECKED_INNER && ok; i++) {
+        tt_tensor *r = tt_call(c->op, tt_v_tensor(c->x));
+        ok = r != NULL;
+        tt_release(r);
+    }
+    tt_set_checked_mode(false);
+    return ok;
+}
+
+/* Microseconds per call of a small custom op (a 64x64 f32 tensor times
+ * two) with checked mode on, beside the same call with it off. */
+static bool bench_checked(const bench *b, const bench_opts *o, double *value, double *limit)
+{
+    (void)b;
+    tt_library *lib = tt_library_new(TT_LIB_FRAGMENT, "benchlib");
+    const tt_op *op = lib ? tt_custom_op_define(lib, &(tt_custom_op_spec){
+                                .schema = "benchlib::twice(Tensor x) -> Tensor",
+                                .kernel = twice_kernel, .fake = twice_fake})
+                          : NULL;
+    checked_ctx on = {op, tt_randn(TT_SHAPE(64, 64), TT_F32), true}, off = on;
+    off.checked = false;
+    double ton = 0, toff = 0;
+    bool ok = op && on.x && best_pair(checked_calls, &on, checked_calls, &off, o, 3, 1, &ton, &toff);
+    *value = ton / CHECKED_INNER * 1e6;
+    *limit = toff / CHECKED_INNER * 1e6;
+    tt_release(on.x);
+    tt_library_free(lib);
+    return ok;
+}
+
 /* ----------------------------------------------------------------- table */
 
 static const bench benches[] = {
@@ -317,8 +616,18 @@ static const bench benches[] = {
     {"sin_f32_16M", "GB/s", bench_elementwise, N16M, false, false},
     {"exp_f32_16M", "GB/s", bench_elementwise, N16M, false, false},
     {"sum_f32_16M", "GB/s", bench_elementwise, N16M, false, false},
-    /* ns per call: lower is better, so a ratio above 1 is slower than the limit */
+    /* time units: lower is better, so a ratio above 1 is slower than the limit */
     {"dispatch_add_1elem", "ns/call", bench_dispatch, 1, false, false},
+    /* limit: eager cost of one op of the same chain */
+    {"trace_us_per_node", "us/node", bench_trace, CHAIN, false, false},
+    /* limit: the same 1000 ops run eagerly */
+    {"replay_vs_eager_1000_small_ops", "us", bench_replay, CHAIN, false, false},
+    /* limit: the step's eight GEMMs as raw cblas_sgemm */
+    {"mlp_train_step_ms_eager", "ms", bench_mlp_eager, MLP_B, false, false},
+    /* limit: the eager step */
+    {"mlp_train_step_ms_compiled", "ms", bench_mlp_compiled, MLP_B, false, false},
+    /* limit: the same custom-op call with checked mode off */
+    {"checked_mode_overhead", "us/call", bench_checked, 1, false, false},
 };
 
 int main(int argc, char **argv)

@@ -93,20 +93,91 @@ static int new_node(tt_graph *g, tt_node_kind kind)
     return g->n++;
 }
 
-/* FX-style names: the op's base name, then _1, _2 ... for repeats. */
+/* FX-style names: the op's base name, then _1, _2 ... for repeats. A hash
+ * set of the names in use keeps this constant time per node (a 1000-node
+ * trace must not compare every name with every other). */
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot holding `name`, or the empty slot where it would go. */
+static int name_slot(const tt_graph *g, const char *name)
+{
+    int mask = g->name_cap - 1, i = (int)(name_hash(name) & (uint64_t)mask);
+    while (g->name_slots[i] >= 0 && strcmp(g->nodes[g->name_slots[i]].name, name) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static bool names_grow(tt_graph *g, int want)
+{
+    if (want * 2 <= g->name_cap)
+        return true;
+    int nc = g->name_cap ? g->name_cap * 2 : 64;
+    while (want * 2 > nc)
+        nc *= 2;
+    int *slots = malloc(sizeof *slots * (size_t)nc), *next = calloc((size_t)nc, sizeof *next);
+    if (!slots || !next) {
+        free(slots);
+        free(next);
+        return false;
+    }
+    int *old = g->name_slots, *old_next = g->next_suffix, old_cap = g->name_cap;
+    for (int i = 0; i < nc; i++)
+        slots[i] = -1;
+    g->name_slots = slots;
+    g->next_suffix = next;
+    g->name_cap = nc;
+    for (int i = 0; i < old_cap; i++)
+        if (old[i] >= 0) {
+            int j = name_slot(g, g->nodes[old[i]].name);
+            slots[j] = old[i];
+            next[j] = old_next[i];
+        }
+    free(old);
+    free(old_next);
+    return true;
+}
+
+void tt__graph_reindex_names(tt_graph *g)
+{
+    free(g->name_slots);
+    free(g->next_suffix);
+    g->name_slots = g->next_suffix = NULL;
+    g->name_cap = 0;
+    if (!names_grow(g, g->n + 1))
+        return; /* name_node falls back to unique indexed names */
+    for (int i = 0; i < g->n; i++)
+        g->name_slots[name_slot(g, g->nodes[i].name)] = i;
+}
+
 static void name_node(tt_graph *g, int id, const char *base)
 {
     char want[40];
     snprintf(want, sizeof want, "%s", base);
-    for (int k = 1;; k++) {
-        bool taken = false;
-        for (int i = 0; i < id && !taken; i++)
-            taken = strcmp(g->nodes[i].name, want) == 0;
-        if (!taken)
-            break;
-        snprintf(want, sizeof want, "%.24s_%d", base, k);
+    if (!names_grow(g, id + 2)) {
+        /* Out of memory for the index: a unique name without it. */
+        snprintf(g->nodes[id].name, sizeof g->nodes[id].name, "%.24s_n%d", base, id);
+        return;
+    }
+    int bs = name_slot(g, want), k = 0;
+    if (g->name_slots[bs] >= 0) {
+        /* Taken: try base_N from where the last search for this base
+         * stopped, as FX numbers repeats. */
+        for (k = g->next_suffix[bs] > 0 ? g->next_suffix[bs] : 1;; k++) {
+            snprintf(want, sizeof want, "%.24s_%d", base, k);
+            if (g->name_slots[name_slot(g, want)] < 0)
+                break;
+        }
+        g->next_suffix[bs] = k + 1;
     }
     memcpy(g->nodes[id].name, want, sizeof want);
+    int slot = name_slot(g, want);
+    g->name_slots[slot] = id;
 }
 
 static tt_status add_user(tt_graph *g, int node, int user)
@@ -282,6 +353,8 @@ tt_graph *tt_graph_free(tt_graph *g)
         free(n->users);
     }
     free(g->nodes);
+    free(g->name_slots);
+    free(g->next_suffix);
     free(g);
     return NULL;
 }

@@ -45,6 +45,12 @@ struct tt_graph {
     int output; /* index of the output node, -1 until set */
     char name[64];
     tt_trace_mode mode;
+    /* Node names in use, for naming new nodes in constant time: an open
+     * hash set of node indices (-1 empty), and per base name the next
+     * suffix to try (kept in the same slots' bases). */
+    int *name_slots;
+    int *next_suffix; /* per slot: for the base name stored there */
+    int name_cap;
 };
 
 tt_graph *tt__graph_new(const char *name, tt_trace_mode mode);
@@ -61,6 +67,8 @@ int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts);
  * rewrote the graph). Capacity only grows, so it cannot fail when the
  * lists were built once. */
 void tt__graph_rebuild_users(tt_graph *g);
+/* Rebuilds the name index after a pass renumbered the nodes. */
+void tt__graph_reindex_names(tt_graph *g);
 /* Frees what an argument owns. */
 void tt__garg_clear(garg *a);
 /* Deep copy of a constant value (lists and strings duplicated). */

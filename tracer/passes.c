@@ -55,6 +55,7 @@ static void compact(tt_graph *g, const bool *keep, int *newidx)
     }
     g->n = k;
     g->output = g->output >= 0 ? newidx[g->output] : -1;
+    tt__graph_reindex_names(g);
 }
 
 int tt__pass_dce(tt_graph *g)
