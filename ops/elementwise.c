@@ -849,18 +849,6 @@ static tt_tensor *sign_of(const tt_tensor *a)
     return tt__call_builtin("tt::sign", &c, TT_ARGS(tt_v_tensor(a)));
 }
 
-/* Sets gi[slot] = value unless the slot needs no gradient; a NULL value
- * (a failed op) is an error. */
-static tt_status put(tt_autograd_ctx *ctx, tt_tensor **gi, int slot, tt_tensor *value)
-{
-    if (!NEED(slot)) {
-        tt_release(value);
-        return TT_OK;
-    }
-    gi[slot] = value;
-    return value ? TT_OK : tt_errcode();
-}
-
 /* Saves the tensor arguments and the output, in that order, each only
  * when its bit is in `keep` (bit i: tensor argument i; KEEP_OUT: the
  * output), NULL otherwise, so positions do not move. A tensor saved is
@@ -956,9 +944,9 @@ static tt_status add_sub_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
         return st;
     if (strncmp(tt_op_name(tt_ctx_op(ctx)), "tt::sub", 7) == 0)
         alpha = -alpha;
-    if ((st = put(ctx, gi, 0, tt_retain(g[0]))))
+    if ((st = tt__put_grad(ctx, gi, 0, tt_retain(g[0]))))
         return st;
-    return put(ctx, gi, 1, alpha == 1 ? tt_retain(g[0]) : tt_mul_scalar(g[0], alpha));
+    return tt__put_grad(ctx, gi, 1, alpha == 1 ? tt_retain(g[0]) : tt_mul_scalar(g[0], alpha));
 }
 
 /* add/sub.Scalar: only self is a tensor. */
@@ -966,15 +954,15 @@ static tt_status pass_through_backward(tt_autograd_ctx *ctx, tt_tensor *const *g
                                        tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    return put(ctx, gi, 0, tt_retain(g[0]));
+    return tt__put_grad(ctx, gi, 0, tt_retain(g[0]));
 }
 
 static tt_status mul_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                               tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    tt_status st = put(ctx, gi, 0, NEED(0) ? tt_mul(g[0], SAVED(1)) : NULL);
-    return st ? st : put(ctx, gi, 1, NEED(1) ? tt_mul(g[0], SAVED(0)) : NULL);
+    tt_status st = tt__put_grad(ctx, gi, 0, NEED(0) ? tt_mul(g[0], SAVED(1)) : NULL);
+    return st ? st : tt__put_grad(ctx, gi, 1, NEED(1) ? tt_mul(g[0], SAVED(0)) : NULL);
 }
 
 /* mul.Scalar, mul_.Scalar: d/dself = other * g. */
@@ -984,7 +972,7 @@ static tt_status mul_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
     (void)ng, (void)ni;
     double v;
     tt_status st = tt_ctx_get_float(ctx, "s", &v);
-    return st ? st : put(ctx, gi, 0, tt_mul_scalar(g[0], v));
+    return st ? st : tt__put_grad(ctx, gi, 0, tt_mul_scalar(g[0], v));
 }
 
 static tt_status div_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
@@ -993,7 +981,7 @@ static tt_status div_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
     (void)ng, (void)ni;
     double v;
     tt_status st = tt_ctx_get_float(ctx, "s", &v);
-    return st ? st : put(ctx, gi, 0, tt_div_scalar(g[0], v));
+    return st ? st : tt__put_grad(ctx, gi, 0, tt_div_scalar(g[0], v));
 }
 
 /* div and div_: d/dself = g / other, d/dother = -g * (self / other) /
@@ -1003,7 +991,7 @@ static tt_status div_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
 {
     (void)ng, (void)ni;
     tt_tensor *other = SAVED(1), *out = SAVED(2);
-    tt_status st = put(ctx, gi, 0, NEED(0) ? tt_div(g[0], other) : NULL);
+    tt_status st = tt__put_grad(ctx, gi, 0, NEED(0) ? tt_div(g[0], other) : NULL);
     if (st || !NEED(1))
         return st;
     tt_scope_begin();
@@ -1011,7 +999,7 @@ static tt_status div_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     tt_tensor *r = tt_neg(tt_div(tt_mul(g[0], q), other));
     tt_keep(r);
     tt_scope_end();
-    return put(ctx, gi, 1, r);
+    return tt__put_grad(ctx, gi, 1, r);
 }
 
 /* pow.Tensor_Scalar: d/dself = e * self^(e-1) * g (zeros when e == 0). */
@@ -1024,12 +1012,12 @@ static tt_status pow_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
     if (st)
         return st;
     if (e == 0)
-        return put(ctx, gi, 0, tt_mul_scalar(g[0], 0.0));
+        return tt__put_grad(ctx, gi, 0, tt_mul_scalar(g[0], 0.0));
     tt_scope_begin();
     tt_tensor *r = tt_mul(g[0], tt_mul_scalar(tt_pow_scalar(SAVED(0), e - 1), e));
     tt_keep(r);
     tt_scope_end();
-    return put(ctx, gi, 0, r);
+    return tt__put_grad(ctx, gi, 0, r);
 }
 
 /* pow.Tensor_Tensor: d/dself as above with a tensor exponent; d/dexp =
@@ -1043,13 +1031,13 @@ static tt_status pow_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     tt_scope_begin();
     if (NEED(0)) {
         tt_tensor *r = tt_mul(g[0], tt_mul(ex, tt_pow(self, tt_sub_scalar(ex, 1))));
-        st = put(ctx, gi, 0, tt_keep(r));
+        st = tt__put_grad(ctx, gi, 0, tt_keep(r));
     }
     if (!st && NEED(1)) {
         tt_tensor *term = tt_mul(g[0], tt_mul(out, tt_log(self)));
         tt_tensor *zero = tt_scalar(0, tt_dtype_of(term ? term : g[0]));
         tt_tensor *r = tt_where(eq_scalar(self, 0), zero, term);
-        st = put(ctx, gi, 1, tt_keep(r));
+        st = tt__put_grad(ctx, gi, 1, tt_keep(r));
     }
     tt_scope_end();
     return st;
@@ -1102,7 +1090,7 @@ static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
     }
     tt_keep(r);
     tt_scope_end();
-    return put(ctx, gi, 0, r);
+    return tt__put_grad(ctx, gi, 0, r);
 }
 
 /* clamp: the gradient passes where min <= self <= max. */
@@ -1132,7 +1120,7 @@ static tt_status clamp_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
         mask = mask ? tt_mul(mask, le_scalar(x, hi)) : le_scalar(x, hi);
     tt_tensor *r = tt_keep(tt_mul(g[0], mask));
     tt_scope_end();
-    return put(ctx, gi, 0, r);
+    return tt__put_grad(ctx, gi, 0, r);
 }
 
 /* where: the gradient goes to self where the condition holds, to other
@@ -1144,8 +1132,8 @@ static tt_status where_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
     tt_tensor *to_self = tt_mul(g[0], SAVED(0));
     if (!to_self)
         return tt_errcode();
-    tt_status st = NEED(2) ? put(ctx, gi, 2, tt_sub(g[0], to_self)) : TT_OK;
-    return st ? (tt_release(to_self), st) : put(ctx, gi, 1, to_self);
+    tt_status st = NEED(2) ? tt__put_grad(ctx, gi, 2, tt_sub(g[0], to_self)) : TT_OK;
+    return st ? (tt_release(to_self), st) : tt__put_grad(ctx, gi, 1, to_self);
 }
 
 /* zero_: the result does not depend on the old value. */

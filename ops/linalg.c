@@ -660,15 +660,6 @@ static tt_status setup_two(tt_autograd_ctx *ctx, const tt_value *in, int nin,
     return tt_ctx_save_for_backward(ctx, 2, ts);
 }
 
-static tt_status put(tt_autograd_ctx *ctx, tt_tensor **gi, int slot, tt_tensor *g)
-{
-    if (!tt_ctx_needs_input_grad(ctx, slot)) {
-        tt_release(g);
-        return TT_OK;
-    }
-    gi[slot] = g;
-    return g ? TT_OK : tt_errcode();
-}
 
 /* matmul (and mm, bmm): with 1-d operands lifted to matrices as the
  * forward does (a [k] as [1, k], b [k] as [k, 1]), dA = G B^T and
@@ -690,13 +681,13 @@ static tt_status matmul_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
         tt_tensor *da = tt_matmul(G, tt_transpose(B, -1, -2));
         if (da && a1)
             da = tt_squeeze(da, -2);
-        st = put(ctx, gi, 0, tt_keep(da));
+        st = tt__put_grad(ctx, gi, 0, tt_keep(da));
     }
     if (!st && tt_ctx_needs_input_grad(ctx, 1)) {
         tt_tensor *db = tt_matmul(tt_transpose(A, -1, -2), G);
         if (db && b1)
             db = tt_squeeze(db, -1);
-        st = put(ctx, gi, 1, tt_keep(db));
+        st = tt__put_grad(ctx, gi, 1, tt_keep(db));
     }
     tt_scope_end();
     return st;
@@ -718,16 +709,16 @@ static tt_status linear_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
     tt_status st = TT_OK;
     tt_scope_begin();
     if (tt_ctx_needs_input_grad(ctx, 0))
-        st = put(ctx, gi, 0, tt_keep(tt_matmul(g[0], w)));
+        st = tt__put_grad(ctx, gi, 0, tt_keep(tt_matmul(g[0], w)));
     if (!st && tt_ctx_needs_input_grad(ctx, 1)) {
         /* Flatten the leading dims: [N, out]^T @ [N, in] -> [out, in]. */
         int64_t out_f = tt_sizes(w)[0], in_f = tt_sizes(w)[1];
         tt_tensor *g2 = tt_reshape(g[0], 2, (int64_t[]){-1, out_f});
         tt_tensor *x2 = tt_reshape(x, 2, (int64_t[]){-1, in_f});
-        st = put(ctx, gi, 1, tt_keep(tt_mm(tt_t(g2), x2)));
+        st = tt__put_grad(ctx, gi, 1, tt_keep(tt_mm(tt_t(g2), x2)));
     }
     if (!st && tt_ctx_num_inputs(ctx) > 2 && tt_ctx_needs_input_grad(ctx, 2))
-        st = put(ctx, gi, 2, tt_retain(g[0]));
+        st = tt__put_grad(ctx, gi, 2, tt_retain(g[0]));
     tt_scope_end();
     return st;
 }

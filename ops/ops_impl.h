@@ -56,6 +56,20 @@ tt_dtype tt__result_type(int n, const tt_tensor *const *ts, int nscalars,
  * to be in range of [-2, 1], but got 5)"). */
 int tt__op_dim(const char *op, const char *arg, int argno, int64_t dim, int ndim);
 
+/* For backward rules: stores the gradient `g` (a new reference, or NULL
+ * from a failed op) for input slot `slot`, or drops it when that input
+ * needs no gradient. A NULL g is the error its op set. */
+static inline tt_status tt__put_grad(tt_autograd_ctx *ctx, tt_tensor **gi, int slot,
+                                     tt_tensor *g)
+{
+    if (!tt_ctx_needs_input_grad(ctx, slot)) {
+        tt_release(g);
+        return TT_OK;
+    }
+    gi[slot] = g;
+    return g ? TT_OK : tt_errcode();
+}
+
 /* True when any of the tensors is fake. */
 bool tt__any_fake(int n, const tt_tensor *const *ts);
 

@@ -388,15 +388,6 @@ static tt_status setup_shape(tt_autograd_ctx *ctx, const tt_value *in, int nin,
     return st;
 }
 
-static tt_status put(tt_autograd_ctx *ctx, tt_tensor **gi, int slot, tt_tensor *g)
-{
-    if (!tt_ctx_needs_input_grad(ctx, slot)) {
-        tt_release(g);
-        return TT_OK;
-    }
-    gi[slot] = g;
-    return g ? TT_OK : tt_errcode();
-}
 
 /* view, reshape, flatten, squeeze, unsqueeze: back to the input's shape. */
 static tt_status reshape_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
@@ -406,7 +397,7 @@ static tt_status reshape_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
     const int64_t *shape;
     int n;
     tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &n);
-    return st ? st : put(ctx, gi, 0, tt_reshape(g[0], n, shape));
+    return st ? st : tt__put_grad(ctx, gi, 0, tt_reshape(g[0], n, shape));
 }
 
 static tt_status permute_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
@@ -421,7 +412,7 @@ static tt_status permute_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
     int64_t inv[TT_MAX_DIMS];
     for (int i = 0; i < n; i++)
         inv[dims[i] < 0 ? dims[i] + n : dims[i]] = i;
-    return put(ctx, gi, 0, tt_permute(g[0], n, inv));
+    return tt__put_grad(ctx, gi, 0, tt_permute(g[0], n, inv));
 }
 
 static tt_status transpose_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
@@ -440,9 +431,9 @@ static tt_status transpose_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, i
         if (st)
             return st;
         if (n < 2)
-            return put(ctx, gi, 0, tt_retain(g[0]));
+            return tt__put_grad(ctx, gi, 0, tt_retain(g[0]));
     }
-    return put(ctx, gi, 0, tt_transpose(g[0], (int)d0, (int)d1));
+    return tt__put_grad(ctx, gi, 0, tt_transpose(g[0], (int)d0, (int)d1));
 }
 
 static tt_status slice_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
@@ -468,7 +459,7 @@ static tt_status slice_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
         tt_ctx_get_int(ctx, "a4", &step);
     }
     tt_clear_error(); /* None bounds were not saved: their defaults stand */
-    return put(ctx, gi, 0,
+    return tt__put_grad(ctx, gi, 0,
                tt__call_builtin("tt::slice_backward", &op,
                                 TT_ARGS(tt_v_tensor(g[0]), tt_v_ints(n, shape),
                                         tt_v_int(dim), tt_v_int(start), tt_v_int(end),
@@ -487,7 +478,7 @@ static tt_status select_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
     if ((st = tt_ctx_get_ints(ctx, "shape", &shape, &n)) ||
         (st = tt_ctx_get_int(ctx, "a1", &dim)) || (st = tt_ctx_get_int(ctx, "a2", &index)))
         return st;
-    return put(ctx, gi, 0,
+    return tt__put_grad(ctx, gi, 0,
                tt__call_builtin("tt::select_backward", &op,
                                 TT_ARGS(tt_v_tensor(g[0]), tt_v_ints(n, shape),
                                         tt_v_int(dim), tt_v_int(index))));
@@ -498,7 +489,7 @@ static tt_status identity_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, in
                                    tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    return put(ctx, gi, 0, tt_retain(g[0]));
+    return tt__put_grad(ctx, gi, 0, tt_retain(g[0]));
 }
 
 /* copy_: self is overwritten (no gradient to its old value); src gets g. */
@@ -506,7 +497,7 @@ static tt_status copy_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
                                tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    return put(ctx, gi, 1, tt_retain(g[0]));
+    return tt__put_grad(ctx, gi, 1, tt_retain(g[0]));
 }
 
 /* fill_: the result does not depend on any input. */

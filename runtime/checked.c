@@ -25,17 +25,6 @@ bool tt_checked_mode(void)
 
 void tt_set_checked_mode(bool on) { atomic_store(&checked, on); }
 
-static void tuple_str(int n, const tt_size *v, char *buf, size_t cap)
-{
-    size_t len = (size_t)snprintf(buf, cap, "(");
-    for (int i = 0; i < n && len < cap; i++) {
-        char one[64];
-        tt_size_str(v[i], one, sizeof one);
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", one);
-    }
-    if (len < cap)
-        snprintf(buf + len, cap - len, n == 1 ? ",)" : ")");
-}
 
 bool tt_meta_mismatch(const tt_tensor *real, const tt_tensor *fake, char *why, size_t n)
 {
@@ -57,8 +46,8 @@ bool tt_meta_mismatch(const tt_tensor *real, const tt_tensor *fake, char *why, s
         if (real->sizes[d] <= 1 || tt_size_is_sym(fake->strides[d]))
             continue; /* any stride is right for a size-1 dim */
         if (real->strides[d] != fake->strides[d]) {
-            tuple_str(real->ndim, real->strides, a, sizeof a);
-            tuple_str(fake->ndim, fake->strides, b, sizeof b);
+            tt_size_list_str(real->ndim, real->strides, true, a, sizeof a);
+            tt_size_list_str(fake->ndim, fake->strides, true, b, sizeof b);
             char shape[256];
             snprintf(why, n, "strides differ: the real kernel gives %s, the fake kernel %s "
                              "(shape %s; first difference in dim %d). The fake kernel must "

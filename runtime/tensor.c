@@ -358,31 +358,31 @@ void tt_bump_version(tt_tensor *t)
         atomic_fetch_add(&t->storage->version, 1);
 }
 
-static char *list_str(int n, const tt_size *v, char *buf, size_t cap)
+char *tt_size_list_str(int n, const tt_size *v, bool tuple, char *buf, size_t cap)
 {
     size_t len = 0;
     if (!cap)
         return buf;
     buf[0] = '\0';
-    len += (size_t)snprintf(buf, cap, "[");
+    len += (size_t)snprintf(buf, cap, tuple ? "(" : "[");
     for (int i = 0; i < n && len < cap; i++) {
         char one[64];
         tt_size_str(v[i], one, sizeof one);
         len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", one);
     }
     if (len < cap)
-        snprintf(buf + len, cap - len, "]");
+        snprintf(buf + len, cap - len, !tuple ? "]" : n == 1 ? ",)" : ")");
     return buf;
 }
 
 char *tt_shape_str(const tt_tensor *t, char *buf, size_t n)
 {
-    return list_str(t ? t->ndim : 0, t ? t->sizes : NULL, buf, n);
+    return tt_size_list_str(t ? t->ndim : 0, t ? t->sizes : NULL, false, buf, n);
 }
 
 char *tt_strides_str(const tt_tensor *t, char *buf, size_t n)
 {
-    return list_str(t ? t->ndim : 0, t ? t->strides : NULL, buf, n);
+    return tt_size_list_str(t ? t->ndim : 0, t ? t->strides : NULL, false, buf, n);
 }
 
 char *tt_describe(const tt_tensor *t, char *buf, size_t n)

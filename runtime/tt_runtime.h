@@ -265,6 +265,9 @@ bool tt_same_storage(const tt_tensor *a, const tt_tensor *b);
 /* Bumped by every in-place write to the storage (shared by all views). */
 uint64_t tt_version(const tt_tensor *t);
 void tt_bump_version(tt_tensor *t);
+/* n sizes as "[2, 3]" (or as a tuple "(2, 3)", "(2,)"), symbols by name,
+ * into buf; returns buf. */
+char *tt_size_list_str(int n, const tt_size *v, bool tuple, char *buf, size_t cap);
 /* "[2, 3]" / "[s0, 3]" into buf; returns buf. */
 char *tt_shape_str(const tt_tensor *t, char *buf, size_t n);
 char *tt_strides_str(const tt_tensor *t, char *buf, size_t n);

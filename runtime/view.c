@@ -5,17 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void ints_str(int n, const int64_t *v, char *buf, size_t cap)
-{
-    size_t len = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < n && len < cap; i++) {
-        char one[64];
-        tt_size_str(v[i], one, sizeof one);
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", one);
-    }
-    if (len < cap)
-        snprintf(buf + len, cap - len, "]");
-}
 
 /* Resolves a -1 in `sizes` against numel; checks the count matches. */
 static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
@@ -61,7 +50,7 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
         return TT_OK;
 bad:;
     char shape[256];
-    ints_str(ndim, sizes, shape, sizeof shape);
+    tt_size_list_str(ndim, sizes, false, shape, sizeof shape);
     char n[64];
     tt_size_str(numel, n, sizeof n);
     return tt_error(TT_ESHAPE, "%s: shape '%s' is invalid for input of size %s",
@@ -116,7 +105,7 @@ tt_tensor *tt_view(const tt_tensor *t, int ndim, const int64_t *sizes)
         return NULL;
     if (!view_strides(t->ndim, t->sizes, t->strides, ndim, nsz, nst)) {
         char a[256], b[256], c[256];
-        ints_str(ndim, nsz, c, sizeof c);
+        tt_size_list_str(ndim, nsz, false, c, sizeof c);
         tt_error(TT_ESHAPE,
                  "tt_view: view size %s is not compatible with input tensor's "
                  "size %s and stride %s (at least one dimension spans across "
@@ -398,7 +387,7 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
             char w[64], have[64];
             tt_size_str(want, w, sizeof w);
             tt_size_str(t->sizes[j], have, sizeof have);
-            ints_str(ndim, sizes, a, sizeof a);
+            tt_size_list_str(ndim, sizes, false, a, sizeof a);
             tt_error(TT_ESHAPE, "tt_expand: the expanded size of the tensor (%s) "
                                 "must match the existing size (%s) at non-singleton "
                                 "dimension %d.  Target sizes: %s.  Tensor sizes: %s",
@@ -551,8 +540,8 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
     bool fits = check && tt__span_bytes(ndim, sizes, strides, storage_offset, elem, &need);
     if (check && (!fits || need > t->storage->nbytes)) {
         char a[256], b[256], n[64];
-        ints_str(ndim, sizes, a, sizeof a);
-        ints_str(ndim, strides, b, sizeof b);
+        tt_size_list_str(ndim, sizes, false, a, sizeof a);
+        tt_size_list_str(ndim, strides, false, b, sizeof b);
         if (fits)
             snprintf(n, sizeof n, "%zu", need);
         else

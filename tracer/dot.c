@@ -338,30 +338,17 @@ char *tt_explain_to_dot(const tt_explain *e)
 
 /* --------------------------------------------------------------- files */
 
-static tt_status write_text(const char *fn, char *s, FILE *f)
-{
-    if (!s)
-        return tt_errcode();
-    FILE *to = f ? f : stdout;
-    errno = 0;
-    bool ok = fputs(s, to) >= 0 && fflush(to) == 0;
-    free(s);
-    if (!ok)
-        return tt_error(TT_EINVAL, "%s: writing the DOT text to argument 'f' (#2) failed: %s",
-                        fn, errno ? strerror(errno) : "write error");
-    return TT_OK;
-}
 
 tt_status tt_graph_write_dot(const tt_graph *g, FILE *f)
 {
     if (!g)
         return tt_error(TT_EINVAL, "tt_graph_write_dot: argument 'graph' (#1) is NULL");
-    return write_text("tt_graph_write_dot", tt_graph_to_dot(g), f);
+    return tt__print_text("tt_graph_write_dot", "the DOT text", tt_graph_to_dot(g), f);
 }
 
 tt_status tt_explain_write_dot(const tt_explain *e, FILE *f)
 {
     if (!e)
         return tt_error(TT_EINVAL, "tt_explain_write_dot: argument 'explain' (#1) is NULL");
-    return write_text("tt_explain_write_dot", tt_explain_to_dot(e), f);
+    return tt__print_text("tt_explain_write_dot", "the DOT text", tt_explain_to_dot(e), f);
 }

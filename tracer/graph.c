@@ -2,6 +2,7 @@
 #include "graph_impl.h"
 #include "print_impl.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,21 +338,38 @@ void tt__graph_rebuild_users(tt_graph *g)
     }
 }
 
+void tt__gnode_free(gnode *n)
+{
+    for (int a = 0; a < n->nargs; a++)
+        tt__garg_clear(&n->args[a]);
+    free(n->args);
+    for (int j = 0; j < n->nvals; j++)
+        tt_release(n->vals[j]);
+    free(n->vals);
+    free(n->outs);
+    free(n->users);
+}
+
+tt_status tt__print_text(const char *fn, const char *what, char *text, FILE *f)
+{
+    if (!text)
+        return tt_errcode();
+    FILE *to = f ? f : stdout;
+    errno = 0;
+    bool ok = fputs(text, to) >= 0 && fflush(to) == 0;
+    free(text);
+    if (!ok)
+        return tt_error(TT_EINVAL, "%s: writing %s to argument 'f' (#2) failed: %s", fn, what,
+                        errno ? strerror(errno) : "write error");
+    return TT_OK;
+}
+
 tt_graph *tt_graph_free(tt_graph *g)
 {
     if (!g)
         return NULL;
-    for (int i = 0; i < g->n; i++) {
-        gnode *n = &g->nodes[i];
-        for (int a = 0; a < n->nargs; a++)
-            tt__garg_clear(&n->args[a]);
-        free(n->args);
-        for (int j = 0; j < n->nvals; j++)
-            tt_release(n->vals[j]);
-        free(n->vals);
-        free(n->outs);
-        free(n->users);
-    }
+    for (int i = 0; i < g->n; i++)
+        tt__gnode_free(&g->nodes[i]);
     free(g->nodes);
     free(g->name_slots);
     free(g->next_suffix);
@@ -587,10 +605,5 @@ char *tt_graph_to_text(const tt_graph *g)
 
 tt_status tt_graph_print(const tt_graph *g, FILE *f)
 {
-    char *s = tt_graph_to_text(g);
-    if (!s)
-        return tt_errcode();
-    fputs(s, f ? f : stdout);
-    free(s);
-    return TT_OK;
+    return tt__print_text("tt_graph_print", "the graph text", tt_graph_to_text(g), f);
 }

@@ -4,6 +4,8 @@
 
 #include "tt_trace.h"
 
+#include <stdio.h>
+
 /* The most results an op may have (TT_MAX_RETURNS in the runtime). */
 #define TT_MAX_RETURNS_PUBLIC 8
 
@@ -69,6 +71,11 @@ int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts);
 void tt__graph_rebuild_users(tt_graph *g);
 /* Rebuilds the name index after a pass renumbered the nodes. */
 void tt__graph_reindex_names(tt_graph *g);
+/* Frees what a node owns (not the node itself: it lives in the array). */
+void tt__gnode_free(gnode *n);
+/* Writes text to f (stdout when NULL) and frees it; a NULL text is the
+ * error its maker set; a failed write is an error naming fn. */
+tt_status tt__print_text(const char *fn, const char *what, char *text, FILE *f);
 /* Frees what an argument owns. */
 void tt__garg_clear(garg *a);
 /* Deep copy of a constant value (lists and strings duplicated). */

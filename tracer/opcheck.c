@@ -134,17 +134,6 @@ static tt_check_result fail(tt_opcheck_entry *e, const char *fmt, ...)
     return TT_CHECK_FAILED;
 }
 
-static void tuple_str(int n, const tt_size *v, char *buf, size_t cap)
-{
-    size_t len = (size_t)snprintf(buf, cap, "(");
-    for (int i = 0; i < n && len < cap; i++) {
-        char one[64];
-        tt_size_str(v[i], one, sizeof one);
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", one);
-    }
-    if (len < cap)
-        snprintf(buf + len, cap - len, n == 1 ? ",)" : ")");
-}
 
 /* ----------------------------------------------------------------- schema */
 
@@ -174,15 +163,15 @@ static void describe_change(const tt_tensor *t, const snapshot *s, char *buf, si
     buf[0] = '\0';
     char a[128], b[128];
     if (tt_ndim(t) != s->ndim || memcmp(tt_sizes(t), s->sizes, sizeof(tt_size) * (size_t)s->ndim)) {
-        tuple_str(s->ndim, s->sizes, a, sizeof a);
-        tuple_str(tt_ndim(t), tt_sizes(t), b, sizeof b);
+        tt_size_list_str(s->ndim, s->sizes, true, a, sizeof a);
+        tt_size_list_str(tt_ndim(t), tt_sizes(t), true, b, sizeof b);
         snprintf(buf, n, "its shape changed from %s to %s", a, b);
         return;
     }
     if (memcmp(tt_strides(t), s->strides, sizeof(tt_size) * (size_t)s->ndim) ||
         tt_storage_offset(t) != s->offset) {
-        tuple_str(s->ndim, s->strides, a, sizeof a);
-        tuple_str(tt_ndim(t), tt_strides(t), b, sizeof b);
+        tt_size_list_str(s->ndim, s->strides, true, a, sizeof a);
+        tt_size_list_str(tt_ndim(t), tt_strides(t), true, b, sizeof b);
         snprintf(buf, n, "its strides/offset changed from %s+%lld to %s+%lld", a,
                  (long long)s->offset, b, (long long)tt_storage_offset(t));
         return;
@@ -386,8 +375,8 @@ static tt_check_result compare_meta(int j, const tt_tensor *r, const tt_tensor *
             continue; /* any stride is right for a size-1 dim */
         if (tt_strides(r)[d] != tt_strides(f)[d]) {
             char sr[256], sf[256];
-            tuple_str(tt_ndim(r), tt_strides(r), sr, sizeof sr);
-            tuple_str(tt_ndim(f), tt_strides(f), sf, sizeof sf);
+            tt_size_list_str(tt_ndim(r), tt_strides(r), true, sr, sizeof sr);
+            tt_size_list_str(tt_ndim(f), tt_strides(f), true, sf, sizeof sf);
             return fail(e, "output %d: strides differ: the real kernel gives %s, the fake "
                            "kernel %s (shape %s; first difference in dim %d). The fake kernel "
                            "must return the real kernel's memory layout: if the real kernel "
@@ -773,10 +762,5 @@ char *tt_opcheck_report_to_text(const tt_opcheck_report *r)
 
 tt_status tt_opcheck_report_print(const tt_opcheck_report *r, FILE *f)
 {
-    char *s = tt_opcheck_report_to_text(r);
-    if (!s)
-        return tt_errcode();
-    fputs(s, f ? f : stdout);
-    free(s);
-    return TT_OK;
+    return tt__print_text("tt_opcheck_report_print", "the report", tt_opcheck_report_to_text(r), f);
 }

@@ -26,14 +26,7 @@ static void compact(tt_graph *g, const bool *keep, int *newidx)
     for (int i = 0; i < g->n; i++) {
         gnode *n = &g->nodes[i];
         if (!keep[i]) {
-            for (int a = 0; a < n->nargs; a++)
-                tt__garg_clear(&n->args[a]);
-            free(n->args);
-            for (int j = 0; j < n->nvals; j++)
-                tt_release(n->vals[j]);
-            free(n->vals);
-            free(n->outs);
-            free(n->users);
+            tt__gnode_free(n);
             continue;
         }
         for (int a = 0; a < n->nargs; a++) {
