@@ -116,7 +116,13 @@ static size_t fake_span(int ndim, const tt_size *sizes, const tt_size *strides,
 tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
                           const tt_size *strides, tt_dtype dt, bool fake)
 {
-    const char *fn = fake ? "tt_fake_empty" : strides ? "tt_empty_strided" : "tt_empty";
+    return tt__empty_named(fake ? "tt_fake_empty" : strides ? "tt_empty_strided" : "tt_empty",
+                           ndim, sizes, strides, dt, fake);
+}
+
+tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
+                           const tt_size *strides, tt_dtype dt, bool fake)
+{
     if ((unsigned)dt >= TT_DTYPE_COUNT) {
         tt_error(TT_EINVAL, "%s: argument 'dtype' is not a dtype (got %d)", fn, (int)dt);
         return NULL;
@@ -214,30 +220,37 @@ tt_tensor *tt_empty_strided(int ndim, const int64_t *sizes,
     return tt__empty_impl(ndim, sizes, strides, dt, false);
 }
 
-tt_tensor *tt_full(int ndim, const int64_t *sizes, double value, tt_dtype dt)
+/* full, zeros, ones and scalar: one body, errors naming the call made. */
+static tt_tensor *full_named(const char *fn, int ndim, const int64_t *sizes, double value,
+                             tt_dtype dt)
 {
-    if (tt__factory_needs_dispatch() && !tt__check_sizes("tt_full", ndim, sizes, NULL)) {
+    if (tt__factory_needs_dispatch() && !tt__check_sizes(fn, ndim, sizes, NULL)) {
         static const tt_op *op;
         return tt__call_builtin("tt::full", &op, TT_ARGS(tt_v_ints(ndim, sizes),
                                                          tt_v_float(value), tt_v_dtype(dt)));
     }
-    tt_tensor *t = tt_empty(ndim, sizes, dt);
+    tt_tensor *t = tt__empty_named(fn, ndim, sizes, NULL, dt, false);
     if (t && tt__fill_raw(t, value))
         t = tt_release(t);
     return t;
 }
 
+tt_tensor *tt_full(int ndim, const int64_t *sizes, double value, tt_dtype dt)
+{
+    return full_named("tt_full", ndim, sizes, value, dt);
+}
+
 tt_tensor *tt_zeros(int ndim, const int64_t *sizes, tt_dtype dt)
 {
-    return tt_full(ndim, sizes, 0.0, dt);
+    return full_named("tt_zeros", ndim, sizes, 0.0, dt);
 }
 
 tt_tensor *tt_ones(int ndim, const int64_t *sizes, tt_dtype dt)
 {
-    return tt_full(ndim, sizes, 1.0, dt);
+    return full_named("tt_ones", ndim, sizes, 1.0, dt);
 }
 
-tt_tensor *tt_scalar(double value, tt_dtype dt) { return tt_full(0, NULL, value, dt); }
+tt_tensor *tt_scalar(double value, tt_dtype dt) { return full_named("tt_scalar", 0, NULL, value, dt); }
 
 /* The element count of arange(start, end, step), validated. */
 tt_status tt__arange_numel(double start, double end, double step, int64_t *out)
@@ -384,7 +397,7 @@ static tt_tensor *random_tensor(int ndim, const int64_t *sizes, tt_dtype dt,
                             "dtype (f32 or f64), got %s", fn, tt_dtype_name(dt));
         return NULL;
     }
-    tt_tensor *t = tt_empty(ndim, sizes, dt);
+    tt_tensor *t = tt__empty_named(fn, ndim, sizes, NULL, dt, false);
     if (!t)
         return NULL;
     int64_t n = tt_numel(t);
@@ -494,8 +507,8 @@ tt_tensor *tt_new_empty(const tt_tensor *like, int ndim, const int64_t *sizes)
     }
     if (TT_CHECK_TENSOR("tt_new_empty", "self", like))
         return NULL;
-    return tt__empty_impl(ndim, sizes, NULL, (tt_dtype)like->dtype,
-                          like->storage->fake);
+    return tt__empty_named("tt_new_empty", ndim, sizes, NULL, (tt_dtype)like->dtype,
+                           like->storage->fake);
 }
 
 /* PyTorch's preserve_format: a dense, non-overlapping input gives an output
@@ -554,8 +567,8 @@ tt_tensor *tt_empty_like(const tt_tensor *t)
         return NULL;
     tt_size st[TT_MAX_DIMS];
     tt__strides_like(t, st);
-    return tt__empty_impl(t->ndim, t->sizes, st, (tt_dtype)t->dtype,
-                          t->storage->fake);
+    return tt__empty_named("tt_empty_like", t->ndim, t->sizes, st, (tt_dtype)t->dtype,
+                           t->storage->fake);
 }
 
 /* ------------------------------------------------------------------ fake */

@@ -94,6 +94,9 @@ bool tt__span_bytes(int ndim, const tt_size *sizes, const tt_size *strides,
 int tt__wrap_dim(const char *fn, int dim, int ndim); /* -1 + error if bad */
 tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
                           const tt_size *strides, tt_dtype dt, bool fake);
+/* tt__empty_impl with the calling function's name in its errors. */
+tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
+                           const tt_size *strides, tt_dtype dt, bool fake);
 tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt);
 tt_status tt__arange_numel(double start, double end, double step, int64_t *out);
 /* Strides for a new tensor laid out like t (preserve_format). */
