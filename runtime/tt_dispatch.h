@@ -1,0 +1,312 @@
+/* tensortrace runtime, the op side: boxed values, the schema language,
+ * kernels and their frames, libraries and custom ops, the dispatcher's
+ * calls and modes, checked mode. Included by tt_runtime.h (include that). */
+#ifndef TT_DISPATCH_H
+#define TT_DISPATCH_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------- boxed values */
+
+typedef enum {
+    TT_DEV_CPU = 0,
+    TT_DEV_CUDA, /* a known device type with no backend in this build */
+    TT_DEV_META,
+    TT_DEVICE_COUNT
+} tt_device;
+const char *tt_device_name(tt_device d); /* "cpu" */
+int tt_device_from_name(const char *name); /* -1 when unknown */
+
+/* An argument or result travelling through the dispatcher. Values are
+ * borrowed views: a list points at the caller's array. */
+typedef enum {
+    TT_V_NONE = 0,
+    TT_V_TENSOR,  /* u.t (may be NULL only for Tensor?) */
+    TT_V_INT,     /* u.i: int, SymInt (a tt_size), Scalar */
+    TT_V_FLOAT,   /* u.f: float, Scalar */
+    TT_V_BOOL,    /* u.b */
+    TT_V_STR,     /* u.s */
+    TT_V_DTYPE,   /* u.dtype: ScalarType */
+    TT_V_DEVICE,  /* u.device */
+    TT_V_INTS,    /* u.ints, n */
+    TT_V_FLOATS,  /* u.floats, n */
+    TT_V_BOOLS,   /* u.bools, n */
+    TT_V_TENSORS, /* u.tensors, n (entries may be NULL for Tensor?[]) */
+} tt_value_kind;
+
+typedef struct tt_value {
+    tt_value_kind kind;
+    int32_t n;
+    union {
+        tt_tensor *t;
+        int64_t i;
+        double f;
+        bool b;
+        const char *s;
+        tt_dtype dtype;
+        tt_device device;
+        const int64_t *ints;
+        const double *floats;
+        const bool *bools;
+        tt_tensor *const *tensors;
+    } u;
+} tt_value;
+
+static inline tt_value tt_v_none(void) { tt_value v = {TT_V_NONE, 0, {0}}; return v; }
+static inline tt_value tt_v_tensor(const tt_tensor *t) { tt_value v = {TT_V_TENSOR, 0, {.t = (tt_tensor *)t}}; return v; }
+static inline tt_value tt_v_int(int64_t i) { tt_value v = {TT_V_INT, 0, {.i = i}}; return v; }
+static inline tt_value tt_v_float(double f) { tt_value v = {TT_V_FLOAT, 0, {.f = f}}; return v; }
+static inline tt_value tt_v_bool(bool b) { tt_value v = {TT_V_BOOL, 0, {.b = b}}; return v; }
+static inline tt_value tt_v_str(const char *s) { tt_value v = {TT_V_STR, 0, {.s = s}}; return v; }
+static inline tt_value tt_v_dtype(tt_dtype d) { tt_value v = {TT_V_DTYPE, 0, {.dtype = d}}; return v; }
+static inline tt_value tt_v_device(tt_device d) { tt_value v = {TT_V_DEVICE, 0, {.device = d}}; return v; }
+static inline tt_value tt_v_ints(int n, const int64_t *p) { tt_value v = {TT_V_INTS, n, {.ints = p}}; return v; }
+static inline tt_value tt_v_floats(int n, const double *p) { tt_value v = {TT_V_FLOATS, n, {.floats = p}}; return v; }
+static inline tt_value tt_v_bools(int n, const bool *p) { tt_value v = {TT_V_BOOLS, n, {.bools = p}}; return v; }
+static inline tt_value tt_v_tensors(int n, tt_tensor *const *p) { tt_value v = {TT_V_TENSORS, n, {.tensors = p}}; return v; }
+/* tt_v_ints(TT_INTS(0, 0, 10, 10)) */
+#define TT_INTS(...) TT_SHAPE(__VA_ARGS__)
+
+/* Releases what a call returned into `v` (tensor references, and the array
+ * of a tensor-list result) and resets it to none. */
+void tt_value_clear(tt_value *v);
+/* "Tensor f32[2, 3]", "int[3]", "float" ...: for error messages. */
+char *tt_value_describe(const tt_value *v, char *buf, size_t n);
+
+/* ------------------------------------------------------------- schemas */
+
+/* PyTorch's operator schema language, parsed:
+ *   ns::name.overload(Tensor(a!) self, int[2] size, *, float eps=1e-05) -> Tensor(a!)
+ * The structs are read-only descriptions owned by their tt_schema. */
+typedef enum {
+    TT_T_TENSOR, TT_T_INT, TT_T_SYMINT, TT_T_FLOAT, TT_T_BOOL, TT_T_STR,
+    TT_T_SCALAR, TT_T_SCALARTYPE, TT_T_DEVICE,
+} tt_base_type;
+
+typedef struct {
+    tt_base_type base;
+    bool optional;      /* T?  (for a list: the list itself may be None) */
+    bool is_list;       /* T[] */
+    bool elem_optional; /* Tensor?[] */
+    int list_size;      /* N of int[N]; 0 for T[] */
+} tt_type;
+
+typedef struct {
+    const char *name;     /* "" for an unnamed return */
+    tt_type type;
+    bool kwarg_only;      /* after the `*` */
+    bool has_default;
+    tt_value default_value; /* lists and strings point into the schema */
+    /* Alias annotation: Tensor(a) -> alias_set "a"; Tensor(a!) adds
+     * is_write; Tensor(a -> *) sets alias_after_wildcard; Tensor! is a
+     * write with no set name. */
+    const char *alias_set; /* NULL when not annotated */
+    bool is_write;
+    bool alias_after_wildcard;
+} tt_arg;
+
+typedef struct tt_schema tt_schema;
+/* Parses `text`; NULL with TT_ESCHEMA and a message that names the column
+ * ("column 17: unknown type 'int64_t' (use 'int')") when it does not. */
+tt_schema *tt_schema_parse(const char *text);
+void tt_schema_free(tt_schema *s);
+const char *tt_schema_ns(const tt_schema *s);       /* "mylib" */
+const char *tt_schema_name(const tt_schema *s);     /* "crop" */
+const char *tt_schema_overload(const tt_schema *s); /* "" when none */
+int tt_schema_nargs(const tt_schema *s);
+int tt_schema_nreturns(const tt_schema *s);
+const tt_arg *tt_schema_arg(const tt_schema *s, int i);
+const tt_arg *tt_schema_return(const tt_schema *s, int i);
+/* True when some argument is annotated as written (a!). */
+bool tt_schema_is_mutable(const tt_schema *s);
+/* Canonical text; parse(print(s)) gives an equal schema. Returns the
+ * length needed, as snprintf. */
+int tt_schema_print(const tt_schema *s, char *buf, size_t n);
+/* "int[4]", "Tensor?" ... */
+char *tt_type_str(const tt_type *t, char *buf, size_t n);
+
+/* ------------------------------------------------- kernels and frames */
+
+typedef struct tt_op tt_op;
+typedef struct tt_frame tt_frame;
+typedef struct tt_library tt_library;
+
+/* The one kernel signature, for built-ins and custom ops alike. A kernel
+ * reads its arguments through the checked accessors below and hands its
+ * results to tt_return*; it reports failure with tt_frame_fail and
+ * returns that status. */
+typedef tt_status (*tt_kernel_fn)(tt_frame *f);
+
+const tt_op *tt_frame_op(const tt_frame *f);
+void *tt_frame_userdata(const tt_frame *f);
+int tt_frame_nargs(const tt_frame *f);
+/* Raw argument i (defaults already filled in), or NULL if out of range. */
+const tt_value *tt_frame_arg(const tt_frame *f, int i);
+
+/* Checked accessors: argument i must have the schema type asked for.
+ * Otherwise they fail with TT_EINVAL and a message such as
+ *   mylib::crop: argument 'box' (#2) expects int[4], got int[3]
+ * Tensors and lists are borrowed for the duration of the call. */
+tt_status tt_arg_tensor(tt_frame *f, int i, tt_tensor **out); /* NULL: None */
+tt_status tt_arg_tensors(tt_frame *f, int i, tt_tensor *const **out, int *n);
+tt_status tt_arg_int(tt_frame *f, int i, int64_t *out);
+tt_status tt_arg_float(tt_frame *f, int i, double *out); /* also Scalar, int */
+tt_status tt_arg_bool(tt_frame *f, int i, bool *out);
+tt_status tt_arg_str(tt_frame *f, int i, const char **out);
+tt_status tt_arg_ints(tt_frame *f, int i, const int64_t **out, int *n);
+tt_status tt_arg_floats(tt_frame *f, int i, const double **out, int *n);
+tt_status tt_arg_dtype(tt_frame *f, int i, tt_dtype *out, bool *is_none);
+/* Scalar: its value as double and whether it was an integer or bool. */
+tt_status tt_arg_scalar(tt_frame *f, int i, double *out, bool *is_integral);
+bool tt_arg_is_none(const tt_frame *f, int i);
+
+/* Results. tt_return takes ownership of `t` (a new reference); returning
+ * NULL is an error. tt_return_self returns argument `arg` itself (for
+ * in-place and out= ops, which return their mutated argument). */
+tt_status tt_return(tt_frame *f, int i, tt_tensor *t);
+tt_status tt_return_self(tt_frame *f, int i, int arg);
+tt_status tt_return_tensors(tt_frame *f, int i, int n, tt_tensor **ts); /* takes each */
+tt_status tt_return_value(tt_frame *f, int i, tt_value v); /* int/float/bool */
+/* Fails the call: sets the error to "<op name>: <message>" and returns
+ * `code`, so a kernel can `return tt_frame_fail(f, ...)`. */
+tt_status tt_frame_fail(tt_frame *f, tt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+
+/* ------------------------------------------------ libraries and ops */
+
+/* Who owns registrations: a DEF library defines a namespace (once), a
+ * FRAGMENT adds ops to an existing namespace, an IMPL adds kernels to ops
+ * defined elsewhere. Freeing a library removes everything registered
+ * through it; op handles stay valid (calls then fail, naming the op). */
+typedef enum { TT_LIB_DEF, TT_LIB_FRAGMENT, TT_LIB_IMPL } tt_library_kind;
+tt_library *tt_library_new(tt_library_kind kind, const char *ns);
+tt_library *tt_library_free(tt_library *lib); /* NULL-safe; returns NULL */
+
+typedef struct tt_autograd_ctx tt_autograd_ctx;
+/* Saves what backward needs: inputs are the call's arguments (defaults
+ * filled in), outputs its results. */
+typedef tt_status (*tt_setup_context_fn)(tt_autograd_ctx *ctx,
+                                         const tt_value *inputs, int ninputs,
+                                         const tt_value *outputs, int noutputs);
+/* One gradient per input into grad_inputs[i] (a new reference, or NULL for
+ * "no gradient"); grads[j] is the gradient of output j (never NULL: zeros
+ * when an output was unused). Built from ops, so it traces. */
+typedef tt_status (*tt_backward_fn)(tt_autograd_ctx *ctx,
+                                    tt_tensor *const *grads, int ngrads,
+                                    tt_tensor **grad_inputs, int ninputs);
+
+/* A custom operator, the C form of torch.library.custom_op. Built-in ops
+ * are defined through this same call. */
+typedef struct {
+    const char *schema;       /* "mylib::crop(Tensor pic, int[4] box) -> Tensor" */
+    const char *mutates_args; /* "output" / "a, b"; NULL: as the schema says */
+    const char *device_types; /* "cpu"; NULL: the kernel serves every device */
+    tt_kernel_fn kernel;      /* may be NULL: register later */
+    tt_kernel_fn fake;        /* output metadata from input metadata */
+    tt_backward_fn backward;
+    tt_setup_context_fn setup_context;
+    void *userdata; /* handed to every kernel through tt_frame_userdata */
+    /* The outputs never carry a gradient (like PyTorch's
+     * mark_non_differentiable): detach, empty_like. No backward needed. */
+    bool nondifferentiable;
+} tt_custom_op_spec;
+
+tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec);
+/* Registration by op name ("mylib::crop" or "mylib::crop.out").
+ * device_type NULL registers the default kernel for every device. */
+tt_status tt_register_kernel(tt_library *lib, const char *op,
+                             const char *device_type, tt_kernel_fn fn);
+tt_status tt_register_fake(tt_library *lib, const char *op, tt_kernel_fn fn);
+tt_status tt_register_autograd(tt_library *lib, const char *op,
+                               tt_backward_fn backward,
+                               tt_setup_context_fn setup_context);
+
+/* Look-up by "ns::name" (the overload-less op) or "ns::name.overload".
+ * The handle is stable: keep it and call through it. */
+tt_op *tt_op_find(const char *name);
+const char *tt_op_name(const tt_op *op); /* "mylib::crop" / "tt::add.Tensor" */
+const tt_schema *tt_op_schema(const tt_op *op);
+bool tt_op_is_builtin(const tt_op *op);    /* namespace "tt" */
+bool tt_op_has_fake(const tt_op *op);
+bool tt_op_has_autograd(const tt_op *op);
+bool tt_op_has_kernel(const tt_op *op, tt_device d);
+/* Visits every defined op in name order. */
+void tt_op_foreach(void (*fn)(const tt_op *op, void *ud), void *ud);
+
+/* Calls an op through the dispatcher. args are borrowed, positional in
+ * schema order (missing trailing arguments take their defaults). outs
+ * receive the results; release them with tt_value_clear. */
+tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
+                     tt_value *outs, int nouts);
+/* For ops returning one tensor: the result, or NULL with the error set. */
+tt_tensor *tt_op_call1(const tt_op *op, const tt_value *args, int nargs);
+/* tt_call(op, args...) also records the calling line, so a graph break
+ * caused by the op (one with no fake kernel, say) names the user's line. */
+tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs,
+                          tt_srcloc loc);
+#define tt_call(op, ...)                                                       \
+    tt_op_call1_at((op), (const tt_value[]){__VA_ARGS__},                       \
+                   (int)(sizeof((tt_value[]){__VA_ARGS__}) / sizeof(tt_value)), \
+                   TT_HERE)
+/* The line of the innermost tt_call running on this thread ({0} if none). */
+tt_srcloc tt_callsite(void);
+
+/* For compiled plans: runs op's kernel directly (the fake kernel when an
+ * input is fake), skipping argument binding, modes and autograd. args
+ * must be complete (defaults filled in) and of the schema's types, as a
+ * recorded graph's are. */
+tt_status tt_op_call_unchecked(const tt_op *op, const tt_value *args, int nargs,
+                               tt_value *outs, int nouts);
+
+/* ------------------------------------------------------ dispatch modes */
+
+/* A mode intercepts every op call on its thread (the tracer is one). Its
+ * handler runs with the mode switched off, and continues the call below it
+ * with tt_op_redispatch (or does not). */
+typedef struct tt_mode tt_mode;
+struct tt_mode {
+    tt_status (*call)(tt_mode *m, const tt_op *op, const tt_value *args,
+                      int nargs, tt_value *outs, int nouts);
+    /* Optional: a data read of a real tensor while the mode is on. A
+     * non-OK status fails the read (a graph break). */
+    tt_status (*data_read)(tt_mode *m, const tt_tensor *t, const char *what,
+                           tt_srcloc loc);
+    void *ud;
+};
+tt_status tt_mode_push(tt_mode *m);
+tt_mode *tt_mode_pop(void);     /* returns the mode popped */
+tt_mode *tt_mode_current(void); /* NULL when none (or switched off) */
+tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
+                           tt_value *outs, int nouts);
+/* Fake mode, per thread and nestable (PyTorch's FakeTensorMode): while on,
+ * every op runs its fake kernel and factories make fake tensors. */
+void tt_fake_mode_begin(void);
+void tt_fake_mode_end(void);
+bool tt_fake_mode_enabled(void);
+/* Checked mode (process-wide; also TT_CHECK_OPS=1 in the environment):
+ * every eager call of a custom op also runs its fake kernel on fake copies
+ * of the inputs and compares the outputs' metadata, and checks that it
+ * wrote no argument the schema does not mark written; a difference fails
+ * the call with TT_EOPCHECK. */
+bool tt_checked_mode(void);
+void tt_set_checked_mode(bool on);
+/* True (with a sentence in why) when a fake output's metadata differs from
+ * the real one's: dtype, shape (a symbolic size matches any), strides of
+ * dims larger than 1, storage offset. */
+bool tt_meta_mismatch(const tt_tensor *real, const tt_tensor *fake, char *why, size_t n);
+/* A per-tensor slot a mode uses to find the tensors it made. */
+void tt_set_mode_tag(tt_tensor *t, uint64_t key, int64_t val);
+bool tt_get_mode_tag(const tt_tensor *t, uint64_t key, int64_t *val);
+
+/* True when a call on these tensors can skip boxing: no mode is on, no
+ * tensor is fake, and autograd has nothing to record. The typed wrappers'
+ * fast path. */
+bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TT_DISPATCH_H */
