@@ -238,7 +238,11 @@ void tt_op_foreach(void (*fn)(const tt_op *op, void *ud), void *ud);
 
 /* Calls an op through the dispatcher. args are borrowed, positional in
  * schema order (missing trailing arguments take their defaults). outs
- * receive the results; release them with tt_value_clear. */
+ * receive the results as new references. Inside a scope, new tensors among
+ * them belong to the scope, as any tensor made there; a result that is one
+ * of the arguments (what in-place and out= ops return) is an extra
+ * reference to a tensor you already have, and stays yours to release
+ * (tt_value_clear / tt_release) in or out of a scope. */
 tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
                      tt_value *outs, int nouts);
 /* For ops returning one tensor: the result, or NULL with the error set. */
