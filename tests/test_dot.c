@@ -30,22 +30,8 @@ static void *nn_(void *p, const char *what)
 
 /* ============================================== sanitizer builds only */
 
-/* graphviz 2.42 leaks inside its dot layout (virtual edges of clusters)
- * and its pango/cairo/fontconfig text layout, whatever the caller does.
- * LeakSanitizer reads these hooks in an ASan build (the environment's
- * LSAN_OPTIONS still wins); elsewhere they are unused. Full stacks, so
- * only allocations made under those libraries match, never ours. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "fast_unwind_on_malloc=0"; }
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libgvplugin_dot_layout.so\n"
-           "leak:libgvplugin_pango.so\n"
-           "leak:libpango\n"
-           "leak:libfontconfig.so\n"
-           "leak:libcairo.so\n";
-}
+/* graphviz leaks inside its layout whatever the caller does. */
+#include "lsan_graphviz.h"
 
 /* ============================================================ custom ops */
 

@@ -26,21 +26,8 @@
 #include "tensortrace.h"
 #include "tutorial_ops.h"
 
-/* graphviz leaks inside its layout and its pango/cairo/fontconfig text
- * layout whatever the caller does (tests/test_dot.c has the same hooks).
- * LeakSanitizer reads these in a sanitizer build; elsewhere they are
- * unused. Full stacks, so only allocations under those libraries match. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "fast_unwind_on_malloc=0"; }
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libgvplugin_dot_layout.so\n"
-           "leak:libgvplugin_pango.so\n"
-           "leak:libpango\n"
-           "leak:libfontconfig.so\n"
-           "leak:libcairo.so\n";
-}
+/* graphviz leaks inside its layout whatever the caller does. */
+#include "lsan_graphviz.h"
 
 static const int64_t BOX[4] = {10, 10, 50, 50}; /* the tutorial's (x0, y0, x1, y1) */
 

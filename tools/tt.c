@@ -23,23 +23,11 @@
 
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
-/* graphviz 2.42 leaks inside its dot layout and its pango/cairo/fontconfig
- * text layout whatever the caller does (tests/test_dot.c has the same
- * list). In an ASan build LeakSanitizer reads these hooks, so --svg and
- * --png do not turn the exit status into a leak report; elsewhere they are
- * unused. Full stacks, so only allocations made under those libraries
- * match, never ours. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "fast_unwind_on_malloc=0:print_suppressions=0"; }
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libgvplugin_dot_layout.so\n"
-           "leak:libgvplugin_pango.so\n"
-           "leak:libpango\n"
-           "leak:libfontconfig.so\n"
-           "leak:libcairo.so\n";
-}
+/* graphviz leaks inside its layout whatever the caller does; in an ASan
+ * build --svg and --png must not turn the exit status into a leak report,
+ * nor print the suppressions used. */
+#define LSAN_GRAPHVIZ_OPTIONS "fast_unwind_on_malloc=0:print_suppressions=0"
+#include "lsan_graphviz.h"
 
 typedef tt_status (*init_fn)(void);
 typedef void (*fini_fn)(void);
