@@ -6,6 +6,7 @@
  * gradcheck), and library lifetime. Each error asserts its status and its
  * message. */
 #include "tt_test.h"
+#include "tutorial_ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -93,63 +94,8 @@ static void schema_text(const tt_op *op, char *buf, size_t n)
 
 /* ============================================================ kernels */
 
-/* numpy_mul: x * val, contiguous. One function is the real and the fake
- * kernel (it returns after the metadata when x is fake). */
-static void mul_loop(char **d, const int64_t *s, int64_t n, void *ctx)
-{
-    const double *c = ctx; /* c[0]: val, c[1]: 1 for f32 */
-    for (int64_t i = 0; i < n; i++) {
-        if (c[1] != 0)
-            *(float *)(d[0] + i * s[0]) = (float)(*(const float *)(d[1] + i * s[1]) * c[0]);
-        else
-            *(double *)(d[0] + i * s[0]) = *(const double *)(d[1] + i * s[1]) * c[0];
-    }
-}
-
-/* x is any shape, f32 or f64; out is x * val (arg 1, default 1). */
-static tt_status numpy_mul_kernel(tt_frame *f)
-{
-    tt_tensor *x;
-    double c[2] = {1, 0};
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    if (!st && tt_frame_nargs(f) > 1)
-        st = tt_arg_float(f, 1, &c[0]);
-    if (st)
-        return st;
-    if (tt_dtype_of(x) != TT_F32 && tt_dtype_of(x) != TT_F64)
-        return tt_frame_fail(f, TT_EDTYPE, "argument 'x' (#1) expects f32 or f64, got %s",
-                             tt_dtype_name(tt_dtype_of(x)));
-    c[1] = tt_dtype_of(x) == TT_F32;
-    tt_tensor *out = tt_new_empty(x, tt_ndim(x), tt_sizes(x));
-    if (!out || tt_is_fake(x))
-        return tt_return(f, 0, out);
-    st = tt_for_each(2, (tt_tensor *[]){out, x}, mul_loop, c);
-    if (st) {
-        tt_release(out);
-        return st;
-    }
-    return tt_return(f, 0, out);
-}
-
-static tt_status numpy_mul_setup(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                                 const tt_value *out, int nout)
-{
-    (void)nin, (void)out, (void)nout;
-    return tt_ctx_save_float(ctx, "val", in[1].kind == TT_V_FLOAT ? in[1].u.f
-                                                                  : (double)in[1].u.i);
-}
-
-static tt_status numpy_mul_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
-                                    tt_tensor **gi, int ni)
-{
-    (void)ng, (void)ni;
-    double val;
-    tt_status st = tt_ctx_get_float(ctx, "val", &val);
-    if (st)
-        return st;
-    gi[0] = tt_mul_scalar(g[0], val);
-    return gi[0] ? TT_OK : tt_errcode();
-}
+/* numpy_mul (x * val; one function is its real and fake kernel) and
+ * numpy_sin are the tutorial's, from tools/tutorial_ops.c. */
 
 /* A deliberately wrong derivative: (val + 1) * g. */
 static tt_status wrong_mul_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
@@ -166,41 +112,14 @@ static tt_status wrong_mul_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, i
 
 #define NUMPY_MUL_SPEC(sch, bw)                                                \
     (&(tt_custom_op_spec){.schema = (sch), .mutates_args = "",                 \
-                          .kernel = numpy_mul_kernel, .fake = numpy_mul_kernel, \
-                          .backward = (bw), .setup_context = numpy_mul_setup})
+                          .kernel = tutorial_numpy_mul_kernel,                 \
+                          .fake = tutorial_numpy_mul_kernel, .backward = (bw), \
+                          .setup_context = tutorial_numpy_mul_setup_context})
 /* The same op with no autograd registration. */
 #define NUMPY_MUL_PLAIN(sch)                                                   \
     (&(tt_custom_op_spec){.schema = (sch), .mutates_args = "",                 \
-                          .kernel = numpy_mul_kernel, .fake = numpy_mul_kernel})
-
-static void sin_loop(char **d, const int64_t *s, int64_t n, void *ctx)
-{
-    tt_dtype dt = *(const tt_dtype *)ctx;
-    for (int64_t i = 0; i < n; i++) {
-        if (dt == TT_F32)
-            *(float *)(d[0] + i * s[0]) = sinf(*(const float *)(d[1] + i * s[1]));
-        else
-            *(double *)(d[0] + i * s[0]) = sin(*(const double *)(d[1] + i * s[1]));
-    }
-}
-
-/* input and output are the same shape and float dtype; output = sin(input). */
-static tt_status numpy_sin_kernel(tt_frame *f)
-{
-    tt_tensor *in, *out;
-    tt_status st = tt_arg_tensor(f, 0, &in);
-    if (!st)
-        st = tt_arg_tensor(f, 1, &out);
-    if (st)
-        return st;
-    tt_dtype dt = tt_dtype_of(in);
-    if (tt_ndim(in) != tt_ndim(out) ||
-        memcmp(tt_sizes(in), tt_sizes(out), sizeof(tt_size) * (size_t)tt_ndim(in)) != 0 ||
-        (dt != TT_F32 && dt != TT_F64) || tt_dtype_of(out) != dt)
-        return tt_frame_fail(f, TT_EINVAL, "input and output must be float tensors of one "
-                                           "shape and dtype");
-    return tt_for_each(2, (tt_tensor *[]){out, in}, sin_loop, &dt);
-}
+                          .kernel = tutorial_numpy_mul_kernel,                 \
+                          .fake = tutorial_numpy_mul_kernel})
 
 /* A fake kernel for an op that returns nothing: nothing to describe. */
 static tt_status nothing_fake(tt_frame *f)
@@ -213,7 +132,7 @@ static const tt_custom_op_spec numpy_sin_spec = {
     .schema = "mylib::numpy_sin(Tensor input, Tensor(a!) output) -> ()",
     .mutates_args = "output",
     .device_types = "cpu",
-    .kernel = numpy_sin_kernel,
+    .kernel = tutorial_numpy_sin_kernel,
 };
 
 /* x is any shape; out is (n, ndim) i64, the indices of x's nonzero
@@ -326,7 +245,7 @@ START_TEST(test_define_functional)
 {
     tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
     tt_op *op = define_ok(lib, NUMPY_MUL_SPEC("mylib::numpy_mul(Tensor x, *, float val) -> Tensor",
-                                              numpy_mul_backward));
+                                              tutorial_numpy_mul_backward));
     ck_assert_ptr_eq(tt_op_find("mylib::numpy_mul"), op);
     ck_assert_str_eq(tt_op_name(op), "mylib::numpy_mul");
     char buf[256];
@@ -619,7 +538,7 @@ START_TEST(test_mutates_contradictions)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ck_assert_msg(tt_custom_op_define(lib, &(tt_custom_op_spec){
                           .schema = cases[i].schema, .mutates_args = cases[i].mutates,
-                          .kernel = numpy_sin_kernel}) == NULL,
+                          .kernel = tutorial_numpy_sin_kernel}) == NULL,
                       "case %zu was accepted", i);
         tt_status want = strstr(cases[i].error, "mutates_args names") ? TT_EINVAL : TT_ESCHEMA;
         ck_assert_error(want, cases[i].error);
@@ -629,7 +548,7 @@ START_TEST(test_mutates_contradictions)
     define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::s(Tensor(a!) input, Tensor(b!) output) "
                                                   "-> ()",
                                         .mutates_args = "output,input",
-                                        .kernel = numpy_sin_kernel});
+                                        .kernel = tutorial_numpy_sin_kernel});
     free_lib(lib);
 }
 END_TEST
@@ -763,7 +682,8 @@ START_TEST(test_fake_registered_twice)
 {
     tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
     define_ok(lib, NUMPY_MUL_PLAIN("mylib::numpy_mul(Tensor x, *, float val) -> Tensor"));
-    ck_assert_int_eq(tt_register_fake(lib, "mylib::numpy_mul", numpy_mul_kernel), TT_EEXIST);
+    ck_assert_int_eq(tt_register_fake(lib, "mylib::numpy_mul", tutorial_numpy_mul_kernel),
+                     TT_EEXIST);
     ck_assert_error(TT_EEXIST, "tt_register_fake: mylib::numpy_mul already has a fake kernel "
                                "(registered by library DEF 'mylib' #");
     ck_assert_error(TT_EEXIST, "); free that library to replace it");
@@ -773,14 +693,14 @@ START_TEST(test_fake_registered_twice)
     tt_op *w = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::which(Tensor x) -> Tensor",
                                                    .kernel = kernel_cpu});
     tt_library *impl = new_lib(TT_LIB_IMPL, "mylib");
-    OK(tt_register_fake(impl, "mylib::which", numpy_mul_kernel));
-    ck_assert_int_eq(tt_register_fake(lib, "mylib::which", numpy_mul_kernel), TT_EEXIST);
+    OK(tt_register_fake(impl, "mylib::which", tutorial_numpy_mul_kernel));
+    ck_assert_int_eq(tt_register_fake(lib, "mylib::which", tutorial_numpy_mul_kernel), TT_EEXIST);
     ck_assert_error(TT_EEXIST, "mylib::which already has a fake kernel (registered by library "
                                "IMPL 'mylib' #");
     free_lib(impl);
     ck_assert(!tt_op_has_fake(w));
     ck_assert(tt_op_has_kernel(w, TT_DEV_CPU)); /* the DEF library's kernel stays */
-    OK(tt_register_fake(lib, "mylib::which", numpy_mul_kernel));
+    OK(tt_register_fake(lib, "mylib::which", tutorial_numpy_mul_kernel));
     ck_assert(tt_op_has_fake(w));
     free_lib(lib);
 }
@@ -804,12 +724,13 @@ START_TEST(test_autograd_registration_errors)
                                         .backward = identity_backward});
     /* setup_context needs a backward. */
     ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::f(Tensor x) -> Tensor", .setup_context = numpy_mul_setup}));
+        .schema = "mylib::f(Tensor x) -> Tensor",
+        .setup_context = tutorial_numpy_mul_setup_context}));
     ck_assert_error(TT_EINVAL, "tt_custom_op_define: mylib::f: setup_context was given without "
                                "a backward");
     /* Twice. */
     define_ok(lib, NUMPY_MUL_SPEC("mylib::numpy_mul(Tensor x, *, float val) -> Tensor",
-                                  numpy_mul_backward));
+                                  tutorial_numpy_mul_backward));
     ck_assert_int_eq(tt_register_autograd(lib, "mylib::numpy_mul", identity_backward, NULL),
                      TT_EEXIST);
     ck_assert_error(TT_EEXIST, "tt_register_autograd: mylib::numpy_mul already has an autograd "
@@ -1052,8 +973,9 @@ START_TEST(test_setup_context_inputs)
 {
     tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
     tt_op *op = define_ok(lib, &(tt_custom_op_spec){
-        .schema = "mylib::scale(Tensor x, float val=2.5) -> Tensor", .kernel = numpy_mul_kernel,
-        .fake = numpy_mul_kernel, .backward = numpy_mul_backward, .setup_context = scale_setup});
+        .schema = "mylib::scale(Tensor x, float val=2.5) -> Tensor",
+        .kernel = tutorial_numpy_mul_kernel, .fake = tutorial_numpy_mul_kernel,
+        .backward = tutorial_numpy_mul_backward, .setup_context = scale_setup});
     tt_tensor *x = NN(tt_ones(TT_SHAPE(2), TT_F64));
     OK(tt_set_requires_grad(x, true));
     memset(&seen, 0, sizeof seen);
@@ -1085,7 +1007,7 @@ START_TEST(test_training_step)
 {
     tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
     tt_op *op = define_ok(lib, NUMPY_MUL_SPEC("mylib::numpy_mul(Tensor x, *, float val) -> Tensor",
-                                              numpy_mul_backward));
+                                              tutorial_numpy_mul_backward));
     const double w0[] = {0.5, -1, 2, 0.25}, xs[] = {1, 2, -0.5, 3};
     tt_tensor *w = NN(tt_from_data(TT_SHAPE(4), TT_F64, w0));
     tt_tensor *x = NN(tt_from_data(TT_SHAPE(4), TT_F64, xs));
@@ -1238,7 +1160,7 @@ START_TEST(test_gradcheck)
 {
     tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
     tt_op *good = define_ok(lib, NUMPY_MUL_SPEC("mylib::numpy_mul(Tensor x, *, float val) "
-                                                "-> Tensor", numpy_mul_backward));
+                                                "-> Tensor", tutorial_numpy_mul_backward));
     tt_op *bad = define_ok(lib, NUMPY_MUL_SPEC("mylib::wrong_mul(Tensor x, *, float val) "
                                                "-> Tensor", wrong_mul_backward));
     tt_tensor *x = NN(tt_randn(TT_SHAPE(2, 3), TT_F64));
@@ -1277,7 +1199,7 @@ START_TEST(test_library_free)
 {
     tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
     tt_op *op = define_ok(lib, NUMPY_MUL_SPEC("mylib::numpy_mul(Tensor x, *, float val) -> Tensor",
-                                              numpy_mul_backward));
+                                              tutorial_numpy_mul_backward));
     tt_op *bare = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::bare(Tensor x) -> Tensor"});
     int n = 0;
     tt_op_foreach(count_mylib, &n);
@@ -1315,7 +1237,8 @@ START_TEST(test_library_free)
     ck_assert_int_eq(tt_op_call(op, (tt_value[]){tt_v_tensor(x), tt_v_float(3)}, 2, &out, 1),
                      TT_ENOTFOUND);
     ck_assert_int_eq(out.kind, TT_V_NONE);
-    ck_assert_int_eq(tt_register_fake(NULL, "mylib::numpy_mul", numpy_mul_kernel), TT_ENOTFOUND);
+    ck_assert_int_eq(tt_register_fake(NULL, "mylib::numpy_mul", tutorial_numpy_mul_kernel),
+                     TT_ENOTFOUND);
     ck_assert_error(TT_ENOTFOUND, "tt_register_fake: no op named 'mylib::numpy_mul'");
     /* The graph recorded before still differentiates: its node holds the
      * backward it was recorded with (as a PyTorch graph does). */
@@ -1331,7 +1254,7 @@ START_TEST(test_library_free)
     /* The namespace is free again; the new definition reuses the handle. */
     lib = new_lib(TT_LIB_DEF, "mylib");
     tt_op *again = define_ok(lib, NUMPY_MUL_SPEC("mylib::numpy_mul(Tensor x, *, float val) -> "
-                                                 "Tensor", numpy_mul_backward));
+                                                 "Tensor", tutorial_numpy_mul_backward));
     ck_assert_ptr_eq(again, op);
     OK(tt_set_requires_grad(x, false));
     y = NN(tt_call(op, tt_v_tensor(x), tt_v_float(3)));

@@ -8,8 +8,9 @@
  *  - checked mode: eager custom-op calls fail on the first call whose fake
  *    kernel disagrees or that writes an undeclared argument; built-ins are
  *    not checked; TT_CHECK_OPS is read once, on first use.
- * The tutorial kernels are copied from tests/test_tutorial.c (fixtures). */
+ * The tutorial's kernels are tools/tutorial_ops.c's. */
 #include "tt_test.h"
+#include "tutorial_ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,116 +33,27 @@ static tt_tensor *nn_(tt_tensor *t, const char *what, int line)
     return t;
 }
 
-/* ============================================================ crop (tutorial) */
+/* ===================================================== crop variants */
 
-/* src is (H, W, C) dense with row width W; box = (x0, y0, x1, y1); dst is
- * (y1-y0, x1-x0, C) dense. The "third-party" routine (PIL's crop). */
-static void pil_crop(const char *src, int64_t W, int64_t C, size_t es,
-                     const int64_t box[4], char *dst)
-{
-    int64_t w = box[2] - box[0], h = box[3] - box[1];
-    size_t row = (size_t)(w * C) * es;
-    for (int64_t y = 0; y < h; y++)
-        memcpy(dst + (size_t)(y * w * C) * es,
-               src + (size_t)(((box[1] + y) * W + box[0]) * C) * es, row);
-}
-
-static tt_status crop_args(tt_frame *f, tt_tensor **pic, int64_t box[4])
-{
-    const int64_t *b;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, pic);
-    if (!st)
-        st = tt_arg_ints(f, 1, &b, &n);
-    if (st)
-        return st;
-    if (tt_ndim(*pic) != 3)
-        return tt_frame_fail(f, TT_ESHAPE, "argument 'pic' (#1) expects a (C, H, W) "
-                                           "image, got %d dims", tt_ndim(*pic));
-    /* Sizes are symbolic under aot_dispatch_dynamic's trace: compare them
-     * through tt_size_le (a plain <= would compare a symbol's handle). */
-    tt_size H = tt_dim_size(*pic, 1), W = tt_dim_size(*pic, 2);
-    if (!(0 <= b[0] && b[0] <= b[2] && tt_size_le(b[2], W) && 0 <= b[1] && b[1] <= b[3] &&
-          tt_size_le(b[3], H)))
-        return tt_frame_fail(f, TT_EINVAL, "argument 'box' (#2) must lie in the image");
-    memcpy(box, b, 4 * sizeof *box);
-    return TT_OK;
-}
-
-/* pic is (C,H,W); out is (C, y1-y0, x1-x0), a view of an (h, w, C) buffer:
- * strides (1, w*C, C). */
-static tt_status crop_kernel(tt_frame *f)
-{
-    tt_tensor *pic, *hwc_view = NULL, *src = NULL, *hwc = NULL;
-    int64_t box[4];
-    tt_status st = crop_args(f, &pic, box);
-    if (st)
-        return st;
-    int64_t c = tt_dim_size(pic, 0), h = box[3] - box[1], w = box[2] - box[0];
-    hwc_view = tt_permute(pic, TT_SHAPE(1, 2, 0));
-    src = hwc_view ? tt_contiguous(hwc_view) : NULL;
-    hwc = src ? tt_new_empty(pic, TT_SHAPE(h, w, c)) : NULL;
-    if (!hwc) {
-        st = tt_errcode();
-        goto out;
-    }
-    if (h * w * c > 0)
-        pil_crop(tt_data(src), tt_dim_size(pic, 2), c, tt_dtype_size(tt_dtype_of(pic)),
-                 box, tt_data(hwc));
-    st = tt_return(f, 0, tt_permute(hwc, TT_SHAPE(2, 0, 1)));
-out:
-    tt_release(hwc);
-    tt_release(src);
-    tt_release(hwc_view);
-    return st;
-}
-
-/* new_empty(h, w, C).permute(2, 0, 1): the real kernel's layout. */
-static tt_status crop_fake(tt_frame *f)
-{
-    tt_tensor *pic;
-    int64_t box[4];
-    tt_status st = crop_args(f, &pic, box);
-    if (st)
-        return st;
-    tt_tensor *hwc = tt_new_empty(pic, TT_SHAPE(box[3] - box[1], box[2] - box[0],
-                                                tt_dim_size(pic, 0)));
-    if (!hwc)
-        return tt_errcode();
-    st = tt_return(f, 0, tt_permute(hwc, TT_SHAPE(2, 0, 1)));
-    tt_release(hwc);
-    return st;
-}
-
-/* The tutorial's bug: the right shape, but contiguous (C, h, w), not the
- * real kernel's permuted (h, w, C) buffer. */
-static tt_status crop_fake_no_permute(tt_frame *f)
-{
-    tt_tensor *pic;
-    int64_t box[4];
-    tt_status st = crop_args(f, &pic, box);
-    if (st)
-        return st;
-    return tt_return(f, 0, tt_new_empty(pic, TT_SHAPE(tt_dim_size(pic, 0), box[3] - box[1],
-                                                      box[2] - box[0])));
-}
+/* The tutorial's ops are tools/tutorial_ops.c's; these are the broken fake
+ * kernels for crop that only this suite needs. */
 
 /* A fake kernel that looks at a pixel: fake tensors have none. */
 static tt_status crop_fake_peeks(tt_frame *f)
 {
     tt_tensor *pic;
-    int64_t box[4];
-    tt_status st = crop_args(f, &pic, box);
+    const int64_t *box;
+    tt_status st = tutorial_crop_args(f, &pic, &box);
     if (st)
         return st;
     if (!tt_data(pic))
         return tt_errcode();
-    return crop_fake(f);
+    return tutorial_crop_fake(f);
 }
 
-/* crop_fake with the bounds check written with plain C comparisons, as
- * README's "Writing a custom op" has it: right on concrete sizes, wrong on
- * a symbolic one (a handle far below zero). */
+/* crop's fake kernel with the bounds check written with plain C
+ * comparisons, as README's "Writing a custom op" has it: right on concrete
+ * sizes, wrong on a symbolic one (a handle far below zero). */
 static tt_status crop_fake_plain_compare(tt_frame *f)
 {
     tt_tensor *pic;
@@ -154,107 +66,7 @@ static tt_status crop_fake_plain_compare(tt_frame *f)
         return st;
     if (b[2] > tt_dim_size(pic, 2) || b[3] > tt_dim_size(pic, 1))
         return tt_frame_fail(f, TT_EINVAL, "argument 'box' (#2) must lie in the image");
-    return crop_fake(f);
-}
-
-/* im1 is (C,H,W), im2 is (C,h,w), coord = (x, y); out is a copy of im1 with
- * im2 at [:, y:y+h, x:x+w]. Only crop's backward calls it. */
-static tt_status paste_kernel(tt_frame *f)
-{
-    tt_tensor *im1, *im2, *out = NULL, *rows = NULL, *region = NULL;
-    const int64_t *xy;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, &im1);
-    if (!st)
-        st = tt_arg_tensor(f, 1, &im2);
-    if (!st)
-        st = tt_arg_ints(f, 2, &xy, &n);
-    if (st)
-        return st;
-    out = tt_empty_like(im1);
-    st = out ? tt_copy_(out, im1) : tt_errcode();
-    if (!st) {
-        rows = tt_narrow(out, 1, xy[1], tt_dim_size(im2, 1));
-        region = rows ? tt_narrow(rows, 2, xy[0], tt_dim_size(im2, 2)) : NULL;
-        st = region ? tt_copy_(region, im2) : tt_errcode();
-    }
-    if (!st) {
-        st = tt_return(f, 0, out);
-        out = NULL;
-    }
-    tt_release(region);
-    tt_release(rows);
-    tt_release(out);
-    return st;
-}
-
-static tt_status paste_fake(tt_frame *f)
-{
-    tt_tensor *im1;
-    tt_status st = tt_arg_tensor(f, 0, &im1);
-    return st ? st : tt_return(f, 0, tt_empty_like(im1));
-}
-
-static tt_status crop_setup_context(tt_autograd_ctx *ctx, const tt_value *inputs,
-                                    int ninputs, const tt_value *output, int noutputs)
-{
-    (void)ninputs, (void)output, (void)noutputs;
-    tt_status st = tt_ctx_save_shape(ctx, "pic_shape", inputs[0].u.t);
-    return st ? st : tt_ctx_save_ints(ctx, "coords", 2, inputs[1].u.ints);
-}
-
-/* d pic = paste(zeros(pic_shape), grad, box[:2]); nothing for box. */
-static tt_status crop_backward(tt_autograd_ctx *ctx, tt_tensor *const *grads,
-                               int ngrads, tt_tensor **grad_inputs, int ninputs)
-{
-    (void)ngrads, (void)ninputs;
-    const int64_t *shape, *coords;
-    int ndim, ncoords;
-    const tt_op *paste = tt_op_find("mylib::paste");
-    tt_status st = paste ? tt_ctx_get_ints(ctx, "pic_shape", &shape, &ndim) : tt_errcode();
-    if (!st)
-        st = tt_ctx_get_ints(ctx, "coords", &coords, &ncoords);
-    if (st)
-        return st;
-    tt_tensor *zeros = tt_zeros(ndim, shape, tt_dtype_of(grads[0]));
-    if (!zeros)
-        return tt_errcode();
-    grad_inputs[0] = tt_call(paste, tt_v_tensor(zeros), tt_v_tensor(grads[0]),
-                             tt_v_ints(ncoords, coords));
-    grad_inputs[1] = NULL;
-    tt_release(zeros);
-    return grad_inputs[0] ? TT_OK : tt_errcode();
-}
-
-/* ======================================================= numpy_sin (tutorial) */
-
-static void sin_loop(char **d, const int64_t *s, int64_t n, void *ctx)
-{
-    tt_dtype dt = *(const tt_dtype *)ctx;
-    for (int64_t i = 0; i < n; i++) {
-        if (dt == TT_F32)
-            *(float *)(d[0] + i * s[0]) = sinf(*(const float *)(d[1] + i * s[1]));
-        else
-            *(double *)(d[0] + i * s[0]) = sin(*(const double *)(d[1] + i * s[1]));
-    }
-}
-
-/* input and output are the same shape and float dtype; output = sin(input). */
-static tt_status numpy_sin_kernel(tt_frame *f)
-{
-    tt_tensor *in, *out;
-    tt_status st = tt_arg_tensor(f, 0, &in);
-    if (!st)
-        st = tt_arg_tensor(f, 1, &out);
-    if (st)
-        return st;
-    tt_dtype dt = tt_dtype_of(in);
-    if (tt_ndim(in) != tt_ndim(out) ||
-        memcmp(tt_sizes(in), tt_sizes(out), sizeof(tt_size) * (size_t)tt_ndim(in)) != 0 ||
-        (dt != TT_F32 && dt != TT_F64) || tt_dtype_of(out) != dt)
-        return tt_frame_fail(f, TT_EINVAL, "input and output must be float tensors of one "
-                                           "shape and dtype");
-    return tt_for_each(2, (tt_tensor *[]){out, in}, sin_loop, &dt);
+    return tutorial_crop_fake(f);
 }
 
 /* ================================================================ broken ops */
@@ -474,23 +286,24 @@ static void opcheck_setup(void)
     crop_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
         .mutates_args = "",
-        .kernel = crop_kernel,
+        .kernel = tutorial_crop_kernel,
     });
     ck_assert_msg(crop_op != NULL, "%s", tt_errmsg());
-    OK(tt_register_fake(lib, "mylib::crop", crop_fake));
+    OK(tt_register_fake(lib, "mylib::crop", tutorial_crop_fake));
     paste_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::paste(Tensor im1, Tensor im2, int[2] coord) -> Tensor",
         .mutates_args = "",
-        .kernel = paste_kernel,
-        .fake = paste_fake,
+        .kernel = tutorial_paste_kernel,
+        .fake = tutorial_paste_fake,
     });
     ck_assert_msg(paste_op != NULL, "%s", tt_errmsg());
-    OK(tt_register_autograd(lib, "mylib::crop", crop_backward, crop_setup_context));
+    OK(tt_register_autograd(lib, "mylib::crop", tutorial_crop_backward,
+                            tutorial_crop_setup_context));
     sin_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::numpy_sin(Tensor input, Tensor output) -> ()",
         .mutates_args = "output",
         .device_types = "cpu",
-        .kernel = numpy_sin_kernel,
+        .kernel = tutorial_numpy_sin_kernel,
     });
     ck_assert_msg(sin_op != NULL, "%s", tt_errmsg());
 }
@@ -530,7 +343,7 @@ static void redefine_crop(tt_kernel_fn fake)
     ck_assert_msg(lib != NULL, "%s", tt_errmsg());
     crop_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor", .mutates_args = "",
-        .kernel = crop_kernel, .fake = fake});
+        .kernel = tutorial_crop_kernel, .fake = fake});
     ck_assert_msg(crop_op != NULL, "%s", tt_errmsg());
 }
 
@@ -695,7 +508,7 @@ START_TEST(test_schema_undeclared_mutation)
     tt_op *op = def(&(tt_custom_op_spec){
         .schema = "broken::numpy_sin(Tensor input, Tensor output) -> ()",
         .mutates_args = "",
-        .kernel = numpy_sin_kernel,
+        .kernel = tutorial_numpy_sin_kernel,
     });
     tt_tensor *x = NN(tt_arange(1, 7, 1, TT_F32)), *out = NN(tt_zeros(TT_SHAPE(6), TT_F32));
     tt_value args[] = {tt_v_tensor(x), tt_v_tensor(out)};
@@ -845,7 +658,7 @@ END_TEST
  * dtype, wrong layout. Caught on CPU, with both stride tuples. */
 START_TEST(test_fake_wrong_strides)
 {
-    redefine_crop(crop_fake_no_permute);
+    redefine_crop(tutorial_crop_fake_nopermute);
     tt_tensor *pic = NN(tt_randn(TT_SHAPE(3, 64, 64), TT_F32));
     tt_value args[] = {tt_v_tensor(pic), tt_v_ints(TT_INTS(0, 0, 10, 10))};
     tt_opcheck_report r;
@@ -871,7 +684,7 @@ START_TEST(test_fake_strides_size_one)
     tt_tensor *pic = NN(tt_randn(TT_SHAPE(1, 8, 8), TT_F32));
     tt_value args[] = {tt_v_tensor(pic), tt_v_ints(TT_INTS(2, 2, 3, 7))}; /* (1, 5, 1) */
     tt_opcheck_report r;
-    redefine_crop(crop_fake_no_permute);
+    redefine_crop(tutorial_crop_fake_nopermute);
     /* Real (1, 5, 1) strides (1, 1, 1); fake contiguous (5, 1, 1): only
      * dim 1 counts, and there both are 1. */
     run_opcheck(crop_op, args, &r, TT_OK, &(tt_opcheck_opts){.checks = TT_OPCHECK_FAKETENSOR});
@@ -1445,10 +1258,11 @@ START_TEST(test_op_fails_on_arguments)
     run_opcheck(crop_op, args, &r, TT_EOPCHECK, NULL);
     assert_entry(&r, SCHEMA, TT_CHECK_FAILED,
                  "the op failed on the example arguments: mylib::crop: argument 'box' (#2) "
-                 "must lie in the image");
+                 "= (0, 0, 20, 2) must lie in the 8x8 image");
     assert_entry(&r, FAKE, TT_CHECK_FAILED, "the op failed on the example arguments");
     assert_entry(&r, AOT, TT_CHECK_FAILED, "the op failed when run eagerly: mylib::crop: "
-                                           "argument 'box' (#2) must lie in the image");
+                                           "argument 'box' (#2) = (0, 0, 20, 2) must lie in "
+                                           "the 8x8 image");
     tt_release(pic);
 }
 END_TEST
@@ -1488,7 +1302,7 @@ END_TEST
  * mode, and not at all without it. */
 START_TEST(test_checked_bad_fake)
 {
-    redefine_crop(crop_fake_no_permute);
+    redefine_crop(tutorial_crop_fake_nopermute);
     tt_tensor *pic = NN(tt_randn(TT_SHAPE(3, 64, 64), TT_F32));
     tt_set_checked_mode(false);
     ck_assert(!tt_checked_mode());
@@ -1520,7 +1334,7 @@ START_TEST(test_checked_undeclared_write)
     tt_op *op = def(&(tt_custom_op_spec){
         .schema = "broken::numpy_sin(Tensor input, Tensor output) -> ()",
         .mutates_args = "",
-        .kernel = numpy_sin_kernel,
+        .kernel = tutorial_numpy_sin_kernel,
     });
     tt_tensor *x = NN(tt_randn(TT_SHAPE(5), TT_F32)), *out = NN(tt_zeros(TT_SHAPE(5), TT_F32));
     tt_value args[] = {tt_v_tensor(x), tt_v_tensor(out)};
@@ -1745,8 +1559,8 @@ static int probe_main(void)
     tt_library *l = tt_library_new(TT_LIB_DEF, "mylib");
     tt_op *op = l ? tt_custom_op_define(l, &(tt_custom_op_spec){
                         .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
-                        .mutates_args = "", .kernel = crop_kernel,
-                        .fake = crop_fake_no_permute})
+                        .mutates_args = "", .kernel = tutorial_crop_kernel,
+                        .fake = tutorial_crop_fake_nopermute})
                   : NULL;
     tt_tensor *pic = op ? tt_randn(TT_SHAPE(3, 16, 16), TT_F32) : NULL;
     tt_tensor *y = pic ? tt_call(op, tt_v_tensor(pic), tt_v_ints(TT_INTS(0, 0, 4, 4))) : NULL;

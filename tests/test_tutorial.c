@@ -4,9 +4,11 @@
  * backward calls a second custom op, `paste`; `numpy_sin` as a mutable op
  * writing into an output buffer; gradcheck of crop and of numpy_mul.
  *
- * Every op here is registered the way the README's "Writing a custom op"
- * section shows it; keep the two in step. */
+ * The kernels are tools/tutorial_ops.c's, the ones the demo and the `tt`
+ * tool's example library run; every op here is registered the way the
+ * README's "Writing a custom op" section shows it; keep the two in step. */
 #include "tt_test.h"
+#include "tutorial_ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,298 +29,6 @@ static tt_tensor *nn_(tt_tensor *t, const char *what, int line)
     return t;
 }
 
-/* ================================================================ "PIL" */
-
-/* Plain C on dense channels-last (H, W, C) pixel buffers of any element
- * size: the third-party routine the tutorial wraps (PIL's Image.crop). It
- * knows nothing of tensors. src is (H, W, C) with row width W; box is
- * (x0, y0, x1, y1) = (left, upper, right, lower); dst is (y1-y0, x1-x0, C). */
-static void pil_crop(const char *src, int64_t W, int64_t C, size_t es,
-                     const int64_t box[4], char *dst)
-{
-    int64_t w = box[2] - box[0], h = box[3] - box[1];
-    size_t row = (size_t)(w * C) * es;
-    for (int64_t y = 0; y < h; y++)
-        memcpy(dst + (size_t)(y * w * C) * es,
-               src + (size_t)(((box[1] + y) * W + box[0]) * C) * es, row);
-}
-
-/* ================================================================ crop */
-
-/* The checks both crop kernels share: a (C, H, W) picture and a box inside
- * it (PIL would pad a box that sticks out; this op refuses it). */
-static tt_status crop_args(tt_frame *f, tt_tensor **pic, int64_t box[4])
-{
-    const int64_t *b;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, pic);
-    if (!st)
-        st = tt_arg_ints(f, 1, &b, &n);
-    if (st)
-        return st;
-    if (tt_ndim(*pic) != 3)
-        return tt_frame_fail(f, TT_ESHAPE, "argument 'pic' (#1) expects a (C, H, W) "
-                                           "image, got %d dims", tt_ndim(*pic));
-    int64_t H = tt_dim_size(*pic, 1), W = tt_dim_size(*pic, 2);
-    if (!(0 <= b[0] && b[0] <= b[2] && b[2] <= W && 0 <= b[1] && b[1] <= b[3] && b[3] <= H))
-        return tt_frame_fail(f, TT_EINVAL,
-                             "argument 'box' (#2) = (%lld, %lld, %lld, %lld) must lie in "
-                             "the %lldx%lld image (0 <= x0 <= x1 <= W, 0 <= y0 <= y1 <= H)",
-                             (long long)b[0], (long long)b[1], (long long)b[2],
-                             (long long)b[3], (long long)W, (long long)H);
-    memcpy(box, b, 4 * sizeof *box);
-    return TT_OK;
-}
-
-/* pic is (C,H,W); box = (x0,y0,x1,y1); out is (C, y1-y0, x1-x0), a view of
- * a channels-last (h, w, C) buffer, as pil_to_tensor returns it: strides
- * (1, w*C, C). */
-static tt_status crop_kernel(tt_frame *f)
-{
-    tt_tensor *pic, *hwc_view = NULL, *src = NULL, *hwc = NULL;
-    int64_t box[4];
-    tt_status st = crop_args(f, &pic, box);
-    if (st)
-        return st;
-    int64_t c = tt_dim_size(pic, 0), h = box[3] - box[1], w = box[2] - box[0];
-    /* to_pil_image: the picture as a dense (H, W, C) buffer. */
-    hwc_view = tt_permute(pic, TT_SHAPE(1, 2, 0));
-    src = hwc_view ? tt_contiguous(hwc_view) : NULL;
-    hwc = src ? tt_new_empty(pic, TT_SHAPE(h, w, c)) : NULL;
-    if (!hwc) {
-        st = tt_errcode();
-        goto out;
-    }
-    if (h * w * c > 0)
-        pil_crop(tt_data(src), tt_dim_size(pic, 2), c, tt_dtype_size(tt_dtype_of(pic)),
-                 box, tt_data(hwc));
-    st = tt_return(f, 0, tt_permute(hwc, TT_SHAPE(2, 0, 1))); /* pil_to_tensor */
-out:
-    tt_release(hwc);
-    tt_release(src);
-    tt_release(hwc_view);
-    return st;
-}
-
-/* The same metadata from metadata alone: new_empty(h, w, C).permute(2, 0, 1). */
-static tt_status crop_fake(tt_frame *f)
-{
-    tt_tensor *pic;
-    int64_t box[4];
-    tt_status st = crop_args(f, &pic, box);
-    if (st)
-        return st;
-    int64_t c = tt_dim_size(pic, 0), h = box[3] - box[1], w = box[2] - box[0];
-    tt_tensor *hwc = tt_new_empty(pic, TT_SHAPE(h, w, c));
-    if (!hwc)
-        return tt_errcode();
-    st = tt_return(f, 0, tt_permute(hwc, TT_SHAPE(2, 0, 1)));
-    tt_release(hwc);
-    return st;
-}
-
-/* ================================================================ paste */
-
-static tt_status paste_args(tt_frame *f, tt_tensor **im1, tt_tensor **im2, int64_t xy[2])
-{
-    const int64_t *c;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, im1);
-    if (!st)
-        st = tt_arg_tensor(f, 1, im2);
-    if (!st)
-        st = tt_arg_ints(f, 2, &c, &n);
-    if (st)
-        return st;
-    if (tt_ndim(*im1) != 3 || tt_ndim(*im2) != 3)
-        return tt_frame_fail(f, TT_ESHAPE, "argument '%s' (#%d) expects a (C, H, W) image, "
-                                           "got %d dims", tt_ndim(*im1) != 3 ? "im1" : "im2",
-                             tt_ndim(*im1) != 3 ? 1 : 2,
-                             tt_ndim(*im1) != 3 ? tt_ndim(*im1) : tt_ndim(*im2));
-    if (tt_dtype_of(*im1) != tt_dtype_of(*im2))
-        return tt_frame_fail(f, TT_EDTYPE, "argument 'im2' (#2) is %s, but im1 is %s",
-                             tt_dtype_name(tt_dtype_of(*im2)), tt_dtype_name(tt_dtype_of(*im1)));
-    if (tt_dim_size(*im1, 0) != tt_dim_size(*im2, 0))
-        return tt_frame_fail(f, TT_ESHAPE, "argument 'im2' (#2) has %lld channels, but im1 "
-                                           "has %lld", (long long)tt_dim_size(*im2, 0),
-                             (long long)tt_dim_size(*im1, 0));
-    if (c[0] < 0 || c[1] < 0 || c[0] + tt_dim_size(*im2, 2) > tt_dim_size(*im1, 2) ||
-        c[1] + tt_dim_size(*im2, 1) > tt_dim_size(*im1, 1))
-        return tt_frame_fail(f, TT_EINVAL, "argument 'coord' (#3) = (%lld, %lld) puts the "
-                                           "%lldx%lld im2 outside the %lldx%lld im1",
-                             (long long)c[0], (long long)c[1], (long long)tt_dim_size(*im2, 2),
-                             (long long)tt_dim_size(*im2, 1), (long long)tt_dim_size(*im1, 2),
-                             (long long)tt_dim_size(*im1, 1));
-    xy[0] = c[0];
-    xy[1] = c[1];
-    return TT_OK;
-}
-
-/* im1 is (C,H,W), im2 is (C,h,w), coord = (x, y); out is a copy of im1
- * (laid out as empty_like(im1)) with im2 at [:, y:y+h, x:x+w]. */
-static tt_status paste_kernel(tt_frame *f)
-{
-    tt_tensor *im1, *im2, *out = NULL, *rows = NULL, *region = NULL;
-    int64_t xy[2];
-    tt_status st = paste_args(f, &im1, &im2, xy);
-    if (st)
-        return st;
-    out = tt_empty_like(im1);
-    st = out ? tt_copy_(out, im1) : tt_errcode();
-    if (!st) {
-        rows = tt_narrow(out, 1, xy[1], tt_dim_size(im2, 1));
-        region = rows ? tt_narrow(rows, 2, xy[0], tt_dim_size(im2, 2)) : NULL;
-        st = region ? tt_copy_(region, im2) : tt_errcode();
-    }
-    if (!st) {
-        st = tt_return(f, 0, out);
-        out = NULL;
-    }
-    tt_release(region);
-    tt_release(rows);
-    tt_release(out);
-    return st;
-}
-
-static tt_status paste_fake(tt_frame *f)
-{
-    tt_tensor *im1, *im2;
-    int64_t xy[2];
-    tt_status st = paste_args(f, &im1, &im2, xy);
-    return st ? st : tt_return(f, 0, tt_empty_like(im1));
-}
-
-/* ======================================================= crop's autograd */
-
-/* Saves what backward needs: the picture's shape and the box's corner. */
-static tt_status crop_setup_context(tt_autograd_ctx *ctx, const tt_value *inputs,
-                                    int ninputs, const tt_value *output, int noutputs)
-{
-    (void)ninputs, (void)output, (void)noutputs;
-    tt_status st = tt_ctx_save_shape(ctx, "pic_shape", inputs[0].u.t);
-    return st ? st : tt_ctx_save_ints(ctx, "coords", 2, inputs[1].u.ints);
-}
-
-/* d(crop)/d(pic): the gradient pasted into zeros of the picture's shape,
- * through the paste op (so a tracer records it); no gradient for box. */
-static tt_status crop_backward(tt_autograd_ctx *ctx, tt_tensor *const *grads,
-                               int ngrads, tt_tensor **grad_inputs, int ninputs)
-{
-    (void)ngrads, (void)ninputs;
-    const int64_t *shape, *coords;
-    int ndim, ncoords;
-    const tt_op *paste = tt_op_find("mylib::paste");
-    tt_status st = paste ? tt_ctx_get_ints(ctx, "pic_shape", &shape, &ndim) : tt_errcode();
-    if (!st)
-        st = tt_ctx_get_ints(ctx, "coords", &coords, &ncoords);
-    if (st)
-        return st;
-    tt_tensor *zeros = tt_zeros(ndim, shape, tt_dtype_of(grads[0]));
-    if (!zeros)
-        return tt_errcode();
-    grad_inputs[0] = tt_call(paste, tt_v_tensor(zeros), tt_v_tensor(grads[0]),
-                             tt_v_ints(ncoords, coords));
-    grad_inputs[1] = NULL;
-    tt_release(zeros);
-    return grad_inputs[0] ? TT_OK : tt_errcode();
-}
-
-/* ============================================================ numpy_sin */
-
-static void sin_loop(char **d, const int64_t *s, int64_t n, void *ctx)
-{
-    tt_dtype dt = *(const tt_dtype *)ctx;
-    for (int64_t i = 0; i < n; i++) {
-        if (dt == TT_F32)
-            *(float *)(d[0] + i * s[0]) = sinf(*(const float *)(d[1] + i * s[1]));
-        else
-            *(double *)(d[0] + i * s[0]) = sin(*(const double *)(d[1] + i * s[1]));
-    }
-}
-
-/* input and output are the same shape and float dtype; output = sin(input). */
-static tt_status numpy_sin_kernel(tt_frame *f)
-{
-    tt_tensor *in, *out;
-    tt_status st = tt_arg_tensor(f, 0, &in);
-    if (!st)
-        st = tt_arg_tensor(f, 1, &out);
-    if (st)
-        return st;
-    char a[128], b[128];
-    if (tt_ndim(in) != tt_ndim(out) ||
-        memcmp(tt_sizes(in), tt_sizes(out), sizeof(tt_size) * (size_t)tt_ndim(in)) != 0)
-        return tt_frame_fail(f, TT_ESHAPE, "argument 'output' (#2) has shape %s, but input "
-                                           "has shape %s", tt_shape_str(out, a, sizeof a),
-                             tt_shape_str(in, b, sizeof b));
-    tt_dtype dt = tt_dtype_of(in);
-    if ((dt != TT_F32 && dt != TT_F64) || tt_dtype_of(out) != dt)
-        return tt_frame_fail(f, TT_EDTYPE, "arguments 'input' and 'output' must both be "
-                                           "f32 or both f64, got %s and %s",
-                             tt_dtype_name(dt), tt_dtype_name(tt_dtype_of(out)));
-    return tt_for_each(2, (tt_tensor *[]){out, in}, sin_loop, &dt);
-}
-
-/* ============================================================ numpy_mul */
-
-static void mul_loop(char **d, const int64_t *s, int64_t n, void *ctx)
-{
-    const double *c = ctx; /* c[0]: val, c[1]: 1 for f32 */
-    for (int64_t i = 0; i < n; i++) {
-        if (c[1] != 0)
-            *(float *)(d[0] + i * s[0]) = (float)(*(const float *)(d[1] + i * s[1]) * c[0]);
-        else
-            *(double *)(d[0] + i * s[0]) = *(const double *)(d[1] + i * s[1]) * c[0];
-    }
-}
-
-/* x is any shape, f32 or f64; out is x * val, contiguous. One function is
- * both the real and the fake kernel: it returns after the metadata when x
- * is fake, so the two cannot disagree. */
-static tt_status numpy_mul_kernel(tt_frame *f)
-{
-    tt_tensor *x;
-    double c[2];
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    if (!st)
-        st = tt_arg_float(f, 1, &c[0]);
-    if (st)
-        return st;
-    if (tt_dtype_of(x) != TT_F32 && tt_dtype_of(x) != TT_F64)
-        return tt_frame_fail(f, TT_EDTYPE, "argument 'x' (#1) expects f32 or f64, got %s",
-                             tt_dtype_name(tt_dtype_of(x)));
-    c[1] = tt_dtype_of(x) == TT_F32;
-    tt_tensor *out = tt_new_empty(x, tt_ndim(x), tt_sizes(x));
-    if (!out || tt_is_fake(x))
-        return tt_return(f, 0, out);
-    st = tt_for_each(2, (tt_tensor *[]){out, x}, mul_loop, c);
-    if (st) {
-        tt_release(out);
-        return st;
-    }
-    return tt_return(f, 0, out);
-}
-
-static tt_status numpy_mul_setup_context(tt_autograd_ctx *ctx, const tt_value *inputs,
-                                         int ninputs, const tt_value *output, int noutputs)
-{
-    (void)ninputs, (void)output, (void)noutputs;
-    double val = inputs[1].kind == TT_V_FLOAT ? inputs[1].u.f : (double)inputs[1].u.i;
-    return tt_ctx_save_float(ctx, "val", val);
-}
-
-static tt_status numpy_mul_backward(tt_autograd_ctx *ctx, tt_tensor *const *grads,
-                                   int ngrads, tt_tensor **grad_inputs, int ninputs)
-{
-    (void)ngrads, (void)ninputs;
-    double val;
-    tt_status st = tt_ctx_get_float(ctx, "val", &val);
-    if (st)
-        return st;
-    grad_inputs[0] = tt_mul_scalar(grads[0], val);
-    return grad_inputs[0] ? TT_OK : tt_errcode();
-}
-
 /* ================================================== the tutorial library */
 
 static tt_library *lib;
@@ -333,34 +43,35 @@ static void define_tutorial_ops(void)
     crop_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
         .mutates_args = "",
-        .kernel = crop_kernel,
+        .kernel = tutorial_crop_kernel,
     });
     ck_assert_msg(crop_op != NULL, "%s", tt_errmsg());
-    OK(tt_register_fake(lib, "mylib::crop", crop_fake));
+    OK(tt_register_fake(lib, "mylib::crop", tutorial_crop_fake));
     paste_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::paste(Tensor im1, Tensor im2, int[2] coord) -> Tensor",
         .mutates_args = "",
-        .kernel = paste_kernel,
-        .fake = paste_fake,
+        .kernel = tutorial_paste_kernel,
+        .fake = tutorial_paste_fake,
     });
     ck_assert_msg(paste_op != NULL, "%s", tt_errmsg());
-    OK(tt_register_autograd(lib, "mylib::crop", crop_backward, crop_setup_context));
+    OK(tt_register_autograd(lib, "mylib::crop", tutorial_crop_backward,
+                            tutorial_crop_setup_context));
     /* As the tutorial's Python: mutates_args names the argument, and the
      * schema gets its (a!) annotation from it. */
     sin_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::numpy_sin(Tensor input, Tensor output) -> ()",
         .mutates_args = "output",
         .device_types = "cpu",
-        .kernel = numpy_sin_kernel,
+        .kernel = tutorial_numpy_sin_kernel,
     });
     ck_assert_msg(sin_op != NULL, "%s", tt_errmsg());
     mul_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::numpy_mul(Tensor x, *, float val) -> Tensor",
         .mutates_args = "",
-        .kernel = numpy_mul_kernel,
-        .fake = numpy_mul_kernel,
-        .backward = numpy_mul_backward,
-        .setup_context = numpy_mul_setup_context,
+        .kernel = tutorial_numpy_mul_kernel,
+        .fake = tutorial_numpy_mul_kernel,
+        .backward = tutorial_numpy_mul_backward,
+        .setup_context = tutorial_numpy_mul_setup_context,
     });
     ck_assert_msg(mul_op != NULL, "%s", tt_errmsg());
 }

@@ -1,5 +1,5 @@
 /* The tutorial's custom ops (see tutorial_ops.h). They follow the README's
- * "Writing a custom op" and tests/test_tutorial.c, with one difference:
+ * "Writing a custom op", with one difference:
  * size checks go through tt_size_le/tt_size_eq, so the kernels also run on
  * the symbolic fake tensors of opcheck's aot_dispatch_dynamic check (a
  * plain `<=` on a symbolic size compares a handle, not a size). */
@@ -51,7 +51,7 @@ static tt_status crop_problem(const tt_tensor *pic, const int64_t b[4], char *wh
     return TT_EINVAL;
 }
 
-static tt_status crop_args(tt_frame *f, tt_tensor **pic, const int64_t **box)
+tt_status tutorial_crop_args(tt_frame *f, tt_tensor **pic, const int64_t **box)
 {
     int n; /* 4: the dispatcher checked the schema's int[4] */
     tt_status st = tt_arg_tensor(f, 0, pic);
@@ -66,11 +66,11 @@ static tt_status crop_args(tt_frame *f, tt_tensor **pic, const int64_t **box)
 
 /* pic is (C,H,W); box = (x0,y0,x1,y1); out is (C, y1-y0, x1-x0) laid out
  * channels-last. */
-static tt_status crop_kernel(tt_frame *f)
+tt_status tutorial_crop_kernel(tt_frame *f)
 {
     tt_tensor *pic, *hwc_view = NULL, *src = NULL, *hwc = NULL;
     const int64_t *box;
-    tt_status st = crop_args(f, &pic, &box);
+    tt_status st = tutorial_crop_args(f, &pic, &box);
     if (st)
         return st;
     /* to_pil_image: the picture as a dense (H, W, C) buffer. */
@@ -95,11 +95,11 @@ out:
 
 /* The same metadata from metadata alone:
  * pic.new_empty(h, w, C).permute(2, 0, 1). */
-static tt_status crop_fake(tt_frame *f)
+tt_status tutorial_crop_fake(tt_frame *f)
 {
     tt_tensor *pic;
     const int64_t *box;
-    tt_status st = crop_args(f, &pic, &box);
+    tt_status st = tutorial_crop_args(f, &pic, &box);
     if (st)
         return st;
     tt_tensor *hwc = tt_new_empty(pic, TT_SHAPE(box[3] - box[1], box[2] - box[0],
@@ -113,11 +113,11 @@ static tt_status crop_fake(tt_frame *f)
 
 /* The classic mistake opcheck is for: the right shape, but a contiguous
  * (C, h, w) layout where the real kernel returns a channels-last view. */
-static tt_status crop_fake_nopermute(tt_frame *f)
+tt_status tutorial_crop_fake_nopermute(tt_frame *f)
 {
     tt_tensor *pic;
     const int64_t *box;
-    tt_status st = crop_args(f, &pic, &box);
+    tt_status st = tutorial_crop_args(f, &pic, &box);
     if (st)
         return st;
     return tt_return(f, 0, tt_new_empty(pic, TT_SHAPE(tt_dim_size(pic, 0), box[3] - box[1],
@@ -218,7 +218,7 @@ static tt_status paste_args(tt_frame *f, tt_tensor **im1, tt_tensor **im2, int64
 
 /* im1 is (C,H,W), im2 is (C,h,w), coord = (x, y); out is a copy of im1
  * (laid out as empty_like(im1)) with im2 at [:, y:y+h, x:x+w]. */
-static tt_status paste_kernel(tt_frame *f)
+tt_status tutorial_paste_kernel(tt_frame *f)
 {
     tt_tensor *im1, *im2, *out = NULL, *rows = NULL, *region = NULL;
     int64_t xy[2];
@@ -242,7 +242,7 @@ static tt_status paste_kernel(tt_frame *f)
     return st;
 }
 
-static tt_status paste_fake(tt_frame *f)
+tt_status tutorial_paste_fake(tt_frame *f)
 {
     tt_tensor *im1, *im2;
     int64_t xy[2];
@@ -253,8 +253,8 @@ static tt_status paste_fake(tt_frame *f)
 /* ======================================================= crop's autograd */
 
 /* Saves what backward needs: the picture's shape and the box's corner. */
-static tt_status crop_setup_context(tt_autograd_ctx *ctx, const tt_value *inputs,
-                                    int ninputs, const tt_value *output, int noutputs)
+tt_status tutorial_crop_setup_context(tt_autograd_ctx *ctx, const tt_value *inputs,
+                                      int ninputs, const tt_value *output, int noutputs)
 {
     (void)ninputs, (void)output, (void)noutputs;
     tt_status st = tt_ctx_save_shape(ctx, "pic_shape", inputs[0].u.t);
@@ -263,8 +263,8 @@ static tt_status crop_setup_context(tt_autograd_ctx *ctx, const tt_value *inputs
 
 /* d pic = paste(zeros(pic_shape), grad, box[:2]), through the dispatcher
  * so a trace of a training step records it; nothing for box. */
-static tt_status crop_backward(tt_autograd_ctx *ctx, tt_tensor *const *grads, int ngrads,
-                               tt_tensor **grad_inputs, int ninputs)
+tt_status tutorial_crop_backward(tt_autograd_ctx *ctx, tt_tensor *const *grads, int ngrads,
+                                 tt_tensor **grad_inputs, int ninputs)
 {
     (void)ngrads, (void)ninputs;
     const int64_t *shape, *coords;
@@ -299,7 +299,7 @@ static void sin_loop(char **d, const int64_t *s, int64_t n, void *ctx)
 }
 
 /* input and output are the same shape and float dtype; output = sin(input). */
-static tt_status numpy_sin_kernel(tt_frame *f)
+tt_status tutorial_numpy_sin_kernel(tt_frame *f)
 {
     tt_tensor *in, *out;
     tt_status st = tt_arg_tensor(f, 0, &in);
@@ -323,6 +323,69 @@ static tt_status numpy_sin_kernel(tt_frame *f)
     return tt_for_each(2, (tt_tensor *[]){out, in}, sin_loop, &dt);
 }
 
+/* ============================================================ numpy_mul */
+
+static void mul_loop(char **d, const int64_t *s, int64_t n, void *ctx)
+{
+    const double *c = ctx; /* c[0]: val, c[1]: 1 for f32 */
+    for (int64_t i = 0; i < n; i++) {
+        if (c[1] != 0)
+            *(float *)(d[0] + i * s[0]) = (float)(*(const float *)(d[1] + i * s[1]) * c[0]);
+        else
+            *(double *)(d[0] + i * s[0]) = *(const double *)(d[1] + i * s[1]) * c[0];
+    }
+}
+
+/* x is any shape, f32 or f64; out is x * val (argument #2; 1 when the
+ * schema has none), contiguous. It returns after the metadata when x is
+ * fake, so the same function is the real and the fake kernel and the two
+ * cannot disagree. */
+tt_status tutorial_numpy_mul_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    double c[2] = {1, 0};
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (!st && tt_frame_nargs(f) > 1)
+        st = tt_arg_float(f, 1, &c[0]);
+    if (st)
+        return st;
+    if (tt_dtype_of(x) != TT_F32 && tt_dtype_of(x) != TT_F64)
+        return tt_frame_fail(f, TT_EDTYPE, "argument 'x' (#1) expects f32 or f64, got %s",
+                             tt_dtype_name(tt_dtype_of(x)));
+    c[1] = tt_dtype_of(x) == TT_F32;
+    tt_tensor *out = tt_new_empty(x, tt_ndim(x), tt_sizes(x));
+    if (!out || tt_is_fake(x))
+        return tt_return(f, 0, out);
+    st = tt_for_each(2, (tt_tensor *[]){out, x}, mul_loop, c);
+    if (st) {
+        tt_release(out);
+        return st;
+    }
+    return tt_return(f, 0, out);
+}
+
+/* Saves val (argument #2, a float or an int). */
+tt_status tutorial_numpy_mul_setup_context(tt_autograd_ctx *ctx, const tt_value *inputs,
+                                           int ninputs, const tt_value *output, int noutputs)
+{
+    (void)ninputs, (void)output, (void)noutputs;
+    double val = inputs[1].kind == TT_V_FLOAT ? inputs[1].u.f : (double)inputs[1].u.i;
+    return tt_ctx_save_float(ctx, "val", val);
+}
+
+/* d x = grad * val. */
+tt_status tutorial_numpy_mul_backward(tt_autograd_ctx *ctx, tt_tensor *const *grads,
+                                      int ngrads, tt_tensor **grad_inputs, int ninputs)
+{
+    (void)ngrads, (void)ninputs;
+    double val;
+    tt_status st = tt_ctx_get_float(ctx, "val", &val);
+    if (st)
+        return st;
+    grad_inputs[0] = tt_mul_scalar(grads[0], val);
+    return grad_inputs[0] ? TT_OK : tt_errcode();
+}
+
 /* ================================================== the tutorial library */
 
 tt_status tutorial_ops_register(tt_library **out_lib)
@@ -340,24 +403,25 @@ tt_status tutorial_ops_register(tt_library **out_lib)
     if (!tt_custom_op_define(lib, &(tt_custom_op_spec){
             .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
             .mutates_args = "", /* functional: writes none of its arguments */
-            .kernel = crop_kernel,
+            .kernel = tutorial_crop_kernel,
         }) ||
-        (st = tt_register_fake(lib, "mylib::crop", crop_fake)))
+        (st = tt_register_fake(lib, "mylib::crop", tutorial_crop_fake)))
         goto fail;
     if (!tt_custom_op_define(lib, &(tt_custom_op_spec){
             .schema = "mylib::paste(Tensor im1, Tensor im2, int[2] coord) -> Tensor",
             .mutates_args = "",
-            .kernel = paste_kernel,
-            .fake = paste_fake,
+            .kernel = tutorial_paste_kernel,
+            .fake = tutorial_paste_fake,
         }) ||
-        (st = tt_register_autograd(lib, "mylib::crop", crop_backward, crop_setup_context)))
+        (st = tt_register_autograd(lib, "mylib::crop", tutorial_crop_backward,
+                                   tutorial_crop_setup_context)))
         goto fail;
     /* mutates_args names the written argument; the schema's (a!) agrees. */
     if (!tt_custom_op_define(lib, &(tt_custom_op_spec){
             .schema = "mylib::numpy_sin(Tensor input, Tensor(a!) output) -> ()",
             .mutates_args = "output",
             .device_types = "cpu",
-            .kernel = numpy_sin_kernel,
+            .kernel = tutorial_numpy_sin_kernel,
         }))
         goto fail;
     /* Trainable like crop, so the only thing wrong with it is the fake
@@ -365,10 +429,10 @@ tt_status tutorial_ops_register(tt_library **out_lib)
     if (!tt_custom_op_define(lib, &(tt_custom_op_spec){
             .schema = "mylib::crop_nopermute(Tensor pic, int[4] box) -> Tensor",
             .mutates_args = "",
-            .kernel = crop_kernel,
-            .fake = crop_fake_nopermute,
-            .backward = crop_backward,
-            .setup_context = crop_setup_context,
+            .kernel = tutorial_crop_kernel,
+            .fake = tutorial_crop_fake_nopermute,
+            .backward = tutorial_crop_backward,
+            .setup_context = tutorial_crop_setup_context,
         }))
         goto fail;
     *out_lib = lib;
