@@ -50,12 +50,6 @@ static tt_tensor *ok(tt_tensor *t)
     return t;
 }
 
-#define OK(call)                                                               \
-    do {                                                                       \
-        tt_status st_ = (call);                                                \
-        ck_assert_msg(st_ == TT_OK, "%s failed: %s", #call, tt_errmsg());     \
-    } while (0)
-
 /* Element k (row-major) of t as double, whatever its layout. */
 static double at(const tt_tensor *t, int64_t k)
 {

@@ -14,35 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define OK(call)                                                               \
-    do {                                                                       \
-        tt_status st_ = (call);                                                \
-        ck_assert_msg(st_ == TT_OK, "%s failed: %s: %s", #call,                \
-                      tt_status_name(st_), tt_errmsg());                       \
-    } while (0)
-#define NN(expr) nn_((expr), #expr, __LINE__)
-
-static void *nn_(const void *p, const char *what, int line)
-{
-    ck_assert_msg(p != NULL, "line %d: %s returned NULL: %s: %s", line, what,
-                  tt_status_name(tt_errcode()), tt_errmsg());
-    return (void *)p;
-}
-
 /* ================================================================ helpers */
-
-static double *values(const tt_tensor *t)
-{
-    int64_t n = tt_numel(t);
-    tt_no_grad_begin();
-    tt_tensor *d = NN(tt_to_dtype(t, TT_F64));
-    tt_no_grad_end();
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    ck_assert_ptr_nonnull(v);
-    OK(tt_to_buffer(d, v, sizeof(double) * (size_t)n));
-    tt_release(d);
-    return v;
-}
 
 /* Same dtype and sizes; values within rtol (0: bit for bit). */
 static void assert_close(const tt_tensor *a, const tt_tensor *b, double rtol, const char *what)
@@ -52,7 +24,7 @@ static void assert_close(const tt_tensor *a, const tt_tensor *b, double rtol, co
     ck_assert_msg(tt_dtype_of(a) == tt_dtype_of(b) && tt_ndim(a) == tt_ndim(b) &&
                       memcmp(tt_sizes(a), tt_sizes(b), sizeof(tt_size) * (size_t)tt_ndim(a)) == 0,
                   "%s: %s vs %s", what, tt_describe(a, x, sizeof x), tt_describe(b, y, sizeof y));
-    double *va = values(a), *vb = values(b);
+    double *va = tt_test_values(a), *vb = tt_test_values(b);
     for (int64_t i = 0; i < tt_numel(a); i++) {
         bool ok = rtol == 0 ? va[i] == vb[i] || (isnan(va[i]) && isnan(vb[i]))
                             : fabs(va[i] - vb[i]) <= rtol * fmax(fabs(vb[i]), 1e-30);
@@ -193,14 +165,6 @@ static void ops_teardown(void)
 {
     lib = tt_library_free(lib);
     tt_test_teardown();
-}
-
-static TCase *ops_tcase(const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, ops_setup, ops_teardown);
-    tcase_set_timeout(tc, 120);
-    return tc;
 }
 
 /* ======================================================= traced functions */
@@ -815,7 +779,7 @@ static void run_training(tt_compiled *c, tt_fn fn, tt_tensor **init, int nin, in
     }
     /* The parameters moved. */
     for (int p = 0; p < nparams; p++) {
-        double *a = values(init[p]), *b = values(ce[p]);
+        double *a = tt_test_values(init[p]), *b = tt_test_values(ce[p]);
         bool moved = false;
         for (int64_t i = 0; i < tt_numel(init[p]); i++)
             moved |= a[i] != b[i];
@@ -1045,7 +1009,7 @@ START_TEST(test_numpy_sin_compiled)
         for (int i = 0; i < 3; i++) {
             tt_tensor *x = NN(tt_randn(TT_SHAPE(5, 7), TT_F32)), *got;
             OK(tt_compiled_call(c, &x, &got));
-            double *g = values(got), *v = values(x);
+            double *g = tt_test_values(got), *v = tt_test_values(x);
             for (int k = 0; k < 35; k++)
                 ck_assert_msg(g[k] == (double)sinf((float)v[k]), "element %d", k);
             free(g);
@@ -1174,33 +1138,33 @@ END_TEST
 static Suite *compile_suite(void)
 {
     Suite *s = suite_create("compile");
-    TCase *tc = ops_tcase("cache");
+    TCase *tc = tt_tcase_with("cache", ops_setup, ops_teardown);
     tcase_add_test(tc, test_cache_hits_and_misses);
     tcase_add_test(tc, test_guard_reasons);
     tcase_add_test(tc, test_outputs_equal_eager);
     tcase_add_test(tc, test_scope_and_outputs);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("symbolic");
+    tc = tt_tcase_with("symbolic", ops_setup, ops_teardown);
     tcase_add_test(tc, test_symbolic_reuses_one_plan);
     tcase_add_test(tc, test_symbolic_guard);
     tcase_add_test(tc, test_symbolic_eq_and_int_guards);
     tcase_add_test(tc, test_symbolic_specialization);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("breaks");
+    tc = tt_tcase_with("breaks", ops_setup, ops_teardown);
     tcase_add_test(tc, test_fullgraph_break);
     tcase_add_test(tc, test_break_runs_eagerly);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("training");
+    tc = tt_tcase_with("training", ops_setup, ops_teardown);
     tcase_add_test(tc, test_training_step);
     tcase_add_test(tc, test_training_step_symbolic);
     tcase_add_test(tc, test_training_step_mlp);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("passes");
+    tc = tt_tcase_with("passes", ops_setup, ops_teardown);
     tcase_add_test(tc, test_fused_chain_equals_eager);
     tcase_add_test(tc, test_dead_code_does_not_run);
     tcase_add_test(tc, test_numpy_sin_compiled);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("errors");
+    tc = tt_tcase_with("errors", ops_setup, ops_teardown);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_out_of_memory);
     suite_add_tcase(s, tc);

@@ -12,21 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define OK(call)                                                               \
-    do {                                                                       \
-        tt_status st_ = (call);                                                \
-        ck_assert_msg(st_ == TT_OK, "%s failed: %s: %s", #call,                \
-                      tt_status_name(st_), tt_errmsg());                       \
-    } while (0)
-#define NN(expr) nn_((expr), #expr, __LINE__)
-
-static tt_tensor *nn_(tt_tensor *t, const char *what, int line)
-{
-    ck_assert_msg(t != NULL, "line %d: %s returned NULL: %s: %s", line, what,
-                  tt_status_name(tt_errcode()), tt_errmsg());
-    return t;
-}
-
 static tt_op *define_ok(tt_library *lib, const tt_custom_op_spec *spec)
 {
     tt_op *op = tt_custom_op_define(lib, spec);
@@ -69,21 +54,6 @@ static TCase *custom_tcase(const char *name)
     TCase *tc = tt_tcase(name);
     tcase_add_checked_fixture(tc, NULL, free_live_libs);
     return tc;
-}
-
-/* t's elements in logical order, as doubles (caller frees). */
-static double *values(const tt_tensor *t)
-{
-    int64_t n = tt_numel(t);
-    tt_no_grad_begin(); /* reading values is not part of any computation */
-    tt_tensor *d = tt_to_dtype(t, TT_F64);
-    tt_no_grad_end();
-    NN(d);
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    ck_assert_ptr_nonnull(v);
-    OK(tt_to_buffer(d, v, sizeof(double) * (size_t)n));
-    tt_release(d);
-    return v;
 }
 
 static void schema_text(const tt_op *op, char *buf, size_t n)
@@ -262,7 +232,7 @@ START_TEST(test_define_functional)
     tt_tensor *x = NN(tt_arange(0, 6, 1, TT_F32));
     uint64_t v = tt_version(x);
     tt_tensor *y = NN(tt_call(op, tt_v_tensor(x), tt_v_float(2.5)));
-    double *yv = values(y);
+    double *yv = tt_test_values(y);
     for (int k = 0; k < 6; k++)
         ck_assert_double_eq(yv[k], 2.5 * k);
     free(yv);
@@ -367,7 +337,7 @@ START_TEST(test_define_mutable)
          * version does not move. */
         ck_assert_uint_eq(tt_version(out), vout + 1);
         ck_assert_uint_eq(tt_version(in), vin);
-        double *vi = values(in), *vo = values(out);
+        double *vi = tt_test_values(in), *vo = tt_test_values(out);
         for (int k = 0; k < 7; k++)
             ck_assert_double_eq_tol(vo[k], sin(vi[k]), 1e-15);
         free(vi);
@@ -817,7 +787,7 @@ START_TEST(test_fake_dynamic_size)
     ck_assert_int_eq(tt_dim_size(real, 0), 4);
     ck_assert_int_eq(tt_dim_size(real, 1), 2);
     ck_assert_int_eq(tt_dtype_of(real), TT_I64);
-    double *v = values(real);
+    double *v = tt_test_values(real);
     const double want[] = {0, 1, 0, 2, 1, 1, 1, 2};
     for (int k = 0; k < 8; k++)
         ck_assert_double_eq(v[k], want[k]);
@@ -988,7 +958,7 @@ START_TEST(test_setup_context_inputs)
     ck_assert_ptr_eq(seen.op, op);
     tt_tensor *ones = NN(tt_ones(TT_SHAPE(2), TT_F64)), *g = NULL;
     OK(tt_grad(1, &y, &ones, 1, &x, &g));
-    double *v = values(g);
+    double *v = tt_test_values(g);
     ck_assert_double_eq(v[0], 2.5);
     ck_assert_double_eq(v[1], 2.5);
     free(v);
@@ -1024,7 +994,7 @@ START_TEST(test_training_step)
         ck_assert_str_eq(tt_grad_fn_name(z), "tt::sin");
         OK(tt_backward(z, ones));
         tt_tensor *g = NN(tt_get_grad(w));
-        double *gv = values(g);
+        double *gv = tt_test_values(g);
         for (int k = 0; k < 4; k++) { /* d/dw sin(3xw) = 3x cos(3xw) */
             double want = 3 * xs[k] * cos(3 * xs[k] * wv[k]);
             ck_assert_msg(fabs(gv[k] - want) < 1e-12, "step %d: grad[%d] = %.17g, expected "
@@ -1041,7 +1011,7 @@ START_TEST(test_training_step)
         free(gv);
         tt_release(g);
         tt_scope_end();
-        double *now = values(w);
+        double *now = tt_test_values(w);
         for (int k = 0; k < 4; k++)
             ck_assert_double_eq_tol(now[k], wv[k], 1e-15);
         free(now);
@@ -1114,7 +1084,7 @@ START_TEST(test_backward_errors)
     y = NN(tt_call(sq, tt_v_tensor(x)));
     OK(tt_backward(y, ones));
     tt_tensor *g = NN(tt_get_grad(x));
-    double *v = values(g);
+    double *v = tt_test_values(g);
     for (int k = 0; k < 6; k++)
         ck_assert_double_eq(v[k], 2.0 * (k + 1));
     free(v);
@@ -1244,7 +1214,7 @@ START_TEST(test_library_free)
      * backward it was recorded with (as a PyTorch graph does). */
     tt_tensor *ones = NN(tt_ones(TT_SHAPE(4), TT_F64)), *g = NULL;
     OK(tt_grad(1, &recorded, &ones, 1, &x, &g));
-    double *v = values(g);
+    double *v = tt_test_values(g);
     for (int k = 0; k < 4; k++)
         ck_assert_double_eq(v[k], 3);
     free(v);

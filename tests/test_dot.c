@@ -16,18 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OK(call)                                                               \
-    do {                                                                       \
-        tt_status st_ = (call);                                                \
-        ck_assert_msg(st_ == TT_OK, "%s failed: %s", #call, tt_errmsg());      \
-    } while (0)
-#define NN(x) nn_((x), #x)
-static void *nn_(void *p, const char *what)
-{
-    ck_assert_msg(p != NULL, "%s returned NULL: %s", what, tt_errmsg());
-    return p;
-}
-
 /* ============================================== sanitizer builds only */
 
 /* graphviz leaks inside its layout whatever the caller does. */
@@ -125,14 +113,6 @@ static void ops_teardown(void)
 {
     lib = tt_library_free(lib);
     tt_test_teardown();
-}
-
-static TCase *ops_tcase(const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, ops_setup, ops_teardown);
-    tcase_set_timeout(tc, 120);
-    return tc;
 }
 
 /* ======================================================= traced functions */
@@ -827,7 +807,7 @@ END_TEST
 static Suite *dot_suite(void)
 {
     Suite *s = suite_create("dot");
-    TCase *tc = ops_tcase("dot");
+    TCase *tc = tt_tcase_with("dot", ops_setup, ops_teardown);
     tcase_add_test(tc, test_mlp_golden);
     tcase_add_test(tc, test_mlp_structure);
     tcase_add_test(tc, test_crop_golden_and_style);
@@ -836,9 +816,7 @@ static Suite *dot_suite(void)
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_escaping);
     suite_add_tcase(s, tc);
-    TCase *r = tcase_create("render");
-    tcase_add_checked_fixture(r, render_setup, render_teardown);
-    tcase_set_timeout(r, 120);
+    TCase *r = tt_tcase_with("render", render_setup, render_teardown);
     tcase_add_test(r, test_render_graph);
     tcase_add_test(r, test_render_explain);
     tcase_add_test(r, test_render_quiet);

@@ -18,21 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define OK(call)                                                               \
-    do {                                                                       \
-        tt_status st_ = (call);                                                \
-        ck_assert_msg(st_ == TT_OK, "%s failed: %s: %s", #call,                \
-                      tt_status_name(st_), tt_errmsg());                       \
-    } while (0)
-#define NN(expr) nn_((expr), #expr, __LINE__)
-
-static tt_tensor *nn_(tt_tensor *t, const char *what, int line)
-{
-    ck_assert_msg(t != NULL, "line %d: %s returned NULL: %s: %s", line, what,
-                  tt_status_name(tt_errcode()), tt_errmsg());
-    return t;
-}
-
 /* ===================================================== crop variants */
 
 /* The tutorial's ops are tools/tutorial_ops.c's; these are the broken fake
@@ -316,14 +301,6 @@ static void opcheck_teardown(void)
     tt_test_teardown();
 }
 
-static TCase *opcheck_tcase(const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, opcheck_setup, opcheck_teardown);
-    tcase_set_timeout(tc, 120);
-    return tc;
-}
-
 /* Defines an op in the "broken" library (made on first use). */
 static tt_op *def(const tt_custom_op_spec *spec)
 {
@@ -391,18 +368,6 @@ static tt_tensor *randn_grad(int ndim, const int64_t *sizes, tt_dtype dt, bool g
     if (grad)
         OK(tt_set_requires_grad(t, true));
     return t;
-}
-
-/* t's elements in logical order, as doubles (caller frees). */
-static double *values(const tt_tensor *t)
-{
-    int64_t n = tt_numel(t);
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    ck_assert_ptr_nonnull(v);
-    tt_tensor *d = NN(tt_to_dtype(t, TT_F64));
-    OK(tt_to_buffer(d, v, sizeof(double) * (size_t)n));
-    tt_release(d);
-    return v;
 }
 
 /* ===================================================== the tutorial's sets */
@@ -1083,7 +1048,7 @@ START_TEST(test_caller_untouched)
     tt_tensor *out = NN(tt_full(TT_SHAPE(4, 5), 7, TT_F32));
     tt_tensor *g = NN(tt_full(TT_SHAPE(4, 5), 3, TT_F32));
     OK(tt_set_grad(x, g));
-    double *xv = values(x);
+    double *xv = tt_test_values(x);
     uint64_t xver = tt_version(x), over = tt_version(out);
     int64_t xref = tt_refcount(x), oref = tt_refcount(out);
     /* x requires grad and numpy_sin has no autograd: that check fails,
@@ -1095,7 +1060,7 @@ START_TEST(test_caller_untouched)
     assert_entry(&r, AUTOGRAD, TT_CHECK_FAILED, "argument 'input' (#1) requires grad");
     assert_entry(&r, FAKE, TT_CHECK_PASSED, NULL);
     assert_entry(&r, AOT, TT_CHECK_PASSED, NULL);
-    double *xv2 = values(x), *ov = values(out);
+    double *xv2 = tt_test_values(x), *ov = tt_test_values(out);
     for (int i = 0; i < 20; i++) {
         ck_assert_double_eq(xv2[i], xv[i]);
         ck_assert_double_eq(ov[i], 7);
@@ -1108,7 +1073,7 @@ START_TEST(test_caller_untouched)
     ck_assert(!tt_requires_grad(out));
     ck_assert_ptr_null(tt_get_grad(out));
     tt_tensor *g2 = NN(tt_get_grad(x));
-    double *gv = values(g2);
+    double *gv = tt_test_values(g2);
     for (int i = 0; i < 20; i++)
         ck_assert_double_eq(gv[i], 3);
     free(gv);
@@ -1119,14 +1084,14 @@ START_TEST(test_caller_untouched)
 
     /* crop with its backward in the trace: pic's .grad stays unset. */
     tt_tensor *pic = randn_grad(TT_SHAPE(3, 20, 20), TT_F64, true);
-    double *pv = values(pic);
+    double *pv = tt_test_values(pic);
     uint64_t pver = tt_version(pic);
     tt_value cargs[] = {tt_v_tensor(pic), tt_v_ints(TT_INTS(1, 2, 11, 12))};
     run_opcheck(crop_op, cargs, &r, TT_OK, NULL);
     ck_assert_ptr_null(tt_get_grad(pic));
     ck_assert(tt_requires_grad(pic) && tt_is_leaf(pic));
     ck_assert_uint_eq(tt_version(pic), pver);
-    double *pv2 = values(pic);
+    double *pv2 = tt_test_values(pic);
     for (int i = 0; i < 3 * 20 * 20; i++)
         ck_assert_double_eq(pv2[i], pv[i]);
     free(pv);
@@ -1346,7 +1311,7 @@ START_TEST(test_checked_undeclared_write)
                                  "or write into a copy");
     /* The declared op writes, checked or not. */
     OK(tt_op_call(sin_op, args, 2, NULL, 0));
-    double *xv = values(x), *ov = values(out);
+    double *xv = tt_test_values(x), *ov = tt_test_values(out);
     for (int i = 0; i < 5; i++)
         ck_assert_double_eq_tol(ov[i], sin(xv[i]), 1e-6);
     free(xv);
@@ -1453,7 +1418,7 @@ START_TEST(test_checked_good_and_failing_fake)
                                     tt_v_ints(TT_INTS(3, 4, 13, 24))));
     ck_assert_int_eq(tt_ndim(checked), 3);
     ck_assert(memcmp(tt_strides(checked), tt_strides(plain), 3 * sizeof(tt_size)) == 0);
-    double *a = values(plain), *b = values(checked);
+    double *a = tt_test_values(plain), *b = tt_test_values(checked);
     for (int64_t i = 0; i < tt_numel(plain); i++)
         ck_assert_double_eq(a[i], b[i]);
     free(a);
@@ -1494,7 +1459,7 @@ START_TEST(test_checked_builtins_unaffected)
     }
     ck_assert_int_eq(counts[1], counts[0]);
     ck_assert_int_gt(custom[1], custom[0]);
-    double *x = values(sums[0]), *y = values(sums[1]);
+    double *x = tt_test_values(sums[0]), *y = tt_test_values(sums[1]);
     for (int i = 0; i < 16; i++)
         ck_assert_double_eq(x[i], y[i]);
     free(x);
@@ -1635,14 +1600,14 @@ END_TEST
 static Suite *opcheck_suite(void)
 {
     Suite *s = suite_create("opcheck");
-    TCase *tc = opcheck_tcase("tutorial");
+    TCase *tc = tt_tcase_with("tutorial", opcheck_setup, opcheck_teardown);
     tcase_add_loop_test(tc, test_crop_sets, 0, 4);
     tcase_add_loop_test(tc, test_numpy_sin_sets, 0, 3);
     tcase_add_test(tc, test_noncontiguous_inputs);
     tcase_add_test(tc, test_mutable_variants);
     suite_add_tcase(s, tc);
 
-    tc = opcheck_tcase("schema");
+    tc = tt_tcase_with("schema", opcheck_setup, opcheck_teardown);
     tcase_add_test(tc, test_schema_undeclared_mutation);
     tcase_add_test(tc, test_schema_one_element_written);
     tcase_add_test(tc, test_schema_returns_input);
@@ -1650,7 +1615,7 @@ static Suite *opcheck_suite(void)
     tcase_add_test(tc, test_schema_outputs_share_storage);
     suite_add_tcase(s, tc);
 
-    tc = opcheck_tcase("faketensor");
+    tc = tt_tcase_with("faketensor", opcheck_setup, opcheck_teardown);
     tcase_add_test(tc, test_fake_wrong_shape_dtype);
     tcase_add_test(tc, test_fake_wrong_strides);
     tcase_add_test(tc, test_fake_strides_size_one);
@@ -1660,12 +1625,12 @@ static Suite *opcheck_suite(void)
     tcase_add_test(tc, test_fake_dynamic_size);
     suite_add_tcase(s, tc);
 
-    tc = opcheck_tcase("autograd_registration");
+    tc = tt_tcase_with("autograd_registration", opcheck_setup, opcheck_teardown);
     tcase_add_test(tc, test_autograd_missing);
     tcase_add_test(tc, test_autograd_nondifferentiable);
     suite_add_tcase(s, tc);
 
-    tc = opcheck_tcase("aot_dispatch_dynamic");
+    tc = tt_tcase_with("aot_dispatch_dynamic", opcheck_setup, opcheck_teardown);
     tcase_add_test(tc, test_aot_global_state);
     tcase_add_test(tc, test_aot_plain_size_compare);
     tcase_add_test(tc, test_aot_largest_difference);
@@ -1673,21 +1638,21 @@ static Suite *opcheck_suite(void)
     tcase_add_test(tc, test_aot_gradient_differs);
     suite_add_tcase(s, tc);
 
-    tc = opcheck_tcase("options");
+    tc = tt_tcase_with("options", opcheck_setup, opcheck_teardown);
     tcase_add_test(tc, test_checks_mask);
     tcase_add_test(tc, test_raise_exception);
     tcase_add_test(tc, test_tolerances);
     tcase_add_test(tc, test_caller_untouched);
     suite_add_tcase(s, tc);
 
-    tc = opcheck_tcase("reports_and_errors");
+    tc = tt_tcase_with("reports_and_errors", opcheck_setup, opcheck_teardown);
     tcase_add_test(tc, test_report_text);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_op_fails_on_arguments);
     tcase_add_test(tc, test_opcheck_oom);
     suite_add_tcase(s, tc);
 
-    tc = opcheck_tcase("checked_mode");
+    tc = tt_tcase_with("checked_mode", opcheck_setup, opcheck_teardown);
     tcase_add_test(tc, test_checked_bad_fake);
     tcase_add_test(tc, test_checked_undeclared_write);
     tcase_add_test(tc, test_checked_good_and_failing_fake);

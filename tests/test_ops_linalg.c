@@ -117,19 +117,6 @@ static tt_tensor *make(layout L, int nd, const int64_t *sizes, tt_dtype dt)
     return r;
 }
 
-/* The logical values of t as doubles (malloc'd). */
-static double *values(const tt_tensor *t)
-{
-    int64_t n = tt_numel(t);
-    double *buf = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    ck_assert_ptr_nonnull(buf);
-    tt_tensor *d = tt_to_dtype(t, TT_F64);
-    ck_assert_ptr_nonnull(d);
-    ck_assert_int_eq(tt_to_buffer(d, buf, sizeof(double) * (size_t)n), TT_OK);
-    tt_release(d);
-    return buf;
-}
-
 /* ------------------------------------------------------------ reference */
 
 /* numpy's matmul on logical values, written out directly. Returns the
@@ -219,7 +206,7 @@ static void check_result(const tt_tensor *r, tt_dtype dt, int ond, const int64_t
     ck_assert_int_eq(tt_dtype_of(r), dt);
     ck_assert_msg(tt_is_contiguous(r), "%s: output not contiguous", what);
     ck_assert_int_eq(tt_storage_offset(r), 0);
-    double *got = values(r);
+    double *got = tt_test_values(r);
     double tol = dt == TT_F32 ? 2e-5 * (double)(k + 1) : dt == TT_F64 ? 1e-12 * (double)(k + 1) : 0;
     /* Assert only on a mismatch: every passing Check assertion records its
      * location through a pipe, which is slow per element. */
@@ -268,7 +255,7 @@ static void run_case(binary_op op, const char *opname, int nd1, const int64_t *s
     snprintf(what, sizeof what, "%s %s %dD(%s) x %dD(%s)", opname, tt_dtype_name(dt), nd1,
              layout_names[la], nd2, layout_names[lb]);
     tt_tensor *a = make(la, nd1, s1, dt), *b = make(lb, nd2, s2, dt);
-    double *A = values(a), *B = values(b), *ref;
+    double *A = tt_test_values(a), *B = tt_test_values(b), *ref;
     int64_t osz[TT_MAX_DIMS + 1];
     int ond = ref_matmul(nd1, s1, A, nd2, s2, B, osz, &ref);
     tt_tensor *r = op(a, b);
@@ -349,7 +336,7 @@ START_TEST(test_mm_transposed_view_not_copied)
     ck_assert_ptr_nonnull(r2);
     ck_assert_int_eq(c1 - c0, c2 - c1);
     /* The results agree, so the transposed operand was read as such. */
-    double *v1 = values(r1), *v2 = values(r2);
+    double *v1 = tt_test_values(r1), *v2 = tt_test_values(r2);
     for (int i = 0; i < 64 * 32; i++)
         if (fabs(v1[i] - v2[i]) > 1e-4)
             ck_abort_msg("element %d: %g vs %g", i, v1[i], v2[i]);
@@ -405,7 +392,7 @@ START_TEST(test_mm_restores_blas_threads)
     ck_assert_ptr_nonnull(r3);
     ck_assert_int_eq(get(), before);
     /* The three batches (b broadcast: the same matrix) equal the mm. */
-    double *v = values(r), *v3 = values(r3);
+    double *v = tt_test_values(r), *v3 = tt_test_values(r3);
     for (int i = 0; i < 3 * 200 * 170; i++)
         if (fabs(v3[i] - v[i % (200 * 170)]) > 1e-4)
             ck_abort_msg("batch element %d: %g vs %g", i, v3[i], v[i % (200 * 170)]);
@@ -546,7 +533,7 @@ START_TEST(test_linear_cases)
                 tt_tensor *w = make(wl == 0 ? L_CONTIG : wl == 1 ? L_TRANS : L_COLSTEP,
                                     lc->ndw, lc->w, dt);
                 tt_tensor *bias = lc->ndb < 0 ? NULL : make(L_CONTIG, lc->ndb, lc->b, dt);
-                double *X = values(x), *W = values(w), *Bv = bias ? values(bias) : NULL;
+                double *X = tt_test_values(x), *W = tt_test_values(w), *Bv = bias ? tt_test_values(bias) : NULL;
                 /* reference: x @ w^T (+ bias) */
                 int64_t out_f = lc->ndw == 2 ? lc->w[0] : 1, in_f = lc->w[lc->ndw - 1];
                 double *WT = malloc(sizeof(double) * (size_t)(out_f * in_f + 1));
@@ -602,8 +589,8 @@ START_TEST(test_boxed_calls)
     ck_assert_ptr_nonnull(mm);
     ck_assert_ptr_nonnull(mat);
     ck_assert_ptr_nonnull(bmm);
-    double *v0 = values(direct), *v1 = values(boxed), *v2 = values(mm), *v3 = values(mat);
-    double *v4 = values(bmm), *v5 = values(direct_b), *v6 = values(boxed_b);
+    double *v0 = tt_test_values(direct), *v1 = tt_test_values(boxed), *v2 = tt_test_values(mm), *v3 = tt_test_values(mat);
+    double *v4 = tt_test_values(bmm), *v5 = tt_test_values(direct_b), *v6 = tt_test_values(boxed_b);
     for (int i = 0; i < 20; i++) {
         ck_assert_double_eq(v0[i], v1[i]);
         ck_assert_double_eq(v0[i], v2[i]);

@@ -90,17 +90,6 @@ static tt_tensor *random_targets(int64_t n, int64_t C, bool scalar)
     return t;
 }
 
-/* Logical values as doubles; caller frees. */
-static double *values(const tt_tensor *t)
-{
-    int64_t n = tt_numel(t);
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    tt_tensor *d = tt_to_dtype(t, TT_F64);
-    ck_assert_int_eq(tt_to_buffer(d, v, sizeof(double) * (size_t)n), TT_OK);
-    tt_release(d);
-    return v;
-}
-
 static void same_meta(const tt_tensor *f, const tt_tensor *r, const char *ctx)
 {
     ck_assert_msg(f != NULL, "%s: fake call failed: %s", ctx, tt_errmsg());
@@ -156,7 +145,7 @@ static void check_ce(const tt_tensor *x, const tt_tensor *t, int red, const char
     tt_tensor *fy = tt_call(ce_op(), tt_v_tensor(fx), tt_v_tensor(ft), tt_v_str(reductions[red]));
     same_meta(fy, y, ctx);
 
-    double *v = values(x), *tv = values(t), *got = values(y), total = 0;
+    double *v = tt_test_values(x), *tv = tt_test_values(t), *got = tt_test_values(y), total = 0;
     double tol = tt_dtype_of(x) == TT_F32 ? 2e-6 : 1e-13;
     for (int64_t i = 0; i < N; i++) {
         const double *row = v + i * C;

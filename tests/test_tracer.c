@@ -13,36 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define OK(call)                                                               \
-    do {                                                                       \
-        tt_status st_ = (call);                                                \
-        ck_assert_msg(st_ == TT_OK, "%s failed: %s: %s", #call,                \
-                      tt_status_name(st_), tt_errmsg());                       \
-    } while (0)
-#define NN(expr) nn_((expr), #expr, __LINE__)
-
-static void *nn_(const void *p, const char *what, int line)
-{
-    ck_assert_msg(p != NULL, "line %d: %s returned NULL: %s: %s", line, what,
-                  tt_status_name(tt_errcode()), tt_errmsg());
-    return (void *)p;
-}
-
 /* ================================================================ helpers */
-
-/* t's elements in logical (row-major) order, as doubles (caller frees). */
-static double *values(const tt_tensor *t)
-{
-    int64_t n = tt_numel(t);
-    tt_no_grad_begin();
-    tt_tensor *d = NN(tt_to_dtype(t, TT_F64));
-    tt_no_grad_end();
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    ck_assert_ptr_nonnull(v);
-    OK(tt_to_buffer(d, v, sizeof(double) * (size_t)n));
-    tt_release(d);
-    return v;
-}
 
 /* a and b have the same dtype, sizes and values (bit for bit as doubles). */
 static void assert_same(const tt_tensor *a, const tt_tensor *b, const char *what)
@@ -51,7 +22,7 @@ static void assert_same(const tt_tensor *a, const tt_tensor *b, const char *what
     ck_assert_msg(tt_dtype_of(a) == tt_dtype_of(b) && tt_ndim(a) == tt_ndim(b) &&
                       memcmp(tt_sizes(a), tt_sizes(b), sizeof(tt_size) * (size_t)tt_ndim(a)) == 0,
                   "%s: %s vs %s", what, tt_describe(a, x, sizeof x), tt_describe(b, y, sizeof y));
-    double *va = values(a), *vb = values(b);
+    double *va = tt_test_values(a), *vb = tt_test_values(b);
     for (int64_t i = 0; i < tt_numel(a); i++)
         ck_assert_msg(va[i] == vb[i] || (isnan(va[i]) && isnan(vb[i])),
                       "%s: element %lld is %.17g, expected %.17g", what, (long long)i, va[i], vb[i]);
@@ -179,7 +150,7 @@ static tt_status positive_kernel(tt_frame *f)
     tt_status st = tt_arg_tensor(f, 0, &x);
     if (st)
         return st;
-    double *v = values(x);
+    double *v = tt_test_values(x);
     int64_t k = 0;
     for (int64_t i = 0; i < tt_numel(x); i++)
         if (v[i] > 0)
@@ -261,14 +232,6 @@ static void ops_teardown(void)
 {
     lib = tt_library_free(lib);
     tt_test_teardown();
-}
-
-static TCase *ops_tcase(const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, ops_setup, ops_teardown);
-    tcase_set_timeout(tc, 120);
-    return tc;
 }
 
 /* ======================================================= traced functions */
@@ -466,7 +429,7 @@ START_TEST(test_constants_and_factories)
         /* The constant holds the real data, in every mode. */
         const tt_tensor *cv = tt_graph_node_value(g, c0, 0);
         ck_assert(!tt_is_fake(cv));
-        double *v = values(cv);
+        double *v = tt_test_values(cv);
         for (int i = 0; i < 3; i++)
             ck_assert(v[i] == consts[i]);
         free(v);
@@ -1343,7 +1306,7 @@ START_TEST(test_tutorial_numpy_sin)
         /* Replayed, the output is sin(x) (sinf, as the kernel computes it). */
         tt_tensor *got;
         OK(tt_graph_run(g, 1, &x, 1, &got));
-        double *gv = values(got), *xv = values(x);
+        double *gv = tt_test_values(got), *xv = tt_test_values(x);
         for (int i = 0; i < 20; i++)
             ck_assert_msg(gv[i] == (double)sinf((float)xv[i]), "element %d", i);
         free(gv);
@@ -1425,7 +1388,7 @@ START_TEST(test_training_step_one_graph)
     OK(tt_graph_run(g, 3, (tt_tensor *[]){wi, x, target}, 1, &li));
     assert_same(li, le, "loss");
     assert_same(wi, we, "weights after one step");
-    double *a = values(w0), *b = values(wi);
+    double *a = tt_test_values(w0), *b = tt_test_values(wi);
     ck_assert(a[0] != b[0]);
     free(a);
     free(b);
@@ -1558,7 +1521,7 @@ START_TEST(test_dynamic_size)
     tt_tensor *got;
     OK(tt_graph_run(g, 1, &x, 1, &got));
     assert_shape(got, 1, (int64_t[]){4}, TT_F64);
-    double *v = values(got);
+    double *v = tt_test_values(got);
     ck_assert(v[0] == 1 && v[1] == 9 && v[2] == 25 && v[3] == 36);
     free(v);
     tt_release(got);
@@ -1632,7 +1595,7 @@ END_TEST
 static Suite *tracer_suite(void)
 {
     Suite *s = suite_create("tracer");
-    TCase *tc = ops_tcase("graph_ir");
+    TCase *tc = tt_tcase_with("graph_ir", ops_setup, ops_teardown);
     tcase_add_test(tc, test_fake_graph);
     tcase_add_test(tc, test_real_graph_values);
     tcase_add_test(tc, test_symbolic_sizes);
@@ -1641,37 +1604,37 @@ static Suite *tracer_suite(void)
     tcase_add_test(tc, test_multiple_outputs);
     tcase_add_test(tc, test_trace_errors);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("interpreter");
+    tc = tt_tcase_with("interpreter", ops_setup, ops_teardown);
     tcase_add_test(tc, test_interpreter);
     tcase_add_test(tc, test_interpreter_errors);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("fake_memory");
+    tc = tt_tcase_with("fake_memory", ops_setup, ops_teardown);
     tcase_add_test(tc, test_fake_mlp_bigger_than_memory);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("custom_ops");
+    tc = tt_tcase_with("custom_ops", ops_setup, ops_teardown);
     tcase_add_test(tc, test_custom_op_opaque);
     tcase_add_test(tc, test_dynamic_size);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("breaks");
+    tc = tt_tcase_with("breaks", ops_setup, ops_teardown);
     tcase_add_test(tc, test_break_data_read);
     tcase_add_test(tc, test_break_no_fake_kernel);
     tcase_add_test(tc, test_break_explicit);
     tcase_add_test(tc, test_break_without_fullgraph);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("explain");
+    tc = tt_tcase_with("explain", ops_setup, ops_teardown);
     tcase_add_test(tc, test_explain);
     tcase_add_test(tc, test_explain_replay);
     tcase_add_test(tc, test_explain_no_breaks_and_errors);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("tutorial");
+    tc = tt_tcase_with("tutorial", ops_setup, ops_teardown);
     tcase_add_test(tc, test_tutorial_pair);
     tcase_add_test(tc, test_tutorial_numpy_sin);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("training");
+    tc = tt_tcase_with("training", ops_setup, ops_teardown);
     tcase_add_test(tc, test_training_step_one_graph);
     tcase_add_test(tc, test_functionalize);
     suite_add_tcase(s, tc);
-    tc = ops_tcase("oom");
+    tc = tt_tcase_with("oom", ops_setup, ops_teardown);
     tcase_add_test(tc, test_out_of_memory);
     suite_add_tcase(s, tc);
     return s;

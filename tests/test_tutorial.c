@@ -14,21 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define OK(call)                                                               \
-    do {                                                                       \
-        tt_status st_ = (call);                                                \
-        ck_assert_msg(st_ == TT_OK, "%s failed: %s: %s", #call,                \
-                      tt_status_name(st_), tt_errmsg());                       \
-    } while (0)
-#define NN(expr) nn_((expr), #expr, __LINE__)
-
-static tt_tensor *nn_(tt_tensor *t, const char *what, int line)
-{
-    ck_assert_msg(t != NULL, "line %d: %s returned NULL: %s: %s", line, what,
-                  tt_status_name(tt_errcode()), tt_errmsg());
-    return t;
-}
-
 /* ================================================== the tutorial library */
 
 static tt_library *lib;
@@ -88,14 +73,6 @@ static void tutorial_teardown(void)
     tt_test_teardown();
 }
 
-static TCase *tutorial_tcase(const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, tutorial_setup, tutorial_teardown);
-    tcase_set_timeout(tc, 120);
-    return tc;
-}
-
 static tt_tensor *crop(const tt_tensor *pic, int64_t x0, int64_t y0, int64_t x1, int64_t y1)
 {
     return tt_call(crop_op, tt_v_tensor(pic), tt_v_ints(TT_INTS(x0, y0, x1, y1)));
@@ -107,21 +84,6 @@ static tt_tensor *paste(const tt_tensor *im1, const tt_tensor *im2, int64_t x, i
 }
 
 /* ================================================================ helpers */
-
-/* t's elements in logical (row-major) order, as doubles (caller frees). */
-static double *values(const tt_tensor *t)
-{
-    int64_t n = tt_numel(t);
-    tt_no_grad_begin(); /* reading values is not part of any computation */
-    tt_tensor *d = tt_to_dtype(t, TT_F64);
-    tt_no_grad_end();
-    NN(d);
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    ck_assert_ptr_nonnull(v);
-    OK(tt_to_buffer(d, v, sizeof(double) * (size_t)n));
-    tt_release(d);
-    return v;
-}
 
 static void assert_same_meta(const tt_tensor *fake, const tt_tensor *real, const char *what)
 {
@@ -226,7 +188,7 @@ START_TEST(test_image)
     tt_tensor *img = make_image();
     ck_assert_int_eq(tt_dtype_of(img), TT_F32);
     ck_assert(tt_is_contiguous(img));
-    double *v = values(img);
+    double *v = tt_test_values(img);
     for (int c = 0; c < 3; c++)
         for (int64_t y = 0; y < 64; y++)
             for (int64_t x = 0; x < 64; x++) {
@@ -276,7 +238,7 @@ START_TEST(test_crop_table)
     tt_dtype dt = image_dtypes[_i];
     for (int l = 0; l < L_COUNT; l++) {
         tt_tensor *pic = make_pic((layout)l, dt);
-        double *pv = values(pic);
+        double *pv = tt_test_values(pic);
         for (int b = 0; b < NBOXES; b++) {
             const int64_t *bx = boxes[b];
             int64_t h = bx[3] - bx[1], w = bx[2] - bx[0];
@@ -289,7 +251,7 @@ START_TEST(test_crop_table)
             /* Contiguous strides treat a size-0 dim as 1 (PyTorch's
              * empty(20, 0, 3) has strides (3, 3, 1)). */
             assert_strides(out, 1, (w > 0 ? w : 1) * 3, 3, what);
-            double *ov = values(out);
+            double *ov = tt_test_values(out);
             for (int c = 0; c < 3; c++)
                 for (int64_t i = 0; i < h; i++)
                     for (int64_t j = 0; j < w; j++) {
@@ -395,7 +357,7 @@ START_TEST(test_paste)
     for (int l = 0; l < 3; l++) {
         tt_tensor *im1 = make_pic(im1_layouts[l], dt);
         tt_tensor *fim1 = NN(tt_fake_like(im1));
-        double *v1 = values(im1);
+        double *v1 = tt_test_values(im1);
         uint64_t version = tt_version(im1);
         for (int k = 0; k < 5; k++) {
             int64_t x = coords[k][0], y = coords[k][1], h = sizes[k][0], w = sizes[k][1];
@@ -411,7 +373,7 @@ START_TEST(test_paste)
             tt_release(flike);
             tt_release(like);
             ck_assert_msg(!tt_same_storage(out, im1) && !tt_same_storage(out, im2), "%s", what);
-            double *ov = values(out), *v2 = values(im2);
+            double *ov = tt_test_values(out), *v2 = tt_test_values(im2);
             for (int c = 0; c < 3; c++)
                 for (int64_t i = 0; i < 64; i++)
                     for (int64_t j = 0; j < 64; j++) {
@@ -436,7 +398,7 @@ START_TEST(test_paste)
         }
         /* paste is functional: im1 is untouched. */
         ck_assert_uint_eq(tt_version(im1), version);
-        double *again = values(im1);
+        double *again = tt_test_values(im1);
         ck_assert(memcmp(again, v1, sizeof(double) * 3 * 64 * 64) == 0);
         free(again);
         free(v1);
@@ -477,7 +439,7 @@ static void assert_box_grad(const tt_tensor *g, const int64_t *bx, const char *w
     ck_assert_msg(g != NULL, "%s: no gradient", what);
     ck_assert_msg(tt_ndim(g) == 3 && tt_dim_size(g, 1) == 64 && tt_dim_size(g, 2) == 64,
                   "%s: gradient shape", what);
-    double *v = values(g);
+    double *v = tt_test_values(g);
     for (int c = 0; c < 3; c++)
         for (int64_t y = 0; y < 64; y++)
             for (int64_t x = 0; x < 64; x++) {
@@ -653,7 +615,7 @@ START_TEST(test_numpy_sin)
                 ck_assert_msg(tt_version(out) == v0 + 1, "%s: version %llu, expected %llu",
                               what, (unsigned long long)tt_version(out),
                               (unsigned long long)v0 + 1);
-                double *vi = values(in), *vo = values(out), *vb = values(base);
+                double *vi = tt_test_values(in), *vo = tt_test_values(out), *vb = tt_test_values(base);
                 int64_t n = tt_numel(in);
                 double tol = dts[d] == TT_F32 ? 1e-6 : 1e-15;
                 for (int64_t k = 0; k < n; k++)
@@ -745,7 +707,7 @@ START_TEST(test_gradcheck_numpy_mul)
     ck_assert_str_eq(tt_grad_fn_name(y), "mylib::numpy_mul");
     tt_tensor *ones = NN(tt_ones(TT_SHAPE(2, 3), TT_F64)), *gx = NULL;
     OK(tt_grad(1, &y, &ones, 1, &x, &gx));
-    double *v = values(gx);
+    double *v = tt_test_values(gx);
     for (int k = 0; k < 6; k++)
         ck_assert_double_eq(v[k], val);
     free(v);
@@ -879,7 +841,7 @@ END_TEST
 static Suite *tutorial_suite(void)
 {
     Suite *s = suite_create("tutorial");
-    TCase *tc = tutorial_tcase("image_and_crop");
+    TCase *tc = tt_tcase_with("image_and_crop", tutorial_setup, tutorial_teardown);
     tcase_add_test(tc, test_image);
     tcase_add_test(tc, test_crop_values);
     tcase_add_loop_test(tc, test_crop_table, 0, 3);
@@ -887,21 +849,21 @@ static Suite *tutorial_suite(void)
     tcase_add_test(tc, test_crop_fake_mode);
     tcase_add_test(tc, test_crop_errors);
     suite_add_tcase(s, tc);
-    tc = tutorial_tcase("paste");
+    tc = tt_tcase_with("paste", tutorial_setup, tutorial_teardown);
     tcase_add_loop_test(tc, test_paste, 0, 3);
     tcase_add_test(tc, test_paste_errors);
     suite_add_tcase(s, tc);
-    tc = tutorial_tcase("crop_autograd");
+    tc = tt_tcase_with("crop_autograd", tutorial_setup, tutorial_teardown);
     tcase_add_test(tc, test_crop_grad_sum);
     tcase_add_test(tc, test_crop_grad);
     tcase_add_test(tc, test_crop_backward_is_ops);
     suite_add_tcase(s, tc);
-    tc = tutorial_tcase("numpy_sin");
+    tc = tt_tcase_with("numpy_sin", tutorial_setup, tutorial_teardown);
     tcase_add_test(tc, test_numpy_sin_schema);
     tcase_add_test(tc, test_numpy_sin);
     tcase_add_test(tc, test_numpy_sin_errors);
     suite_add_tcase(s, tc);
-    tc = tutorial_tcase("gradcheck");
+    tc = tt_tcase_with("gradcheck", tutorial_setup, tutorial_teardown);
     tcase_add_test(tc, test_gradcheck_crop);
     tcase_add_test(tc, test_gradcheck_numpy_mul);
     suite_add_tcase(s, tc);

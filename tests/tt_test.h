@@ -6,6 +6,7 @@
 #define TT_TEST_H
 
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tensortrace.h"
@@ -24,13 +25,57 @@ static inline void tt_test_teardown(void)
     ck_assert_int_eq(tt_live_storages(), 0);
 }
 
+/* A TCase with the given checked fixture, for suites whose fixture does
+ * more (defines ops, say); `setup` starts with tt_test_setup() and
+ * `teardown` ends with tt_test_teardown(). */
+static inline TCase *tt_tcase_with(const char *name, SFun setup, SFun teardown)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    return tc;
+}
+
 /* A TCase with the fixture attached. */
 static inline TCase *tt_tcase(const char *name)
 {
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, tt_test_setup, tt_test_teardown);
-    tcase_set_timeout(tc, 120);
-    return tc;
+    return tt_tcase_with(name, tt_test_setup, tt_test_teardown);
+}
+
+/* OK(call): asserts that a call returning a tt_status succeeded; the
+ * message names the call, its status and the error. */
+#define OK(call)                                                               \
+    do {                                                                       \
+        tt_status st_ = (call);                                                \
+        ck_assert_msg(st_ == TT_OK, "%s failed: %s: %s", #call,                \
+                      tt_status_name(st_), tt_errmsg());                       \
+    } while (0)
+
+/* NN(expr): asserts that a call returning a pointer did not fail, and
+ * gives the pointer back (as void *, so any pointer type receives it). */
+#define NN(expr) tt_test_nn_((expr), #expr, __LINE__)
+
+static inline void *tt_test_nn_(const void *p, const char *what, int line)
+{
+    ck_assert_msg(p != NULL, "line %d: %s returned NULL: %s: %s", line, what,
+                  tt_status_name(tt_errcode()), tt_errmsg());
+    return (void *)p;
+}
+
+/* t's elements in logical (row-major) order, as doubles (the caller frees
+ * them). Reading them is not part of any computation: no autograd. */
+static inline double *tt_test_values(const tt_tensor *t)
+{
+    int64_t n = tt_numel(t);
+    tt_no_grad_begin();
+    tt_tensor *d = tt_to_dtype(t, TT_F64);
+    tt_no_grad_end();
+    NN(d);
+    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    ck_assert_ptr_nonnull(v);
+    OK(tt_to_buffer(d, v, sizeof(double) * (size_t)n));
+    tt_release(d);
+    return v;
 }
 
 /* Asserts the last error's status and that its message contains `needle`. */
