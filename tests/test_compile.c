@@ -9,6 +9,7 @@
  * Every traced function counts its runs through ud, so a test can tell a
  * replay (no run) from a retrace. */
 #include "tt_test.h"
+#include "tutorial_ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -99,33 +100,6 @@ static tt_library *lib;
 static const tt_op *twice_op, *sin_op, *counted_op;
 static int counted_runs; /* real kernel runs of mylib::counted */
 
-static tt_status twice_kernel(tt_frame *f)
-{
-    tt_tensor *x;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    return st ? st : tt_return(f, 0, tt_add(x, x));
-}
-
-static void sin_loop(char **d, const int64_t *s, int64_t n, void *ctx)
-{
-    (void)ctx;
-    for (int64_t i = 0; i < n; i++)
-        *(float *)(d[0] + i * s[0]) = sinf(*(const float *)(d[1] + i * s[1]));
-}
-
-static tt_status numpy_sin_kernel(tt_frame *f)
-{
-    tt_tensor *in, *out;
-    tt_status st = tt_arg_tensor(f, 0, &in);
-    if (!st)
-        st = tt_arg_tensor(f, 1, &out);
-    if (st)
-        return st;
-    if (tt_dtype_of(in) != TT_F32 || tt_dtype_of(out) != TT_F32)
-        return tt_frame_fail(f, TT_EDTYPE, "expects f32 input and output");
-    return tt_for_each(2, (tt_tensor *[]){out, in}, sin_loop, NULL);
-}
-
 /* mylib::counted(Tensor x) -> Tensor: x * 3, counting its real runs. */
 static tt_status counted_kernel(tt_frame *f)
 {
@@ -147,11 +121,11 @@ static void ops_setup(void)
     twice_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::twice(Tensor x) -> Tensor",
         .mutates_args = "",
-        .kernel = twice_kernel,
+        .kernel = tt_test_twice_kernel,
     }));
     sin_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::numpy_sin(Tensor input, Tensor(a!) output) -> ()",
-        .kernel = numpy_sin_kernel,
+        .kernel = tutorial_numpy_sin_kernel,
     }));
     counted_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::counted(Tensor x) -> Tensor",

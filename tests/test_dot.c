@@ -46,21 +46,6 @@ static tt_status crop_kernel(tt_frame *f)
     return st;
 }
 
-/* The same metadata from metadata alone. */
-static tt_status crop_fake(tt_frame *f)
-{
-    tt_tensor *pic;
-    const int64_t *b;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, &pic);
-    if (!st)
-        st = tt_arg_ints(f, 1, &b, &n);
-    if (st)
-        return st;
-    return tt_return(f, 0, tt_new_empty(pic, TT_SHAPE(tt_dim_size(pic, 0), b[3] - b[1],
-                                                      b[2] - b[0])));
-}
-
 /* mylib::fill_like(Tensor src, Tensor(a!) dst) -> (): copies src into
  * dst, a mutable op returning nothing. */
 static tt_status fill_kernel(tt_frame *f)
@@ -78,14 +63,6 @@ static tt_status fill_fake(tt_frame *f)
     return TT_OK;
 }
 
-/* mylib::twice(Tensor x) -> Tensor, with no fake kernel: a graph break. */
-static tt_status twice_kernel(tt_frame *f)
-{
-    tt_tensor *x;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    return st ? st : tt_return(f, 0, tt_add(x, x));
-}
-
 static void ops_setup(void)
 {
     tt_test_setup();
@@ -94,7 +71,7 @@ static void ops_setup(void)
         .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
         .mutates_args = "",
         .kernel = crop_kernel,
-        .fake = crop_fake,
+        .fake = tt_test_crop_contiguous_fake,
     }));
     fill_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::fill_like(Tensor src, Tensor dst) -> ()",
@@ -105,7 +82,7 @@ static void ops_setup(void)
     twice_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::twice(Tensor x) -> Tensor",
         .mutates_args = "",
-        .kernel = twice_kernel,
+        .kernel = tt_test_twice_kernel,
     }));
 }
 

@@ -8,6 +8,7 @@
  * Break reports name the user's line: the tests capture __LINE__ right
  * next to the call that breaks and compare. */
 #include "tt_test.h"
+#include "tutorial_ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -99,49 +100,6 @@ static tt_status crop_kernel(tt_frame *f)
     return st;
 }
 
-static tt_status crop_fake(tt_frame *f)
-{
-    tt_tensor *pic;
-    const int64_t *b;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, &pic);
-    if (!st)
-        st = tt_arg_ints(f, 1, &b, &n);
-    if (st)
-        return st;
-    return tt_return(f, 0, tt_new_empty(pic, TT_SHAPE(tt_dim_size(pic, 0), b[3] - b[1],
-                                                      b[2] - b[0])));
-}
-
-/* mylib::twice(Tensor x) -> Tensor: x + x, with no fake kernel. */
-static tt_status twice_kernel(tt_frame *f)
-{
-    tt_tensor *x;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    return st ? st : tt_return(f, 0, tt_add(x, x));
-}
-
-static void sin_loop(char **d, const int64_t *s, int64_t n, void *ctx)
-{
-    (void)ctx;
-    for (int64_t i = 0; i < n; i++)
-        *(float *)(d[0] + i * s[0]) = sinf(*(const float *)(d[1] + i * s[1]));
-}
-
-/* mylib::numpy_sin(Tensor input, Tensor(a!) output) -> (): f32 only. */
-static tt_status numpy_sin_kernel(tt_frame *f)
-{
-    tt_tensor *in, *out;
-    tt_status st = tt_arg_tensor(f, 0, &in);
-    if (!st)
-        st = tt_arg_tensor(f, 1, &out);
-    if (st)
-        return st;
-    if (tt_dtype_of(in) != TT_F32 || tt_dtype_of(out) != TT_F32)
-        return tt_frame_fail(f, TT_EDTYPE, "expects f32 input and output");
-    return tt_for_each(2, (tt_tensor *[]){out, in}, sin_loop, NULL);
-}
-
 /* mylib::positive(Tensor x) -> Tensor: the positive elements of x, in
  * order (a data-dependent size, as nonzero's). */
 static tt_status positive_kernel(tt_frame *f)
@@ -202,17 +160,17 @@ static void ops_setup(void)
         .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
         .mutates_args = "",
         .kernel = crop_kernel,
-        .fake = crop_fake,
+        .fake = tt_test_crop_contiguous_fake,
     }));
     twice_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::twice(Tensor x) -> Tensor",
         .mutates_args = "",
-        .kernel = twice_kernel,
+        .kernel = tt_test_twice_kernel,
     }));
     /* As the tutorial: no fake kernel, a mutable op returning nothing. */
     sin_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::numpy_sin(Tensor input, Tensor(a!) output) -> ()",
-        .kernel = numpy_sin_kernel,
+        .kernel = tutorial_numpy_sin_kernel,
     }));
     positive_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::positive(Tensor x) -> Tensor",

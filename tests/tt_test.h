@@ -89,6 +89,35 @@ static inline double *tt_test_values(const tt_tensor *t)
                       (needle));                                               \
     } while (0)
 
+/* ------------------------------------------------ kernels for test ops */
+
+/* The fake kernel of the test suites' contiguous crop, (Tensor pic,
+ * int[4] box) -> Tensor: pic is (C,H,W), box = (x0,y0,x1,y1); out is
+ * (C, y1-y0, x1-x0), contiguous. (The tutorial's crop, in
+ * tools/tutorial_ops.c, returns a channels-last view instead.) */
+static inline tt_status tt_test_crop_contiguous_fake(tt_frame *f)
+{
+    tt_tensor *pic;
+    const int64_t *b;
+    int n;
+    tt_status st = tt_arg_tensor(f, 0, &pic);
+    if (!st)
+        st = tt_arg_ints(f, 1, &b, &n);
+    if (st)
+        return st;
+    return tt_return(f, 0, tt_new_empty(pic, TT_SHAPE(tt_dim_size(pic, 0), b[3] - b[1],
+                                                      b[2] - b[0])));
+}
+
+/* The kernel of mylib::twice(Tensor x) -> Tensor: x + x. The suites
+ * register it with no fake kernel, so tracing a call is a graph break. */
+static inline tt_status tt_test_twice_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_add(x, x));
+}
+
 /* main() for a suite file: runs `suite`, returns non-zero on failure. */
 #define TT_TEST_MAIN(make_suite)                                               \
     int main(void)                                                             \
