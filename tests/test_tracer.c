@@ -1279,33 +1279,11 @@ END_TEST
 
 /* ========================================================= training step */
 
-/* loss = mean((tanh(x * w) - target)^2); backward; w -= lr * grad in
- * place under no-grad; the gradient cleared (zero_grad). */
+/* tt_test_train_step with lr = 0.1. */
 static tt_status train_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
-    tt_scope_begin();
-    tt_tensor *w = in[0], *x = in[1], *target = in[2];
-    tt_tensor *h = tt_mul(x, w);
-    tt_tensor *t = h ? tt_tanh(h) : NULL;
-    tt_tensor *d = t ? tt_sub(t, target) : NULL;
-    tt_tensor *sq = d ? tt_mul(d, d) : NULL;
-    tt_tensor *loss = sq ? tt_mean_all(sq) : NULL;
-    tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
-    tt_tensor *g = st ? NULL : tt_get_grad(w);
-    if (!st && !g)
-        st = tt_errcode();
-    if (!st) {
-        tt_no_grad_begin();
-        st = tt_add_scaled_(w, g, -0.1);
-        tt_no_grad_end();
-    }
-    tt_release(g);
-    if (!st)
-        st = tt_set_grad(w, NULL);
-    out[0] = st ? NULL : tt_keep(loss);
-    tt_scope_end();
-    return st;
+    return tt_test_train_step(in[0], in[1], in[2], 0.1, &out[0]);
 }
 
 START_TEST(test_training_step_one_graph)

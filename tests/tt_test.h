@@ -118,6 +118,38 @@ static inline tt_status tt_test_twice_kernel(tt_frame *f)
     return st ? st : tt_return(f, 0, tt_add(x, x));
 }
 
+/* ---------------------------------------------- a traced training step */
+
+/* The training step test_tracer and test_compile trace: loss =
+ * mean((tanh(x * w) - target)^2); backward; w -= lr * grad in place under
+ * no-grad; the gradient cleared (zero_grad). *loss receives a new
+ * reference (NULL on failure). */
+static inline tt_status tt_test_train_step(tt_tensor *w, tt_tensor *x, tt_tensor *target,
+                                           double lr, tt_tensor **loss_out)
+{
+    tt_scope_begin();
+    tt_tensor *h = tt_mul(x, w);
+    tt_tensor *t = h ? tt_tanh(h) : NULL;
+    tt_tensor *d = t ? tt_sub(t, target) : NULL;
+    tt_tensor *sq = d ? tt_mul(d, d) : NULL;
+    tt_tensor *loss = sq ? tt_mean_all(sq) : NULL;
+    tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
+    tt_tensor *g = st ? NULL : tt_get_grad(w);
+    if (!st && !g)
+        st = tt_errcode();
+    if (!st) {
+        tt_no_grad_begin();
+        st = tt_add_scaled_(w, g, -lr);
+        tt_no_grad_end();
+    }
+    tt_release(g);
+    if (!st)
+        st = tt_set_grad(w, NULL);
+    *loss_out = st ? NULL : tt_keep(loss);
+    tt_scope_end();
+    return st;
+}
+
 /* main() for a suite file: runs `suite`, returns non-zero on failure. */
 #define TT_TEST_MAIN(make_suite)                                               \
     int main(void)                                                             \
