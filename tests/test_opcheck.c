@@ -257,7 +257,7 @@ static tt_status nonzero_fake(tt_frame *f)
 
 /* ================================================================ fixture */
 
-static tt_library *lib;      /* mylib: the tutorial's crop, paste, numpy_sin */
+static tt_library *lib;      /* mylib: tools/tutorial_ops.c's crop, paste, numpy_sin */
 static tt_library *broken;   /* per test: the broken ops */
 static tt_op *crop_op, *paste_op, *sin_op;
 
@@ -266,31 +266,11 @@ static void opcheck_setup(void)
     tt_test_setup();
     calls = 0;
     step = 1;
-    lib = tt_library_new(TT_LIB_DEF, "mylib");
-    ck_assert_msg(lib != NULL, "%s", tt_errmsg());
-    crop_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
-        .mutates_args = "",
-        .kernel = tutorial_crop_kernel,
-    });
-    ck_assert_msg(crop_op != NULL, "%s", tt_errmsg());
-    OK(tt_register_fake(lib, "mylib::crop", tutorial_crop_fake));
-    paste_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::paste(Tensor im1, Tensor im2, int[2] coord) -> Tensor",
-        .mutates_args = "",
-        .kernel = tutorial_paste_kernel,
-        .fake = tutorial_paste_fake,
-    });
-    ck_assert_msg(paste_op != NULL, "%s", tt_errmsg());
-    OK(tt_register_autograd(lib, "mylib::crop", tutorial_crop_backward,
-                            tutorial_crop_setup_context));
-    sin_op = tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::numpy_sin(Tensor input, Tensor output) -> ()",
-        .mutates_args = "output",
-        .device_types = "cpu",
-        .kernel = tutorial_numpy_sin_kernel,
-    });
-    ck_assert_msg(sin_op != NULL, "%s", tt_errmsg());
+    /* The tutorial's library, as the demo and the `tt` tool have it. */
+    OK(tutorial_ops_register(&lib));
+    crop_op = NN(tt_op_find("mylib::crop"));
+    paste_op = NN(tt_op_find("mylib::paste"));
+    sin_op = NN(tt_op_find("mylib::numpy_sin"));
 }
 
 static void opcheck_teardown(void)
