@@ -105,62 +105,6 @@ static const tt_custom_op_spec numpy_sin_spec = {
     .kernel = tutorial_numpy_sin_kernel,
 };
 
-/* x is any shape; out is (n, ndim) i64, the indices of x's nonzero
- * elements in row-major order. */
-static tt_status nonzero_kernel(tt_frame *f)
-{
-    tt_tensor *x, *d = NULL, *out = NULL;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    if (st)
-        return st;
-    int nd = tt_ndim(x);
-    int64_t n = tt_numel(x), count = 0;
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    if (!v)
-        return tt_frame_fail(f, TT_ENOMEM, "out of memory");
-    d = tt_to_dtype(x, TT_F64);
-    st = d ? tt_to_buffer(d, v, sizeof(double) * (size_t)n) : tt_errcode();
-    if (!st) {
-        for (int64_t k = 0; k < n; k++)
-            count += v[k] != 0;
-        out = tt_empty(TT_SHAPE(count, nd), TT_I64);
-        st = out ? TT_OK : tt_errcode();
-    }
-    if (!st && count * nd > 0) {
-        int64_t *o = tt_data(out);
-        for (int64_t k = 0, r = 0; k < n; k++) {
-            if (v[k] == 0)
-                continue;
-            for (int64_t dim = nd - 1, idx = k; dim >= 0; dim--) {
-                o[r * nd + dim] = idx % tt_dim_size(x, (int)dim);
-                idx /= tt_dim_size(x, (int)dim);
-            }
-            r++;
-        }
-    }
-    tt_release(d);
-    free(v);
-    if (st) {
-        tt_release(out);
-        return st;
-    }
-    return tt_return(f, 0, out);
-}
-
-/* The output's first size depends on the data: a new dynamic size. */
-static tt_status nonzero_fake(tt_frame *f)
-{
-    tt_tensor *x;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    if (st)
-        return st;
-    ck_assert(tt_frame_is_fake(f));
-    tt_size nnz = tt_frame_new_dynamic_size(f);
-    if (nnz == 0)
-        return tt_errcode();
-    return tt_return(f, 0, tt_fake_empty(2, (const tt_size[]){nnz, tt_ndim(x)}, TT_I64));
-}
-
 /* A real kernel may not ask for a dynamic size: it knows its sizes. */
 static tt_status dynamic_in_real_kernel(tt_frame *f)
 {
@@ -778,8 +722,8 @@ START_TEST(test_fake_dynamic_size)
     tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
     tt_op *op = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::nonzero(Tensor x) -> Tensor",
                                                     .mutates_args = "",
-                                                    .kernel = nonzero_kernel,
-                                                    .fake = nonzero_fake});
+                                                    .kernel = tt_test_nonzero_kernel,
+                                                    .fake = tt_test_nonzero_fake});
     const float data[] = {0, 1, 2, 0, 0, 1, 3, 0};
     tt_tensor *x = NN(tt_from_data(TT_SHAPE(2, 4), TT_F32, data));
     tt_tensor *real = NN(tt_call(op, tt_v_tensor(x)));

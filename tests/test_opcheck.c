@@ -220,41 +220,6 @@ static tt_status list_into(tt_frame *f)
     return st;
 }
 
-/* x is any shape; out is (n, ndim) i64 indices of x's nonzero elements.
- * Only its metadata matters here: the fake kernel's first size is a new
- * dynamic size, which matches any real count. */
-static tt_status nonzero_kernel(tt_frame *f)
-{
-    tt_tensor *x, *d = NULL, *out = NULL;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    if (st)
-        return st;
-    int nd = tt_ndim(x);
-    int64_t n = tt_numel(x), count = 0;
-    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    d = v ? tt_to_dtype(x, TT_F64) : NULL;
-    st = d ? tt_to_buffer(d, v, sizeof(double) * (size_t)n) : v ? tt_errcode() : TT_ENOMEM;
-    for (int64_t k = 0; !st && k < n; k++)
-        count += v[k] != 0;
-    if (!st && !(out = tt_zeros(TT_SHAPE(count, nd), TT_I64)))
-        st = tt_errcode();
-    tt_release(d);
-    free(v);
-    return st ? st : tt_return(f, 0, out);
-}
-
-static tt_status nonzero_fake(tt_frame *f)
-{
-    tt_tensor *x;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    if (st)
-        return st;
-    tt_size nnz = tt_frame_new_dynamic_size(f);
-    if (nnz == 0)
-        return tt_errcode();
-    return tt_return(f, 0, tt_fake_empty(2, (const tt_size[]){nnz, tt_ndim(x)}, TT_I64));
-}
-
 /* ================================================================ fixture */
 
 static tt_library *lib;      /* mylib: tools/tutorial_ops.c's crop, paste, numpy_sin */
@@ -743,7 +708,7 @@ START_TEST(test_fake_dynamic_size)
 {
     tt_op *op = def(&(tt_custom_op_spec){
         .schema = "broken::nonzero(Tensor x) -> Tensor", .mutates_args = "",
-        .kernel = nonzero_kernel, .fake = nonzero_fake});
+        .kernel = tt_test_nonzero_kernel, .fake = tt_test_nonzero_fake});
     tt_tensor *x = NN(tt_from_data(TT_SHAPE(2, 3), TT_F32,
                                    (const float[]){0, 1, 0, 2, 3, 0}));
     tt_value args[] = {tt_v_tensor(x)};

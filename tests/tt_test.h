@@ -118,6 +118,64 @@ static inline tt_status tt_test_twice_kernel(tt_frame *f)
     return st ? st : tt_return(f, 0, tt_add(x, x));
 }
 
+/* torch.library's nonzero example, mylib::nonzero(Tensor x) -> Tensor: x
+ * is any shape; out is (n, ndim) i64, the indices of x's nonzero elements
+ * in row-major order. */
+static inline tt_status tt_test_nonzero_kernel(tt_frame *f)
+{
+    tt_tensor *x, *d = NULL, *out = NULL;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    int nd = tt_ndim(x);
+    int64_t n = tt_numel(x), count = 0;
+    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!v)
+        return tt_frame_fail(f, TT_ENOMEM, "out of memory");
+    d = tt_to_dtype(x, TT_F64);
+    st = d ? tt_to_buffer(d, v, sizeof(double) * (size_t)n) : tt_errcode();
+    if (!st) {
+        for (int64_t k = 0; k < n; k++)
+            count += v[k] != 0;
+        out = tt_empty(TT_SHAPE(count, nd), TT_I64);
+        st = out ? TT_OK : tt_errcode();
+    }
+    if (!st && count * nd > 0) {
+        int64_t *o = tt_data(out);
+        for (int64_t k = 0, r = 0; k < n; k++) {
+            if (v[k] == 0)
+                continue;
+            for (int64_t dim = nd - 1, idx = k; dim >= 0; dim--) {
+                o[r * nd + dim] = idx % tt_dim_size(x, (int)dim);
+                idx /= tt_dim_size(x, (int)dim);
+            }
+            r++;
+        }
+    }
+    tt_release(d);
+    free(v);
+    if (st) {
+        tt_release(out);
+        return st;
+    }
+    return tt_return(f, 0, out);
+}
+
+/* Its fake kernel: the output's first size is a new dynamic size, which
+ * matches any real count. */
+static inline tt_status tt_test_nonzero_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    ck_assert(tt_frame_is_fake(f));
+    tt_size nnz = tt_frame_new_dynamic_size(f);
+    if (nnz == 0)
+        return tt_errcode();
+    return tt_return(f, 0, tt_fake_empty(2, (const tt_size[]){nnz, tt_ndim(x)}, TT_I64));
+}
+
 /* ---------------------------------------------- a traced training step */
 
 /* The training step test_tracer and test_compile trace: loss =
