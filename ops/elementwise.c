@@ -944,7 +944,7 @@ static tt_status add_sub_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
         return st;
     if (strncmp(tt_op_name(tt_ctx_op(ctx)), "tt::sub", 7) == 0)
         alpha = -alpha;
-    if ((st = tt__put_grad(ctx, gi, 0, tt_retain(g[0]))))
+    if ((st = tt__put_grad(ctx, gi, 0, tt_retain(g[0]))) || !NEED(1))
         return st;
     return tt__put_grad(ctx, gi, 1, alpha == 1 ? tt_retain(g[0]) : tt_mul_scalar(g[0], alpha));
 }
