@@ -205,22 +205,6 @@ static bool close_to(tt_dtype dt, double got, double want)
     return got == want;
 }
 
-static void assert_same_meta(const tt_tensor *fake, const tt_tensor *real, const char *what)
-{
-    char a[128], b[128], sa[128], sb[128];
-    ck_assert_msg(tt_is_fake(fake) && !tt_is_fake(real), "%s: fake-ness", what);
-    tt_describe(fake, a, sizeof a);
-    tt_describe(real, b, sizeof b);
-    tt_strides_str(fake, sa, sizeof sa);
-    tt_strides_str(real, sb, sizeof sb);
-    ck_assert_msg(tt_ndim(fake) == tt_ndim(real) && tt_dtype_of(fake) == tt_dtype_of(real) &&
-                      strcmp(sa, sb) == 0 && tt_storage_offset(fake) == tt_storage_offset(real),
-                  "%s: fake %s strides %s vs real %s strides %s", what, a, sa, b, sb);
-    for (int d = 0; d < tt_ndim(real); d++)
-        ck_assert_msg(tt_dim_size(fake, d) == tt_dim_size(real, d), "%s: fake %s vs real %s",
-                      what, a, b);
-}
-
 static void assert_strides(const tt_tensor *t, int nd, const int64_t *want, const char *what)
 {
     char s[128];
@@ -390,7 +374,7 @@ static void check_binary(bop op, const tt_tensor *a, const tt_tensor *b, double 
         ck_assert_msg(fr != NULL, "%s (fake): %s", what, tt_errmsg());
         ck_assert_msg(tt_dtype_of(r) == out_dt, "%s: dtype %s, expected %s", what,
                       tt_dtype_name(tt_dtype_of(r)), tt_dtype_name(out_dt));
-        assert_same_meta(fr, r, what);
+        tt_test_assert_fake_meta(fr, r, what);
         int64_t s[TT_MAX_DIMS], sa[TT_MAX_DIMS], sb[TT_MAX_DIMS], idx[TT_MAX_DIMS] = {0};
         for (int d = 0; d < na; d++)
             sa[d] = tt_dim_size(a, d);
@@ -515,7 +499,7 @@ START_TEST(test_binary_scalar_tables)
                         ck_assert_msg(r && fr, "%s: %s", what, tt_errmsg());
                         ck_assert_msg(tt_dtype_of(r) == out_dt, "%s: dtype %s, expected %s", what,
                                       tt_dtype_name(tt_dtype_of(r)), tt_dtype_name(out_dt));
-                        assert_same_meta(fr, r, what);
+                        tt_test_assert_fake_meta(fr, r, what);
                         read_all(a, va, 4096);
                         read_all(r, vr, 4096);
                         for (int64_t i = 0; i < tt_numel(a); i++)
@@ -767,7 +751,7 @@ START_TEST(test_unary_tables)
                     tt_dtype want = un_keeps_dtype(op) || isf(dt) ? dt : TT_F32;
                     ck_assert_msg(tt_dtype_of(r) == want, "%s: dtype %s, expected %s", what,
                                   tt_dtype_name(tt_dtype_of(r)), tt_dtype_name(want));
-                    assert_same_meta(fr, r, what);
+                    tt_test_assert_fake_meta(fr, r, what);
                     ck_assert_int_eq(tt_numel(r), tt_numel(a));
                     read_all(a, va, 4096);
                     read_all(r, vr, 4096);
@@ -826,7 +810,7 @@ START_TEST(test_gelu_backward)
             ck_assert_msg(r && fr, "pair %zu: %s", k, tt_errmsg());
             tt_dtype want = ref_type(2, pairs[k], (int[]){1, 2}, NULL);
             ck_assert_int_eq(tt_dtype_of(r), want);
-            assert_same_meta(fr, r, "gelu_backward");
+            tt_test_assert_fake_meta(fr, r, "gelu_backward");
             read_all(g, vg, 64);
             read_all(x, vx, 64);
             read_all(r, vr, 64);
@@ -892,8 +876,8 @@ START_TEST(test_where_tables)
                                              (int[]){shapes[s].n[1], shapes[s].n[2]}, NULL);
                     ck_assert_msg(tt_dtype_of(r) == want, "%s: dtype %s, expected %s", what,
                                   tt_dtype_name(tt_dtype_of(r)), tt_dtype_name(want));
-                    assert_same_meta(fr, r, what);
-                    assert_same_meta(mixed, r, what);
+                    tt_test_assert_fake_meta(fr, r, what);
+                    tt_test_assert_fake_meta(mixed, r, what);
                     int64_t sz[3][TT_MAX_DIMS], out[TT_MAX_DIMS], tmp[TT_MAX_DIMS], idx[TT_MAX_DIMS] = {0};
                     for (int k = 0; k < 3; k++)
                         memcpy(sz[k], shapes[s].s[k], sizeof shapes[s].s[k]);
@@ -965,7 +949,7 @@ START_TEST(test_clamp_tables)
                     tt_dtype want = ref_type(1, &dt, (int[]){shapes[s].nd}, sc);
                     ck_assert_msg(tt_dtype_of(r) == want, "%s: dtype %s, expected %s", what,
                                   tt_dtype_name(tt_dtype_of(r)), tt_dtype_name(want));
-                    assert_same_meta(fr, r, what);
+                    tt_test_assert_fake_meta(fr, r, what);
                     read_all(a, va, 4096);
                     read_all(r, vr, 4096);
                     /* Bounds compare as numbers (in the float dtype for floats). */

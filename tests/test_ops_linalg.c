@@ -222,25 +222,12 @@ static void check_result(const tt_tensor *r, tt_dtype dt, int ond, const int64_t
 /* The op on fake copies of the inputs gives exactly the real output's
  * metadata. */
 typedef tt_tensor *(*binary_op)(const tt_tensor *, const tt_tensor *);
-static void check_fake_meta(const tt_tensor *real, const tt_tensor *fake, const char *what)
-{
-    ck_assert_msg(fake != NULL, "%s (fake): %s", what, tt_errmsg());
-    ck_assert(tt_is_fake(fake));
-    ck_assert_int_eq(tt_ndim(fake), tt_ndim(real));
-    for (int d = 0; d < tt_ndim(real); d++) {
-        ck_assert_int_eq(tt_dim_size(fake, d), tt_dim_size(real, d));
-        ck_assert_int_eq(tt_dim_stride(fake, d), tt_dim_stride(real, d));
-    }
-    ck_assert_int_eq(tt_storage_offset(fake), tt_storage_offset(real));
-    ck_assert_int_eq(tt_dtype_of(fake), tt_dtype_of(real));
-}
-
 static void check_fake(binary_op op, const tt_tensor *a, const tt_tensor *b,
                        const tt_tensor *real, const char *what)
 {
     tt_tensor *fa = tt_fake_like(a), *fb = tt_fake_like(b);
     tt_tensor *f = op(fa, fb);
-    check_fake_meta(real, f, what);
+    tt_test_assert_fake_meta(f, real, what);
     tt_release(f);
     tt_release(fa);
     tt_release(fb);
@@ -556,7 +543,7 @@ START_TEST(test_linear_cases)
                 tt_tensor *fx = tt_fake_like(x), *fw = tt_fake_like(w);
                 tt_tensor *fbias = bias ? tt_fake_like(bias) : NULL;
                 tt_tensor *f = tt_linear(fx, fw, fbias);
-                check_fake_meta(r, f, what);
+                tt_test_assert_fake_meta(f, r, what);
                 tt_tensor *objs[] = {f, fx, fw, fbias, r, x, w, bias};
                 for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
                     tt_release(objs[i]);

@@ -90,32 +90,6 @@ static tt_tensor *random_targets(int64_t n, int64_t C, bool scalar)
     return t;
 }
 
-static void same_meta(const tt_tensor *f, const tt_tensor *r, const char *ctx)
-{
-    ck_assert_msg(f != NULL, "%s: fake call failed: %s", ctx, tt_errmsg());
-    ck_assert_msg(tt_is_fake(f), "%s: fake output is real", ctx);
-    ck_assert_msg(tt_dtype_of(f) == tt_dtype_of(r), "%s: fake dtype", ctx);
-    ck_assert_msg(tt_ndim(f) == tt_ndim(r), "%s: fake ndim", ctx);
-    for (int d = 0; d < tt_ndim(r); d++) {
-        ck_assert_msg(tt_sizes(f)[d] == tt_sizes(r)[d], "%s: fake size %d", ctx, d);
-        ck_assert_msg(tt_strides(f)[d] == tt_strides(r)[d], "%s: fake stride %d", ctx, d);
-    }
-    ck_assert_msg(tt_storage_offset(f) == tt_storage_offset(r), "%s: fake offset", ctx);
-}
-
-static void same_bits(const tt_tensor *a, const tt_tensor *b, const char *ctx)
-{
-    int64_t n = tt_numel(a);
-    size_t es = tt_dtype_size(tt_dtype_of(a));
-    ck_assert_int_eq(tt_numel(b), n);
-    char *x = malloc((size_t)(n ? n : 1) * es), *y = malloc((size_t)(n ? n : 1) * es);
-    ck_assert_int_eq(tt_to_buffer(a, x, (size_t)n * es), TT_OK);
-    ck_assert_int_eq(tt_to_buffer(b, y, (size_t)n * es), TT_OK);
-    ck_assert_msg(memcmp(x, y, (size_t)n * es) == 0, "%s: results differ", ctx);
-    free(x);
-    free(y);
-}
-
 static const tt_op *ce_op(void)
 {
     const tt_op *o = tt_op_find("tt::cross_entropy");
@@ -143,7 +117,7 @@ static void check_ce(const tt_tensor *x, const tt_tensor *t, int red, const char
 
     tt_tensor *fx = tt_fake_like(x), *ft = tt_fake_like(t);
     tt_tensor *fy = tt_call(ce_op(), tt_v_tensor(fx), tt_v_tensor(ft), tt_v_str(reductions[red]));
-    same_meta(fy, y, ctx);
+    tt_test_assert_fake_meta(fy, y, ctx);
 
     double *v = tt_test_values(x), *tv = tt_test_values(t), *got = tt_test_values(y), total = 0;
     double tol = tt_dtype_of(x) == TT_F32 ? 2e-6 : 1e-13;
@@ -171,7 +145,7 @@ static void check_ce(const tt_tensor *x, const tt_tensor *t, int red, const char
     if (red == 0) { /* the typed wrapper computes the mean */
         tt_tensor *w = tt_cross_entropy(x, t);
         ck_assert_msg(w != NULL, "%s: %s", ctx, tt_errmsg());
-        same_bits(w, y, ctx);
+        tt_test_assert_same_bits(w, y, ctx);
         tt_release(w);
     }
     free(v);
@@ -298,9 +272,9 @@ START_TEST(test_cross_entropy_large)
         tt_set_num_threads(3);
         tt_tensor *c = tt_cross_entropy(x, t);
         tt_set_num_threads(saved == 1 ? 1 : 0);
-        same_bits(a, b, "threads 1 vs default");
-        same_bits(a, c, "threads 1 vs 3");
-        same_bits(an, bn, "none, threads 1 vs default");
+        tt_test_assert_same_bits(a, b, "threads 1 vs default");
+        tt_test_assert_same_bits(a, c, "threads 1 vs 3");
+        tt_test_assert_same_bits(an, bn, "none, threads 1 vs default");
         tt_release(a);
         tt_release(b);
         tt_release(c);

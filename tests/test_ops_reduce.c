@@ -130,20 +130,6 @@ static double *values(const tt_tensor *t)
     return v;
 }
 
-/* Asserts the fake output has exactly the real output's metadata. */
-static void same_meta(const tt_tensor *f, const tt_tensor *r, const char *ctx)
-{
-    ck_assert_msg(f != NULL, "%s: fake call failed: %s", ctx, tt_errmsg());
-    ck_assert_msg(tt_is_fake(f), "%s: fake output is real", ctx);
-    ck_assert_msg(tt_dtype_of(f) == tt_dtype_of(r), "%s: fake dtype", ctx);
-    ck_assert_msg(tt_ndim(f) == tt_ndim(r), "%s: fake ndim", ctx);
-    for (int d = 0; d < tt_ndim(r); d++) {
-        ck_assert_msg(tt_sizes(f)[d] == tt_sizes(r)[d], "%s: fake size %d", ctx, d);
-        ck_assert_msg(tt_strides(f)[d] == tt_strides(r)[d], "%s: fake stride %d", ctx, d);
-    }
-    ck_assert_msg(tt_storage_offset(f) == tt_storage_offset(r), "%s: fake offset", ctx);
-}
-
 /* Asserts t has shape (nd, sizes), contiguous strides and offset 0. As
  * PyTorch's, contiguous strides treat a size-0 dim as size 1. */
 static void contiguous_shape(const tt_tensor *t, int nd, const int64_t *sizes, const char *ctx)
@@ -158,21 +144,6 @@ static void contiguous_shape(const tt_tensor *t, int nd, const int64_t *sizes, c
         st *= sizes[d] > 1 ? sizes[d] : 1;
     }
     ck_assert_int_eq(tt_storage_offset(t), 0);
-}
-
-/* Bitwise equality of two real tensors of equal metadata. */
-static void same_bits(const tt_tensor *a, const tt_tensor *b, const char *ctx)
-{
-    int64_t n = tt_numel(a);
-    size_t es = tt_dtype_size(tt_dtype_of(a));
-    ck_assert_int_eq(tt_numel(b), n);
-    ck_assert_int_eq(tt_dtype_of(a), tt_dtype_of(b));
-    char *x = malloc((size_t)(n ? n : 1) * es), *y = malloc((size_t)(n ? n : 1) * es);
-    ck_assert_int_eq(tt_to_buffer(a, x, (size_t)n * es), TT_OK);
-    ck_assert_int_eq(tt_to_buffer(b, y, (size_t)n * es), TT_OK);
-    ck_assert_msg(memcmp(x, y, (size_t)n * es) == 0, "%s: results differ", ctx);
-    free(x);
-    free(y);
 }
 
 /* ck_assert_* records every passing check (a write per call), too slow
@@ -285,7 +256,7 @@ static void check_reduce(int which, const tt_tensor *x, int ndims, const int64_t
     ck_assert_msg(tt_dtype_of(y) == result_dtype(which, tt_dtype_of(x)), "%s: dtype %s", ctx,
                   tt_dtype_name(tt_dtype_of(y)));
     contiguous_shape(y, ond, osz, ctx);
-    same_meta(fy, y, ctx);
+    tt_test_assert_fake_meta(fy, y, ctx);
 
     double *ref = malloc(sizeof(double) * (size_t)(nout ? nout : 1));
     reference(which, x, mask, ref, nout);
@@ -311,7 +282,7 @@ static void check_reduce(int which, const tt_tensor *x, int ndims, const int64_t
                                                                        : tt_v_ints(ndims, dims);
     tt_tensor *yb = tt_call(op(r_ops[which]), tt_v_tensor(x), dv, tt_v_bool(keepdim));
     ck_assert_msg(yb != NULL, "%s: boxed: %s", ctx, tt_errmsg());
-    same_bits(yb, y, ctx);
+    tt_test_assert_same_bits(yb, y, ctx);
     tt_release(yb);
     free(ref);
     free(got);
@@ -381,9 +352,9 @@ START_TEST(test_sum_mean_all)
             ck_assert_msg(s != NULL, "%s: %s", ctx, tt_errmsg());
             contiguous_shape(s, 0, NULL, ctx);
             ck_assert_int_eq(tt_dtype_of(s), result_dtype(R_SUM, dt));
-            same_bits(s, all, ctx);
+            tt_test_assert_same_bits(s, all, ctx);
             tt_tensor *sb = tt_call(op("tt::sum"), tt_v_tensor(x));
-            same_bits(sb, s, ctx);
+            tt_test_assert_same_bits(sb, s, ctx);
             if (tt_dtype_is_float(dt)) {
                 tt_tensor *mb = tt_call(op("tt::mean"), tt_v_tensor(x));
                 double a, b;
@@ -587,7 +558,7 @@ static void check_argmax(const tt_tensor *x, bool has_dim, int dim, bool keepdim
             nout *= tt_sizes(x)[d];
     }
     contiguous_shape(y, ond, osz, ctx);
-    same_meta(fy, y, ctx);
+    tt_test_assert_fake_meta(fy, y, ctx);
     int64_t *ref = malloc(sizeof(int64_t) * (size_t)(nout ? nout : 1));
     argmax_ref(x, wd, has_dim && nd > 0, ref, nout);
     double *got = values(y);
@@ -661,7 +632,7 @@ static void check_softmax(bool lg, const tt_tensor *x, int dim, const char *ctx)
     ck_assert_msg(y != NULL, "%s: %s", ctx, tt_errmsg());
     ck_assert_int_eq(tt_dtype_of(y), tt_dtype_of(x));
     contiguous_shape(y, nd, tt_sizes(x), ctx);
-    same_meta(fy, y, ctx);
+    tt_test_assert_fake_meta(fy, y, ctx);
     /* Reference over lines along dim: x viewed as (outer, n, inner). */
     int64_t outer = 1, n = 1, inner = 1;
     for (int d = 0; d < nd; d++)
@@ -685,7 +656,7 @@ static void check_softmax(bool lg, const tt_tensor *x, int dim, const char *ctx)
         }
     tt_tensor *yb = tt_call(op(lg ? "tt::log_softmax.int" : "tt::softmax.int"), tt_v_tensor(x),
                             tt_v_int(dim));
-    same_bits(yb, y, ctx);
+    tt_test_assert_same_bits(yb, y, ctx);
     tt_release(yb);
     free(v);
     free(got);
@@ -768,8 +739,8 @@ static void same_on_any_thread_count(unary_case fn, const tt_tensor *x, const ch
     tt_tensor *c = fn(x);
     tt_set_num_threads(saved == 1 ? 1 : 0);
     ck_assert_msg(a && b && c, "%s: %s", ctx, tt_errmsg());
-    same_bits(a, b, ctx);
-    same_bits(a, c, ctx);
+    tt_test_assert_same_bits(a, b, ctx);
+    tt_test_assert_same_bits(a, c, ctx);
     tt_release(a);
     tt_release(b);
     tt_release(c);

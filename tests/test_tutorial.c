@@ -85,25 +85,6 @@ static tt_tensor *paste(const tt_tensor *im1, const tt_tensor *im2, int64_t x, i
 
 /* ================================================================ helpers */
 
-static void assert_same_meta(const tt_tensor *fake, const tt_tensor *real, const char *what)
-{
-    char a[256], b[256], c[256], d[256];
-    ck_assert_msg(tt_is_fake(fake) && !tt_is_fake(real), "%s: fake-ness", what);
-    ck_assert_msg(tt_ndim(fake) == tt_ndim(real) &&
-                      memcmp(tt_sizes(fake), tt_sizes(real),
-                             sizeof(tt_size) * (size_t)tt_ndim(real)) == 0,
-                  "%s: fake sizes %s, real %s", what, tt_shape_str(fake, a, sizeof a),
-                  tt_shape_str(real, b, sizeof b));
-    ck_assert_msg(memcmp(tt_strides(fake), tt_strides(real),
-                         sizeof(tt_size) * (size_t)tt_ndim(real)) == 0,
-                  "%s: fake strides %s, real %s", what, tt_strides_str(fake, c, sizeof c),
-                  tt_strides_str(real, d, sizeof d));
-    ck_assert_msg(tt_storage_offset(fake) == tt_storage_offset(real), "%s: offset %lld vs %lld",
-                  what, (long long)tt_storage_offset(fake), (long long)tt_storage_offset(real));
-    ck_assert_msg(tt_dtype_of(fake) == tt_dtype_of(real), "%s: dtype %s vs %s", what,
-                  tt_dtype_name(tt_dtype_of(fake)), tt_dtype_name(tt_dtype_of(real)));
-}
-
 static void assert_strides(const tt_tensor *t, int64_t s0, int64_t s1, int64_t s2,
                            const char *what)
 {
@@ -283,7 +264,7 @@ START_TEST(test_crop_fake)
             snprintf(what, sizeof what, "%s %s box %d", tt_dtype_name(dt), layout_names[l], b);
             tt_tensor *real = NN(crop(pic, bx[0], bx[1], bx[2], bx[3]));
             tt_tensor *fake = NN(crop(fpic, bx[0], bx[1], bx[2], bx[3]));
-            assert_same_meta(fake, real, what);
+            tt_test_assert_fake_meta(fake, real, what);
             ck_assert_uint_eq(tt_storage_nbytes(fake), tt_storage_nbytes(real));
             if (tt_numel(fake) > 0) {
                 ck_assert_ptr_null(tt_data(fake));
@@ -308,7 +289,7 @@ START_TEST(test_crop_fake_mode)
     tt_tensor *fake = crop(img, 10, 10, 50, 50);
     tt_fake_mode_end();
     NN(fake);
-    assert_same_meta(fake, real, "fake mode");
+    tt_test_assert_fake_meta(fake, real, "fake mode");
     tt_release(fake);
     tt_release(real);
     tt_release(img);
@@ -369,7 +350,7 @@ START_TEST(test_paste)
             tt_tensor *out = NN(paste(im1, im2, x, y));
             /* The layout empty_like(im1) gives, as the fake kernel says. */
             tt_tensor *like = NN(tt_empty_like(im1)), *flike = NN(tt_fake_like(like));
-            assert_same_meta(flike, out, what);
+            tt_test_assert_fake_meta(flike, out, what);
             tt_release(flike);
             tt_release(like);
             ck_assert_msg(!tt_same_storage(out, im1) && !tt_same_storage(out, im2), "%s", what);
@@ -389,7 +370,7 @@ START_TEST(test_paste)
             free(v2);
             tt_tensor *fim2 = NN(tt_fake_like(im2));
             tt_tensor *fout = NN(paste(fim1, fim2, x, y));
-            assert_same_meta(fout, out, what);
+            tt_test_assert_fake_meta(fout, out, what);
             tt_release(fout);
             tt_release(fim2);
             tt_release(out);

@@ -89,6 +89,56 @@ static inline double *tt_test_values(const tt_tensor *t)
                       (needle));                                               \
     } while (0)
 
+/* ------------------------------------------------- metadata and bits */
+
+/* Asserts that `fake`, an op's output on fake inputs, is a fake tensor
+ * with exactly the metadata of `real`, the op's output on the real inputs:
+ * dtype, sizes, strides and storage offset. */
+static inline void tt_test_assert_fake_meta(const tt_tensor *fake, const tt_tensor *real,
+                                            const char *what)
+{
+    char a[256], b[256], sa[256], sb[256];
+    ck_assert_msg(fake != NULL, "%s: fake call failed: %s", what, tt_errmsg());
+    ck_assert_msg(real != NULL, "%s: real call failed: %s", what, tt_errmsg());
+    ck_assert_msg(tt_is_fake(fake) && !tt_is_fake(real), "%s: fake-ness (fake output %s, "
+                  "real output %s)", what, tt_is_fake(fake) ? "fake" : "real",
+                  tt_is_fake(real) ? "fake" : "real");
+    tt_describe(fake, a, sizeof a);
+    tt_describe(real, b, sizeof b);
+    tt_strides_str(fake, sa, sizeof sa);
+    tt_strides_str(real, sb, sizeof sb);
+    ck_assert_msg(tt_dtype_of(fake) == tt_dtype_of(real), "%s: fake dtype %s, real %s", what,
+                  tt_dtype_name(tt_dtype_of(fake)), tt_dtype_name(tt_dtype_of(real)));
+    ck_assert_msg(tt_ndim(fake) == tt_ndim(real), "%s: fake %s vs real %s", what, a, b);
+    for (int d = 0; d < tt_ndim(real); d++) {
+        ck_assert_msg(tt_sizes(fake)[d] == tt_sizes(real)[d], "%s: fake %s vs real %s (size %d)",
+                      what, a, b, d);
+        ck_assert_msg(tt_strides(fake)[d] == tt_strides(real)[d],
+                      "%s: fake strides %s vs real %s (dim %d)", what, sa, sb, d);
+    }
+    ck_assert_msg(tt_storage_offset(fake) == tt_storage_offset(real),
+                  "%s: fake offset %lld vs real %lld", what, (long long)tt_storage_offset(fake),
+                  (long long)tt_storage_offset(real));
+}
+
+/* Asserts that two real tensors hold the same elements bit for bit (same
+ * dtype and element count, logical order). */
+static inline void tt_test_assert_same_bits(const tt_tensor *a, const tt_tensor *b,
+                                            const char *what)
+{
+    int64_t n = tt_numel(a);
+    size_t es = tt_dtype_size(tt_dtype_of(a));
+    ck_assert_int_eq(tt_numel(b), n);
+    ck_assert_int_eq(tt_dtype_of(a), tt_dtype_of(b));
+    char *x = malloc((size_t)(n ? n : 1) * es), *y = malloc((size_t)(n ? n : 1) * es);
+    ck_assert_msg(x && y, "%s: out of memory", what);
+    OK(tt_to_buffer(a, x, (size_t)n * es));
+    OK(tt_to_buffer(b, y, (size_t)n * es));
+    ck_assert_msg(memcmp(x, y, (size_t)n * es) == 0, "%s: results differ", what);
+    free(x);
+    free(y);
+}
+
 /* ------------------------------------------------ kernels for test ops */
 
 /* The fake kernel of the test suites' contiguous crop, (Tensor pic,
