@@ -118,11 +118,7 @@ static void ops_setup(void)
     tt_sym_reset();
     counted_runs = 0;
     lib = NN(tt_library_new(TT_LIB_DEF, "mylib"));
-    twice_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::twice(Tensor x) -> Tensor",
-        .mutates_args = "",
-        .kernel = tt_test_twice_kernel,
-    }));
+    twice_op = tt_test_define_twice(lib);
     sin_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::numpy_sin(Tensor input, Tensor(a!) output) -> ()",
         .kernel = tutorial_numpy_sin_kernel,

@@ -67,23 +67,14 @@ static void ops_setup(void)
 {
     tt_test_setup();
     lib = NN(tt_library_new(TT_LIB_DEF, "mylib"));
-    crop_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
-        .mutates_args = "",
-        .kernel = crop_kernel,
-        .fake = tt_test_crop_contiguous_fake,
-    }));
+    crop_op = tt_test_define_contiguous_crop(lib, crop_kernel);
     fill_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::fill_like(Tensor src, Tensor dst) -> ()",
         .mutates_args = "dst",
         .kernel = fill_kernel,
         .fake = fill_fake,
     }));
-    twice_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::twice(Tensor x) -> Tensor",
-        .mutates_args = "",
-        .kernel = tt_test_twice_kernel,
-    }));
+    twice_op = tt_test_define_twice(lib);
 }
 
 static void ops_teardown(void)

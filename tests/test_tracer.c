@@ -156,17 +156,8 @@ static void ops_setup(void)
     tt_test_setup();
     tt_sym_reset(); /* symbols print as s0, s1... in every test */
     lib = NN(tt_library_new(TT_LIB_DEF, "mylib"));
-    crop_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
-        .mutates_args = "",
-        .kernel = crop_kernel,
-        .fake = tt_test_crop_contiguous_fake,
-    }));
-    twice_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::twice(Tensor x) -> Tensor",
-        .mutates_args = "",
-        .kernel = tt_test_twice_kernel,
-    }));
+    crop_op = tt_test_define_contiguous_crop(lib, crop_kernel);
+    twice_op = tt_test_define_twice(lib);
     /* As the tutorial: no fake kernel, a mutable op returning nothing. */
     sin_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::numpy_sin(Tensor input, Tensor(a!) output) -> ()",

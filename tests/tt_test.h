@@ -168,6 +168,30 @@ static inline tt_status tt_test_twice_kernel(tt_frame *f)
     return st ? st : tt_return(f, 0, tt_add(x, x));
 }
 
+/* Defines mylib::twice(Tensor x) -> Tensor in lib, with
+ * tt_test_twice_kernel and no fake kernel; asserts that it worked. */
+static inline const tt_op *tt_test_define_twice(tt_library *lib)
+{
+    return NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::twice(Tensor x) -> Tensor",
+        .mutates_args = "",
+        .kernel = tt_test_twice_kernel,
+    }));
+}
+
+/* Defines mylib::crop(Tensor pic, int[4] box) -> Tensor in lib, with the
+ * suite's real kernel and tt_test_crop_contiguous_fake; asserts that it
+ * worked. */
+static inline const tt_op *tt_test_define_contiguous_crop(tt_library *lib, tt_kernel_fn kernel)
+{
+    return NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::crop(Tensor pic, int[4] box) -> Tensor",
+        .mutates_args = "",
+        .kernel = kernel,
+        .fake = tt_test_crop_contiguous_fake,
+    }));
+}
+
 /* torch.library's nonzero example, mylib::nonzero(Tensor x) -> Tensor: x
  * is any shape; out is (n, ndim) i64, the indices of x's nonzero elements
  * in row-major order. */
