@@ -32,10 +32,7 @@ static tt_status crop_kernel(tt_frame *f)
 {
     tt_tensor *pic, *rows = NULL, *view = NULL;
     const int64_t *b;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, &pic);
-    if (!st)
-        st = tt_arg_ints(f, 1, &b, &n);
+    tt_status st = tt_test_crop_read_args(f, &pic, &b);
     if (st)
         return st;
     rows = tt_narrow(pic, 1, b[1], b[3] - b[1]);

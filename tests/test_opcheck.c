@@ -43,10 +43,7 @@ static tt_status crop_fake_plain_compare(tt_frame *f)
 {
     tt_tensor *pic;
     const int64_t *b;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, &pic);
-    if (!st)
-        st = tt_arg_ints(f, 1, &b, &n);
+    tt_status st = tt_test_crop_read_args(f, &pic, &b);
     if (st)
         return st;
     if (b[2] > tt_dim_size(pic, 2) || b[3] > tt_dim_size(pic, 1))

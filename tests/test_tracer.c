@@ -78,10 +78,7 @@ static tt_status crop_kernel(tt_frame *f)
 {
     tt_tensor *pic, *hwc = NULL, *rows = NULL, *reg = NULL, *chw = NULL, *one = NULL, *m = NULL;
     const int64_t *b;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, &pic);
-    if (!st)
-        st = tt_arg_ints(f, 1, &b, &n);
+    tt_status st = tt_test_crop_read_args(f, &pic, &b);
     if (st)
         return st;
     hwc = tt_permute(pic, TT_SHAPE(1, 2, 0));

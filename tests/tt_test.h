@@ -141,6 +141,17 @@ static inline void tt_test_assert_same_bits(const tt_tensor *a, const tt_tensor 
 
 /* ------------------------------------------------ kernels for test ops */
 
+/* Reads a crop's arguments, (Tensor pic, int[4] box), with no checks
+ * beyond the schema's (the tutorial's crop checks them:
+ * tutorial_crop_args in tools/tutorial_ops.h). *pic and *box are borrowed
+ * from the frame. */
+static inline tt_status tt_test_crop_read_args(tt_frame *f, tt_tensor **pic, const int64_t **box)
+{
+    int n; /* 4: the dispatcher checked the schema's int[4] */
+    tt_status st = tt_arg_tensor(f, 0, pic);
+    return st ? st : tt_arg_ints(f, 1, box, &n);
+}
+
 /* The fake kernel of the test suites' contiguous crop, (Tensor pic,
  * int[4] box) -> Tensor: pic is (C,H,W), box = (x0,y0,x1,y1); out is
  * (C, y1-y0, x1-x0), contiguous. (The tutorial's crop, in
@@ -149,10 +160,7 @@ static inline tt_status tt_test_crop_contiguous_fake(tt_frame *f)
 {
     tt_tensor *pic;
     const int64_t *b;
-    int n;
-    tt_status st = tt_arg_tensor(f, 0, &pic);
-    if (!st)
-        st = tt_arg_ints(f, 1, &b, &n);
+    tt_status st = tt_test_crop_read_args(f, &pic, &b);
     if (st)
         return st;
     return tt_return(f, 0, tt_new_empty(pic, TT_SHAPE(tt_dim_size(pic, 0), b[3] - b[1],
