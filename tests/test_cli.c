@@ -308,7 +308,7 @@ START_TEST(test_parse_trace)
     parse_ok(ARGV("tt", "explain", "--lib", "x.so", "--fn", "f"), &a);
     ck_assert_int_eq(a.cmd, TT_CLI_EXPLAIN);
     ck_assert_int_eq(a.mode, TT_TRACE_FAKE);
-    ck_assert_int_eq(a.nout, 1);
+    ck_assert_int_eq(a.nout, 0); /* the model table's */
     ck_assert(a.seed == 0 && !a.fullgraph && !a.init && !a.dot && !a.svg && !a.png);
     ck_assert_int_eq(a.ninputs, 0);
     tt_cli_args_clear(&a);
@@ -360,6 +360,15 @@ START_TEST(test_parse_opcheck_ops)
     ck_assert_str_eq(a.lib, "libx.so");
     ck_assert_str_eq(a.init, "go");
     tt_cli_args_clear(&a);
+
+    /* tt list FILE, or tt list --lib FILE. */
+    parse_ok(ARGV("tt", "list", "libx.so"), &a);
+    ck_assert_int_eq(a.cmd, TT_CLI_LIST);
+    ck_assert_str_eq(a.lib, "libx.so");
+    tt_cli_args_clear(&a);
+    parse_ok(ARGV("tt", "list", "--lib", "liby.so"), &a);
+    ck_assert_str_eq(a.lib, "liby.so");
+    tt_cli_args_clear(&a);
 }
 END_TEST
 
@@ -390,10 +399,10 @@ static const struct {
     char **argv;
     const char *message;
 } bad_args[] = {
-    {ARGV("tt"), "a command is missing (trace, explain, opcheck, ops; see tt --help)"},
-    {ARGV("tt", "frob"), "unknown command 'frob' (trace, explain, opcheck, ops; see tt --help)"},
+    {ARGV("tt"), "a command is missing (trace, explain, opcheck, ops, list; see tt --help)"},
+    {ARGV("tt", "frob"), "unknown command 'frob' (trace, explain, opcheck, ops, list; see tt --help)"},
     {ARGV("tt", "--frob"), "unknown option '--frob' (see tt --help)"},
-    {ARGV("tt", "help", "frob"), "help: unknown command 'frob' (trace, explain, opcheck, ops)"},
+    {ARGV("tt", "help", "frob"), "help: unknown command 'frob' (trace, explain, opcheck, ops, list)"},
     {ARGV("tt", "trace"), "trace: --lib FILE is required (see tt trace --help)"},
     {ARGV("tt", "trace", "--lib", "x.so"), "trace: --fn NAME is required (see tt trace --help)"},
     {ARGV("tt", "explain", "--fn", "f"), "explain: --lib FILE is required (see tt explain --help)"},
@@ -515,9 +524,12 @@ static const struct {
     {TT_CLI_OPS,
      {"Usage: tt ops [--lib FILE]", "--lib FILE", "--init NAME", "--help"},
      {"--fn", "--input", "--op", "Input specs:"}},
+    {TT_CLI_LIST,
+     {"Usage: tt list FILE", "--lib FILE", "tt_model_fns", "--help"},
+     {"--fn", "--input", "--op", "Input specs:"}},
     {TT_CLI_NONE,
-     {"Usage: tt COMMAND", "trace", "explain", "opcheck", "ops", "--version", "--help",
-      "tt_model_init", "tt_model_fini", "Input specs:", "Exit status"},
+     {"Usage: tt COMMAND", "trace", "explain", "opcheck", "ops", "list", "--version", "--help",
+      "tt_model_fns", "tt_model_init", "tt_model_fini", "Input specs:", "Exit status"},
      {NULL}},
 };
 
@@ -552,8 +564,9 @@ START_TEST(test_help_matches_parser)
     static const char *const all[] = {"--lib", "--init", "--fn", "--op", "--input",
                                       "--mode", "--fullgraph", "--nout", "--seed",
                                       "--check", "--dot", "--svg", "--png"};
-    const tt_cli_cmd cmds[] = {TT_CLI_TRACE, TT_CLI_EXPLAIN, TT_CLI_OPCHECK, TT_CLI_OPS};
-    for (int c = 0; c < 4; c++) {
+    const tt_cli_cmd cmds[] = {TT_CLI_TRACE, TT_CLI_EXPLAIN, TT_CLI_OPCHECK, TT_CLI_OPS,
+                               TT_CLI_LIST};
+    for (int c = 0; c < 5; c++) {
         char *h = tt_cli_help(cmds[c]);
         ck_assert_ptr_nonnull(h);
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
@@ -917,12 +930,12 @@ START_TEST(test_e2e_trace_mlp)
     ck_assert_msg(strstr(r.out, "add_2: \"f32[2, 10]\""), "%.1500s", r.out);
     run_end(&r);
 
-    /* The model's own error: the library's message, status 1. */
+    /* The model table says how many inputs: another count is a usage
+     * error, before the function is called. */
     run_begin(&r);
     TT(&r, "trace", "--lib", "LIB", "--fn", "mlp_forward", "--input", "f32[2,784]");
-    expect_status(&r, 1);
-    ck_assert_str_eq(r.err, "tt: mlp_forward: expects 7 inputs (x, w1, b1, w2, b2, w3, b3), "
-                            "got 1\n");
+    expect_usage_error(&r, "tt: --fn mlp_forward takes 7 inputs (x, w1, b1, w2, b2, w3, b3), "
+                           "got 1 --input");
     run_end(&r);
 }
 END_TEST
@@ -1136,6 +1149,33 @@ START_TEST(test_e2e_ops)
 }
 END_TEST
 
+START_TEST(test_e2e_list)
+{
+    run_result r;
+    const char *const forms[2][3] = {{"list", "LIB", NULL}, {"list", "--lib", "LIB"}};
+    for (int k = 0; k < 2; k++) {
+        run_begin(&r);
+        if (forms[k][2])
+            TT(&r, forms[k][0], forms[k][1], forms[k][2]);
+        else
+            TT(&r, forms[k][0], forms[k][1]);
+        expect_status(&r, 0);
+        ck_assert_str_eq(r.err, "");
+        char head[512];
+        snprintf(head, sizeof head, "# 4 model functions in %s", env_path("TT_EXAMPLE_LIB"));
+        ck_assert_msg(has_line(r.out, head), "%.1500s", r.out);
+        ck_assert(has_line(r.out, "mlp_forward(x, w1, b1, w2, b2, w3, b3) -> 1 output"));
+        ck_assert(has_line(r.out, "    logits of a three-layer perceptron, "
+                                  "relu(relu(x@w1+b1)@w2+b2)@w3+b3"));
+        ck_assert(has_line(r.out, "crop_pipeline(img) -> 1 output"));
+        ck_assert(has_line(r.out, "crop_plain_pipeline(img) -> 1 output"));
+        ck_assert(has_line(r.out, "numpy_sin_fn(x) -> 1 output"));
+        ck_assert_int_eq(count(r.out, "\n"), 9);
+        run_end(&r);
+    }
+}
+END_TEST
+
 START_TEST(test_e2e_usage_errors)
 {
     run_result r;
@@ -1153,12 +1193,44 @@ START_TEST(test_e2e_usage_errors)
                   "%.1500s", r.err);
     run_end(&r);
 
-    run_begin(&r);
-    TT(&r, "trace", "--lib", "LIB", "--fn", "no_such_fn");
+    /* --fn names only what the model table declares: not a missing
+     * symbol, nor one that exists but is no model function (called through
+     * the traced-function signature, tt_model_init would crash). */
+    static const char *const not_models[] = {"no_such_fn", "tt_model_init", "tt_model_fns",
+                                             "check_arity"};
     char want[512];
-    snprintf(want, sizeof want, "tt: --fn: %s exports no function 'no_such_fn'",
-             env_path("TT_EXAMPLE_LIB"));
-    expect_usage_error(&r, want);
+    for (int i = 0; i < 4; i++) {
+        run_begin(&r);
+        TT(&r, "trace", "--lib", "LIB", "--fn", not_models[i], "--input", "f32[2]");
+        snprintf(want, sizeof want, "tt: --fn: %s declares no model function '%s' (it has: "
+                                    "mlp_forward, crop_pipeline, crop_plain_pipeline, "
+                                    "numpy_sin_fn)",
+                 env_path("TT_EXAMPLE_LIB"), not_models[i]);
+        expect_usage_error(&r, want);
+        run_end(&r);
+    }
+
+    /* A library without a model table: tt cannot know its model functions. */
+    run_begin(&r);
+    TT(&r, "explain", "--lib", "libm.so.6", "--fn", "cos", "--input", "f32[2]");
+    expect_usage_error(&r, "tt: libm.so.6 declares no model functions: it exports no table "
+                           "'tt_model_fns' (see <tt_model.h>)");
+    run_end(&r);
+    run_begin(&r);
+    TT(&r, "list", "libm.so.6");
+    expect_usage_error(&r, "tt: libm.so.6 declares no model functions: it exports no table "
+                           "'tt_model_fns' (see <tt_model.h>)");
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "list");
+    expect_usage_error(&r, "tt: list: --lib FILE is required (see tt list --help)");
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "list", "LIB", "extra");
+    expect_usage_error(&r, "tt: list: unexpected argument 'extra' (options start with --; see "
+                           "tt list --help)");
     run_end(&r);
 
     run_begin(&r);
@@ -1201,7 +1273,7 @@ START_TEST(test_e2e_usage_errors)
 
     run_begin(&r);
     TT(&r, "bogus");
-    expect_usage_error(&r, "tt: unknown command 'bogus' (trace, explain, opcheck, ops; see tt "
+    expect_usage_error(&r, "tt: unknown command 'bogus' (trace, explain, opcheck, ops, list; see tt "
                            "--help)");
     run_end(&r);
 }
@@ -1264,6 +1336,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_e2e_fullgraph_break);
     tcase_add_test(tc, test_e2e_opcheck);
     tcase_add_test(tc, test_e2e_ops);
+    tcase_add_test(tc, test_e2e_list);
     tcase_add_test(tc, test_e2e_usage_errors);
     tcase_add_test(tc, test_e2e_help_version);
     suite_add_tcase(s, tc);

@@ -7,7 +7,8 @@
  * so `tt trace --lib libttexample.so --fn mlp_forward ...` can load and
  * trace them. tt_model_init registers the tutorial's custom ops
  * (tools/tutorial_ops.c), which the crop pipelines call; tt_model_fini
- * removes them before tt unloads the library.
+ * removes them before tt unloads the library. The table tt_model_fns at
+ * the end declares the model functions.
  */
 #include "tutorial_ops.h"
 
@@ -130,3 +131,18 @@ tt_status numpy_sin_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void 
     out[0] = y;
     return TT_OK;
 }
+
+/* The model functions tt may trace (tt_model.h): `tt list
+ * libttexample.so` prints this table, and --fn accepts only its names. */
+const tt_model_fn tt_model_fns[] = {
+    {"mlp_forward", mlp_forward, 7, 1,
+     "logits of a three-layer perceptron, relu(relu(x@w1+b1)@w2+b2)@w3+b3",
+     "x, w1, b1, w2, b2, w3, b3"},
+    {"crop_pipeline", crop_pipeline, 1, 1,
+     "sin(mylib::crop(img, [0, 0, 10, 10])): the custom op traces as one node", "img"},
+    {"crop_plain_pipeline", crop_plain_pipeline, 1, 1,
+     "the same with crop as plain C reading the pixels: a graph break", "img"},
+    {"numpy_sin_fn", numpy_sin_fn, 1, 1,
+     "out = empty_like(x); mylib::numpy_sin(x, out): a mutable custom op", "x"},
+    {0},
+};

@@ -120,12 +120,82 @@ static void unload_model(model *m)
     m->handle = NULL;
 }
 
-static int find_fn(model *m, const char *name, tt_fn *out)
+/* The library's table of model functions (tt_model.h), or NULL with a
+ * usage error printed: without a table tt cannot know which symbols are
+ * model functions, and calling anything else through the traced-function
+ * signature would crash. */
+static const tt_model_fn *model_table(model *m, int *rc)
 {
-    void *sym = find_symbol(m, name);
-    if (!sym)
-        return usage_error("--fn: %s exports no function '%s'", m->path, name);
-    memcpy(out, &sym, sizeof *out);
+    const tt_model_fn *t = find_symbol(m, TT_MODEL_TABLE);
+    *rc = 0;
+    if (!t)
+        *rc = usage_error("%s declares no model functions: it exports no table '%s' "
+                          "(see <tt_model.h>)", m->path, TT_MODEL_TABLE);
+    return t;
+}
+
+/* The table's rows, at most this many: a table without its NULL row would
+ * otherwise be read past its end. */
+#define MAX_MODEL_FNS 4096
+
+/* Appends the names of table t to buf: "a, b, c". */
+static void fn_names(const tt_model_fn *t, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; t[i].name && i < MAX_MODEL_FNS && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", t[i].name);
+}
+
+/* The row of --fn in the model table; a name the table does not declare,
+ * or an --input count that differs from the declared one, is a usage
+ * error listing what is there. */
+static int find_fn(model *m, const tt_cli_args *a, const tt_model_fn **out)
+{
+    int rc;
+    const tt_model_fn *t = model_table(m, &rc);
+    if (!t)
+        return rc;
+    for (int i = 0; t[i].name && i < MAX_MODEL_FNS; i++) {
+        if (strcmp(t[i].name, a->fn) != 0)
+            continue;
+        if (!t[i].fn) {
+            fprintf(stderr, "tt: %s: model function '%s' has no function pointer in %s\n",
+                    m->path, t[i].name, TT_MODEL_TABLE);
+            return EXIT_FAIL;
+        }
+        if (t[i].ninputs != a->ninputs) {
+            fprintf(stderr, "tt: --fn %s takes %d input%s (%s), got %d --input\n", t[i].name,
+                    t[i].ninputs, t[i].ninputs == 1 ? "" : "s",
+                    t[i].inputs ? t[i].inputs : "see tt list", a->ninputs);
+            return EXIT_USAGE;
+        }
+        *out = &t[i];
+        return 0;
+    }
+    char names[2048];
+    fn_names(t, names, sizeof names);
+    fprintf(stderr, "tt: --fn: %s declares no model function '%s' (it has: %s)\n", m->path,
+            a->fn, names[0] ? names : "none");
+    return EXIT_USAGE;
+}
+
+/* tt list: the model table, one function per line. */
+static int cmd_list(model *m)
+{
+    int rc;
+    const tt_model_fn *t = model_table(m, &rc);
+    if (!t)
+        return rc;
+    int n = 0;
+    while (t[n].name && n < MAX_MODEL_FNS)
+        n++;
+    printf("# %d model function%s in %s\n", n, n == 1 ? "" : "s", m->path);
+    for (int i = 0; i < n; i++) {
+        int nout = t[i].noutputs ? t[i].noutputs : 1;
+        printf("%s(%s) -> %d output%s\n    %s\n", t[i].name, t[i].inputs ? t[i].inputs : "",
+               nout, nout == 1 ? "" : "s", t[i].about ? t[i].about : "");
+    }
     return 0;
 }
 
@@ -182,18 +252,20 @@ static int write_pictures(const tt_cli_args *a, const tt_graph *g, const tt_expl
 
 static int cmd_trace(const tt_cli_args *a, model *m)
 {
-    tt_fn fn = NULL;
+    const tt_model_fn *row = NULL;
     tt_tensor *ins[TT_CLI_MAX_INPUTS] = {0};
     tt_graph *g = NULL;
     tt_explain *e = NULL;
     bool explain = a->cmd == TT_CLI_EXPLAIN;
-    int rc = find_fn(m, a->fn, &fn);
+    int rc = find_fn(m, a, &row);
     if (!rc)
         rc = make_inputs(a, !explain && a->mode != TT_TRACE_REAL, ins);
     if (rc)
         goto out;
-    tt_trace_opts opts = {.mode = a->mode, .fullgraph = a->fullgraph, .nout = a->nout,
+    int nout = a->nout ? a->nout : row->noutputs ? row->noutputs : 1;
+    tt_trace_opts opts = {.mode = a->mode, .fullgraph = a->fullgraph, .nout = nout,
                           .name = a->fn};
+    tt_fn fn = row->fn;
     if (!explain) {
         g = tt_trace(fn, a->ninputs, ins, &opts);
         if (!g || tt_graph_print(g, stdout)) {
@@ -337,6 +409,7 @@ int main(int argc, char **argv)
     case TT_CLI_TRACE:
     case TT_CLI_EXPLAIN: rc = cmd_trace(&a, &m); break;
     case TT_CLI_OPCHECK: rc = cmd_opcheck(&a); break;
+    case TT_CLI_LIST: rc = cmd_list(&m); break;
     default: rc = cmd_ops(&a); break;
     }
 out:

@@ -376,7 +376,7 @@ enum { O_HELP, O_LIB, O_INIT, O_FN, O_OP, O_INPUT, O_MODE, O_FULLGRAPH, O_NOUT, 
 #define C_TRACE TT_CLI_TRACE
 #define C_EXPLAIN TT_CLI_EXPLAIN
 #define C_TE (TT_CLI_TRACE | TT_CLI_EXPLAIN)
-#define C_ALL (TT_CLI_TRACE | TT_CLI_EXPLAIN | TT_CLI_OPCHECK | TT_CLI_OPS)
+#define C_ALL (TT_CLI_TRACE | TT_CLI_EXPLAIN | TT_CLI_OPCHECK | TT_CLI_OPS | TT_CLI_LIST)
 
 /* One row per option and meaning: an option whose help differs between
  * commands has a row per group of commands. The parser takes the first
@@ -396,12 +396,15 @@ static const struct cli_opt {
      "(LD_LIBRARY_PATH...)"},
     {O_LIB, "--lib", "FILE", TT_CLI_OPCHECK | TT_CLI_OPS, 0,
      "a library whose init function registers custom ops (optional: built-in ops need none)"},
+    {O_LIB, "--lib", "FILE", TT_CLI_LIST, TT_CLI_LIST,
+     "the model library whose table of model functions to print (it may also be given "
+     "alone: tt list FILE)"},
     {O_INIT, "--init", "NAME", C_ALL, 0,
      "the library's init function, tt_status NAME(void), called once after loading; "
      "default: tt_model_init, when the library exports it"},
     {O_FN, "--fn", "NAME", C_TE, C_TE,
-     "the function to trace: tt_status NAME(tt_tensor **in, int nin, tt_tensor **out, "
-     "int nout, void *ud)"},
+     "the model function to trace, one the library's table tt_model_fns declares (tt "
+     "list FILE prints them); it is called with the traced-function signature"},
     {O_OP, "--op", "NAME", TT_CLI_OPCHECK, TT_CLI_OPCHECK,
      "the op to check, \"ns::name\" or \"ns::name.overload\" (tt ops lists them)"},
     {O_INPUT, "--input", "SPEC", C_TE, 0,
@@ -424,7 +427,8 @@ static const struct cli_opt {
      "message"},
     {O_FULLGRAPH, "--fullgraph", NULL, C_EXPLAIN, 0,
      "fail at the first graph break (exit status 1) instead of splitting there"},
-    {O_NOUT, "--nout", "N", C_TE, 0, "the number of outputs the function writes (default 1)"},
+    {O_NOUT, "--nout", "N", C_TE, 0,
+     "the number of outputs the function writes (default: the model table's)"},
     {O_SEED, "--seed", "N", C_TE | TT_CLI_OPCHECK, 0,
      "seed of the random input values (default 0); the same seed gives the same inputs"},
     {O_CHECK, "--check", "LIST", TT_CLI_OPCHECK, 0,
@@ -462,6 +466,10 @@ static const struct {
     {TT_CLI_OPS, "ops", "tt ops [--lib FILE]",
      "Lists every registered op with its schema, in name order: the built-ins (tt::) "
      "and, with --lib, the ops the library's init function registers."},
+    {TT_CLI_LIST, "list", "tt list FILE",
+     "Prints the model functions the library declares in its table tt_model_fns: "
+     "each one's name, its inputs and outputs, and what it computes. tt trace and tt "
+     "explain trace only these functions."},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
@@ -560,11 +568,13 @@ char *tt_cli_help(tt_cli_cmd cmd)
             sb_add(&b, "  %-9s %s\n", commands[i].name, commands[i].usage);
         sb_add(&b, "\nOptions:\n  --help     print this help (tt COMMAND --help: the "
                    "command's)\n  --version  print the version\n\n");
-        sb_wrap(&b, "A model library exports functions of the traced-function signature, "
-                    "tt_status fn(tt_tensor **in, int nin, tt_tensor **out, int nout, "
-                    "void *ud), and optionally tt_status tt_model_init(void), which "
-                    "registers its custom ops, and void tt_model_fini(void), called "
-                    "before it is unloaded.", 0, 0);
+        sb_wrap(&b, "A model library declares its model functions in a table, const "
+                    "tt_model_fn tt_model_fns[] (<tt_model.h>: each row a name, a function "
+                    "of the traced-function signature, the input and output counts and a "
+                    "line saying what it computes; a row with a NULL name ends it). "
+                    "Optionally it exports tt_status tt_model_init(void), which registers "
+                    "its custom ops, and void tt_model_fini(void), called before it is "
+                    "unloaded.", 0, 0);
         sb_add(&b, "\n%s\n%s", spec_help, exit_help);
         return b.s;
     }
@@ -593,7 +603,7 @@ char *tt_cli_help(tt_cli_cmd cmd)
         snprintf(text, sizeof text, "%s%s", o->required & cmd ? "(required) " : "", o->help);
         sb_wrap(&b, text, 18, col);
     }
-    if (cmd != TT_CLI_OPS)
+    if (cmd != TT_CLI_OPS && cmd != TT_CLI_LIST)
         sb_add(&b, "\n%s", spec_help);
     sb_add(&b, "\n%s", exit_help);
     return b.s;
@@ -729,6 +739,12 @@ static int parse_command_options(int argc, char *const *argv, int i, tt_cli_args
             a->help = true;
             return 0;
         }
+        /* tt list FILE: the library may be given alone. */
+        if (a->cmd == TT_CLI_LIST && arg[0] != '-' && !(seen & (1u << O_LIB))) {
+            seen |= 1u << O_LIB;
+            a->lib = arg;
+            continue;
+        }
         if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
             say(err, n, "%s: unexpected argument '%s' (options start with --; see tt %s "
                         "--help)", cname, arg, cname);
@@ -782,10 +798,9 @@ int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t 
 {
     memset(a, 0, sizeof *a);
     a->mode = TT_TRACE_FAKE;
-    a->nout = 1;
     a->checks = TT_OPCHECK_ALL;
     if (argc < 2) {
-        say(err, n, "a command is missing (trace, explain, opcheck, ops; see tt --help)");
+        say(err, n, "a command is missing (trace, explain, opcheck, ops, list; see tt --help)");
         return -1;
     }
     const char *c = argv[1];
@@ -796,7 +811,7 @@ int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t 
                 if (!strcmp(argv[2], commands[k].name))
                     a->cmd = commands[k].cmd;
             if (a->cmd == TT_CLI_NONE) {
-                say(err, n, "help: unknown command '%s' (trace, explain, opcheck, ops)",
+                say(err, n, "help: unknown command '%s' (trace, explain, opcheck, ops, list)",
                     argv[2]);
                 return -1;
             }
@@ -814,7 +829,7 @@ int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t 
         if (c[0] == '-')
             say(err, n, "unknown option '%s' (see tt --help)", c);
         else
-            say(err, n, "unknown command '%s' (trace, explain, opcheck, ops; see tt --help)",
+            say(err, n, "unknown command '%s' (trace, explain, opcheck, ops, list; see tt --help)",
                 c);
         return -1;
     }

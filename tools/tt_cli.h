@@ -56,6 +56,7 @@ typedef enum {
     TT_CLI_EXPLAIN = 1 << 1,
     TT_CLI_OPCHECK = 1 << 2,
     TT_CLI_OPS = 1 << 3,
+    TT_CLI_LIST = 1 << 4,
 } tt_cli_cmd;
 
 typedef struct {
@@ -68,7 +69,7 @@ typedef struct {
     int ninputs;
     tt_trace_mode mode; /* default fake */
     bool fullgraph;
-    int nout; /* default 1 */
+    int nout; /* 0 (default): the model table's count, or 1 */
     uint64_t seed; /* default 0 */
     unsigned checks; /* tt_opcheck_check mask; default all */
 } tt_cli_args;

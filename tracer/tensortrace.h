@@ -4,4 +4,5 @@
 #include "tt_runtime.h"
 #include "tt_ops.h"
 #include "tt_trace.h"
+#include "tt_model.h"
 #endif
