@@ -18,9 +18,11 @@ typedef enum {
     BIN_COUNT
 } binop;
 
-static const char *const bin_names[BIN_COUNT] = {
-    "tt::add", "tt::sub", "tt::mul", "tt::div", "tt::pow",
-    "tt::eq", "tt::ne", "tt::lt", "tt::le", "tt::gt", "tt::ge",
+/* Each kind's Tensor overload: whose name its errors carry. */
+static const tt_builtin_id bin_ids[BIN_COUNT] = {
+    TT_OP_ADD_TENSOR, TT_OP_SUB_TENSOR, TT_OP_MUL_TENSOR, TT_OP_DIV_TENSOR,
+    TT_OP_POW_TENSOR_TENSOR, TT_OP_EQ_TENSOR, TT_OP_NE_TENSOR, TT_OP_LT_TENSOR,
+    TT_OP_LE_TENSOR, TT_OP_GT_TENSOR, TT_OP_GE_TENSOR,
 };
 
 static bool is_compare(binop op) { return op >= BIN_EQ; }
@@ -247,7 +249,7 @@ static bool reads_overlap(const tt_tensor *out, const tt_tensor *x)
 static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
                          const tt_value *b_scalar, double alpha, tt_tensor *out)
 {
-    const char *name = bin_names[op];
+    const char *name = tt__op_label(bin_ids[op]);
     if (!out && !b_scalar && same_dense_operands(a, b) && bin_loops[a->dtype][op] &&
         (tt_dtype_is_float((tt_dtype)a->dtype) || (op != BIN_DIV && a->dtype != TT_BOOL)) &&
         ((op != BIN_ADD && op != BIN_SUB) || alpha == 1 || tt_dtype_is_float((tt_dtype)a->dtype)))
@@ -371,10 +373,10 @@ typedef enum {
     UN_SIGMOID, UN_RELU, UN_GELU, UN_ABS, UN_SIGN, UN_COUNT
 } unop;
 
-static const char *const un_names[UN_COUNT] = {
-    "tt::neg", "tt::exp", "tt::log", "tt::sqrt", "tt::rsqrt", "tt::sin",
-    "tt::cos", "tt::tanh", "tt::sigmoid", "tt::relu", "tt::gelu", "tt::abs",
-    "tt::sign",
+/* Each unary kind's op: whose name its errors carry. */
+static const tt_builtin_id un_ids[UN_COUNT] = {
+    TT_OP_NEG, TT_OP_EXP, TT_OP_LOG, TT_OP_SQRT, TT_OP_RSQRT, TT_OP_SIN, TT_OP_COS,
+    TT_OP_TANH, TT_OP_SIGMOID, TT_OP_RELU, TT_OP_GELU, TT_OP_ABS, TT_OP_SIGN,
 };
 
 /* Ops whose integer inputs give a float result (PyTorch's int-to-float). */
@@ -498,7 +500,7 @@ static tt_tensor *unary_fast(unop op, const tt_tensor *a)
 /* Runs `op` on a into `out` (NULL: allocate like a). */
 static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
 {
-    const char *name = un_names[op];
+    const char *name = tt__op_label(un_ids[op]);
     tt_dtype dt = (tt_dtype)a->dtype;
     if (un_floating(op) && !tt_dtype_is_float(dt))
         dt = TT_F32;
@@ -568,7 +570,7 @@ static void where_loop(char **d, const int64_t *s, int64_t n, void *vctx)
 
 static tt_tensor *where(const tt_tensor *cond, const tt_tensor *a, const tt_tensor *b)
 {
-    const char *name = "tt::where";
+    const char *name = tt__op_label(TT_OP_WHERE_SELF);
     if ((tt_dtype)cond->dtype != TT_BOOL) {
         tt_error(TT_EDTYPE, "%s: argument 'condition' (#1) expects a bool tensor, got %s",
                  name, tt_dtype_name((tt_dtype)cond->dtype));
@@ -636,7 +638,7 @@ static void clamp_loop(char **d, const int64_t *s, int64_t n, void *vctx)
 
 static tt_tensor *clamp(const tt_tensor *a, const tt_value *lo, const tt_value *hi)
 {
-    const char *name = "tt::clamp";
+    const char *name = tt__op_label(TT_OP_CLAMP);
     if (lo->kind == TT_V_NONE && hi->kind == TT_V_NONE) {
         tt_error(TT_EINVAL, "%s: at least one of 'min' or 'max' must not be None", name);
         return NULL;
@@ -670,23 +672,17 @@ static tt_tensor *clamp(const tt_tensor *a, const tt_value *lo, const tt_value *
 
 /* ---------------------------------------------------------------- kernels */
 
-static unop unop_of(const tt_op *op)
-{
-    const char *n = tt_op_name(op);
-    for (int i = 0; i < UN_COUNT; i++) {
-        size_t l = strlen(un_names[i]);
-        if (strncmp(n, un_names[i], l) == 0 && (n[l] == '_' || !n[l]))
-            return (unop)i;
-    }
-    return UN_COUNT;
-}
+/* The kind of op an elementwise row serves: the row's data
+ * (runtime/builtin_ops.h), which kernels get through tt_frame_userdata and
+ * backward rules through tt_ctx_userdata. */
+#define KIND_OF(userdata) ((int)(intptr_t)(userdata))
 
 /* Kernel and meta of every binary overload: (self, other[, alpha]) where
  * other is a Tensor or a Scalar; the in-place forms write into self. */
 static tt_status binary_kernel(tt_frame *f)
 {
     const tt_op *op = tt_frame_op(f);
-    binop b = (binop)((intptr_t)tt_frame_userdata(f) - 1);
+    binop b = (binop)KIND_OF(tt_frame_userdata(f));
     bool inplace = tt_schema_arg(tt_op_schema(op), 0)->is_write;
     tt_tensor *self, *other = NULL;
     double alpha = 1;
@@ -710,7 +706,7 @@ static tt_status unary_kernel(tt_frame *f)
     tt_status st = tt_arg_tensor(f, 0, &self);
     if (st)
         return st;
-    tt_tensor *r = unary((unop)((intptr_t)tt_frame_userdata(f) - 1), self, inplace ? self : NULL);
+    tt_tensor *r = unary((unop)KIND_OF(tt_frame_userdata(f)), self, inplace ? self : NULL);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
@@ -770,7 +766,7 @@ static tt_status gelu_backward_kernel(tt_frame *f)
     const tt_tensor *ins[2] = {g, x};
     int nd;
     tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
-    if (tt__broadcast("tt::gelu_backward", 2, ins, (const char *[]){"grad_output", "self"},
+    if (tt__broadcast(tt__op_label(TT_OP_GELU_BACKWARD), 2, ins, (const char *[]){"grad_output", "self"},
                       (const int[]){1, 2}, &nd, sizes))
         return tt_errcode();
     tt_dtype dt = tt__result_type(2, ins, 0, NULL);
@@ -812,41 +808,27 @@ static tt_status gelu_backward_kernel(tt_frame *f)
 #define NEED(i) tt_ctx_needs_input_grad(ctx, (i))
 #define SAVED(i) tt_ctx_saved(ctx, (i))
 
-/* Calls a built-in by name (through the dispatcher, so it is traced). */
-static tt_tensor *op_tv(const char *name, const tt_op **cache, const tt_tensor *a, double v)
+/* A number as a Scalar value: a whole number travels as an int, so an
+ * integer tensor stays one (x * 2 is integral, x * 2.5 is not). */
+static tt_value scalar_value(double v)
 {
-    tt_value sv = v == floor(v) && fabs(v) < 9e15 ? tt_v_int((int64_t)v) : tt_v_float(v);
-    return tt__call_builtin(name, cache, TT_ARGS(tt_v_tensor(a), sv));
+    return v == floor(v) && fabs(v) < 9e15 ? tt_v_int((int64_t)v) : tt_v_float(v);
 }
 
-static tt_tensor *gt_scalar(const tt_tensor *a, double v)
+/* Calls built-in `id` on (a, v) through the dispatcher, so it is traced. */
+static tt_tensor *op_tv(tt_builtin_id id, const tt_tensor *a, double v)
 {
-    static const tt_op *c;
-    return op_tv("tt::gt.Scalar", &c, a, v);
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(a), scalar_value(v)));
 }
 
-static tt_tensor *ge_scalar(const tt_tensor *a, double v)
-{
-    static const tt_op *c;
-    return op_tv("tt::ge.Scalar", &c, a, v);
-}
-
-static tt_tensor *le_scalar(const tt_tensor *a, double v)
-{
-    static const tt_op *c;
-    return op_tv("tt::le.Scalar", &c, a, v);
-}
-
-static tt_tensor *eq_scalar(const tt_tensor *a, double v)
-{
-    static const tt_op *c;
-    return op_tv("tt::eq.Scalar", &c, a, v);
-}
+static tt_tensor *gt_scalar(const tt_tensor *a, double v) { return op_tv(TT_OP_GT_SCALAR, a, v); }
+static tt_tensor *ge_scalar(const tt_tensor *a, double v) { return op_tv(TT_OP_GE_SCALAR, a, v); }
+static tt_tensor *le_scalar(const tt_tensor *a, double v) { return op_tv(TT_OP_LE_SCALAR, a, v); }
+static tt_tensor *eq_scalar(const tt_tensor *a, double v) { return op_tv(TT_OP_EQ_SCALAR, a, v); }
 
 static tt_tensor *sign_of(const tt_tensor *a)
 {
-    static const tt_op *c;
-    return tt__call_builtin("tt::sign", &c, TT_ARGS(tt_v_tensor(a)));
+    return tt__call_op(TT_OP_SIGN, TT_ARGS(tt_v_tensor(a)));
 }
 
 /* Saves the tensor arguments and the output, in that order, each only
@@ -942,7 +924,7 @@ static tt_status add_sub_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
     tt_status st = tt_ctx_get_float(ctx, "s", &alpha);
     if (st)
         return st;
-    if (strncmp(tt_op_name(tt_ctx_op(ctx)), "tt::sub", 7) == 0)
+    if (KIND_OF(tt_ctx_userdata(ctx)) == BIN_SUB)
         alpha = -alpha;
     if ((st = tt__put_grad(ctx, gi, 0, tt_retain(g[0]))) || !NEED(1))
         return st;
@@ -1049,7 +1031,7 @@ static tt_status setup_unary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
                              const tt_value *out, int nout)
 {
     unsigned keep = 0;
-    switch (unop_of(tt_ctx_op(ctx))) {
+    switch ((unop)KIND_OF(tt_ctx_userdata(ctx))) {
     case UN_LOG: case UN_SIN: case UN_COS: case UN_GELU: case UN_ABS: keep = 1u; break;
     case UN_NEG: break;
     default: keep = KEEP_OUT; break; /* exp, sqrt, rsqrt, tanh, sigmoid, relu */
@@ -1064,9 +1046,7 @@ static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
 {
     (void)ng, (void)ni;
     tt_tensor *x = SAVED(0), *y = SAVED(1), *r = NULL;
-    const char *name = tt_op_name(tt_ctx_op(ctx));
-    static const tt_op *gelu_bw;
-    unop op = unop_of(tt_ctx_op(ctx));
+    unop op = (unop)KIND_OF(tt_ctx_userdata(ctx));
     tt_scope_begin();
     switch (op) {
     case UN_NEG: r = tt_neg(g[0]); break;
@@ -1080,13 +1060,12 @@ static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
     case UN_SIGMOID: r = tt_mul(g[0], tt_mul(y, tt_add_scalar(tt_neg(y), 1))); break;
     case UN_RELU: r = tt_mul(g[0], gt_scalar(y, 0)); break;
     case UN_GELU:
-        r = tt__call_builtin("tt::gelu_backward", &gelu_bw,
-                             TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(x)));
+        r = tt__call_op(TT_OP_GELU_BACKWARD, TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(x)));
         break;
     case UN_ABS: r = tt_mul(g[0], sign_of(x)); break;
     default:
         tt_scope_end();
-        return tt_error(TT_EINTERNAL, "%s: no derivative rule", name);
+        return tt_error(TT_EINTERNAL, "%s: no derivative rule", tt_op_name(tt_ctx_op(ctx)));
     }
     tt_keep(r);
     tt_scope_end();
@@ -1144,235 +1123,135 @@ static tt_status zero_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
     return TT_OK;
 }
 
-/* The op kind travels as the spec's userdata (kind + 1), so a kernel call
- * does not look its op up by name. */
-#define KIND(k) ((void *)(intptr_t)((k) + 1))
-#define BIN(k, sch, bw, setup)                                                 \
-    {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel,            \
-     .backward = bw, .setup_context = setup, .userdata = KIND(k)}
-#define CMP(k, sch)                                                            \
-    {.schema = sch, .kernel = binary_kernel, .fake = binary_kernel, .userdata = KIND(k)}
-#define UN(k, sch)                                                             \
-    {.schema = sch, .kernel = unary_kernel, .fake = unary_kernel,              \
-     .backward = unary_backward, .setup_context = setup_unary, .userdata = KIND(k)}
-static const tt_custom_op_spec specs[] = {
-    BIN(BIN_ADD, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        add_sub_backward, setup_alpha),
-    BIN(BIN_ADD, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        pass_through_backward, NULL),
-    BIN(BIN_ADD, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        add_sub_backward, setup_alpha),
-    BIN(BIN_SUB, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        add_sub_backward, setup_alpha),
-    BIN(BIN_SUB, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        pass_through_backward, NULL),
-    BIN(BIN_SUB, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        add_sub_backward, setup_alpha),
-    BIN(BIN_MUL, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", mul_backward, setup_mul),
-    BIN(BIN_MUL, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor",
-        mul_scalar_backward, setup_scalar_other),
-    /* mul_.Tensor has no derivative: the old self it needs is overwritten. */
-    BIN(BIN_MUL, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", NULL, NULL),
-    BIN(BIN_MUL, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        mul_scalar_backward, setup_scalar_other),
-    BIN(BIN_DIV, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", div_backward, setup_div),
-    BIN(BIN_DIV, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor",
-        div_scalar_backward, setup_scalar_other),
-    BIN(BIN_DIV, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        div_backward, setup_div),
-    BIN(BIN_POW, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
-        pow_backward, save_all),
-    BIN(BIN_POW, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
-        pow_scalar_backward, setup_pow_scalar),
-    CMP(BIN_EQ, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP(BIN_EQ, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP(BIN_NE, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP(BIN_NE, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP(BIN_LT, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP(BIN_LT, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP(BIN_LE, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP(BIN_LE, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP(BIN_GT, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP(BIN_GT, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor"),
-    CMP(BIN_GE, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor"),
-    CMP(BIN_GE, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor"),
-    UN(UN_NEG, "tt::neg(Tensor self) -> Tensor"),
-    UN(UN_EXP, "tt::exp(Tensor self) -> Tensor"),
-    UN(UN_LOG, "tt::log(Tensor self) -> Tensor"),
-    UN(UN_SQRT, "tt::sqrt(Tensor self) -> Tensor"),
-    UN(UN_RSQRT, "tt::rsqrt(Tensor self) -> Tensor"),
-    UN(UN_SIN, "tt::sin(Tensor self) -> Tensor"),
-    UN(UN_COS, "tt::cos(Tensor self) -> Tensor"),
-    UN(UN_TANH, "tt::tanh(Tensor self) -> Tensor"),
-    UN(UN_SIGMOID, "tt::sigmoid(Tensor self) -> Tensor"),
-    UN(UN_RELU, "tt::relu(Tensor self) -> Tensor"),
-    UN(UN_RELU, "tt::relu_(Tensor(a!) self) -> Tensor(a!)"),
-    UN(UN_GELU, "tt::gelu(Tensor self) -> Tensor"),
-    UN(UN_ABS, "tt::abs(Tensor self) -> Tensor"),
-    {.schema = "tt::sign(Tensor self) -> Tensor", .kernel = unary_kernel, .fake = unary_kernel,
-     .userdata = KIND(UN_SIGN)},
-    {.schema = "tt::gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-     .kernel = gelu_backward_kernel, .fake = gelu_backward_kernel},
-    {.schema = "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-     .kernel = where_kernel, .fake = where_kernel,
-     .backward = where_backward, .setup_context = save_first},
-    {.schema = "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-     .kernel = clamp_kernel, .fake = clamp_kernel,
-     .backward = clamp_backward, .setup_context = setup_clamp},
-    {.schema = "tt::zero_(Tensor(a!) self) -> Tensor(a!)",
-     .kernel = zero_kernel, .fake = zero_kernel, .backward = zero_backward},
-};
+static const tt__builtin_row rows[] = {TT__ELEMENTWISE_ROWS};
 
 tt_status tt__register_elementwise(tt_library *lib)
 {
-    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+    return TT__DEFINE_ROWS(lib, rows);
 }
 
 /* ---------------------------------------------------------- typed wrappers */
 
+/* Each elementwise row's data (its kind), at compile time: a wrapper names
+ * only its op's id, and the table says which kind of op that is. */
+#define ROW_KIND(id, sch, k, fk, bw, setup, data, flags) [TT_OP_##id] = (int8_t)(data),
+static const int8_t row_kind[TT_OP_COUNT] = {
+    TT_BUILTIN_OPS(ROW_KIND, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW,
+                   TT__NO_ROW)};
+
 /* The fast path: no mode, grad or fake tensor in play, so the kernel's
  * work runs directly; otherwise the call goes through the dispatcher. */
-static tt_tensor *bin_call(const char *opname, const tt_op **cache, binop op,
-                           const tt_tensor *a, const tt_tensor *b, double alpha)
+static tt_tensor *bin_call(tt_builtin_id id, const tt_tensor *a, const tt_tensor *b,
+                           double alpha)
 {
+    binop op = (binop)row_kind[id];
     const tt_tensor *ts[2] = {a, b};
     if (tt_dispatch_is_trivial(2, ts))
         return binary(op, a, b, NULL, alpha, NULL);
     /* alpha travels only when it is not the default, so graphs read
      * add(a, b) as PyTorch's do. */
     if ((op == BIN_ADD || op == BIN_SUB) && alpha != 1)
-        return tt__call_builtin(opname, cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b),
-                                                       tt_v_float(alpha)));
-    return tt__call_builtin(opname, cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+        return tt__call_op(id, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b), tt_v_float(alpha)));
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
 }
 
-static tt_tensor *bin_scalar_call(const char *opname, const tt_op **cache, binop op,
-                                  const tt_tensor *a, double b)
+static tt_tensor *bin_scalar_call(tt_builtin_id id, const tt_tensor *a, double b)
 {
-    tt_value v = b == floor(b) && fabs(b) < 9e15 ? tt_v_int((int64_t)b) : tt_v_float(b);
+    tt_value v = scalar_value(b);
     if (tt_dispatch_is_trivial(1, &a))
-        return binary(op, a, NULL, &v, 1.0, NULL);
-    return tt__call_builtin(opname, cache, TT_ARGS(tt_v_tensor(a), v));
+        return binary((binop)row_kind[id], a, NULL, &v, 1.0, NULL);
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(a), v));
 }
 
-static tt_status bin_inplace(const char *opname, const tt_op **cache, binop op,
-                             tt_tensor *a, const tt_tensor *b, double alpha)
+/* In place: the result is `a` itself, so only the status is returned. */
+static tt_status bin_inplace(tt_builtin_id id, tt_tensor *a, const tt_tensor *b,
+                             const tt_value *b_scalar, double alpha)
 {
+    binop op = (binop)row_kind[id];
     const tt_tensor *ts[2] = {a, b};
-    if (tt_dispatch_is_trivial(2, ts)) {
-        tt_tensor *r = binary(op, a, b, NULL, alpha, a);
+    if (tt_dispatch_is_trivial(b_scalar ? 1 : 2, ts)) {
+        tt_tensor *r = binary(op, a, b, b_scalar, alpha, a);
         if (!r)
             return tt_errcode();
         tt_bump_version(a);
         tt_release(r);
         return TT_OK;
     }
+    tt_value other = b_scalar ? *b_scalar : tt_v_tensor(b);
     if ((op == BIN_ADD || op == BIN_SUB) && alpha != 1)
-        return tt__call_builtin_status(opname, cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b),
-                                                              tt_v_float(alpha)));
-    return tt__call_builtin_status(opname, cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+        return tt__call_op_status(id, TT_ARGS(tt_v_tensor(a), other, tt_v_float(alpha)));
+    return tt__call_op_status(id, TT_ARGS(tt_v_tensor(a), other));
 }
 
-static tt_tensor *un_call(const char *opname, const tt_op **cache, unop op,
-                          const tt_tensor *a)
+static tt_tensor *un_call(tt_builtin_id id, const tt_tensor *a)
 {
     if (tt_dispatch_is_trivial(1, &a))
-        return unary(op, a, NULL);
-    return tt__call_builtin(opname, cache, TT_ARGS(tt_v_tensor(a)));
+        return unary((unop)row_kind[id], a, NULL);
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(a)));
 }
 
-#define BIN_WRAPPER(fn, opname, op)                                            \
-    tt_tensor *fn(const tt_tensor *a, const tt_tensor *b)                     \
-    {                                                                          \
-        static const tt_op *cache;                                             \
-        return bin_call(opname, &cache, op, a, b, 1.0);                        \
-    }
-BIN_WRAPPER(tt_add, "tt::add.Tensor", BIN_ADD)
-BIN_WRAPPER(tt_sub, "tt::sub.Tensor", BIN_SUB)
-BIN_WRAPPER(tt_mul, "tt::mul.Tensor", BIN_MUL)
-BIN_WRAPPER(tt_div, "tt::div.Tensor", BIN_DIV)
-BIN_WRAPPER(tt_pow, "tt::pow.Tensor_Tensor", BIN_POW)
-BIN_WRAPPER(tt_eq, "tt::eq.Tensor", BIN_EQ)
-BIN_WRAPPER(tt_ne, "tt::ne.Tensor", BIN_NE)
-BIN_WRAPPER(tt_lt, "tt::lt.Tensor", BIN_LT)
-BIN_WRAPPER(tt_le, "tt::le.Tensor", BIN_LE)
-BIN_WRAPPER(tt_gt, "tt::gt.Tensor", BIN_GT)
-BIN_WRAPPER(tt_ge, "tt::ge.Tensor", BIN_GE)
+#define BIN_WRAPPER(fn, id)                                                    \
+    tt_tensor *fn(const tt_tensor *a, const tt_tensor *b) { return bin_call(id, a, b, 1.0); }
+BIN_WRAPPER(tt_add, TT_OP_ADD_TENSOR)
+BIN_WRAPPER(tt_sub, TT_OP_SUB_TENSOR)
+BIN_WRAPPER(tt_mul, TT_OP_MUL_TENSOR)
+BIN_WRAPPER(tt_div, TT_OP_DIV_TENSOR)
+BIN_WRAPPER(tt_pow, TT_OP_POW_TENSOR_TENSOR)
+BIN_WRAPPER(tt_eq, TT_OP_EQ_TENSOR)
+BIN_WRAPPER(tt_ne, TT_OP_NE_TENSOR)
+BIN_WRAPPER(tt_lt, TT_OP_LT_TENSOR)
+BIN_WRAPPER(tt_le, TT_OP_LE_TENSOR)
+BIN_WRAPPER(tt_gt, TT_OP_GT_TENSOR)
+BIN_WRAPPER(tt_ge, TT_OP_GE_TENSOR)
 
 tt_tensor *tt_add_scaled(const tt_tensor *a, const tt_tensor *b, double alpha)
 {
-    static const tt_op *cache;
-    return bin_call("tt::add.Tensor", &cache, BIN_ADD, a, b, alpha);
+    return bin_call(TT_OP_ADD_TENSOR, a, b, alpha);
 }
 
-#define SCALAR_WRAPPER(fn, opname, op)                                         \
-    tt_tensor *fn(const tt_tensor *a, double b)                               \
-    {                                                                          \
-        static const tt_op *cache;                                             \
-        return bin_scalar_call(opname, &cache, op, a, b);                      \
-    }
-SCALAR_WRAPPER(tt_add_scalar, "tt::add.Scalar", BIN_ADD)
-SCALAR_WRAPPER(tt_sub_scalar, "tt::sub.Scalar", BIN_SUB)
-SCALAR_WRAPPER(tt_mul_scalar, "tt::mul.Scalar", BIN_MUL)
-SCALAR_WRAPPER(tt_div_scalar, "tt::div.Scalar", BIN_DIV)
-SCALAR_WRAPPER(tt_pow_scalar, "tt::pow.Tensor_Scalar", BIN_POW)
+#define SCALAR_WRAPPER(fn, id)                                                 \
+    tt_tensor *fn(const tt_tensor *a, double b) { return bin_scalar_call(id, a, b); }
+SCALAR_WRAPPER(tt_add_scalar, TT_OP_ADD_SCALAR)
+SCALAR_WRAPPER(tt_sub_scalar, TT_OP_SUB_SCALAR)
+SCALAR_WRAPPER(tt_mul_scalar, TT_OP_MUL_SCALAR)
+SCALAR_WRAPPER(tt_div_scalar, TT_OP_DIV_SCALAR)
+SCALAR_WRAPPER(tt_pow_scalar, TT_OP_POW_TENSOR_SCALAR)
 
-#define INPLACE_WRAPPER(fn, opname, op)                                        \
-    tt_status fn(tt_tensor *a, const tt_tensor *b)                            \
-    {                                                                          \
-        static const tt_op *cache;                                             \
-        return bin_inplace(opname, &cache, op, a, b, 1.0);                     \
-    }
-INPLACE_WRAPPER(tt_add_, "tt::add_.Tensor", BIN_ADD)
-INPLACE_WRAPPER(tt_sub_, "tt::sub_.Tensor", BIN_SUB)
-INPLACE_WRAPPER(tt_mul_, "tt::mul_.Tensor", BIN_MUL)
-INPLACE_WRAPPER(tt_div_, "tt::div_.Tensor", BIN_DIV)
+#define INPLACE_WRAPPER(fn, id)                                                \
+    tt_status fn(tt_tensor *a, const tt_tensor *b) { return bin_inplace(id, a, b, NULL, 1.0); }
+INPLACE_WRAPPER(tt_add_, TT_OP_ADD__TENSOR)
+INPLACE_WRAPPER(tt_sub_, TT_OP_SUB__TENSOR)
+INPLACE_WRAPPER(tt_mul_, TT_OP_MUL__TENSOR)
+INPLACE_WRAPPER(tt_div_, TT_OP_DIV__TENSOR)
 
 tt_status tt_add_scaled_(tt_tensor *a, const tt_tensor *b, double alpha)
 {
-    static const tt_op *cache;
-    return bin_inplace("tt::add_.Tensor", &cache, BIN_ADD, a, b, alpha);
+    return bin_inplace(TT_OP_ADD__TENSOR, a, b, NULL, alpha);
 }
 
 tt_status tt_mul_scalar_(tt_tensor *a, double b)
 {
-    static const tt_op *cache;
-    /* A whole number travels as an int, as in tt_mul_scalar: x *= 2 keeps
-     * an integer tensor one. */
-    tt_value v = b == floor(b) && fabs(b) < 9e15 ? tt_v_int((int64_t)b) : tt_v_float(b);
-    if (tt_dispatch_is_trivial(1, (const tt_tensor *[]){a})) {
-        tt_tensor *r = binary(BIN_MUL, a, NULL, &v, 1.0, a);
-        if (!r)
-            return tt_errcode();
-        tt_bump_version(a);
-        tt_release(r);
-        return TT_OK;
-    }
-    return tt__call_builtin_status("tt::mul_.Scalar", &cache, TT_ARGS(tt_v_tensor(a), v));
+    tt_value v = scalar_value(b);
+    return bin_inplace(TT_OP_MUL__SCALAR, a, NULL, &v, 1.0);
 }
 
-#define UN_WRAPPER(fn, opname, op)                                             \
-    tt_tensor *fn(const tt_tensor *a)                                         \
-    {                                                                          \
-        static const tt_op *cache;                                             \
-        return un_call(opname, &cache, op, a);                                 \
-    }
-UN_WRAPPER(tt_neg, "tt::neg", UN_NEG)
-UN_WRAPPER(tt_exp, "tt::exp", UN_EXP)
-UN_WRAPPER(tt_log, "tt::log", UN_LOG)
-UN_WRAPPER(tt_sqrt, "tt::sqrt", UN_SQRT)
-UN_WRAPPER(tt_rsqrt, "tt::rsqrt", UN_RSQRT)
-UN_WRAPPER(tt_sin, "tt::sin", UN_SIN)
-UN_WRAPPER(tt_cos, "tt::cos", UN_COS)
-UN_WRAPPER(tt_tanh, "tt::tanh", UN_TANH)
-UN_WRAPPER(tt_sigmoid, "tt::sigmoid", UN_SIGMOID)
-UN_WRAPPER(tt_relu, "tt::relu", UN_RELU)
-UN_WRAPPER(tt_gelu, "tt::gelu", UN_GELU)
-UN_WRAPPER(tt_abs, "tt::abs", UN_ABS)
+#define UN_WRAPPER(fn, id)                                                     \
+    tt_tensor *fn(const tt_tensor *a) { return un_call(id, a); }
+UN_WRAPPER(tt_neg, TT_OP_NEG)
+UN_WRAPPER(tt_exp, TT_OP_EXP)
+UN_WRAPPER(tt_log, TT_OP_LOG)
+UN_WRAPPER(tt_sqrt, TT_OP_SQRT)
+UN_WRAPPER(tt_rsqrt, TT_OP_RSQRT)
+UN_WRAPPER(tt_sin, TT_OP_SIN)
+UN_WRAPPER(tt_cos, TT_OP_COS)
+UN_WRAPPER(tt_tanh, TT_OP_TANH)
+UN_WRAPPER(tt_sigmoid, TT_OP_SIGMOID)
+UN_WRAPPER(tt_relu, TT_OP_RELU)
+UN_WRAPPER(tt_gelu, TT_OP_GELU)
+UN_WRAPPER(tt_abs, TT_OP_ABS)
 
 tt_status tt_relu_(tt_tensor *a)
 {
-    static const tt_op *cache;
     if (tt_dispatch_is_trivial(1, (const tt_tensor *[]){a})) {
         tt_tensor *r = unary(UN_RELU, a, a);
         if (!r)
@@ -1381,38 +1260,35 @@ tt_status tt_relu_(tt_tensor *a)
         tt_release(r);
         return TT_OK;
     }
-    return tt__call_builtin_status("tt::relu_", &cache, TT_ARGS(tt_v_tensor(a)));
+    return tt__call_op_status(TT_OP_RELU_, TT_ARGS(tt_v_tensor(a)));
 }
 
 tt_status tt_zero_(tt_tensor *a)
 {
-    static const tt_op *cache;
     if (tt_dispatch_is_trivial(1, (const tt_tensor *[]){a})) {
         tt_status st = tt__fill_raw(a, 0);
         if (!st)
             tt_bump_version(a);
         return st;
     }
-    return tt__call_builtin_status("tt::zero_", &cache, TT_ARGS(tt_v_tensor(a)));
+    return tt__call_op_status(TT_OP_ZERO_, TT_ARGS(tt_v_tensor(a)));
 }
 
 tt_tensor *tt_where(const tt_tensor *cond, const tt_tensor *a, const tt_tensor *b)
 {
-    static const tt_op *cache;
     const tt_tensor *ts[3] = {cond, a, b};
     if (tt_dispatch_is_trivial(3, ts))
         return where(cond, a, b);
-    return tt__call_builtin("tt::where.self", &cache,
-                            TT_ARGS(tt_v_tensor(cond), tt_v_tensor(a), tt_v_tensor(b)));
+    return tt__call_op(TT_OP_WHERE_SELF,
+                       TT_ARGS(tt_v_tensor(cond), tt_v_tensor(a), tt_v_tensor(b)));
 }
 
 tt_tensor *tt_clamp(const tt_tensor *a, double min, double max)
 {
-    static const tt_op *cache;
     /* Whole-number bounds travel as ints so an integer tensor stays one. */
-    tt_value lo = isnan(min) ? tt_v_none() : min == floor(min) && fabs(min) < 9e15 ? tt_v_int((int64_t)min) : tt_v_float(min);
-    tt_value hi = isnan(max) ? tt_v_none() : max == floor(max) && fabs(max) < 9e15 ? tt_v_int((int64_t)max) : tt_v_float(max);
+    tt_value lo = isnan(min) ? tt_v_none() : scalar_value(min);
+    tt_value hi = isnan(max) ? tt_v_none() : scalar_value(max);
     if (tt_dispatch_is_trivial(1, &a))
         return clamp(a, &lo, &hi);
-    return tt__call_builtin("tt::clamp", &cache, TT_ARGS(tt_v_tensor(a), lo, hi));
+    return tt__call_op(TT_OP_CLAMP, TT_ARGS(tt_v_tensor(a), lo, hi));
 }

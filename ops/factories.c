@@ -110,6 +110,9 @@ static tt_status linspace_kernel(tt_frame *f)
     return ret(f, tt_linspace(a, b, steps, dt));
 }
 
+/* The data of the rand and randn rows. */
+enum { RANDOM_UNIFORM, RANDOM_NORMAL };
+
 /* tt::rand / tt::randn(SymInt[] size, *, ScalarType? dtype=None) */
 static tt_status random_kernel(tt_frame *f)
 {
@@ -119,7 +122,7 @@ static tt_status random_kernel(tt_frame *f)
     tt_status st;
     if ((st = sizes_arg(f, 0, &sz, &n)) || (st = dtype_arg(f, 1, &dt)))
         return st;
-    bool normal = tt_op_name(tt_frame_op(f))[6] == 'n'; /* "tt::randn" */
+    bool normal = (intptr_t)tt_frame_userdata(f) == RANDOM_NORMAL;
     if (tt_frame_is_fake(f)) {
         if (!tt_dtype_is_float(dt))
             return tt_frame_fail(f, TT_EDTYPE, "argument 'dtype' expects a floating "
@@ -157,28 +160,9 @@ static tt_status empty_like_kernel(tt_frame *f)
                                  tt_frame_is_fake(f) || self->storage->fake));
 }
 
-#define FACTORY(sch, k) {.schema = sch, .kernel = k, .fake = k}
-static const tt_custom_op_spec specs[] = {
-    FACTORY("tt::empty(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", empty_kernel),
-    FACTORY("tt::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None) -> Tensor",
-            empty_strided_kernel),
-    FACTORY("tt::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
-            full_kernel),
-    FACTORY("tt::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
-            "ScalarType? dtype=None) -> Tensor", arange_kernel),
-    FACTORY("tt::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None) "
-            "-> Tensor", linspace_kernel),
-    FACTORY("tt::rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", random_kernel),
-    FACTORY("tt::randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", random_kernel),
-    /* new_empty/empty_like make a tensor that does not depend on self's
-     * values, so they need no derivative (their result requires no grad). */
-    {.schema = "tt::new_empty(Tensor self, SymInt[] size) -> Tensor",
-     .kernel = new_empty_kernel, .fake = new_empty_kernel, .nondifferentiable = true},
-    {.schema = "tt::empty_like(Tensor self) -> Tensor",
-     .kernel = empty_like_kernel, .fake = empty_like_kernel, .nondifferentiable = true},
-};
+static const tt__builtin_row rows[] = {TT__FACTORIES_ROWS};
 
 tt_status tt__register_factories(tt_library *lib)
 {
-    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+    return TT__DEFINE_ROWS(lib, rows);
 }

@@ -47,13 +47,14 @@
 
 /* The op's name and its two tensor arguments (#1 and #2), for messages. */
 typedef struct {
-    const char *op, *a, *b;
+    tt_builtin_id op;
+    const char *a, *b;
 } names;
 
-static const names MM = {"tt::mm", "self", "mat2"};
-static const names BMM = {"tt::bmm", "self", "mat2"};
-static const names MATMUL = {"tt::matmul", "self", "other"};
-static const names LINEAR = {"tt::linear", "input", "weight"};
+static const names MM = {TT_OP_MM, "self", "mat2"};
+static const names BMM = {TT_OP_BMM, "self", "mat2"};
+static const names MATMUL = {TT_OP_MATMUL, "self", "other"};
+static const names LINEAR = {TT_OP_LINEAR, "input", "weight"};
 
 /* Fails naming the op and argument #argno (3 is linear's bias). */
 static tt_tensor *fail(const names *nm, int argno, tt_status code, const char *fmt, ...)
@@ -66,7 +67,7 @@ static tt_tensor *fail(const names *nm, int argno, tt_status code, const char *f
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     const char *arg = argno == 1 ? nm->a : argno == 2 ? nm->b : "bias";
-    tt_error(code, "%s: argument '%s' (#%d): %s", nm->op, arg, argno, msg);
+    tt_error(code, "%s: argument '%s' (#%d): %s", tt__op_label(nm->op), arg, argno, msg);
     return NULL;
 }
 
@@ -723,24 +724,11 @@ static tt_status linear_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
     return st;
 }
 
-static const tt_custom_op_spec specs[] = {
-    {.schema = "tt::mm(Tensor self, Tensor mat2) -> Tensor",
-     .kernel = mm_kernel, .fake = mm_kernel,
-     .backward = matmul_backward, .setup_context = setup_two},
-    {.schema = "tt::bmm(Tensor self, Tensor mat2) -> Tensor",
-     .kernel = bmm_kernel, .fake = bmm_kernel,
-     .backward = matmul_backward, .setup_context = setup_two},
-    {.schema = "tt::matmul(Tensor self, Tensor other) -> Tensor",
-     .kernel = matmul_kernel, .fake = matmul_kernel,
-     .backward = matmul_backward, .setup_context = setup_two},
-    {.schema = "tt::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-     .kernel = linear_kernel, .fake = linear_kernel,
-     .backward = linear_backward, .setup_context = setup_linear},
-};
+static const tt__builtin_row rows[] = {TT__LINALG_ROWS};
 
 tt_status tt__register_linalg(tt_library *lib)
 {
-    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+    return TT__DEFINE_ROWS(lib, rows);
 }
 
 /* ---------------------------------------------------------- typed wrappers */
@@ -749,36 +737,31 @@ tt_status tt__register_linalg(tt_library *lib)
  * runs directly; otherwise the call goes through the dispatcher. */
 tt_tensor *tt_mm(const tt_tensor *a, const tt_tensor *b)
 {
-    static const tt_op *cache;
     if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
         return mm_impl(a, b);
-    return tt__call_builtin("tt::mm", &cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+    return tt__call_op(TT_OP_MM, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
 }
 
 tt_tensor *tt_bmm(const tt_tensor *a, const tt_tensor *b)
 {
-    static const tt_op *cache;
     if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
         return bmm_impl(a, b);
-    return tt__call_builtin("tt::bmm", &cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+    return tt__call_op(TT_OP_BMM, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
 }
 
 tt_tensor *tt_matmul(const tt_tensor *a, const tt_tensor *b)
 {
-    static const tt_op *cache;
     if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
         return matmul_impl(&MATMUL, a, b, NULL);
-    return tt__call_builtin("tt::matmul", &cache, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+    return tt__call_op(TT_OP_MATMUL, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
 }
 
 tt_tensor *tt_linear(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b)
 {
-    static const tt_op *cache;
     /* A NULL bias is None, not a missing tensor: leave it out of the
      * triviality test (which refuses NULL). */
     if (tt_dispatch_is_trivial(b ? 3 : 2, (const tt_tensor *[]){x, w, b}))
         return linear_impl(x, w, b);
-    return tt__call_builtin("tt::linear", &cache,
-                            TT_ARGS(tt_v_tensor(x), tt_v_tensor(w),
+    return tt__call_op(TT_OP_LINEAR, TT_ARGS(tt_v_tensor(x), tt_v_tensor(w),
                                     b ? tt_v_tensor(b) : tt_v_none()));
 }

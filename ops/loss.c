@@ -63,7 +63,7 @@ static bool size_eq(tt_size a, tt_size b)
  * reference. */
 static tt_tensor *cross_entropy(const tt_tensor *x, const tt_tensor *t, const char *red_s)
 {
-    const char *name = "tt::cross_entropy";
+    const char *name = tt__op_label(TT_OP_CROSS_ENTROPY);
     char s1[128], s2[128];
     reduction red;
     if (!strcmp(red_s, "mean"))
@@ -225,41 +225,30 @@ static tt_status ce_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                              tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    static const tt_op *op;
     int64_t red;
     tt_status st = tt_ctx_get_int(ctx, "reduction", &red);
     if (st || !tt_ctx_needs_input_grad(ctx, 0))
         return st;
     const char *names[] = {[RED_NONE] = "none", [RED_MEAN] = "mean", [RED_SUM] = "sum"};
-    gi[0] = tt__call_builtin("tt::cross_entropy_backward", &op,
-                             TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+    gi[0] = tt__call_op(TT_OP_CROSS_ENTROPY_BACKWARD, TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
                                      tt_v_tensor(tt_ctx_saved(ctx, 1)),
                                      tt_v_str(names[red])));
     return gi[0] ? TT_OK : tt_errcode();
 }
 
-static const tt_custom_op_spec specs[] = {
-    {.schema = "tt::cross_entropy(Tensor self, Tensor target, str reduction=\"mean\") -> Tensor",
-     .kernel = cross_entropy_kernel, .fake = cross_entropy_kernel,
-     .backward = ce_backward, .setup_context = setup_ce},
-    {.schema = "tt::cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, "
-               "str reduction=\"mean\") -> Tensor",
-     .kernel = ce_backward_kernel, .fake = ce_backward_kernel},
-};
+static const tt__builtin_row rows[] = {TT__LOSS_ROWS};
 
 tt_status tt__register_loss(tt_library *lib)
 {
-    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+    return TT__DEFINE_ROWS(lib, rows);
 }
 
 /* ---------------------------------------------------------- typed wrappers */
 
 tt_tensor *tt_cross_entropy(const tt_tensor *logits, const tt_tensor *target)
 {
-    static const tt_op *cache;
     const tt_tensor *ts[2] = {logits, target};
     if (tt_dispatch_is_trivial(2, ts))
         return cross_entropy(logits, target, "mean");
-    return tt__call_builtin("tt::cross_entropy", &cache,
-                            TT_ARGS(tt_v_tensor(logits), tt_v_tensor(target)));
+    return tt__call_op(TT_OP_CROSS_ENTROPY, TT_ARGS(tt_v_tensor(logits), tt_v_tensor(target)));
 }

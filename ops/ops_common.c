@@ -1,6 +1,7 @@
 /* Registration of the built-in library and the helpers op families share. */
 #include "ops_impl.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,10 @@ static void init(void)
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
         if ((init_status = families[i](builtin_lib)))
             return;
+    /* Every id of the table has its op: a row that no family expanded
+     * would leave a NULL that built-ins call through. */
+    for (int id = 0; id < TT_OP_COUNT; id++)
+        assert(tt__builtins[id]);
 }
 
 tt_status tt_ops_init(void)
@@ -45,11 +50,14 @@ __attribute__((constructor)) static void load(void)
         fprintf(stderr, "tensortrace: %s\n", tt_errmsg());
 }
 
-tt_status tt__define_all(tt_library *lib, const tt_custom_op_spec *specs, int n)
+tt_status tt__define_builtins(tt_library *lib, const tt__builtin_row *rows, int n)
 {
-    for (int i = 0; i < n; i++)
-        if (!tt_custom_op_define(lib, &specs[i]))
+    for (int i = 0; i < n; i++) {
+        tt_op *op = tt_custom_op_define(lib, &rows[i].spec);
+        if (!op)
             return tt_errcode();
+        tt__set_builtin(rows[i].id, op);
+    }
     return TT_OK;
 }
 

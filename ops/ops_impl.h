@@ -17,8 +17,48 @@ tt_status tt__register_views(tt_library *lib);
 tt_status tt__register_loss(tt_library *lib);
 tt_status tt__register_factories(tt_library *lib);
 
-/* Defines every spec of a table; stops at the first failure. */
-tt_status tt__define_all(tt_library *lib, const tt_custom_op_spec *specs, int n);
+/* A family's rows of the built-in table (runtime/builtin_ops.h), as specs
+ * for tt_custom_op_define, each with its id. A family file expands its own
+ * rows where its functions are defined:
+ *     static const tt__builtin_row rows[] = {TT__ELEMENTWISE_ROWS};
+ * and the other families' rows expand to nothing. */
+typedef struct {
+    tt_builtin_id id;
+    tt_custom_op_spec spec;
+} tt__builtin_row;
+#define TT__ROW(id, sch, k, fk, bw, setup, data, flags)                        \
+    {TT_OP_##id,                                                               \
+     {.schema = sch, .kernel = k, .fake = fk, .backward = bw,                  \
+      .setup_context = setup, .userdata = (void *)(intptr_t)(data),           \
+      .nondifferentiable = ((flags) & TT_BUILTIN_NONDIFF) != 0}},
+#define TT__NO_ROW(...)
+#define TT__VIEWS_ROWS                                                         \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__ROW,    \
+                   TT__NO_ROW, TT__NO_ROW)
+#define TT__ELEMENTWISE_ROWS                                                   \
+    TT_BUILTIN_OPS(TT__ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW,    \
+                   TT__NO_ROW, TT__NO_ROW)
+#define TT__REDUCE_ROWS                                                        \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW,    \
+                   TT__NO_ROW, TT__NO_ROW)
+#define TT__LINALG_ROWS                                                        \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__ROW, TT__NO_ROW, TT__NO_ROW,    \
+                   TT__NO_ROW, TT__NO_ROW)
+#define TT__SHAPE_ROWS                                                         \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__ROW, TT__NO_ROW,    \
+                   TT__NO_ROW, TT__NO_ROW)
+#define TT__LOSS_ROWS                                                          \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__ROW, TT__NO_ROW)
+#define TT__FACTORIES_ROWS                                                     \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__ROW)
+
+/* Defines every row through tt_custom_op_define and records each op under
+ * its id; stops at the first failure. */
+tt_status tt__define_builtins(tt_library *lib, const tt__builtin_row *rows, int n);
+#define TT__DEFINE_ROWS(lib, rows)                                             \
+    tt__define_builtins(lib, rows, (int)(sizeof(rows) / sizeof(rows)[0]))
 
 /* A new output: fake when `fake`, else real. strides NULL = contiguous. */
 tt_tensor *tt__ops_new(bool fake, int ndim, const tt_size *sizes,

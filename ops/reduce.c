@@ -505,7 +505,11 @@ static tt_status run_reduce(kind k, const tt_tensor *x, const bool *mask, tt_ten
 /* ------------------------------------------------------------ metadata */
 
 typedef enum { OP_SUM, OP_MEAN, OP_AMAX, OP_AMIN, OP_COUNT } redop;
-static const char *const op_names[OP_COUNT] = {"tt::sum", "tt::mean", "tt::amax", "tt::amin"};
+/* The op of each reduction that takes dims: what its wrapper calls, and
+ * whose name its errors carry. */
+static const tt_builtin_id red_ids[OP_COUNT] = {TT_OP_SUM_DIM_INTLIST, TT_OP_MEAN_DIM,
+                                                TT_OP_AMAX, TT_OP_AMIN};
+#define RED_NAME(op) tt__op_label(red_ids[op])
 
 /* The dims that `dimv` (None or int[], argument #2) reduces, into mask.
  * None or [] reduces every dim (as PyTorch's sum(dim=[]) and amax(dim=[])
@@ -589,7 +593,7 @@ static tt_tensor *prepared(const tt_tensor *t, tt_dtype dt, bool need_contig)
 static tt_tensor *reduce(redop op, const tt_tensor *a, const tt_value *dimv, bool keepdim,
                          bool has_dtype, tt_dtype dtype, int dtype_argno)
 {
-    const char *name = op_names[op];
+    const char *name = RED_NAME(op);
     tt_dtype in_dt = (tt_dtype)a->dtype, cdt = in_dt, odt = in_dt;
     if (op == OP_SUM) {
         /* PyTorch: integral and bool sums give int64; with dtype the
@@ -721,7 +725,7 @@ static void task_argmax_combine(int64_t b, int64_t e, void *vp)
  * flattened input). Returns a new reference. */
 static tt_tensor *argmax(const tt_tensor *a, const tt_value *dimv, bool keepdim)
 {
-    const char *name = "tt::argmax";
+    const char *name = tt__op_label(TT_OP_ARGMAX);
     tt_dtype dt = (tt_dtype)a->dtype;
     if (dt == TT_BOOL) { /* PyTorch has no argmax kernel for bool either */
         tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for bool tensors "
@@ -935,7 +939,7 @@ static void task_softmax(int64_t b, int64_t e, void *vp)
 static tt_tensor *softmax(bool lg, const tt_tensor *a, int64_t dim, bool has_dtype,
                           tt_dtype dtype)
 {
-    const char *name = lg ? "tt::log_softmax" : "tt::softmax";
+    const char *name = tt__op_label(lg ? TT_OP_LOG_SOFTMAX_INT : TT_OP_SOFTMAX_INT);
     if (has_dtype && !tt_dtype_is_float(dtype)) {
         tt_error(TT_EDTYPE, "%s: argument 'dtype' (#3): expected a floating point dtype, "
                             "got %s", name, tt_dtype_name(dtype));
@@ -977,8 +981,11 @@ static tt_tensor *softmax(bool lg, const tt_tensor *a, int64_t dim, bool has_dty
 
 /* ---------------------------------------------------------------- kernels */
 
-/* userdata: op * 2 + 1 for the overloads that reduce every dim. */
-#define RED_CODE(op, all) ((void *)(intptr_t)((op) * 2 + (all)))
+/* A reduction row's data: op * 2 + 1 for the overloads that reduce every
+ * dim. */
+#define RED_CODE(op, all) ((op) * 2 + (all))
+/* The softmax rows' data. */
+enum { SOFTMAX_PLAIN, SOFTMAX_LOG };
 
 static tt_status reduce_kernel(tt_frame *f)
 {
@@ -1033,19 +1040,18 @@ static tt_status softmax_kernel(tt_frame *f)
     if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_int(f, 1, &dim)) ||
         (st = tt_arg_dtype(f, 2, &dt, &none)))
         return st;
-    tt_tensor *r = softmax(tt_frame_userdata(f) != NULL, self, dim, !none, dt);
+    bool lg = (intptr_t)tt_frame_userdata(f) == SOFTMAX_LOG;
+    tt_tensor *r = softmax(lg, self, dim, !none, dt);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
 /* ------------------------------------------------------------ derivatives */
 
-/* The reduction a backward context belongs to, from its op's name. */
-static redop red_op_of(const char *name)
+/* The reduction a backward context belongs to, from its row's data. */
+static redop red_op_of(const tt_autograd_ctx *ctx)
 {
-    return strncmp(name, "tt::sum", 7) == 0 ? OP_SUM : strncmp(name, "tt::mean", 8) == 0 ? OP_MEAN
-         : strncmp(name, "tt::amax", 8) == 0 ? OP_AMAX : OP_AMIN;
+    return (redop)((intptr_t)tt_ctx_userdata(ctx) >> 1);
 }
-#define RED_OP(name) red_op_of(name)
 
 /* Rules written with ops (so a traced backward reads like the forward).
  * The reduced dims of the input, as a mask, from the call's dim list
@@ -1078,7 +1084,7 @@ static tt_status setup_reduce(tt_autograd_ctx *ctx, const tt_value *in, int nin,
         st = tt_ctx_save_int(ctx, "keepdim", nin > 2 && in[2].kind == TT_V_BOOL && in[2].u.b);
     /* amax/amin route the gradient to the extreme elements: they need
      * the input and the result. */
-    redop op = RED_OP(tt_op_name(tt_ctx_op(ctx)));
+    redop op = red_op_of(ctx);
     if (!st && (op == OP_AMAX || op == OP_AMIN))
         st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[0].u.t});
     return st;
@@ -1112,7 +1118,7 @@ static tt_status reduce_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
         return st;
     bool mask[TT_MAX_DIMS];
     reduced_dims(ctx, nd, mask);
-    redop op = RED_OP(tt_op_name(tt_ctx_op(ctx)));
+    redop op = red_op_of(ctx);
     tt_scope_begin();
     tt_tensor *gk = unreduce(ctx, g[0], nd, mask), *r = NULL;
     if (op == OP_SUM || op == OP_MEAN) {
@@ -1124,10 +1130,8 @@ static tt_status reduce_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
             /* Under a symbolic trace the count is an expression: it travels
              * as an int Scalar, which a compiled plan evaluates on the real
              * sizes (as a double it was the handle's value). */
-            static const tt_op *div;
             r = tt_size_is_sym(count)
-                    ? tt__call_builtin("tt::div.Scalar", &div,
-                                       TT_ARGS(tt_v_tensor(r), tt_v_int(count)))
+                    ? tt__call_op(TT_OP_DIV_SCALAR, TT_ARGS(tt_v_tensor(r), tt_v_int(count)))
                     : tt_div_scalar(r, (double)(count ? count : 1));
         }
     } else {
@@ -1174,7 +1178,7 @@ static tt_status softmax_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
     if (!tt_ctx_needs_input_grad(ctx, 0))
         return TT_OK;
     tt_tensor *y = tt_ctx_saved(ctx, 0);
-    bool log = tt_op_name(tt_ctx_op(ctx))[4] == 'l'; /* "tt::log_softmax" */
+    bool log = (intptr_t)tt_ctx_userdata(ctx) == SOFTMAX_LOG;
     tt_scope_begin();
     tt_tensor *r;
     if (log)
@@ -1187,109 +1191,80 @@ static tt_status softmax_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
     return r ? TT_OK : tt_errcode();
 }
 
-#define RED(sch, op, all)                                                      \
-    {.schema = sch, .kernel = reduce_kernel, .fake = reduce_kernel,            \
-     .userdata = RED_CODE(op, all), .backward = reduce_backward,               \
-     .setup_context = setup_reduce}
-static const tt_custom_op_spec specs[] = {
-    RED("tt::sum.dim_IntList(Tensor self, int[]? dim, bool keepdim=False, *, "
-        "ScalarType? dtype=None) -> Tensor", OP_SUM, 0),
-    RED("tt::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", OP_SUM, 1),
-    RED("tt::mean.dim(Tensor self, int[]? dim, bool keepdim=False, *, "
-        "ScalarType? dtype=None) -> Tensor", OP_MEAN, 0),
-    RED("tt::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", OP_MEAN, 1),
-    RED("tt::amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", OP_AMAX, 0),
-    RED("tt::amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", OP_AMIN, 0),
-    {.schema = "tt::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-     .kernel = argmax_kernel, .fake = argmax_kernel},
-    {.schema = "tt::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-     .kernel = softmax_kernel, .fake = softmax_kernel, .userdata = NULL,
-     .backward = softmax_backward, .setup_context = setup_softmax},
-    {.schema = "tt::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-     .kernel = softmax_kernel, .fake = softmax_kernel, .userdata = (void *)1,
-     .backward = softmax_backward, .setup_context = setup_softmax},
-};
+static const tt__builtin_row rows[] = {TT__REDUCE_ROWS};
 
 tt_status tt__register_reduce(tt_library *lib)
 {
-    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+    return TT__DEFINE_ROWS(lib, rows);
 }
 
 /* ---------------------------------------------------------- typed wrappers */
 
 /* The fast path calls the shared function directly when no mode, grad or
  * fake tensor is in play; otherwise the call goes through the dispatcher. */
-static tt_tensor *red_call(const char *opname, const tt_op **cache, redop op,
+static tt_tensor *red_call(redop op,
                            const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim)
 {
     tt_value dimv = tt_v_ints(ndims, dims);
     if (ndims < 0) {
         tt_error(TT_EINVAL, "%s: argument 'dim' (#2): the dim count must be >= 0, got %d",
-                 op_names[op], ndims);
+                 RED_NAME(op), ndims);
         return NULL;
     }
     if (ndims > 0 && !dims) {
-        tt_error(TT_EINVAL, "%s: argument 'dim' (#2): expects %d dims, got NULL", op_names[op],
+        tt_error(TT_EINVAL, "%s: argument 'dim' (#2): expects %d dims, got NULL", RED_NAME(op),
                  ndims);
         return NULL;
     }
     if (tt_dispatch_is_trivial(1, &a))
         return reduce(op, a, &dimv, keepdim, false, TT_F32, 4);
-    return tt__call_builtin(opname, cache, TT_ARGS(tt_v_tensor(a), dimv, tt_v_bool(keepdim)));
+    return tt__call_op(red_ids[op], TT_ARGS(tt_v_tensor(a), dimv, tt_v_bool(keepdim)));
 }
 
-#define RED_WRAPPER(fn, opname, op)                                            \
+#define RED_WRAPPER(fn, op)                                                    \
     tt_tensor *fn(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim) \
     {                                                                          \
-        static const tt_op *cache;                                             \
-        return red_call(opname, &cache, op, a, ndims, dims, keepdim);          \
+        return red_call(op, a, ndims, dims, keepdim);                          \
     }
-RED_WRAPPER(tt_sum, "tt::sum.dim_IntList", OP_SUM)
-RED_WRAPPER(tt_mean, "tt::mean.dim", OP_MEAN)
-RED_WRAPPER(tt_amax, "tt::amax", OP_AMAX)
-RED_WRAPPER(tt_amin, "tt::amin", OP_AMIN)
+RED_WRAPPER(tt_sum, OP_SUM)
+RED_WRAPPER(tt_mean, OP_MEAN)
+RED_WRAPPER(tt_amax, OP_AMAX)
+RED_WRAPPER(tt_amin, OP_AMIN)
 
 tt_tensor *tt_sum_all(const tt_tensor *a)
 {
-    static const tt_op *cache;
     tt_value none = tt_v_none();
     if (tt_dispatch_is_trivial(1, &a))
         return reduce(OP_SUM, a, &none, false, false, TT_F32, 2);
-    return tt__call_builtin("tt::sum", &cache, TT_ARGS(tt_v_tensor(a)));
+    return tt__call_op(TT_OP_SUM, TT_ARGS(tt_v_tensor(a)));
 }
 
 tt_tensor *tt_mean_all(const tt_tensor *a)
 {
-    static const tt_op *cache;
     tt_value none = tt_v_none();
     if (tt_dispatch_is_trivial(1, &a))
         return reduce(OP_MEAN, a, &none, false, false, TT_F32, 2);
-    return tt__call_builtin("tt::mean", &cache, TT_ARGS(tt_v_tensor(a)));
+    return tt__call_op(TT_OP_MEAN, TT_ARGS(tt_v_tensor(a)));
 }
 
 tt_tensor *tt_argmax(const tt_tensor *a, int dim, bool keepdim)
 {
-    static const tt_op *cache;
     tt_value dimv = tt_v_int(dim);
     if (tt_dispatch_is_trivial(1, &a))
         return argmax(a, &dimv, keepdim);
-    return tt__call_builtin("tt::argmax", &cache,
-                            TT_ARGS(tt_v_tensor(a), dimv, tt_v_bool(keepdim)));
+    return tt__call_op(TT_OP_ARGMAX, TT_ARGS(tt_v_tensor(a), dimv, tt_v_bool(keepdim)));
 }
 
 tt_tensor *tt_softmax(const tt_tensor *a, int dim)
 {
-    static const tt_op *cache;
     if (tt_dispatch_is_trivial(1, &a))
         return softmax(false, a, dim, false, TT_F32);
-    return tt__call_builtin("tt::softmax.int", &cache, TT_ARGS(tt_v_tensor(a), tt_v_int(dim)));
+    return tt__call_op(TT_OP_SOFTMAX_INT, TT_ARGS(tt_v_tensor(a), tt_v_int(dim)));
 }
 
 tt_tensor *tt_log_softmax(const tt_tensor *a, int dim)
 {
-    static const tt_op *cache;
     if (tt_dispatch_is_trivial(1, &a))
         return softmax(true, a, dim, false, TT_F32);
-    return tt__call_builtin("tt::log_softmax.int", &cache,
-                            TT_ARGS(tt_v_tensor(a), tt_v_int(dim)));
+    return tt__call_op(TT_OP_LOG_SOFTMAX_INT, TT_ARGS(tt_v_tensor(a), tt_v_int(dim)));
 }

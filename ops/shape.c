@@ -11,6 +11,9 @@
 
 #include <string.h>
 
+/* The data of the cat and stack rows: one backward serves both. */
+enum { JOIN_CAT, JOIN_STACK };
+
 /* ---------------------------------------------------------------- helpers */
 
 /* Equal sizes: the same value or handle, or (for symbolic sizes) the same
@@ -271,7 +274,7 @@ static tt_tensor *cat_impl(const char *name, int n, const tt_tensor *const *ts, 
 /* ts[i] are all (A, B); out is (A, n, B) for dim 1. */
 static tt_tensor *stack_impl(int n, const tt_tensor *const *ts, int64_t dim)
 {
-    const char *name = "tt::stack";
+    const char *name = tt__op_label(TT_OP_STACK);
     if (n == 0) {
         tt_error(TT_EINVAL, "%s: expected a non-empty list of Tensors", name);
         return NULL;
@@ -358,7 +361,7 @@ static tt_status cat_kernel(tt_frame *f)
     tt_status st;
     if ((st = tt_arg_tensors(f, 0, &ts, &n)) || (st = tt_arg_int(f, 1, &dim)))
         return st;
-    tt_tensor *r = cat_impl("tt::cat", n, (const tt_tensor *const *)ts, dim);
+    tt_tensor *r = cat_impl(tt__op_label(TT_OP_CAT), n, (const tt_tensor *const *)ts, dim);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
@@ -383,14 +386,15 @@ static tt_status setup_cat(tt_autograd_ctx *ctx, const tt_value *in, int nin,
                            const tt_value *out, int nout)
 {
     (void)nin, (void)nout;
-    bool stack = strcmp(tt_op_name(tt_ctx_op(ctx)), "tt::stack") == 0;
+    bool stack = (intptr_t)tt_ctx_userdata(ctx) == JOIN_STACK;
     int n = in[0].n;
     tt_tensor *const *ts = in[0].u.tensors;
     int ndim = tt_ndim(out[0].u.t);
     int64_t dim = in[1].u.i < 0 ? in[1].u.i + ndim : in[1].u.i;
     int64_t ext[256];
     if (n > 256)
-        return tt_error(TT_EINVAL, "tt::cat: autograd supports up to 256 inputs (got %d)", n);
+        return tt_error(TT_EINVAL, "%s: autograd supports up to 256 inputs (got %d)",
+                        tt__op_label(stack ? TT_OP_STACK : TT_OP_CAT), n);
     for (int i = 0; i < n; i++)
         ext[i] = stack ? 1 : cat_skips(ts[i]) ? -1 : tt_dim_size(ts[i], (int)dim);
     tt_status st = tt_ctx_save_int(ctx, "dim", dim);
@@ -401,7 +405,7 @@ static tt_status cat_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                               tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    bool stack = strcmp(tt_op_name(tt_ctx_op(ctx)), "tt::stack") == 0;
+    bool stack = (intptr_t)tt_ctx_userdata(ctx) == JOIN_STACK;
     int64_t dim;
     const int64_t *ext;
     int n;
@@ -424,18 +428,11 @@ static tt_status cat_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     return st;
 }
 
-static const tt_custom_op_spec specs[] = {
-    {.schema = "tt::cat(Tensor[] tensors, int dim=0) -> Tensor",
-     .kernel = cat_kernel, .fake = cat_kernel,
-     .backward = cat_backward, .setup_context = setup_cat},
-    {.schema = "tt::stack(Tensor[] tensors, int dim=0) -> Tensor",
-     .kernel = stack_kernel, .fake = stack_kernel,
-     .backward = cat_backward, .setup_context = setup_cat},
-};
+static const tt__builtin_row rows[] = {TT__SHAPE_ROWS};
 
 tt_status tt__register_shape(tt_library *lib)
 {
-    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+    return TT__DEFINE_ROWS(lib, rows);
 }
 
 /* ---------------------------------------------------------- typed wrappers */
@@ -458,20 +455,18 @@ static tt_status check_list(const char *name, int n, tt_tensor *const *ts)
 
 tt_tensor *tt_cat(int n, tt_tensor *const *ts, int dim)
 {
-    static const tt_op *cache;
-    if (check_list("tt::cat", n, ts))
+    if (check_list(tt__op_label(TT_OP_CAT), n, ts))
         return NULL;
     if (tt_dispatch_is_trivial(n, (const tt_tensor *const *)ts))
-        return cat_impl("tt::cat", n, (const tt_tensor *const *)ts, dim);
-    return tt__call_builtin("tt::cat", &cache, TT_ARGS(tt_v_tensors(n, ts), tt_v_int(dim)));
+        return cat_impl(tt__op_label(TT_OP_CAT), n, (const tt_tensor *const *)ts, dim);
+    return tt__call_op(TT_OP_CAT, TT_ARGS(tt_v_tensors(n, ts), tt_v_int(dim)));
 }
 
 tt_tensor *tt_stack(int n, tt_tensor *const *ts, int dim)
 {
-    static const tt_op *cache;
-    if (check_list("tt::stack", n, ts))
+    if (check_list(tt__op_label(TT_OP_STACK), n, ts))
         return NULL;
     if (tt_dispatch_is_trivial(n, (const tt_tensor *const *)ts))
         return stack_impl(n, (const tt_tensor *const *)ts, dim);
-    return tt__call_builtin("tt::stack", &cache, TT_ARGS(tt_v_tensors(n, ts), tt_v_int(dim)));
+    return tt__call_op(TT_OP_STACK, TT_ARGS(tt_v_tensors(n, ts), tt_v_int(dim)));
 }

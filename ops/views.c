@@ -10,7 +10,7 @@
  * kernel per op is both the cpu kernel and the fake kernel.
  *
  * Schemas follow PyTorch's native_functions.yaml. Argument orders must
- * match the tt__call_builtin calls in the runtime exactly, since those box
+ * match the tt__call_op calls in the runtime exactly, since those box
  * their arguments positionally.
  *
  * Aliasing: every view returns `Tensor(a)`. reshape and contiguous keep
@@ -22,6 +22,11 @@
 #include <string.h>
 
 #include <limits.h>
+
+/* Static data of the rows (runtime/builtin_ops.h) whose backward serves
+ * two ops. */
+enum { TRANSPOSE_DIMS, TRANSPOSE_T };  /* transpose.int, t */
+enum { SLICE_RANGE, SLICE_NARROW };    /* slice.Tensor, narrow */
 
 /* A kernel's result: the runtime function's tensor, or its error as is (so
  * a call under a mode fails with the same message as a direct call). */
@@ -420,7 +425,7 @@ static tt_status transpose_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, i
 {
     (void)ng, (void)ni;
     int64_t d0 = 0, d1 = 1;
-    if (strcmp(tt_op_name(tt_ctx_op(ctx)), "tt::t") != 0) {
+    if ((intptr_t)tt_ctx_userdata(ctx) == TRANSPOSE_DIMS) {
         tt_status st;
         if ((st = tt_ctx_get_int(ctx, "a1", &d0)) || (st = tt_ctx_get_int(ctx, "a2", &d1)))
             return st;
@@ -440,16 +445,14 @@ static tt_status slice_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
                                 tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    static const tt_op *op;
     const int64_t *shape;
     int n;
     int64_t dim = 0, start = 0, end = INT64_MAX, step = 1, len;
-    const char *name = tt_op_name(tt_ctx_op(ctx));
     tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &n);
     if (st)
         return st;
     tt_ctx_get_int(ctx, "a1", &dim);
-    if (strcmp(name, "tt::narrow") == 0) {
+    if ((intptr_t)tt_ctx_userdata(ctx) == SLICE_NARROW) {
         tt_ctx_get_int(ctx, "a2", &start);
         tt_ctx_get_int(ctx, "a3", &len);
         end = start + len;
@@ -460,8 +463,7 @@ static tt_status slice_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
     }
     tt_clear_error(); /* None bounds were not saved: their defaults stand */
     return tt__put_grad(ctx, gi, 0,
-               tt__call_builtin("tt::slice_backward", &op,
-                                TT_ARGS(tt_v_tensor(g[0]), tt_v_ints(n, shape),
+               tt__call_op(TT_OP_SLICE_BACKWARD, TT_ARGS(tt_v_tensor(g[0]), tt_v_ints(n, shape),
                                         tt_v_int(dim), tt_v_int(start), tt_v_int(end),
                                         tt_v_int(step))));
 }
@@ -470,7 +472,6 @@ static tt_status select_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
                                  tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    static const tt_op *op;
     const int64_t *shape;
     int n;
     int64_t dim, index;
@@ -479,8 +480,7 @@ static tt_status select_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
         (st = tt_ctx_get_int(ctx, "a1", &dim)) || (st = tt_ctx_get_int(ctx, "a2", &index)))
         return st;
     return tt__put_grad(ctx, gi, 0,
-               tt__call_builtin("tt::select_backward", &op,
-                                TT_ARGS(tt_v_tensor(g[0]), tt_v_ints(n, shape),
+               tt__call_op(TT_OP_SELECT_BACKWARD, TT_ARGS(tt_v_tensor(g[0]), tt_v_ints(n, shape),
                                         tt_v_int(dim), tt_v_int(index))));
 }
 
@@ -510,61 +510,9 @@ static tt_status no_grad_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
 
 /* ------------------------------------------------------------ registration */
 
-#define OP(sch, fn, bw)                                                        \
-    {.schema = sch, .kernel = fn, .fake = fn, .backward = bw,                  \
-     .setup_context = (bw) == NULL || (bw) == identity_backward ||             \
-                              (bw) == copy_backward || (bw) == no_grad_backward \
-                          ? NULL                                               \
-                          : setup_shape}
-static const tt_custom_op_spec specs[] = {
-    OP("tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", view_kernel, reshape_backward),
-    OP("tt::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", reshape_kernel,
-       reshape_backward),
-    OP("tt::permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute_kernel,
-       permute_backward),
-    OP("tt::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose_kernel,
-       transpose_backward),
-    OP("tt::t(Tensor(a) self) -> Tensor(a)", t_kernel, transpose_backward),
-    OP("tt::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
-       narrow_kernel, slice_backward),
-    OP("tt::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
-       "SymInt step=1) -> Tensor(a)", slice_kernel, slice_backward),
-    OP("tt::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", select_kernel,
-       select_backward),
-    OP("tt::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
-       expand_kernel, identity_backward),
-    OP("tt::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim_kernel,
-       reshape_backward),
-    OP("tt::squeeze(Tensor(a) self) -> Tensor(a)", squeeze_kernel, reshape_backward),
-    OP("tt::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze_kernel,
-       reshape_backward),
-    OP("tt::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
-       flatten_kernel, reshape_backward),
-    /* as_strided has no derivative here (PyTorch's needs the base's
-     * geometry); a requires-grad input is a clear error. */
-    OP("tt::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
-       "SymInt? storage_offset=None) -> Tensor(a)", as_strided_kernel, NULL),
-    {.schema = "tt::detach(Tensor(a) self) -> Tensor(a)", .kernel = detach_kernel,
-     .fake = detach_kernel, .nondifferentiable = true},
-    OP("tt::contiguous(Tensor(a) self) -> Tensor(a)", contiguous_kernel, identity_backward),
-    OP("tt::clone(Tensor self) -> Tensor", clone_kernel, identity_backward),
-    /* PyTorch's _to_copy takes a keyword-only `ScalarType? dtype=None` among
-     * layout/device options; here dtype is the one option and the runtime
-     * passes it positionally (tt_to_dtype). */
-    OP("tt::_to_copy(Tensor self, ScalarType dtype) -> Tensor", to_copy_kernel,
-       identity_backward),
-    OP("tt::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", copy_kernel, copy_backward),
-    OP("tt::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", fill_kernel,
-       no_grad_backward),
-    {.schema = "tt::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, "
-               "SymInt start, SymInt end, SymInt step) -> Tensor",
-     .kernel = slice_backward_kernel, .fake = slice_backward_kernel},
-    {.schema = "tt::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, "
-               "SymInt index) -> Tensor",
-     .kernel = select_backward_kernel, .fake = select_backward_kernel},
-};
+static const tt__builtin_row rows[] = {TT__VIEWS_ROWS};
 
 tt_status tt__register_views(tt_library *lib)
 {
-    return tt__define_all(lib, specs, (int)(sizeof specs / sizeof specs[0]));
+    return TT__DEFINE_ROWS(lib, rows);
 }

@@ -405,6 +405,7 @@ int tt_ctx_input_slot(const tt_autograd_ctx *ctx, int arg)
 
 int tt_ctx_num_inputs(const tt_autograd_ctx *ctx) { return ctx ? ctx->nslots : 0; }
 const tt_op *tt_ctx_op(const tt_autograd_ctx *ctx) { return ctx ? ctx->op : NULL; }
+void *tt_ctx_userdata(const tt_autograd_ctx *ctx) { return ctx ? ctx->op->userdata : NULL; }
 
 /* ------------------------------------------------------------ recording */
 
@@ -579,14 +580,6 @@ fail:
 
 /* ----------------------------------------------------------------- engine */
 
-/* Calls a built-in op by name (the engine lives below ops/, so it finds
- * them in the registry like any user would). */
-static tt_tensor *call_op(const char *name, const tt_value *args, int nargs)
-{
-    const tt_op *op = tt_op_find(name);
-    return op ? tt_op_call1(op, args, nargs) : NULL;
-}
-
 /* A filled tensor made through the factory op (tt_full), so that a traced
  * backward records it as a node instead of lifting a constant; fake when
  * the value it stands for is. */
@@ -641,8 +634,8 @@ static tt_tensor *fit_grad(const tt_op *op, int slot, tt_tensor *g, const edge *
             tt_release(g);
             return NULL;
         }
-        tt_tensor *s = call_op("tt::sum.dim_IntList",
-                               TT_ARGS(tt_v_tensor(g), tt_v_ints(nd, dims), tt_v_bool(true)));
+        tt_tensor *s = tt__call_op(TT_OP_SUM_DIM_INTLIST,
+                                   TT_ARGS(tt_v_tensor(g), tt_v_ints(nd, dims), tt_v_bool(true)));
         tt_release(g);
         if (!s)
             return NULL;
@@ -666,7 +659,7 @@ static tt_status accumulate(tt_tensor **slot, tt_tensor *g)
         *slot = g;
         return TT_OK;
     }
-    tt_tensor *sum = call_op("tt::add.Tensor", TT_ARGS(tt_v_tensor(*slot), tt_v_tensor(g)));
+    tt_tensor *sum = tt__call_op(TT_OP_ADD_TENSOR, TT_ARGS(tt_v_tensor(*slot), tt_v_tensor(g)));
     tt_release(g);
     if (!sum)
         return tt_errcode();
@@ -694,12 +687,8 @@ static tt_status accumulate_leaf(tt_tensor *leaf, tt_tensor *g)
         tt_release(g);
         return m->grad ? TT_OK : tt_errcode();
     }
-    const tt_op *add_ = tt_op_find("tt::add_.Tensor");
-    tt_value out;
-    tt_status st = add_ ? tt_op_call(add_, TT_ARGS(tt_v_tensor(m->grad), tt_v_tensor(g)), &out, 1)
-                        : tt_errcode();
-    if (!st)
-        tt_value_clear(&out);
+    tt_status st = tt__call_op_status(TT_OP_ADD__TENSOR,
+                                      TT_ARGS(tt_v_tensor(m->grad), tt_v_tensor(g)));
     tt_release(g);
     return st;
 }

@@ -173,8 +173,7 @@ tt_status tt_copy_(tt_tensor *dst, const tt_tensor *src)
         (st = TT_CHECK_TENSOR("tt_copy_", "src", src)))
         return st;
     if (tt__needs_dispatch1(dst)) {
-        static const tt_op *op;
-        return tt__call_builtin_status("tt::copy_", &op, TT_ARGS(tt_v_tensor(dst), tt_v_tensor(src)));
+        return tt__call_op_status(TT_OP_COPY_, TT_ARGS(tt_v_tensor(dst), tt_v_tensor(src)));
     }
     if (dst->storage->fake || src->storage->fake) {
         /* Metadata only: check the broadcast, write nothing. */
@@ -197,8 +196,7 @@ tt_status tt_fill_(tt_tensor *t, double value)
     if (st)
         return st;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin_status("tt::fill_.Scalar", &op, TT_ARGS(tt_v_tensor(t), tt_v_float(value)));
+        return tt__call_op_status(TT_OP_FILL__SCALAR, TT_ARGS(tt_v_tensor(t), tt_v_float(value)));
     }
     if (!t->storage->fake && (st = tt__fill_raw(t, value)))
         return st;
@@ -220,8 +218,7 @@ tt_tensor *tt_contiguous(const tt_tensor *t)
     if (TT_CHECK_TENSOR("tt_contiguous", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::contiguous", &op, TT_ARGS(tt_v_tensor(t)));
+        return tt__call_op(TT_OP_CONTIGUOUS, TT_ARGS(tt_v_tensor(t)));
     }
     if (t->flags & TT_TF_CONTIGUOUS)
         return tt_retain((tt_tensor *)t);
@@ -233,8 +230,7 @@ tt_tensor *tt_clone(const tt_tensor *t)
     if (TT_CHECK_TENSOR("tt_clone", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::clone", &op, TT_ARGS(tt_v_tensor(t)));
+        return tt__call_op(TT_OP_CLONE, TT_ARGS(tt_v_tensor(t)));
     }
     tt_size st[TT_MAX_DIMS];
     tt__strides_like(t, st);
@@ -246,8 +242,7 @@ tt_tensor *tt_to_dtype(const tt_tensor *t, tt_dtype dt)
     if (TT_CHECK_TENSOR("tt_to_dtype", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::_to_copy", &op, TT_ARGS(tt_v_tensor(t), tt_v_dtype(dt)));
+        return tt__call_op(TT_OP__TO_COPY, TT_ARGS(tt_v_tensor(t), tt_v_dtype(dt)));
     }
     if ((unsigned)dt >= TT_DTYPE_COUNT) {
         tt_error(TT_EINVAL, "tt_to_dtype: argument 'dtype' is not a dtype (got %d)",

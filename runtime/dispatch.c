@@ -479,23 +479,16 @@ bool tt__needs_dispatch(int n, const tt_tensor *const *ts)
     return false;
 }
 
-tt_tensor *tt__call_builtin(const char *name, const tt_op **cache,
-                            const tt_value *args, int nargs)
+const tt_op *tt__builtins[TT_OP_COUNT];
+
+tt_tensor *tt__call_op(tt_builtin_id id, const tt_value *args, int nargs)
 {
-    const tt_op *op = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-    if (!op) {
-        op = tt_op_find(name);
-        if (!op)
-            return NULL;
-        __atomic_store_n(cache, op, __ATOMIC_RELEASE);
-    }
-    return tt_op_call1(op, args, nargs);
+    return tt_op_call1(tt__builtins[id], args, nargs);
 }
 
-tt_status tt__call_builtin_status(const char *name, const tt_op **cache,
-                                  const tt_value *args, int nargs)
+tt_status tt__call_op_status(tt_builtin_id id, const tt_value *args, int nargs)
 {
-    tt_tensor *t = tt__call_builtin(name, cache, args, nargs);
+    tt_tensor *t = tt_op_call1(tt__builtins[id], args, nargs);
     if (!t)
         return tt_errcode();
     tt_release(t);

@@ -23,9 +23,11 @@ typedef enum {
 
 struct tt_op {
     char *name;        /* "ns::name" or "ns::name.overload" */
+    char *label;       /* "ns::name": how error messages name the op */
     tt_schema *schema; /* NULL until defined, and after its library is freed */
     tt_library *def_lib;
     bool builtin;
+    int builtin_id;    /* its tt_builtin_id, or -1 for a user's op */
     bool nondiff;      /* outputs never require grad */
     tt_opkind kind;
     uint32_t mutated;       /* bit i: argument i is written (a!) */

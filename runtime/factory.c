@@ -197,8 +197,7 @@ tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt)
 tt_tensor *tt_empty(int ndim, const int64_t *sizes, tt_dtype dt)
 {
     if (tt__factory_needs_dispatch() && !tt__check_sizes("tt_empty", ndim, sizes, NULL)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::empty", &op, TT_ARGS(tt_v_ints(ndim, sizes), tt_v_dtype(dt)));
+        return tt__call_op(TT_OP_EMPTY, TT_ARGS(tt_v_ints(ndim, sizes), tt_v_dtype(dt)));
     }
     return tt__empty_impl(ndim, sizes, NULL, dt, false);
 }
@@ -208,9 +207,7 @@ tt_tensor *tt_empty_strided(int ndim, const int64_t *sizes,
 {
     if (tt__factory_needs_dispatch() && strides &&
         !tt__check_sizes("tt_empty_strided", ndim, sizes, NULL)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::empty_strided", &op,
-                                TT_ARGS(tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides),
+        return tt__call_op(TT_OP_EMPTY_STRIDED, TT_ARGS(tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides),
                                         tt_v_dtype(dt)));
     }
     if (ndim > 0 && !strides) {
@@ -225,8 +222,7 @@ static tt_tensor *full_named(const char *fn, int ndim, const int64_t *sizes, dou
                              tt_dtype dt)
 {
     if (tt__factory_needs_dispatch() && !tt__check_sizes(fn, ndim, sizes, NULL)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::full", &op, TT_ARGS(tt_v_ints(ndim, sizes),
+        return tt__call_op(TT_OP_FULL, TT_ARGS(tt_v_ints(ndim, sizes),
                                                          tt_v_float(value), tt_v_dtype(dt)));
     }
     tt_tensor *t = tt__empty_named(fn, ndim, sizes, NULL, dt, false);
@@ -280,9 +276,7 @@ tt_status tt__arange_numel(double start, double end, double step, int64_t *out)
 tt_tensor *tt_arange(double start, double end, double step, tt_dtype dt)
 {
     if (tt__factory_needs_dispatch()) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::arange.start_step", &op,
-                                TT_ARGS(tt_v_float(start), tt_v_float(end), tt_v_float(step),
+        return tt__call_op(TT_OP_ARANGE_START_STEP, TT_ARGS(tt_v_float(start), tt_v_float(end), tt_v_float(step),
                                         tt_v_dtype(dt)));
     }
     int64_t n;
@@ -301,9 +295,7 @@ tt_tensor *tt_arange(double start, double end, double step, tt_dtype dt)
 tt_tensor *tt_linspace(double start, double end, int64_t steps, tt_dtype dt)
 {
     if (tt__factory_needs_dispatch()) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::linspace", &op,
-                                TT_ARGS(tt_v_float(start), tt_v_float(end), tt_v_int(steps),
+        return tt__call_op(TT_OP_LINSPACE, TT_ARGS(tt_v_float(start), tt_v_float(end), tt_v_int(steps),
                                         tt_v_dtype(dt)));
     }
     if (steps < 0) {
@@ -387,9 +379,8 @@ static tt_tensor *random_tensor(int ndim, const int64_t *sizes, tt_dtype dt,
 {
     if (tt__factory_needs_dispatch() && !tt__check_sizes(normal ? "tt_randn" : "tt_rand",
                                                           ndim, sizes, NULL)) {
-        static const tt_op *ops[2];
-        return tt__call_builtin(normal ? "tt::randn" : "tt::rand", &ops[normal],
-                                TT_ARGS(tt_v_ints(ndim, sizes), tt_v_dtype(dt)));
+        return tt__call_op(normal ? TT_OP_RANDN : TT_OP_RAND,
+                           TT_ARGS(tt_v_ints(ndim, sizes), tt_v_dtype(dt)));
     }
     const char *fn = normal ? "tt_randn" : "tt_rand";
     if ((unsigned)dt < TT_DTYPE_COUNT && !tt_dtype_is_float(dt)) {
@@ -501,9 +492,7 @@ tt_tensor *tt_new_empty(const tt_tensor *like, int ndim, const int64_t *sizes)
 {
     if (like && tt__factory_needs_dispatch() &&
         !tt__check_sizes("tt_new_empty", ndim, sizes, NULL)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::new_empty", &op,
-                                TT_ARGS(tt_v_tensor(like), tt_v_ints(ndim, sizes)));
+        return tt__call_op(TT_OP_NEW_EMPTY, TT_ARGS(tt_v_tensor(like), tt_v_ints(ndim, sizes)));
     }
     if (TT_CHECK_TENSOR("tt_new_empty", "self", like))
         return NULL;
@@ -560,8 +549,7 @@ void tt__strides_like(const tt_tensor *t, tt_size *out)
 tt_tensor *tt_empty_like(const tt_tensor *t)
 {
     if (t && tt__factory_needs_dispatch()) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::empty_like", &op, TT_ARGS(tt_v_tensor(t)));
+        return tt__call_op(TT_OP_EMPTY_LIKE, TT_ARGS(tt_v_tensor(t)));
     }
     if (TT_CHECK_TENSOR("tt_empty_like", "self", t))
         return NULL;

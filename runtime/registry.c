@@ -195,6 +195,16 @@ tt_op *tt_op_find(const char *name)
 const char *tt_op_name(const tt_op *op) { return op ? op->name : "(null)"; }
 const tt_schema *tt_op_schema(const tt_op *op) { return op ? op->schema : NULL; }
 bool tt_op_is_builtin(const tt_op *op) { return op && op->builtin; }
+
+void tt__set_builtin(tt_builtin_id id, tt_op *op)
+{
+    op->builtin_id = (int)id;
+    tt__builtins[id] = op;
+}
+
+int tt__builtin_id(const tt_op *op) { return op ? op->builtin_id : -1; }
+
+const char *tt__op_label(tt_builtin_id id) { return tt__builtins[id]->label; }
 bool tt_op_has_fake(const tt_op *op) { return op && atomic_load(&op->fake.fn); }
 bool tt_op_has_autograd(const tt_op *op) { return op && atomic_load(&op->backward); }
 
@@ -493,13 +503,20 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
     if (!op) {
         op = tt__calloc(1, sizeof *op);
         char *name = op ? tt__strdup(qual) : NULL;
-        if (!name || !push_ptr((void ***)&ops, &nops, &cap_ops, op)) {
+        char *label = name ? tt__strdup(qual) : NULL;
+        if (!label || !push_ptr((void ***)&ops, &nops, &cap_ops, op)) {
+            tt__free(label);
             tt__free(name);
             tt__free(op);
             pthread_rwlock_unlock(&lock);
             goto fail;
         }
+        char *dot = strchr(label + strlen(lib->ns) + 2, '.');
+        if (dot)
+            *dot = '\0';
         op->name = name;
+        op->label = label;
+        op->builtin_id = -1;
     }
     op->schema = s;
     op->def_lib = lib;

@@ -4,6 +4,7 @@
 #define TT_TENSOR_IMPL_H
 
 #include "tt_runtime.h"
+#include "builtin_ops.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -143,12 +144,6 @@ void tt__store(void *p, tt_dtype dt, double v);
  * this and then call their op (registered by ops/); inside kernels it is
  * false, so kernels use the runtime functions directly. */
 bool tt__needs_dispatch(int n, const tt_tensor *const *ts);
-/* Calls the built-in op `name` (looked up once into *cache). */
-tt_tensor *tt__call_builtin(const char *name, const tt_op **cache,
-                            const tt_value *args, int nargs);
-/* The same for ops that return their mutated argument: drops the result. */
-tt_status tt__call_builtin_status(const char *name, const tt_op **cache,
-                                  const tt_value *args, int nargs);
 #define TT_ARGS(...)                                                           \
     (const tt_value[]){__VA_ARGS__},                                           \
         (int)(sizeof((const tt_value[]){__VA_ARGS__}) / sizeof(tt_value))

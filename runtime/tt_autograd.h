@@ -75,6 +75,10 @@ bool tt_ctx_needs_input_grad(const tt_autograd_ctx *ctx, int slot);
 int tt_ctx_input_slot(const tt_autograd_ctx *ctx, int arg);
 int tt_ctx_num_inputs(const tt_autograd_ctx *ctx);
 const tt_op *tt_ctx_op(const tt_autograd_ctx *ctx);
+/* The op's static data (tt_custom_op_spec.userdata), as kernels get it from
+ * tt_frame_userdata: one backward can serve several ops (softmax and
+ * log_softmax) without reading the op's name. NULL for a NULL ctx. */
+void *tt_ctx_userdata(const tt_autograd_ctx *ctx);
 
 /* ----------------------------------------------- fake-kernel context */
 

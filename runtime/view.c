@@ -97,8 +97,7 @@ tt_tensor *tt_view(const tt_tensor *t, int ndim, const int64_t *sizes)
     if (TT_CHECK_TENSOR("tt_view", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::view", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
+        return tt__call_op(TT_OP_VIEW, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
     }
     tt_size nsz[TT_MAX_DIMS], nst[TT_MAX_DIMS];
     if (infer_size("tt_view", t, ndim, sizes, nsz))
@@ -121,8 +120,7 @@ tt_tensor *tt_reshape(const tt_tensor *t, int ndim, const int64_t *sizes)
     if (TT_CHECK_TENSOR("tt_reshape", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::reshape", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
+        return tt__call_op(TT_OP_RESHAPE, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
     }
     tt_size nsz[TT_MAX_DIMS], nst[TT_MAX_DIMS];
     if (infer_size("tt_reshape", t, ndim, sizes, nsz))
@@ -144,8 +142,7 @@ tt_tensor *tt_permute(const tt_tensor *t, int ndim, const int64_t *dims)
     if (TT_CHECK_TENSOR("tt_permute", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::permute", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, dims)));
+        return tt__call_op(TT_OP_PERMUTE, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, dims)));
     }
     if (ndim > 0 && !dims) {
         tt_error(TT_EINVAL, "tt_permute: argument 'dims' is NULL for %d dimensions", ndim);
@@ -185,8 +182,7 @@ tt_tensor *tt_transpose(const tt_tensor *t, int dim0, int dim1)
     if (TT_CHECK_TENSOR("tt_transpose", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::transpose.int", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim0), tt_v_int(dim1)));
+        return tt__call_op(TT_OP_TRANSPOSE_INT, TT_ARGS(tt_v_tensor(t), tt_v_int(dim0), tt_v_int(dim1)));
     }
     int a = tt__wrap_dim("tt_transpose", dim0, t->ndim);
     int b = a < 0 ? -1 : tt__wrap_dim("tt_transpose", dim1, t->ndim);
@@ -207,8 +203,7 @@ tt_tensor *tt_t(const tt_tensor *t)
     if (TT_CHECK_TENSOR("tt_t", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::t", &op, TT_ARGS(tt_v_tensor(t)));
+        return tt__call_op(TT_OP_T, TT_ARGS(tt_v_tensor(t)));
     }
     if (t->ndim > 2) {
         tt_error(TT_EINVAL, "tt_t: expects a tensor with <= 2 dimensions, but "
@@ -225,8 +220,7 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
     if (TT_CHECK_TENSOR("tt_slice", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::slice.Tensor", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(end), tt_v_int(step)));
+        return tt__call_op(TT_OP_SLICE_TENSOR, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(end), tt_v_int(step)));
     }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_slice: slice() cannot be applied to a 0-dim tensor");
@@ -266,8 +260,7 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
     if (TT_CHECK_TENSOR("tt_narrow", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::narrow", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(len)));
+        return tt__call_op(TT_OP_NARROW, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(len)));
     }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_narrow: narrow() cannot be applied to a 0-dim tensor");
@@ -308,8 +301,7 @@ tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
     if (TT_CHECK_TENSOR("tt_select", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::select.int", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(index)));
+        return tt__call_op(TT_OP_SELECT_INT, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(index)));
     }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_select: select() cannot be applied to a 0-dim tensor");
@@ -344,8 +336,7 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
     if (TT_CHECK_TENSOR("tt_expand", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::expand", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
+        return tt__call_op(TT_OP_EXPAND, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
     }
     char a[256], b[256];
     if (ndim > 0 && !sizes) {
@@ -403,8 +394,7 @@ tt_tensor *tt_squeeze(const tt_tensor *t, int dim)
     if (TT_CHECK_TENSOR("tt_squeeze", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::squeeze.dim", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim)));
+        return tt__call_op(TT_OP_SQUEEZE_DIM, TT_ARGS(tt_v_tensor(t), tt_v_int(dim)));
     }
     int d = tt__wrap_dim("tt_squeeze", dim, t->ndim);
     if (d < 0)
@@ -426,8 +416,7 @@ tt_tensor *tt_squeeze_all(const tt_tensor *t)
     if (TT_CHECK_TENSOR("tt_squeeze_all", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::squeeze", &op, TT_ARGS(tt_v_tensor(t)));
+        return tt__call_op(TT_OP_SQUEEZE, TT_ARGS(tt_v_tensor(t)));
     }
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
@@ -444,8 +433,7 @@ tt_tensor *tt_unsqueeze(const tt_tensor *t, int dim)
     if (TT_CHECK_TENSOR("tt_unsqueeze", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::unsqueeze", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(dim)));
+        return tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(t), tt_v_int(dim)));
     }
     int d = tt__wrap_dim("tt_unsqueeze", dim, t->ndim + 1);
     if (d < 0)
@@ -474,8 +462,7 @@ tt_tensor *tt_flatten(const tt_tensor *t, int start_dim, int end_dim)
     if (TT_CHECK_TENSOR("tt_flatten", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::flatten.using_ints", &op, TT_ARGS(tt_v_tensor(t), tt_v_int(start_dim), tt_v_int(end_dim)));
+        return tt__call_op(TT_OP_FLATTEN_USING_INTS, TT_ARGS(tt_v_tensor(t), tt_v_int(start_dim), tt_v_int(end_dim)));
     }
     if (t->ndim == 0) {
         int64_t one = 1;
@@ -509,8 +496,7 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
     if (TT_CHECK_TENSOR("tt_as_strided", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::as_strided", &op, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides), tt_v_int(storage_offset)));
+        return tt__call_op(TT_OP_AS_STRIDED, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides), tt_v_int(storage_offset)));
     }
     if (tt__check_sizes(fn, ndim, sizes, NULL))
         return NULL;
@@ -560,8 +546,7 @@ tt_tensor *tt_detach(const tt_tensor *t)
     if (TT_CHECK_TENSOR("tt_detach", "self", t))
         return NULL;
     if (tt__needs_dispatch1(t)) {
-        static const tt_op *op;
-        return tt__call_builtin("tt::detach", &op, TT_ARGS(tt_v_tensor(t)));
+        return tt__call_op(TT_OP_DETACH, TT_ARGS(tt_v_tensor(t)));
     }
     return tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
 }

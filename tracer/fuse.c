@@ -6,6 +6,7 @@
  * that stay in cache, and writes only the chain's result. The ops'
  * intermediate tensors are never allocated. */
 #include "fuse_impl.h"
+#include "builtin_ops.h"
 #include "vec_math.h"
 
 #include <math.h>
@@ -22,16 +23,17 @@ typedef enum {
     U_RELU, U_GELU, U_ABS,
 } ucode;
 
-static const struct {
-    const char *op;
-    ucode code;
-} table[] = {
-    {"tt::add.Tensor", U_ADD}, {"tt::sub.Tensor", U_SUB}, {"tt::mul.Tensor", U_MUL},
-    {"tt::div.Tensor", U_DIV}, {"tt::add.Scalar", U_ADDS}, {"tt::sub.Scalar", U_SUBS},
-    {"tt::mul.Scalar", U_MULS}, {"tt::div.Scalar", U_DIVS}, {"tt::pow.Tensor_Scalar", U_POWS},
-    {"tt::neg", U_NEG}, {"tt::exp", U_EXP}, {"tt::log", U_LOG}, {"tt::sqrt", U_SQRT},
-    {"tt::rsqrt", U_RSQRT}, {"tt::sin", U_SIN}, {"tt::cos", U_COS}, {"tt::tanh", U_TANH},
-    {"tt::sigmoid", U_SIGMOID}, {"tt::relu", U_RELU}, {"tt::gelu", U_GELU}, {"tt::abs", U_ABS},
+/* The micro-op of each fusible built-in, plus one (0: not fusible). */
+static const int8_t code_plus1[TT_OP_COUNT] = {
+    [TT_OP_ADD_TENSOR] = U_ADD + 1, [TT_OP_SUB_TENSOR] = U_SUB + 1,
+    [TT_OP_MUL_TENSOR] = U_MUL + 1, [TT_OP_DIV_TENSOR] = U_DIV + 1,
+    [TT_OP_ADD_SCALAR] = U_ADDS + 1, [TT_OP_SUB_SCALAR] = U_SUBS + 1,
+    [TT_OP_MUL_SCALAR] = U_MULS + 1, [TT_OP_DIV_SCALAR] = U_DIVS + 1,
+    [TT_OP_POW_TENSOR_SCALAR] = U_POWS + 1, [TT_OP_NEG] = U_NEG + 1,
+    [TT_OP_EXP] = U_EXP + 1, [TT_OP_LOG] = U_LOG + 1, [TT_OP_SQRT] = U_SQRT + 1,
+    [TT_OP_RSQRT] = U_RSQRT + 1, [TT_OP_SIN] = U_SIN + 1, [TT_OP_COS] = U_COS + 1,
+    [TT_OP_TANH] = U_TANH + 1, [TT_OP_SIGMOID] = U_SIGMOID + 1, [TT_OP_RELU] = U_RELU + 1,
+    [TT_OP_GELU] = U_GELU + 1, [TT_OP_ABS] = U_ABS + 1,
 };
 
 /* One micro-op: dst = code(a, b, s) over a block. Sources index the step's
@@ -55,11 +57,8 @@ struct fused_step {
 
 static int code_of(const tt_op *op)
 {
-    const char *n = tt_op_name(op);
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(n, table[i].op) == 0)
-            return (int)table[i].code;
-    return -1;
+    int id = tt__builtin_id(op);
+    return id < 0 ? -1 : code_plus1[id] - 1;
 }
 
 static double scalar_of(const garg *a)

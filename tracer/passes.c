@@ -1,4 +1,5 @@
 /* Graph passes. */
+#include "builtin_ops.h"
 #include "plan_impl.h"
 
 #include <stdlib.h>
@@ -173,9 +174,8 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
     }
     /* Copy-backs into the inputs that were written, right before the
      * output node, so the plan's effect on its inputs stays the same. */
-    const tt_op *copy = tt_op_find("tt::copy_");
-    tt_clear_error();
-    for (int p = 0; copy && p < g->ninputs && g->output == g->n - 1; p++) {
+    const tt_op *copy = tt__op(TT_OP_COPY_);
+    for (int p = 0; p < g->ninputs && g->output == g->n - 1; p++) {
         if (last[p] < 0)
             continue;
         gnode out = g->nodes[g->output];
@@ -206,10 +206,7 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
  * the graph itself holds every value.) */
 int tt__pass_elide_clones(tt_graph *g)
 {
-    const tt_op *clone = tt_op_find("tt::clone");
-    tt_clear_error();
-    if (!clone)
-        return 0;
+    const tt_op *clone = tt__op(TT_OP_CLONE);
     int elided = 0;
     for (int i = g->ninputs; i < g->n; i++) {
         gnode *n = &g->nodes[i];

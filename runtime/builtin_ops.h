@@ -1,0 +1,292 @@
+/* Every built-in op, one row each: the C counterpart of PyTorch's
+ * native_functions.yaml and derivatives.yaml side by side. Internal (not
+ * installed).
+ *
+ * A row reads
+ *
+ *   FAMILY(ID, "schema", kernel, fake, backward, setup_context, data, flags)
+ *
+ * FAMILY   the ops/ file that holds the functions the row names:
+ *          ELEMENTWISE ops/elementwise.c, REDUCE ops/reduce.c, LINALG
+ *          ops/linalg.c, SHAPE ops/shape.c, VIEWS ops/views.c, LOSS
+ *          ops/loss.c, FACTORIES ops/factories.c.
+ * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
+ *          overload, upper-cased, "." and "::" folded to "_" and the
+ *          namespace dropped (tt::add_.Tensor is TT_OP_ADD__TENSOR).
+ *          Built-ins call each other by it (tt__op(TT_OP_VIEW)), never by
+ *          name; names are for users and tools.
+ * kernel   the cpu kernel (a tt_kernel_fn).
+ * fake     the fake (meta) kernel. Most rows name the kernel itself: one
+ *          function computes the output's metadata and, for real inputs
+ *          only, its data, so the two cannot disagree.
+ * backward, setup_context
+ *          the derivative, written with ops; NULL for none (then a call
+ *          that needs a gradient fails, naming the op).
+ * data     the row's static data, an integer constant (0 for none): kernels
+ *          read it with tt_frame_userdata, backward rules with
+ *          tt_ctx_userdata, so one function serves several rows (softmax
+ *          and log_softmax) without reading the op's name.
+ * flags    0, or TT_BUILTIN_NONDIFF: the outputs never carry a gradient.
+ *
+ * The runtime expands the table only for the ids (it cannot see the
+ * functions); each ops/ family file expands its own rows into specs
+ * (TT__FAMILY_ROWS in ops/ops_impl.h) and registers them through
+ * tt_custom_op_define, the call a user's custom op goes through. */
+#ifndef TT_BUILTIN_OPS_H
+#define TT_BUILTIN_OPS_H
+
+#include "tt_runtime.h"
+
+#define TT_BUILTIN_NONDIFF 1
+
+/* clang-format off */
+#define TT_BUILTIN_OPS(ELEMENTWISE, REDUCE, LINALG, SHAPE, VIEWS, LOSS, FACTORIES) \
+    /* ---- ops/views.c: the runtime's views and copies as ops ---------- */ \
+    VIEWS(VIEW, "tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", \
+          view_kernel, view_kernel, reshape_backward, setup_shape, 0, 0) \
+    VIEWS(RESHAPE, "tt::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", \
+          reshape_kernel, reshape_kernel, reshape_backward, setup_shape, 0, 0) \
+    VIEWS(PERMUTE, "tt::permute(Tensor(a) self, int[] dims) -> Tensor(a)", \
+          permute_kernel, permute_kernel, permute_backward, setup_shape, 0, 0) \
+    VIEWS(TRANSPOSE_INT, "tt::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", \
+          transpose_kernel, transpose_kernel, transpose_backward, setup_shape, TRANSPOSE_DIMS, 0) \
+    VIEWS(T, "tt::t(Tensor(a) self) -> Tensor(a)", \
+          t_kernel, t_kernel, transpose_backward, setup_shape, TRANSPOSE_T, 0) \
+    VIEWS(NARROW, "tt::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", \
+          narrow_kernel, narrow_kernel, slice_backward, setup_shape, SLICE_NARROW, 0) \
+    VIEWS(SLICE_TENSOR, "tt::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, " \
+          "SymInt? end=None, SymInt step=1) -> Tensor(a)", \
+          slice_kernel, slice_kernel, slice_backward, setup_shape, SLICE_RANGE, 0) \
+    VIEWS(SELECT_INT, "tt::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", \
+          select_kernel, select_kernel, select_backward, setup_shape, 0, 0) \
+    VIEWS(EXPAND, "tt::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", \
+          expand_kernel, expand_kernel, identity_backward, NULL, 0, 0) \
+    VIEWS(SQUEEZE_DIM, "tt::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", \
+          squeeze_dim_kernel, squeeze_dim_kernel, reshape_backward, setup_shape, 0, 0) \
+    VIEWS(SQUEEZE, "tt::squeeze(Tensor(a) self) -> Tensor(a)", \
+          squeeze_kernel, squeeze_kernel, reshape_backward, setup_shape, 0, 0) \
+    VIEWS(UNSQUEEZE, "tt::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", \
+          unsqueeze_kernel, unsqueeze_kernel, reshape_backward, setup_shape, 0, 0) \
+    VIEWS(FLATTEN_USING_INTS, "tt::flatten.using_ints(Tensor(a) self, int start_dim=0, " \
+          "int end_dim=-1) -> Tensor(a)", \
+          flatten_kernel, flatten_kernel, reshape_backward, setup_shape, 0, 0) \
+    /* as_strided has no derivative here (PyTorch's needs the base's \
+     * geometry); a requires-grad input is a clear error. */ \
+    VIEWS(AS_STRIDED, "tt::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, " \
+          "SymInt? storage_offset=None) -> Tensor(a)", \
+          as_strided_kernel, as_strided_kernel, NULL, NULL, 0, 0) \
+    VIEWS(DETACH, "tt::detach(Tensor(a) self) -> Tensor(a)", \
+          detach_kernel, detach_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    VIEWS(CONTIGUOUS, "tt::contiguous(Tensor(a) self) -> Tensor(a)", \
+          contiguous_kernel, contiguous_kernel, identity_backward, NULL, 0, 0) \
+    VIEWS(CLONE, "tt::clone(Tensor self) -> Tensor", \
+          clone_kernel, clone_kernel, identity_backward, NULL, 0, 0) \
+    /* PyTorch's _to_copy takes a keyword-only `ScalarType? dtype=None` \
+     * among layout/device options; here dtype is the one option. */ \
+    VIEWS(_TO_COPY, "tt::_to_copy(Tensor self, ScalarType dtype) -> Tensor", \
+          to_copy_kernel, to_copy_kernel, identity_backward, NULL, 0, 0) \
+    VIEWS(COPY_, "tt::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", \
+          copy_kernel, copy_kernel, copy_backward, NULL, 0, 0) \
+    VIEWS(FILL__SCALAR, "tt::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", \
+          fill_kernel, fill_kernel, no_grad_backward, NULL, 0, 0) \
+    VIEWS(SLICE_BACKWARD, "tt::slice_backward(Tensor grad_output, SymInt[] input_sizes, " \
+          "int dim, SymInt start, SymInt end, SymInt step) -> Tensor", \
+          slice_backward_kernel, slice_backward_kernel, NULL, NULL, 0, 0) \
+    VIEWS(SELECT_BACKWARD, "tt::select_backward(Tensor grad_output, SymInt[] input_sizes, " \
+          "int dim, SymInt index) -> Tensor", \
+          select_backward_kernel, select_backward_kernel, NULL, NULL, 0, 0) \
+    \
+    /* ---- ops/elementwise.c: arithmetic, comparisons, unary math ------- */ \
+    ELEMENTWISE(ADD_TENSOR, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, 0) \
+    ELEMENTWISE(ADD_SCALAR, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, 0) \
+    ELEMENTWISE(ADD__TENSOR, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, " \
+          "Scalar alpha=1) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, 0) \
+    ELEMENTWISE(SUB_TENSOR, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, 0) \
+    ELEMENTWISE(SUB_SCALAR, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, 0) \
+    ELEMENTWISE(SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
+          "Scalar alpha=1) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, 0) \
+    ELEMENTWISE(MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, 0) \
+    ELEMENTWISE(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, 0) \
+    /* mul_.Tensor has no derivative: the old self it needs is overwritten. */ \
+    ELEMENTWISE(MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_MUL, 0) \
+    ELEMENTWISE(MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, 0) \
+    ELEMENTWISE(DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, 0) \
+    ELEMENTWISE(DIV_SCALAR, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, 0) \
+    ELEMENTWISE(DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, 0) \
+    ELEMENTWISE(POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
+          binary_kernel, binary_kernel, pow_backward, save_all, BIN_POW, 0) \
+    ELEMENTWISE(POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
+          binary_kernel, binary_kernel, pow_scalar_backward, setup_pow_scalar, BIN_POW, 0) \
+    ELEMENTWISE(EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, 0) \
+    ELEMENTWISE(EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, 0) \
+    ELEMENTWISE(NE_TENSOR, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, 0) \
+    ELEMENTWISE(NE_SCALAR, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, 0) \
+    ELEMENTWISE(LT_TENSOR, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, 0) \
+    ELEMENTWISE(LT_SCALAR, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, 0) \
+    ELEMENTWISE(LE_TENSOR, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, 0) \
+    ELEMENTWISE(LE_SCALAR, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, 0) \
+    ELEMENTWISE(GT_TENSOR, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, 0) \
+    ELEMENTWISE(GT_SCALAR, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, 0) \
+    ELEMENTWISE(GE_TENSOR, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, 0) \
+    ELEMENTWISE(GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, 0) \
+    ELEMENTWISE(NEG, "tt::neg(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, 0) \
+    ELEMENTWISE(EXP, "tt::exp(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_EXP, 0) \
+    ELEMENTWISE(LOG, "tt::log(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG, 0) \
+    ELEMENTWISE(SQRT, "tt::sqrt(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SQRT, 0) \
+    ELEMENTWISE(RSQRT, "tt::rsqrt(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RSQRT, 0) \
+    ELEMENTWISE(SIN, "tt::sin(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIN, 0) \
+    ELEMENTWISE(COS, "tt::cos(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_COS, 0) \
+    ELEMENTWISE(TANH, "tt::tanh(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TANH, 0) \
+    ELEMENTWISE(SIGMOID, "tt::sigmoid(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGMOID, 0) \
+    ELEMENTWISE(RELU, "tt::relu(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, 0) \
+    ELEMENTWISE(RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, 0) \
+    ELEMENTWISE(GELU, "tt::gelu(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, 0) \
+    ELEMENTWISE(ABS, "tt::abs(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, 0) \
+    /* sign is piecewise constant: no derivative, as no gradient flows. */ \
+    ELEMENTWISE(SIGN, "tt::sign(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, NULL, NULL, UN_SIGN, 0) \
+    ELEMENTWISE(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self) -> Tensor", \
+          gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, 0) \
+    ELEMENTWISE(WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
+          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
+    ELEMENTWISE(CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
+          clamp_kernel, clamp_kernel, clamp_backward, setup_clamp, 0, 0) \
+    ELEMENTWISE(ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
+          zero_kernel, zero_kernel, zero_backward, NULL, 0, 0) \
+    \
+    /* ---- ops/reduce.c: reductions and softmax -------------------------- */ \
+    REDUCE(SUM_DIM_INTLIST, "tt::sum.dim_IntList(Tensor self, int[]? dim, bool keepdim=False, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_SUM, 0), 0) \
+    REDUCE(SUM, "tt::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", \
+          reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_SUM, 1), 0) \
+    REDUCE(MEAN_DIM, "tt::mean.dim(Tensor self, int[]? dim, bool keepdim=False, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_MEAN, 0), 0) \
+    REDUCE(MEAN, "tt::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", \
+          reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_MEAN, 1), 0) \
+    REDUCE(AMAX, "tt::amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", \
+          reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_AMAX, 0), 0) \
+    REDUCE(AMIN, "tt::amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", \
+          reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_AMIN, 0), 0) \
+    REDUCE(ARGMAX, "tt::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", \
+          argmax_kernel, argmax_kernel, NULL, NULL, 0, 0) \
+    REDUCE(SOFTMAX_INT, "tt::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", \
+          softmax_kernel, softmax_kernel, softmax_backward, setup_softmax, SOFTMAX_PLAIN, 0) \
+    REDUCE(LOG_SOFTMAX_INT, "tt::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) " \
+          "-> Tensor", \
+          softmax_kernel, softmax_kernel, softmax_backward, setup_softmax, SOFTMAX_LOG, 0) \
+    \
+    /* ---- ops/linalg.c: matrix products through OpenBLAS --------------- */ \
+    LINALG(MM, "tt::mm(Tensor self, Tensor mat2) -> Tensor", \
+          mm_kernel, mm_kernel, matmul_backward, setup_two, 0, 0) \
+    LINALG(BMM, "tt::bmm(Tensor self, Tensor mat2) -> Tensor", \
+          bmm_kernel, bmm_kernel, matmul_backward, setup_two, 0, 0) \
+    LINALG(MATMUL, "tt::matmul(Tensor self, Tensor other) -> Tensor", \
+          matmul_kernel, matmul_kernel, matmul_backward, setup_two, 0, 0) \
+    LINALG(LINEAR, "tt::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", \
+          linear_kernel, linear_kernel, linear_backward, setup_linear, 0, 0) \
+    \
+    /* ---- ops/shape.c: joining tensors ---------------------------------- */ \
+    SHAPE(CAT, "tt::cat(Tensor[] tensors, int dim=0) -> Tensor", \
+          cat_kernel, cat_kernel, cat_backward, setup_cat, JOIN_CAT, 0) \
+    SHAPE(STACK, "tt::stack(Tensor[] tensors, int dim=0) -> Tensor", \
+          stack_kernel, stack_kernel, cat_backward, setup_cat, JOIN_STACK, 0) \
+    \
+    /* ---- ops/loss.c ----------------------------------------------------- */ \
+    LOSS(CROSS_ENTROPY, "tt::cross_entropy(Tensor self, Tensor target, " \
+          "str reduction=\"mean\") -> Tensor", \
+          cross_entropy_kernel, cross_entropy_kernel, ce_backward, setup_ce, 0, 0) \
+    LOSS(CROSS_ENTROPY_BACKWARD, "tt::cross_entropy_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, str reduction=\"mean\") -> Tensor", \
+          ce_backward_kernel, ce_backward_kernel, NULL, NULL, 0, 0) \
+    \
+    /* ---- ops/factories.c: factories as ops, so traced code records them  \
+     * (new_empty and empty_like make tensors that do not depend on self's \
+     * values: no derivative, the result requires no grad) -------------- */ \
+    FACTORIES(EMPTY, "tt::empty(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
+          empty_kernel, empty_kernel, NULL, NULL, 0, 0) \
+    FACTORIES(EMPTY_STRIDED, "tt::empty_strided(SymInt[] size, SymInt[] stride, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          empty_strided_kernel, empty_strided_kernel, NULL, NULL, 0, 0) \
+    FACTORIES(FULL, "tt::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor", \
+          full_kernel, full_kernel, NULL, NULL, 0, 0) \
+    FACTORIES(ARANGE_START_STEP, "tt::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          arange_kernel, arange_kernel, NULL, NULL, 0, 0) \
+    FACTORIES(LINSPACE, "tt::linspace(Scalar start, Scalar end, int steps, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          linspace_kernel, linspace_kernel, NULL, NULL, 0, 0) \
+    FACTORIES(RAND, "tt::rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
+          random_kernel, random_kernel, NULL, NULL, RANDOM_UNIFORM, 0) \
+    FACTORIES(RANDN, "tt::randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
+          random_kernel, random_kernel, NULL, NULL, RANDOM_NORMAL, 0) \
+    FACTORIES(NEW_EMPTY, "tt::new_empty(Tensor self, SymInt[] size) -> Tensor", \
+          new_empty_kernel, new_empty_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    FACTORIES(EMPTY_LIKE, "tt::empty_like(Tensor self) -> Tensor", \
+          empty_like_kernel, empty_like_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF)
+/* clang-format on */
+
+#define TT__BUILTIN_ID(id, ...) TT_OP_##id,
+typedef enum {
+    TT_BUILTIN_OPS(TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
+                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID)
+    TT_OP_COUNT
+} tt_builtin_id;
+#undef TT__BUILTIN_ID
+
+/* Built-ins by id, for the runtime, ops/ and the tracer. The op with
+ * compile-time identity `id`: registered when the library loads, never
+ * freed. */
+extern const tt_op *tt__builtins[TT_OP_COUNT];
+static inline const tt_op *tt__op(tt_builtin_id id) { return tt__builtins[id]; }
+/* Records `op` as built-in `id` (ops/ does, as it defines each row). */
+void tt__set_builtin(tt_builtin_id id, tt_op *op);
+/* How error messages name built-in `id`: "tt::add" for tt::add.Tensor. */
+const char *tt__op_label(tt_builtin_id id);
+/* The tt_builtin_id of op, or -1 for an op that is not a built-in. */
+int tt__builtin_id(const tt_op *op);
+/* Calls built-in `id` through the dispatcher; one tensor result. */
+tt_tensor *tt__call_op(tt_builtin_id id, const tt_value *args, int nargs);
+/* The same for ops that return their mutated argument: drops the result. */
+tt_status tt__call_op_status(tt_builtin_id id, const tt_value *args, int nargs);
+
+#endif
