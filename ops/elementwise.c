@@ -244,49 +244,127 @@ static bool reads_overlap(const tt_tensor *out, const tt_tensor *x)
              memcmp(x->strides, out->strides, sizeof(tt_size) * (size_t)x->ndim) == 0);
 }
 
+/* The eager fast path applies: real, contiguous operands of one dtype and
+ * shape, a loop for that dtype, and none of the dtype rules below to
+ * apply (integer true division, a fractional alpha on integers). */
+static bool binary_fast_applies(binop op, const tt_tensor *a, const tt_tensor *b, double alpha)
+{
+    bool is_float = tt_dtype_is_float((tt_dtype)a->dtype);
+    return same_dense_operands(a, b) && bin_loops[a->dtype][op] &&
+           (is_float || (op != BIN_DIV && a->dtype != TT_BOOL)) &&
+           ((op != BIN_ADD && op != BIN_SUB) || alpha == 1 || is_float);
+}
+
+/* PyTorch's dtype rules of a binary op: the dtype it computes in (*common),
+ * or an error naming the op for a combination it refuses. */
+static tt_status binary_dtype(binop op, const char *name, const tt_tensor *a,
+                              const tt_tensor *b, const tt_value *b_scalar, double alpha,
+                              tt_dtype *common)
+{
+    if (op == BIN_POW && b_scalar && b_scalar->kind == TT_V_INT && b_scalar->u.i < 0 &&
+        !tt_dtype_is_float((tt_dtype)a->dtype))
+        /* As PyTorch (and NumPy): the result would not be an integer. */
+        return tt_error(TT_EINVAL, "%s: integers to negative integer powers are not allowed "
+                                   "(%s tensor to the power %lld); use a float exponent",
+                        name, tt_dtype_name((tt_dtype)a->dtype), (long long)b_scalar->u.i);
+    tt_dtype dt = b_scalar ? tt__result_type(1, &a, 1, b_scalar)
+                           : tt__result_type(2, (const tt_tensor *[]){a, b}, 0, NULL);
+    if (op == BIN_DIV && !tt_dtype_is_float(dt))
+        dt = TT_F32; /* true division */
+    if (op == BIN_SUB && dt == TT_BOOL)
+        return tt_error(TT_EDTYPE, "%s: subtraction, the '-' operator, with two bool tensors "
+                                   "is not supported; use logical xor instead", name);
+    if ((op == BIN_ADD || op == BIN_SUB) && !tt_dtype_is_float(dt) && alpha != floor(alpha))
+        return tt_error(TT_EINVAL, "%s: for integral input tensors, argument 'alpha' must not "
+                                   "be a floating point number (got %g)", name, alpha);
+    *common = dt;
+    return TT_OK;
+}
+
+/* In place into `out`: the result (of the broadcast shape nd/sizes and
+ * dtype out_dt) must have out's shape and fit its dtype. */
+static tt_status check_inplace_target(const char *name, const tt_tensor *out, int nd,
+                                      const tt_size *sizes, tt_dtype out_dt)
+{
+    bool same = nd == out->ndim;
+    for (int d = 0; same && d < nd; d++)
+        same = sizes[d] == out->sizes[d];
+    if (!same) {
+        char s1[256], s2[256];
+        tt_size_list_str(nd, sizes, false, s2, sizeof s2);
+        return tt_error(TT_ESHAPE, "%s_: output with shape %s doesn't match the broadcast "
+                                   "shape %s", name, tt_shape_str(out, s1, sizeof s1), s2);
+    }
+    if (!can_cast(out_dt, (tt_dtype)out->dtype))
+        return tt_error(TT_EDTYPE, "%s_: result type %s can't be cast to the desired output "
+                                   "type %s", name, tt_dtype_name(out_dt),
+                        tt_dtype_name((tt_dtype)out->dtype));
+    return TT_OK;
+}
+
+/* Computes `op` of a and b into result (of the broadcast shape nd/sizes),
+ * in the common dtype; a result of another dtype (in place into a wider
+ * tensor) goes through a temporary, and so does writing in place into an
+ * operand that overlaps it differently. */
+static tt_status binary_compute(binop op, tt_tensor *result, const tt_tensor *a,
+                                const tt_tensor *b, tt_dtype common, tt_dtype out_dt,
+                                int nd, const tt_size *sizes, double alpha, bool inplace)
+{
+    tt_status st;
+    tt_tensor *target = NULL, *ca = as_dtype(a, common), *cb = ca ? as_dtype(b, common) : NULL;
+    if (!cb) {
+        st = tt_errcode();
+        goto done;
+    }
+    target = result;
+    if ((tt_dtype)result->dtype != out_dt ||
+        (inplace && (reads_overlap(result, ca) || reads_overlap(result, cb)))) {
+        tt_size strides[TT_MAX_DIMS];
+        tt__elementwise_strides(1, (const tt_tensor *[]){result}, nd, sizes, strides);
+        target = tt__ops_new(false, nd, sizes, strides, out_dt);
+        if (!target) {
+            st = tt_errcode();
+            goto done;
+        }
+    }
+    tt_tensor xa, xb;
+    tt__broadcast_alias(&xa, ca, nd, sizes);
+    tt__broadcast_alias(&xb, cb, nd, sizes);
+    uint64_t alpha_bits = 0;
+    tt__store(&alpha_bits, common, alpha);
+    st = tt_for_each(3, (tt_tensor *[]){target, &xa, &xb}, bin_loops[common][op], &alpha_bits);
+    if (!st && target != result)
+        st = tt__copy_raw(result, target);
+done:
+    if (target != result)
+        tt_release(target);
+    tt_release(ca);
+    tt_release(cb);
+    return st;
+}
+
 /* Runs `op` on a and b (already checked: not NULL) into `out` (NULL:
- * allocate). b_scalar, when not NULL, replaces b by a Python number. */
+ * allocate). b_scalar, when not NULL, replaces b by a Python number. For
+ * fake operands it stops once the result's metadata is known, so it is the
+ * fake kernel too. */
 static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
                          const tt_value *b_scalar, double alpha, tt_tensor *out)
 {
-    const char *name = tt__op_label(bin_ids[op]);
-    if (!out && !b_scalar && same_dense_operands(a, b) && bin_loops[a->dtype][op] &&
-        (tt_dtype_is_float((tt_dtype)a->dtype) || (op != BIN_DIV && a->dtype != TT_BOOL)) &&
-        ((op != BIN_ADD && op != BIN_SUB) || alpha == 1 || tt_dtype_is_float((tt_dtype)a->dtype)))
+    if (!out && !b_scalar && binary_fast_applies(op, a, b, alpha))
         return binary_fast(op, a, b, alpha);
+    const char *name = tt__op_label(bin_ids[op]);
     if (out && has_internal_overlap(out))
         return refuse_overlap(name);
-    if (op == BIN_POW && b_scalar && b_scalar->kind == TT_V_INT && b_scalar->u.i < 0 &&
-        !tt_dtype_is_float((tt_dtype)a->dtype)) {
-        /* As PyTorch (and NumPy): the result would not be an integer. */
-        tt_error(TT_EINVAL, "%s: integers to negative integer powers are not allowed "
-                            "(%s tensor to the power %lld); use a float exponent",
-                 name, tt_dtype_name((tt_dtype)a->dtype), (long long)b_scalar->u.i);
+    tt_dtype common = TT_F32;
+    if (binary_dtype(op, name, a, b, b_scalar, alpha, &common))
         return NULL;
-    }
-    tt_tensor *tmp_b = NULL, *ca = NULL, *cb = NULL, *result = NULL;
-    tt_dtype common = b_scalar ? tt__result_type(1, &a, 1, b_scalar)
-                               : tt__result_type(2, (const tt_tensor *[]){a, b}, 0, NULL);
-    if (op == BIN_DIV && !tt_dtype_is_float(common))
-        common = TT_F32; /* true division */
-    if (op == BIN_SUB && common == TT_BOOL) {
-        tt_error(TT_EDTYPE, "%s: subtraction, the '-' operator, with two bool tensors "
-                            "is not supported; use logical xor instead", name);
-        return NULL;
-    }
-    if ((op == BIN_ADD || op == BIN_SUB) && !tt_dtype_is_float(common) &&
-        alpha != floor(alpha)) {
-        tt_error(TT_EINVAL, "%s: for integral input tensors, argument 'alpha' must not "
-                            "be a floating point number (got %g)", name, alpha);
-        return NULL;
-    }
     tt_dtype out_dt = is_compare(op) ? TT_BOOL : common;
     bool fake = a->storage->fake || (!b_scalar && b->storage->fake);
+    tt_tensor *tmp_b = NULL, *result = NULL;
     if (b_scalar) {
         double v = b_scalar->kind == TT_V_FLOAT ? b_scalar->u.f
                  : b_scalar->kind == TT_V_BOOL ? b_scalar->u.b : (double)b_scalar->u.i;
-        tmp_b = scalar_tensor(v, common, fake);
-        if (!tmp_b)
+        if (!(tmp_b = scalar_tensor(v, common, fake)))
             return NULL;
         b = tmp_b;
     }
@@ -297,71 +375,18 @@ static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
                       &nd, sizes))
         goto done;
     if (out) {
-        /* In place: the result must have out's shape and fit its dtype. */
-        bool same = nd == out->ndim;
-        for (int d = 0; same && d < nd; d++)
-            same = sizes[d] == out->sizes[d];
-        if (!same) {
-            char s1[256], s2[256];
-            tt_tensor shape;
-            memset(&shape, 0, sizeof shape);
-            shape.ndim = (int8_t)nd;
-            memcpy(shape.sizes, sizes, sizeof(tt_size) * (size_t)nd);
-            tt_error(TT_ESHAPE, "%s_: output with shape %s doesn't match the broadcast "
-                                "shape %s", name, tt_shape_str(out, s1, sizeof s1),
-                     tt_shape_str(&shape, s2, sizeof s2));
+        if (check_inplace_target(name, out, nd, sizes, out_dt))
             goto done;
-        }
-        if (!can_cast(out_dt, (tt_dtype)out->dtype)) {
-            tt_error(TT_EDTYPE, "%s_: result type %s can't be cast to the desired output "
-                                "type %s", name, tt_dtype_name(out_dt),
-                     tt_dtype_name((tt_dtype)out->dtype));
-            goto done;
-        }
         result = tt_retain(out);
     } else {
         tt__elementwise_strides(2, ins, nd, sizes, strides);
-        result = tt__ops_new(fake, nd, sizes, strides, out_dt);
-        if (!result)
+        if (!(result = tt__ops_new(fake, nd, sizes, strides, out_dt)))
             goto done;
     }
-    if (fake || tt_numel(result) == 0)
-        goto done;
-    /* Compute in the common dtype; a result of another dtype (in place
-     * into a wider tensor) goes through a temporary. Writing in place into
-     * an operand that overlaps differently also needs one. */
-    ca = as_dtype(a, common);
-    cb = ca ? as_dtype(b, common) : NULL;
-    if (!cb)
-        goto fail;
-    tt_tensor *target = result;
-    bool via_tmp = (tt_dtype)result->dtype != out_dt ||
-                   (out && (reads_overlap(out, ca) || reads_overlap(out, cb)));
-    if (via_tmp) {
-        tt__elementwise_strides(1, (const tt_tensor *[]){result}, nd, sizes, strides);
-        target = tt__ops_new(false, nd, sizes, strides, out_dt);
-        if (!target)
-            goto fail;
-    }
-    tt_tensor xa, xb;
-    tt__broadcast_alias(&xa, ca, nd, sizes);
-    tt__broadcast_alias(&xb, cb, nd, sizes);
-    uint64_t alpha_bits = 0;
-    tt__store(&alpha_bits, common, alpha);
-    tt_status st = tt_for_each(3, (tt_tensor *[]){target, &xa, &xb},
-                               bin_loops[common][op], &alpha_bits);
-    if (!st && via_tmp)
-        st = tt__copy_raw(result, target);
-    if (via_tmp)
-        tt_release(target);
-    if (st)
-        goto fail;
-    goto done;
-fail:
-    result = tt_release(result);
+    if (!fake && tt_numel(result) > 0 &&
+        binary_compute(op, result, a, b, common, out_dt, nd, sizes, alpha, out != NULL))
+        result = tt_release(result);
 done:
-    tt_release(ca);
-    tt_release(cb);
     tt_release(tmp_b);
     return result;
 }
