@@ -155,11 +155,15 @@ static int source_of(fused_step *f, gref r, const int *members, int n)
     return -1 - f->ninputs++;
 }
 
-static fused_step *build(const tt_graph *g, const int *members, int n)
+/* The fused step of the chain members[0..n), or NULL: with *oom set when
+ * it could not be allocated, else because the chain is left unfused. */
+static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom)
 {
-    fused_step *f = calloc(1, sizeof *f);
-    if (!f)
+    fused_step *f = tt__calloc(1, sizeof *f);
+    if (!f) {
+        *oom = true;
         return NULL;
+    }
     const tt_tensor *out = g->nodes[members[n - 1]].vals[0];
     f->dtype = tt_dtype_of(out);
     f->ndim = tt_ndim(out);
@@ -178,7 +182,7 @@ static fused_step *build(const tt_graph *g, const int *members, int n)
         } else if (u->code <= U_POWS) {
             u->s = scalar_of(&x->args[1]);
             if ((u->code == U_ADDS || u->code == U_SUBS) && x->nargs > 2 && scalar_of(&x->args[2]) != 1) {
-                free(f);
+                tt__free(f);
                 return NULL; /* add(x, s, alpha) with alpha != 1: rare, left unfused */
             }
         }
@@ -209,7 +213,13 @@ int tt__fuse_plan(const tt_graph *g, fused_step **steps_out, int *step_of_node, 
                 break;
             }
         if (keep >= 2 && nsteps < max_steps) {
-            fused_step *f = build(g, members, keep);
+            bool oom = false;
+            fused_step *f = build(g, members, keep, &oom);
+            if (oom) {
+                for (int k = 0; k < nsteps; k++)
+                    steps_out[k] = tt__fused_free(steps_out[k]);
+                return -1;
+            }
             if (f) {
                 steps_out[nsteps] = f;
                 for (int k = 0; k < keep; k++)
@@ -231,7 +241,11 @@ int tt__fused_num_inputs(const fused_step *f) { return f->ninputs; }
 gref tt__fused_input(const fused_step *f, int i) { return f->inputs[i]; }
 int tt__fused_num_nodes(const fused_step *f) { return f->nuops; }
 int tt__fused_node(const fused_step *f, int k) { return f->nodes[k]; }
-void tt__fused_free(fused_step *f) { free(f); }
+fused_step *tt__fused_free(fused_step *f)
+{
+    tt__free(f);
+    return NULL;
+}
 
 /* ----------------------------------------------------------------- running */
 

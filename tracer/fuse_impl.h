@@ -10,9 +10,10 @@ typedef struct fused_step fused_step;
 
 /* Finds the chains of g to fuse: returns how many, with steps_out[k] the
  * k-th and step_of_node[i] = k for every node i of chain k (other entries
- * untouched). */
+ * untouched); -1 with TT_ENOMEM set (and nothing left in steps_out) when a
+ * step could not be allocated. */
 int tt__fuse_plan(const tt_graph *g, fused_step **steps_out, int *step_of_node, int max_steps);
-void tt__fused_free(fused_step *f);
+fused_step *tt__fused_free(fused_step *f); /* NULL-safe; returns NULL */
 gref tt__fused_output(const fused_step *f);
 int tt__fused_num_inputs(const fused_step *f);
 gref tt__fused_input(const fused_step *f, int i);

@@ -2,6 +2,7 @@
 #ifndef TT_GRAPH_IMPL_H
 #define TT_GRAPH_IMPL_H
 
+#include "tensor_impl.h" /* the allocator hook: tt__malloc ... */
 #include "tt_trace.h"
 
 #include <stdio.h>

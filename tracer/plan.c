@@ -32,13 +32,13 @@ void tt__plan_free(tt_plan *p)
     if (!p)
         return;
     for (int i = 0; i < p->nsteps; i++) {
-        free(p->steps[i].release);
+        tt__free(p->steps[i].release);
         tt__fused_free(p->steps[i].fused);
     }
-    free(p->steps);
-    free(p->offset);
+    tt__free(p->steps);
+    tt__free(p->offset);
     tt_graph_free(p->g);
-    free(p);
+    tt__free(p);
 }
 
 static bool value_is_sym(const tt_value *v)
@@ -57,7 +57,7 @@ static bool value_is_sym(const tt_value *v)
 static tt_status plan_liveness(tt_plan *p, int *step_of_node)
 {
     const tt_graph *g = p->g;
-    int *last = malloc(sizeof *last * (size_t)(p->nslots ? p->nslots : 1));
+    int *last = tt__malloc(sizeof *last * (size_t)(p->nslots ? p->nslots : 1));
     if (!last)
         return tt_error(TT_ENOMEM, "tt_compile: out of memory planning memory");
     for (int i = 0; i < p->nslots; i++)
@@ -106,7 +106,8 @@ static tt_status plan_liveness(tt_plan *p, int *step_of_node)
         if (last[slot] < 0)
             continue;
         step *s = &p->steps[last[slot]];
-        int *nr = realloc(s->release, sizeof *nr * (size_t)(s->nrelease + 1));
+        int *nr = tt__realloc(s->release, sizeof *nr * (size_t)s->nrelease,
+                              sizeof *nr * (size_t)(s->nrelease + 1));
         if (!nr)
             st = tt_error(TT_ENOMEM, "tt_compile: out of memory planning memory");
         else {
@@ -114,13 +115,13 @@ static tt_status plan_liveness(tt_plan *p, int *step_of_node)
             s->release[s->nrelease++] = slot;
         }
     }
-    free(last);
+    tt__free(last);
     return st;
 }
 
 tt_plan *tt__plan_new(tt_graph *g)
 {
-    tt_plan *p = calloc(1, sizeof *p);
+    tt_plan *p = tt__calloc(1, sizeof *p);
     int *step_of_node = NULL;
     if (!p) {
         tt_error(TT_ENOMEM, "tt_compile: out of memory");
@@ -131,24 +132,29 @@ tt_plan *tt__plan_new(tt_graph *g)
     tt__pass_dce(g);
     tt__pass_elide_clones(g);
     p->g = g;
-    p->offset = malloc(sizeof *p->offset * (size_t)(g->n + 1));
-    step_of_node = malloc(sizeof *step_of_node * (size_t)(g->n + 1));
+    p->offset = tt__malloc(sizeof *p->offset * (size_t)(g->n + 1));
+    step_of_node = tt__malloc(sizeof *step_of_node * (size_t)(g->n + 1));
     int nsteps = 0;
     for (int i = 0; i < g->n; i++)
         nsteps += g->nodes[i].kind == TT_NODE_OP;
-    p->steps = calloc((size_t)(nsteps ? nsteps : 1), sizeof *p->steps);
+    p->steps = tt__calloc((size_t)(nsteps ? nsteps : 1), sizeof *p->steps);
     if (!p->offset || !step_of_node || !p->steps)
         goto oom;
-    fused_step **chains = malloc(sizeof *chains * (size_t)(nsteps ? nsteps : 1));
-    int *chain_of = malloc(sizeof *chain_of * (size_t)(g->n + 1));
+    fused_step **chains = tt__malloc(sizeof *chains * (size_t)(nsteps ? nsteps : 1));
+    int *chain_of = tt__malloc(sizeof *chain_of * (size_t)(g->n + 1));
     if (!chains || !chain_of) {
-        free(chains);
-        free(chain_of);
+        tt__free(chains);
+        tt__free(chain_of);
         goto oom;
     }
     for (int i = 0; i < g->n; i++)
         chain_of[i] = -1;
     int nchains = tt__fuse_plan(g, chains, chain_of, nsteps);
+    if (nchains < 0) {
+        tt__free(chains);
+        tt__free(chain_of);
+        goto oom;
+    }
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
         p->offset[i] = p->nslots;
@@ -176,17 +182,17 @@ tt_plan *tt__plan_new(tt_graph *g)
     }
     for (int c = 0; c < nchains; c++)
         tt__fused_free(chains[c]); /* none left: all were placed */
-    free(chains);
-    free(chain_of);
+    tt__free(chains);
+    tt__free(chain_of);
     p->offset[g->n] = p->nslots;
     if (plan_liveness(p, step_of_node))
         goto fail;
-    free(step_of_node);
+    tt__free(step_of_node);
     return p;
 oom:
     tt_error(TT_ENOMEM, "tt_compile: out of memory building a plan");
 fail:
-    free(step_of_node);
+    tt__free(step_of_node);
     tt__plan_free(p);
     return NULL;
 }
@@ -218,7 +224,7 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
         return tt_error(TT_EINVAL, "compiled plan: takes %d inputs and returns %d outputs "
                                    "(got %d and %d)", g->ninputs,
                         g->output >= 0 ? g->nodes[g->output].nouts : 0, nin, nout);
-    tt_tensor **slots = calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *slots);
+    tt_tensor **slots = tt__calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *slots);
     if (!slots)
         return tt_error(TT_ENOMEM, "compiled plan: out of memory");
     for (int i = 0; i < nout; i++)
@@ -262,7 +268,7 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
             } else if (ga->kind == GARG_REF) {
                 args[a] = tt_v_tensor(slots[p->offset[ga->ref.node] + ga->ref.out]);
             } else {
-                lists[a] = malloc(sizeof(tt_tensor *) * (size_t)(ga->nrefs ? ga->nrefs : 1));
+                lists[a] = tt__malloc(sizeof(tt_tensor *) * (size_t)(ga->nrefs ? ga->nrefs : 1));
                 if (!lists[a]) {
                     st = tt_error(TT_ENOMEM, "compiled plan: out of memory");
                     break;
@@ -277,7 +283,7 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
         if (!st)
             st = tt_op_call_unchecked(s->op, args, n->nargs, outs, n->nvals);
         for (int a = 0; a < n->nargs; a++)
-            free(lists[a]);
+            tt__free(lists[a]);
         for (int j = 0; !st && j < n->nvals; j++)
             slots[p->offset[s->node] + j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
         for (int r = 0; !st && r < s->nrelease; r++)
@@ -297,6 +303,6 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
     }
     for (int i = 0; i < p->nslots; i++)
         tt_release(slots[i]);
-    free(slots);
+    tt__free(slots);
     return st;
 }
