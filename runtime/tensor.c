@@ -415,7 +415,7 @@ static tt_status check_readable(const tt_tensor *t, const char *what,
     if (t->storage->fake) {
         char d[300];
         return tt_error(TT_EFAKE,
-                        "%s: cannot access the data of fake tensor %s: a fake "
+                        "%s: cannot access the data of %s: a fake "
                         "tensor has sizes, strides and dtype but no storage "
                         "(called from %s:%d in %s)",
                         what, tt_describe(t, d, sizeof d), loc.file, loc.line,

@@ -606,13 +606,13 @@ START_TEST(test_fake_data_errors)
     int32_t buf[20];
     tt_clear_error();
     ck_assert_ptr_null(tt_data(f));
-    ck_assert_error(TT_EFAKE, "tt_data: cannot access the data of fake tensor fake i32[4, 5]: a "
+    ck_assert_error(TT_EFAKE, "tt_data: cannot access the data of fake i32[4, 5]: a "
                               "fake tensor has sizes, strides and dtype but no storage");
-    ck_assert_status(tt_item(row, &v), TT_EFAKE, "tt_item: cannot access the data of fake tensor fake i32[5]");
-    ck_assert_status(tt_get(f, &v, 0, 0), TT_EFAKE, "tt_get: cannot access the data of fake tensor fake i32[4, 5]");
-    ck_assert_status(tt_set(row, 1, 0), TT_EFAKE, "tt_set: cannot access the data of fake tensor fake i32[5]");
+    ck_assert_status(tt_item(row, &v), TT_EFAKE, "tt_item: cannot access the data of fake i32[5]");
+    ck_assert_status(tt_get(f, &v, 0, 0), TT_EFAKE, "tt_get: cannot access the data of fake i32[4, 5]");
+    ck_assert_status(tt_set(row, 1, 0), TT_EFAKE, "tt_set: cannot access the data of fake i32[5]");
     ck_assert_status(tt_to_buffer(f, buf, sizeof buf), TT_EFAKE,
-                     "tt_to_buffer: cannot access the data of fake tensor fake i32[4, 5]");
+                     "tt_to_buffer: cannot access the data of fake i32[4, 5]");
     ck_assert_error(TT_EFAKE, "(called from ");
     ck_assert_error(TT_EFAKE, "test_errors.c:");
     ck_assert_error(TT_EFAKE, "in test_fake_data_errors_fn)");

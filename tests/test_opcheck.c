@@ -1372,7 +1372,7 @@ START_TEST(test_checked_good_and_failing_fake)
     ck_assert_ptr_null(tt_call(crop_op, tt_v_tensor(pic), tt_v_ints(TT_INTS(0, 0, 4, 4))));
     ck_assert_error(TT_EOPCHECK, "mylib::crop: checked mode (TT_CHECK_OPS): the fake kernel "
                                  "failed on fake copies of the inputs: tt_data: cannot "
-                                 "access the data of fake tensor fake f32[3, 30, 30]");
+                                 "access the data of fake f32[3, 30, 30]");
     tt_release(pic);
 }
 END_TEST

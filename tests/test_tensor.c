@@ -1128,15 +1128,15 @@ START_TEST(test_fake_data_access)
     double x;
     float buf[6];
     ck_assert_ptr_null(tt_data(f));
-    ck_assert_error(TT_EFAKE, "tt_data: cannot access the data of fake tensor fake f32[2, 3]");
+    ck_assert_error(TT_EFAKE, "tt_data: cannot access the data of fake f32[2, 3]");
     ck_assert_int_eq(tt_item(f, &x), TT_EFAKE);
-    ck_assert_error(TT_EFAKE, "tt_item: cannot access the data of fake tensor fake f32[2, 3]");
+    ck_assert_error(TT_EFAKE, "tt_item: cannot access the data of fake f32[2, 3]");
     ck_assert_int_eq(tt_get(v, &x, 0, 0), TT_EFAKE);
-    ck_assert_error(TT_EFAKE, "tt_get: cannot access the data of fake tensor fake f32[3, 2]");
+    ck_assert_error(TT_EFAKE, "tt_get: cannot access the data of fake f32[3, 2]");
     ck_assert_int_eq(tt_set(v, 1, 0, 0), TT_EFAKE);
     ck_assert_error(TT_EFAKE, "fake f32[3, 2]");
     ck_assert_int_eq(tt_to_buffer(f, buf, sizeof buf), TT_EFAKE);
-    ck_assert_error(TT_EFAKE, "tt_to_buffer: cannot access the data of fake tensor fake f32[2, 3]");
+    ck_assert_error(TT_EFAKE, "tt_to_buffer: cannot access the data of fake f32[2, 3]");
     /* The message names the caller's line. */
     ck_assert_error(TT_EFAKE, "test_tensor.c");
     tt_tensor *ops[1] = {v};
