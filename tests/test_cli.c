@@ -13,6 +13,7 @@
 #include "tt_test.h"
 
 #include <fcntl.h>
+#include <jansson.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -53,6 +54,12 @@ static const struct {
     /* Fake inputs need no memory: a size as large as an int64 numel allows. */
     {"f32[1048576,1048576,1024]", TT_F32, 3, {1048576, 1048576, 1024}, (int64_t)1 << 50, false,
      false},
+    /* Plain numbers: a 0-dim tensor holding them, integers as i64. */
+    {"0.5", TT_F64, 0, {0}, 1, false, true},
+    {"-2", TT_I64, 0, {0}, 1, false, true},
+    {"+7", TT_I64, 0, {0}, 1, false, true},
+    {"1e3", TT_F64, 0, {0}, 1, false, true},
+    {".25", TT_F64, 0, {0}, 1, false, true},
 };
 
 START_TEST(test_spec_valid)
@@ -101,6 +108,12 @@ START_TEST(test_spec_values)
     ck_assert_int_eq(tt_cli_spec_parse("i32[1]=-2147483648", &s, err, sizeof err), 0);
     ck_assert(((int32_t *)s.values)[0] == INT32_MIN);
     tt_cli_spec_clear(&s);
+    ck_assert_int_eq(tt_cli_spec_parse("-0.125", &s, err, sizeof err), 0);
+    ck_assert(*(double *)s.values == -0.125);
+    tt_cli_spec_clear(&s);
+    ck_assert_int_eq(tt_cli_spec_parse("-12", &s, err, sizeof err), 0);
+    ck_assert(*(int64_t *)s.values == -12);
+    tt_cli_spec_clear(&s);
 }
 END_TEST
 
@@ -148,6 +161,9 @@ static const struct {
     {"i32[1]=2147483648", "'2147483648' is out of range for i32"},
     {"i64[1]=99999999999999999999", "'99999999999999999999' is out of range for i64"},
     {"bool[1]=2", "'2' is not a bool (0, 1, true, false)"},
+    /* Not quite a plain number: read as a spec. */
+    {"1.5x", "'1.5x' is not a dtype (f32, f64, i64, i32, u8, bool)"},
+    {"-", "'-' is not a dtype (f32, f64, i64, i32, u8, bool)"},
 };
 
 START_TEST(test_spec_errors)
@@ -453,6 +469,15 @@ static const struct {
     {ARGV("tt", "opcheck", "--op", "a::b", "--input", "i64[2]=1"),
      "bad --input 'i64[2]=1': 1 value for 2 elements"},
     {ARGV("tt", "--version", "extra"), NULL}, /* fine: --version ignores the rest */
+    {ARGV("tt", "trace", "--lib", "x.so", "--fn", "f", "--save", "out"),
+     "trace: --save needs --mode real (a fake trace computes no values)"},
+    {ARGV("tt", "trace", "--lib", "x.so", "--fn", "f", "--print", "--mode", "symbolic"),
+     "trace: --print needs --mode real (a symbolic trace computes no values)"},
+    {ARGV("tt", "trace", "--lib", "x.so", "--fn", "f", "--json=1"),
+     "trace: --json takes no value"},
+    {ARGV("tt", "explain", "--lib", "x.so", "--fn", "f", "--save", "d"),
+     "explain: --save is not an option of tt explain (see tt explain --help)"},
+    {ARGV("tt", "list", "--json", "--json", "x.so"), "list: --json is given twice"},
 };
 
 START_TEST(test_parse_errors)
@@ -509,7 +534,7 @@ static const struct {
     {TT_CLI_TRACE,
      {"Usage: tt trace --lib FILE --fn NAME", "--lib FILE", "--init NAME", "--fn NAME",
       "--input SPEC", "--mode MODE", "--fullgraph", "--nout N", "--seed N", "--dot FILE",
-      "--svg FILE", "--png FILE", "--help", "Input specs:"},
+      "--svg FILE", "--png FILE", "--json", "--save DIR"},
      {"--op", "--check"}},
     {TT_CLI_EXPLAIN,
      {"Usage: tt explain", "--lib FILE", "--init NAME", "--fn NAME", "--input SPEC",
@@ -561,9 +586,10 @@ END_TEST
  * help is accepted: the parser and the help read one table. */
 START_TEST(test_help_matches_parser)
 {
-    static const char *const all[] = {"--lib", "--init", "--fn", "--op", "--input",
+    static const char *const all[] = {"--lib",  "--init", "--fn",       "--op",   "--input",
                                       "--mode", "--fullgraph", "--nout", "--seed",
-                                      "--check", "--dot", "--svg", "--png"};
+                                      "--check", "--dot", "--svg",   "--png",  "--json",
+                                      "--save", "--print"};
     const tt_cli_cmd cmds[] = {TT_CLI_TRACE, TT_CLI_EXPLAIN, TT_CLI_OPCHECK, TT_CLI_OPS,
                                TT_CLI_LIST};
     for (int c = 0; c < 5; c++) {
@@ -1176,6 +1202,295 @@ START_TEST(test_e2e_list)
 }
 END_TEST
 
+/* The JSON document of a run: parsed by jansson, and by python3 -m
+ * json.tool (what a script would use) from the file tt wrote. */
+static json_t *run_json(const run_result *r)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(r->out, 0, &jerr);
+    ck_assert_msg(doc != NULL, "not JSON (line %d: %s):\n%.1500s", jerr.line, jerr.text, r->out);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "python3 -m json.tool '%s/stdout' > /dev/null", r->dir);
+    ck_assert_msg(system(cmd) == 0, "python3 -m json.tool rejects:\n%.1500s", r->out);
+    return doc;
+}
+
+/* The node named `name` of a graph document, or NULL. */
+static json_t *json_node(json_t *graph, const char *name)
+{
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(graph, "nodes"), i, n)
+    {
+        if (!strcmp(json_string_value(json_object_get(n, "name")), name))
+            return n;
+    }
+    return NULL;
+}
+
+START_TEST(test_e2e_json)
+{
+    run_result r;
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,64,64]", "--json");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.err, "");
+    json_t *doc = run_json(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "command")), "trace");
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "function")), "crop_pipeline");
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "mode")), "fake");
+    json_t *g = json_object_get(doc, "graph");
+    ck_assert_int_eq(json_array_size(json_object_get(g, "nodes")), 4);
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "num_inputs")), 1);
+    json_t *crop = json_node(g, "crop");
+    ck_assert_ptr_nonnull(crop);
+    ck_assert_str_eq(json_string_value(json_object_get(crop, "kind")), "op");
+    ck_assert_str_eq(json_string_value(json_object_get(crop, "op")), "mylib::crop");
+    json_t *args = json_object_get(crop, "args");
+    ck_assert_int_eq(json_array_size(args), 2);
+    json_t *pic = json_array_get(args, 0), *box = json_array_get(args, 1);
+    ck_assert_str_eq(json_string_value(json_object_get(pic, "name")), "pic");
+    ck_assert_str_eq(json_string_value(json_object_get(pic, "node")), "in0");
+    ck_assert_str_eq(json_string_value(json_object_get(box, "name")), "box");
+    ck_assert_str_eq(json_string_value(json_object_get(box, "value")), "[0, 0, 10, 10]");
+    ck_assert_ptr_null(json_object_get(box, "node"));
+    json_t *out = json_array_get(json_object_get(crop, "outputs"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(out, "dtype")), "f32");
+    json_t *shape = json_object_get(out, "shape");
+    ck_assert_int_eq(json_array_size(shape), 3);
+    ck_assert_int_eq(json_integer_value(json_array_get(shape, 1)), 10);
+    json_t *res = json_object_get(json_node(g, "output"), "results");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 0), "node")), "sin");
+    ck_assert_msg(strstr(json_string_value(json_object_get(g, "text")), "= tt::sin(crop)"),
+                  "the text print is in the document");
+    json_decref(doc);
+    run_end(&r);
+
+    /* Symbolic sizes are the symbols' names. */
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,64,64]", "--json",
+       "--mode", "symbolic");
+    expect_status(&r, 0);
+    doc = run_json(&r);
+    shape = json_object_get(
+        json_array_get(json_object_get(json_node(json_object_get(doc, "graph"), "in0"),
+                                       "outputs"),
+                       0),
+        "shape");
+    ck_assert_str_eq(json_string_value(json_array_get(shape, 1)), "s1");
+    json_decref(doc);
+    run_end(&r);
+
+    /* explain: the breaks with their reason and location, every graph. */
+    char where[128];
+    plain_crop_location(where, sizeof where);
+    int line = atoi(strchr(where, ':') + 1);
+    run_begin(&r);
+    TT(&r, "explain", "--lib", "LIB", "--fn", "crop_plain_pipeline", "--input", "f32[3,64,64]",
+       "--json");
+    expect_status(&r, 0);
+    doc = run_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "graph_count")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "graph_break_count")), 1);
+    json_t *brk = json_array_get(json_object_get(doc, "breaks"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(brk, "kind")), "data read");
+    ck_assert_msg(strstr(json_string_value(json_object_get(brk, "reason")),
+                         "tt_data reads the data of f32[64, 64, 3]"), "reason");
+    json_t *loc = json_object_get(brk, "location");
+    ck_assert_int_eq(json_integer_value(json_object_get(loc, "line")), line);
+    ck_assert_str_eq(json_string_value(json_object_get(loc, "function")), "tutorial_crop_plain");
+    ck_assert_msg(strstr(json_string_value(json_object_get(loc, "file")), "tutorial_ops.c"),
+                  "file");
+    ck_assert_int_eq(json_array_size(json_object_get(doc, "graphs")), 2);
+    json_decref(doc);
+    run_end(&r);
+
+    /* opcheck, failing: the document still comes, and the status is 1. */
+    run_begin(&r);
+    TT(&r, "opcheck", "--lib", "LIB", "--op", "mylib::crop_nopermute", "--input",
+       "f32[3,64,64]", "--input", "i64[4]=0,0,10,10", "--json");
+    expect_status(&r, 1);
+    doc = run_json(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "op")), "mylib::crop_nopermute");
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "failed")), 1);
+    json_t *fake = json_array_get(json_object_get(doc, "checks"), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(fake, "check")), "faketensor");
+    ck_assert_str_eq(json_string_value(json_object_get(fake, "result")), "failed");
+    ck_assert_msg(strncmp(json_string_value(json_object_get(fake, "message")),
+                          "output 0: strides differ: ", 26) == 0, "message");
+    ck_assert_msg(strstr(json_string_value(json_object_get(doc, "report")), "FAILED"), "report");
+    json_decref(doc);
+    run_end(&r);
+
+    /* ops and list. */
+    run_begin(&r);
+    TT(&r, "ops", "--lib", "LIB", "--json");
+    expect_status(&r, 0);
+    doc = run_json(&r);
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "other")), 4);
+    json_t *ops = json_object_get(doc, "ops");
+    ck_assert_int_eq(json_array_size(ops),
+                     json_integer_value(json_object_get(doc, "builtin")) + 4);
+    size_t i;
+    json_t *op;
+    bool seen = false;
+    json_array_foreach(ops, i, op)
+    {
+        if (!strcmp(json_string_value(json_object_get(op, "name")), "mylib::numpy_sin")) {
+            seen = true;
+            ck_assert_str_eq(json_string_value(json_object_get(op, "schema")),
+                             "mylib::numpy_sin(Tensor input, Tensor(a!) output) -> ()");
+            ck_assert(json_is_false(json_object_get(op, "builtin")));
+        }
+    }
+    ck_assert(seen);
+    json_decref(doc);
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "list", "LIB", "--json");
+    expect_status(&r, 0);
+    doc = run_json(&r);
+    json_t *fns = json_object_get(doc, "functions");
+    ck_assert_int_eq(json_array_size(fns), 4);
+    json_t *mlp = json_array_get(fns, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(mlp, "name")), "mlp_forward");
+    ck_assert_int_eq(json_integer_value(json_object_get(mlp, "inputs")), 7);
+    ck_assert_str_eq(json_string_value(json_object_get(mlp, "input_names")),
+                     "x, w1, b1, w2, b2, w3, b3");
+    json_decref(doc);
+    run_end(&r);
+
+    /* An error is still a message on stderr and an exit status, with
+     * nothing on stdout. */
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "LIB", "--fn", "crop_plain_pipeline", "--input", "f32[3,64,64]",
+       "--fullgraph", "--json");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strncmp(r.err, "tt: Graph break: data read\n", 27) == 0, "%.1500s", r.err);
+    run_end(&r);
+}
+END_TEST
+
+/* Plain numbers where a float or int is expected, and an op name with
+ * overloads. */
+START_TEST(test_e2e_numbers_overloads)
+{
+    run_result r;
+    run_begin(&r);
+    TT(&r, "opcheck", "--op", "tt::mul.Scalar", "--input", "f64[2,3]:requires_grad", "--input",
+       "0.5");
+    expect_status(&r, 0);
+    ck_assert_msg(strstr(r.out, "opcheck tt::mul.Scalar: 4 passed, 0 failed"), "%.1500s", r.out);
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "opcheck", "--op", "tt::add.Tensor", "--input", "f64[3]", "--input", "f64[3]",
+       "--input", "2");
+    expect_status(&r, 0);
+    ck_assert_msg(strstr(r.out, "0 failed"), "%.1500s", r.out);
+    run_end(&r);
+
+    /* A plain number is a 0-dim spec, so the usual message for a wrong one. */
+    run_begin(&r);
+    TT(&r, "opcheck", "--lib", "LIB", "--op", "mylib::crop", "--input", "f32[3,8,8]", "--input",
+       "4");
+    expect_usage_error(&r, "tt: mylib::crop: argument 'box' (#2) is int[4]: give it as "
+                           "i64[4]=... (a 1-dim integer spec with values), not '4'");
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "opcheck", "--op", "tt::add");
+    expect_usage_error(&r, "tt: --op: 'tt::add' has overloads, name one: tt::add.Scalar, "
+                           "tt::add.Tensor");
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "opcheck", "--op", "tt::ad");
+    expect_usage_error(&r, "tt: --op: unknown op 'tt::ad' (tt ops lists the registered ops)");
+    run_end(&r);
+}
+END_TEST
+
+/* A .npy file: magic, version 1.0, header length; the header a dict
+ * padded to 64 bytes; then the data. Returns the data's offset. */
+static size_t npy_header(const char *path, char *dict, size_t n, long *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "no %s", path);
+    unsigned char pre[10];
+    ck_assert_int_eq(fread(pre, 1, 10, f), 10);
+    ck_assert_msg(memcmp(pre, "\x93NUMPY\x01\x00", 8) == 0, "magic and version");
+    size_t hlen = pre[8] | (size_t)pre[9] << 8;
+    ck_assert_msg((10 + hlen) % 64 == 0, "header padded to 64 bytes: %zu", hlen);
+    ck_assert_uint_lt(hlen, n);
+    ck_assert_int_eq(fread(dict, 1, hlen, f), hlen);
+    dict[hlen] = '\0';
+    ck_assert_msg(dict[hlen - 1] == '\n', "the header ends with a newline");
+    fseek(f, 0, SEEK_END);
+    *size = ftell(f);
+    fclose(f);
+    return 10 + hlen;
+}
+
+START_TEST(test_e2e_save)
+{
+    run_result r;
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "LIB", "--fn", "numpy_sin_fn", "--mode", "real", "--input",
+       "f32[2,2]=0,1.5707963267948966,-1.5707963267948966,0", "--save", "@out", "--print");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_msg(strstr(r.out, "out0 = tensor(f32[2, 2], [0, 1, -1, 0])"), "%.1500s", r.out);
+    char path[160], dict[256];
+    snprintf(path, sizeof path, "%s/out/out0.npy", r.dir);
+    long size;
+    size_t off = npy_header(path, dict, sizeof dict, &size);
+    ck_assert_msg(!strncmp(dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+                           59), "%s", dict);
+    ck_assert_int_eq(size, (long)off + 4 * 4);
+    FILE *f = fopen(path, "rb");
+    float v[4];
+    fseek(f, (long)off, SEEK_SET);
+    ck_assert_int_eq(fread(v, sizeof v[0], 4, f), 4);
+    fclose(f);
+    ck_assert(v[0] == 0 && v[1] == 1 && v[2] == -1 && v[3] == 0);
+    run_end(&r);
+
+    /* Every output, with its own dtype and shape; a 1-dim shape is "(n,)". */
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "LIB", "--fn", "crop_pipeline", "--mode", "real", "--input",
+       "f64[3,12,12]", "--save", "@o", "--json");
+    expect_status(&r, 0);
+    json_t *doc = run_json(&r);
+    snprintf(path, sizeof path, "%s/o/out0.npy", r.dir);
+    ck_assert_str_eq(json_string_value(json_array_get(json_object_get(doc, "saved"), 0)), path);
+    json_decref(doc);
+    off = npy_header(path, dict, sizeof dict, &size);
+    ck_assert_msg(strstr(dict, "'descr': '<f8'") && strstr(dict, "'shape': (3, 10, 10)"), "%s",
+                  dict);
+    ck_assert_int_eq(size, (long)off + 300 * 8);
+    run_end(&r);
+
+    /* A folder that cannot be made: status 1, the reason. */
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "LIB", "--fn", "numpy_sin_fn", "--mode", "real", "--input",
+       "f32[2]", "--save", "@no/such/dir");
+    expect_status(&r, 1);
+    ck_assert_msg(strstr(r.err, "tt: --save: cannot make the folder '") &&
+                      strstr(r.err, "no/such/dir': No such file or directory"),
+                  "%.1500s", r.err);
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "LIB", "--fn", "numpy_sin_fn", "--input", "f32[2]", "--save", "x");
+    expect_usage_error(&r, "tt: trace: --save needs --mode real (a fake trace computes no "
+                           "values)");
+    run_end(&r);
+}
+END_TEST
+
 START_TEST(test_e2e_usage_errors)
 {
     run_result r;
@@ -1300,8 +1615,21 @@ START_TEST(test_e2e_help_version)
     run_begin(&r);
     TT(&r, "--version");
     expect_status(&r, 0);
-    ck_assert_msg(strncmp(r.out, "tt (tensortrace) ", 17) == 0 && count(r.out, "\n") == 1, "%s",
-                  r.out);
+    ck_assert_msg(strncmp(r.out, "tt (tensortrace) ", 17) == 0, "%s", r.out);
+    run_end(&r);
+
+    /* --help-all (what the man page is made from): tt's help, then each
+     * command's under "tt COMMAND:". */
+    run_begin(&r);
+    TT(&r, "--help-all");
+    expect_status(&r, 0);
+    ck_assert_msg(strncmp(r.out, "Usage: tt COMMAND", 17) == 0, "%.200s", r.out);
+    const char *names[] = {"trace", "explain", "opcheck", "ops", "list"};
+    for (int i = 0; i < 5; i++) {
+        char head[64];
+        snprintf(head, sizeof head, "\ntt %s:\n\nUsage: tt %s", names[i], names[i]);
+        ck_assert_msg(strstr(r.out, head), "no '%s' in --help-all", head + 1);
+    }
     run_end(&r);
 }
 END_TEST
@@ -1337,6 +1665,9 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_e2e_opcheck);
     tcase_add_test(tc, test_e2e_ops);
     tcase_add_test(tc, test_e2e_list);
+    tcase_add_test(tc, test_e2e_json);
+    tcase_add_test(tc, test_e2e_numbers_overloads);
+    tcase_add_test(tc, test_e2e_save);
     tcase_add_test(tc, test_e2e_usage_errors);
     tcase_add_test(tc, test_e2e_help_version);
     suite_add_tcase(s, tc);

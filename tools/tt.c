@@ -15,7 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "npy.h"
 #include "tt_cli.h"
+#include "tt_json.h"
 
 #ifndef TT_VERSION
 #define TT_VERSION "unknown"
@@ -77,6 +79,14 @@ static int load_model(const tt_cli_args *a, model *m)
     if (!strchr(path, '/') && stat(path, &st) == 0 &&
         (size_t)snprintf(local, sizeof local, "./%s", path) < sizeof local)
         path = local;
+#ifdef TT_MODEL_DIR
+    /* Then the model libraries installed with tt (libttexample.so), so
+     * the README's commands work outside the build tree. */
+    else if (!strchr(path, '/') &&
+             (size_t)snprintf(local, sizeof local, "%s/%s", TT_MODEL_DIR, path) < sizeof local &&
+             stat(local, &st) == 0)
+        path = local;
+#endif
     m->path = a->lib;
     m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!m->handle) {
@@ -181,7 +191,7 @@ static int find_fn(model *m, const tt_cli_args *a, const tt_model_fn **out)
 }
 
 /* tt list: the model table, one function per line. */
-static int cmd_list(model *m)
+static int cmd_list(const tt_cli_args *a, model *m)
 {
     int rc;
     const tt_model_fn *t = model_table(m, &rc);
@@ -190,6 +200,18 @@ static int cmd_list(model *m)
     int n = 0;
     while (t[n].name && n < MAX_MODEL_FNS)
         n++;
+    if (a->json) {
+        json_t *fns = json_array();
+        for (int i = 0; fns && i < n; i++)
+            json_array_append_new(fns, tt_json_model_fn(&t[i]));
+        json_t *doc = json_pack("{s:s, s:s, s:o?}", "command", "list", "library", m->path,
+                                "functions", fns);
+        if (tt_json_print(doc, stdout)) {
+            fprintf(stderr, "tt: writing the JSON document failed\n");
+            return EXIT_FAIL;
+        }
+        return 0;
+    }
     printf("# %d model function%s in %s\n", n, n == 1 ? "" : "s", m->path);
     for (int i = 0; i < n; i++) {
         int nout = t[i].noutputs ? t[i].noutputs : 1;
@@ -250,12 +272,62 @@ static int write_pictures(const tt_cli_args *a, const tt_graph *g, const tt_expl
     return rc;
 }
 
+static const char *mode_name(tt_trace_mode m)
+{
+    return m == TT_TRACE_REAL ? "real" : m == TT_TRACE_SYMBOLIC ? "symbolic" : "fake";
+}
+
+/* mkdir DIR unless it is there already. */
+static int make_dir(const char *dir)
+{
+    struct stat st;
+    if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
+        return 0;
+    fprintf(stderr, "tt: --save: cannot make the folder '%s': %s\n", dir,
+            errno == EEXIST ? "a file of that name is in the way" : strerror(errno));
+    return EXIT_FAIL;
+}
+
+/* --print and --save of a real trace: the graph run on the same inputs
+ * gives the outputs (the trace computed them once already; running the
+ * recorded graph again gives the same values without keeping them
+ * around). Saved paths are added to `saved` (a JSON array) when given. */
+static int real_outputs(const tt_cli_args *a, const tt_graph *g, tt_tensor **ins, int nout,
+                        json_t *saved)
+{
+    tt_tensor *outs[TT_CLI_MAX_INPUTS] = {0};
+    int rc = 0;
+    if (tt_graph_run(g, a->ninputs, ins, nout, outs))
+        return lib_failure("running the graph for --print/--save");
+    if (a->save)
+        rc = make_dir(a->save);
+    for (int i = 0; i < nout && !rc; i++) {
+        if (a->print && !a->json) {
+            printf("out%d = ", i);
+            fflush(stdout);
+            tt_print(outs[i]);
+        }
+        if (!a->save)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/out%d.npy", a->save, i);
+        if (tt_npy_write(outs[i], path))
+            rc = lib_failure(NULL);
+        else if (saved)
+            json_array_append_new(saved, json_string(path));
+    }
+    for (int i = 0; i < nout; i++)
+        tt_release(outs[i]);
+    return rc;
+}
+
 static int cmd_trace(const tt_cli_args *a, model *m)
 {
     const tt_model_fn *row = NULL;
     tt_tensor *ins[TT_CLI_MAX_INPUTS] = {0};
     tt_graph *g = NULL;
     tt_explain *e = NULL;
+    json_t *doc = NULL;
     bool explain = a->cmd == TT_CLI_EXPLAIN;
     int rc = find_fn(m, a, &row);
     if (!rc)
@@ -268,32 +340,57 @@ static int cmd_trace(const tt_cli_args *a, model *m)
     tt_fn fn = row->fn;
     if (!explain) {
         g = tt_trace(fn, a->ninputs, ins, &opts);
-        if (!g || tt_graph_print(g, stdout)) {
+        if (!g || (!a->json && tt_graph_print(g, stdout))) {
             rc = lib_failure(NULL);
             if (!g && tt_errcode() == TT_EGRAPHBREAK && !a->fullgraph)
                 fprintf(stderr, "tt: tt explain with the same options splits the trace at "
                                 "each break and lists them\n");
             goto out;
         }
-        rc = write_pictures(a, g, NULL);
+        json_t *saved = a->json && a->save ? json_array() : NULL;
+        if (a->json)
+            doc = json_pack("{s:s, s:s, s:s, s:o?}", "command", "trace", "function", a->fn,
+                            "mode", mode_name(a->mode), "graph", tt_json_graph(g));
+        if (a->print || a->save)
+            rc = real_outputs(a, g, ins, nout, saved);
+        if (saved)
+            json_object_set_new(doc, "saved", saved);
+        if (!rc)
+            rc = write_pictures(a, g, NULL);
         goto out;
     }
     e = tt_explain_run(fn, a->ninputs, ins, &opts);
-    char *text = e ? tt_explain_to_text(e) : NULL;
-    if (!text) {
+    if (!e) {
         rc = lib_failure(NULL);
         goto out;
     }
-    fputs(text, stdout);
-    free(text);
-    for (int i = 0; i < tt_explain_graph_count(e) && !rc; i++) {
-        printf("\n");
-        if (tt_graph_print(tt_explain_graph(e, i), stdout))
+    if (a->json) {
+        doc = tt_json_explain(e);
+        json_object_set_new(doc, "command", json_string("explain"));
+        json_object_set_new(doc, "function", json_string(a->fn));
+    } else {
+        char *text = tt_explain_to_text(e);
+        if (!text) {
             rc = lib_failure(NULL);
+            goto out;
+        }
+        fputs(text, stdout);
+        free(text);
+        for (int i = 0; i < tt_explain_graph_count(e) && !rc; i++) {
+            printf("\n");
+            if (tt_graph_print(tt_explain_graph(e, i), stdout))
+                rc = lib_failure(NULL);
+        }
     }
     if (!rc)
         rc = write_pictures(a, NULL, e);
 out:
+    if (a->json && !rc && tt_json_print(doc, stdout)) {
+        fprintf(stderr, "tt: writing the JSON document failed\n");
+        rc = EXIT_FAIL;
+    } else if (a->json && rc) {
+        json_decref(doc);
+    }
     tt_explain_free(e);
     tt_graph_free(g);
     for (int i = 0; i < a->ninputs; i++)
@@ -301,12 +398,42 @@ out:
     return rc;
 }
 
+typedef struct {
+    const char *base; /* "tt::add" */
+    size_t len;
+    char list[2048];
+    int count;
+} overloads;
+
+static void collect_overload(const tt_op *op, void *ud)
+{
+    overloads *o = ud;
+    const char *name = tt_op_name(op);
+    if (strncmp(name, o->base, o->len) != 0 || name[o->len] != '.')
+        return;
+    size_t used = strlen(o->list);
+    snprintf(o->list + used, sizeof o->list - used, "%s%s", o->count ? ", " : "", name);
+    o->count++;
+}
+
+/* --op NAME that is not an op: when NAME.overload ops exist (tt::add is
+ * tt::add.Tensor and tt::add.Scalar), a usage error listing them so the
+ * user can pick one; otherwise unknown. */
+static int unknown_op(const tt_cli_args *a)
+{
+    overloads o = {.base = a->op, .len = strlen(a->op)};
+    tt_op_foreach(collect_overload, &o);
+    if (o.count)
+        return usage_error("--op: '%s' has overloads, name one: %s", a->op, o.list);
+    return usage_error("--op: unknown op '%s' (tt ops%s lists the registered ops)", a->op,
+                       a->lib ? " --lib ..." : "");
+}
+
 static int cmd_opcheck(const tt_cli_args *a)
 {
     const tt_op *op = tt_op_find(a->op);
     if (!op)
-        return usage_error("--op: unknown op '%s' (tt ops%s lists the registered ops)", a->op,
-                           a->lib ? " --lib ..." : "");
+        return unknown_op(a);
     tt_value args[TT_CLI_MAX_INPUTS];
     tt_tensor *owned[TT_CLI_MAX_INPUTS];
     int nargs = 0, nowned = 0, rc = 0;
@@ -324,9 +451,17 @@ static int cmd_opcheck(const tt_cli_args *a)
         rc = lib_failure(NULL);
         goto out;
     }
-    if (tt_opcheck_report_print(&report, stdout))
+    if (a->json) {
+        json_t *doc = tt_json_opcheck(&report);
+        json_object_set_new(doc, "command", json_string("opcheck"));
+        if (tt_json_print(doc, stdout)) {
+            fprintf(stderr, "tt: writing the JSON document failed\n");
+            rc = EXIT_FAIL;
+        }
+    } else if (tt_opcheck_report_print(&report, stdout)) {
         rc = lib_failure(NULL);
-    else if (s == TT_EOPCHECK)
+    }
+    if (!rc && s == TT_EOPCHECK)
         rc = EXIT_FAIL;
 out:
     for (int i = 0; i < nowned; i++)
@@ -338,6 +473,7 @@ out:
 typedef struct {
     int builtin, other;
     bool failed;
+    json_t *json; /* --json: the array of ops, else NULL */
 } op_list;
 
 static void print_op(const tt_op *op, void *ud)
@@ -354,7 +490,10 @@ static void print_op(const tt_op *op, void *ud)
     char *text = buf;
     if ((size_t)need >= sizeof buf && (text = malloc((size_t)need + 1)) != NULL)
         tt_schema_print(s, text, (size_t)need + 1);
-    printf("%s\n", text ? text : buf);
+    if (l->json)
+        json_array_append_new(l->json, tt_json_op(op, text ? text : buf));
+    else
+        printf("%s\n", text ? text : buf);
     if (text != buf)
         free(text);
     if (tt_op_is_builtin(op))
@@ -365,16 +504,57 @@ static void print_op(const tt_op *op, void *ud)
 
 static int cmd_ops(const tt_cli_args *a)
 {
-    op_list l = {0};
+    op_list l = {.json = a->json ? json_array() : NULL};
     tt_op_foreach(print_op, &l);
-    if (l.failed)
+    if (l.failed) {
+        json_decref(l.json);
         return lib_failure("listing the ops");
+    }
+    if (a->json) {
+        json_t *doc = json_pack("{s:s, s:i, s:i, s:o?}", "command", "ops", "builtin", l.builtin,
+                                "other", l.other, "ops", l.json);
+        if (tt_json_print(doc, stdout)) {
+            fprintf(stderr, "tt: writing the JSON document failed\n");
+            return EXIT_FAIL;
+        }
+        return 0;
+    }
     printf("# %d ops: %d built-in (tt::)", l.builtin + l.other, l.builtin);
     if (a->lib)
         printf(", %d more with %s", l.other, a->lib);
     else if (l.other)
         printf(", %d more", l.other);
     printf("\n");
+    return 0;
+}
+
+/* tt --version: the first line is what help2man reads for the man page. */
+static void print_version(void)
+{
+    printf("tt (tensortrace) %s\n", TT_VERSION);
+    /* Lines about the build go below the first, e.g. which BLAS kernels
+     * run (to come with the BLAS kernel selection). */
+}
+
+/* tt --help, tt COMMAND --help, and tt --help-all: tt's help then every
+ * command's, which the man page is made from. */
+static int print_help(const tt_cli_args *a)
+{
+    static const tt_cli_cmd all[] = {TT_CLI_NONE,    TT_CLI_TRACE, TT_CLI_EXPLAIN,
+                                     TT_CLI_OPCHECK, TT_CLI_OPS,   TT_CLI_LIST};
+    int n = a->help_all ? (int)(sizeof all / sizeof all[0]) : 1;
+    for (int i = 0; i < n; i++) {
+        tt_cli_cmd cmd = a->help_all ? all[i] : a->cmd;
+        char *help = tt_cli_help(cmd);
+        if (!help) {
+            fprintf(stderr, "tt: out of memory\n");
+            return EXIT_FAIL;
+        }
+        if (i)
+            printf("\ntt %s:\n\n", tt_cli_cmd_name(cmd));
+        fputs(help, stdout);
+        free(help);
+    }
     return 0;
 }
 
@@ -389,18 +569,11 @@ int main(int argc, char **argv)
         goto out;
     }
     if (a.version) {
-        printf("tt (tensortrace) %s\n", TT_VERSION);
+        print_version();
         goto out;
     }
     if (a.help) {
-        char *help = tt_cli_help(a.cmd);
-        if (!help) {
-            fprintf(stderr, "tt: out of memory\n");
-            rc = EXIT_FAIL;
-            goto out;
-        }
-        fputs(help, stdout);
-        free(help);
+        rc = print_help(&a);
         goto out;
     }
     if (a.lib && (rc = load_model(&a, &m)) != 0)
@@ -409,7 +582,7 @@ int main(int argc, char **argv)
     case TT_CLI_TRACE:
     case TT_CLI_EXPLAIN: rc = cmd_trace(&a, &m); break;
     case TT_CLI_OPCHECK: rc = cmd_opcheck(&a); break;
-    case TT_CLI_LIST: rc = cmd_list(&m); break;
+    case TT_CLI_LIST: rc = cmd_list(&a, &m); break;
     default: rc = cmd_ops(&a); break;
     }
 out:

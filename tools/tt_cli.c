@@ -293,12 +293,44 @@ static int parse_spec(const char *text, tt_cli_spec *spec, char *why, size_t n)
     return 0;
 }
 
+/* A plain number, "3" or "-0.5": a 0-dim i64 (an integer) or f64 spec
+ * holding it. Returns false (spec untouched) for anything else. */
+static bool plain_number(const char *text, tt_cli_spec *spec)
+{
+    char *end = NULL;
+    if (!strchr("0123456789+-.", text[0]) || !text[0])
+        return false;
+    errno = 0;
+    long long i = strtoll(text, &end, 10);
+    if (!*end && end != text && errno != ERANGE) {
+        spec->dtype = TT_I64;
+        spec->values = malloc(sizeof(int64_t));
+        if (spec->values)
+            *(int64_t *)spec->values = i;
+    } else {
+        double d = strtod(text, &end);
+        if (*end || end == text)
+            return false;
+        spec->dtype = TT_F64;
+        spec->values = malloc(sizeof(double));
+        if (spec->values)
+            *(double *)spec->values = d;
+    }
+    spec->numel = 1;
+    spec->has_values = spec->values != NULL;
+    return spec->has_values;
+}
+
 int tt_cli_spec_parse(const char *text, tt_cli_spec *spec, char *err, size_t n)
 {
     memset(spec, 0, sizeof *spec);
     if (!text)
         text = "";
     char why[256];
+    if (plain_number(text, spec)) {
+        spec->text = text;
+        return 0;
+    }
     if (parse_spec(text, spec, why, sizeof why)) {
         tt_cli_spec_clear(spec);
         say(err, n, "bad --input '%s': %s", text, why);
@@ -371,7 +403,7 @@ tt_tensor *tt_cli_spec_tensor(const tt_cli_spec *spec, bool fake)
 /* ----------------------------------------------------------- command line */
 
 enum { O_HELP, O_LIB, O_INIT, O_FN, O_OP, O_INPUT, O_MODE, O_FULLGRAPH, O_NOUT, O_SEED,
-       O_CHECK, O_DOT, O_SVG, O_PNG };
+       O_CHECK, O_DOT, O_SVG, O_PNG, O_JSON, O_SAVE, O_PRINT };
 
 #define C_TRACE TT_CLI_TRACE
 #define C_EXPLAIN TT_CLI_EXPLAIN
@@ -392,8 +424,8 @@ static const struct cli_opt {
 } options[] = {
     {O_LIB, "--lib", "FILE", C_TE, C_TE,
      "the model library (a shared object) to load with dlopen; a file name that exists "
-     "is loaded from there, any other name is searched as dlopen searches "
-     "(LD_LIBRARY_PATH...)"},
+     "is loaded from there, then one installed with tt (libttexample.so, the example), "
+     "any other name is searched as dlopen searches (LD_LIBRARY_PATH...)"},
     {O_LIB, "--lib", "FILE", TT_CLI_OPCHECK | TT_CLI_OPS, 0,
      "a library whose init function registers custom ops (optional: built-in ops need none)"},
     {O_LIB, "--lib", "FILE", TT_CLI_LIST, TT_CLI_LIST,
@@ -439,6 +471,26 @@ static const struct cli_opt {
      "write every graph as DOT, one cluster per graph, breaks as red octagons"},
     {O_SVG, "--svg", "FILE", C_TE, 0, "render the DOT picture to SVG through graphviz"},
     {O_PNG, "--png", "FILE", C_TE, 0, "render the DOT picture to PNG through graphviz"},
+    {O_PRINT, "--print", NULL, C_TRACE, 0,
+     "with --mode real: print each output's values after the graph"},
+    {O_SAVE, "--save", "DIR", C_TRACE, 0,
+     "with --mode real: write each output to DIR/outN.npy (NumPy's format; DIR is made "
+     "when missing)"},
+    {O_JSON, "--json", NULL, C_TRACE, 0,
+     "print one JSON document instead of text: the graph's nodes (op, arguments, output "
+     "dtypes and shapes), its text, and with --save the files written"},
+    {O_JSON, "--json", NULL, C_EXPLAIN, 0,
+     "print one JSON document instead of text: the graph and break counts, each break "
+     "(kind, reason, op, file, line, function) and each graph's nodes"},
+    {O_JSON, "--json", NULL, TT_CLI_OPCHECK, 0,
+     "print one JSON document instead of text: the counts, each check's result and "
+     "message, and the report's text"},
+    {O_JSON, "--json", NULL, TT_CLI_OPS, 0,
+     "print one JSON document instead of text: each op's name, schema and whether it "
+     "is built in"},
+    {O_JSON, "--json", NULL, TT_CLI_LIST, 0,
+     "print one JSON document instead of text: each model function's name, input and "
+     "output counts, description and input names"},
     {O_HELP, "--help", NULL, C_ALL, 0, "print this help and exit"},
 };
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
@@ -483,15 +535,16 @@ const char *tt_cli_cmd_name(tt_cli_cmd cmd)
 
 static const char spec_help[] =
     "Input specs:\n"
-    "  DTYPE[SIZES][:requires_grad][=VALUES]\n"
+    "An input spec is DTYPE[SIZES][:requires_grad][=VALUES] or a plain number.\n"
     "  f32[3,64,64]              a 3x64x64 float tensor\n"
     "  f32[]                     a 0-dim tensor\n"
     "  f64[2,3]:requires_grad    a leaf that requires grad (floating dtypes only)\n"
     "  i64[4]=0,0,10,10          these values (as many as elements, row-major)\n"
-    "  DTYPE is f32, f64, i64, i32, u8 or bool; SIZES are integers >= 0 (at most 8);\n"
-    "  VALUES are numbers (integers for integer dtypes; 0, 1, true, false for bool).\n"
-    "  Without values, random inputs are standard normal for floating dtypes,\n"
-    "  integers in [0, 10) for integer dtypes, and false/true for bool.\n";
+    "  0.5                       a plain number: f64[]=0.5 (an integer, 3: i64[]=3)\n"
+    "DTYPE is f32, f64, i64, i32, u8 or bool; SIZES are integers >= 0 (at most 8);\n"
+    "VALUES are numbers (integers for integer dtypes; 0, 1, true, false for bool).\n"
+    "Without values, random inputs are standard normal for floating dtypes,\n"
+    "integers in [0, 10) for integer dtypes, and false/true for bool.\n";
 
 static const char exit_help[] =
     "Exit status: 0 on success; 1 when the trace, a check or the library failed\n"
@@ -680,6 +733,9 @@ static int set_option(tt_cli_args *a, const struct cli_opt *o, const char *v, ch
     case O_OP: slot = &a->op; break;
     case O_DOT: slot = &a->dot; break;
     case O_SVG: slot = &a->svg; break;
+    case O_SAVE: slot = &a->save; break;
+    case O_JSON: a->json = true; return 0;
+    case O_PRINT: a->print = true; return 0;
     case O_PNG: slot = &a->png; break;
     case O_INPUT:
         if (a->ninputs == TT_CLI_MAX_INPUTS) {
@@ -791,6 +847,11 @@ static int parse_command_options(int argc, char *const *argv, int i, tt_cli_args
                 options[k].metavar, cname);
             return -1;
         }
+    if ((a->save || a->print) && a->mode != TT_TRACE_REAL) {
+        say(err, n, "%s: %s needs --mode real (a %s trace computes no values)", cname,
+            a->save ? "--save" : "--print", a->mode == TT_TRACE_SYMBOLIC ? "symbolic" : "fake");
+        return -1;
+    }
     return 0;
 }
 
@@ -816,6 +877,10 @@ int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t 
                 return -1;
             }
         }
+        return 0;
+    }
+    if (!strcmp(c, "--help-all")) {
+        a->help = a->help_all = true;
         return 0;
     }
     if (!strcmp(c, "--version")) {

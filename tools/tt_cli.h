@@ -20,6 +20,8 @@
 
 /* An --input spec:
  *   DTYPE[SIZES][:requires_grad][=VALUES][:requires_grad]
+ * or a plain number, a 0-dim tensor holding it: 3 is i64[]=3, 0.5 is
+ * f64[]=0.5 (so an opcheck float or int argument can be written as is).
  * f32[3,64,64], f64[2,3]:requires_grad, i64[4]=0,0,10,10, f32[] (0-dim).
  * DTYPE is f32 f64 i64 i32 u8 bool; SIZES are non-negative decimal
  * integers (at most 8); VALUES are numel comma-separated numbers in
@@ -63,6 +65,10 @@ typedef struct {
     tt_cli_cmd cmd;
     bool help;    /* --help: print the help of cmd (TT_CLI_NONE: of tt) */
     bool version; /* --version */
+    bool help_all; /* --help-all: tt's help and every command's (the man page) */
+    bool json;     /* --json: one JSON document on stdout */
+    bool print;    /* --print: print the outputs' values (real mode) */
+    const char *save; /* --save DIR: one .npy per output (real mode) */
     const char *lib, *init, *fn, *op; /* borrowed from argv; NULL: not given */
     const char *dot, *svg, *png;
     tt_cli_spec inputs[TT_CLI_MAX_INPUTS];

@@ -60,6 +60,14 @@ const tt_op *tt_graph_node_op(const tt_graph *g, int node);   /* op nodes */
  * and symbolic modes. */
 const tt_tensor *tt_graph_node_value(const tt_graph *g, int node, int out);
 int tt_graph_node_num_outputs(const tt_graph *g, int node);
+/* What a node reads: an op node's arguments in schema order (defaults
+ * filled), or the output node's results. tt_graph_node_arg_text spells
+ * argument i as the text print does ("in0", "[0, 0, 10, 10]", "0.5"; a
+ * string to free()); tt_graph_node_arg_node gives the node it refers to,
+ * -1 for a constant or a list. Errors: -1 / NULL / -2 with TT_EINVAL. */
+int tt_graph_node_num_args(const tt_graph *g, int node);
+char *tt_graph_node_arg_text(const tt_graph *g, int node, int i);
+int tt_graph_node_arg_node(const tt_graph *g, int node, int i);
 /* Number of op nodes whose op is `name` ("mylib::crop"; an overload-less
  * name matches every overload). */
 int tt_graph_count_op(const tt_graph *g, const char *name);

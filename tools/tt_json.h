@@ -1,0 +1,33 @@
+/* `tt --json`: each command's result as one JSON document on stdout, for
+ * CI scripts and editors. Built with jansson, which does all escaping.
+ *
+ * Every builder returns a new json_t (the caller owns it), or NULL when
+ * memory ran out. The documents:
+ *   graph:   {"num_inputs", "num_outputs", "nodes": [{"name", "kind", "op",
+ *             "args": [{"name", "value", "node"}], "outputs": [{"dtype",
+ *             "shape"}]}...], "text"}  (the output node has "results")
+ *   explain: {"graph_count", "graph_break_count", "breaks": [{"kind",
+ *             "reason", "op", "location": {"file", "line", "function"}}],
+ *             "graphs": [graph...]}
+ *   opcheck: {"op", "passed", "failed", "not_exercised", "not_run",
+ *             "checks": [{"check", "result", "message"}], "report"}
+ */
+#ifndef TT_JSON_H
+#define TT_JSON_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "tensortrace.h"
+
+json_t *tt_json_graph(const tt_graph *g);
+json_t *tt_json_explain(const tt_explain *e);
+json_t *tt_json_opcheck(const tt_opcheck_report *r);
+json_t *tt_json_op(const tt_op *op, const char *schema); /* {"name", "schema", "builtin"} */
+json_t *tt_json_model_fn(const tt_model_fn *f); /* {"name", "inputs", "outputs", "about", "input_names"} */
+
+/* Writes doc (indented, then a newline) to f and releases it. Returns 0,
+ * or -1 when doc is NULL or the write failed. */
+int tt_json_print(json_t *doc, FILE *f);
+
+#endif /* TT_JSON_H */
