@@ -19,6 +19,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tt_runtime.h */
 
 /* Registers the built-in library (idempotent; runs automatically when the
  * library is loaded). */
@@ -127,6 +128,7 @@ tt_status tt_gradcheck(tt_fn fn, int nin, tt_tensor **inputs, int nout,
 tt_tensor *tt_cat(int n, tt_tensor *const *ts, int dim);
 tt_tensor *tt_stack(int n, tt_tensor *const *ts, int dim);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tt_runtime.h */
 
 /* --------------------------------------------------------- leaf tensors */
 
@@ -89,6 +90,7 @@ tt_size tt_frame_new_dynamic_size(tt_frame *f);
 /* True while the frame runs the op's fake kernel. */
 bool tt_frame_is_fake(const tt_frame *f);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

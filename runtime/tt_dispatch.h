@@ -7,6 +7,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tt_runtime.h */
 
 /* ------------------------------------------------------- boxed values */
 
@@ -310,6 +311,7 @@ bool tt_get_mode_tag(const tt_tensor *t, uint64_t key, int64_t *val);
  * fast path. */
 bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Everything declared here is the library's public API: exported from
+ * the shared library, which builds with -fvisibility=hidden so that its
+ * internal (tt__) functions are not. */
+#pragma GCC visibility push(default)
 
 #define TT_MAX_DIMS 8
 
@@ -350,6 +354,7 @@ void tt_set_num_threads(int n);
 int tt_get_num_threads(void);
 
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

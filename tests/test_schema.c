@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The dispatcher allocates a tensor-list result with the library's
- * allocator, which tt_value_clear frees; the test stands in for it. */
-void *tt__malloc(size_t n);
-/* Internal (runtime/dispatch_impl.h): the registry's way to annotate an
- * argument named in mutates_args. */
-void tt__schema_mark_write(tt_schema *s, int i);
+/* A kernel returning a Tensor?[] of three: ones, None, zeros. */
+static tt_status three_kernel(tt_frame *f)
+{
+    tt_tensor *parts[3] = {tt_ones(TT_SHAPE(3), TT_F64), NULL, tt_zeros(TT_SHAPE(1), TT_I32)};
+    return tt_return_tensors(f, 0, 3, parts);
+}
 
 static char *print_schema(const tt_schema *s)
 {
@@ -328,18 +328,23 @@ START_TEST(test_structure_defaults)
 }
 END_TEST
 
+/* mutates_args annotates the schema it names, as custom_op infers the
+ * (a!) annotations. */
 START_TEST(test_mark_write)
 {
-    tt_schema *s = parse_ok("mylib::f(Tensor x, Tensor y) -> ()");
-    ck_assert(!tt_schema_is_mutable(s));
-    tt__schema_mark_write(s, 1);
-    tt__schema_mark_write(s, 7); /* out of range: ignored */
+    tt_library *lib = tt_library_new(TT_LIB_DEF, "markw");
+    ck_assert_ptr_nonnull(lib);
+    tt_op *op = tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "markw::f(Tensor x, Tensor y) -> ()", .mutates_args = "y"});
+    ck_assert_ptr_nonnull(op);
+    const tt_schema *s = tt_op_schema(op);
     ck_assert(tt_schema_is_mutable(s));
+    ck_assert_ptr_null(tt_schema_arg(s, 0)->alias_set);
     ck_assert_str_eq(tt_schema_arg(s, 1)->alias_set, "a1");
     char buf[128];
     tt_schema_print(s, buf, sizeof buf);
-    ck_assert_str_eq(buf, "mylib::f(Tensor x, Tensor(a1!) y) -> ()");
-    tt_schema_free(s);
+    ck_assert_str_eq(buf, "markw::f(Tensor x, Tensor(a1!) y) -> ()");
+    tt_library_free(lib);
 }
 END_TEST
 
@@ -654,13 +659,18 @@ START_TEST(test_value_clear)
     ck_assert_int_eq(v.kind, TT_V_NONE);
     ck_assert_int_eq(tt_live_tensors(), 0);
 
-    /* A tensor-list result: entries may be NULL (Tensor?[]). */
-    tt_tensor **arr = tt__malloc(3 * sizeof *arr);
-    ck_assert_ptr_nonnull(arr);
-    arr[0] = tt_ones(TT_SHAPE(3), TT_F64);
-    arr[1] = NULL;
-    arr[2] = tt_zeros(TT_SHAPE(1), TT_I32);
-    v = tt_v_tensors(3, arr);
+    /* A tensor-list result (an array the dispatcher allocated): entries
+     * may be NULL (Tensor?[]). */
+    tt_library *lib = tt_library_new(TT_LIB_DEF, "clearv");
+    ck_assert_ptr_nonnull(lib);
+    tt_op *op = tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "clearv::three() -> Tensor?[]", .kernel = three_kernel});
+    ck_assert_ptr_nonnull(op);
+    ck_assert_int_eq(tt_op_call(op, NULL, 0, &v, 1), TT_OK);
+    tt_library_free(lib);
+    ck_assert_int_eq(v.kind, TT_V_TENSORS);
+    ck_assert_int_eq(v.n, 3);
+    ck_assert_ptr_null(v.u.tensors[1]);
     ck_assert_int_eq(tt_live_tensors(), 2);
     tt_value_clear(&v);
     ck_assert_int_eq(v.kind, TT_V_NONE);

@@ -17,6 +17,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tt_runtime.h */
 
 typedef enum {
     TT_TRACE_FAKE,     /* inputs become fake tensors; nothing is computed */
@@ -234,6 +235,7 @@ tt_status tt_opcheck(const tt_op *op, const tt_value *args, int nargs,
 char *tt_opcheck_report_to_text(const tt_opcheck_report *r); /* free() */
 tt_status tt_opcheck_report_print(const tt_opcheck_report *r, FILE *f);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The shared library exports exactly the public API.
+
+Usage: check_exports.py LIBRARY HEADER...
+
+Every function declared in the public headers must be defined and exported
+by LIBRARY, and LIBRARY must export nothing else (no internal tt__ symbol,
+no helper that lost its `static`). Prints a Check-style summary line so
+tools/run counts each direction as a check.
+"""
+import re
+import subprocess
+import sys
+
+
+def declared_functions(path):
+    text = open(path, encoding="utf-8").read()
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    # Macros (with their continuation lines) declare nothing exported.
+    text = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", " ", text, flags=re.M)
+    # static inline functions: drop their bodies and their names.
+    out, i = [], 0
+    for m in re.finditer(r"static\s+inline\b", text):
+        if m.start() < i:
+            continue
+        out.append(text[i:m.start()])
+        j = text.index("{", m.end())
+        depth = 0
+        for k in range(j, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[k], 0)
+            if depth == 0:
+                i = k + 1
+                break
+    out.append(text[i:])
+    text = "".join(out)
+    # Function-pointer typedefs and struct members are not functions, and
+    # a type name before "(" is a return type, not a call.
+    text = re.sub(r"\(\s*\*\s*\w+\s*\)", " ", text)
+    types = set(re.findall(r"\b(tt_\w+)\s*;", text))
+    return set(re.findall(r"\b(tt_\w+)\s*\(", text)), types
+
+
+def exported_symbols(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True,
+                         capture_output=True, text=True).stdout
+    syms = set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "TDBRVWiu":
+            syms.add(parts[2].split("@")[0])
+    return syms
+
+
+def main():
+    lib, headers = sys.argv[1], sys.argv[2:]
+    declared, types = set(), set()
+    for h in headers:
+        funcs, ts = declared_functions(h)
+        declared |= funcs
+        types |= ts
+    declared -= types
+    exported = {s for s in exported_symbols(lib) if not s.startswith("_")}
+    failures = 0
+    extra = sorted(exported - declared)
+    if extra:
+        failures += 1
+        print("exported but not declared in a public header: " + ", ".join(extra))
+    missing = sorted(declared - exported)
+    if missing:
+        failures += 1
+        print("declared in a public header but not exported: " + ", ".join(missing))
+    print("%d public functions, %d exported symbols" % (len(declared), len(exported)))
+    print("%d%%: Checks: 2, Failures: %d, Errors: 0" % (100 * (2 - failures) // 2, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
