@@ -859,7 +859,7 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
                 tt_release(g);
         }
     }
-    tt__scope_suspend();
+    tt_scope_pause();
     no_grad_depth++;
     sync_grad_flag();
     for (int i = 0; i < all.n && !st; i++) {
@@ -875,7 +875,7 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
     }
     no_grad_depth--;
     sync_grad_flag();
-    tt__scope_resume();
+    tt_scope_resume();
     for (int i = 0; i < all.n; i++)
         for (int j = 0; j < TT_MAX_RETURNS; j++)
             all.v[i]->buf[j] = tt_release(all.v[i]->buf[j]);
@@ -921,9 +921,9 @@ tt_status tt_backward(tt_tensor *loss, const tt_tensor *grad)
     tt_status st = check_root(fn, 0, loss, grad);
     if (st)
         return st;
-    tt__scope_suspend();
+    tt_scope_pause();
     tt_tensor *g = grad ? tt_retain((tt_tensor *)grad) : ones_like_root(fn, loss);
-    tt__scope_resume();
+    tt_scope_resume();
     if (!g)
         return tt_errcode();
     return run_engine(1, &loss, &g, NULL, 0, true);
@@ -960,7 +960,7 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
                             leaf ? 0 : t->autograd->output_nr, NULL};
     }
     tt_status st = TT_OK;
-    tt__scope_suspend();
+    tt_scope_pause();
     for (int i = 0; i < nout; i++) {
         roots_g[i] = NULL;
         if (!st) {
@@ -970,7 +970,7 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
                 st = tt_errcode();
         }
     }
-    tt__scope_resume();
+    tt_scope_resume();
     if (st) {
         for (int i = 0; i < nout; i++)
             tt_release(roots_g[i]);
@@ -980,12 +980,12 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
     for (int i = 0; i < nin; i++) {
         if (!st && !caps[i].grad) {
             /* Unreached: zeros of the input's shape. */
-            tt__scope_suspend();
+            tt_scope_pause();
             out_meta m = {inputs[i]->ndim, {0}, (tt_dtype)inputs[i]->dtype,
                           inputs[i]->storage->fake};
             memcpy(m.sizes, inputs[i]->sizes, sizeof m.sizes);
             caps[i].grad = zeros_of(&m);
-            tt__scope_resume();
+            tt_scope_resume();
             if (!caps[i].grad)
                 st = tt_errcode();
         }

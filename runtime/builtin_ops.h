@@ -8,7 +8,7 @@
  *
  * FAMILY   the ops/ file that holds the functions the row names:
  *          ELEMENTWISE ops/elementwise.c, REDUCE ops/reduce.c, LINALG
- *          ops/linalg.c, SHAPE ops/shape.c, VIEWS ops/views.c, LOSS
+ *          ops/linalg.c, SHAPE ops/shape.c, VIEWS ops/view_ops.c, LOSS
  *          ops/loss.c, FACTORIES ops/factories.c.
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
@@ -41,7 +41,7 @@
 
 /* clang-format off */
 #define TT_BUILTIN_OPS(ELEMENTWISE, REDUCE, LINALG, SHAPE, VIEWS, LOSS, FACTORIES) \
-    /* ---- ops/views.c: the runtime's views and copies as ops ---------- */ \
+    /* ---- ops/view_ops.c: the runtime's views and copies as ops ---------- */ \
     VIEWS(VIEW, "tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", \
           view_kernel, view_kernel, reshape_backward, setup_shape, 0, 0) \
     VIEWS(RESHAPE, "tt::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", \

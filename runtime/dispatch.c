@@ -334,12 +334,12 @@ tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
         return st;
     bool top = call_depth == 0;
     if (top)
-        tt__scope_suspend();
+        tt_scope_pause();
     call_depth++;
     st = dispatch_from_modes(op, full, op->nargs, outs, nouts);
     call_depth--;
     if (top) {
-        tt__scope_resume();
+        tt_scope_resume();
         if (st == TT_OK)
             st = adopt_outputs(full, op->nargs, outs, nouts);
     }

@@ -70,7 +70,7 @@ static _Thread_local int32_t scope_floor; /* depths <= floor are hidden */
 static _Thread_local int32_t saved_floors[MAX_SUSPEND];
 static _Thread_local int nsuspend;
 
-void tt__scope_suspend(void)
+void tt_scope_pause(void)
 {
     if (nsuspend < MAX_SUSPEND)
         saved_floors[nsuspend] = scope_floor;
@@ -78,7 +78,7 @@ void tt__scope_suspend(void)
     scope_floor = scopes.depth;
 }
 
-void tt__scope_resume(void)
+void tt_scope_resume(void)
 {
     if (nsuspend == 0)
         return;
@@ -89,8 +89,6 @@ void tt__scope_resume(void)
         scope_floor = saved_floors[nsuspend];
 }
 
-void tt_scope_pause(void) { tt__scope_suspend(); }
-void tt_scope_resume(void) { tt__scope_resume(); }
 
 tt_status tt_scope_adopt(tt_tensor *t)
 {

@@ -105,10 +105,9 @@ void tt__strides_like(const tt_tensor *t, tt_size *out);
 bool tt__is_non_overlapping_and_dense(const tt_tensor *t);
 /* Registers a new tensor with the thread's innermost scope, if any. */
 bool tt__scope_add(tt_tensor *t); /* false: no memory */
-/* While suspended, new tensors are not scoped: the library's own
- * bookkeeping (autograd engine, tracer) holds references it manages. */
-void tt__scope_suspend(void);
-void tt__scope_resume(void);
+/* (The library's own bookkeeping — autograd engine, dispatcher, tracer —
+ * uses tt_scope_pause/tt_scope_resume, public in tt_runtime.h, for the
+ * references it manages.) */
 /* Drops a reference the library took with tt_retain. Unlike tt_release it
  * never gives up a scope's reference early. */
 void tt__unref(tt_tensor *t);
@@ -127,7 +126,7 @@ tt_status tt__copy_raw(tt_tensor *dst, const tt_tensor *src);
 /* Writes `value` into every element of t; no dispatch, no version bump. */
 tt_status tt__fill_raw(tt_tensor *t, double value);
 
-/* ---- symbolic sizes (symbolic.c) */
+/* ---- symbolic sizes (shape_env.c) */
 /* a*b when it folds (without overflow) or its expression exists already,
  * else -1 (equal to no size or stride). For comparisons such as contiguity
  * checks, which must not allocate: an expression nobody made cannot be a

@@ -81,7 +81,7 @@ tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
 tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args, int nargs,
                                tt_value *outs, int nouts);
 
-/* symbolic.c */
+/* symbolic_trace.c */
 tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x);
 void tt__symbolic_end(tracer *tr);
 void tt__symbolic_start(tracer *tr); /* install the guard hook */

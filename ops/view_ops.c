@@ -1,6 +1,6 @@
 /* Built-in ops: the runtime's views and copies, registered as ops.
  *
- * The runtime functions (runtime/view.c, runtime/copy.c) are the typed
+ * The runtime functions (runtime/tensor_views.c, runtime/copy.c) are the typed
  * wrappers: with no mode, no autograd and no fake tensor in play they run
  * directly; otherwise they call the op of the same name through the
  * dispatcher, and the kernel below lands back in the runtime function
