@@ -516,10 +516,11 @@ tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
     n->backward = atomic_load(&op->backward);
     n->ctx.op = op;
     int nslots = count_slots(args, nargs, n->ctx.arg_slot);
-    n->ctx.needs = tt__calloc((size_t)(nslots ? nslots : 1), sizeof(bool));
-    n->edges = tt__calloc((size_t)(nslots ? nslots : 1), sizeof(edge));
-    if (!n->ctx.needs || !n->edges)
-        goto oom; /* nslots still 0: node_release walks no edges */
+    /* One allocation at a time, so a failure stops at the one that failed
+     * (nslots still 0: node_release walks no edges). */
+    if (!(n->ctx.needs = tt__calloc((size_t)(nslots ? nslots : 1), sizeof(bool))) ||
+        !(n->edges = tt__calloc((size_t)(nslots ? nslots : 1), sizeof(edge))))
+        goto oom;
     n->ctx.nslots = nslots;
     for (int s = 0; s < n->ctx.nslots; s++) {
         tt_tensor *t = slot_tensor(args, nargs, s);
