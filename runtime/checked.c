@@ -5,6 +5,7 @@
  * first call that shows it, not deep inside a compiled graph. On with
  * tt_set_checked_mode(true) or the environment variable TT_CHECK_OPS=1. */
 #include "dispatch_impl.h"
+#include "contract_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,12 +66,178 @@ bool tt_meta_mismatch(const tt_tensor *real, const tt_tensor *fake, char *why, s
     return false;
 }
 
-/* Copies of the tensors (list members too) the schema does not mark
- * written. */
+/* ------------------------------------------------------------- aliasing */
+
+/* Output or argument value v's tensor m (m < value_count(v)). */
+static int value_count(const tt_value *v)
+{
+    return v->kind == TT_V_TENSOR ? v->u.t != NULL : v->kind == TT_V_TENSORS ? v->n : 0;
+}
+
+static const tt_tensor *value_tensor(const tt_value *v, int m)
+{
+    return v->kind == TT_V_TENSOR ? v->u.t : v->u.tensors[m];
+}
+
+/* " (tensor 2 of the list)" for a list member, "" for a plain tensor. */
+static const char *elem_str(const tt_value *v, int m, char *buf, size_t n)
+{
+    if (v->kind == TT_V_TENSORS)
+        snprintf(buf, n, " (tensor %d of the list)", m);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+static bool same_storage(const tt_tensor *a, const tt_tensor *b)
+{
+    return a && b && a->storage == b->storage;
+}
+
+/* The schema declares that return `ret` may alias argument `arg`:
+ * Tensor(a) / Tensor(a!) with one alias set on both. */
+static bool declared(const tt_schema *s, int ret, int arg)
+{
+    const tt_arg *r = tt_schema_return(s, ret), *a = tt_schema_arg(s, arg);
+    return r->alias_set && a->alias_set && strcmp(r->alias_set, a->alias_set) == 0;
+}
+
+bool tt__alias_violation(const tt_op *op, const tt_value *args, int nargs,
+                         const tt_value *outs, int nouts, char *why, size_t n)
+{
+    const tt_schema *s = op->schema;
+    static const char rule[] = "a custom op's outputs may not alias any inputs or other returns";
+    char e1[48], e2[48];
+    for (int j = 0; j < nouts; j++)
+        for (int m = 0; m < value_count(&outs[j]); m++) {
+            const tt_tensor *o = value_tensor(&outs[j], m);
+            for (int i = 0; o && i < nargs; i++) {
+                if (declared(s, j, i))
+                    continue;
+                for (int k = 0; k < value_count(&args[i]); k++) {
+                    const tt_tensor *t = value_tensor(&args[i], k);
+                    if (!same_storage(o, t))
+                        continue;
+                    const tt_arg *a = tt_schema_arg(s, i);
+                    char what[160];
+                    if (o == t)
+                        snprintf(what, sizeof what, "is argument '%s' (#%d)%s itself", a->name,
+                                 i + 1, elem_str(&args[i], k, e2, sizeof e2));
+                    else
+                        snprintf(what, sizeof what, "shares storage with argument '%s' (#%d)%s "
+                                 "(it is a view of it)", a->name, i + 1,
+                                 elem_str(&args[i], k, e2, sizeof e2));
+                    if (a->is_write)
+                        snprintf(why, n, "output %d%s %s, but the schema declares no alias: %s. "
+                                 "'%s' is written by the op, and an op that returns what it "
+                                 "writes is an in-place op (named 'name_', returning 'Tensor(a!) "
+                                 "self') or an out= op (overload 'out', returning 'Tensor(a!) "
+                                 "out'); otherwise return a new tensor (tt_clone of it)", j,
+                                 elem_str(&outs[j], m, e1, sizeof e1), what, rule, a->name);
+                    else
+                        snprintf(why, n, "output %d%s %s, but the schema declares no alias: %s. "
+                                 "Return a new tensor (tt_clone of it), or declare the alias "
+                                 "(Tensor(a) on the argument and on the return)", j,
+                                 elem_str(&outs[j], m, e1, sizeof e1), what, rule);
+                    return true;
+                }
+            }
+            /* Among outputs: two declared views of inputs may share (a
+             * split); anything else is two names for one buffer. */
+            for (int j2 = 0; o && j2 <= j; j2++)
+                for (int m2 = 0; m2 < (j2 < j ? value_count(&outs[j2]) : m); m2++) {
+                    if (!same_storage(o, value_tensor(&outs[j2], m2)) ||
+                        (tt_schema_return(s, j)->alias_set && tt_schema_return(s, j2)->alias_set))
+                        continue;
+                    char o1[64];
+                    snprintf(o1, sizeof o1, "%d%s", j2, elem_str(&outs[j2], m2, e1, sizeof e1));
+                    snprintf(why, n, "outputs %s and %d%s share storage: %s; return each as its "
+                             "own tensor (tt_clone)", o1, j, elem_str(&outs[j], m, e2, sizeof e2),
+                             rule);
+                    return true;
+                }
+        }
+    return false;
+}
+
+/* What output (j, m) aliases: a bit per argument it shares storage with,
+ * and the first earlier output it shares storage with (-1: none). */
+static uint64_t alias_args(const tt_value *args, int nargs, const tt_tensor *o)
+{
+    uint64_t mask = 0;
+    for (int i = 0; o && i < nargs; i++)
+        for (int k = 0; k < value_count(&args[i]); k++)
+            if (same_storage(o, value_tensor(&args[i], k)))
+                mask |= 1ull << i;
+    return mask;
+}
+
+static int alias_outs(const tt_value *outs, int j, int m, const tt_tensor *o)
+{
+    for (int j2 = 0; o && j2 <= j; j2++)
+        for (int m2 = 0; m2 < (j2 < j ? value_count(&outs[j2]) : m); m2++)
+            if (same_storage(o, value_tensor(&outs[j2], m2)))
+                return j2;
+    return -1;
+}
+
+static void describe_alias(const tt_op *op, uint64_t mask, int other, int arg, char *buf,
+                           size_t n)
+{
+    if (arg >= 0 && (mask >> arg & 1))
+        snprintf(buf, n, "shares storage with argument '%s' (#%d)",
+                 tt_schema_arg(op->schema, arg)->name, arg + 1);
+    else if (other >= 0)
+        snprintf(buf, n, "shares storage with output %d", other);
+    else
+        snprintf(buf, n, "shares storage with no argument (a new tensor)");
+}
+
+bool tt__alias_mismatch(const tt_op *op, const tt_value *rargs, const tt_value *routs,
+                        const tt_value *fargs, const tt_value *fouts, int nargs,
+                        int nouts, char *why, size_t n)
+{
+    for (int j = 0; j < nouts; j++) {
+        int cnt = value_count(&routs[j]) < value_count(&fouts[j]) ? value_count(&routs[j])
+                                                                   : value_count(&fouts[j]);
+        for (int m = 0; m < cnt; m++) {
+            const tt_tensor *r = value_tensor(&routs[j], m), *f = value_tensor(&fouts[j], m);
+            uint64_t rm = alias_args(rargs, nargs, r), fm = alias_args(fargs, nargs, f);
+            int ro = alias_outs(routs, j, m, r), fo = alias_outs(fouts, j, m, f);
+            if (rm == fm && ro == fo)
+                continue;
+            int arg = -1;
+            for (int i = 0; i < nargs && arg < 0; i++)
+                if ((rm ^ fm) >> i & 1)
+                    arg = i;
+            char a[160], b[160], e[48];
+            describe_alias(op, rm, ro, arg, a, sizeof a);
+            describe_alias(op, fm, fo, arg, b, sizeof b);
+            snprintf(why, n, "output %d%s: aliasing differs: the real kernel's output %s, the "
+                     "fake kernel's %s. The fake kernel must return views where the real "
+                     "kernel does, and new tensors where it does", j,
+                     elem_str(&routs[j], m, e, sizeof e), a, b);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------ snapshots */
+
 typedef struct {
     int arg, elem; /* elem: the index in a Tensor[] argument, -1 for a Tensor */
-    tt_tensor *t, *copy;
-} saved_arg;
+    const tt_tensor *t;
+    tt_tensor *copy; /* a contiguous copy of the values; NULL for a fake */
+    int ndim;
+    tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS], offset;
+} snapshot;
+
+struct tt__snapshots {
+    const tt_op *op;
+    int n;
+    snapshot s[];
+};
 
 static tt_tensor *copy_of(const tt_tensor *t)
 {
@@ -80,54 +247,123 @@ static tt_tensor *copy_of(const tt_tensor *t)
     return c;
 }
 
+tt__snapshots *tt__snapshots_take(const tt_op *op, const tt_value *args, int nargs)
+{
+    int cap = 0;
+    for (int i = 0; i < nargs; i++)
+        if (!tt_schema_arg(op->schema, i)->is_write)
+            cap += value_count(&args[i]);
+    tt__snapshots *s = tt__calloc(1, sizeof *s + sizeof(snapshot) * (size_t)cap);
+    if (!s)
+        return NULL;
+    s->op = op;
+    for (int i = 0; i < nargs; i++) {
+        if (tt_schema_arg(op->schema, i)->is_write)
+            continue;
+        for (int k = 0; k < value_count(&args[i]); k++) {
+            const tt_tensor *t = value_tensor(&args[i], k);
+            if (!t)
+                continue;
+            snapshot *p = &s->s[s->n];
+            *p = (snapshot){i, args[i].kind == TT_V_TENSORS ? k : -1, t, NULL, t->ndim, {0},
+                            {0}, t->offset};
+            memcpy(p->sizes, t->sizes, sizeof(tt_size) * (size_t)t->ndim);
+            memcpy(p->strides, t->strides, sizeof(tt_size) * (size_t)t->ndim);
+            if (!t->storage->fake && !(p->copy = copy_of(t))) {
+                tt__snapshots_free(s);
+                return NULL;
+            }
+            s->n++;
+        }
+    }
+    return s;
+}
+
+/* How snapshot p's tensor changed, into how ("" when it did not). */
+static tt_status describe_change(const snapshot *p, char *how, size_t n)
+{
+    const tt_tensor *t = p->t;
+    char a[256], b[256];
+    how[0] = '\0';
+    if (t->ndim != p->ndim || memcmp(t->sizes, p->sizes, sizeof(tt_size) * (size_t)p->ndim)) {
+        tt_size_list_str(p->ndim, p->sizes, true, a, sizeof a);
+        tt_size_list_str(t->ndim, t->sizes, true, b, sizeof b);
+        snprintf(how, n, "its shape changed from %s to %s", a, b);
+        return TT_OK;
+    }
+    if (memcmp(t->strides, p->strides, sizeof(tt_size) * (size_t)p->ndim) ||
+        t->offset != p->offset) {
+        tt_size_list_str(p->ndim, p->strides, true, a, sizeof a);
+        tt_size_list_str(t->ndim, t->strides, true, b, sizeof b);
+        snprintf(how, n, "its strides/offset changed from %s+%lld to %s+%lld", a,
+                 (long long)p->offset, b, (long long)t->offset);
+        return TT_OK;
+    }
+    if (!p->copy || tt_numel(p->copy) == 0)
+        return TT_OK;
+    tt_tensor *now = copy_of(t);
+    if (!now)
+        return tt_errcode();
+    size_t es = tt_dtype_size((tt_dtype)t->dtype);
+    int64_t count = 0, first = -1, numel = tt_numel(now);
+    const char *x = tt__ptr(p->copy), *y = tt__ptr(now);
+    for (int64_t e = 0; e < numel; e++)
+        if (memcmp(x + (size_t)e * es, y + (size_t)e * es, es)) {
+            if (first < 0)
+                first = e;
+            count++;
+        }
+    if (count)
+        snprintf(how, n, "%lld of its %lld elements changed, the first at flat index %lld: "
+                 "%g before, %g after", (long long)count, (long long)numel, (long long)first,
+                 tt__load(x + (size_t)first * es, (tt_dtype)t->dtype),
+                 tt__load(y + (size_t)first * es, (tt_dtype)t->dtype));
+    tt_release(now);
+    return TT_OK;
+}
+
+bool tt__snapshots_changed(const tt__snapshots *s, char *why, size_t n, tt_status *st)
+{
+    *st = TT_OK;
+    for (int k = 0; k < s->n; k++) {
+        char how[1200], elem[48] = "";
+        if ((*st = describe_change(&s->s[k], how, sizeof how)))
+            return true;
+        if (!how[0])
+            continue;
+        const char *name = tt_schema_arg(s->op->schema, s->s[k].arg)->name;
+        if (s->s[k].elem >= 0)
+            snprintf(elem, sizeof elem, " (tensor %d of the list)", s->s[k].elem);
+        snprintf(why, n, "the kernel wrote argument '%s' (#%d)%s, which the schema does not "
+                 "mark written (%s); declare it (mutates_args = \"%s\", or 'Tensor(a!) %s' in "
+                 "the schema), or write into a copy", name, s->s[k].arg + 1, elem, how, name,
+                 name);
+        return true;
+    }
+    return false;
+}
+
+void tt__snapshots_free(tt__snapshots *s)
+{
+    for (int k = 0; s && k < s->n; k++)
+        tt_release(s->s[k].copy);
+    tt__free(s);
+}
+
+/* ---------------------------------------------------------- checked call */
+
 tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_value *outs,
                            int nouts, tt_kernel_fn k)
 {
-    int ns = 0, cap = 0;
-    tt_status st = TT_OK;
-    for (int i = 0; i < nargs; i++)
-        if (!(op->mutated >> i & 1))
-            cap += args[i].kind == TT_V_TENSOR ? 1 : args[i].kind == TT_V_TENSORS ? args[i].n : 0;
-    saved_arg *saved = tt__calloc((size_t)(cap ? cap : 1), sizeof *saved);
-    if (!saved)
-        return tt_errcode();
-    for (int i = 0; i < nargs && !st; i++) {
-        if (op->mutated >> i & 1)
-            continue;
-        bool list = args[i].kind == TT_V_TENSORS;
-        int n = list ? args[i].n : args[i].kind == TT_V_TENSOR;
-        for (int j = 0; j < n && !st; j++) {
-            tt_tensor *t = list ? args[i].u.tensors[j] : args[i].u.t;
-            if (!t)
-                continue;
-            saved[ns] = (saved_arg){i, list ? j : -1, t, copy_of(t)};
-            st = saved[ns].copy ? TT_OK : tt_errcode();
-            ns += !st;
-        }
-    }
-    if (!st)
-        st = k((tt_frame *)&(struct tt_frame){op, args, nargs, outs, nouts, false});
-    /* Undeclared writes: compare element bytes with the copies. */
-    for (int s = 0; !st && s < ns; s++) {
-        tt_tensor *now = copy_of(saved[s].t);
-        st = now ? TT_OK : tt_errcode();
-        size_t bytes = st ? 0 : (size_t)tt_numel(now) * tt_dtype_size((tt_dtype)now->dtype);
-        if (!st && bytes && memcmp(tt__ptr(now), tt__ptr(saved[s].copy), bytes) != 0) {
-            char elem[48] = "";
-            if (saved[s].elem >= 0)
-                snprintf(elem, sizeof elem, " (tensor %d of the list)", saved[s].elem);
-            st = tt_error(TT_EOPCHECK, "%s: checked mode (TT_CHECK_OPS): the kernel wrote "
-                                       "argument '%s' (#%d)%s, which the schema does not "
-                                       "mark written; declare it in mutates_args (or "
-                                       "'Tensor(a!)') or write into a copy",
-                          op->name, tt_schema_arg(op->schema, saved[s].arg)->name,
-                          saved[s].arg + 1, elem);
-        }
-        tt_release(now);
-    }
-    for (int s = 0; s < ns; s++)
-        tt_release(saved[s].copy);
-    tt__free(saved);
+    static const char ctx[] = "checked mode (TT_CHECK_OPS)";
+    char why[1536];
+    tt__snapshots *snaps = tt__snapshots_take(op, args, nargs);
+    tt_status st = snaps ? k((tt_frame *)&(struct tt_frame){op, args, nargs, outs, nouts, false})
+                         : tt_errcode();
+    tt_status read_st;
+    if (!st && tt__snapshots_changed(snaps, why, sizeof why, &read_st))
+        st = read_st ? read_st : tt_error(TT_EOPCHECK, "%s: %s: %s", op->name, ctx, why);
+    tt__snapshots_free(snaps);
     /* The fake kernel on fake copies must give the same metadata. */
     tt_kernel_fn fk = atomic_load(&op->fake.fn);
     if (!st && fk) {
@@ -159,7 +395,6 @@ tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_
                                        "failed on fake copies of the inputs: %s", op->name, inner);
         }
         for (int j = 0; !st && j < nouts; j++) {
-            char why[768];
             if (outs[j].kind == TT_V_TENSORS || fouts[j].kind == TT_V_TENSORS) {
                 int nr = outs[j].kind == TT_V_TENSORS ? outs[j].n : 0;
                 int nf = fouts[j].kind == TT_V_TENSORS ? fouts[j].n : 0;
@@ -181,6 +416,9 @@ tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_
                 st = tt_error(TT_EOPCHECK, "%s: checked mode (TT_CHECK_OPS): output %d: %s",
                               op->name, j, why);
         }
+        if (!st && tt__alias_mismatch(op, args, outs, fargs, fouts, nargs, nouts, why,
+                                      sizeof why))
+            st = tt_error(TT_EOPCHECK, "%s: %s: %s", op->name, ctx, why);
         for (int j = 0; j < nouts; j++)
             tt_value_clear(&fouts[j]);
         for (int i = 0; i < nargs; i++) {

@@ -1,6 +1,7 @@
 /* The dispatcher: binds a call's arguments to the schema, then runs it
  * through the active mode, autograd, and the fake or device kernel. */
 #include "dispatch_impl.h"
+#include "contract_impl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -211,6 +212,13 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
                 break;
             }
         }
+        /* PyTorch's custom_op wrapper refuses undeclared aliases at every
+         * call; a storage compare per output and argument. Built-in
+         * kernels keep their schemas by construction. */
+        char why[1024];
+        if (!st && !op->builtin &&
+            tt__alias_violation(op, args, nargs, outs, nouts, why, sizeof why))
+            st = tt_error(TT_ESCHEMA, "%s: %s%s", op->name, fake ? "fake kernel: " : "", why);
     } else if (tt_errcode() == TT_OK) {
         tt_error(st, "%s: the %skernel failed (%s) without a message", op->name,
                  fake ? "fake " : "", tt_status_name(st));

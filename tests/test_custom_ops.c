@@ -1181,6 +1181,100 @@ START_TEST(test_library_free)
 }
 END_TEST
 
+/* ============================================================== aliasing */
+
+/* Kernels that return what they were given, or a view of it, or one
+ * buffer twice. */
+static tt_status ret_input(tt_frame *f) { return tt_return_self(f, 0, 0); }
+static tt_status ret_view(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_view(x, TT_SHAPE(tt_numel(x))));
+}
+static tt_status ret_twice(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    tt_tensor *c = st ? NULL : tt_clone(x);
+    if (!c)
+        return tt_errcode();
+    st = tt_return(f, 0, tt_retain(c));
+    return st ? st : tt_return(f, 1, c);
+}
+static tt_status ret_list_with_input(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    tt_tensor *parts[2] = {tt_clone(x), tt_retain(x)};
+    return tt_return_tensors(f, 0, 2, parts);
+}
+
+/* PyTorch's custom_op wrapper refuses, at every call, outputs that alias
+ * inputs or other outputs unless the schema declares it: an input
+ * returned, a view returned, a written input returned by a '-> Tensor'
+ * op, two outputs over one buffer, a list holding an input. */
+START_TEST(test_alias_refused_at_call)
+{
+    tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
+    tt_op *same = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::same(Tensor x) -> Tensor",
+                                                      .kernel = ret_input});
+    tt_op *view = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::flat(Tensor x) -> Tensor",
+                                                      .kernel = ret_view, .fake = ret_view});
+    tt_op *wrote = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::bump(Tensor x) -> Tensor",
+                                                       .mutates_args = "x", .kernel = ret_input});
+    tt_op *pair = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::pair(Tensor x) -> (Tensor, Tensor)", .kernel = ret_twice});
+    tt_op *list = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::parts(Tensor x) -> Tensor[]", .kernel = ret_list_with_input});
+    /* Declared: a view op may return a view of its input. */
+    tt_op *alias = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::alias(Tensor(a) x) -> Tensor(a)", .kernel = ret_view});
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    int64_t live = tt_live_tensors();
+    ck_assert_ptr_null(tt_call(same, tt_v_tensor(x)));
+    ck_assert_error(TT_ESCHEMA, "mylib::same: output 0 is argument 'x' (#1) itself, but the "
+                                "schema declares no alias: a custom op's outputs may not alias "
+                                "any inputs or other returns. Return a new tensor (tt_clone of "
+                                "it), or declare the alias (Tensor(a) on the argument and on "
+                                "the return)");
+    ck_assert_ptr_null(tt_call(view, tt_v_tensor(x)));
+    ck_assert_error(TT_ESCHEMA, "mylib::flat: output 0 shares storage with argument 'x' (#1) "
+                                "(it is a view of it), but the schema declares no alias");
+    ck_assert_ptr_null(tt_call(wrote, tt_v_tensor(x)));
+    ck_assert_error(TT_ESCHEMA, "mylib::bump: output 0 is argument 'x' (#1) itself, but the "
+                                "schema declares no alias: a custom op's outputs may not alias "
+                                "any inputs or other returns. 'x' is written by the op, and an "
+                                "op that returns what it writes is an in-place op (named "
+                                "'name_', returning 'Tensor(a!) self') or an out= op (overload "
+                                "'out', returning 'Tensor(a!) out'); otherwise return a new "
+                                "tensor (tt_clone of it)");
+    tt_value outs[2];
+    ck_assert_int_eq(tt_op_call(pair, (tt_value[]){tt_v_tensor(x)}, 1, outs, 2), TT_ESCHEMA);
+    ck_assert_error(TT_ESCHEMA, "mylib::pair: outputs 0 and 1 share storage: a custom op's "
+                                "outputs may not alias any inputs or other returns; return "
+                                "each as its own tensor (tt_clone)");
+    ck_assert_int_eq(outs[0].kind, TT_V_NONE);
+    ck_assert_int_eq(tt_op_call(list, (tt_value[]){tt_v_tensor(x)}, 1, outs, 1), TT_ESCHEMA);
+    ck_assert_error(TT_ESCHEMA, "mylib::parts: output 0 (tensor 1 of the list) is argument "
+                                "'x' (#1) itself");
+    /* Nothing leaked from the refused calls. */
+    ck_assert_int_eq(tt_live_tensors(), live);
+    /* The fake kernel is held to the same rule. */
+    tt_tensor *fx = NN(tt_fake_like(x));
+    ck_assert_ptr_null(tt_call(view, tt_v_tensor(fx)));
+    ck_assert_error(TT_ESCHEMA, "mylib::flat: fake kernel: output 0 shares storage with "
+                                "argument 'x' (#1)");
+    tt_tensor *v = NN(tt_call(alias, tt_v_tensor(x)));
+    ck_assert(tt_same_storage(v, x));
+    tt_release(v);
+    tt_release(fx);
+    tt_release(x);
+}
+END_TEST
+
 static Suite *custom_ops_suite(void)
 {
     Suite *s = suite_create("custom_ops");
@@ -1217,6 +1311,9 @@ static Suite *custom_ops_suite(void)
     tcase_add_test(tc, test_training_step);
     tcase_add_test(tc, test_backward_errors);
     tcase_add_test(tc, test_gradcheck);
+    suite_add_tcase(s, tc);
+    tc = custom_tcase("aliasing");
+    tcase_add_test(tc, test_alias_refused_at_call);
     suite_add_tcase(s, tc);
     tc = custom_tcase("lifetime");
     tcase_add_test(tc, test_library_free);

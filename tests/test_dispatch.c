@@ -1008,7 +1008,7 @@ START_TEST(test_frame_tensor_list)
     tt_tensor *x = vec(3, v);
     int64_t live = tt_live_tensors();
     tt_library *lib = lib_ok(TT_LIB_DEF, "tl");
-    tt_op *op = defop(lib, "tl::split(Tensor x) -> Tensor[]", k_split, NULL);
+    tt_op *op = defop(lib, "tl::split(Tensor(a) x) -> Tensor(a)[]", k_split, NULL);
     tt_value out;
     ck_assert_int_eq(tt_op_call(op, (tt_value[]){tt_v_tensor(x)}, 1, &out, 1), TT_OK);
     ck_assert_int_eq(out.kind, TT_V_TENSORS);
@@ -1055,7 +1055,7 @@ START_TEST(test_frame_userdata)
     ck_assert_int_eq(tt_frame_nargs(NULL), 0);
     /* tt_return_self hands back the argument (a new reference). */
     tt_tensor *x = tt_ones(TT_SHAPE(3), TT_F32);
-    tt_op *self = defop(lib, "ud::failing(Tensor x) -> Tensor", k_failing, NULL);
+    tt_op *self = defop(lib, "ud::failing(Tensor(a) x) -> Tensor(a)", k_failing, NULL);
     fail_mode = 9;
     tt_tensor *r = tt_call(self, tt_v_tensor(x));
     ck_assert_ptr_eq(r, x);
@@ -1740,7 +1740,7 @@ START_TEST(test_scope_owns_results)
     tt_tensor *x = vec(3, v);
     tt_library *lib = lib_ok(TT_LIB_DEF, "sc");
     tt_op *op = defop(lib, "sc::f(Tensor x) -> Tensor", k_temporaries, NULL);
-    tt_op *split = defop(lib, "sc::split(Tensor x) -> Tensor[]", k_split, NULL);
+    tt_op *split = defop(lib, "sc::split(Tensor(a) x) -> Tensor(a)[]", k_split, NULL);
     int64_t live = tt_live_tensors();
     tt_scope_begin();
     tt_tensor *r1 = tt_call(op, tt_v_tensor(x));

@@ -422,12 +422,12 @@ START_TEST(test_schema_undeclared_mutation)
     tt_opcheck_report r;
     run_opcheck(op, args, &r, TT_EOPCHECK, NULL);
     assert_entry(&r, SCHEMA, TT_CHECK_FAILED,
-                 "argument 'output' (#2) was mutated but the schema does not say so: "
-                 "6 of its 6 elements changed (the first at flat index 0: 0 before, "
-                 "0.841471 after). Declare it (mutates_args = \"output\", or 'Tensor(a!) "
-                 "output' in the schema), or write into a copy instead");
-    ck_assert_error(TT_EOPCHECK, "opcheck broken::numpy_sin: schema failed: argument "
-                                 "'output' (#2) was mutated");
+                 "the kernel wrote argument 'output' (#2), which the schema does not mark "
+                 "written (6 of its 6 elements changed, the first at flat index 0: 0 before, "
+                 "0.841471 after); declare it (mutates_args = \"output\", or 'Tensor(a!) "
+                 "output' in the schema), or write into a copy");
+    ck_assert_error(TT_EOPCHECK, "opcheck broken::numpy_sin: schema failed: the kernel wrote "
+                                 "argument 'output' (#2)");
     /* The caller's buffer was not the one written. */
     double v;
     OK(tt_get(out, &v, 0));
@@ -459,8 +459,9 @@ START_TEST(test_schema_one_element_written)
     run_opcheck(op, args, &r, TT_EOPCHECK, NULL);
     /* xt[1][2] is element 1*3 + 2 = 5 in xt's logical order. */
     assert_entry(&r, SCHEMA, TT_CHECK_FAILED,
-                 "argument 'x' (#1) was mutated but the schema does not say so: 1 of its "
-                 "12 elements changed (the first at flat index 5: 0 before, 5 after)");
+                 "the kernel wrote argument 'x' (#1), which the schema does not mark "
+                 "written (1 of its 12 elements changed, the first at flat index 5: 0 before, "
+                 "5 after)");
     tt_release(xt);
     tt_release(x);
 }
@@ -481,18 +482,22 @@ START_TEST(test_schema_returns_input)
     run_opcheck(same, args, &r, TT_EOPCHECK, NULL);
     assert_entry(&r, SCHEMA, TT_CHECK_FAILED,
                  "output 0 is argument 'x' (#1) itself, but the schema declares no alias: "
-                 "a functional op must return a new tensor (return tt_clone of it), or "
-                 "annotate the alias (Tensor(a) in both places)");
+                 "a custom op's outputs may not alias any inputs or other returns. Return a "
+                 "new tensor (tt_clone of it), or declare the alias (Tensor(a) on the "
+                 "argument and on the return)");
     ck_assert_error(TT_EOPCHECK, "opcheck broken::same: schema failed: output 0 is "
                                  "argument 'x' (#1) itself");
-    /* The layout is right: the fake check has nothing to say. */
-    assert_entry(&r, FAKE, TT_CHECK_PASSED, NULL);
+    /* The call itself refuses the alias, so the fake check cannot run the
+     * real kernel either. */
+    assert_entry(&r, FAKE, TT_CHECK_FAILED, "the op failed on the example arguments: "
+                                            "broken::same: output 0 is argument 'x' (#1) itself");
 
     run_opcheck(view, args, &r, TT_EOPCHECK, NULL);
     assert_entry(&r, SCHEMA, TT_CHECK_FAILED,
                  "output 0 shares storage with argument 'x' (#1) (it is a view of it), but "
                  "the schema declares no alias");
-    assert_entry(&r, FAKE, TT_CHECK_PASSED, NULL);
+    assert_entry(&r, FAKE, TT_CHECK_FAILED, "the op failed on the example arguments: "
+                                            "broken::view: output 0 shares storage");
     tt_release(x);
 }
 END_TEST
@@ -530,7 +535,8 @@ START_TEST(test_schema_outputs_share_storage)
     tt_opcheck_report r;
     run_opcheck(op, args, &r, TT_EOPCHECK, NULL);
     assert_entry(&r, SCHEMA, TT_CHECK_FAILED,
-                 "outputs 0 and 1 share storage; each output of an op must be its own tensor");
+                 "outputs 0 and 1 share storage: a custom op's outputs may not alias any "
+                 "inputs or other returns; return each as its own tensor (tt_clone)");
     tt_release(x);
 }
 END_TEST
@@ -936,7 +942,8 @@ START_TEST(test_raise_exception)
     run_opcheck(op, args, &r, TT_EOPCHECK, NULL);
     assert_entry(&r, SCHEMA, TT_CHECK_FAILED, "output 0 is argument 'x' (#1) itself");
     assert_entry(&r, AUTOGRAD, TT_CHECK_NOT_EXERCISED, NULL);
-    assert_entry(&r, FAKE, TT_CHECK_FAILED, "dtype differs");
+    assert_entry(&r, FAKE, TT_CHECK_FAILED, "the op failed on the example arguments: "
+                                            "broken::bad2: output 0 is argument 'x' (#1) itself");
     ck_assert_error(TT_EOPCHECK, want);
 
     /* The first failure further down: the checks before it ran. */
@@ -1203,6 +1210,35 @@ START_TEST(test_opcheck_oom)
 }
 END_TEST
 
+/* The fake kernel must alias as the real one does: a declared view whose
+ * fake kernel returns a new tensor fails faketensor and checked mode,
+ * naming the output and the argument. */
+START_TEST(test_fake_aliasing_differs)
+{
+    tt_op *op = def(&(tt_custom_op_spec){
+        .schema = "broken::view_fake_copy(Tensor(a) x) -> Tensor(a)", .mutates_args = "",
+        .kernel = returns_view, .fake = twice_kernel});
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(4), TT_F32));
+    tt_value args[] = {tt_v_tensor(x)};
+    tt_opcheck_report r;
+    run_opcheck(op, args, &r, TT_EOPCHECK, NULL);
+    assert_entry(&r, SCHEMA, TT_CHECK_PASSED, NULL);
+    assert_entry(&r, FAKE, TT_CHECK_FAILED,
+                 "output 0: aliasing differs: the real kernel's output shares storage with "
+                 "argument 'x' (#1), the fake kernel's shares storage with no argument (a new "
+                 "tensor). The fake kernel must return views where the real kernel does, and "
+                 "new tensors where it does");
+    tt_set_checked_mode(true);
+    ck_assert_ptr_null(tt_call(op, tt_v_tensor(x)));
+    ck_assert_error(TT_EOPCHECK, "broken::view_fake_copy: checked mode (TT_CHECK_OPS): output 0: "
+                                 "aliasing differs: the real kernel's output shares storage "
+                                 "with argument 'x' (#1), the fake kernel's shares storage with "
+                                 "no argument");
+    tt_set_checked_mode(false);
+    tt_release(x);
+}
+END_TEST
+
 /* ============================================================ checked mode */
 
 /* The bad fake kernel (no permute) fails the first eager call in checked
@@ -1249,8 +1285,11 @@ START_TEST(test_checked_undeclared_write)
     ck_assert_int_eq(tt_op_call(op, args, 2, NULL, 0), TT_EOPCHECK);
     ck_assert_error(TT_EOPCHECK, "broken::numpy_sin: checked mode (TT_CHECK_OPS): the kernel "
                                  "wrote argument 'output' (#2), which the schema does not "
-                                 "mark written; declare it in mutates_args (or 'Tensor(a!)') "
-                                 "or write into a copy");
+                                 "mark written (5 of its 5 elements changed, the first at "
+                                 "flat index 0: 0 before, ");
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), " after); declare it (mutates_args = \"output\", "
+                                              "or 'Tensor(a!) output' in the schema), or write "
+                                              "into a copy"));
     /* The declared op writes, checked or not. */
     OK(tt_op_call(sin_op, args, 2, NULL, 0));
     double *xv = tt_test_values(x), *ov = tt_test_values(out);
@@ -1600,6 +1639,7 @@ static Suite *opcheck_suite(void)
     tcase_add_test(tc, test_checked_good_and_failing_fake);
     tcase_add_test(tc, test_checked_builtins_unaffected);
     tcase_add_test(tc, test_checked_lists);
+    tcase_add_test(tc, test_fake_aliasing_differs);
     tcase_add_test(tc, test_checked_oom);
     tcase_add_test(tc, test_checked_env);
     suite_add_tcase(s, tc);

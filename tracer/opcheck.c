@@ -9,6 +9,7 @@
  *  - aot_dispatch_dynamic: the op traced symbolically, compiled and
  *    replayed gives the eager outputs and gradients. */
 #include "trace_impl.h"
+#include "contract_impl.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -137,81 +138,6 @@ static tt_check_result fail(tt_opcheck_entry *e, const char *fmt, ...)
 
 /* ----------------------------------------------------------------- schema */
 
-typedef struct {
-    int ndim;
-    tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS], offset;
-    void *data;
-    size_t nbytes;
-} snapshot;
-
-static tt_status take_snapshot(const tt_tensor *t, snapshot *s)
-{
-    s->ndim = tt_ndim(t);
-    memcpy(s->sizes, tt_sizes(t), sizeof(tt_size) * (size_t)s->ndim);
-    memcpy(s->strides, tt_strides(t), sizeof(tt_size) * (size_t)s->ndim);
-    s->offset = tt_storage_offset(t);
-    s->nbytes = (size_t)tt_numel(t) * tt_dtype_size(tt_dtype_of(t));
-    s->data = malloc(s->nbytes ? s->nbytes : 1);
-    if (!s->data)
-        return tt_error(TT_ENOMEM, "tt_opcheck: out of memory");
-    return s->nbytes ? tt_to_buffer(t, s->data, s->nbytes) : TT_OK;
-}
-
-/* How t differs from its snapshot, or "" when it does not. */
-static void describe_change(const tt_tensor *t, const snapshot *s, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    char a[128], b[128];
-    if (tt_ndim(t) != s->ndim || memcmp(tt_sizes(t), s->sizes, sizeof(tt_size) * (size_t)s->ndim)) {
-        tt_size_list_str(s->ndim, s->sizes, true, a, sizeof a);
-        tt_size_list_str(tt_ndim(t), tt_sizes(t), true, b, sizeof b);
-        snprintf(buf, n, "its shape changed from %s to %s", a, b);
-        return;
-    }
-    if (memcmp(tt_strides(t), s->strides, sizeof(tt_size) * (size_t)s->ndim) ||
-        tt_storage_offset(t) != s->offset) {
-        tt_size_list_str(s->ndim, s->strides, true, a, sizeof a);
-        tt_size_list_str(tt_ndim(t), tt_strides(t), true, b, sizeof b);
-        snprintf(buf, n, "its strides/offset changed from %s+%lld to %s+%lld", a,
-                 (long long)s->offset, b, (long long)tt_storage_offset(t));
-        return;
-    }
-    if (!s->nbytes)
-        return;
-    void *now = malloc(s->nbytes);
-    if (!now || tt_to_buffer(t, now, s->nbytes)) {
-        free(now);
-        tt_clear_error();
-        return;
-    }
-    size_t es = tt_dtype_size(tt_dtype_of(t));
-    int64_t count = 0, first = -1;
-    for (size_t i = 0; i < s->nbytes / es; i++)
-        if (memcmp((char *)now + i * es, (char *)s->data + i * es, es)) {
-            if (first < 0)
-                first = (int64_t)i;
-            count++;
-        }
-    if (count) {
-        double before = 0, after = 0;
-        /* Element values for the message, read back as doubles. */
-        tt_tensor *bt = tt_from_buffer(1, (int64_t[]){(int64_t)(s->nbytes / es)}, NULL,
-                                       tt_dtype_of(t), s->data, s->nbytes, NULL, NULL);
-        tt_tensor *at = tt_from_buffer(1, (int64_t[]){(int64_t)(s->nbytes / es)}, NULL,
-                                       tt_dtype_of(t), now, s->nbytes, NULL, NULL);
-        if (bt && at) {
-            tt_get(bt, &before, first);
-            tt_get(at, &after, first);
-        }
-        tt_release(bt);
-        tt_release(at);
-        snprintf(buf, n, "%lld of its %lld elements changed (the first at flat index %lld: "
-                         "%g before, %g after)", (long long)count, (long long)(s->nbytes / es),
-                 (long long)first, before, after);
-    }
-    free(now);
-}
-
 static bool return_aliases_arg(const tt_op *op, int ret, int arg)
 {
     const tt_arg *r = tt_schema_return(tt_op_schema(op), ret);
@@ -224,75 +150,56 @@ static tt_check_result check_schema(const tt_op *op, const tt_value *args, int n
 {
     argset a;
     tt_value outs[TT_MAX_RETURNS_PUBLIC] = {0};
-    snapshot snaps[MAXT];
+    tt__snapshots *snaps = NULL;
     tt_tensor *ts[MAXT];
-    int arg[MAXT], nt = 0, nsnap = 0, nr = tt_schema_nreturns(tt_op_schema(op));
+    int arg[MAXT], nt = 0, nr = tt_schema_nreturns(tt_op_schema(op));
     tt_check_result res = TT_CHECK_PASSED;
+    char why[1536];
     tt_status st = argset_copy(&a, args, nargs, false);
-    if (!st) {
-        nt = tensors_of(a.v, a.n, ts, arg);
-        for (; nsnap < nt && !st; nsnap++)
-            st = take_snapshot(ts[nsnap], &snaps[nsnap]);
-    }
+    if (!st && !(snaps = tt__snapshots_take(op, a.v, a.n)))
+        st = tt_errcode();
     if (st) {
         res = fail(e, "could not copy the example arguments: %s", tt_errmsg());
         goto done;
     }
+    nt = tensors_of(a.v, a.n, ts, arg);
     if (run_op(op, &a, outs)) {
-        res = fail(e, "the op failed on the example arguments: %s", tt_errmsg());
+        /* The call refuses undeclared aliases itself (the dispatcher's
+         * check, the one reported here); other failures are the op's. */
+        size_t pre = strlen(tt_op_name(op)) + 2;
+        if (tt_errcode() == TT_ESCHEMA && strlen(tt_errmsg()) > pre &&
+            (strncmp(tt_errmsg() + pre, "output", 6) == 0))
+            res = fail(e, "%s", tt_errmsg() + pre);
+        else
+            res = fail(e, "the op failed on the example arguments: %s", tt_errmsg());
         goto done;
     }
-    /* Undeclared mutation. */
-    for (int k = 0; k < nt && res == TT_CHECK_PASSED; k++) {
-        const tt_arg *sa = tt_schema_arg(tt_op_schema(op), arg[k]);
-        char how[512];
-        describe_change(ts[k], &snaps[k], how, sizeof how);
-        if (how[0] && !sa->is_write)
-            res = fail(e, "argument '%s' (#%d) was mutated but the schema does not say so: "
-                          "%s. Declare it (mutates_args = \"%s\", or 'Tensor(a!) %s' in the "
-                          "schema), or write into a copy instead",
-                       sa->name, arg[k] + 1, how, sa->name, sa->name);
+    /* Undeclared mutation: the arguments the schema does not mark written,
+     * compared with their copies from before the call. */
+    if (tt__snapshots_changed(snaps, why, sizeof why, &st)) {
+        res = st ? fail(e, "could not read the arguments back: %s", tt_errmsg())
+                 : fail(e, "%s", why);
+        goto done;
     }
-    /* Aliasing between outputs and inputs, and among outputs. */
+    /* Undeclared aliasing is refused by the call itself; what is left is
+     * a declared alias that is not one. */
     for (int j = 0; j < nr && res == TT_CHECK_PASSED; j++) {
         tt_tensor *o = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
-        if (!o)
-            continue;
         bool should = false, does = false;
         int want = -1;
-        for (int k = 0; k < nt && res == TT_CHECK_PASSED; k++) {
-            bool declared = return_aliases_arg(op, j, arg[k]);
-            if (declared) {
+        for (int k = 0; o && k < nt; k++)
+            if (return_aliases_arg(op, j, arg[k])) {
                 should = true;
                 want = arg[k];
                 does |= tt_same_storage(o, ts[k]);
             }
-            if (declared || !tt_same_storage(o, ts[k]))
-                continue;
-            if (o == ts[k])
-                res = fail(e, "output %d is argument '%s' (#%d) itself, but the schema "
-                              "declares no alias: a functional op must return a new tensor "
-                              "(return tt_clone of it), or annotate the alias (Tensor(a) in "
-                              "both places)", j, arg_name(op, arg[k]), arg[k] + 1);
-            else
-                res = fail(e, "output %d shares storage with argument '%s' (#%d) (it is a "
-                              "view of it), but the schema declares no alias: return a copy "
-                              "(tt_clone or tt_contiguous of a fresh tensor), or annotate "
-                              "the alias (Tensor(a) in both places)",
-                           j, arg_name(op, arg[k]), arg[k] + 1);
-        }
-        if (res == TT_CHECK_PASSED && should && !does)
+        if (should && !does)
             res = fail(e, "output %d should alias argument '%s' per the schema "
                           "('Tensor(%s)'), but it does not share its storage",
                        j, arg_name(op, want), tt_schema_return(tt_op_schema(op), j)->alias_set);
-        for (int i = 0; i < j && res == TT_CHECK_PASSED; i++)
-            if (outs[i].kind == TT_V_TENSOR && outs[i].u.t && tt_same_storage(o, outs[i].u.t))
-                res = fail(e, "outputs %d and %d share storage; each output of an op must be "
-                              "its own tensor", i, j);
     }
 done:
-    for (int k = 0; k < nsnap; k++)
-        free(snaps[k].data);
+    tt__snapshots_free(snaps);
     clear_outs(outs, nr);
     argset_free(&a);
     tt_clear_error();
@@ -356,39 +263,13 @@ static bool returns_tensors(const tt_op *op)
 static tt_check_result compare_meta(int j, const tt_tensor *r, const tt_tensor *f,
                                     tt_opcheck_entry *e)
 {
-    char a[256], b[256];
+    char why[768];
     if (!r || !f)
         return r == f ? TT_CHECK_PASSED
                       : fail(e, "output %d: the %s kernel returned None and the other a tensor",
                              j, r ? "fake" : "real");
-    if (tt_dtype_of(r) != tt_dtype_of(f))
-        return fail(e, "output %d: dtype differs: the real kernel gives %s, the fake kernel %s",
-                    j, tt_dtype_name(tt_dtype_of(r)), tt_dtype_name(tt_dtype_of(f)));
-    bool shape_ok = tt_ndim(r) == tt_ndim(f);
-    for (int d = 0; shape_ok && d < tt_ndim(r); d++)
-        shape_ok = tt_size_is_sym(tt_sizes(f)[d]) || tt_sizes(f)[d] == tt_sizes(r)[d];
-    if (!shape_ok)
-        return fail(e, "output %d: shape differs: the real kernel gives %s, the fake kernel %s",
-                    j, tt_shape_str(r, a, sizeof a), tt_shape_str(f, b, sizeof b));
-    for (int d = 0; d < tt_ndim(r); d++) {
-        if (tt_sizes(r)[d] <= 1 || tt_size_is_sym(tt_strides(f)[d]))
-            continue; /* any stride is right for a size-1 dim */
-        if (tt_strides(r)[d] != tt_strides(f)[d]) {
-            char sr[256], sf[256];
-            tt_size_list_str(tt_ndim(r), tt_strides(r), true, sr, sizeof sr);
-            tt_size_list_str(tt_ndim(f), tt_strides(f), true, sf, sizeof sf);
-            return fail(e, "output %d: strides differ: the real kernel gives %s, the fake "
-                           "kernel %s (shape %s; first difference in dim %d). The fake kernel "
-                           "must return the real kernel's memory layout: if the real kernel "
-                           "returns a permuted view, permute the fake output the same way",
-                        j, sr, sf, tt_shape_str(r, a, sizeof a), d);
-        }
-    }
-    if (tt_storage_offset(r) != tt_storage_offset(f) && !tt_size_is_sym(tt_storage_offset(f)))
-        return fail(e, "output %d: storage offset differs: the real kernel gives %lld, the "
-                       "fake kernel %lld", j, (long long)tt_storage_offset(r),
-                    (long long)tt_storage_offset(f));
-    return TT_CHECK_PASSED;
+    return tt_meta_mismatch(r, f, why, sizeof why) ? fail(e, "output %d: %s", j, why)
+                                                   : TT_CHECK_PASSED;
 }
 
 static tt_check_result check_fake(const tt_op *op, const tt_value *args, int nargs,
@@ -441,6 +322,10 @@ static tt_check_result check_fake(const tt_op *op, const tt_value *args, int nar
             res = compare_meta(j, ro[j].kind == TT_V_TENSOR ? ro[j].u.t : NULL,
                                fo[j].kind == TT_V_TENSOR ? fo[j].u.t : NULL, e);
     }
+    char why[1024];
+    if (res == TT_CHECK_PASSED &&
+        tt__alias_mismatch(op, real.v, ro, fake.v, fo, real.n, nr, why, sizeof why))
+        res = fail(e, "%s", why);
 done:
     clear_outs(ro, nr);
     clear_outs(fo, nr);
