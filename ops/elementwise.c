@@ -1171,7 +1171,7 @@ static tt_tensor *bin_call(tt_builtin_id id, const tt_tensor *a, const tt_tensor
 {
     binop op = (binop)row_kind[id];
     const tt_tensor *ts[2] = {a, b};
-    if (tt_dispatch_is_trivial(2, ts))
+    if (tt__fast_path(id, 2, ts))
         return binary(op, a, b, NULL, alpha, NULL);
     /* alpha travels only when it is not the default, so graphs read
      * add(a, b) as PyTorch's do. */
@@ -1183,7 +1183,7 @@ static tt_tensor *bin_call(tt_builtin_id id, const tt_tensor *a, const tt_tensor
 static tt_tensor *bin_scalar_call(tt_builtin_id id, const tt_tensor *a, double b)
 {
     tt_value v = scalar_value(b);
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(id, 1, &a))
         return binary((binop)row_kind[id], a, NULL, &v, 1.0, NULL);
     return tt__call_op(id, TT_ARGS(tt_v_tensor(a), v));
 }
@@ -1194,7 +1194,7 @@ static tt_status bin_inplace(tt_builtin_id id, tt_tensor *a, const tt_tensor *b,
 {
     binop op = (binop)row_kind[id];
     const tt_tensor *ts[2] = {a, b};
-    if (tt_dispatch_is_trivial(b_scalar ? 1 : 2, ts)) {
+    if (tt__fast_path(id, b_scalar ? 1 : 2, ts)) {
         tt_tensor *r = binary(op, a, b, b_scalar, alpha, a);
         if (!r)
             return tt_errcode();
@@ -1210,7 +1210,7 @@ static tt_status bin_inplace(tt_builtin_id id, tt_tensor *a, const tt_tensor *b,
 
 static tt_tensor *un_call(tt_builtin_id id, const tt_tensor *a)
 {
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(id, 1, &a))
         return unary((unop)row_kind[id], a, NULL);
     return tt__call_op(id, TT_ARGS(tt_v_tensor(a)));
 }
@@ -1277,7 +1277,7 @@ UN_WRAPPER(tt_abs, TT_OP_ABS)
 
 tt_status tt_relu_(tt_tensor *a)
 {
-    if (tt_dispatch_is_trivial(1, (const tt_tensor *[]){a})) {
+    if (tt__fast_path(TT_OP_RELU_, 1, (const tt_tensor *[]){a})) {
         tt_tensor *r = unary(UN_RELU, a, a);
         if (!r)
             return tt_errcode();
@@ -1290,7 +1290,7 @@ tt_status tt_relu_(tt_tensor *a)
 
 tt_status tt_zero_(tt_tensor *a)
 {
-    if (tt_dispatch_is_trivial(1, (const tt_tensor *[]){a})) {
+    if (tt__fast_path(TT_OP_ZERO_, 1, (const tt_tensor *[]){a})) {
         tt_status st = tt__fill_raw(a, 0);
         if (!st)
             tt_bump_version(a);
@@ -1302,7 +1302,7 @@ tt_status tt_zero_(tt_tensor *a)
 tt_tensor *tt_where(const tt_tensor *cond, const tt_tensor *a, const tt_tensor *b)
 {
     const tt_tensor *ts[3] = {cond, a, b};
-    if (tt_dispatch_is_trivial(3, ts))
+    if (tt__fast_path(TT_OP_WHERE_SELF, 3, ts))
         return where(cond, a, b);
     return tt__call_op(TT_OP_WHERE_SELF,
                        TT_ARGS(tt_v_tensor(cond), tt_v_tensor(a), tt_v_tensor(b)));
@@ -1313,7 +1313,7 @@ tt_tensor *tt_clamp(const tt_tensor *a, double min, double max)
     /* Whole-number bounds travel as ints so an integer tensor stays one. */
     tt_value lo = isnan(min) ? tt_v_none() : scalar_value(min);
     tt_value hi = isnan(max) ? tt_v_none() : scalar_value(max);
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(TT_OP_CLAMP, 1, &a))
         return clamp(a, &lo, &hi);
     return tt__call_op(TT_OP_CLAMP, TT_ARGS(tt_v_tensor(a), lo, hi));
 }

@@ -737,21 +737,21 @@ tt_status tt__register_linalg(tt_library *lib)
  * runs directly; otherwise the call goes through the dispatcher. */
 tt_tensor *tt_mm(const tt_tensor *a, const tt_tensor *b)
 {
-    if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
+    if (tt__fast_path(TT_OP_MM, 2, (const tt_tensor *[]){a, b}))
         return mm_impl(a, b);
     return tt__call_op(TT_OP_MM, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
 }
 
 tt_tensor *tt_bmm(const tt_tensor *a, const tt_tensor *b)
 {
-    if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
+    if (tt__fast_path(TT_OP_BMM, 2, (const tt_tensor *[]){a, b}))
         return bmm_impl(a, b);
     return tt__call_op(TT_OP_BMM, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
 }
 
 tt_tensor *tt_matmul(const tt_tensor *a, const tt_tensor *b)
 {
-    if (tt_dispatch_is_trivial(2, (const tt_tensor *[]){a, b}))
+    if (tt__fast_path(TT_OP_MATMUL, 2, (const tt_tensor *[]){a, b}))
         return matmul_impl(&MATMUL, a, b, NULL);
     return tt__call_op(TT_OP_MATMUL, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
 }
@@ -760,7 +760,7 @@ tt_tensor *tt_linear(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b)
 {
     /* A NULL bias is None, not a missing tensor: leave it out of the
      * triviality test (which refuses NULL). */
-    if (tt_dispatch_is_trivial(b ? 3 : 2, (const tt_tensor *[]){x, w, b}))
+    if (tt__fast_path(TT_OP_LINEAR, b ? 3 : 2, (const tt_tensor *[]){x, w, b}))
         return linear_impl(x, w, b);
     return tt__call_op(TT_OP_LINEAR, TT_ARGS(tt_v_tensor(x), tt_v_tensor(w),
                                     b ? tt_v_tensor(b) : tt_v_none()));

@@ -248,7 +248,7 @@ tt_status tt__register_loss(tt_library *lib)
 tt_tensor *tt_cross_entropy(const tt_tensor *logits, const tt_tensor *target)
 {
     const tt_tensor *ts[2] = {logits, target};
-    if (tt_dispatch_is_trivial(2, ts))
+    if (tt__fast_path(TT_OP_CROSS_ENTROPY, 2, ts))
         return cross_entropy(logits, target, "mean");
     return tt__call_op(TT_OP_CROSS_ENTROPY, TT_ARGS(tt_v_tensor(logits), tt_v_tensor(target)));
 }

@@ -1216,7 +1216,7 @@ static tt_tensor *red_call(redop op,
                  ndims);
         return NULL;
     }
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(red_ids[op], 1, &a))
         return reduce(op, a, &dimv, keepdim, false, TT_F32, 4);
     return tt__call_op(red_ids[op], TT_ARGS(tt_v_tensor(a), dimv, tt_v_bool(keepdim)));
 }
@@ -1234,7 +1234,7 @@ RED_WRAPPER(tt_amin, OP_AMIN)
 tt_tensor *tt_sum_all(const tt_tensor *a)
 {
     tt_value none = tt_v_none();
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(TT_OP_SUM, 1, &a))
         return reduce(OP_SUM, a, &none, false, false, TT_F32, 2);
     return tt__call_op(TT_OP_SUM, TT_ARGS(tt_v_tensor(a)));
 }
@@ -1242,7 +1242,7 @@ tt_tensor *tt_sum_all(const tt_tensor *a)
 tt_tensor *tt_mean_all(const tt_tensor *a)
 {
     tt_value none = tt_v_none();
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(TT_OP_MEAN, 1, &a))
         return reduce(OP_MEAN, a, &none, false, false, TT_F32, 2);
     return tt__call_op(TT_OP_MEAN, TT_ARGS(tt_v_tensor(a)));
 }
@@ -1250,21 +1250,21 @@ tt_tensor *tt_mean_all(const tt_tensor *a)
 tt_tensor *tt_argmax(const tt_tensor *a, int dim, bool keepdim)
 {
     tt_value dimv = tt_v_int(dim);
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(TT_OP_ARGMAX, 1, &a))
         return argmax(a, &dimv, keepdim);
     return tt__call_op(TT_OP_ARGMAX, TT_ARGS(tt_v_tensor(a), dimv, tt_v_bool(keepdim)));
 }
 
 tt_tensor *tt_softmax(const tt_tensor *a, int dim)
 {
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(TT_OP_SOFTMAX_INT, 1, &a))
         return softmax(false, a, dim, false, TT_F32);
     return tt__call_op(TT_OP_SOFTMAX_INT, TT_ARGS(tt_v_tensor(a), tt_v_int(dim)));
 }
 
 tt_tensor *tt_log_softmax(const tt_tensor *a, int dim)
 {
-    if (tt_dispatch_is_trivial(1, &a))
+    if (tt__fast_path(TT_OP_LOG_SOFTMAX_INT, 1, &a))
         return softmax(true, a, dim, false, TT_F32);
     return tt__call_op(TT_OP_LOG_SOFTMAX_INT, TT_ARGS(tt_v_tensor(a), tt_v_int(dim)));
 }

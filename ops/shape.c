@@ -457,7 +457,7 @@ tt_tensor *tt_cat(int n, tt_tensor *const *ts, int dim)
 {
     if (check_list(tt__op_label(TT_OP_CAT), n, ts))
         return NULL;
-    if (tt_dispatch_is_trivial(n, (const tt_tensor *const *)ts))
+    if (tt__fast_path(TT_OP_CAT, n, (const tt_tensor *const *)ts))
         return cat_impl(tt__op_label(TT_OP_CAT), n, (const tt_tensor *const *)ts, dim);
     return tt__call_op(TT_OP_CAT, TT_ARGS(tt_v_tensors(n, ts), tt_v_int(dim)));
 }
@@ -466,7 +466,7 @@ tt_tensor *tt_stack(int n, tt_tensor *const *ts, int dim)
 {
     if (check_list(tt__op_label(TT_OP_STACK), n, ts))
         return NULL;
-    if (tt_dispatch_is_trivial(n, (const tt_tensor *const *)ts))
+    if (tt__fast_path(TT_OP_STACK, n, (const tt_tensor *const *)ts))
         return stack_impl(n, (const tt_tensor *const *)ts, dim);
     return tt__call_op(TT_OP_STACK, TT_ARGS(tt_v_tensors(n, ts), tt_v_int(dim)));
 }

@@ -37,6 +37,8 @@
 
 #include "tt_runtime.h"
 
+#include <stdatomic.h>
+
 #define TT_BUILTIN_NONDIFF 1
 
 /* clang-format off */
@@ -284,6 +286,18 @@ void tt__set_builtin(tt_builtin_id id, tt_op *op);
 const char *tt__op_label(tt_builtin_id id);
 /* The tt_builtin_id of op, or -1 for an op that is not a built-in. */
 int tt__builtin_id(const tt_op *op);
+/* Set while built-in `id` has a kernel other than its own (an IMPL
+ * library's override); the count of such built-ins. Kept by the registry. */
+extern _Atomic unsigned char tt__builtin_overridden[TT_OP_COUNT];
+extern atomic_int tt__builtin_overrides;
+/* The typed wrappers' fast path: built-in `id` may run its function
+ * directly, skipping the dispatcher, when nothing overrides its kernel and
+ * no mode, grad or fake tensor is in play. */
+static inline bool tt__fast_path(tt_builtin_id id, int n, const tt_tensor *const *ts)
+{
+    return !atomic_load_explicit(&tt__builtin_overridden[id], memory_order_relaxed) &&
+           tt_dispatch_is_trivial(n, ts);
+}
 /* Calls built-in `id` through the dispatcher; one tensor result. */
 tt_tensor *tt__call_op(tt_builtin_id id, const tt_value *args, int nargs);
 /* The same for ops that return their mutated argument: drops the result. */

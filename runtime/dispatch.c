@@ -20,6 +20,9 @@ static _Thread_local int call_depth;
 /* Fake mode (PyTorch's FakeTensorMode): every op runs its fake kernel and
  * factories make fake tensors, whatever the inputs. */
 static _Thread_local int fake_mode;
+/* Kernels running on this thread, one inside another. */
+#define MAX_KERNEL_DEPTH 200
+static _Thread_local int kernel_depth;
 
 void tt_fake_mode_begin(void) { fake_mode++; }
 void tt_fake_mode_end(void)
@@ -28,7 +31,13 @@ void tt_fake_mode_end(void)
         fake_mode--;
 }
 bool tt_fake_mode_enabled(void) { return fake_mode > 0; }
-bool tt__factory_needs_dispatch(void) { return modes.level > 0 || fake_mode > 0; }
+bool tt__factory_needs_dispatch(void)
+{
+    /* Outside kernels, an overridden built-in is found by its op. */
+    return modes.level > 0 || fake_mode > 0 ||
+           (atomic_load_explicit(&tt__builtin_overrides, memory_order_relaxed) &&
+            !tt__autograd_off);
+}
 
 /* ------------------------------------------------------- argument binding */
 
@@ -81,9 +90,9 @@ static tt_status arg_error(const tt_op *op, int i, const tt_value *v)
     char want[64], got[128];
     tt_type_str(&a->type, want, sizeof want);
     if (v->kind == TT_V_TENSOR && !v->u.t)
-        snprintf(got, sizeof got, "NULL");
-    else
-        tt_value_describe(v, got, sizeof got);
+        return tt__null_arg_error("%s: argument '%s' (#%d) expects %s, got NULL", op->name,
+                                  a->name, i + 1, want);
+    tt_value_describe(v, got, sizeof got);
     return tt_error(TT_EINVAL, "%s: argument '%s' (#%d) expects %s, got %s", op->name,
                     a->name, i + 1, want, got);
 }
@@ -188,6 +197,12 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
                         "one with tt_register_kernel(lib, \"%s\", \"cpu\", fn)",
                         op->name, reg, op->name);
     }
+    /* A kernel calling its own op (an override of a built-in calling the
+     * built-in's wrapper) would recurse until the stack runs out. */
+    if (kernel_depth >= MAX_KERNEL_DEPTH)
+        return tt_error(TT_EINVAL, "%s: kernel calls nest %d deep; does a kernel call its "
+                                   "own op (an override of a built-in calling the built-in's "
+                                   "wrapper)?", op->name, MAX_KERNEL_DEPTH);
     tt_frame f = {op, args, nargs, outs, nouts, fake};
     for (int i = 0; i < nouts; i++)
         outs[i] = tt_v_none();
@@ -196,10 +211,12 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
     int saved_level = modes.level;
     modes.level = 0;
     tt__autograd_off++;
+    kernel_depth++;
     tt_clear_error();
     tt_status st = !fake && !op->builtin && tt_checked_mode()
                        ? tt__checked_call(op, args, nargs, outs, nouts, k)
                        : k(&f);
+    kernel_depth--;
     tt__autograd_off--;
     modes.level = saved_level;
     if (st == TT_OK) {
@@ -216,7 +233,7 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
          * call; a storage compare per output and argument. Built-in
          * kernels keep their schemas by construction. */
         char why[1024];
-        if (!st && !op->builtin &&
+        if (!st && (!op->builtin || (!fake && tt__builtin_overridden[op->builtin_id])) &&
             tt__alias_violation(op, args, nargs, outs, nouts, why, sizeof why))
             st = tt_error(TT_ESCHEMA, "%s: %s%s", op->name, fake ? "fake kernel: " : "", why);
     } else if (tt_errcode() == TT_OK) {
@@ -475,11 +492,28 @@ bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts)
 
 /* ------------------------------------------- runtime functions as ops */
 
+static bool any_fake(int n, const tt_tensor *const *ts)
+{
+    for (int i = 0; i < n; i++)
+        if (ts[i] && ts[i]->storage->fake)
+            return true;
+    return false;
+}
+
 bool tt__needs_dispatch(int n, const tt_tensor *const *ts)
 {
     if (modes.level)
         return true;
-    if (tt__grad_disabled || tt__autograd_off)
+    if (tt__autograd_off)
+        return false;
+    /* Some built-in's kernel is overridden: the op decides which kernel
+     * runs (real tensors only; a fake one runs the fake kernel anyway, and
+     * inside kernels the runtime functions stay direct, so a built-in
+     * kernel built on them does not recurse). */
+    if (atomic_load_explicit(&tt__builtin_overrides, memory_order_relaxed) &&
+        !any_fake(n, ts))
+        return true;
+    if (tt__grad_disabled)
         return false;
     for (int i = 0; i < n; i++)
         if (ts[i] && tt__tensor_requires_grad(ts[i]))

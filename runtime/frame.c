@@ -184,9 +184,9 @@ tt_status tt_return(tt_frame *f, int i, tt_tensor *t)
         tt_release(t);
         return st;
     }
-    if (!t)
-        return tt_frame_fail(f, TT_EINVAL, "the kernel returned NULL for result #%d%s%s",
-                             i + 1, tt_errcode() ? ": " : "", tt_errcode() ? tt_errmsg() : "");
+    if (!t) /* the kernel's failed call is the cause */
+        return tt__null_arg_error("%s: the kernel returned NULL for result #%d", f->op->name,
+                                  i + 1);
     f->outs[i] = tt_v_tensor(t);
     return TT_OK;
 }

@@ -92,6 +92,21 @@ tt_library *tt_library_new(tt_library_kind kind, const char *ns)
     }
     *lib = (tt_library){kind, nsc, 0};
     pthread_rwlock_wrlock(&lock);
+    /* The built-ins' library is the first DEF of "tt" (ops/ makes it when
+     * the library loads); after it, "tt" takes kernels (IMPL) only. */
+    if (kind != TT_LIB_IMPL && strcmp(ns, "tt") == 0)
+        for (int i = 0; i < nlibs; i++)
+            if (libs[i]->kind == TT_LIB_DEF && strcmp(libs[i]->ns, "tt") == 0) {
+                pthread_rwlock_unlock(&lock);
+                tt__free(nsc);
+                tt__free(lib);
+                tt_error(TT_EINVAL, "tt_library_new: namespace 'tt' belongs to the built-in "
+                                    "ops, so a %s library cannot add ops to it; define your "
+                                    "ops in a namespace of your own (such as 'mylib'), or "
+                                    "override a built-in's kernel with a TT_LIB_IMPL library",
+                         kind_name(kind));
+                return NULL;
+            }
     if (kind == TT_LIB_DEF)
         for (int i = 0; i < nlibs; i++)
             if (libs[i]->kind == TT_LIB_DEF && strcmp(libs[i]->ns, ns) == 0) {
@@ -113,6 +128,27 @@ tt_library *tt_library_new(tt_library_kind kind, const char *ns)
     lib->id = next_lib_id++;
     pthread_rwlock_unlock(&lock);
     return lib;
+}
+
+/* Built-in `id` runs a kernel that is not its own (an IMPL library's cpu
+ * kernel): the typed wrappers' fast path checks this before calling the
+ * built-in's function directly, so a wrapper and tt_call always run the
+ * same kernel. tt__builtin_overrides counts them, for the runtime's views
+ * and factories, which do not know their op's id. */
+_Atomic unsigned char tt__builtin_overridden[TT_OP_COUNT];
+atomic_int tt__builtin_overrides;
+
+/* Caller holds the write lock. */
+static void note_override(tt_op *op)
+{
+    if (op->builtin_id < 0)
+        return;
+    kernel_slot *cpu = &op->kernels[TT_DEV_CPU];
+    bool now = (atomic_load(&cpu->fn) && cpu->owner != op->def_lib) ||
+               (atomic_load(&op->default_kernel.fn) && op->default_kernel.owner != op->def_lib);
+    bool was = atomic_exchange(&tt__builtin_overridden[op->builtin_id], now);
+    if (now != was)
+        atomic_fetch_add(&tt__builtin_overrides, now ? 1 : -1);
 }
 
 static void clear_slot(kernel_slot *s, tt_library *lib, bool all)
@@ -140,6 +176,7 @@ tt_library *tt_library_free(tt_library *lib)
             op->setup_context = NULL;
             op->autograd_owner = NULL;
         }
+        note_override(op);
         if (def) {
             tt_schema_free(op->schema);
             op->schema = NULL;
@@ -625,6 +662,7 @@ tt_status tt_register_kernel(tt_library *lib, const char *name,
                     st = fill_slot(fn, op, &op->kernels[d], what, lib, k);
                 }
     }
+    note_override(op);
     pthread_rwlock_unlock(&lock);
     return st;
 }

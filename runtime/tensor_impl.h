@@ -5,6 +5,7 @@
 
 #include "tt_runtime.h"
 #include "builtin_ops.h"
+#include "error_impl.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -50,11 +51,11 @@ struct tt_tensor {
 
 /* ---- errors (error.c) */
 tt_status tt__errorv(tt_status code, const char *fmt, va_list ap);
-/* Fails with TT_EINVAL naming `fn` and `arg` when t is NULL. */
+/* Fails naming `fn` and `arg` when t is NULL (keeping the first cause). */
 #define TT_CHECK_TENSOR(fn, arg, t)                                            \
     ((t) ? TT_OK                                                               \
-         : tt_error(TT_EINVAL, "%s: argument '%s' expects a tensor, got NULL", \
-                    (fn), (arg)))
+         : tt__null_arg_error("%s: argument '%s' expects a tensor, got NULL",  \
+                              (fn), (arg)))
 
 /* ---- allocation (alloc.c) */
 /* Small allocations of the library's own structs. Counted, fail-injectable. */

@@ -1181,6 +1181,129 @@ START_TEST(test_library_free)
 }
 END_TEST
 
+/* ========================================================= built-ins */
+
+/* An override of tt::add.Tensor's cpu kernel: a - b instead of a + b. */
+static int override_calls;
+static tt_status add_as_sub(tt_frame *f)
+{
+    tt_tensor *a, *b;
+    tt_status st = tt_arg_tensor(f, 0, &a);
+    if (!st)
+        st = tt_arg_tensor(f, 1, &b);
+    override_calls++;
+    return st ? st : tt_return(f, 0, tt_sub(a, b));
+}
+
+/* Calls its own op through the wrapper: a recursion, refused. */
+static tt_status add_calls_add(tt_frame *f)
+{
+    tt_tensor *a, *b;
+    tt_status st = tt_arg_tensor(f, 0, &a);
+    if (!st)
+        st = tt_arg_tensor(f, 1, &b);
+    return st ? st : tt_return(f, 0, tt_add(a, b));
+}
+
+static double first_value(tt_tensor *t)
+{
+    double v = NAN;
+    ck_assert_ptr_nonnull(t);
+    tt_tensor *flat = NN(tt_reshape(t, TT_SHAPE(-1)));
+    OK(tt_get(flat, &v, 0));
+    tt_release(flat);
+    tt_release(t);
+    return v;
+}
+
+/* One op, one answer: the typed wrapper's fast path sees an IMPL
+ * library's override of a built-in's kernel, as tt_call does, and runs
+ * the built-in again once that library is freed. */
+START_TEST(test_builtin_override_seen_by_wrappers)
+{
+    const tt_op *add = tt_op_find("tt::add.Tensor");
+    ck_assert_ptr_nonnull(add);
+    tt_tensor *a = NN(tt_full(TT_SHAPE(1), 5, TT_F32)), *b = NN(tt_full(TT_SHAPE(1), 3, TT_F32));
+    ck_assert_double_eq(first_value(tt_add(a, b)), 8);
+    tt_library *impl = new_lib(TT_LIB_IMPL, "tt");
+    OK(tt_register_kernel(impl, "tt::add.Tensor", "cpu", add_as_sub));
+    override_calls = 0;
+    ck_assert_double_eq(first_value(tt_add(a, b)), 2);
+    ck_assert_double_eq(first_value(tt_call(add, tt_v_tensor(a), tt_v_tensor(b))), 2);
+    ck_assert_int_eq(override_calls, 2);
+    /* Other built-ins keep their fast path and their kernel. */
+    ck_assert_double_eq(first_value(tt_mul(a, b)), 15);
+    ck_assert_double_eq(first_value(tt_sum_all(a)), 5);
+    free_lib(impl);
+    ck_assert_double_eq(first_value(tt_add(a, b)), 8);
+    ck_assert_double_eq(first_value(tt_call(add, tt_v_tensor(a), tt_v_tensor(b))), 8);
+    ck_assert_int_eq(override_calls, 2);
+    /* An override that calls its own op recurses: refused, not a crash. */
+    impl = new_lib(TT_LIB_IMPL, "tt");
+    OK(tt_register_kernel(impl, "tt::add.Tensor", "cpu", add_calls_add));
+    ck_assert_ptr_null(tt_add(a, b));
+    ck_assert_int_eq(tt_errcode(), TT_EINVAL);
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), "tt::add.Tensor: kernel calls nest 200 deep; does "
+                                              "a kernel call its own op (an override of a "
+                                              "built-in calling the built-in's wrapper)?"));
+    free_lib(impl);
+    ck_assert_double_eq(first_value(tt_add(a, b)), 8);
+    tt_release(a);
+    tt_release(b);
+}
+END_TEST
+
+/* The runtime's views and factories, which are ops too, see overrides. */
+static tt_status view_as_clone(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    override_calls++;
+    return st ? st : tt_return(f, 0, tt_view(x, TT_SHAPE(tt_numel(x))));
+}
+
+START_TEST(test_builtin_override_views)
+{
+    tt_tensor *x = NN(tt_zeros(TT_SHAPE(2, 3), TT_F32));
+    tt_library *impl = new_lib(TT_LIB_IMPL, "tt");
+    OK(tt_register_kernel(impl, "tt::view", "cpu", view_as_clone));
+    override_calls = 0;
+    tt_tensor *v = NN(tt_view(x, TT_SHAPE(3, 2)));
+    ck_assert_int_eq(override_calls, 1);
+    ck_assert_int_eq(tt_ndim(v), 1); /* the override's answer */
+    tt_release(v);
+    free_lib(impl);
+    v = NN(tt_view(x, TT_SHAPE(3, 2)));
+    ck_assert_int_eq(tt_ndim(v), 2);
+    ck_assert_int_eq(override_calls, 1);
+    tt_release(v);
+    tt_release(x);
+}
+END_TEST
+
+/* The namespace tt belongs to the built-ins: no DEF or FRAGMENT for it. */
+START_TEST(test_tt_namespace_refused)
+{
+    const tt_library_kind kinds[] = {TT_LIB_DEF, TT_LIB_FRAGMENT};
+    const char *names[] = {"DEF", "FRAGMENT"};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_ptr_null(tt_library_new(kinds[i], "tt"));
+        char want[512];
+        snprintf(want, sizeof want, "tt_library_new: namespace 'tt' belongs to the built-in "
+                                    "ops, so a %s library cannot add ops to it; define your "
+                                    "ops in a namespace of your own (such as 'mylib'), or "
+                                    "override a built-in's kernel with a TT_LIB_IMPL library",
+                 names[i]);
+        ck_assert_error(TT_EINVAL, want);
+    }
+    tt_library *impl = new_lib(TT_LIB_IMPL, "tt");
+    ck_assert_ptr_null(tt_custom_op_define(impl, &(tt_custom_op_spec){
+        .schema = "tt::mine(Tensor x) -> Tensor", .kernel = kernel_cpu}));
+    ck_assert_error(TT_EINVAL, "tt_custom_op_define: library IMPL 'tt' cannot define ops");
+    free_lib(impl);
+}
+END_TEST
+
 /* ============================================================== aliasing */
 
 /* Kernels that return what they were given, or a view of it, or one
@@ -1311,6 +1434,11 @@ static Suite *custom_ops_suite(void)
     tcase_add_test(tc, test_training_step);
     tcase_add_test(tc, test_backward_errors);
     tcase_add_test(tc, test_gradcheck);
+    suite_add_tcase(s, tc);
+    tc = custom_tcase("builtins");
+    tcase_add_test(tc, test_builtin_override_seen_by_wrappers);
+    tcase_add_test(tc, test_builtin_override_views);
+    tcase_add_test(tc, test_tt_namespace_refused);
     suite_add_tcase(s, tc);
     tc = custom_tcase("aliasing");
     tcase_add_test(tc, test_alias_refused_at_call);

@@ -761,6 +761,123 @@ START_TEST(test_real_tensor_symbolic_size)
 }
 END_TEST
 
+/* ================================================ the first cause wins */
+
+/* A fake kernel that reads data: TT_EFAKE. */
+static tt_status peek_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    const float *p = tt_data(x);
+    return p ? tt_return(f, 0, tt_new_empty(x, TT_SHAPE(1))) : tt_errcode();
+}
+
+static tt_status copy_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_clone(x));
+}
+
+/* Calls nest in C: when an op gets the NULL a failed call returned, the
+ * failed call's error is reported (its code, op and message) with the
+ * later calls added as context, for a shape error, a fake kernel reading
+ * data and an allocation failure at the innermost of three calls. */
+START_TEST(test_nested_calls_keep_first_cause)
+{
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(4, 3), TT_F32)), *w = NN(tt_randn(TT_SHAPE(5, 2), TT_F32));
+    tt_tensor *b = NN(tt_zeros(TT_SHAPE(5), TT_F32));
+    ck_assert_fails(tt_softmax(tt_relu(tt_linear(x, w, b)), 1), TT_ESHAPE,
+                    "tt::linear: argument 'weight' (#2)");
+    ck_assert_str_eq(strstr(tt_errmsg(), " (then "),
+                     " (then tt::relu: argument 'self' (#1) expects Tensor, got NULL) (then "
+                     "tt::softmax.int: argument 'self' (#1) expects Tensor, got NULL)");
+    ck_assert_msg(strncmp(tt_errmsg(), "tt::linear: ", 12) == 0, "%s", tt_errmsg());
+
+    tt_library *lib = tt_library_new(TT_LIB_DEF, "firstcause");
+    ck_assert_ptr_nonnull(lib);
+    tt_op *peek = tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "firstcause::peek(Tensor x) -> Tensor", .kernel = copy_kernel,
+        .fake = peek_fake});
+    ck_assert_ptr_nonnull(peek);
+    tt_tensor *fx = NN(tt_fake_like(x));
+    ck_assert_fails(tt_sum_all(tt_exp(tt_call(peek, tt_v_tensor(fx)))), TT_EFAKE,
+                    "firstcause::peek: the fake kernel read tensor data");
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), "(then tt::exp: argument 'self' (#1) expects "
+                                              "Tensor, got NULL) (then tt::sum: argument "
+                                              "'self' (#1) expects Tensor, got NULL)"));
+
+    /* The first allocation of the chain (tt_sin's output) fails. */
+    tt_clear_error();
+    tt_debug_fail_alloc(1);
+    tt_tensor *r = tt_mul(x, tt_exp(tt_sin(x)));
+    tt_debug_fail_alloc(0);
+    ck_assert_ptr_null(r);
+    ck_assert_error(TT_ENOMEM, "out of memory");
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), "(then tt::exp: argument 'self' (#1) expects "
+                                              "Tensor, got NULL) (then tt::mul.Tensor: "
+                                              "argument 'other' (#2) expects Tensor, got "
+                                              "NULL)"));
+
+    /* Once the error was looked at, a NULL is the caller's own mistake. */
+    ck_assert_fails(tt_exp(NULL), TT_EINVAL,
+                    "tt::exp: argument 'self' (#1) expects Tensor, got NULL");
+    tt_error(TT_ESHAPE, "an earlier failure");
+    (void)tt_errcode();
+    tt_tensor *e = tt_exp(NULL);
+    ck_assert_ptr_null(e);
+    ck_assert_error(TT_EINVAL, "tt::exp: argument 'self' (#1) expects Tensor, got NULL");
+    tt_release(fx);
+    tt_library_free(lib);
+    tt_release(b);
+    tt_release(w);
+    tt_release(x);
+}
+END_TEST
+
+/* A backward whose n-th allocation fails reports TT_ENOMEM, for every n. */
+static tt_tensor *make_loss(tt_tensor *x, tt_tensor *w)
+{
+    tt_scope_begin();
+    tt_tensor *loss = tt_keep(tt_sum_all(tt_tanh(tt_softmax(tt_matmul(x, w), 1))));
+    tt_scope_end();
+    return loss;
+}
+
+START_TEST(test_backward_out_of_memory)
+{
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(4, 3), TT_F32)), *w = NN(tt_randn(TT_SHAPE(3, 5), TT_F32));
+    OK(tt_set_requires_grad(w, true));
+    int64_t n = 0;
+    for (int warm = 0; warm < 2; warm++) { /* the second run counts: no first-use set-up */
+        OK(tt_set_grad(w, NULL));
+        tt_tensor *loss = NN(make_loss(x, w));
+        int64_t before = tt_debug_alloc_count();
+        OK(tt_backward(loss, NULL));
+        n = tt_debug_alloc_count() - before;
+        tt_release(loss);
+    }
+    ck_assert_int_gt(n, 3);
+    for (int64_t k = 1; k <= n; k++) {
+        OK(tt_set_grad(w, NULL));
+        tt_tensor *loss = NN(make_loss(x, w));
+        tt_clear_error();
+        tt_debug_fail_alloc(k);
+        tt_status st = tt_backward(loss, NULL);
+        tt_debug_fail_alloc(0);
+        ck_assert_msg(st == TT_ENOMEM, "allocation %lld of %lld: %s: %s", (long long)k,
+                      (long long)n, tt_status_name(st), tt_errmsg());
+        ck_assert_ptr_nonnull(strstr(tt_errmsg(), "out of memory"));
+        tt_release(loss);
+    }
+    tt_release(w);
+    tt_release(x);
+}
+END_TEST
+
+
 static Suite *errors_suite(void)
 {
     Suite *s = suite_create("errors");
@@ -799,6 +916,8 @@ static Suite *errors_suite(void)
     tcase_add_test(tc, test_item_get_set_errors);
     tcase_add_test(tc, test_copy_errors);
     tcase_add_test(tc, test_for_each_errors);
+    tcase_add_test(tc, test_nested_calls_keep_first_cause);
+    tcase_add_test(tc, test_backward_out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,6 +4,7 @@
 
 #include "tensor_impl.h" /* the allocator hook: tt__malloc ... */
 #include "tt_trace.h"
+#include "error_impl.h"
 
 #include <stdio.h>
 
