@@ -820,7 +820,8 @@ static void scratch_dir(run_result *r)
     ck_assert_ptr_nonnull(mkdtemp(r->dir));
 }
 
-/* Runs TT_BIN with args (NULL-terminated; "LIB" stands for TT_EXAMPLE_LIB
+/* Runs TT_BIN with args (NULL-terminated; "LIB" stands for TT_EXAMPLE_LIB,
+ * "ODD" for TT_ODD_LIB
  * and "@name" for a file in the run's scratch folder), capturing stdout
  * and stderr through files so neither pipe can fill and block. */
 static void run_tt(run_result *r, const char *const *args)
@@ -832,6 +833,8 @@ static void run_tt(run_result *r, const char *const *args)
         ck_assert_int_lt(argc, 63);
         if (!strcmp(*args, "LIB"))
             argv[argc] = (char *)env_path("TT_EXAMPLE_LIB");
+        else if (!strcmp(*args, "ODD"))
+            argv[argc] = (char *)env_path("TT_ODD_LIB");
         else if ((*args)[0] == '@' || strstr(*args, "=@")) {
             const char *at = strchr(*args, '@');
             snprintf(paths[argc], sizeof paths[argc], "%.*s%s/%s", (int)(at - *args), *args,
@@ -1491,6 +1494,52 @@ START_TEST(test_e2e_save)
 }
 END_TEST
 
+/* A model library with a bad row: refused with a message, never called. */
+START_TEST(test_e2e_odd_library)
+{
+    run_result r;
+    char want[512];
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "ODD", "--fn", "no_pointer", "--input", "f32[2]");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.out, "");
+    snprintf(want, sizeof want, "tt: %s: model function 'no_pointer' has no function pointer "
+                                "in tt_model_fns\n", env_path("TT_ODD_LIB"));
+    ck_assert_str_eq(r.err, want);
+    run_end(&r);
+
+    /* Its other row works; noutputs 0 means 1; no input names: in0... */
+    run_begin(&r);
+    TT(&r, "trace", "--lib", "ODD", "--fn", "identity", "--input", "f32[2]");
+    expect_status(&r, 0);
+    ck_assert_msg(strstr(r.out, "clone: \"f32[2]\" = tt::clone(in0)"), "%.1500s", r.out);
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "list", "ODD");
+    expect_status(&r, 0);
+    ck_assert(has_line(r.out, "no_pointer(x) -> 1 output"));
+    ck_assert(has_line(r.out, "identity(in0) -> 1 output"));
+    ck_assert(has_line(r.out, "    out = clone(x); noutputs 0 means 1"));
+    run_end(&r);
+
+    /* --save where a file is in the way. */
+    run_begin(&r);
+    char path[160];
+    snprintf(path, sizeof path, "%s/blocker", r.dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    TT(&r, "trace", "--lib", "ODD", "--fn", "identity", "--mode", "real", "--input", "f32[2]",
+       "--save", "@blocker");
+    expect_status(&r, 1);
+    snprintf(want, sizeof want, "tt: --save: cannot make the folder '%s': a file of that name "
+                                "is in the way\n", path);
+    ck_assert_str_eq(r.err, want);
+    run_end(&r);
+}
+END_TEST
+
 START_TEST(test_e2e_usage_errors)
 {
     run_result r;
@@ -1668,6 +1717,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_e2e_json);
     tcase_add_test(tc, test_e2e_numbers_overloads);
     tcase_add_test(tc, test_e2e_save);
+    tcase_add_test(tc, test_e2e_odd_library);
     tcase_add_test(tc, test_e2e_usage_errors);
     tcase_add_test(tc, test_e2e_help_version);
     suite_add_tcase(s, tc);

@@ -215,8 +215,13 @@ static int cmd_list(const tt_cli_args *a, model *m)
     printf("# %d model function%s in %s\n", n, n == 1 ? "" : "s", m->path);
     for (int i = 0; i < n; i++) {
         int nout = t[i].noutputs ? t[i].noutputs : 1;
-        printf("%s(%s) -> %d output%s\n    %s\n", t[i].name, t[i].inputs ? t[i].inputs : "",
-               nout, nout == 1 ? "" : "s", t[i].about ? t[i].about : "");
+        printf("%s(", t[i].name);
+        if (t[i].inputs) /* the declared names, else the graph's: in0, in1... */
+            printf("%s", t[i].inputs);
+        for (int k = 0; !t[i].inputs && k < t[i].ninputs; k++)
+            printf("%sin%d", k ? ", " : "", k);
+        printf(") -> %d output%s\n    %s\n", nout, nout == 1 ? "" : "s",
+               t[i].about ? t[i].about : "");
     }
     return 0;
 }
