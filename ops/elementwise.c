@@ -10,6 +10,7 @@
 #include "vec_math.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef enum {
@@ -101,11 +102,10 @@ ARITH_LOOPS(f64, double, pow(a, b))
 ARITH_LOOPS(i64, int64_t, ipow(a, b))
 ARITH_LOOPS(i32, int32_t, (int32_t)ipow(a, b))
 ARITH_LOOPS(u8, uint8_t, (uint8_t)ipow(a, b))
-/* bool: add is logical or, mul logical and (PyTorch); sub and div never get
- * here (sub is refused, div promotes). */
+/* bool: add is logical or, mul logical and (PyTorch); sub, div and pow
+ * never get here (sub and pow are refused, div promotes). */
 BINARY_LOOP(add_b8, bool, bool, a || (alpha && b))
 BINARY_LOOP(mul_b8, bool, bool, a && b)
-BINARY_LOOP(pow_b8, bool, bool, a || !b)
 BINARY_LOOP(eq_b8, bool, bool, a == b)
 BINARY_LOOP(ne_b8, bool, bool, a != b)
 BINARY_LOOP(lt_b8, bool, bool, a < b)
@@ -120,7 +120,7 @@ BINARY_LOOP(ge_b8, bool, bool, a >= b)
 static const tt_loop_fn bin_loops[TT_DTYPE_COUNT][BIN_COUNT] = {
     [TT_F32] = ROW(f32), [TT_F64] = ROW(f64), [TT_I64] = ROW(i64),
     [TT_I32] = ROW(i32), [TT_U8] = ROW(u8),
-    [TT_BOOL] = {add_b8, NULL, mul_b8, NULL, pow_b8, eq_b8, ne_b8, lt_b8,
+    [TT_BOOL] = {add_b8, NULL, mul_b8, NULL, NULL, eq_b8, ne_b8, lt_b8,
                  le_b8, gt_b8, ge_b8},
 };
 
@@ -197,7 +197,15 @@ static bool same_dense_operands(const tt_tensor *a, const tt_tensor *b)
            memcmp(a->sizes, b->sizes, sizeof(tt_size) * (size_t)a->ndim) == 0;
 }
 
-static tt_tensor *binary_fast(binop op, const tt_tensor *a, const tt_tensor *b, double alpha)
+/* A Scalar's value as a double (alpha NULL: the default 1). */
+static double scalar_num(const tt_value *v)
+{
+    return !v ? 1.0 : v->kind == TT_V_FLOAT ? v->u.f : v->kind == TT_V_BOOL ? v->u.b
+                                                                         : (double)v->u.i;
+}
+
+static tt_tensor *binary_fast(binop op, const tt_tensor *a, const tt_tensor *b,
+                              const tt_value *alpha)
 {
     tt_dtype dt = (tt_dtype)a->dtype;
     tt_dtype out_dt = is_compare(op) ? TT_BOOL : dt;
@@ -205,7 +213,7 @@ static tt_tensor *binary_fast(binop op, const tt_tensor *a, const tt_tensor *b, 
     if (!r)
         return NULL;
     uint64_t alpha_bits = 0;
-    tt__store(&alpha_bits, dt, alpha);
+    tt__store(&alpha_bits, dt, scalar_num(alpha));
     int64_t es = (int64_t)tt_dtype_size(dt);
     flat_job j = {bin_loops[dt][op], {tt__ptr(r), tt__ptr(a), tt__ptr(b)},
                   {(int64_t)tt_dtype_size(out_dt), es, es}, 3, &alpha_bits};
@@ -213,23 +221,21 @@ static tt_tensor *binary_fast(binop op, const tt_tensor *a, const tt_tensor *b, 
     return r;
 }
 
-/* A tensor some of whose elements share one address (a broadcast view:
- * stride 0 over a dim of size > 1). Writing into it in place would give a
- * result that depends on the order of the writes, so PyTorch refuses it. */
-static bool has_internal_overlap(const tt_tensor *t)
+/* PyTorch's checks of an in-place write into out (tt__check_write): out
+ * may not have elements sharing memory (an expanded tensor: the result
+ * would depend on the order of the writes), and no input may overlap it
+ * other than exactly (x.add_(x) is fine, x[1:].add_(x[:-1]) is not). `op`
+ * is the Tensor overload's label; the message names the in-place op. */
+static tt_status check_inplace_overlap(const char *op, const tt_tensor *out, int n,
+                                       const tt_tensor *const *ins)
 {
-    for (int d = 0; d < t->ndim; d++)
-        if (t->strides[d] == 0 && t->sizes[d] > 1)
-            return true;
-    return false;
-}
-
-static tt_tensor *refuse_overlap(const char *name)
-{
-    tt_error(TT_EINVAL, "%s_: unsupported operation: more than one element of the "
-                        "written-to tensor refers to a single memory location; clone() "
-                        "it before writing in place", name);
-    return NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%s_", op);
+    tt_status st = tt__check_write(name, out, NULL);
+    for (int i = 0; i < n && !st; i++)
+        if (ins[i])
+            st = tt__check_write(name, out, ins[i]);
+    return st;
 }
 
 /* True when x reads memory that out writes, other than element for
@@ -247,19 +253,21 @@ static bool reads_overlap(const tt_tensor *out, const tt_tensor *x)
 /* The eager fast path applies: real, contiguous operands of one dtype and
  * shape, a loop for that dtype, and none of the dtype rules below to
  * apply (integer true division, a fractional alpha on integers). */
-static bool binary_fast_applies(binop op, const tt_tensor *a, const tt_tensor *b, double alpha)
+static bool binary_fast_applies(binop op, const tt_tensor *a, const tt_tensor *b,
+                                const tt_value *alpha)
 {
     bool is_float = tt_dtype_is_float((tt_dtype)a->dtype);
     return same_dense_operands(a, b) && bin_loops[a->dtype][op] &&
            (is_float || (op != BIN_DIV && a->dtype != TT_BOOL)) &&
-           ((op != BIN_ADD && op != BIN_SUB) || alpha == 1 || is_float);
+           (!alpha || (is_float && alpha->kind != TT_V_BOOL));
 }
+
 
 /* PyTorch's dtype rules of a binary op: the dtype it computes in (*common),
  * or an error naming the op for a combination it refuses. */
 static tt_status binary_dtype(binop op, const char *name, const tt_tensor *a,
-                              const tt_tensor *b, const tt_value *b_scalar, double alpha,
-                              tt_dtype *common)
+                              const tt_tensor *b, const tt_value *b_scalar,
+                              const tt_value *alpha, tt_dtype *common)
 {
     if (op == BIN_POW && b_scalar && b_scalar->kind == TT_V_INT && b_scalar->u.i < 0 &&
         !tt_dtype_is_float((tt_dtype)a->dtype))
@@ -271,12 +279,28 @@ static tt_status binary_dtype(binop op, const char *name, const tt_tensor *a,
                            : tt__result_type(2, (const tt_tensor *[]){a, b}, 0, NULL);
     if (op == BIN_DIV && !tt_dtype_is_float(dt))
         dt = TT_F32; /* true division */
-    if (op == BIN_SUB && dt == TT_BOOL)
+    bool a_bool = a->dtype == TT_BOOL;
+    bool b_bool = b_scalar ? b_scalar->kind == TT_V_BOOL : b->dtype == TT_BOOL;
+    if (op == BIN_SUB && a_bool && b_bool)
         return tt_error(TT_EDTYPE, "%s: subtraction, the '-' operator, with two bool tensors "
                                    "is not supported; use logical xor instead", name);
-    if ((op == BIN_ADD || op == BIN_SUB) && !tt_dtype_is_float(dt) && alpha != floor(alpha))
-        return tt_error(TT_EINVAL, "%s: for integral input tensors, argument 'alpha' must not "
-                                   "be a floating point number (got %g)", name, alpha);
+    if (op == BIN_SUB && (a_bool || b_bool))
+        /* PyTorch refuses a bool operand even when the other promotes the
+         * result to a number: x - mask is almost always a mistaken ~mask. */
+        return tt_error(TT_EDTYPE, "%s: argument '%s' (#%d): subtraction, the '-' operator, "
+                                   "with a bool tensor is not supported; to invert a mask "
+                                   "use logical not instead", name, a_bool ? "self" : "other",
+                        a_bool ? 1 : 2);
+    if (op == BIN_POW && dt == TT_BOOL)
+        return tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for bool "
+                                   "tensors (a bool base needs a number exponent)", name);
+    if (alpha && alpha->kind == TT_V_BOOL && dt != TT_BOOL)
+        return tt_error(TT_EDTYPE, "%s: argument 'alpha': a bool alpha is only supported for "
+                                   "bool results (the result is %s)", name, tt_dtype_name(dt));
+    if (alpha && alpha->kind == TT_V_FLOAT && !tt_dtype_is_float(dt))
+        return tt_error(TT_EINVAL, "%s: argument 'alpha': for integral input tensors, alpha "
+                                   "must not be a floating point number (got %g)", name,
+                        alpha->u.f);
     *common = dt;
     return TT_OK;
 }
@@ -308,7 +332,8 @@ static tt_status check_inplace_target(const char *name, const tt_tensor *out, in
  * operand that overlaps it differently. */
 static tt_status binary_compute(binop op, tt_tensor *result, const tt_tensor *a,
                                 const tt_tensor *b, tt_dtype common, tt_dtype out_dt,
-                                int nd, const tt_size *sizes, double alpha, bool inplace)
+                                int nd, const tt_size *sizes, const tt_value *alpha,
+                                bool inplace)
 {
     tt_status st;
     tt_tensor *target = NULL, *ca = as_dtype(a, common), *cb = ca ? as_dtype(b, common) : NULL;
@@ -331,7 +356,7 @@ static tt_status binary_compute(binop op, tt_tensor *result, const tt_tensor *a,
     tt__broadcast_alias(&xa, ca, nd, sizes);
     tt__broadcast_alias(&xb, cb, nd, sizes);
     uint64_t alpha_bits = 0;
-    tt__store(&alpha_bits, common, alpha);
+    tt__store(&alpha_bits, common, scalar_num(alpha));
     st = tt_for_each(3, (tt_tensor *[]){target, &xa, &xb}, bin_loops[common][op], &alpha_bits);
     if (!st && target != result)
         st = tt__copy_raw(result, target);
@@ -348,13 +373,13 @@ done:
  * fake operands it stops once the result's metadata is known, so it is the
  * fake kernel too. */
 static tt_tensor *binary(binop op, const tt_tensor *a, const tt_tensor *b,
-                         const tt_value *b_scalar, double alpha, tt_tensor *out)
+                         const tt_value *b_scalar, const tt_value *alpha, tt_tensor *out)
 {
     if (!out && !b_scalar && binary_fast_applies(op, a, b, alpha))
         return binary_fast(op, a, b, alpha);
     const char *name = tt__op_label(bin_ids[op]);
-    if (out && has_internal_overlap(out))
-        return refuse_overlap(name);
+    if (out && check_inplace_overlap(name, out, 2, (const tt_tensor *[]){a, b}))
+        return NULL;
     tt_dtype common = TT_F32;
     if (binary_dtype(op, name, a, b, b_scalar, alpha, &common))
         return NULL;
@@ -459,7 +484,6 @@ UNARY_LOOP(neg_u8, uint8_t, -a)
 UNARY_LOOP(relu_u8, uint8_t, a)
 UNARY_LOOP(abs_u8, uint8_t, a)
 UNARY_LOOP(sign_u8, uint8_t, a > 0)
-UNARY_LOOP(abs_b8, bool, a)
 UNARY_LOOP(sign_b8, bool, a)
 
 #define FROW(SUF)                                                              \
@@ -472,7 +496,7 @@ UNARY_LOOP(sign_b8, bool, a)
 static const tt_loop_fn un_loops[TT_DTYPE_COUNT][UN_COUNT] = {
     [TT_F32] = FROW(f32), [TT_F64] = FROW(f64), [TT_I64] = IROW(i64),
     [TT_I32] = IROW(i32), [TT_U8] = IROW(u8),
-    [TT_BOOL] = {[UN_ABS] = abs_b8, [UN_SIGN] = sign_b8},
+    [TT_BOOL] = {[UN_SIGN] = sign_b8}, /* no abs of bool, as PyTorch */
 };
 
 /* f32 transcendentals go through the vector kernels when the CPU has
@@ -527,13 +551,19 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
 {
     const char *name = tt__op_label(un_ids[op]);
     tt_dtype dt = (tt_dtype)a->dtype;
+    if (op == UN_GELU && !tt_dtype_is_float(dt)) {
+        /* PyTorch has no integer gelu (no int-to-float promotion here). */
+        tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for %s tensors; "
+                            "expects a floating point tensor", name, tt_dtype_name(dt));
+        return NULL;
+    }
     if (un_floating(op) && !tt_dtype_is_float(dt))
         dt = TT_F32;
     if (!out && dt == (tt_dtype)a->dtype && un_loops[dt][op] && (a->flags & TT_TF_CONTIGUOUS) &&
         !(a->flags & TT_TF_HAS_SYM) && !a->storage->fake)
         return unary_fast(op, a);
     if (!un_loops[dt][op]) {
-        tt_error(TT_EDTYPE, "%s: not supported for %s tensors%s", name,
+        tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not supported for %s tensors%s", name,
                  tt_dtype_name(dt),
                  op == UN_NEG && dt == TT_BOOL ? "; use logical not instead" : "");
         return NULL;
@@ -544,8 +574,8 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
                  tt_dtype_name((tt_dtype)out->dtype));
         return NULL;
     }
-    if (out && has_internal_overlap(out))
-        return refuse_overlap(name);
+    if (out && check_inplace_overlap(name, out, 1, &a))
+        return NULL;
     tt_tensor *result;
     if (out) {
         result = tt_retain(out);
@@ -710,15 +740,17 @@ static tt_status binary_kernel(tt_frame *f)
     binop b = (binop)KIND_OF(tt_frame_userdata(f));
     bool inplace = tt_schema_arg(tt_op_schema(op), 0)->is_write;
     tt_tensor *self, *other = NULL;
-    double alpha = 1;
     tt_status st = tt_arg_tensor(f, 0, &self);
     const tt_value *ov = tt_frame_arg(f, 1);
     if (!st && ov->kind == TT_V_TENSOR)
         st = tt_arg_tensor(f, 1, &other);
-    if (!st && tt_frame_nargs(f) > 2)
-        st = tt_arg_scalar(f, 2, &alpha, NULL);
     if (st)
         return st;
+    /* alpha's kind matters (a float alpha is refused for integers even
+     * when whole); the default 1 is no alpha at all. */
+    const tt_value *alpha = tt_frame_nargs(f) > 2 ? tt_frame_arg(f, 2) : NULL;
+    if (alpha && alpha->kind == TT_V_INT && alpha->u.i == 1)
+        alpha = NULL;
     tt_tensor *r = binary(b, self, other, other ? NULL : ov, alpha, inplace ? self : NULL);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
@@ -1027,8 +1059,11 @@ static tt_status pow_scalar_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
     return tt__put_grad(ctx, gi, 0, r);
 }
 
-/* pow.Tensor_Tensor: d/dself as above with a tensor exponent; d/dexp =
- * g * out * log(self), zero where self == 0 (PyTorch's convention). */
+/* pow.Tensor_Tensor, PyTorch's rules with their edge cases: d/dself =
+ * g * e * self^(e-1), zero where e == 0 (so 0^0 gives 0, not 0 * inf);
+ * d/dexp = g * out * log(self), zero where self == 0 and e >= 0 (the
+ * limit), and so ±inf where self == 0 and e < 0 (inf * -inf) and NaN for
+ * a negative base (log of a negative number). */
 static tt_status pow_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                               tt_tensor **gi, int ni)
 {
@@ -1036,15 +1071,15 @@ static tt_status pow_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     tt_tensor *self = SAVED(0), *ex = SAVED(1), *out = SAVED(2);
     tt_status st = TT_OK;
     tt_scope_begin();
+    tt_tensor *zero = tt_scalar(0, tt_dtype_of(g[0]));
     if (NEED(0)) {
-        tt_tensor *r = tt_mul(g[0], tt_mul(ex, tt_pow(self, tt_sub_scalar(ex, 1))));
-        st = tt__put_grad(ctx, gi, 0, tt_keep(r));
+        tt_tensor *d = tt_mul(g[0], tt_mul(ex, tt_pow(self, tt_sub_scalar(ex, 1))));
+        st = tt__put_grad(ctx, gi, 0, tt_keep(tt_where(eq_scalar(ex, 0), zero, d)));
     }
     if (!st && NEED(1)) {
         tt_tensor *term = tt_mul(g[0], tt_mul(out, tt_log(self)));
-        tt_tensor *zero = tt_scalar(0, tt_dtype_of(term ? term : g[0]));
-        tt_tensor *r = tt_where(eq_scalar(self, 0), zero, term);
-        st = tt__put_grad(ctx, gi, 1, tt_keep(r));
+        tt_tensor *limit = tt_mul(eq_scalar(self, 0), ge_scalar(ex, 0));
+        st = tt__put_grad(ctx, gi, 1, tt_keep(tt_where(limit, zero, term)));
     }
     tt_scope_end();
     return st;
@@ -1171,12 +1206,15 @@ static tt_tensor *bin_call(tt_builtin_id id, const tt_tensor *a, const tt_tensor
 {
     binop op = (binop)row_kind[id];
     const tt_tensor *ts[2] = {a, b};
+    /* A whole alpha travels as an int, as a C caller of tt_add_scaled on
+     * integer tensors means it. */
+    tt_value av = scalar_value(alpha);
     if (tt__fast_path(id, 2, ts))
-        return binary(op, a, b, NULL, alpha, NULL);
+        return binary(op, a, b, NULL, alpha == 1 ? NULL : &av, NULL);
     /* alpha travels only when it is not the default, so graphs read
      * add(a, b) as PyTorch's do. */
     if ((op == BIN_ADD || op == BIN_SUB) && alpha != 1)
-        return tt__call_op(id, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b), tt_v_float(alpha)));
+        return tt__call_op(id, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b), av));
     return tt__call_op(id, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
 }
 
@@ -1184,7 +1222,7 @@ static tt_tensor *bin_scalar_call(tt_builtin_id id, const tt_tensor *a, double b
 {
     tt_value v = scalar_value(b);
     if (tt__fast_path(id, 1, &a))
-        return binary((binop)row_kind[id], a, NULL, &v, 1.0, NULL);
+        return binary((binop)row_kind[id], a, NULL, &v, NULL, NULL);
     return tt__call_op(id, TT_ARGS(tt_v_tensor(a), v));
 }
 
@@ -1194,8 +1232,9 @@ static tt_status bin_inplace(tt_builtin_id id, tt_tensor *a, const tt_tensor *b,
 {
     binop op = (binop)row_kind[id];
     const tt_tensor *ts[2] = {a, b};
+    tt_value av = scalar_value(alpha);
     if (tt__fast_path(id, b_scalar ? 1 : 2, ts)) {
-        tt_tensor *r = binary(op, a, b, b_scalar, alpha, a);
+        tt_tensor *r = binary(op, a, b, b_scalar, alpha == 1 ? NULL : &av, a);
         if (!r)
             return tt_errcode();
         tt_bump_version(a);
@@ -1204,7 +1243,7 @@ static tt_status bin_inplace(tt_builtin_id id, tt_tensor *a, const tt_tensor *b,
     }
     tt_value other = b_scalar ? *b_scalar : tt_v_tensor(b);
     if ((op == BIN_ADD || op == BIN_SUB) && alpha != 1)
-        return tt__call_op_status(id, TT_ARGS(tt_v_tensor(a), other, tt_v_float(alpha)));
+        return tt__call_op_status(id, TT_ARGS(tt_v_tensor(a), other, av));
     return tt__call_op_status(id, TT_ARGS(tt_v_tensor(a), other));
 }
 

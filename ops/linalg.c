@@ -709,14 +709,26 @@ static tt_status linear_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
     tt_tensor *x = tt_ctx_saved(ctx, 0), *w = tt_ctx_saved(ctx, 1);
     tt_status st = TT_OK;
     tt_scope_begin();
-    if (tt_ctx_needs_input_grad(ctx, 0))
-        st = tt__put_grad(ctx, gi, 0, tt_keep(tt_matmul(g[0], w)));
-    if (!st && tt_ctx_needs_input_grad(ctx, 1)) {
-        /* Flatten the leading dims: [N, out]^T @ [N, in] -> [out, in]. */
-        int64_t out_f = tt_sizes(w)[0], in_f = tt_sizes(w)[1];
-        tt_tensor *g2 = tt_reshape(g[0], 2, (int64_t[]){-1, out_f});
-        tt_tensor *x2 = tt_reshape(x, 2, (int64_t[]){-1, in_f});
-        st = tt__put_grad(ctx, gi, 1, tt_keep(tt_mm(tt_t(g2), x2)));
+    if (tt_ndim(w) == 1) {
+        /* y = x @ w (out dim dropped): dx = g[..., None] * w, dw = g[...,
+         * None] * x summed over the leading dims (by the engine, as for a
+         * broadcast operand). */
+        tt_tensor *g1 = tt_unsqueeze(g[0], -1);
+        if (tt_ctx_needs_input_grad(ctx, 0))
+            st = tt__put_grad(ctx, gi, 0, tt_keep(tt_mul(g1, w)));
+        if (!st && tt_ctx_needs_input_grad(ctx, 1))
+            st = tt__put_grad(ctx, gi, 1, tt_keep(tt_mul(g1, x)));
+    } else {
+        if (tt_ctx_needs_input_grad(ctx, 0))
+            st = tt__put_grad(ctx, gi, 0, tt_keep(tt_matmul(g[0], w)));
+        if (!st && tt_ctx_needs_input_grad(ctx, 1)) {
+            /* Flatten the leading dims: [N, out]^T @ [N, in] -> [out, in];
+             * a 1-d x is one row. */
+            int64_t out_f = tt_sizes(w)[0], in_f = tt_sizes(w)[1];
+            tt_tensor *g2 = tt_reshape(g[0], 2, (int64_t[]){-1, out_f});
+            tt_tensor *x2 = tt_reshape(x, 2, (int64_t[]){-1, in_f});
+            st = tt__put_grad(ctx, gi, 1, tt_keep(tt_mm(tt_t(g2), x2)));
+        }
     }
     if (!st && tt_ctx_num_inputs(ctx) > 2 && tt_ctx_needs_input_grad(ctx, 2))
         st = tt__put_grad(ctx, gi, 2, tt_retain(g[0]));

@@ -153,46 +153,16 @@ void tt__elementwise_strides(int n, const tt_tensor *const *ins, int ndim,
         memcpy(strides, ins[0]->strides, sizeof(tt_size) * (size_t)ndim);
         return;
     }
-    /* Otherwise order dims by the inputs' broadcast strides: perm[0] is
-     * the fastest-moving dim. Ambiguous comparisons (a broadcast stride of
-     * 0, or equal strides) defer to the next input. */
+    /* Otherwise lay the output out in the order of the inputs' broadcast
+     * strides (the runtime's preserve-format rule, over several inputs). */
     tt_tensor al[8];
+    const tt_size *bs[8];
     int na = n < 8 ? n : 8;
-    for (int i = 0; i < na; i++)
+    for (int i = 0; i < na; i++) {
         tt__broadcast_alias(&al[i], ins[i], ndim, sizes);
-    int perm[TT_MAX_DIMS];
-    for (int i = 0; i < ndim; i++)
-        perm[i] = ndim - 1 - i;
-    for (int i = 1; i < ndim; i++) {
-        int d1 = i;
-        for (int d0 = i - 1; d0 >= 0; d0--) {
-            int cmp = 0;
-            for (int k = 0; k < na && cmp == 0; k++) {
-                tt_size s0 = al[k].strides[perm[d0]], s1 = al[k].strides[perm[d1]];
-                if (s0 == 0 || s1 == 0)
-                    continue;
-                if (s0 < s1)
-                    cmp = -1;
-                else if (s0 > s1)
-                    cmp = 1;
-                else if (sizes[perm[d0]] > sizes[perm[d1]])
-                    cmp = 1;
-            }
-            if (cmp > 0) {
-                int t = perm[d0];
-                perm[d0] = perm[d1];
-                perm[d1] = t;
-                d1 = d0;
-            } else if (cmp < 0) {
-                break;
-            }
-        }
+        bs[i] = al[i].strides;
     }
-    tt_size st = 1;
-    for (int i = 0; i < ndim; i++) {
-        strides[perm[i]] = st;
-        st = tt_sym_mul(st, sizes[perm[i]]);
-    }
+    tt__dense_strides_in_order(na, bs, ndim, sizes, strides);
 }
 
 /* PyTorch's combine_categories(higher, lower). */

@@ -455,6 +455,12 @@ static tt_status slice_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
     if ((intptr_t)tt_ctx_userdata(ctx) == SLICE_NARROW) {
         tt_ctx_get_int(ctx, "a2", &start);
         tt_ctx_get_int(ctx, "a3", &len);
+        /* narrow counts a negative start from the end (the forward checked
+         * it is in range); slice would read [start, start + len) as Python
+         * bounds, where -2 + 2 = 0 is an empty end. */
+        int64_t d = dim < 0 ? dim + n : dim;
+        if (start < 0 && d >= 0 && d < n)
+            start += shape[d];
         end = start + len;
     } else {
         tt_ctx_get_int(ctx, "a2", &start);

@@ -107,25 +107,31 @@ static int overlap_status(const tt_tensor *a, const tt_tensor *b)
     return a0 < b1 && b0 < a1 ? OVERLAP_PARTIAL : OVERLAP_NO;
 }
 
+tt_status tt__check_write(const char *fn, const tt_tensor *dst, const tt_tensor *src)
+{
+    if (!src && !tt__is_non_overlapping_and_dense(dst))
+        for (int d = 0; d < dst->ndim; d++)
+            if (dst->sizes[d] > 1 && dst->strides[d] == 0)
+                return tt_error(TT_EINVAL, "%s: unsupported operation: more than one "
+                                           "element of the written-to tensor refers to a "
+                                           "single memory location. Please clone() the "
+                                           "tensor before performing the operation.", fn);
+    if (src && overlap_status(dst, src) == OVERLAP_PARTIAL)
+        return tt_error(TT_EINVAL, "%s: unsupported operation: some elements of the input "
+                                   "tensor and the written-to tensor refer to a single "
+                                   "memory location. Please clone() the tensor before "
+                                   "performing the operation.", fn);
+    return TT_OK;
+}
+
 tt_status tt__copy_raw(tt_tensor *dst, const tt_tensor *src)
 {
     tt_size st[TT_MAX_DIMS];
     tt_status e = broadcast_to("tt_copy_", src, dst, st);
-    if (e)
+    if (e || (e = tt__check_write("tt_copy_", dst, NULL)) ||
+        (e = tt__check_write("tt_copy_", dst, src)))
         return e;
-    if (!tt__is_non_overlapping_and_dense(dst))
-        for (int d = 0; d < dst->ndim; d++)
-            if (dst->sizes[d] > 1 && dst->strides[d] == 0)
-                return tt_error(TT_EINVAL, "tt_copy_: unsupported operation: more than "
-                                           "one element of the written-to tensor refers "
-                                           "to a single memory location. Please clone() "
-                                           "the tensor before performing the operation.");
     int ov = overlap_status(dst, src);
-    if (ov == OVERLAP_PARTIAL)
-        return tt_error(TT_EINVAL, "tt_copy_: unsupported operation: some elements of "
-                                   "the input tensor and the written-to tensor refer to "
-                                   "a single memory location. Please clone() the tensor "
-                                   "before performing the operation.");
     if (ov == OVERLAP_FULL && dst->dtype == src->dtype)
         return TT_OK; /* every element onto itself */
     tt_tensor in;

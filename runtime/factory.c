@@ -501,7 +501,8 @@ tt_tensor *tt_new_empty(const tt_tensor *like, int ndim, const int64_t *sizes)
 }
 
 /* PyTorch's preserve_format: a dense, non-overlapping input gives an output
- * with exactly its strides; otherwise contiguous. */
+ * with exactly its strides; otherwise a dense one with its dims in the
+ * order of the input's strides (empty_like's infer_dense_strides). */
 
 /* Dims of size 0 or 1 do not constrain the layout; a symbolic size does. */
 static bool size_lt2(tt_size s) { return !tt_size_is_sym(s) && s < 2; }
@@ -510,6 +511,11 @@ bool tt__is_non_overlapping_and_dense(const tt_tensor *t)
 {
     int perm[TT_MAX_DIMS];
     int n = t->ndim;
+    /* An empty tensor is contiguous whatever its strides (PyTorch's
+     * compute_contiguous), so dense too: its copies keep its strides. */
+    for (int i = 0; i < n; i++)
+        if (t->sizes[i] == 0)
+            return true;
     for (int i = 0; i < n; i++)
         perm[i] = i;
     /* Sort dims by stride ascending, dims of size < 2 last (PyTorch's
@@ -538,12 +544,61 @@ bool tt__is_non_overlapping_and_dense(const tt_tensor *t)
     return true;
 }
 
+void tt__dense_strides_in_order(int n, const tt_size *const *strides, int ndim,
+                                const tt_size *sizes, tt_size *out)
+{
+    /* perm[0] is the fastest-moving dim. Insertion sort from row-major
+     * order; an ambiguous comparison (a stride of 0, or equal strides of
+     * dims of equal size) defers to the next stride list, and when all are
+     * ambiguous the dims keep their row-major order. */
+    int perm[TT_MAX_DIMS];
+    for (int i = 0; i < ndim; i++)
+        perm[i] = ndim - 1 - i;
+    for (int i = 1; i < ndim; i++) {
+        int d1 = i;
+        for (int d0 = i - 1; d0 >= 0; d0--) {
+            int cmp = 0;
+            for (int k = 0; k < n && cmp == 0; k++) {
+                tt_size s0 = strides[k][perm[d0]], s1 = strides[k][perm[d1]];
+                if (s0 == 0 || s1 == 0)
+                    continue;
+                if (s0 < s1)
+                    cmp = -1;
+                else if (s0 > s1)
+                    cmp = 1;
+                else if (sizes[perm[d0]] > sizes[perm[d1]])
+                    cmp = 1;
+            }
+            if (cmp > 0) {
+                int t = perm[d0];
+                perm[d0] = perm[d1];
+                perm[d1] = t;
+                d1 = d0;
+            } else if (cmp < 0) {
+                break;
+            }
+        }
+    }
+    tt_size st = 1;
+    for (int i = 0; i < ndim; i++) {
+        out[perm[i]] = st;
+        st = tt_sym_mul(st, sizes[perm[i]]);
+    }
+}
+
 void tt__strides_like(const tt_tensor *t, tt_size *out)
 {
     if (tt__is_non_overlapping_and_dense(t))
         memcpy(out, t->strides, sizeof(tt_size) * (size_t)t->ndim);
-    else
-        tt__contiguous_strides(t->ndim, t->sizes, out);
+    else {
+        /* A size-0 dim steps as a size-1 one (infer_dense_strides), so an
+         * empty tensor's strides are the ones a non-empty layout has. */
+        tt_size sizes[TT_MAX_DIMS];
+        for (int d = 0; d < t->ndim; d++)
+            sizes[d] = t->sizes[d] == 0 ? 1 : t->sizes[d];
+        tt__dense_strides_in_order(1, (const tt_size *const[]){t->strides}, t->ndim, sizes,
+                                   out);
+    }
 }
 
 tt_tensor *tt_empty_like(const tt_tensor *t)

@@ -101,8 +101,15 @@ tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
                            const tt_size *strides, tt_dtype dt, bool fake);
 tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt);
 tt_status tt__arange_numel(double start, double end, double step, int64_t *out);
-/* Strides for a new tensor laid out like t (preserve_format). */
+/* Strides for a new tensor laid out like t (preserve_format): t's own when
+ * t is non-overlapping and dense, else dense in the order of t's strides. */
 void tt__strides_like(const tt_tensor *t, tt_size *out);
+/* Dense strides for (ndim, sizes) with the dims ordered as the n stride
+ * lists order them (PyTorch's infer_dense_strides, and TensorIterator's
+ * output layout over several operands): the first list decides, a stride
+ * of 0 or a tie defers to the next, row-major order where none decides. */
+void tt__dense_strides_in_order(int n, const tt_size *const *strides, int ndim,
+                                const tt_size *sizes, tt_size *out);
 bool tt__is_non_overlapping_and_dense(const tt_tensor *t);
 /* Registers a new tensor with the thread's innermost scope, if any. */
 bool tt__scope_add(tt_tensor *t); /* false: no memory */
@@ -124,6 +131,13 @@ static inline char *tt__ptr(const tt_tensor *t)
 /* dst = src with broadcasting and dtype conversion; no dispatch, no
  * version bump. */
 tt_status tt__copy_raw(tt_tensor *dst, const tt_tensor *src);
+/* PyTorch's overlap rules for writing into dst (at::assert_no_internal_overlap,
+ * at::assert_no_partial_overlap): with src NULL, dst may not have elements
+ * sharing memory (an expanded tensor); with src, src may not overlap dst
+ * other than exactly (the same elements in the same order). An operand
+ * that is not dense and non-overlapping is "too hard" to decide, as in
+ * PyTorch, and passes. TT_EINVAL "fn: unsupported operation: ..." */
+tt_status tt__check_write(const char *fn, const tt_tensor *dst, const tt_tensor *src);
 /* Writes `value` into every element of t; no dispatch, no version bump. */
 tt_status tt__fill_raw(tt_tensor *t, double value);
 

@@ -66,6 +66,8 @@ static double at(const tt_tensor *t, int64_t k)
 
 static bool close_to(double got, double want, double tol)
 {
+    if (isnan(want) || isinf(want)) /* the edge cases of pow's derivative */
+        return isnan(want) ? isnan(got) : got == want;
     return fabs(got - want) <= tol * (1 + fabs(want));
 }
 
@@ -1463,6 +1465,16 @@ START_TEST(test_scalar_derivatives)
 END_TEST
 
 /* pow's exponent gradient is 0 where the base is 0 (PyTorch), not NaN. */
+FN1(f_narrow_neg, tt_narrow(a, -1, -2, 2))
+
+/* linear(x, w[, b]) with a 1-d w. */
+static tt_status f_linear_vec(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nout, (void)ud;
+    out[0] = tt_linear(in[0], in[1], nin > 2 ? in[2] : NULL);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
 START_TEST(test_pow_zero_base)
 {
     tt_tensor *a = leaf(1, A(2), TT_F64, D(0, 2));
@@ -1473,6 +1485,56 @@ START_TEST(test_pow_zero_base)
     expect_grad(a, D(0, 12), 0);
     expect_grad(b, D(0, 8 * log(2)), 1e-15);
     release_all(4, (tt_tensor *[]){a, b, g, y});
+
+    /* PyTorch's edge cases: base 0 with a negative exponent gives -inf to
+     * both (e * 0^(e-1) and inf * log 0); 0^0 gives 0 to both; a negative
+     * base gives NaN to the exponent (log of a negative number), and to
+     * the base only where the power itself is NaN. */
+    a = leaf(1, A(6), TT_F64, D(0, 0, 0, -2, -2, 0));
+    b = leaf(1, A(6), TT_F64, D(-1, 0, 2, 0.5, 2, -2));
+    g = mk(1, A(6), TT_F64, D(1, 1, 1, 1, 1, 1));
+    y = ok(tt_pow(a, b));
+    OK(tt_backward(y, g));
+    expect(y, 1, A(6), D(INFINITY, 1, 0, NAN, 4, INFINITY), 0);
+    expect_grad(a, D(-INFINITY, 0, 0, NAN, -4, -INFINITY), 0);
+    expect_grad(b, D(-INFINITY, 0, 0, NAN, NAN, -INFINITY), 0);
+    release_all(4, (tt_tensor *[]){a, b, g, y});
+}
+END_TEST
+
+/* narrow with a negative start counts from the end in the backward too. */
+START_TEST(test_narrow_negative_start_derivative)
+{
+    tt_tensor *x = leaf(1, A(5), TT_F64, D(0, 1, 2, 3, 4));
+    tt_tensor *y = ok(tt_narrow(x, 0, -2, 2));
+    tt_tensor *s = ok(tt_sum_all(y));
+    OK(tt_backward(s, NULL));
+    expect_grad(x, D(0, 0, 0, 1, 1), 0);
+    tt_tensor *m = leaf(2, A(2, 3), TT_F64, D(1, 2, 3, 4, 5, 6));
+    OK(tt_gradcheck(f_narrow_neg, 1, &m, 1, NULL, NULL));
+    release_all(4, (tt_tensor *[]){x, y, s, m});
+}
+END_TEST
+
+/* linear with a 1-d weight [in]: y = x @ w drops the out dim; dx = g w,
+ * dw = sum over rows of g x (PyTorch's values). */
+START_TEST(test_linear_vector_weight_derivative)
+{
+    tt_tensor *x = leaf(2, A(2, 3), TT_F64, D(0, 1, 2, 3, 4, 5));
+    tt_tensor *w = leaf(1, A(3), TT_F64, D(1, 2, 3));
+    tt_tensor *g = mk(1, A(2), TT_F64, D(1, 2));
+    tt_tensor *y = ok(tt_linear(x, w, NULL));
+    OK(tt_backward(y, g));
+    expect_grad(x, D(1, 2, 3, 2, 4, 6), 0);
+    expect_grad(w, D(6, 9, 12), 0);
+    tt_tensor *in[3] = {leaf(2, A(2, 3), TT_F64, D(0.5, 1, 2, -3, 4, 5)),
+                        leaf(1, A(3), TT_F64, D(1, -2, 3)), leaf(0, NULL, TT_F64, D(0.25))};
+    OK(tt_gradcheck(f_linear_vec, 3, in, 1, NULL, NULL));
+    tt_tensor *v = leaf(1, A(3), TT_F64, D(1, 2, -1)); /* a 1-d input too: a 0-dim y */
+    OK(tt_gradcheck(f_linear_vec, 2, (tt_tensor *[]){v, in[1]}, 1, NULL, NULL));
+    release_all(4, (tt_tensor *[]){x, w, g, y});
+    release_all(3, in);
+    tt_release(v);
 }
 END_TEST
 
@@ -1721,6 +1783,8 @@ static Suite *autograd_suite(void)
     tcase_add_test(tc, test_binary_derivatives);
     tcase_add_test(tc, test_scalar_derivatives);
     tcase_add_test(tc, test_pow_zero_base);
+    tcase_add_test(tc, test_narrow_negative_start_derivative);
+    tcase_add_test(tc, test_linear_vector_weight_derivative);
     tcase_add_test(tc, test_where_clamp_derivatives);
     suite_add_tcase(s, tc);
 

@@ -486,18 +486,27 @@ START_TEST(test_empty_like)
         tt_release(t);
         tt_release(base);
     }
-    /* Non-dense inputs (gaps, overlap, offsets) give contiguous outputs. */
+    /* Non-dense inputs (gaps, overlap, offsets) give dense outputs with
+     * the dims in the order of the input's strides (row-major where the
+     * order is row-major or undecided), as PyTorch's empty_like. */
     tt_tensor *base = tt_zeros(TT_SHAPE(6, 4), TT_I32);
     tt_tensor *sl = tt_slice(base, 0, 1, 6, 2);   /* [3, 4] strides [8, 1] */
     tt_tensor *col = tt_narrow(base, 1, 1, 2);     /* [6, 2] strides [4, 1] */
     tt_tensor *row0 = tt_select(base, 0, 0);
     tt_tensor *ex = tt_expand(row0, TT_SHAPE(5, 4)); /* [5, 4] strides [0, 1] */
     tt_tensor *slt = tt_transpose(sl, 0, 1);       /* [4, 3] strides [1, 8] */
-    tt_tensor *empty = tt_empty_strided(TT_SHAPE(0, 3), A(1, 5), TT_I32); /* PyTorch: not dense */
+    tt_tensor *empty = tt_empty_strided(TT_SHAPE(0, 3), A(1, 5), TT_I32);
     tt_tensor *cases[] = {sl, col, ex, slt, empty};
     for (int i = 0; i < 5; i++) {
         int64_t st[TT_MAX_DIMS];
         contig_strides(tt_ndim(cases[i]), tt_sizes(cases[i]), st);
+        if (cases[i] == slt) { /* [4, 3] strides [1, 8]: column-major */
+            st[0] = 1;
+            st[1] = 4;
+        } else if (cases[i] == empty) { /* empty: dense whatever its strides */
+            st[0] = 1;
+            st[1] = 5;
+        }
         tt_tensor *t = tt_empty_like(cases[i]);
         expect_meta(t, tt_ndim(cases[i]), tt_sizes(cases[i]), st, 0);
         ck_assert_int_eq(tt_dtype_of(t), TT_I32);
@@ -881,6 +890,39 @@ static bool pt_dense(const tt_tensor *t)
     return true;
 }
 
+/* PyTorch's preserve_format strides of a copy of t, restated: t's own when
+ * dense (an empty tensor always is), else dense with the dims in the order
+ * of t's strides, ties (equal strides, stride 0) kept in row-major order,
+ * a size-0 dim stepping as size 1 (infer_dense_strides). */
+static void pt_strides_like(const tt_tensor *t, int64_t *out)
+{
+    int n = tt_ndim(t);
+    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
+    if (pt_dense(t) || tt_numel(t) == 0) {
+        memcpy(out, st, sizeof(int64_t) * (size_t)n);
+        return;
+    }
+    int perm[TT_MAX_DIMS]; /* perm[0] moves fastest */
+    for (int i = 0; i < n; i++)
+        perm[i] = n - 1 - i;
+    for (int i = 1; i < n; i++)
+        for (int d0 = i - 1, d1 = i; d0 >= 0; d0--) {
+            int a = perm[d0], b = perm[d1];
+            if (st[a] == 0 || st[b] == 0 || (st[a] == st[b] && sz[a] <= sz[b]))
+                continue; /* undecided: compare with the next one down */
+            if (st[a] < st[b])
+                break;
+            perm[d0] = b;
+            perm[d1] = a;
+            d1 = d0;
+        }
+    int64_t step = 1;
+    for (int i = 0; i < n; i++) {
+        out[perm[i]] = step;
+        step *= sz[perm[i]] > 1 ? sz[perm[i]] : 1;
+    }
+}
+
 /* Dense and non-overlapping by brute force (for tensors with elements):
  * the elements cover numel consecutive storage positions exactly once. */
 static bool brute_dense(const tt_tensor *t)
@@ -921,9 +963,11 @@ START_TEST(test_contiguous_clone_to_dtype)
                 ck_assert(tt_is_contiguous(c));
                 expect_same_values(c, in, "contiguous");
                 tt_release(c);
-                /* clone: new memory, the strides kept when dense */
+                /* clone: new memory, the strides kept when dense, else
+                 * the input's dim order */
                 tt_tensor *k = tt_clone(in);
-                const int64_t *want = pt_dense(in) ? tt_strides(in) : cst;
+                int64_t want[TT_MAX_DIMS];
+                pt_strides_like(in, want);
                 ck_assert(!tt_same_storage(k, in));
                 ck_assert_int_eq(tt_dtype_of(k), dt);
                 expect_meta(k, S->n, S->s, want, 0);
