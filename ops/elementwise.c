@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* BIN_DIV_TRUNC and BIN_DIV_FLOOR are div with a rounding mode; the
+ * comparisons come last (is_compare). */
 typedef enum {
-    BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_POW,
+    BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_POW, BIN_DIV_TRUNC, BIN_DIV_FLOOR,
     BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE,
     BIN_COUNT
 } binop;
@@ -22,8 +24,8 @@ typedef enum {
 /* Each kind's Tensor overload: whose name its errors carry. */
 static const tt_builtin_id bin_ids[BIN_COUNT] = {
     TT_OP_ADD_TENSOR, TT_OP_SUB_TENSOR, TT_OP_MUL_TENSOR, TT_OP_DIV_TENSOR,
-    TT_OP_POW_TENSOR_TENSOR, TT_OP_EQ_TENSOR, TT_OP_NE_TENSOR, TT_OP_LT_TENSOR,
-    TT_OP_LE_TENSOR, TT_OP_GT_TENSOR, TT_OP_GE_TENSOR,
+    TT_OP_POW_TENSOR_TENSOR, TT_OP_DIV_TENSOR, TT_OP_DIV_TENSOR, TT_OP_EQ_TENSOR,
+    TT_OP_NE_TENSOR, TT_OP_LT_TENSOR, TT_OP_LE_TENSOR, TT_OP_GT_TENSOR, TT_OP_GE_TENSOR,
 };
 
 static bool is_compare(binop op) { return op >= BIN_EQ; }
@@ -84,12 +86,55 @@ static inline int64_t ipow(int64_t b, int64_t e)
     return r;
 }
 
+/* div's rounding modes. Floats: trunc(a / b), and Python's floor division
+ * (PyTorch's div_floor_floating: through fmod, so the quotient is exact
+ * where a / b would round); b == 0 gives a / b, inf or NaN. Integers
+ * (never b == 0: refused before the loop): C's division truncates, floor
+ * steps down when the signs differ and the division is not exact; the
+ * quotient goes through unsigned so INT_MIN / -1 wraps as PyTorch's does
+ * instead of being undefined. */
+#define FLOAT_DIVS(SUF, T, F)                                                  \
+    static inline T divtrunc_##SUF(T a, T b) { return trunc##F(a / b); }       \
+    static inline T divfloor_##SUF(T a, T b)                                   \
+    {                                                                          \
+        if (b == 0)                                                            \
+            return a / b;                                                      \
+        T mod = fmod##F(a, b), div = (a - mod) / b;                            \
+        if (mod != 0 && (b < 0) != (mod < 0))                                  \
+            div -= 1;                                                          \
+        if (div == 0)                                                          \
+            return copysign##F(0, a / b);                                      \
+        T fl = floor##F(div);                                                  \
+        return div - fl > (T)0.5 ? fl + 1 : fl;                                \
+    }
+FLOAT_DIVS(f32, float, f)
+FLOAT_DIVS(f64, double, )
+
+#define INT_DIVS(SUF, T, UT)                                                   \
+    static inline T divtrunc_##SUF(T a, T b)                                   \
+    {                                                                          \
+        return b == -1 ? (T)(0 - (UT)a) : (T)(a / b);                          \
+    }                                                                          \
+    static inline T divfloor_##SUF(T a, T b)                                   \
+    {                                                                          \
+        if (b == -1)                                                           \
+            return (T)(0 - (UT)a);                                             \
+        T q = (T)(a / b);                                                      \
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? (T)(q - 1) : q;          \
+    }
+INT_DIVS(i64, int64_t, uint64_t)
+INT_DIVS(i32, int32_t, uint32_t)
+static inline uint8_t divtrunc_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b); }
+static inline uint8_t divfloor_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b); }
+
 #define ARITH_LOOPS(SUF, T, POW)                                               \
     BINARY_LOOP(add_##SUF, T, T, a + alpha * b)                                \
     BINARY_LOOP(sub_##SUF, T, T, a - alpha * b)                                \
     BINARY_LOOP(mul_##SUF, T, T, a * b)                                        \
     BINARY_LOOP(div_##SUF, T, T, a / b)                                        \
     BINARY_LOOP(pow_##SUF, T, T, POW)                                          \
+    BINARY_LOOP(divt_##SUF, T, T, divtrunc_##SUF(a, b))                        \
+    BINARY_LOOP(divf_##SUF, T, T, divfloor_##SUF(a, b))                        \
     BINARY_LOOP(eq_##SUF, T, bool, a == b)                                     \
     BINARY_LOOP(ne_##SUF, T, bool, a != b)                                     \
     BINARY_LOOP(lt_##SUF, T, bool, a < b)                                      \
@@ -114,14 +159,14 @@ BINARY_LOOP(gt_b8, bool, bool, a > b)
 BINARY_LOOP(ge_b8, bool, bool, a >= b)
 
 #define ROW(SUF)                                                               \
-    {add_##SUF, sub_##SUF, mul_##SUF, div_##SUF, pow_##SUF, eq_##SUF,          \
-     ne_##SUF, lt_##SUF, le_##SUF, gt_##SUF, ge_##SUF}
+    {add_##SUF, sub_##SUF, mul_##SUF, div_##SUF, pow_##SUF, divt_##SUF,        \
+     divf_##SUF, eq_##SUF, ne_##SUF, lt_##SUF, le_##SUF, gt_##SUF, ge_##SUF}
 /* [dtype][op]; NULL where the combination is refused before a loop runs. */
 static const tt_loop_fn bin_loops[TT_DTYPE_COUNT][BIN_COUNT] = {
     [TT_F32] = ROW(f32), [TT_F64] = ROW(f64), [TT_I64] = ROW(i64),
     [TT_I32] = ROW(i32), [TT_U8] = ROW(u8),
-    [TT_BOOL] = {add_b8, NULL, mul_b8, NULL, NULL, eq_b8, ne_b8, lt_b8,
-                 le_b8, gt_b8, ge_b8},
+    [TT_BOOL] = {add_b8, NULL, mul_b8, NULL, NULL, NULL, NULL, eq_b8, ne_b8,
+                 lt_b8, le_b8, gt_b8, ge_b8},
 };
 
 /* ---------------------------------------------------------------- binary */
@@ -258,7 +303,8 @@ static bool binary_fast_applies(binop op, const tt_tensor *a, const tt_tensor *b
 {
     bool is_float = tt_dtype_is_float((tt_dtype)a->dtype);
     return same_dense_operands(a, b) && bin_loops[a->dtype][op] &&
-           (is_float || (op != BIN_DIV && a->dtype != TT_BOOL)) &&
+           (is_float || (op != BIN_DIV && op != BIN_DIV_TRUNC && op != BIN_DIV_FLOOR &&
+                         a->dtype != TT_BOOL)) &&
            (!alpha || (is_float && alpha->kind != TT_V_BOOL));
 }
 
@@ -294,6 +340,10 @@ static tt_status binary_dtype(binop op, const char *name, const tt_tensor *a,
     if (op == BIN_POW && dt == TT_BOOL)
         return tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for bool "
                                    "tensors (a bool base needs a number exponent)", name);
+    if ((op == BIN_DIV_TRUNC || op == BIN_DIV_FLOOR) && dt == TT_BOOL)
+        return tt_error(TT_EDTYPE, "%s: argument 'self' (#1): rounding_mode '%s' is not "
+                                   "implemented for bool tensors", name,
+                        op == BIN_DIV_TRUNC ? "trunc" : "floor");
     if (alpha && alpha->kind == TT_V_BOOL && dt != TT_BOOL)
         return tt_error(TT_EDTYPE, "%s: argument 'alpha': a bool alpha is only supported for "
                                    "bool results (the result is %s)", name, tt_dtype_name(dt));
@@ -326,6 +376,29 @@ static tt_status check_inplace_target(const char *name, const tt_tensor *out, in
     return TT_OK;
 }
 
+static void find_zero(char **d, const int64_t *s, int64_t n, void *ctx)
+{
+    size_t es = tt_dtype_size(*(const tt_dtype *)ctx);
+    static const char zero[8];
+    for (int64_t k = 0; k < n; k++)
+        if (!memcmp(d[0] + k * s[0], zero, es)) {
+            *(tt_dtype *)ctx = TT_DTYPE_COUNT; /* found */
+            return;
+        }
+}
+
+/* An integer divisor with a zero in it: PyTorch raises ZeroDivisionError
+ * (integers have no inf). */
+static tt_status check_no_zero(const tt_tensor *b)
+{
+    tt_dtype dt = (tt_dtype)b->dtype;
+    tt_status st = tt_for_each(1, (tt_tensor *[]){(tt_tensor *)b}, find_zero, &dt);
+    if (!st && dt == TT_DTYPE_COUNT)
+        st = tt_error(TT_EINVAL, "%s: argument 'other' (#2): integer division by zero "
+                                 "(ZeroDivisionError)", tt__op_label(TT_OP_DIV_TENSOR));
+    return st;
+}
+
 /* Computes `op` of a and b into result (of the broadcast shape nd/sizes),
  * in the common dtype; a result of another dtype (in place into a wider
  * tensor) goes through a temporary, and so does writing in place into an
@@ -341,6 +414,9 @@ static tt_status binary_compute(binop op, tt_tensor *result, const tt_tensor *a,
         st = tt_errcode();
         goto done;
     }
+    if ((op == BIN_DIV_TRUNC || op == BIN_DIV_FLOOR) && !tt_dtype_is_float(common) &&
+        (st = check_no_zero(cb)))
+        goto done;
     target = result;
     if ((tt_dtype)result->dtype != out_dt ||
         (inplace && (reads_overlap(result, ca) || reads_overlap(result, cb)))) {
@@ -420,13 +496,13 @@ done:
 
 typedef enum {
     UN_NEG, UN_EXP, UN_LOG, UN_SQRT, UN_RSQRT, UN_SIN, UN_COS, UN_TANH,
-    UN_SIGMOID, UN_RELU, UN_GELU, UN_ABS, UN_SIGN, UN_COUNT
+    UN_SIGMOID, UN_RELU, UN_GELU, UN_ABS, UN_SIGN, UN_GELU_TANH, UN_COUNT
 } unop;
 
 /* Each unary kind's op: whose name its errors carry. */
 static const tt_builtin_id un_ids[UN_COUNT] = {
     TT_OP_NEG, TT_OP_EXP, TT_OP_LOG, TT_OP_SQRT, TT_OP_RSQRT, TT_OP_SIN, TT_OP_COS,
-    TT_OP_TANH, TT_OP_SIGMOID, TT_OP_RELU, TT_OP_GELU, TT_OP_ABS, TT_OP_SIGN,
+    TT_OP_TANH, TT_OP_SIGMOID, TT_OP_RELU, TT_OP_GELU, TT_OP_ABS, TT_OP_SIGN, TT_OP_GELU,
 };
 
 /* Ops whose integer inputs give a float result (PyTorch's int-to-float). */
@@ -467,7 +543,12 @@ static bool un_floating(unop op)
     UNARY_LOOP(relu_##SUF, T, a <= 0 ? (T)0 : a) /* NaN stays NaN */          \
     UNARY_LOOP(gelu_##SUF, T, (T)0.5 * a * ((T)1 + erf##F(a * (T)0.70710678118654752440))) \
     UNARY_LOOP(abs_##SUF, T, fabs##F(a))                                      \
-    UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))
+    UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))                          \
+    UNARY_LOOP(gelut_##SUF, T, (T)0.5 * a * ((T)1 + tanh##F(GELU_BETA * (a + GELU_KAPPA * a * a * a))))
+
+/* gelu(approximate="tanh"): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+#define GELU_BETA 0.79788456080286535588
+#define GELU_KAPPA 0.044715
 
 FLOAT_UNARY(f32, float, f)
 FLOAT_UNARY(f64, double, )
@@ -489,7 +570,7 @@ UNARY_LOOP(sign_b8, bool, a)
 #define FROW(SUF)                                                              \
     {neg_##SUF, exp_##SUF, log_##SUF, sqrt_##SUF, rsqrt_##SUF, sin_##SUF,      \
      cos_##SUF, tanh_##SUF, sigmoid_##SUF, relu_##SUF, gelu_##SUF, abs_##SUF, \
-     sign_##SUF}
+     sign_##SUF, gelut_##SUF}
 #define IROW(SUF)                                                              \
     {[UN_NEG] = neg_##SUF, [UN_RELU] = relu_##SUF, [UN_ABS] = abs_##SUF,      \
      [UN_SIGN] = sign_##SUF}
@@ -551,7 +632,7 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
 {
     const char *name = tt__op_label(un_ids[op]);
     tt_dtype dt = (tt_dtype)a->dtype;
-    if (op == UN_GELU && !tt_dtype_is_float(dt)) {
+    if ((op == UN_GELU || op == UN_GELU_TANH) && !tt_dtype_is_float(dt)) {
         /* PyTorch has no integer gelu (no int-to-float promotion here). */
         tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for %s tensors; "
                             "expects a floating point tensor", name, tt_dtype_name(dt));
@@ -618,7 +699,7 @@ static void where_loop(char **d, const int64_t *s, int64_t n, void *vctx)
 {
     size_t es = tt_dtype_size(((const where_ctx *)vctx)->dt);
     for (int64_t k = 0; k < n; k++) {
-        bool c = *(const bool *)(d[1] + k * s[1]);
+        bool c = *(const uint8_t *)(d[1] + k * s[1]) != 0; /* bool or uint8 */
         memcpy(d[0] + k * s[0], c ? d[2] + k * s[2] : d[3] + k * s[3], es);
     }
 }
@@ -626,7 +707,9 @@ static void where_loop(char **d, const int64_t *s, int64_t n, void *vctx)
 static tt_tensor *where(const tt_tensor *cond, const tt_tensor *a, const tt_tensor *b)
 {
     const char *name = tt__op_label(TT_OP_WHERE_SELF);
-    if ((tt_dtype)cond->dtype != TT_BOOL) {
+    /* A uint8 condition is accepted as PyTorch 1.13 does (deprecated
+     * there, with a warning): non-zero is true. */
+    if ((tt_dtype)cond->dtype != TT_BOOL && (tt_dtype)cond->dtype != TT_U8) {
         tt_error(TT_EDTYPE, "%s: argument 'condition' (#1) expects a bool tensor, got %s",
                  name, tt_dtype_name((tt_dtype)cond->dtype));
         return NULL;
@@ -718,6 +801,19 @@ static tt_tensor *clamp(const tt_tensor *a, const tt_value *lo, const tt_value *
         c.lo = lo->kind == TT_V_FLOAT ? lo->u.f : (double)lo->u.i;
     if (hi->kind != TT_V_NONE)
         c.hi = hi->kind == TT_V_FLOAT ? hi->u.f : (double)hi->u.i;
+    if (!tt_dtype_is_float(dt)) {
+        /* Bounds in the tensor's dtype, as PyTorch casts them: -1 is 255
+         * for uint8. */
+        uint64_t bits = 0;
+        if (lo->kind != TT_V_NONE) {
+            tt__store(&bits, dt, c.lo);
+            c.lo = tt__load(&bits, dt);
+        }
+        if (hi->kind != TT_V_NONE) {
+            tt__store(&bits, dt, c.hi);
+            c.hi = tt__load(&bits, dt);
+        }
+    }
     tt_status st = tt_for_each(2, (tt_tensor *[]){out, ca}, clamp_loop, &c);
     tt_release(ca);
     if (st)
@@ -755,26 +851,115 @@ static tt_status binary_kernel(tt_frame *f)
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
+/* gelu's `approximate` argument (argument i): UN_GELU for "none",
+ * UN_GELU_TANH for "tanh", else an error naming the op. */
+static tt_status gelu_kind(tt_frame *f, int i, unop *kind)
+{
+    const char *ap = "none";
+    tt_status st = tt_frame_nargs(f) > i ? tt_arg_str(f, i, &ap) : TT_OK;
+    if (st)
+        return st;
+    if (strcmp(ap, "none") && strcmp(ap, "tanh"))
+        return tt_frame_fail(f, TT_EINVAL, "argument 'approximate' (#%d): expected 'none' or "
+                                           "'tanh', got '%s'", i + 1, ap);
+    *kind = strcmp(ap, "tanh") ? UN_GELU : UN_GELU_TANH;
+    return TT_OK;
+}
+
 static tt_status unary_kernel(tt_frame *f)
 {
     const tt_op *op = tt_frame_op(f);
     bool inplace = tt_schema_arg(tt_op_schema(op), 0)->is_write;
+    unop kind = (unop)KIND_OF(tt_frame_userdata(f));
     tt_tensor *self;
     tt_status st = tt_arg_tensor(f, 0, &self);
+    if (!st && kind == UN_GELU)
+        st = gelu_kind(f, 1, &kind);
     if (st)
         return st;
-    tt_tensor *r = unary((unop)KIND_OF(tt_frame_userdata(f)), self, inplace ? self : NULL);
+    tt_tensor *r = unary(kind, self, inplace ? self : NULL);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
+/* where.self and its Scalar forms: a Scalar self or other becomes a 0-dim
+ * tensor of PyTorch's result type of the call (a Python number only
+ * raises the category: where(c, int32 x, 2) stays int32, where(c, 1.0,
+ * 0.0) is f32), which then promotes as that result type. */
 static tt_status where_kernel(tt_frame *f)
 {
-    tt_tensor *c, *a, *b;
-    tt_status st;
-    if ((st = tt_arg_tensor(f, 0, &c)) || (st = tt_arg_tensor(f, 1, &a)) ||
-        (st = tt_arg_tensor(f, 2, &b)))
+    tt_tensor *c, *ab[2] = {NULL, NULL}, *tmp[2] = {NULL, NULL};
+    tt_status st = tt_arg_tensor(f, 0, &c);
+    const tt_tensor *ts[2];
+    tt_value sc[2];
+    int nt = 0, ns = 0;
+    for (int i = 0; i < 2 && !st; i++) {
+        const tt_value *v = tt_frame_arg(f, 1 + i);
+        if (v->kind == TT_V_TENSOR)
+            st = tt_arg_tensor(f, 1 + i, &ab[i]);
+        if (ab[i])
+            ts[nt++] = ab[i];
+        else
+            sc[ns++] = *v;
+    }
+    if (st)
         return st;
-    tt_tensor *r = where(c, a, b);
+    tt_dtype dt = tt__result_type(nt, ts, ns, sc);
+    for (int i = 0; i < 2 && !st; i++)
+        if (!ab[i]) {
+            tmp[i] = scalar_tensor(scalar_num(tt_frame_arg(f, 1 + i)), dt, tt_is_fake(c));
+            ab[i] = tmp[i];
+            st = tmp[i] ? TT_OK : tt_errcode();
+        }
+    tt_tensor *r = st ? NULL : where(c, ab[0], ab[1]);
+    tt_release(tmp[0]);
+    tt_release(tmp[1]);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* div with rounding_mode None (true division), "trunc" or "floor", of a
+ * Tensor or a Scalar other, in place for div_. */
+static tt_status div_mode_kernel(tt_frame *f)
+{
+    bool inplace = tt_schema_arg(tt_op_schema(tt_frame_op(f)), 0)->is_write;
+    tt_tensor *self, *other = NULL;
+    const char *mode = NULL;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    const tt_value *ov = tt_frame_arg(f, 1);
+    if (!st && ov->kind == TT_V_TENSOR)
+        st = tt_arg_tensor(f, 1, &other);
+    if (!st && !tt_arg_is_none(f, 2))
+        st = tt_arg_str(f, 2, &mode);
+    if (st)
+        return st;
+    binop kind = BIN_DIV;
+    if (mode && !strcmp(mode, "trunc"))
+        kind = BIN_DIV_TRUNC;
+    else if (mode && !strcmp(mode, "floor"))
+        kind = BIN_DIV_FLOOR;
+    else if (mode)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'rounding_mode' (#3): expected one of "
+                                           "None, 'trunc' or 'floor', got '%s'", mode);
+    tt_tensor *r = binary(kind, self, other, other ? NULL : ov, NULL, inplace ? self : NULL);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* pow.Scalar: a Scalar base to a Tensor exponent. The base becomes a
+ * 0-dim tensor of the call's result type (as where's Scalars). */
+static tt_status pow_base_kernel(tt_frame *f)
+{
+    tt_tensor *e;
+    tt_status st = tt_arg_tensor(f, 1, &e);
+    if (st)
+        return st;
+    const tt_value *base = tt_frame_arg(f, 0);
+    tt_dtype dt = tt__result_type(1, (const tt_tensor *[]){e}, 1, base);
+    /* The result is contiguous whatever the exponent's layout (PyTorch's
+     * pow.Scalar meta function allocates it so). */
+    tt_tensor *b = scalar_tensor(scalar_num(base), dt, tt_is_fake(e));
+    tt_tensor *out = b ? tt__ops_new(tt_is_fake(e), e->ndim, e->sizes, NULL, dt) : NULL;
+    tt_tensor *r = out ? binary(BIN_POW, b, e, NULL, NULL, out) : NULL;
+    tt_release(b);
+    tt_release(out);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
@@ -786,6 +971,76 @@ static tt_status clamp_kernel(tt_frame *f)
         return st;
     tt_tensor *r = clamp(a, tt_frame_arg(f, 1), tt_frame_arg(f, 2));
     return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* clamp.Tensor: bounds that are tensors (or None), broadcast with self;
+ * the result type is PyTorch's over all three. v = min(max(self, min),
+ * max), a NaN anywhere giving NaN (PyTorch's maximum/minimum). */
+static void clamp_tensor_loop(char **d, const int64_t *s, int64_t n, void *vctx)
+{
+    const clamp_ctx *c = vctx; /* lo, hi: 1 when that bound is present */
+    for (int64_t k = 0; k < n; k++) {
+        double v = tt__load(d[1] + k * s[1], c->dt);
+        if (c->lo != 0) {
+            double lo = tt__load(d[2] + k * s[2], c->dt);
+            v = isnan(lo) || isnan(v) ? NAN : v < lo ? lo : v;
+        }
+        if (c->hi != 0) {
+            double hi = tt__load(d[3] + k * s[3], c->dt);
+            v = isnan(hi) || isnan(v) ? NAN : v > hi ? hi : v;
+        }
+        tt__store(d[0] + k * s[0], c->dt, v);
+    }
+}
+
+static tt_status clamp_tensor_kernel(tt_frame *f)
+{
+    const char *name = tt__op_label(TT_OP_CLAMP_TENSOR);
+    tt_tensor *in[3] = {NULL, NULL, NULL};
+    tt_status st = TT_OK;
+    for (int i = 0; i < 3 && !st; i++)
+        if (i == 0 || !tt_arg_is_none(f, i))
+            st = tt_arg_tensor(f, i, &in[i]);
+    if (st)
+        return st;
+    if (!in[1] && !in[2])
+        return tt_error(TT_EINVAL, "%s: at least one of 'min' or 'max' must not be None", name);
+    const tt_tensor *ts[3];
+    const char *names[3];
+    int argno[3], n = 0;
+    for (int i = 0; i < 3; i++)
+        if (in[i]) {
+            ts[n] = in[i];
+            names[n] = (const char *[]){"self", "min", "max"}[i];
+            argno[n++] = i + 1;
+        }
+    int nd;
+    tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
+    if (tt__broadcast(name, n, ts, names, argno, &nd, sizes))
+        return tt_errcode();
+    tt_dtype dt = tt__result_type(n, ts, 0, NULL);
+    tt__elementwise_strides(n, ts, nd, sizes, strides);
+    bool fake = tt__any_fake(n, ts);
+    tt_tensor *out = tt__ops_new(fake, nd, sizes, strides, dt);
+    if (!out || fake || tt_numel(out) == 0)
+        return out ? tt_return(f, 0, out) : tt_errcode();
+    tt_tensor al[3], *cv[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3 && !st; i++)
+        if (in[i] && !(cv[i] = as_dtype(in[i], dt)))
+            st = tt_errcode();
+    if (!st) {
+        for (int i = 0; i < 3; i++) /* a missing bound reads self; the loop skips it */
+            tt__broadcast_alias(&al[i], cv[i] ? cv[i] : cv[0], nd, sizes);
+        clamp_ctx c = {in[1] != NULL, in[2] != NULL, dt};
+        st = tt_for_each(4, (tt_tensor *[]){out, &al[0], &al[1], &al[2]}, clamp_tensor_loop, &c);
+    }
+    for (int i = 0; i < 3; i++)
+        tt_release(cv[i]);
+    if (st) {
+        tt_release(out);
+        return st;
+    }
+    return tt_return(f, 0, out);
 }
 
 static tt_status zero_kernel(tt_frame *f)
@@ -801,24 +1056,34 @@ static tt_status zero_kernel(tt_frame *f)
  * backward of gelu stays one node in a traced graph. */
 typedef struct {
     tt_dtype dt;
+    bool tanh;
 } gelu_ctx;
 
 static void gelu_backward_loop(char **d, const int64_t *s, int64_t n, void *vctx)
 {
-    tt_dtype dt = ((const gelu_ctx *)vctx)->dt;
+    const gelu_ctx *c = vctx;
     for (int64_t k = 0; k < n; k++) {
-        double g = tt__load(d[1] + k * s[1], dt), x = tt__load(d[2] + k * s[2], dt);
-        double cdf = 0.5 * (1 + erf(x * 0.70710678118654752440));
-        double pdf = exp(-0.5 * x * x) * 0.39894228040143267794; /* 1/sqrt(2 pi) */
-        tt__store(d[0] + k * s[0], dt, g * (cdf + x * pdf));
+        double g = tt__load(d[1] + k * s[1], c->dt), x = tt__load(d[2] + k * s[2], c->dt), dy;
+        if (c->tanh) { /* PyTorch's GeluBackwardKernelImpl, tanh branch */
+            double t = tanh(GELU_BETA * (x + GELU_KAPPA * x * x * x));
+            dy = 0.5 * (1 + t) +
+                 0.5 * x * (1 - t * t) * GELU_BETA * (1 + 3 * GELU_KAPPA * x * x);
+        } else {
+            double cdf = 0.5 * (1 + erf(x * 0.70710678118654752440));
+            double pdf = exp(-0.5 * x * x) * 0.39894228040143267794; /* 1/sqrt(2 pi) */
+            dy = cdf + x * pdf;
+        }
+        tt__store(d[0] + k * s[0], c->dt, g * dy);
     }
 }
 
 static tt_status gelu_backward_kernel(tt_frame *f)
 {
     tt_tensor *g, *x;
+    unop kind = UN_GELU;
     tt_status st;
-    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)))
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = gelu_kind(f, 2, &kind)))
         return st;
     const tt_tensor *ins[2] = {g, x};
     int nd;
@@ -842,7 +1107,7 @@ static tt_status gelu_backward_kernel(tt_frame *f)
             tt_tensor xg, xx;
             tt__broadcast_alias(&xg, cg, nd, sizes);
             tt__broadcast_alias(&xx, cx, nd, sizes);
-            gelu_ctx c = {dt};
+            gelu_ctx c = {dt, kind == UN_GELU_TANH};
             st = tt_for_each(3, (tt_tensor *[]){out, &xg, &xx}, gelu_backward_loop, &c);
         }
         tt_release(cg);
@@ -1092,7 +1357,16 @@ static tt_status setup_unary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
 {
     unsigned keep = 0;
     switch ((unop)KIND_OF(tt_ctx_userdata(ctx))) {
-    case UN_LOG: case UN_SIN: case UN_COS: case UN_GELU: case UN_ABS: keep = 1u; break;
+    case UN_GELU: {
+        /* gelu's approximate argument picks gelu_backward's formula. */
+        bool tanh_form = nin > 1 && in[1].kind == TT_V_STR && !strcmp(in[1].u.s, "tanh");
+        tt_status st = tt_ctx_save_int(ctx, "tanh", tanh_form);
+        if (st)
+            return st;
+        keep = 1u;
+        break;
+    }
+    case UN_LOG: case UN_SIN: case UN_COS: case UN_ABS: keep = 1u; break;
     case UN_NEG: break;
     default: keep = KEEP_OUT; break; /* exp, sqrt, rsqrt, tanh, sigmoid, relu */
     }
@@ -1120,8 +1394,15 @@ static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
     case UN_SIGMOID: r = tt_mul(g[0], tt_mul(y, tt_add_scalar(tt_neg(y), 1))); break;
     case UN_RELU: r = tt_mul(g[0], gt_scalar(y, 0)); break;
     case UN_GELU:
-        r = tt__call_op(TT_OP_GELU_BACKWARD, TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(x)));
+    case UN_GELU_TANH: {
+        int64_t tanh_form = 0;
+        tt_ctx_get_int(ctx, "tanh", &tanh_form); /* absent: relu_-style rows never save it */
+        tt_clear_error();
+        r = tt__call_op(TT_OP_GELU_BACKWARD,
+                        TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(x),
+                                tt_v_str(tanh_form ? "tanh" : "none")));
         break;
+    }
     case UN_ABS: r = tt_mul(g[0], sign_of(x)); break;
     default:
         tt_scope_end();
@@ -1162,17 +1443,129 @@ static tt_status clamp_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
     return tt__put_grad(ctx, gi, 0, r);
 }
 
-/* where: the gradient goes to self where the condition holds, to other
- * elsewhere. */
+/* where and its Scalar forms: the gradient goes to self where the
+ * condition holds, to other elsewhere (a Scalar gets none). Written with
+ * where, not g * condition, so a uint8 condition and an infinite g work. */
 static tt_status where_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                                 tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    tt_tensor *to_self = tt_mul(g[0], SAVED(0));
-    if (!to_self)
-        return tt_errcode();
-    tt_status st = NEED(2) ? tt__put_grad(ctx, gi, 2, tt_sub(g[0], to_self)) : TT_OK;
-    return st ? (tt_release(to_self), st) : tt__put_grad(ctx, gi, 1, to_self);
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    tt_tensor *zero = tt_scalar(0, tt_dtype_of(g[0]));
+    if (NEED(1))
+        st = tt__put_grad(ctx, gi, 1, tt_keep(tt_where(SAVED(0), g[0], zero)));
+    if (!st && NEED(2))
+        st = tt__put_grad(ctx, gi, 2, tt_keep(tt_where(SAVED(0), zero, g[0])));
+    tt_scope_end();
+    return st;
+}
+
+/* div with a rounding mode: "mode" 0 for None (then div's own setup, of
+ * the Tensor or the Scalar form), 1 for a rounding mode (no tensors). */
+static tt_status setup_div_mode(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                const tt_value *out, int nout)
+{
+    bool rounding = nin > 2 && in[2].kind == TT_V_STR;
+    tt_status st = tt_ctx_save_int(ctx, "mode", rounding);
+    if (st || rounding)
+        return st;
+    return in[1].kind == TT_V_TENSOR ? setup_div(ctx, in, nin, out, nout)
+                                     : setup_scalar_other(ctx, in, nin, out, nout);
+}
+
+/* Rounding is piecewise constant: zero gradients (as PyTorch); None is
+ * true division. */
+static tt_status div_mode_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                   tt_tensor **gi, int ni)
+{
+    int64_t rounding = 0;
+    double v;
+    tt_status st = tt_ctx_get_int(ctx, "mode", &rounding);
+    if (st)
+        return st;
+    if (!rounding) {
+        bool scalar = tt_ctx_get_float(ctx, "s", &v) == TT_OK;
+        tt_clear_error();
+        return scalar ? div_scalar_backward(ctx, g, ng, gi, ni) : div_backward(ctx, g, ng, gi, ni);
+    }
+    for (int i = 0; i < 2 && !st; i++)
+        if (NEED(i))
+            st = tt__put_grad(ctx, gi, i, tt_mul_scalar(g[0], 0.0));
+    return st;
+}
+
+/* pow.Scalar: the base (as "s"), the exponent and the result. */
+static tt_status setup_pow_base(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                const tt_value *out, int nout)
+{
+    tt_status st = save_scalar_arg(ctx, in, 0);
+    return st ? st : save_some(ctx, in, nin, out, nout, 1u | KEEP_OUT);
+}
+
+/* pow.Scalar: d/dexp = g * out * log(base); for a base of 0, zero where
+ * the exponent is >= 0 (the limit), out * log 0 = -inf elsewhere, as
+ * PyTorch's pow_backward_exponent. */
+static tt_status pow_base_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                   tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    double base;
+    tt_status st = tt_ctx_get_float(ctx, "s", &base);
+    if (st || !NEED(1))
+        return st;
+    tt_scope_begin();
+    tt_tensor *r = tt_mul(g[0], tt_mul_scalar(SAVED(1), log(base)));
+    if (base == 0)
+        r = tt_where(ge_scalar(SAVED(0), 0), tt_scalar(0, tt_dtype_of(g[0])), r);
+    st = tt__put_grad(ctx, gi, 1, tt_keep(r));
+    tt_scope_end();
+    return st;
+}
+
+/* clamp.Tensor: self, min and max in their slots, NULL for None. */
+static tt_status setup_clamp_tensor(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                    const tt_value *out, int nout)
+{
+    (void)out, (void)nout;
+    tt_tensor *ts[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3 && i < nin; i++)
+        ts[i] = in[i].kind == TT_V_TENSOR ? in[i].u.t : NULL;
+    return tt_ctx_save_for_backward(ctx, 3, ts);
+}
+
+/* clamp.Tensor, PyTorch's clamp_backward_min_max: self gets g where min <=
+ * self <= max; min gets it where self < min (and min < max, when both are
+ * given); max where self > max (or max < min: max wins then). The engine
+ * sums each back to its input's shape. */
+static tt_status clamp_tensor_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                       tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *x = SAVED(0), *lo = SAVED(1), *hi = SAVED(2);
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    tt_tensor *zero = tt_scalar(0, tt_dtype_of(g[0]));
+    if (NEED(0)) {
+        tt_tensor *keep = lo ? tt_ge(x, lo) : NULL;
+        if (hi)
+            keep = keep ? tt_mul(keep, tt_le(x, hi)) : tt_le(x, hi);
+        st = tt__put_grad(ctx, gi, 0, tt_keep(tt_where(keep, g[0], zero)));
+    }
+    if (!st && lo && NEED(1)) {
+        tt_tensor *to_lo = tt_lt(x, lo);
+        if (hi)
+            to_lo = tt_mul(to_lo, tt_lt(lo, hi));
+        st = tt__put_grad(ctx, gi, 1, tt_keep(tt_where(to_lo, g[0], zero)));
+    }
+    if (!st && hi && NEED(2)) {
+        tt_tensor *to_hi = tt_gt(x, hi);
+        if (lo) /* logical or of two bools: their sum is non-zero */
+            to_hi = tt_add(to_hi, tt_lt(hi, lo));
+        st = tt__put_grad(ctx, gi, 2, tt_keep(tt_where(to_hi, g[0], zero)));
+    }
+    tt_scope_end();
+    return st;
 }
 
 /* zero_: the result does not depend on the old value. */
@@ -1297,6 +1690,61 @@ tt_status tt_mul_scalar_(tt_tensor *a, double b)
 {
     tt_value v = scalar_value(b);
     return bin_inplace(TT_OP_MUL__SCALAR, a, NULL, &v, 1.0);
+}
+
+#define SCALAR_INPLACE_WRAPPER(fn, id)                                         \
+    tt_status fn(tt_tensor *a, double b)                                       \
+    {                                                                          \
+        tt_value v = scalar_value(b);                                          \
+        return bin_inplace(id, a, NULL, &v, 1.0);                              \
+    }
+SCALAR_INPLACE_WRAPPER(tt_add_scalar_, TT_OP_ADD__SCALAR)
+SCALAR_INPLACE_WRAPPER(tt_sub_scalar_, TT_OP_SUB__SCALAR)
+SCALAR_INPLACE_WRAPPER(tt_div_scalar_, TT_OP_DIV__SCALAR)
+
+/* The newer argument forms go through the dispatcher (boxed): they are not
+ * on any hot path. A NULL rounding mode is None. */
+tt_tensor *tt_div_mode(const tt_tensor *a, const tt_tensor *b, const char *rounding_mode)
+{
+    return tt__call_op(TT_OP_DIV_TENSOR_MODE,
+                       TT_ARGS(tt_v_tensor(a), tt_v_tensor(b),
+                               rounding_mode ? tt_v_str(rounding_mode) : tt_v_none()));
+}
+
+tt_tensor *tt_div_scalar_mode(const tt_tensor *a, double b, const char *rounding_mode)
+{
+    return tt__call_op(TT_OP_DIV_SCALAR_MODE,
+                       TT_ARGS(tt_v_tensor(a), scalar_value(b),
+                               rounding_mode ? tt_v_str(rounding_mode) : tt_v_none()));
+}
+
+tt_tensor *tt_scalar_pow(double base, const tt_tensor *exponent)
+{
+    return tt__call_op(TT_OP_POW_SCALAR, TT_ARGS(scalar_value(base), tt_v_tensor(exponent)));
+}
+
+tt_tensor *tt_gelu_tanh(const tt_tensor *a)
+{
+    return tt__call_op(TT_OP_GELU, TT_ARGS(tt_v_tensor(a), tt_v_str("tanh")));
+}
+
+tt_tensor *tt_clamp_tensor(const tt_tensor *a, const tt_tensor *min, const tt_tensor *max)
+{
+    return tt__call_op(TT_OP_CLAMP_TENSOR,
+                       TT_ARGS(tt_v_tensor(a), min ? tt_v_tensor(min) : tt_v_none(),
+                               max ? tt_v_tensor(max) : tt_v_none()));
+}
+
+tt_tensor *tt_where_scalar(const tt_tensor *cond, double a, const tt_tensor *b)
+{
+    return tt__call_op(TT_OP_WHERE_SCALARSELF,
+                       TT_ARGS(tt_v_tensor(cond), scalar_value(a), tt_v_tensor(b)));
+}
+
+tt_tensor *tt_where_other_scalar(const tt_tensor *cond, const tt_tensor *a, double b)
+{
+    return tt__call_op(TT_OP_WHERE_SCALAROTHER,
+                       TT_ARGS(tt_v_tensor(cond), tt_v_tensor(a), scalar_value(b)));
 }
 
 #define UN_WRAPPER(fn, id)                                                     \

@@ -57,6 +57,25 @@ static tt_status empty_strided_kernel(tt_frame *f)
     return ret(f, tt__empty_impl(n, sz, strd, dt, tt_frame_is_fake(f)));
 }
 
+/* A dtype argument that, when None, PyTorch infers from Scalar arguments:
+ * bool when all are bools, i64 when all are integers (or bools), else
+ * the default float dtype (torch.full(s, 3) is int64, arange(0, 5) too). */
+static tt_status dtype_arg_from(tt_frame *f, int i, int first, int n, tt_dtype *dt)
+{
+    bool none = true;
+    tt_status st = tt_arg_dtype(f, i, dt, &none);
+    if (st || !none)
+        return st;
+    bool all_bool = true, all_int = true;
+    for (int k = first; k < first + n; k++) {
+        tt_value_kind kind = tt_frame_arg(f, k)->kind;
+        all_bool = all_bool && kind == TT_V_BOOL;
+        all_int = all_int && (kind == TT_V_INT || kind == TT_V_BOOL);
+    }
+    *dt = all_bool ? TT_BOOL : all_int ? TT_I64 : TT_F32;
+    return TT_OK;
+}
+
 /* tt::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) */
 static tt_status full_kernel(tt_frame *f)
 {
@@ -66,7 +85,7 @@ static tt_status full_kernel(tt_frame *f)
     tt_dtype dt;
     tt_status st;
     if ((st = sizes_arg(f, 0, &sz, &n)) || (st = tt_arg_scalar(f, 1, &v, NULL)) ||
-        (st = dtype_arg(f, 2, &dt)))
+        (st = dtype_arg_from(f, 2, 1, 1, &dt)))
         return st;
     if (tt_frame_is_fake(f))
         return ret(f, tt__empty_impl(n, sz, NULL, dt, true));
@@ -80,8 +99,18 @@ static tt_status arange_kernel(tt_frame *f)
     tt_dtype dt;
     tt_status st;
     if ((st = tt_arg_scalar(f, 0, &a, NULL)) || (st = tt_arg_scalar(f, 1, &b, NULL)) ||
-        (st = tt_arg_scalar(f, 2, &step, NULL)) || (st = dtype_arg(f, 3, &dt)))
+        (st = tt_arg_scalar(f, 2, &step, NULL)) || (st = dtype_arg_from(f, 3, 0, 3, &dt)))
         return st;
+    if (dt == TT_BOOL)
+        return tt_frame_fail(f, TT_EDTYPE, "argument 'dtype' (#4): not implemented for bool");
+    if (!tt_dtype_is_float(dt)) {
+        /* PyTorch reads the bounds and the step in the integer type: a
+         * fractional step of an integer arange truncates (0.5 is 0). */
+        a = trunc(a), b = trunc(b), step = trunc(step);
+        if (step == 0)
+            return tt_frame_fail(f, TT_EINVAL, "argument 'step' (#3) must be nonzero (it is "
+                                               "read as %s)", tt_dtype_name(dt));
+    }
     if (tt_frame_is_fake(f)) {
         int64_t n;
         if ((st = tt__arange_numel(a, b, step, &n)))
@@ -101,6 +130,8 @@ static tt_status linspace_kernel(tt_frame *f)
     if ((st = tt_arg_scalar(f, 0, &a, NULL)) || (st = tt_arg_scalar(f, 1, &b, NULL)) ||
         (st = tt_arg_int(f, 2, &steps)) || (st = dtype_arg(f, 3, &dt)))
         return st;
+    if (dt == TT_BOOL)
+        return tt_frame_fail(f, TT_EDTYPE, "argument 'dtype' (#4): not implemented for bool");
     if (tt_frame_is_fake(f)) {
         if (steps < 0)
             return tt_frame_fail(f, TT_EINVAL, "argument 'steps' must be non-negative "

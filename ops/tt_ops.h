@@ -47,6 +47,16 @@ tt_status tt_mul_(tt_tensor *a, const tt_tensor *b);
 tt_status tt_div_(tt_tensor *a, const tt_tensor *b);
 tt_status tt_add_scaled_(tt_tensor *a, const tt_tensor *b, double alpha);
 tt_status tt_mul_scalar_(tt_tensor *a, double b);
+tt_status tt_add_scalar_(tt_tensor *a, double b); /* tt::add_.Scalar ... */
+tt_status tt_sub_scalar_(tt_tensor *a, double b);
+tt_status tt_div_scalar_(tt_tensor *a, double b);
+/* tt::div.Tensor_mode / div.Scalar_mode: rounding_mode "trunc", "floor"
+ * or NULL (true division). Integers stay integers with a rounding mode;
+ * an integer division by zero is an error (PyTorch's ZeroDivisionError). */
+tt_tensor *tt_div_mode(const tt_tensor *a, const tt_tensor *b, const char *rounding_mode);
+tt_tensor *tt_div_scalar_mode(const tt_tensor *a, double b, const char *rounding_mode);
+/* tt::pow.Scalar: base ** exponent for a number base (pow(2, x)). */
+tt_tensor *tt_scalar_pow(double base, const tt_tensor *exponent);
 
 /* Comparisons give bool tensors. */
 tt_tensor *tt_eq(const tt_tensor *a, const tt_tensor *b);
@@ -57,6 +67,10 @@ tt_tensor *tt_gt(const tt_tensor *a, const tt_tensor *b);
 tt_tensor *tt_ge(const tt_tensor *a, const tt_tensor *b);
 /* tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
 tt_tensor *tt_where(const tt_tensor *cond, const tt_tensor *a, const tt_tensor *b);
+/* tt::where.ScalarSelf / where.ScalarOther: one side a number. The
+ * condition may also be uint8 (non-zero is true), as PyTorch 1.13 allows. */
+tt_tensor *tt_where_scalar(const tt_tensor *cond, double a, const tt_tensor *b);
+tt_tensor *tt_where_other_scalar(const tt_tensor *cond, const tt_tensor *a, double b);
 
 /* --------------------------------------------------- elementwise unary */
 tt_tensor *tt_neg(const tt_tensor *a);
@@ -70,10 +84,14 @@ tt_tensor *tt_tanh(const tt_tensor *a);
 tt_tensor *tt_sigmoid(const tt_tensor *a);
 tt_tensor *tt_relu(const tt_tensor *a);
 tt_tensor *tt_gelu(const tt_tensor *a); /* exact (erf) form */
+tt_tensor *tt_gelu_tanh(const tt_tensor *a); /* gelu(approximate="tanh") */
 tt_tensor *tt_abs(const tt_tensor *a);
 /* tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None); pass NAN
  * for "no bound". */
 tt_tensor *tt_clamp(const tt_tensor *a, double min, double max);
+/* tt::clamp.Tensor: bounds that are tensors (broadcast with a), or NULL
+ * for none. */
+tt_tensor *tt_clamp_tensor(const tt_tensor *a, const tt_tensor *min, const tt_tensor *max);
 tt_status tt_relu_(tt_tensor *a);
 tt_status tt_zero_(tt_tensor *a);
 

@@ -113,6 +113,12 @@
     ELEMENTWISE(SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, 0) \
+    ELEMENTWISE(ADD__SCALAR, "tt::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
+          "-> Tensor(a!)", \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, 0) \
+    ELEMENTWISE(SUB__SCALAR, "tt::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
+          "-> Tensor(a!)", \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, 0) \
     ELEMENTWISE(MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, 0) \
     ELEMENTWISE(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
@@ -128,10 +134,28 @@
           binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, 0) \
     ELEMENTWISE(DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, 0) \
+    ELEMENTWISE(DIV__SCALAR, "tt::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, 0) \
+    /* div with a rounding mode (None, "trunc", "floor"); rounding has a \
+     * zero derivative, None is true division with div's. */ \
+    ELEMENTWISE(DIV_TENSOR_MODE, "tt::div.Tensor_mode(Tensor self, Tensor other, *, " \
+          "str? rounding_mode) -> Tensor", \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
+    ELEMENTWISE(DIV_SCALAR_MODE, "tt::div.Scalar_mode(Tensor self, Scalar other, *, " \
+          "str? rounding_mode) -> Tensor", \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
+    ELEMENTWISE(DIV__TENSOR_MODE, "tt::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, " \
+          "str? rounding_mode) -> Tensor(a!)", \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
+    ELEMENTWISE(DIV__SCALAR_MODE, "tt::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, " \
+          "str? rounding_mode) -> Tensor(a!)", \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
     ELEMENTWISE(POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
           binary_kernel, binary_kernel, pow_backward, save_all, BIN_POW, 0) \
     ELEMENTWISE(POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
           binary_kernel, binary_kernel, pow_scalar_backward, setup_pow_scalar, BIN_POW, 0) \
+    ELEMENTWISE(POW_SCALAR, "tt::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", \
+          pow_base_kernel, pow_base_kernel, pow_base_backward, setup_pow_base, BIN_POW, 0) \
     ELEMENTWISE(EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, 0) \
     ELEMENTWISE(EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
@@ -178,19 +202,32 @@
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, 0) \
     ELEMENTWISE(RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, 0) \
-    ELEMENTWISE(GELU, "tt::gelu(Tensor self) -> Tensor", \
+    ELEMENTWISE(GELU, "tt::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, 0) \
     ELEMENTWISE(ABS, "tt::abs(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, 0) \
     /* sign is piecewise constant: no derivative, as no gradient flows. */ \
     ELEMENTWISE(SIGN, "tt::sign(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, NULL, NULL, UN_SIGN, 0) \
-    ELEMENTWISE(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self) -> Tensor", \
+    ELEMENTWISE(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
+          "str approximate=\"none\") -> Tensor", \
           gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, 0) \
     ELEMENTWISE(WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, 0) \
+    ELEMENTWISE(WHERE_SCALARSELF, "tt::where.ScalarSelf(Tensor condition, Scalar self, " \
+          "Tensor other) -> Tensor", \
+          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
+    ELEMENTWISE(WHERE_SCALAROTHER, "tt::where.ScalarOther(Tensor condition, Tensor self, " \
+          "Scalar other) -> Tensor", \
+          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
+    ELEMENTWISE(WHERE_SCALAR, "tt::where.Scalar(Tensor condition, Scalar self, Scalar other) " \
+          "-> Tensor", \
+          where_kernel, where_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     ELEMENTWISE(CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
           clamp_kernel, clamp_kernel, clamp_backward, setup_clamp, 0, 0) \
+    ELEMENTWISE(CLAMP_TENSOR, "tt::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) " \
+          "-> Tensor", \
+          clamp_tensor_kernel, clamp_tensor_kernel, clamp_tensor_backward, setup_clamp_tensor, 0, 0) \
     ELEMENTWISE(ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
           zero_kernel, zero_kernel, zero_backward, NULL, 0, 0) \
     \
