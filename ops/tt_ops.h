@@ -142,6 +142,17 @@ typedef struct {
 tt_status tt_gradcheck(tt_fn fn, int nin, tt_tensor **inputs, int nout,
                        const tt_gradcheck_opts *opts, void *ud);
 
+/* ------------------------------------------------- copies and views */
+/* tt::clone / tt::contiguous with PyTorch's memory_format as a string:
+ * "preserve_format" (clone's default: the input's layout), "contiguous_format"
+ * (contiguous's default), "channels_last" (4-d NCHW with C moving fastest),
+ * "channels_last_3d" (5-d). contiguous returns a view when the input is
+ * already in that format. */
+tt_tensor *tt_clone_format(const tt_tensor *t, const char *memory_format);
+tt_tensor *tt_contiguous_format(const tt_tensor *t, const char *memory_format);
+/* tt::squeeze.dims: drops those of the n dims that have size 1, at once. */
+tt_tensor *tt_squeeze_dims(const tt_tensor *t, int n, const int64_t *dims);
+
 /* ------------------------------------------------------------- shape ops */
 tt_tensor *tt_cat(int n, tt_tensor *const *ts, int dim);
 tt_tensor *tt_stack(int n, tt_tensor *const *ts, int dim);

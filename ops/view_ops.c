@@ -186,6 +186,35 @@ static tt_status squeeze_kernel(tt_frame *f)
     return st ? st : ret(f, tt_squeeze_all(self));
 }
 
+/* self is (1, N, 1); out drops those of the named dims that have size 1,
+ * at once (dims [0, 2] give (N); a dim of size > 1 stays). A 0-dim self
+ * takes dims 0 and -1, as PyTorch's. */
+static tt_status squeeze_dims_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    const int64_t *dims;
+    int n;
+    tt_status st = self_and_ints(f, &self, &dims, &n);
+    if (st)
+        return st;
+    bool drop[TT_MAX_DIMS] = {false};
+    for (int i = 0; i < n; i++) {
+        int d = tt__op_dim(tt__op_label(TT_OP_SQUEEZE_DIMS), "dim", 2, dims[i], self->ndim);
+        if (d < 0)
+            return tt_errcode();
+        if (self->ndim > 0 && self->sizes[d] == 1)
+            drop[d] = true;
+    }
+    tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < self->ndim; d++)
+        if (!drop[d]) {
+            sizes[nd] = self->sizes[d];
+            strides[nd++] = self->strides[d];
+        }
+    return ret(f, tt__make_view(self, nd, sizes, strides, self->offset));
+}
+
 /* self is (N, M); out is (N, 1, M) for dim 1. */
 static tt_status unsqueeze_kernel(tt_frame *f)
 {
@@ -241,31 +270,96 @@ static tt_status detach_kernel(tt_frame *f)
 
 /* ------------------------------------------------------------------ copies */
 
-/* out is self in row-major strides: self's storage when it already is,
- * else a copy. tt_contiguous then hands back self itself; a kernel returns
- * a new tensor object over the same storage instead, so what the
- * dispatcher's layers attach to the output (a mode's tag, autograd's
- * history) never lands on the input. */
+/* The memory_format argument of clone and contiguous, PyTorch's
+ * MemoryFormat as a string (the schema language here has no enum for it):
+ * the strides a copy of self gets in that format, or an error naming the
+ * op. "preserve_format" keeps self's layout (its strides when dense, else
+ * its stride order); the channels-last formats need 4 (NCHW, C fastest)
+ * or 5 (NCDHW) dims. */
+static tt_status format_strides(tt_frame *f, int arg, const tt_tensor *self, bool allow_preserve,
+                                tt_size *strides)
+{
+    const char *mf;
+    tt_status st = tt_arg_str(f, arg, &mf);
+    if (st)
+        return st;
+    int nd = self->ndim;
+    if (!strcmp(mf, "contiguous_format")) {
+        tt__contiguous_strides(nd, self->sizes, strides);
+    } else if (!strcmp(mf, "preserve_format") && allow_preserve) {
+        tt__strides_like(self, strides);
+    } else if (!strcmp(mf, "preserve_format")) {
+        return tt_frame_fail(f, TT_EINVAL, "argument 'memory_format' (#%d): preserve_format "
+                                           "is unsupported by contiguous", arg + 1);
+    } else if (!strcmp(mf, "channels_last") || !strcmp(mf, "channels_last_3d")) {
+        int want = mf[13] ? 5 : 4;
+        if (nd != want)
+            return tt_frame_fail(f, TT_ESHAPE, "argument 'memory_format' (#%d): %s needs a "
+                                               "%d-d tensor, got %d dims", arg + 1, mf, want, nd);
+        /* C moves fastest, then the spatial dims from the last, then N. */
+        tt_size step = 1;
+        strides[1] = step;
+        step *= self->sizes[1] > 1 ? self->sizes[1] : 1;
+        for (int d = nd - 1; d >= 2; d--) {
+            strides[d] = step;
+            step *= self->sizes[d] > 1 ? self->sizes[d] : 1;
+        }
+        strides[0] = step;
+    } else {
+        return tt_frame_fail(f, TT_EINVAL, "argument 'memory_format' (#%d): expected "
+                                           "'preserve_format', 'contiguous_format', "
+                                           "'channels_last' or 'channels_last_3d', got '%s'",
+                             arg + 1, mf);
+    }
+    return TT_OK;
+}
+
+/* A copy of self with the given strides (fake for a fake self). */
+static tt_tensor *copy_strided(const tt_tensor *self, const tt_size *strides)
+{
+    tt_tensor *out = tt__empty_impl(self->ndim, self->sizes, strides, (tt_dtype)self->dtype,
+                                    self->storage->fake);
+    if (out && !self->storage->fake && tt__copy_raw(out, self))
+        out = tt_release(out);
+    return out;
+}
+
+/* out is self laid out in memory_format (row-major by default): self's
+ * storage when it already is (strides of size-1 dims do not matter), else
+ * a copy. A kernel returns a new tensor object over self's storage rather
+ * than self, so what the dispatcher's layers attach to the output (a
+ * mode's tag, autograd's history) never lands on the input. */
 static tt_status contiguous_kernel(tt_frame *f)
 {
     tt_tensor *self;
+    tt_size strides[TT_MAX_DIMS];
     tt_status st = tt_arg_tensor(f, 0, &self);
+    if (!st && tt_frame_nargs(f) > 1)
+        st = format_strides(f, 1, self, false, strides);
+    else if (!st)
+        tt__contiguous_strides(self->ndim, self->sizes, strides);
     if (st)
         return st;
-    tt_tensor *r = tt_contiguous(self);
-    if (r == self) {
-        tt_release(r);
-        r = tt__make_view(self, self->ndim, self->sizes, self->strides, self->offset);
-    }
-    return ret(f, r);
+    bool same = true;
+    for (int d = 0; d < self->ndim && same; d++)
+        same = self->sizes[d] <= 1 || self->strides[d] == strides[d];
+    if (same)
+        return ret(f, tt__make_view(self, self->ndim, self->sizes, self->strides, self->offset));
+    return ret(f, copy_strided(self, strides));
 }
 
-/* out is a copy of self with self's memory layout (preserve_format). */
+/* out is a copy of self in memory_format (preserve_format: self's
+ * layout). */
 static tt_status clone_kernel(tt_frame *f)
 {
     tt_tensor *self;
+    tt_size strides[TT_MAX_DIMS];
     tt_status st = tt_arg_tensor(f, 0, &self);
-    return st ? st : ret(f, tt_clone(self));
+    if (!st && tt_frame_nargs(f) > 1)
+        st = format_strides(f, 1, self, true, strides);
+    else if (!st)
+        tt__strides_like(self, strides);
+    return st ? st : ret(f, copy_strided(self, strides));
 }
 
 /* out is a copy of self converted to dtype, with self's memory layout. */
@@ -521,4 +615,23 @@ static const tt__builtin_row rows[] = {TT__VIEWS_ROWS};
 tt_status tt__register_views(tt_library *lib)
 {
     return TT__DEFINE_ROWS(lib, rows);
+}
+
+/* ---------------------------------------------------------- typed wrappers */
+
+/* The forms the runtime's tt_clone, tt_contiguous and tt_squeeze lack;
+ * boxed through the dispatcher (they are not on a hot path). */
+tt_tensor *tt_clone_format(const tt_tensor *t, const char *memory_format)
+{
+    return tt__call_op(TT_OP_CLONE, TT_ARGS(tt_v_tensor(t), tt_v_str(memory_format)));
+}
+
+tt_tensor *tt_contiguous_format(const tt_tensor *t, const char *memory_format)
+{
+    return tt__call_op(TT_OP_CONTIGUOUS, TT_ARGS(tt_v_tensor(t), tt_v_str(memory_format)));
+}
+
+tt_tensor *tt_squeeze_dims(const tt_tensor *t, int n, const int64_t *dims)
+{
+    return tt__call_op(TT_OP_SQUEEZE_DIMS, TT_ARGS(tt_v_tensor(t), tt_v_ints(n, dims)));
 }

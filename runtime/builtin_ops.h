@@ -67,6 +67,9 @@
           squeeze_dim_kernel, squeeze_dim_kernel, reshape_backward, setup_shape, 0, 0) \
     VIEWS(SQUEEZE, "tt::squeeze(Tensor(a) self) -> Tensor(a)", \
           squeeze_kernel, squeeze_kernel, reshape_backward, setup_shape, 0, 0) \
+    /* PyTorch 2.0's squeeze.dims (1.13 has none): several dims at once. */ \
+    VIEWS(SQUEEZE_DIMS, "tt::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", \
+          squeeze_dims_kernel, squeeze_dims_kernel, reshape_backward, setup_shape, 0, 0) \
     VIEWS(UNSQUEEZE, "tt::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", \
           unsqueeze_kernel, unsqueeze_kernel, reshape_backward, setup_shape, 0, 0) \
     VIEWS(FLATTEN_USING_INTS, "tt::flatten.using_ints(Tensor(a) self, int start_dim=0, " \
@@ -79,9 +82,13 @@
           as_strided_kernel, as_strided_kernel, NULL, NULL, 0, 0) \
     VIEWS(DETACH, "tt::detach(Tensor(a) self) -> Tensor(a)", \
           detach_kernel, detach_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
-    VIEWS(CONTIGUOUS, "tt::contiguous(Tensor(a) self) -> Tensor(a)", \
+    /* memory_format is PyTorch's MemoryFormat as a string ("preserve_format", \
+     * "contiguous_format", "channels_last", "channels_last_3d"): the schema \
+     * language here has no enum type for it. */ \
+    VIEWS(CONTIGUOUS, "tt::contiguous(Tensor(a) self, *, " \
+          "str memory_format=\"contiguous_format\") -> Tensor(a)", \
           contiguous_kernel, contiguous_kernel, identity_backward, NULL, 0, 0) \
-    VIEWS(CLONE, "tt::clone(Tensor self) -> Tensor", \
+    VIEWS(CLONE, "tt::clone(Tensor self, *, str memory_format=\"preserve_format\") -> Tensor", \
           clone_kernel, clone_kernel, identity_backward, NULL, 0, 0) \
     /* PyTorch's _to_copy takes a keyword-only `ScalarType? dtype=None` \
      * among layout/device options; here dtype is the one option. */ \

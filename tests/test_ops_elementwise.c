@@ -978,9 +978,10 @@ START_TEST(test_clamp_tables)
                     tt_test_assert_fake_meta(fr, r, what);
                     read_all(a, va, 4096);
                     read_all(r, vr, 4096);
-                    /* Bounds compare as numbers (in the float dtype for floats). */
-                    double lo_c = isf(want) && !isinf(lov) ? castv(want, lov) : lov;
-                    double hi_c = isf(want) && !isinf(hiv) ? castv(want, hiv) : hiv;
+                    /* Bounds compare in the result's dtype, as PyTorch casts
+                     * them (-1 is 255 for uint8). */
+                    double lo_c = !isinf(lov) ? castv(want, lov) : lov;
+                    double hi_c = !isinf(hiv) ? castv(want, hiv) : hiv;
                     for (int64_t i = 0; i < tt_numel(a); i++) {
                         double v = castv(want, va[i]);
                         if (v < lo_c)
