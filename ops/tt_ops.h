@@ -119,6 +119,20 @@ tt_tensor *tt_linear(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b)
 /* ----------------------------------------------------------------- losses */
 /* Mean cross entropy of logits [N, C] against i64 class indices [N]. */
 tt_tensor *tt_cross_entropy(const tt_tensor *logits, const tt_tensor *target);
+/* tt::cross_entropy's other arguments, PyTorch's: zero-initialise for the
+ * defaults. */
+typedef struct {
+    const char *reduction;   /* "mean" (NULL), "sum" or "none" */
+    const tt_tensor *weight; /* one weight per class [C], or NULL */
+    bool ignore;             /* true: targets equal to ignore_index count for */
+    int64_t ignore_index;    /* nothing (false: PyTorch's default, -100) */
+    double label_smoothing;  /* in [0, 1] */
+} tt_cross_entropy_opts;
+/* logits [C], [N, C] or [N, C, d1, ...] (classes along dim 1) against i64
+ * class indices of the logits' shape without the class dim, or class
+ * probabilities of the logits' shape and dtype. opts may be NULL. */
+tt_tensor *tt_cross_entropy_ex(const tt_tensor *logits, const tt_tensor *target,
+                               const tt_cross_entropy_opts *opts);
 
 /* ---------------------------------------------------------------- gradcheck */
 

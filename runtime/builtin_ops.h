@@ -278,11 +278,16 @@
           stack_kernel, stack_kernel, cat_backward, setup_cat, JOIN_STACK, 0) \
     \
     /* ---- ops/loss.c ----------------------------------------------------- */ \
+    /* PyTorch's cross_entropy_loss with the reduction as a string (its \
+     * aten op takes an enum) and weight, ignore_index, label_smoothing \
+     * keyword-only after it, so the three-argument form keeps its order. */ \
     LOSS(CROSS_ENTROPY, "tt::cross_entropy(Tensor self, Tensor target, " \
-          "str reduction=\"mean\") -> Tensor", \
+          "str reduction=\"mean\", *, Tensor? weight=None, int ignore_index=-100, " \
+          "float label_smoothing=0.0) -> Tensor", \
           cross_entropy_kernel, cross_entropy_kernel, ce_backward, setup_ce, 0, 0) \
     LOSS(CROSS_ENTROPY_BACKWARD, "tt::cross_entropy_backward(Tensor grad_output, Tensor self, " \
-          "Tensor target, str reduction=\"mean\") -> Tensor", \
+          "Tensor target, str reduction=\"mean\", *, Tensor? weight=None, " \
+          "int ignore_index=-100, float label_smoothing=0.0) -> Tensor", \
           ce_backward_kernel, ce_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/factories.c: factories as ops, so traced code records them  \

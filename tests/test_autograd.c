@@ -1475,6 +1475,135 @@ static tt_status f_linear_vec(tt_tensor **in, int nin, tt_tensor **out, int nout
     return out[0] ? TT_OK : tt_errcode();
 }
 
+/* The newer argument forms, one function each (in[0] [2, 3] away from
+ * kinks; in[1] a second input where the form has one). */
+FN1(f_pow_base, tt_scalar_pow(2.5, a))
+FN1(f_gelu_tanh, tt_gelu_tanh(a))
+FN1(f_div_floor_none, tt_div_scalar_mode(a, 2, NULL))
+
+/* squeeze.dims over [1, 2, 3, 1] -> [2, 3]. */
+static tt_status f_squeeze_dims(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *u = tt_unsqueeze(tt_unsqueeze(in[0], 0), -1);
+    out[0] = tt_keep(tt_squeeze_dims(u, 2, (int64_t[]){0, -1}));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+FN2(f_clamp_t, tt_clamp_tensor(a, b, NULL))
+FN2(f_clamp_t_max, tt_clamp_tensor(a, NULL, b))
+
+/* clamp between b - 0.5 and b + 0.5 (bounds that both require grad). */
+static tt_status f_clamp_both(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    out[0] = tt_keep(tt_clamp_tensor(in[0], tt_add_scalar(in[1], -0.5),
+                                     tt_add_scalar(in[1], 0.5)));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* where(a > 0, a, 3) and where(a > 0, -2, b): one side a number. */
+static tt_status f_where_scalars(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *c = tt_gt(in[0], tt_zeros(0, NULL, TT_F64));
+    out[0] = tt_keep(tt_add(tt_where_other_scalar(c, in[0], 3), tt_where_scalar(c, -2, in[1])));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* In place by a number, on a copy (a leaf cannot be written in place). */
+static tt_status f_inplace_scalars(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *y = tt_mul_scalar(in[0], 1.5);
+    tt_status st = y ? tt_add_scalar_(y, 2) : tt_errcode();
+    if (!st)
+        st = tt_sub_scalar_(y, 0.25);
+    if (!st)
+        st = tt_div_scalar_(y, -3);
+    if (st)
+        y = tt_release(y);
+    out[0] = y;
+    return st;
+}
+
+/* cross_entropy's forms: (x, probabilities) with weight and smoothing;
+ * [N, C, d] logits with index targets, weight, ignore_index. ud: the
+ * reduction. */
+static tt_status f_ce_probs(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_scope_begin();
+    tt_tensor *w = tt_from_data(TT_SHAPE(3), TT_F64, (double[]){0.5, 1, 2});
+    out[0] = tt_keep(tt_cross_entropy_ex(in[0], in[1], &(tt_cross_entropy_opts){
+        .reduction = ud, .weight = w, .label_smoothing = 0.2}));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+static tt_status f_ce_spatial(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_scope_begin();
+    tt_tensor *w = tt_from_data(TT_SHAPE(3), TT_F64, (double[]){0.5, 1, 2});
+    tt_tensor *t = tt_from_data(TT_SHAPE(2, 2), TT_I64, (int64_t[]){0, 2, 1, 2});
+    out[0] = tt_keep(tt_cross_entropy_ex(in[0], t, &(tt_cross_entropy_opts){
+        .reduction = ud, .weight = w, .ignore = true, .ignore_index = 1,
+        .label_smoothing = 0.1}));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* tt_gradcheck on every derivative the newer argument forms brought. */
+START_TEST(test_gradcheck_new_forms)
+{
+    static const struct {
+        const char *name;
+        tt_fn fn;
+        int nin;
+        domain dom[2];
+    } cases[] = {
+        {"pow.Scalar", f_pow_base, 1, {DOM_ANY}},
+        {"gelu tanh", f_gelu_tanh, 1, {DOM_ANY}},
+        {"div.Scalar_mode None", f_div_floor_none, 1, {DOM_ANY}},
+        {"squeeze.dims", f_squeeze_dims, 1, {DOM_ANY}},
+        {"clamp.Tensor min", f_clamp_t, 2, {DOM_AWAY0, DOM_ANY}},
+        {"clamp.Tensor max", f_clamp_t_max, 2, {DOM_AWAY0, DOM_ANY}},
+        {"clamp.Tensor both", f_clamp_both, 2, {DOM_AWAY0, DOM_ANY}},
+        {"where.ScalarSelf/ScalarOther", f_where_scalars, 2, {DOM_AWAY0, DOM_ANY}},
+        {"add_/sub_/div_.Scalar", f_inplace_scalars, 1, {DOM_ANY}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t live = tt_live_tensors();
+        tt_tensor *in[2] = {rand_leaf(2, A(2, 3), cases[i].dom[0]), NULL};
+        if (cases[i].nin > 1)
+            in[1] = rand_leaf(2, A(2, 3), cases[i].dom[1]);
+        tt_status st = tt_gradcheck(cases[i].fn, cases[i].nin, in, 1, NULL, NULL);
+        ck_assert_msg(st == TT_OK, "%s: %s", cases[i].name, tt_errmsg());
+        release_all(cases[i].nin, in);
+        ck_assert_msg(tt_live_tensors() == live, "%s leaks %lld tensors", cases[i].name,
+                      (long long)(tt_live_tensors() - live));
+    }
+    static const char *const reds[] = {"mean", "sum", "none"};
+    for (int r = 0; r < 3; r++) {
+        int64_t live = tt_live_tensors();
+        tt_tensor *in[2] = {rand_leaf(2, A(2, 3), DOM_ANY), rand_leaf(2, A(2, 3), DOM_POS)};
+        OK(tt_gradcheck(f_ce_probs, 2, in, 1, NULL, (void *)reds[r]));
+        release_all(2, in);
+        tt_tensor *x = rand_leaf(3, A(2, 3, 2), DOM_ANY);
+        OK(tt_gradcheck(f_ce_spatial, 1, &x, 1, NULL, (void *)reds[r]));
+        tt_release(x);
+        ck_assert_msg(tt_live_tensors() == live, "cross_entropy %s leaks %lld tensors", reds[r],
+                      (long long)(tt_live_tensors() - live));
+    }
+}
+END_TEST
+
 START_TEST(test_pow_zero_base)
 {
     tt_tensor *a = leaf(1, A(2), TT_F64, D(0, 2));
@@ -1784,6 +1913,7 @@ static Suite *autograd_suite(void)
     tcase_add_test(tc, test_scalar_derivatives);
     tcase_add_test(tc, test_pow_zero_base);
     tcase_add_test(tc, test_narrow_negative_start_derivative);
+    tcase_add_test(tc, test_gradcheck_new_forms);
     tcase_add_test(tc, test_linear_vector_weight_derivative);
     tcase_add_test(tc, test_where_clamp_derivatives);
     suite_add_tcase(s, tc);

@@ -333,7 +333,7 @@ START_TEST(test_cross_entropy_errors)
                                "bounds");
     ck_assert_ptr_null(tt_cross_entropy(x, t32));
     ck_assert_error(TT_EDTYPE, "tt::cross_entropy: argument 'target' (#2): expected i64 class "
-                               "indices, got i32");
+                               "indices or class probabilities, got i32");
     ck_assert_ptr_null(tt_cross_entropy(x, t2));
     ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'target' (#2): expected shape [N] "
                                "to match the batch of 'self' [3, 5], got [2]");
@@ -347,8 +347,30 @@ START_TEST(test_cross_entropy_errors)
     ck_assert_error(TT_EDTYPE, "tt::cross_entropy: argument 'self' (#1): expected floating "
                                "point logits, got i64");
     ck_assert_ptr_null(tt_cross_entropy(x3, tok));
-    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'self' (#1): expected logits of "
-                               "shape [N, C] or [C], got [2, 3, 4]");
+    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'target' (#2): expected shape "
+                               "[N, d1, ...] to match the batch of 'self' [2, 3, 4], got [3]");
+    /* The keyword arguments: weight, ignore_index, label_smoothing. */
+    tt_tensor *w4 = tt_ones(TT_SHAPE(4), TT_F32), *px = tt_zeros(TT_SHAPE(3, 5), TT_F64);
+    ck_assert_ptr_null(tt_cross_entropy_ex(x, tok, &(tt_cross_entropy_opts){.weight = w4}));
+    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'weight': expected a f32 tensor of "
+                               "one weight per class [5], got f32 [4]");
+    ck_assert_ptr_null(tt_cross_entropy_ex(x, tok, &(tt_cross_entropy_opts){.label_smoothing = 1.5}));
+    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'label_smoothing': expected a value "
+                               "in [0, 1], got 1.5");
+    ck_assert_ptr_null(tt_cross_entropy_ex(x, x, &(tt_cross_entropy_opts){.ignore = true}));
+    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'ignore_index': not supported with "
+                               "class probability targets (got 0)");
+    ck_assert_ptr_null(tt_cross_entropy(x, px));
+    ck_assert_error(TT_EDTYPE, "tt::cross_entropy: argument 'target' (#2): class probabilities "
+                               "must have self's dtype f32, got f64");
+    ck_assert_ptr_null(tt_cross_entropy(x, x3));
+    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'target' (#2): class probabilities "
+                               "must have self's shape [3, 5], got [2, 3, 4]");
+    ck_assert_ptr_null(tt_cross_entropy_ex(x, tok, &(tt_cross_entropy_opts){.reduction = "avg"}));
+    ck_assert_error(TT_EINVAL, "argument 'reduction' (#3): expected 'mean', 'sum' or 'none', "
+                               "got 'avg'");
+    tt_release(w4);
+    tt_release(px);
     ck_assert_ptr_null(tt_call(o, tt_v_tensor(x), tt_v_tensor(tok), tt_v_str("avg")));
     ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'reduction' (#3): expected 'mean', "
                                "'sum' or 'none', got 'avg'");
