@@ -76,14 +76,17 @@ static inline int64_t ipow(int64_t b, int64_t e)
 {
     if (e < 0)
         return b == 1 ? 1 : b == -1 ? (e & 1 ? -1 : 1) : 0;
-    int64_t r = 1;
+    /* In unsigned arithmetic: an overflow wraps (the low bits are the
+     * narrower types' results too, as PyTorch's) instead of being
+     * undefined. */
+    uint64_t r = 1, ub = (uint64_t)b;
     while (e) {
         if (e & 1)
-            r *= b;
-        b *= b;
+            r *= ub;
+        ub *= ub;
         e >>= 1;
     }
-    return r;
+    return (int64_t)r;
 }
 
 /* div's rounding modes. Floats: trunc(a / b), and Python's floor division
