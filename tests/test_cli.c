@@ -791,21 +791,6 @@ typedef struct {
     char dir[64]; /* a scratch folder for the run's files */
 } run_result;
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 static const char *env_path(const char *name)
 {
     const char *p = getenv(name);
@@ -858,8 +843,8 @@ static void run_tt(run_result *r, const char *const *args)
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-    r->out = slurp(out);
-    r->err = slurp(err);
+    r->out = tt_test_read_file(out);
+    r->err = tt_test_read_file(err);
 }
 
 #define TT(r, ...) run_tt((r), (const char *const[]){__VA_ARGS__, NULL})
@@ -935,7 +920,7 @@ START_TEST(test_e2e_trace_mlp)
     ck_assert_msg(strstr(r.out, "return (add_2,)"), "%.1500s", r.out);
     char path[128];
     snprintf(path, sizeof path, "%s/mlp.dot", r.dir);
-    char *dot = slurp(path);
+    char *dot = tt_test_read_file(path);
     ck_assert_msg(strncmp(dot, "digraph", 7) == 0, "%.40s", dot);
     ck_assert_msg(strstr(dot, "tt::matmul"), "the DOT names the ops");
     free(dot);
@@ -981,11 +966,11 @@ START_TEST(test_e2e_pictures)
     ck_assert_int_eq(count(r.out, "= tt::sin(crop)"), 1);
     char path[128];
     snprintf(path, sizeof path, "%s/crop.svg", r.dir);
-    char *svg = slurp(path);
+    char *svg = tt_test_read_file(path);
     ck_assert_msg(strstr(svg, "<svg") && strstr(svg, "mylib::crop"), "%.80s", svg);
     free(svg);
     snprintf(path, sizeof path, "%s/crop.png", r.dir);
-    char *png = slurp(path);
+    char *png = tt_test_read_file(path);
     ck_assert_msg(memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "not a PNG");
     free(png);
     run_end(&r);
@@ -1017,7 +1002,7 @@ static void plain_crop_location(char *buf, size_t n)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/../tools/tutorial_ops.c", env_path("TT_TEST_SRCDIR"));
-    char *src = slurp(path);
+    char *src = tt_test_read_file(path);
     const char *fn = strstr(src, "\ntt_status tutorial_crop_plain(");
     ck_assert_ptr_nonnull(fn);
     const char *read = strstr(fn, "tt_data(");
@@ -1051,7 +1036,7 @@ START_TEST(test_e2e_explain)
                   "%.1500s", r.out);
     char path[128];
     snprintf(path, sizeof path, "%s/explain.dot", r.dir);
-    char *dot = slurp(path);
+    char *dot = tt_test_read_file(path);
     ck_assert_msg(strncmp(dot, "digraph", 7) == 0 && count(dot, "subgraph cluster") == 2,
                   "%.1500s", dot);
     free(dot);

@@ -40,20 +40,6 @@ static char *next_line(reader *r)
     return line;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(b);
-    ck_assert_int_eq(fread(b, 1, (size_t)n, f), n);
-    b[n] = 0;
-    fclose(f);
-    return b;
-}
 
 /* ------------------------------------------------------------ one case */
 
@@ -65,6 +51,7 @@ typedef struct {
     int nargs;
     tt_tensor *owned[32]; /* every tensor made for the arguments */
     int nowned;
+    tt_tensor *bufs[MAX_ARGS]; /* each plain tensor argument's buffer, by index */
     tt_tensor *lists[MAX_ARGS][8]; /* tensor-list arguments */
     int64_t ints[MAX_ARGS][8];
     char strs[MAX_ARGS][32];
@@ -114,17 +101,20 @@ static tt_dtype dtype_named(const char *s)
     return (tt_dtype)d;
 }
 
-/* "arg T DTYPE A B M C D N NDIM SIZES.. STRIDES.. OFFSET RG": element k of
- * an N-element buffer is ((k*A + B) % M + C) / D, seen through as_strided. */
-static tt_tensor *make_tensor(ref_case *c, char **t, int n)
+/* "arg T DTYPE A B M C D N NDIM SIZES.. STRIDES.. OFFSET RG [SHARE]":
+ * element k of an N-element buffer is ((k*A + B) % M + C) / D, seen
+ * through as_strided; with SHARE, the buffer is argument SHARE's (a view
+ * of the same memory, for the overlap cases). `arg` is the argument's
+ * index, or -1 for an item of a tensor list. */
+static tt_tensor *make_tensor(ref_case *c, char **t, int n, int arg)
 {
     ck_assert_int_ge(n, 10);
-    ck_assert_int_lt(c->nowned, 32);
+    ck_assert_int_lt(c->nowned, 31);
     tt_dtype dt = dtype_named(t[2]);
     int64_t A = atoll(t[3]), B = atoll(t[4]), M = atoll(t[5]), C = atoll(t[6]), D = atoll(t[7]);
     int64_t nbuf = atoll(t[8]);
     int nd = atoi(t[9]);
-    ck_assert_int_eq(n, 10 + 2 * nd + 2);
+    ck_assert(n == 10 + 2 * nd + 2 || n == 10 + 2 * nd + 3);
     int64_t sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
     for (int d = 0; d < nd; d++) {
         sizes[d] = atoll(t[10 + d]);
@@ -132,16 +122,26 @@ static tt_tensor *make_tensor(ref_case *c, char **t, int n)
     }
     int64_t off = atoll(t[10 + 2 * nd]);
     bool rg = atoi(t[11 + 2 * nd]) != 0;
-    double *v = malloc(sizeof(double) * (size_t)nbuf);
-    ck_assert_ptr_nonnull(v);
-    for (int64_t k = 0; k < nbuf; k++)
-        v[k] = (double)((k * A + B) % M + C) / (double)D;
-    tt_tensor *f64 = NN(tt_from_data(1, &nbuf, TT_F64, v));
-    free(v);
-    tt_tensor *buf = NN(tt_to_dtype(f64, dt));
-    tt_release(f64);
+    tt_tensor *buf;
+    if (n == 10 + 2 * nd + 3) {
+        int share = atoi(t[12 + 2 * nd]);
+        ck_assert(share >= 0 && share < arg && c->bufs[share]);
+        buf = tt_retain(c->bufs[share]);
+    } else {
+        double *v = malloc(sizeof(double) * (size_t)nbuf);
+        ck_assert_ptr_nonnull(v);
+        for (int64_t k = 0; k < nbuf; k++)
+            v[k] = (double)((k * A + B) % M + C) / (double)D;
+        tt_tensor *f64 = NN(tt_from_data(1, &nbuf, TT_F64, v));
+        free(v);
+        buf = NN(tt_to_dtype(f64, dt));
+        tt_release(f64);
+    }
     tt_tensor *x = NN(tt_as_strided(buf, nd, sizes, strides, off));
-    tt_release(buf);
+    if (arg >= 0)
+        c->bufs[arg] = c->owned[c->nowned++] = buf;
+    else
+        tt_release(buf);
     if (rg) {
         tt_tensor *leaf = NN(tt_detach(x));
         tt_release(x);
@@ -186,7 +186,7 @@ static void parse_case(reader *r, ref_case *c, char **toks)
         } else if (!strcmp(toks[0], "arg")) {
             if (list_left > 0 && !strcmp(toks[1], "T")) {
                 int i = pending_list, j = c->args[i].n - list_left;
-                c->lists[i][j] = make_tensor(c, toks, n);
+                c->lists[i][j] = make_tensor(c, toks, n, -1);
                 c->leaf_of[i][j] = tt_requires_grad(c->lists[i][j]) ? c->lists[i][j] : NULL;
                 list_left--;
                 continue;
@@ -195,7 +195,7 @@ static void parse_case(reader *r, ref_case *c, char **toks)
             int i = c->nargs++;
             const char *k = toks[1];
             if (!strcmp(k, "T")) {
-                tt_tensor *x = make_tensor(c, toks, n);
+                tt_tensor *x = make_tensor(c, toks, n, i);
                 c->args[i] = tt_v_tensor(x);
                 c->leaf_of[i][0] = tt_requires_grad(x) ? x : NULL;
             } else if (!strcmp(k, "TL")) {
@@ -396,7 +396,7 @@ START_TEST(test_torch_reference)
     const char *dir = getenv("TT_TEST_SRCDIR");
     char path[1024];
     snprintf(path, sizeof path, "%s/data/torch_ref.txt", dir ? dir : "tests");
-    reader r = {read_file(path), NULL, 0, 0};
+    reader r = {tt_test_read_file(path), NULL, 0, 0};
     r.pos = r.buf;
     static char *toks[MAX_TOKS];
     char *line;

@@ -6,6 +6,7 @@
 #define TT_TEST_H
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,22 @@ static inline void *tt_test_nn_(const void *p, const char *what, int line)
     ck_assert_msg(p != NULL, "line %d: %s returned NULL: %s: %s", line, what,
                   tt_status_name(tt_errcode()), tt_errmsg());
     return (void *)p;
+}
+
+/* A file's bytes, NUL-terminated (the caller frees them). */
+static inline char *tt_test_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
 }
 
 /* t's elements in logical (row-major) order, as doubles (the caller frees

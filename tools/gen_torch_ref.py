@@ -70,8 +70,8 @@ POS = (7, 3, 11, 1, 4)  # positive values, for log, sqrt, pow bases
 class T:
     """A tensor argument: dtype, the view's sizes, a layout, a formula."""
 
-    def __init__(self, dt, sizes, layout="c", form=None, rg=False):
-        self.dt, self.sizes, self.rg = dt, list(sizes), rg
+    def __init__(self, dt, sizes, layout="c", form=None, rg=False, share=None):
+        self.dt, self.sizes, self.rg, self.share = dt, list(sizes), rg, share
         self.form = form or default_form(dt)
         n = len(sizes)
         lay = layout if isinstance(layout, tuple) else (layout,)
@@ -98,6 +98,11 @@ class T:
             strides = contig(base)
             strides[-1] = 2
             off = 1
+        elif lay[0] == "v":  # any view: ("v", strides, offset) over a big enough buffer
+            strides, off = list(lay[1]), lay[2]
+            base = [1 + sum((s - 1) * st for s, st in zip(sizes, strides))]
+            if len(lay) > 3:  # a bigger buffer, for views of it in later arguments
+                base = [lay[3] - off]
         elif lay[0] == "e":  # dim lay[1] expanded from size 1
             base = list(sizes)
             base[lay[1]] = 1
@@ -113,18 +118,24 @@ class T:
         a, b, m, c, d = self.form
         return [((k * a + b) % m + c) / d for k in range(self.nbuf)]
 
-    def torch(self):
-        buf = torch.tensor(self.values(), dtype=torch.float64)
-        buf = buf != 0 if self.dt == "bool" else buf.to(DT[self.dt])
+    def torch(self, bufs=None):
+        if self.share is not None:  # a view of an earlier argument's buffer
+            buf = bufs[self.share]
+        else:
+            buf = torch.tensor(self.values(), dtype=torch.float64)
+            buf = buf != 0 if self.dt == "bool" else buf.to(DT[self.dt])
+        if bufs is not None:
+            bufs.append(buf)
         x = torch.as_strided(buf, self.sizes, self.strides, self.off)
         if self.rg:
             x = x.detach().requires_grad_(True)
         return x
 
     def line(self):
-        return "arg T %s %s %d %d %s %d %d" % (
+        line = "arg T %s %s %d %d %s %d %d" % (
             self.dt, " ".join(str(v) for v in self.form), self.nbuf, len(self.sizes),
             " ".join(str(v) for v in self.sizes + self.strides) or "", self.off, int(self.rg))
+        return line + (" %d" % self.share if self.share is not None else "")
 
 
 class TL:
@@ -176,6 +187,12 @@ def ce_backward(g, x, t, red):
     x = x.detach().requires_grad_(True)
     F.cross_entropy(x, t, reduction=red).backward(g)
     return x.grad
+
+
+def gelu_bw_ref(g, s, approximate="none"):
+    x = s.detach().requires_grad_(True)
+    d, = torch.autograd.grad(F.gelu(x, approximate=approximate).sum(), x)
+    return g * d
 
 
 def squeeze_dims(x, dims):
@@ -423,6 +440,21 @@ def build_cases():
     case("tt::add_.Scalar", T(I64, [3], "c"), 2, 3)
     case("tt::add_.Scalar", T(F32, [3], "c"), 2, 0.5)
     case("tt::sub_.Scalar", T(I64, [3], "c"), 2, 0.5)
+    # In place with an input over the written tensor's own memory: PyTorch
+    # refuses a partial overlap of dense operands and allows the exact one.
+    sq = T(F32, [3, 3], "c")
+    for op in ["tt::add_.Tensor", "tt::mul_.Tensor", "tt::sub_.Tensor", "tt::div_.Tensor"]:
+        case(op, sq, T(F32, [3, 3], "t", share=0))                      # x op= x.t()
+        case(op, sq, T(F32, [3, 3], "c", share=0))                      # x op= x
+        case(op, T(F32, [8], ("v", [1], 1)), T(F32, [8], ("v", [1], 0), share=0))  # x[1:] op= x[:-1]
+        case(op, T(F32, [3, 3], "c"), T(F32, [3], ("v", [1], 0), share=0))  # x op= x[0]
+        case(op, T(F32, [4], ("v", [1], 0, 8)), T(F32, [4], ("v", [1], 4), share=0))  # disjoint
+    case("tt::copy_", T(F64, [8], ("v", [1], 1)), T(F64, [8], ("v", [1], 0), share=0))
+    case("tt::copy_", T(F64, [3, 3], "c"), T(F64, [3, 3], "t", share=0))
+    case("tt::copy_", T(F64, [3, 3], "c"), T(F64, [3, 3], "c", share=0))
+    case("tt::add_.Scalar", T(F32, [2, 3], ("e", 0)), 1)
+    case("tt::relu_", T(F32, [2, 3], ("e", 1)))
+    case("tt::div_.Tensor_mode", T(F32, [3, 3], "c"), T(F32, [3, 3], "t", share=0), "floor")
     case("tt::add_.Tensor", T(F32, [2, 3], "c"), T(F32, [2, 3], "c"), 2)
     case("tt::add_.Tensor", T(I32, [2, 3], "c"), T(I32, [2, 3], "c"), 2.0)
     # div with a rounding mode
@@ -477,6 +509,10 @@ def build_cases():
         case("tt::gelu", T(F64, [2, 3], "t", rg=True), ap)
         case("tt::gelu", T(F32, [2, 3], "s"), ap)
         case("tt::gelu_backward", T(F64, [2, 3], "c"), T(F64, [2, 3], "t"), ap)
+    case("tt::gelu_backward", T(F32, [3], "c"), T(F32, [2, 3], "c"), ref=gelu_bw_ref,
+         note="PyTorch 1.13's oneDNN gelu_backward fails when grad_output broadcasts "
+              "(could not create a primitive descriptor); recorded as grad_output * gelu'(self), "
+              "what the op means")
     case("tt::gelu", T(F32, [3], "c"), "bad")
     case("tt::gelu", T(I64, [3], "c"), "tanh")
 
@@ -637,11 +673,11 @@ def build_cases():
 
 # ------------------------------------------------------------- running
 
-def torch_arg(a):
+def torch_arg(a, bufs):
     if isinstance(a, T):
-        return a.torch()
+        return a.torch(bufs)
     if isinstance(a, TL):
-        return [t.torch() for t in a.ts]
+        return [t.torch() for t in a.ts]  # list items never share
     return a
 
 
@@ -654,7 +690,8 @@ def record(name, op, args, note, ref, out):
     for a in args:
         for line in arg_line(a):
             w(line + "\n")
-    targs = [torch_arg(a) for a in args]
+    bufs = []  # each tensor argument's buffer, for arguments that share one
+    targs = [torch_arg(a, bufs) for a in args]
     fn = ref or OPS[op]  # a case for an op with no mapping is the table's mistake
     try:
         r = fn(*targs)
