@@ -1593,7 +1593,7 @@ tt_status tt__register_elementwise(tt_library *lib)
 #define ROW_KIND(id, sch, k, fk, bw, setup, data, flags) [TT_OP_##id] = (int8_t)(data),
 static const int8_t row_kind[TT_OP_COUNT] = {
     TT_BUILTIN_OPS(ROW_KIND, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW,
-                   TT__NO_ROW)};
+                   TT__NO_ROW, TT__NO_ROW)};
 
 /* The fast path: no mode, grad or fake tensor in play, so the kernel's
  * work runs directly; otherwise the call goes through the dispatcher. */

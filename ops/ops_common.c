@@ -17,7 +17,7 @@ static void init(void)
     tt_status (*families[])(tt_library *) = {
         tt__register_views,  tt__register_elementwise, tt__register_reduce,
         tt__register_linalg, tt__register_shape,       tt__register_loss,
-        tt__register_factories,
+        tt__register_factories, tt__register_transformer,
     };
     builtin_lib = tt_library_new(TT_LIB_DEF, "tt");
     if (!builtin_lib) {

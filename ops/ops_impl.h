@@ -16,6 +16,7 @@ tt_status tt__register_shape(tt_library *lib);
 tt_status tt__register_views(tt_library *lib);
 tt_status tt__register_loss(tt_library *lib);
 tt_status tt__register_factories(tt_library *lib);
+tt_status tt__register_transformer(tt_library *lib);
 
 /* A family's rows of the built-in table (runtime/builtin_ops.h), as specs
  * for tt_custom_op_define, each with its id. A family file expands its own
@@ -34,25 +35,28 @@ typedef struct {
 #define TT__NO_ROW(...)
 #define TT__VIEWS_ROWS                                                         \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__ROW,    \
-                   TT__NO_ROW, TT__NO_ROW)
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
 #define TT__ELEMENTWISE_ROWS                                                   \
     TT_BUILTIN_OPS(TT__ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW,    \
-                   TT__NO_ROW, TT__NO_ROW)
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
 #define TT__REDUCE_ROWS                                                        \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW,    \
-                   TT__NO_ROW, TT__NO_ROW)
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
 #define TT__LINALG_ROWS                                                        \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__ROW, TT__NO_ROW, TT__NO_ROW,    \
-                   TT__NO_ROW, TT__NO_ROW)
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
 #define TT__SHAPE_ROWS                                                         \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__ROW, TT__NO_ROW,    \
-                   TT__NO_ROW, TT__NO_ROW)
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
 #define TT__LOSS_ROWS                                                          \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__ROW, TT__NO_ROW)
+                   TT__ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__TRANSFORMER_ROWS                                                   \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__ROW)
 #define TT__FACTORIES_ROWS                                                     \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__ROW)
+                   TT__NO_ROW, TT__ROW, TT__NO_ROW)
 
 /* Defines every row through tt_custom_op_define and records each op under
  * its id; stops at the first failure. */

@@ -171,6 +171,38 @@ tt_tensor *tt_squeeze_dims(const tt_tensor *t, int n, const int64_t *dims);
 tt_tensor *tt_cat(int n, tt_tensor *const *ts, int dim);
 tt_tensor *tt_stack(int n, tt_tensor *const *ts, int dim);
 
+/* ----------------------------------------------------------- transformer */
+/* tt::embedding: rows of weight [num, dim] picked by i64/i32 indices of any
+ * shape: [..., dim]. Its gradient adds up the rows of repeated indices. */
+tt_tensor *tt_embedding(const tt_tensor *weight, const tt_tensor *indices);
+/* tt::layer_norm: normalizes over the trailing dims normalized_shape (ndims
+ * sizes), (x - mean) / sqrt(var + eps), then * weight + bias (each may be
+ * NULL; of shape normalized_shape). */
+tt_tensor *tt_layer_norm(const tt_tensor *x, int ndims, const int64_t *normalized_shape,
+                         const tt_tensor *weight, const tt_tensor *bias, double eps);
+/* tt::scaled_dot_product_attention: softmax(q k^T * scale) v per head,
+ * q [..., T, D], k [..., S, D], v [..., S, Dv]; is_causal lets query i see
+ * keys j <= i; scale <= 0 means 1/sqrt(D). One fused kernel forward and
+ * backward (no [T, S] matrix is made). A 4-d result [B, H, T, Dv] is laid
+ * out as [B, H, T, Dv].transpose(1, 2) of a contiguous [B, T, H, Dv], as
+ * PyTorch's flash attention does, so merging the heads is a view. */
+tt_tensor *tt_scaled_dot_product_attention(const tt_tensor *q, const tt_tensor *k,
+                                           const tt_tensor *v, bool is_causal, double scale);
+/* One AdamW update (torch.optim.AdamW, decoupled weight decay) of param
+ * and its moment buffers exp_avg, exp_avg_sq (same shape and dtype, zeros
+ * at first) from grad, in place, in one pass (tt::adamw_step). step: a 0-dim
+ * tensor holding the update's number (1 for the first; the caller counts),
+ * a tensor so that a compiled step reads it anew each call. Call it under
+ * tt_no_grad_begin() for a param that requires grad. */
+typedef struct {
+    double lr, beta1, beta2, eps, weight_decay;
+} tt_adamw_opts;
+tt_status tt_adamw_(tt_tensor *param, const tt_tensor *grad, tt_tensor *exp_avg,
+                    tt_tensor *exp_avg_sq, const tt_tensor *step, const tt_adamw_opts *opts);
+/* tt::global_norm: the 2-norm of all elements of n tensors together (a
+ * 0-dim tensor; what gradient clipping compares with its maximum). */
+tt_tensor *tt_global_norm(int n, tt_tensor *const *ts);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }
