@@ -421,6 +421,45 @@ START_TEST(test_symbolic_reuses_one_plan)
 }
 END_TEST
 
+/* x + w: x's sizes vary, w's do not. */
+static tt_status xw_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    count_run(ud);
+    out[0] = tt_add(in[0], in[1]);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* dynamic_inputs = 1: only input 0 gets symbols; input 1 (a parameter)
+ * keeps its sizes, and another size of it is a guard miss. */
+START_TEST(test_symbolic_dynamic_inputs)
+{
+    int runs = 0;
+    tt_compiled *c = NN(tt_compile(xw_model, 2, 1,
+                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .ud = &runs,
+                                                    .dynamic_inputs = 1}));
+    tt_tensor *w = NN(tt_randn(TT_SHAPE(3, 4), TT_F32));
+    for (int n = 2; n < 5; n++) {
+        tt_tensor *x = NN(tt_randn(TT_SHAPE(n, 3, 4), TT_F32));
+        check_vs_eager(c, xw_model, (tt_tensor *[]){x, w}, 2, 1, NULL, "dynamic x");
+        tt_release(x);
+    }
+    CHECK_STATS(c, 3, 2, 1, 1, runs, 1);
+    char *text = NN(tt_graph_to_text(NN(tt_compiled_graph(c, 0))));
+    ck_assert_msg(strstr(text, "in0: \"f32[s0, s1, s2]\"") && strstr(text, "in1: \"f32[3, 4]\""),
+                  "%s", text);
+    free(text);
+    tt_tensor *w5 = NN(tt_randn(TT_SHAPE(3, 5), TT_F32));
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(2, 3, 5), TT_F32));
+    check_vs_eager(c, xw_model, (tt_tensor *[]){x, w5}, 2, 1, NULL, "another w");
+    assert_last_miss(c, "input 1: size of dim 1 is 5; the plan specialized it to 4");
+    tt_release(x);
+    tt_release(w5);
+    tt_release(w);
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* sin(x) when x has fewer than 10 rows, else cos(x). */
 static tt_status branchy(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
@@ -1097,6 +1136,7 @@ static Suite *compile_suite(void)
     tcase_add_test(tc, test_symbolic_guard);
     tcase_add_test(tc, test_symbolic_eq_and_int_guards);
     tcase_add_test(tc, test_symbolic_specialization);
+    tcase_add_test(tc, test_symbolic_dynamic_inputs);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("breaks", ops_setup, ops_teardown);
     tcase_add_test(tc, test_fullgraph_break);

@@ -64,10 +64,12 @@ tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x)
     int nd = tt_ndim(x);
     const tt_size *sz = tt_sizes(x), *st = tt_strides(x);
     tt_size strides[TT_MAX_DIMS];
+    bool dynamic = tr->opts.dynamic_inputs <= 0 || s->ninputs < tr->opts.dynamic_inputs;
     in->ndim = nd;
     for (int d = 0; d < nd; d++) {
         in->concrete[d] = sz[d];
-        in->sizes[d] = sz[d] >= 2 && !tt_size_is_sym(sz[d]) ? tt_sym_new("s", sz[d]) : sz[d];
+        in->sizes[d] = dynamic && sz[d] >= 2 && !tt_size_is_sym(sz[d]) ? tt_sym_new("s", sz[d])
+                                                                       : sz[d];
         if (in->sizes[d] == 0 && sz[d] >= 2)
             return NULL; /* tt_sym_new failed (out of memory), error set */
         in->order[d] = d;

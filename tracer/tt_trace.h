@@ -33,6 +33,11 @@ typedef struct {
     int nout;   /* outputs the function writes; 0 means 1 */
     void *ud;   /* handed to the function */
     const char *name; /* printed as the graph's name; NULL: "forward" */
+    /* Symbolic mode: only the first dynamic_inputs inputs get symbolic
+     * sizes; the others (a model's parameters and optimizer state) keep
+     * their sizes, as torch.compile keeps a module's parameters static.
+     * 0: every input. */
+    int dynamic_inputs;
 } tt_trace_opts;
 
 typedef struct tt_graph tt_graph;
