@@ -20,6 +20,7 @@
  *   tt-bench [--quick] [name-substring...]
  *   --quick: fewer repetitions, and the largest sizes are skipped. */
 #include "tensortrace.h"
+#include "gpt2.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -542,6 +543,245 @@ static bool bench_mlp_compiled(const bench *b, const bench_opts *o, double *valu
     return ok;
 }
 
+/* ----------------------------------------------------------------- GPT-2 */
+
+/* The training step of examples/gpt2 (forward, cross-entropy, backward,
+ * AdamW) for 6 layers, 6 heads, 384 channels, vocabulary 256, batch 4,
+ * sequence 128. Its floor is the step's matrix products alone as raw
+ * cblas_sgemm at the same thread count: per layer the four linear layers
+ * forward and their two products each backward, the attention's two
+ * products per head forward and four backward (full (T, T) blocks, where
+ * the fused causal kernel computes about half), and the tied output
+ * projection's three. */
+enum { G_L = 6, G_NH = 6, G_C = 384, G_V = 256, G_B = 4, G_T = 128 };
+
+typedef struct {
+    gpt2_state s;
+    gpt2_step_args a;
+    tt_tensor *tokens, *targets, *pos, **in;
+    tt_compiled *c;
+    float *x, *y, *z; /* the floor's operands, large enough for every product */
+} gpt2_ctx;
+
+static void gpt2_free(gpt2_ctx *g)
+{
+    tt_compiled_free(g->c);
+    free(g->in);
+    tt_release(g->tokens);
+    tt_release(g->targets);
+    tt_release(g->pos);
+    gpt2_step_args_free(&g->a);
+    gpt2_state_free(&g->s);
+    free(g->x);
+    free(g->y);
+    free(g->z);
+}
+
+/* A random init, a fixed batch of byte tokens, the step's inputs and, when
+ * compiled, the step traced once. */
+static bool gpt2_setup(gpt2_ctx *g, bool compiled)
+{
+    memset(g, 0, sizeof *g);
+    g->s.cfg = (gpt2_config){.max_seq_len = G_T, .vocab_size = G_V, .padded_vocab_size = G_V,
+                             .num_layers = G_L, .num_heads = G_NH, .channels = G_C};
+    if (gpt2_state_alloc(&g->s) || gpt2_state_init_random(&g->s, 1337) ||
+        gpt2_step_args_init(&g->a, &g->s.cfg, 1e-4, 0) || tt_fill_(g->s.step, 1))
+        return false;
+    int64_t tok[G_B * G_T], tgt[G_B * G_T];
+    for (int i = 0; i < G_B * G_T; i++)
+        tok[i] = (i * 7 + i / 13) % G_V, tgt[i] = (i * 11 + 3) % G_V;
+    g->tokens = tt_from_data(TT_SHAPE(G_B, G_T), TT_I64, tok);
+    g->targets = tt_from_data(TT_SHAPE(G_B, G_T), TT_I64, tgt);
+    g->pos = tt_arange(0, G_T, 1, TT_I64);
+    if (!g->tokens || !g->targets || !g->pos ||
+        !(g->in = gpt2_step_inputs(&g->s, g->tokens, g->targets, g->pos)))
+        return false;
+    size_t n = (size_t)G_B * G_T * 4 * G_C;
+    g->x = calloc(n, sizeof(float)), g->y = calloc(n, sizeof(float)), g->z = calloc(n, sizeof(float));
+    if (!g->x || !g->y || !g->z)
+        return false;
+    return !compiled || (g->c = gpt2_compile_step(&g->a)) != NULL;
+}
+
+static bool gpt2_eager(void *p)
+{
+    gpt2_ctx *g = p;
+    tt_tensor *r = NULL;
+    if (gpt2_train_step(g->in, GPT2_NFIXED + 3 * g->s.np, &r, 1, &g->a))
+        return false;
+    tt_release(r);
+    return true;
+}
+
+static bool gpt2_compiled(void *p)
+{
+    gpt2_ctx *g = p;
+    tt_tensor *r = NULL;
+    if (tt_compiled_call(g->c, g->in, &r))
+        return false;
+    tt_release(r);
+    return true;
+}
+
+/* C (m, n) = op(A) op(B), row-major, k the inner size. */
+static void sgemm(const gpt2_ctx *g, bool ta, bool tb, int m, int n, int k)
+{
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                m, n, k, 1, g->x, ta ? m : k, g->y, tb ? k : n, 0, g->z, n);
+}
+
+/* A linear layer (M, K) -> (M, N): forward, and backward dX and dW. */
+static void linear_gemms(const gpt2_ctx *g, int M, int K, int N)
+{
+    sgemm(g, false, true, M, N, K);  /* y = x W^T */
+    sgemm(g, false, false, M, K, N); /* dx = dy W */
+    sgemm(g, true, false, N, K, M);  /* dW = dy^T x */
+}
+
+static bool gpt2_gemms(void *p)
+{
+    const gpt2_ctx *g = p;
+    const int M = G_B * G_T, C = G_C, T = G_T, hs = G_C / G_NH;
+    for (int l = 0; l < G_L; l++) {
+        linear_gemms(g, M, C, 3 * C);
+        linear_gemms(g, M, C, C);
+        linear_gemms(g, M, C, 4 * C);
+        linear_gemms(g, M, 4 * C, C);
+        for (int h = 0; h < G_B * G_NH; h++) {
+            sgemm(g, false, true, T, T, hs);  /* S = Q K^T */
+            sgemm(g, false, false, T, hs, T); /* O = P V */
+            sgemm(g, true, false, T, hs, T);  /* dV = P^T dO */
+            sgemm(g, false, true, T, T, hs);  /* dP = dO V^T */
+            sgemm(g, false, false, T, hs, T); /* dQ = dS K */
+            sgemm(g, true, false, T, hs, T);  /* dK = dS^T Q */
+        }
+    }
+    linear_gemms(g, M, C, G_V); /* logits = x wte^T, tied */
+    sink = g->z[0];
+    return true;
+}
+
+/* Runs the library and OpenBLAS on `n` threads; returns the old counts. */
+static void set_threads(int n, int *old_tt, int *old_blas)
+{
+    if (old_tt)
+        *old_tt = tt_get_num_threads(), *old_blas = openblas_get_num_threads();
+    tt_set_num_threads(n);
+    openblas_set_num_threads(n);
+}
+
+/* The last compiled step measured, for the tokens/s line. */
+static struct {
+    int threads;
+    double step_ms, floor_ms;
+} gpt2_last;
+
+/* Milliseconds per step (b->n threads; b->trans: compiled), beside its
+ * matrix products alone. */
+static bool bench_gpt2_step(const bench *b, const bench_opts *o, double *value, double *limit)
+{
+    int ot, ob;
+    set_threads((int)b->n, &ot, &ob);
+    gpt2_ctx g;
+    double ts = 0, tg = 0;
+    bool ok = gpt2_setup(&g, b->trans) &&
+              best_pair(b->trans ? gpt2_compiled : gpt2_eager, &g, gpt2_gemms, &g, o,
+                        o->quick ? 2 : 3, 1, &ts, &tg);
+    *value = ts * 1e3;
+    *limit = tg * 1e3;
+    if (ok && b->trans)
+        gpt2_last.threads = (int)b->n, gpt2_last.step_ms = *value, gpt2_last.floor_ms = *limit;
+    gpt2_free(&g);
+    set_threads(ot, NULL, NULL);
+    openblas_set_num_threads(ob);
+    return ok;
+}
+
+/* Tokens per second of the compiled step on b->n threads, beside the
+ * tokens per second its matrix products alone would allow. */
+static bool bench_gpt2_tokens(const bench *b, const bench_opts *o, double *value,
+                              double *limit)
+{
+    bench s = *b;
+    s.trans = true;
+    bool ok = true;
+    if (gpt2_last.threads == (int)b->n) /* measured by the line before */
+        *value = gpt2_last.step_ms, *limit = gpt2_last.floor_ms;
+    else
+        ok = bench_gpt2_step(&s, o, value, limit);
+    *value = G_B * G_T / (*value / 1e3);
+    *limit = G_B * G_T / (*limit / 1e3);
+    return ok;
+}
+
+/* A line of /proc/self/status in kB ("VmRSS:", "VmHWM:"); -1 if missing. */
+static double proc_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, key, strlen(key)) == 0)
+            v = atof(line + strlen(key));
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* The bytes of every value the step's graph computes, each storage once
+ * (views share their base's), at the traced sizes. */
+static double graph_value_bytes(const tt_graph *gr)
+{
+    const tt_tensor **seen = malloc(sizeof *seen * (size_t)tt_graph_num_nodes(gr) * 4);
+    int nseen = 0;
+    double total = 0;
+    for (int i = 0; seen && i < tt_graph_num_nodes(gr); i++) {
+        if (tt_graph_node_kind(gr, i) != TT_NODE_OP)
+            continue;
+        for (int j = 0; j < tt_graph_node_num_outputs(gr, i) && j < 4; j++) {
+            const tt_tensor *v = tt_graph_node_value(gr, i, j);
+            bool dup = !v;
+            for (int k = 0; k < nseen && !dup; k++)
+                dup = tt_same_storage(seen[k], v);
+            if (dup)
+                continue;
+            seen[nseen++] = v;
+            tt_size n = tt_numel(v);
+            total += (double)(tt_size_is_sym(n) ? tt_sym_hint(n) : n) *
+                     (double)tt_dtype_size(tt_dtype_of(v));
+        }
+    }
+    free(seen);
+    return total;
+}
+
+/* MB by which one compiled step raises the peak resident memory (the
+ * allocator's cache emptied first, the peak reset through clear_refs),
+ * beside the MB of all the values its graph computes: what keeping every
+ * intermediate alive would take. Lower is better. */
+static bool bench_gpt2_memory(const bench *b, const bench_opts *o, double *value,
+                              double *limit)
+{
+    (void)b, (void)o;
+    gpt2_ctx g;
+    bool ok = gpt2_setup(&g, true) && gpt2_compiled(&g);
+    if (ok) {
+        tt_empty_cache();
+        FILE *f = fopen("/proc/self/clear_refs", "w");
+        ok = f && fputs("5", f) >= 0;
+        if (f)
+            fclose(f);
+        double rss0 = proc_kb("VmRSS:");
+        ok = ok && gpt2_compiled(&g);
+        *value = (proc_kb("VmHWM:") - rss0) / 1024;
+        *limit = graph_value_bytes(tt_compiled_graph(g.c, 0)) / (1024 * 1024);
+        if (ok && rss0 < 0)
+            ok = !tt_error(TT_EINVAL, "no /proc/self/status");
+    }
+    gpt2_free(&g);
+    return ok;
+}
+
 /* ------------------------------------------------------------ checked mode */
 
 #define CHECKED_INNER 2000
@@ -626,6 +866,17 @@ static const bench benches[] = {
     {"mlp_train_step_ms_eager", "ms", bench_mlp_eager, MLP_B, false, false},
     /* limit: the eager step */
     {"mlp_train_step_ms_compiled", "ms", bench_mlp_compiled, MLP_B, false, false},
+    /* GPT-2 (examples/gpt2), 6 layers, 6 heads, 384 channels, batch 4,
+     * sequence 128, vocab 256; limit: the step's matrix products alone as
+     * raw cblas_sgemm on the same threads (the floor) */
+    {"gpt2_train_step_ms_eager_1t", "ms", bench_gpt2_step, 1, false, false},
+    {"gpt2_train_step_ms_compiled_1t", "ms", bench_gpt2_step, 1, true, false},
+    {"gpt2_train_step_ms_eager_2t", "ms", bench_gpt2_step, 2, false, false},
+    {"gpt2_train_step_ms_compiled_2t", "ms", bench_gpt2_step, 2, true, false},
+    /* limit: the tokens/s the floor allows */
+    {"gpt2_tokens_per_s_compiled_2t", "tokens/s", bench_gpt2_tokens, 2, true, false},
+    /* limit: the MB of every value the step's graph computes */
+    {"gpt2_compiled_step_peak_rss_MB", "MB", bench_gpt2_memory, 2, true, false},
     /* limit: the same custom-op call with checked mode off */
     {"checked_mode_overhead", "us/call", bench_checked, 1, false, false},
 };
