@@ -73,6 +73,31 @@ static tt_status want_sizes(const char *op, const char *arg, int argno, const tt
                     tt_shape_str(t, b, sizeof b));
 }
 
+/* Hands a backward kernel's three outputs (new references) to the frame,
+ * or releases them when st is an error. */
+static tt_status return3(tt_frame *f, tt_status st, tt_tensor **outs)
+{
+    for (int i = 0; i < 3; i++)
+        if (!st) /* tt_return takes the reference, also when it fails */
+            st = tt_return(f, i, outs[i]);
+        else
+            tt_release(outs[i]);
+    return st;
+}
+
+/* Stores a backward op's three results as the gradients of the call's
+ * arguments args[i] (-1: none), dropping those no input needs. */
+static void put_grads3(tt_autograd_ctx *ctx, tt_tensor **gi, tt_value *outs, const int *args)
+{
+    for (int i = 0; i < 3; i++) {
+        int slot = args[i] < 0 ? -1 : tt_ctx_input_slot(ctx, args[i]);
+        if (slot >= 0 && tt_ctx_needs_input_grad(ctx, slot))
+            gi[slot] = outs[i].u.t;
+        else
+            tt_value_clear(&outs[i]);
+    }
+}
+
 /* ============================================================ embedding */
 
 /* tt::embedding(weight [num, dim], indices [...] i64/i32) -> [..., dim]:
@@ -467,17 +492,7 @@ out:
     tt_release(xc);
     tt_release(gc);
     tt_release(wc);
-    if (st) {
-        for (int i = 0; i < 3; i++)
-            tt_release(outs[i]);
-        return st;
-    }
-    for (int i = 0; i < 3; i++)
-        if (!st) /* tt_return takes the reference, also when it fails */
-            st = tt_return(f, i, outs[i]);
-        else
-            tt_release(outs[i]);
-    return st;
+    return return3(f, st, outs);
 }
 
 static tt_status setup_layer_norm(tt_autograd_ctx *ctx, const tt_value *in, int nin,
@@ -518,14 +533,8 @@ static tt_status layer_norm_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
                     outs, 3);
     if (st)
         return st;
-    /* Slots: input 0, weight 1 and bias 2 when given. */
-    for (int i = 0; i < 3; i++) {
-        int slot = tt_ctx_input_slot(ctx, i == 0 ? 0 : i + 1);
-        if (slot >= 0 && (i == 0 || (affine & i)) && tt_ctx_needs_input_grad(ctx, slot))
-            gi[slot] = outs[i].u.t;
-        else
-            tt_value_clear(&outs[i]);
-    }
+    /* input is argument 0, weight 2 and bias 3 (when given) */
+    put_grads3(ctx, gi, outs, (int[]){0, affine & 1 ? 2 : -1, affine & 2 ? 3 : -1});
     return TT_OK;
 }
 
@@ -578,6 +587,27 @@ static int64_t head_off(const attn_plan *p, const int64_t *st, int64_t h)
     return off;
 }
 
+/* a.b over n elements with 16 independent partial sums, so that the
+ * compiler vectorizes it (one running sum is a chain of dependent adds it
+ * may not reorder). */
+#define DOT(T_)                                                                \
+    static T_ dot_##T_(const T_ *restrict a, const T_ *restrict b, int64_t n)  \
+    {                                                                          \
+        T_ r[16] = {0};                                                        \
+        int64_t i = 0;                                                         \
+        for (; i + 16 <= n; i += 16)                                           \
+            for (int j = 0; j < 16; j++)                                       \
+                r[j] += a[i + j] * b[i + j];                                   \
+        for (; i < n; i++)                                                     \
+            r[i & 15] += a[i] * b[i];                                          \
+        for (int w = 8; w; w >>= 1)                                            \
+            for (int j = 0; j < w; j++)                                        \
+                r[j] += r[j + w];                                              \
+        return r[0];                                                           \
+    }
+DOT(float)
+DOT(double)
+
 /* One query row against its keys: s[j] = scale * q.k_j for the visible j
  * (< len), turned into softmax probabilities in place. */
 #define ATTN_ROW(T_)                                                           \
@@ -586,11 +616,7 @@ static int64_t head_off(const attn_plan *p, const int64_t *st, int64_t h)
     {                                                                          \
         double m = -INFINITY, sum = 0;                                         \
         for (int64_t j = 0; j < len; j++) {                                    \
-            const T_ *kj = k + j * ks;                                         \
-            T_ d = 0;                                                          \
-            for (int64_t c = 0; c < p->D; c++)                                 \
-                d += q[c] * kj[c];                                             \
-            s[j] = (double)d * p->scale;                                       \
+            s[j] = (double)dot_##T_(q, k + j * ks, p->D) * p->scale;          \
             m = s[j] > m ? s[j] : m;                                           \
         }                                                                      \
         for (int64_t j = 0; j < len; j++)                                      \
@@ -617,7 +643,7 @@ static int64_t attn_len(const attn_plan *p, int64_t i)
         double *s = scratch(p, stack, p->S + p->Dv);                           \
         if (!s)                                                                \
             return;                                                            \
-        double *acc = s + p->S;                                                \
+        T_ *acc = (T_ *)(s + p->S);                                            \
         int nl = p->nlead;                                                     \
         for (int64_t r = b; r < e; r++) {                                      \
             int64_t h = r / p->T, i = r % p->T;                                \
@@ -631,12 +657,12 @@ static int64_t attn_len(const attn_plan *p, int64_t i)
                 acc[c] = 0;                                                    \
             for (int64_t j = 0; j < len; j++) {                                \
                 const T_ *vj = v + j * p->vs[nl];                              \
-                double pj = s[j];                                              \
+                T_ pj = (T_)s[j];                                              \
                 for (int64_t c = 0; c < p->Dv; c++)                            \
                     acc[c] += pj * vj[c];                                      \
             }                                                                  \
             for (int64_t c = 0; c < p->Dv; c++)                                \
-                o[c] = len ? (T_)acc[c] : (T_)NAN;                             \
+                o[c] = len ? acc[c] : (T_)NAN;                                 \
         }                                                                      \
         scratch_free(s, stack);                                                \
     }
@@ -675,14 +701,10 @@ ATTN_FWD(double)
                 attn_probs_##T_(p, q, k, p->ks[nl], len, s);                   \
                 double Dsum = 0;                                               \
                 for (int64_t j = 0; j < len; j++) {                            \
-                    const T_ *vj = v + j * p->vs[nl];                          \
-                    T_ d = 0, pj = (T_)s[j];                                   \
-                    T_ *dvj = dv + j * p->Dv;                                  \
-                    for (int64_t c = 0; c < p->Dv; c++) {                      \
-                        d += go[c] * vj[c];                                    \
+                    T_ pj = (T_)s[j], *dvj = dv + j * p->Dv;                   \
+                    for (int64_t c = 0; c < p->Dv; c++)                        \
                         dvj[c] += pj * go[c];                                  \
-                    }                                                          \
-                    dp[j] = (double)d;                                         \
+                    dp[j] = (double)dot_##T_(go, v + j * p->vs[nl], p->Dv);    \
                     Dsum += s[j] * dp[j];                                      \
                 }                                                              \
                 for (int64_t c = 0; c < p->D; c++)                             \
@@ -915,17 +937,7 @@ out:
     tt_release(kc);
     tt_release(vc);
     tt_release(gc);
-    if (st) {
-        for (int i = 0; i < 3; i++)
-            tt_release(outs[i]);
-        return st;
-    }
-    for (int i = 0; i < 3; i++)
-        if (!st) /* tt_return takes the reference, also when it fails */
-            st = tt_return(f, i, outs[i]);
-        else
-            tt_release(outs[i]);
-    return st;
+    return return3(f, st, outs);
 }
 
 static tt_status setup_sdpa(tt_autograd_ctx *ctx, const tt_value *in, int nin,
@@ -956,13 +968,7 @@ static tt_status sdpa_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
                     outs, 3);
     if (st)
         return st;
-    for (int i = 0; i < 3; i++) {
-        int slot = tt_ctx_input_slot(ctx, i);
-        if (slot >= 0 && tt_ctx_needs_input_grad(ctx, slot))
-            gi[slot] = outs[i].u.t;
-        else
-            tt_value_clear(&outs[i]);
-    }
+    put_grads3(ctx, gi, outs, (int[]){0, 1, 2});
     return TT_OK;
 }
 
