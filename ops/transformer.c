@@ -18,8 +18,9 @@
  * are added in chunk order, so results are the same on 1 thread and on 64. */
 #include "ops_impl.h"
 
+#include <cblas.h>
+
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #define CHUNKS 64 /* fixed partial sums of a row reduction (see above) */
@@ -554,27 +555,7 @@ typedef struct {
     int64_t nb, T, S, D, Dv;
     double scale;
     bool causal;
-    atomic_int oom; /* a task could not get its scratch row */
 } attn_plan;
-
-/* A task's scratch: n doubles, on the stack up to STACK_SCRATCH, else from
- * the allocator; NULL (and p->oom set) when that fails, and the kernel
- * reports TT_ENOMEM rather than a partly written result. */
-#define STACK_SCRATCH 4096
-static double *scratch(attn_plan *p, double *stack, int64_t n)
-{
-    if (n <= STACK_SCRATCH)
-        return stack;
-    double *s = tt__malloc(sizeof(double) * (size_t)n);
-    if (!s)
-        atomic_store(&p->oom, 1);
-    return s;
-}
-static void scratch_free(double *s, double *stack)
-{
-    if (s != stack)
-        tt__free(s);
-}
 
 /* Element offset of head `h` in a tensor with strides st. */
 static int64_t head_off(const attn_plan *p, const int64_t *st, int64_t h)
@@ -587,143 +568,104 @@ static int64_t head_off(const attn_plan *p, const int64_t *st, int64_t h)
     return off;
 }
 
-/* a.b over n elements with 16 independent partial sums, so that the
- * compiler vectorizes it (one running sum is a chain of dependent adds it
- * may not reorder). */
-#define DOT(T_)                                                                \
-    static T_ dot_##T_(const T_ *restrict a, const T_ *restrict b, int64_t n)  \
-    {                                                                          \
-        T_ r[16] = {0};                                                        \
-        int64_t i = 0;                                                         \
-        for (; i + 16 <= n; i += 16)                                           \
-            for (int j = 0; j < 16; j++)                                       \
-                r[j] += a[i + j] * b[i + j];                                   \
-        for (; i < n; i++)                                                     \
-            r[i & 15] += a[i] * b[i];                                          \
-        for (int w = 8; w; w >>= 1)                                            \
-            for (int j = 0; j < w; j++)                                        \
-                r[j] += r[j + w];                                              \
-        return r[0];                                                           \
-    }
-DOT(float)
-DOT(double)
-
-/* One query row against its keys: s[j] = scale * q.k_j for the visible j
- * (< len), turned into softmax probabilities in place. */
-#define ATTN_ROW(T_)                                                           \
-    static void attn_probs_##T_(const attn_plan *p, const T_ *q, const T_ *k,  \
-                                int64_t ks, int64_t len, double *s)            \
-    {                                                                          \
-        double m = -INFINITY, sum = 0;                                         \
-        for (int64_t j = 0; j < len; j++) {                                    \
-            s[j] = (double)dot_##T_(q, k + j * ks, p->D) * p->scale;          \
-            m = s[j] > m ? s[j] : m;                                           \
-        }                                                                      \
-        for (int64_t j = 0; j < len; j++)                                      \
-            sum += (s[j] = exp(s[j] - m));                                     \
-        for (int64_t j = 0; j < len; j++)                                      \
-            s[j] /= sum;                                                       \
-    }
-ATTN_ROW(float)
-ATTN_ROW(double)
-
 /* The visible keys of query row i. */
 static int64_t attn_len(const attn_plan *p, int64_t i)
 {
     return p->causal ? (i + 1 < p->S ? i + 1 : p->S) : p->S;
 }
 
-/* Forward over flat rows [b, e) of nb * T: each row is one softmax over at
- * most S scores, so no (T, S) block exists at any time. */
-#define ATTN_FWD(T_)                                                           \
-    static void attn_fwd_##T_(int64_t b, int64_t e, void *vp)                  \
+/* The heads' products go through BLAS: per head one (T, S) block of scores
+ * at a time (the only one alive), computed as Q K^T, turned into
+ * probabilities in place (causal: zero above the diagonal), then P V; the
+ * backward recomputes the block and runs the five products of the
+ * derivative. Heads run one after the other, each product using the BLAS's
+ * threads. A causal block is computed whole (twice the scores it needs),
+ * which the BLAS's speed repays many times over. */
+#define ATTN_GEMM(T_, GEMM, EXP)                                               \
+    static void gemm_##T_(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, \
+                          const T_ *a, int64_t lda, const T_ *b, int64_t ldb, T_ *c,  \
+                          int64_t ldc)                                         \
     {                                                                          \
-        attn_plan *p = vp;                                                     \
-        double stack[STACK_SCRATCH];                                           \
-        double *s = scratch(p, stack, p->S + p->Dv);                           \
-        if (!s)                                                                \
+        if (m == 0 || n == 0)                                                  \
             return;                                                            \
-        T_ *acc = (T_ *)(s + p->S);                                            \
-        int nl = p->nlead;                                                     \
-        for (int64_t r = b; r < e; r++) {                                      \
-            int64_t h = r / p->T, i = r % p->T;                                \
-            const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h) + i * p->qs[nl]; \
-            const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);            \
-            const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);            \
-            T_ *o = (T_ *)p->out + head_off(p, p->os, h) + i * p->os[nl];      \
-            int64_t len = attn_len(p, i);                                      \
-            attn_probs_##T_(p, q, k, p->ks[nl], len, s);                       \
-            for (int64_t c = 0; c < p->Dv; c++)                                \
-                acc[c] = 0;                                                    \
-            for (int64_t j = 0; j < len; j++) {                                \
-                const T_ *vj = v + j * p->vs[nl];                              \
-                T_ pj = (T_)s[j];                                              \
-                for (int64_t c = 0; c < p->Dv; c++)                            \
-                    acc[c] += pj * vj[c];                                      \
-            }                                                                  \
-            for (int64_t c = 0; c < p->Dv; c++)                                \
-                o[c] = len ? acc[c] : (T_)NAN;                                 \
+        if (k == 0) { /* BLAS leaves C alone when k is 0; the product is 0 */  \
+            for (int64_t i = 0; i < m; i++)                                    \
+                memset(c + i * ldc, 0, sizeof(T_) * (size_t)n);                \
+            return;                                                            \
         }                                                                      \
-        scratch_free(s, stack);                                                \
-    }
-ATTN_FWD(float)
-ATTN_FWD(double)
-
-/* Backward over heads [b, e): a head owns its rows of dk and dv, so heads
- * run in parallel without sharing a write. Per query row i, with p the
- * recomputed probabilities and dO the output's gradient:
- *   dp_j = dO.v_j, D = sum_j p_j dp_j, ds_j = p_j (dp_j - D),
- *   dq_i = scale sum_j ds_j k_j, dk_j += scale ds_j q_i, dv_j += p_j dO.
- * Scratch: p and dp of one row. */
-#define ATTN_BWD(T_)                                                           \
-    static void attn_bwd_##T_(int64_t b, int64_t e, void *vp)                  \
+        GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, \
+             (blasint)m, (blasint)n, (blasint)k, (T_)alpha, a, (blasint)lda, b,  \
+             (blasint)ldb, 0, c, (blasint)ldc);                                \
+    }                                                                          \
+    /* Row i of the (T, S) scores into probabilities over its visible keys; \
+     * the hidden ones become 0. */                                          \
+    static void softmax_rows_##T_(const attn_plan *p, T_ *s)                   \
     {                                                                          \
-        attn_plan *p = vp;                                                     \
-        double stack[STACK_SCRATCH];                                           \
-        double *s = scratch(p, stack, 2 * p->S);                               \
-        if (!s)                                                                \
-            return;                                                            \
-        double *dp = s + p->S;                                                 \
+        for (int64_t i = 0; i < p->T; i++) {                                   \
+            T_ *r = s + i * p->S, m = -INFINITY;                               \
+            int64_t len = attn_len(p, i);                                      \
+            double sum = 0;                                                    \
+            for (int64_t j = 0; j < len; j++)                                  \
+                m = r[j] > m ? r[j] : m;                                       \
+            for (int64_t j = 0; j < len; j++)                                  \
+                sum += (double)(r[j] = EXP(r[j] - m));                         \
+            T_ inv = (T_)(1.0 / sum); /* len == 0: NaN, as PyTorch */           \
+            for (int64_t j = 0; j < len; j++)                                  \
+                r[j] *= inv;                                                   \
+            for (int64_t j = len; j < p->S; j++)                               \
+                r[j] = 0;                                                      \
+        }                                                                      \
+    }                                                                          \
+    static void attn_fwd_##T_(const attn_plan *p, T_ *s)                       \
+    {                                                                          \
         int nl = p->nlead;                                                     \
-        for (int64_t h = b; h < e; h++) {                                      \
+        for (int64_t h = 0; h < p->nb; h++) {                                  \
+            const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);            \
             const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);            \
             const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);            \
-            /* dq, dk, dv are contiguous [nb, T|S, D|Dv]. */                   \
+            T_ *o = (T_ *)p->out + head_off(p, p->os, h);                      \
+            gemm_##T_(false, true, p->T, p->S, p->D, p->scale, q, p->qs[nl], k, p->ks[nl], \
+                      s, p->S);                                                \
+            softmax_rows_##T_(p, s);                                           \
+            gemm_##T_(false, false, p->T, p->Dv, p->S, 1, s, p->S, v, p->vs[nl], o, \
+                      p->os[nl]);                                              \
+        }                                                                      \
+    }                                                                          \
+    /* dP = dO V^T, dV = P^T dO, dS = P (dP - rowsum(P dP)),                 \
+     * dQ = scale dS K, dK = scale dS^T Q. s and ds are (T, S) each. */      \
+    static void attn_bwd_##T_(const attn_plan *p, T_ *s, T_ *ds)               \
+    {                                                                          \
+        int nl = p->nlead;                                                     \
+        for (int64_t h = 0; h < p->nb; h++) {                                  \
+            const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);            \
+            const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);            \
+            const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);            \
+            const T_ *go = (const T_ *)p->go + head_off(p, p->gs, h);          \
+            T_ *dq = (T_ *)p->dq + h * p->T * p->D;                            \
             T_ *dk = (T_ *)p->dk + h * p->S * p->D;                            \
             T_ *dv = (T_ *)p->dv + h * p->S * p->Dv;                           \
-            memset(dk, 0, sizeof(T_) * (size_t)(p->S * p->D));                 \
-            memset(dv, 0, sizeof(T_) * (size_t)(p->S * p->Dv));                \
+            gemm_##T_(false, true, p->T, p->S, p->D, p->scale, q, p->qs[nl], k, p->ks[nl], \
+                      s, p->S);                                                \
+            softmax_rows_##T_(p, s);                                           \
+            gemm_##T_(false, true, p->T, p->S, p->Dv, 1, go, p->gs[nl], v, p->vs[nl], ds, \
+                      p->S);                                                   \
+            gemm_##T_(true, false, p->S, p->Dv, p->T, 1, s, p->S, go, p->gs[nl], dv, p->Dv); \
             for (int64_t i = 0; i < p->T; i++) {                               \
-                const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h) + i * p->qs[nl]; \
-                const T_ *go = (const T_ *)p->go + head_off(p, p->gs, h) + i * p->gs[nl]; \
-                T_ *dq = (T_ *)p->dq + (h * p->T + i) * p->D;                  \
-                int64_t len = attn_len(p, i);                                  \
-                attn_probs_##T_(p, q, k, p->ks[nl], len, s);                   \
-                double Dsum = 0;                                               \
-                for (int64_t j = 0; j < len; j++) {                            \
-                    T_ pj = (T_)s[j], *dvj = dv + j * p->Dv;                   \
-                    for (int64_t c = 0; c < p->Dv; c++)                        \
-                        dvj[c] += pj * go[c];                                  \
-                    dp[j] = (double)dot_##T_(go, v + j * p->vs[nl], p->Dv);    \
-                    Dsum += s[j] * dp[j];                                      \
-                }                                                              \
-                for (int64_t c = 0; c < p->D; c++)                             \
-                    dq[c] = 0;                                                 \
-                for (int64_t j = 0; j < len; j++) {                            \
-                    const T_ *kj = k + j * p->ks[nl];                          \
-                    T_ ds = (T_)(s[j] * (dp[j] - Dsum) * p->scale);            \
-                    T_ *dkj = dk + j * p->D;                                   \
-                    for (int64_t c = 0; c < p->D; c++) {                       \
-                        dq[c] += ds * kj[c];                                   \
-                        dkj[c] += ds * q[c];                                   \
-                    }                                                          \
-                }                                                              \
+                T_ *pr = s + i * p->S, *dr = ds + i * p->S;                    \
+                double d = 0;                                                  \
+                for (int64_t j = 0; j < p->S; j++)                             \
+                    d += (double)pr[j] * (double)dr[j];                        \
+                for (int64_t j = 0; j < p->S; j++)                             \
+                    dr[j] = pr[j] * (dr[j] - (T_)d);                           \
             }                                                                  \
+            gemm_##T_(false, false, p->T, p->D, p->S, p->scale, ds, p->S, k, p->ks[nl], dq, \
+                      p->D);                                                   \
+            gemm_##T_(true, false, p->S, p->D, p->T, p->scale, ds, p->S, q, p->qs[nl], dk, \
+                      p->D);                                                   \
         }                                                                      \
-        scratch_free(s, stack);                                                \
     }
-ATTN_BWD(float)
-ATTN_BWD(double)
+ATTN_GEMM(float, cblas_sgemm, expf)
+ATTN_GEMM(double, cblas_dgemm, exp)
 
 /* Checks q [..., T, D], k [..., S, D], v [..., S, Dv] and fills the
  * geometry (sizes only; pointers and strides for real calls). */
@@ -762,6 +704,27 @@ static tt_status attn_check(const char *op, const tt_tensor *q, const tt_tensor 
     return TT_OK;
 }
 
+/* A view of t whose last dim has unit stride and whose rows do not
+ * overlap (BLAS reads them as a matrix): t itself (retained) or a
+ * contiguous copy. */
+static tt_tensor *unit_last(const tt_tensor *t)
+{
+    int nd = tt_ndim(t);
+    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
+    bool unit = sz[nd - 1] <= 1 || st[nd - 1] == 1;
+    bool rows = sz[nd - 2] <= 1 || st[nd - 2] >= (sz[nd - 1] > 1 ? sz[nd - 1] : 1);
+    return unit && rows ? tt_retain((tt_tensor *)t) : tt_contiguous(t);
+}
+
+/* The BLAS leading dimension of t's (rows, cols) matrices: the row
+ * stride, which BLAS wants at least cols even when there is one row. */
+static int64_t lead_dim(const tt_tensor *t)
+{
+    int nd = tt_ndim(t);
+    int64_t cols = tt_sizes(t)[nd - 1] > 1 ? tt_sizes(t)[nd - 1] : 1;
+    return tt_sizes(t)[nd - 2] <= 1 || tt_strides(t)[nd - 2] < cols ? cols : tt_strides(t)[nd - 2];
+}
+
 /* Fills p's numbers and strides for real (concrete) tensors, whose last
  * dims have unit stride. */
 static void attn_geometry(attn_plan *p, const tt_tensor *q, const tt_tensor *k,
@@ -775,19 +738,10 @@ static void attn_geometry(attn_plan *p, const tt_tensor *q, const tt_tensor *k,
     p->S = tt_sizes(k)[nd - 2], p->Dv = tt_sizes(v)[nd - 1];
     for (int d = 0; d < nd; d++)
         p->qs[d] = tt_strides(q)[d], p->ks[d] = tt_strides(k)[d], p->vs[d] = tt_strides(v)[d];
+    p->qs[nd - 2] = lead_dim(q), p->ks[nd - 2] = lead_dim(k), p->vs[nd - 2] = lead_dim(v);
     p->q = tt__ptr(q), p->k = tt__ptr(k), p->v = tt__ptr(v);
     p->scale = scale > 0 ? scale : 1.0 / sqrt((double)(p->D ? p->D : 1));
     p->causal = causal;
-}
-
-/* A view of t whose last dim has unit stride: t itself (retained) or a
- * contiguous copy. */
-static tt_tensor *unit_last(const tt_tensor *t)
-{
-    int nd = tt_ndim(t);
-    if (tt_sizes(t)[nd - 1] <= 1 || tt_strides(t)[nd - 1] == 1)
-        return tt_retain((tt_tensor *)t);
-    return tt_contiguous(t);
 }
 
 /* The output's strides: for [B, H, T, Dv] the memory is [B, T, H, Dv], as
@@ -868,12 +822,17 @@ static tt_status sdpa_kernel(tt_frame *f)
     for (int d = 0; d < nd; d++)
         p.os[d] = strides[d];
     p.out = tt__ptr(out);
-    int64_t grain = 65536 / ((p.S + 1) * (p.D + p.Dv + 1)) + 1;
-    tt_parallel_for(p.nb * p.T, grain, tt_dtype_of(q) == TT_F64 ? attn_fwd_double : attn_fwd_float,
-                    &p);
-    if (atomic_load(&p.oom))
-        st = tt_error(TT_ENOMEM, "%s: out of memory for a row of %lld scores", op,
-                      (long long)p.S);
+    void *s = tt__malloc(tt_dtype_size(tt_dtype_of(q)) * (size_t)(p.T * p.S > 0 ? p.T * p.S : 1));
+    if (!s) {
+        st = tt_error(TT_ENOMEM, "%s: out of memory for a [%lld, %lld] block of scores", op,
+                      (long long)p.T, (long long)p.S);
+        goto out;
+    }
+    if (tt_dtype_of(q) == TT_F64)
+        attn_fwd_double(&p, s);
+    else
+        attn_fwd_float(&p, s);
+    tt__free(s);
 out:
     tt_release(qc);
     tt_release(kc);
@@ -928,10 +887,19 @@ static tt_status sdpa_backward_kernel(tt_frame *f)
         p.gs[d] = tt_strides(gc)[d];
     p.go = tt__ptr(gc);
     p.dq = tt__ptr(outs[0]), p.dk = tt__ptr(outs[1]), p.dv = tt__ptr(outs[2]);
-    tt_parallel_for(p.nb, 1, dt == TT_F64 ? attn_bwd_double : attn_bwd_float, &p);
-    if (atomic_load(&p.oom))
-        st = tt_error(TT_ENOMEM, "%s: out of memory for a row of %lld scores", op,
-                      (long long)p.S);
+    p.gs[nd - 2] = lead_dim(gc);
+    size_t blk = tt_dtype_size(dt) * (size_t)(p.T * p.S > 0 ? p.T * p.S : 1);
+    char *s = tt__malloc(2 * blk);
+    if (!s) {
+        st = tt_error(TT_ENOMEM, "%s: out of memory for two [%lld, %lld] blocks of scores", op,
+                      (long long)p.T, (long long)p.S);
+        goto out;
+    }
+    if (dt == TT_F64)
+        attn_bwd_double(&p, (double *)s, (double *)(s + blk));
+    else
+        attn_bwd_float(&p, (float *)s, (float *)(s + blk));
+    tt__free(s);
 out:
     tt_release(qc);
     tt_release(kc);

@@ -259,6 +259,22 @@ START_TEST(test_sdpa_values)
             tt_release(p);
             tt_release(qkv);
         }
+    /* One query row; keys and values repeating one row (stride 0, which
+     * BLAS cannot read as a matrix). */
+    {
+        tt_tensor *q1 = randn(TT_SHAPE(2, 1, 4), TT_F64), *k1 = randn(TT_SHAPE(2, 1, 4), TT_F64);
+        tt_tensor *ke = NN(tt_expand(k1, TT_SHAPE(2, 5, 4)));
+        for (int causal = 0; causal < 2; causal++) {
+            tt_tensor *y = NN(tt_scaled_dot_product_attention(q1, ke, ke, causal, 0));
+            tt_tensor *r = sdpa_reference(q1, ke, ke, causal);
+            assert_close(y, r, 1e-12, "sdpa, one row, expanded keys");
+            tt_release(r);
+            tt_release(y);
+        }
+        tt_release(ke);
+        tt_release(k1);
+        tt_release(q1);
+    }
     /* 3-d, a different key length, no causal mask: contiguous output. */
     tt_tensor *q = randn(TT_SHAPE(2, 3, 4), TT_F64), *k = randn(TT_SHAPE(2, 6, 4), TT_F64);
     tt_tensor *v = randn(TT_SHAPE(2, 6, 5), TT_F64);
