@@ -76,15 +76,6 @@ static tt_tensor *layernorm(tt_tensor *x, tt_tensor *w, tt_tensor *b, int64_t C)
     return tt_layer_norm(x, 1, &C, w, b, 1e-5);
 }
 
-/* GELU, tanh approximation (GPT-2's):
- * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
-static tt_tensor *gelu(tt_tensor *x)
-{
-    tt_tensor *x3 = tt_mul(tt_mul(x, x), x);
-    tt_tensor *inner = tt_mul_scalar(tt_add_scaled(x, x3, 0.044715), sqrt(2.0 / M_PI));
-    return tt_mul(tt_mul_scalar(x, 0.5), tt_add_scalar(tt_tanh(inner), 1.0));
-}
-
 /* Causal self-attention. qkv is (B, T, 3C); returns (B, T, C). */
 static tt_tensor *attention(tt_tensor *qkv, int64_t B, int64_t T, int NH, int64_t C)
 {
@@ -110,7 +101,7 @@ static tt_tensor *block_forward(const gpt2_config *c, const gpt2_block *p, tt_te
     tt_tensor *residual2 = tt_add(x, attproj);
     tt_tensor *ln2 = layernorm(residual2, p->ln2w, p->ln2b, C);
     tt_tensor *fch = tt_linear(ln2, p->fcw, p->fcb);             /* (B, T, 4C) */
-    tt_tensor *fch_gelu = gelu(fch);
+    tt_tensor *fch_gelu = tt_gelu_tanh(fch);                     /* GPT-2's GELU */
     tt_tensor *fcproj = tt_linear(fch_gelu, p->fcprojw, p->fcprojb); /* (B, T, C) */
     return tt_add(residual2, fcproj);
 }
