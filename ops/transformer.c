@@ -950,23 +950,38 @@ typedef struct {
  *   p *= 1 - lr wd; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
  *   p -= lr (m / bc1) / (sqrt(v / bc2) + eps), bc = 1 - beta^step.
  * Operands: param, grad, exp_avg, exp_avg_sq. */
-#define ADAMW_LOOP(T_)                                                         \
-    static void adamw_loop_##T_(char **d, const int64_t *st, int64_t n, void *vk) \
+/* Contiguous operands take a loop over plain arrays, which vectorizes;
+ * built without errno for sqrt (its argument is never negative), since a
+ * sqrt that may set errno keeps a loop scalar. */
+#define ADAMW_LOOP(T_, SQRT)                                                   \
+    __attribute__((optimize("no-math-errno"))) static void adamw_loop_##T_(    \
+        char **d, const int64_t *st, int64_t n, void *vk)                      \
     {                                                                          \
         const adamw_k *k = vk;                                                 \
         T_ decay = (T_)(1 - k->lr * k->wd), b1 = (T_)k->b1, b2 = (T_)k->b2;    \
         T_ step = (T_)(k->lr / k->bc1), rbc2 = (T_)(1 / sqrt(k->bc2)), eps = (T_)k->eps; \
+        const int64_t es = (int64_t)sizeof(T_);                                \
+        if (st[0] == es && st[1] == es && st[2] == es && st[3] == es) {        \
+            T_ *restrict p = (T_ *)d[0], *restrict m = (T_ *)d[2], *restrict v = (T_ *)d[3]; \
+            const T_ *restrict g = (const T_ *)d[1];                           \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                m[i] = b1 * m[i] + (1 - b1) * g[i];                            \
+                v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];                     \
+                p[i] = p[i] * decay - step * m[i] / (SQRT(v[i]) * rbc2 + eps); \
+            }                                                                  \
+            return;                                                            \
+        }                                                                      \
         for (int64_t i = 0; i < n; i++) {                                      \
             T_ *p = (T_ *)(d[0] + i * st[0]);                                  \
             T_ g = *(const T_ *)(d[1] + i * st[1]);                            \
             T_ *m = (T_ *)(d[2] + i * st[2]), *v = (T_ *)(d[3] + i * st[3]);   \
             *m = b1 * *m + (1 - b1) * g;                                       \
             *v = b2 * *v + (1 - b2) * g * g;                                   \
-            *p = *p * decay - step * *m / (sqrt(*v) * rbc2 + eps);             \
+            *p = *p * decay - step * *m / (SQRT(*v) * rbc2 + eps);             \
         }                                                                      \
     }
-ADAMW_LOOP(float)
-ADAMW_LOOP(double)
+ADAMW_LOOP(float, sqrtf)
+ADAMW_LOOP(double, sqrt)
 
 /* tt::adamw_step(param!, grad, exp_avg!, exp_avg_sq!, step, lr, beta1, beta2,
  * eps, weight_decay) -> (): one AdamW update of a parameter and its two
