@@ -44,7 +44,8 @@ static void usage(FILE *f)
             "      --seed N            seed of the random init (default 1337)\n"
             "      --write-checkpoint FILE  write the parameters after training\n"
             "      --check N           run N steps eager and N compiled from the same\n"
-            "                          start; fail unless the losses agree\n"
+            "                          start; fail unless the losses agree, and\n"
+            "                          unless tt_explain_run sees no graph break\n"
             "      --dot FILE          write the compiled step's graph as DOT\n"
             "      --block-svg FILE    trace one transformer block (fake tensors) and\n"
             "                          render its graph to FILE (SVG; FILE.dot beside it)\n"
@@ -183,6 +184,38 @@ static tt_status state_start(gpt2_state *s, const options *o, int vocab)
     return st ? st : gpt2_state_init_random(s, o->seed);
 }
 
+/* Runs one step of s under tt_explain_run (as `tt explain` does): prints
+ * its report and fails unless the step is one graph with no break. */
+static tt_status explain_step(gpt2_state *s, const gpt2_tokens *tf, const options *o,
+                              gpt2_step_args *sa)
+{
+    int64_t B = o->batch, T = o->seq_len;
+    tt_tensor *tokens = tt_zeros(TT_SHAPE(B, T), TT_I64);
+    tt_tensor *targets = tt_zeros(TT_SHAPE(B, T), TT_I64);
+    tt_tensor *pos = tt_arange(0, (double)T, 1, TT_I64);
+    tt_tensor **in = gpt2_step_inputs(s, tokens, targets, pos);
+    tt_status st = tokens && targets && pos && in ? TT_OK : tt_errcode();
+    if (!st && !(st = gpt2_next_batch(tf, 0, B, T, tokens, targets)) &&
+        !(st = tt_fill_(s->step, 1))) {
+        tt_explain *e = tt_explain_run(gpt2_train_step, GPT2_NFIXED + 3 * s->np, in,
+                                       &(tt_trace_opts){.name = "gpt2_train_step", .ud = sa});
+        char *text = e ? tt_explain_to_text(e) : NULL;
+        if (!text)
+            st = tt_errcode();
+        else
+            printf("%s", text);
+        if (!st && tt_explain_break_count(e) != 0)
+            st = tt_error(TT_EINVAL, "gpt2: the step breaks the graph");
+        free(text);
+        tt_explain_free(e);
+    }
+    free(in);
+    tt_release(pos);
+    tt_release(targets);
+    tt_release(tokens);
+    return st;
+}
+
 /* Traces one transformer block of o's config on fake tensors (batch 4,
  * sequence 64) and writes its graph as DOT and SVG. */
 static tt_status block_picture(const options *o)
@@ -301,6 +334,8 @@ int main(int argc, char **argv)
                 st = tt_error(TT_EINVAL, "gpt2: step %d: compiled loss %.9g differs from eager "
                                          "%.9g", i, lc[i], le[i]);
         }
+        if (!st) /* a data read or an op without a fake kernel would show here */
+            st = explain_step(&s2, &tf, &o, &sa);
         gpt2_state_free(&s2);
         free(le);
         free(lc);
