@@ -327,6 +327,16 @@ static bool parse_op_name(parser *p)
                            "op without an overload, and names starting with '__' "
                            "are reserved)", s->overload);
     }
+    /* The registry keeps qualified names in fixed buffers: a longer name
+     * is refused here rather than truncated there (where two long names
+     * would collide and neither could be found). */
+    size_t qlen = strlen(s->ns) + 2 + strlen(s->name) +
+                  (s->overload[0] ? 1 + strlen(s->overload) : 0);
+    if (qlen > TT_MAX_OP_NAME)
+        return fail_at(p, first.pos,
+                       "the op name '%s::%.20s...' is %zu characters long; at most %d are "
+                       "supported (namespace, '::', name and overload together)",
+                       s->ns, s->name, qlen, TT_MAX_OP_NAME);
     if (!at_punct(p, '('))
         return expected(p, "'(' to open the argument list");
     return true;
@@ -1153,7 +1163,8 @@ int tt_schema_print(const tt_schema *s, char *buf, size_t n)
     if (!s) {
         puts_(&b, "(null)");
     } else {
-        putf(&b, "%s::", s->ns);
+        puts_(&b, s->ns); /* any length: putf cuts at 63 bytes */
+        puts_(&b, "::");
         puts_(&b, s->name);
         if (s->overload[0]) {
             puts_(&b, ".");

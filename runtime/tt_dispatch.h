@@ -108,6 +108,10 @@ typedef struct {
     bool alias_after_wildcard;
 } tt_arg;
 
+/* The longest qualified op name, "ns::name.overload", in bytes: a schema
+ * whose name is longer does not parse (TT_ESCHEMA). */
+#define TT_MAX_OP_NAME 255
+
 typedef struct tt_schema tt_schema;
 /* Parses `text`; NULL with TT_ESCHEMA and a message that names the column
  * ("column 17: unknown type 'int64_t' (use 'int')") when it does not. */

@@ -651,6 +651,43 @@ START_TEST(test_value_describe)
 }
 END_TEST
 
+/* A namespace of any length prints in full and re-parses (the printer cut
+ * it at 63 bytes); a qualified name over TT_MAX_OP_NAME is refused when it
+ * parses, so the registry never truncates one (two long names collided). */
+START_TEST(test_long_names)
+{
+    char ns[80], text[1200], back[1200];
+    memset(ns, 'n', sizeof ns - 1);
+    ns[sizeof ns - 1] = '\0';
+    snprintf(text, sizeof text, "%s::f(Tensor x) -> Tensor", ns);
+    tt_schema *s = tt_schema_parse(text);
+    ck_assert_msg(s != NULL, "%s", tt_errmsg());
+    tt_schema_print(s, back, sizeof back);
+    ck_assert_str_eq(back, text);
+    tt_schema_free(s);
+
+    /* 255 characters in all is the limit */
+    char name[600];
+    int len = TT_MAX_OP_NAME - (int)strlen("ab::");
+    memset(name, 'x', (size_t)len);
+    name[len] = '\0';
+    snprintf(text, sizeof text, "ab::%s() -> ()", name);
+    s = tt_schema_parse(text);
+    ck_assert_msg(s != NULL, "%s", tt_errmsg());
+    tt_schema_free(s);
+    snprintf(text, sizeof text, "ab::%sx() -> ()", name);
+    ck_assert_ptr_null(tt_schema_parse(text));
+    ck_assert_error(TT_ESCHEMA, "is 256 characters long; at most 255 are supported");
+    snprintf(text, sizeof text, "ab::%.200s.%.60s() -> ()", name, name);
+    ck_assert_ptr_null(tt_schema_parse(text));
+    ck_assert_error(TT_ESCHEMA, "column 1: the op name 'ab::xxxxxxxxxxxxxxxxxxxx...' is 265");
+    tt_library *lib = tt_library_new(TT_LIB_FRAGMENT, "ab");
+    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){.schema = text}));
+    ck_assert_error(TT_ESCHEMA, "at most 255 are supported");
+    tt_library_free(lib);
+}
+END_TEST
+
 START_TEST(test_value_clear)
 {
     tt_value v = tt_v_tensor(tt_zeros(TT_SHAPE(2), TT_F32));
@@ -718,6 +755,7 @@ static Suite *schema_suite(void)
     tcase_add_test(tc, test_devices);
     tcase_add_test(tc, test_value_describe);
     tcase_add_test(tc, test_value_clear);
+    tcase_add_test(tc, test_long_names);
     suite_add_tcase(s, tc);
     return s;
 }
