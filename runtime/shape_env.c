@@ -382,7 +382,9 @@ static bool decide(tt_guard_op op, tt_size a, tt_size b)
 {
     bool sym = tt_size_is_sym(a) || tt_size_is_sym(b);
     int64_t x = 0, y = 0;
-    bool known = hint_of(a, &x) & hint_of(b, &y);
+    /* Both hints are always computed (no short-circuit): x and y are read below. */
+    bool known_a = hint_of(a, &x), known_b = hint_of(b, &y);
+    bool known = known_a && known_b;
     bool r;
     if (!known) /* unbacked: only identical expressions are known equal */
         r = op == TT_GUARD_EQ ? a == b : op == TT_GUARD_LE ? a == b : false;
