@@ -222,6 +222,13 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
     tt__tracer_end(&tr);
     if (st)
         return tt_explain_free(e);
+    /* grow() moved the texts: point the break infos at them again. */
+    for (int i = 0; i < e->nbreaks; i++)
+        e->breaks[i] = (tt_break_info){e->breaks[i].kind, e->reasons[i],
+                                       e->breaks[i].op ? e->ops[i] : NULL,
+                                       {e->breaks[i].loc.file ? e->files[i] : NULL,
+                                        e->breaks[i].loc.line,
+                                        e->breaks[i].loc.func ? e->funcs[i] : NULL}};
     return e;
 }
 
