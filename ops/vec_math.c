@@ -11,7 +11,7 @@
 
 static bool cpu_ok(void)
 {
-    static int ok = -1;
+    static _Atomic int ok = -1; /* first calls on two threads may race: atomic */
     if (ok < 0)
         ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return ok;

@@ -9,6 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Under AddressSanitizer the caches are bypassed: every block goes back to
+ * the hook at once, so ASan's quarantine sees a use after tt_release or a
+ * double release (in user code and in ours) that a recycled block would
+ * hide. Requests are counted as before, so fault injection does not move. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CACHES 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CACHES 0
+#endif
+#endif
+#ifndef CACHES
+#define CACHES 1
+#endif
+
 static void *default_alloc(size_t size, size_t align, void *ud)
 {
     (void)ud;
@@ -26,7 +41,27 @@ static void default_free(void *p, void *ud)
     free(p);
 }
 
-static tt_allocator hook = {default_alloc, default_free, NULL};
+/* Every allocator ever set, so a block goes back to the one that made it:
+ * a small block records its allocator's index in its header, a thread's
+ * cache of storage blocks records the index of its blocks. Entries are
+ * never removed (a block may outlive the switch); setting the same hook
+ * again reuses its entry. */
+#define MAX_ALLOCATORS 64
+static tt_allocator allocators[MAX_ALLOCATORS] = {{default_alloc, default_free, NULL}};
+static int nallocators = 1; /* under set_lock */
+static atomic_int current;  /* the index new blocks come from */
+static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Storage blocks handed out by the current allocator and not yet given
+ * back: while any is alive the allocator cannot change (the storage does
+ * not record where its block came from). */
+static atomic_int_fast64_t storage_blocks_out;
+
+static inline int hook_index(void) { return atomic_load_explicit(&current, memory_order_acquire); }
+static inline void *hook_alloc(int i, size_t size, size_t align)
+{
+    return allocators[i].alloc(size, align, allocators[i].ud);
+}
+static inline void hook_free(int i, void *p) { allocators[i].free(p, allocators[i].ud); }
 
 /* The failure switch counts per thread: tests drive it from one thread,
  * and the hot path then pays no atomic operation for it. */
@@ -35,13 +70,44 @@ static _Thread_local int64_t fail_at; /* 0: never */
 static atomic_int_fast64_t live_tensors;
 static atomic_int_fast64_t live_storages;
 
-void tt_set_allocator(const tt_allocator *a)
+static void flush_storage_cache(void);
+
+tt_status tt_set_allocator(const tt_allocator *a)
 {
-    tt_empty_cache(); /* cached blocks belong to the old hook */
-    if (a && a->alloc && a->free)
-        hook = *a;
-    else
-        hook = (tt_allocator){default_alloc, default_free, NULL};
+    const char *fn = "tt_set_allocator";
+    if (a && (!a->alloc || !a->free))
+        return tt_error(TT_EINVAL, "%s: argument 'allocator' has no %s function (NULL restores "
+                                   "the default allocator)", fn, !a->alloc ? "alloc" : "free");
+    tt_allocator want = a ? *a : (tt_allocator){default_alloc, default_free, NULL};
+    tt_status st = TT_OK;
+    pthread_mutex_lock(&set_lock);
+    int64_t out = atomic_load(&storage_blocks_out);
+    int idx = -1;
+    for (int i = 0; i < nallocators && idx < 0; i++)
+        if (allocators[i].alloc == want.alloc && allocators[i].free == want.free &&
+            allocators[i].ud == want.ud)
+            idx = i;
+    if (idx == hook_index()) {
+        /* the same allocator again: nothing changes */
+    } else if (out > 0) {
+        st = tt_error(TT_EINVAL, "%s: %lld tensor storage block%s made by the current allocator "
+                                 "%s alive; release every tensor before switching allocators",
+                      fn, (long long)out, out == 1 ? "" : "s", out == 1 ? "is" : "are");
+    } else if (idx < 0 && nallocators == MAX_ALLOCATORS) {
+        st = tt_error(TT_EINVAL, "%s: %d different allocators have been set; no more can be",
+                      fn, MAX_ALLOCATORS);
+    } else {
+        if (idx < 0) {
+            idx = nallocators;
+            allocators[nallocators++] = want;
+        }
+        flush_storage_cache(); /* cached storage blocks belong to the old hook */
+        atomic_store_explicit(&current, idx, memory_order_release);
+    }
+    pthread_mutex_unlock(&set_lock);
+    if (!st)
+        tt_empty_cache(); /* and this thread's small blocks go back to theirs */
+    return st;
 }
 
 void tt_debug_fail_alloc(int64_t n)
@@ -71,7 +137,7 @@ bool tt__alloc_request(size_t n)
  * alignment for the payload. */
 typedef struct {
     size_t size;
-    size_t pad;
+    size_t hook; /* the index of the allocator that made the block */
 } small_hdr;
 
 /* A per-thread cache of small blocks (the library's structs: a tensor, a
@@ -92,6 +158,7 @@ typedef struct {
     int nsmall[SMALL_CLASSES];
     tls_block *storage[STORAGE_TLS_CLASSES];
     int nstorage[STORAGE_TLS_CLASSES];
+    int storage_hook; /* the allocator of the storage blocks held */
     bool registered;
 } thread_cache;
 
@@ -99,23 +166,38 @@ static _Thread_local thread_cache tcache;
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 
+static void flush_thread_storage(thread_cache *c)
+{
+    for (int i = 0; i < STORAGE_TLS_CLASSES; i++) {
+        while (c->storage[i]) {
+            tls_block *b = c->storage[i];
+            c->storage[i] = b->next;
+            hook_free(c->storage_hook, b);
+        }
+        c->nstorage[i] = 0;
+    }
+}
+
 static void flush_thread_cache(thread_cache *c)
 {
     for (int i = 0; i < SMALL_CLASSES; i++) {
         while (c->small[i]) {
             tls_block *b = c->small[i];
             c->small[i] = b->next;
-            hook.free(b, hook.ud);
+            hook_free((int)((small_hdr *)b)->hook, b);
         }
         c->nsmall[i] = 0;
     }
-    for (int i = 0; i < STORAGE_TLS_CLASSES; i++) {
-        while (c->storage[i]) {
-            tls_block *b = c->storage[i];
-            c->storage[i] = b->next;
-            hook.free(b, hook.ud);
-        }
-        c->nstorage[i] = 0;
+    flush_thread_storage(c);
+}
+
+/* The thread's storage cache serves the current allocator only: blocks of
+ * an earlier one go back to it first. */
+static inline void storage_cache_sync(int h)
+{
+    if (__builtin_expect(tcache.storage_hook != h, 0)) {
+        flush_thread_storage(&tcache);
+        tcache.storage_hook = h;
     }
 }
 
@@ -141,12 +223,15 @@ void *tt__malloc(size_t n)
     size_t total = sizeof(small_hdr) + n;
     int c = (int)((total + 31) / 32) - 1;
     small_hdr *h = NULL;
-    if (c < SMALL_CLASSES && tcache.small[c]) {
+    if (CACHES && c < SMALL_CLASSES && tcache.small[c]) {
         h = (small_hdr *)tcache.small[c];
         tcache.small[c] = tcache.small[c]->next;
         tcache.nsmall[c]--;
     } else {
-        h = hook.alloc(c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : total, 16, hook.ud);
+        int k = hook_index();
+        h = hook_alloc(k, c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : total, 16);
+        if (h)
+            h->hook = (size_t)k;
     }
     if (!h) {
         tt_error(TT_ENOMEM, "out of memory: allocation of %zu bytes failed", n);
@@ -186,14 +271,14 @@ void tt__free(void *p)
         return;
     small_hdr *h = (small_hdr *)p - 1;
     int c = (int)((sizeof(small_hdr) + h->size + 31) / 32) - 1;
-    if (c < SMALL_CLASSES && tcache.nsmall[c] < SMALL_KEEP && cache_ready()) {
+    if (CACHES && c < SMALL_CLASSES && tcache.nsmall[c] < SMALL_KEEP && cache_ready()) {
         tls_block *b = (tls_block *)h;
         b->next = tcache.small[c];
         tcache.small[c] = b;
         tcache.nsmall[c]++;
         return;
     }
-    hook.free(h, hook.ud);
+    hook_free((int)h->hook, h);
 }
 
 char *tt__strdup(const char *s)
@@ -242,14 +327,17 @@ void *tt__alloc_storage(size_t nbytes, size_t *capacity)
         return NULL;
     size_t cap;
     int c = size_class(nbytes ? nbytes : 1, &cap);
-    if (c < STORAGE_TLS_CLASSES && tcache.storage[c]) {
+    int h = hook_index();
+    storage_cache_sync(h);
+    if (CACHES && c < STORAGE_TLS_CLASSES && tcache.storage[c]) {
         tls_block *b = tcache.storage[c];
         tcache.storage[c] = b->next;
         tcache.nstorage[c]--;
         *capacity = cap;
+        atomic_fetch_add_explicit(&storage_blocks_out, 1, memory_order_relaxed);
         return b;
     }
-    if (c < NCLASSES && cap <= CACHE_MAX_BLOCK) {
+    if (CACHES && c < NCLASSES && cap <= CACHE_MAX_BLOCK) {
         pthread_mutex_lock(&cache_lock);
         block *b = free_lists[c];
         if (b) {
@@ -259,22 +347,24 @@ void *tt__alloc_storage(size_t nbytes, size_t *capacity)
         pthread_mutex_unlock(&cache_lock);
         if (b) {
             *capacity = cap;
+            atomic_fetch_add_explicit(&storage_blocks_out, 1, memory_order_relaxed);
             return b;
         }
     } else {
         cap = nbytes ? nbytes : 1;
     }
-    void *p = hook.alloc(cap, 64, hook.ud);
+    void *p = hook_alloc(h, cap, 64);
     if (!p) {
         /* The cache may hold enough in other classes: give it back, retry. */
         tt_empty_cache();
-        p = hook.alloc(cap, 64, hook.ud);
+        p = hook_alloc(h, cap, 64);
     }
     if (!p) {
         tt_error(TT_ENOMEM, "out of memory: storage of %zu bytes", nbytes);
         return NULL;
     }
     *capacity = cap;
+    atomic_fetch_add_explicit(&storage_blocks_out, 1, memory_order_relaxed);
     return p;
 }
 
@@ -282,9 +372,13 @@ void tt__free_storage(void *p, size_t capacity)
 {
     if (!p)
         return;
+    atomic_fetch_sub_explicit(&storage_blocks_out, 1, memory_order_relaxed);
+    /* No switch happens while a block is out, so p is the current hook's. */
+    int h = hook_index();
+    storage_cache_sync(h);
     size_t cap;
     int c = size_class(capacity, &cap);
-    if (cap == capacity && c < STORAGE_TLS_CLASSES && tcache.nstorage[c] < STORAGE_TLS_KEEP &&
+    if (CACHES && cap == capacity && c < STORAGE_TLS_CLASSES && tcache.nstorage[c] < STORAGE_TLS_KEEP &&
         cache_ready()) {
         tls_block *b = p;
         b->next = tcache.storage[c];
@@ -292,7 +386,7 @@ void tt__free_storage(void *p, size_t capacity)
         tcache.nstorage[c]++;
         return;
     }
-    if (cap == capacity && c < NCLASSES && cap <= CACHE_MAX_BLOCK) {
+    if (CACHES && cap == capacity && c < NCLASSES && cap <= CACHE_MAX_BLOCK) {
         pthread_mutex_lock(&cache_lock);
         if (cached_bytes + cap <= CACHE_MAX_BYTES) {
             block *b = p;
@@ -304,24 +398,31 @@ void tt__free_storage(void *p, size_t capacity)
         pthread_mutex_unlock(&cache_lock);
     }
     if (p)
-        hook.free(p, hook.ud);
+        hook_free(h, p);
 }
 
-void tt_empty_cache(void)
+/* The shared storage cache back to its allocator (the current one). */
+static void flush_storage_cache(void)
 {
-    flush_thread_cache(&tcache);
+    int h = hook_index();
     pthread_mutex_lock(&cache_lock);
     for (int c = 0; c < NCLASSES; c++) {
         block *b = free_lists[c];
         while (b) {
             block *n = b->next;
-            hook.free(b, hook.ud);
+            hook_free(h, b);
             b = n;
         }
         free_lists[c] = NULL;
     }
     cached_bytes = 0;
     pthread_mutex_unlock(&cache_lock);
+}
+
+void tt_empty_cache(void)
+{
+    flush_thread_cache(&tcache);
+    flush_storage_cache();
 }
 
 size_t tt_cached_bytes(void)

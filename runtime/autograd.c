@@ -88,11 +88,14 @@ void tt_no_grad_begin(void)
     sync_grad_flag();
 }
 
-void tt_no_grad_end(void)
+tt_status tt_no_grad_end(void)
 {
-    if (no_grad_depth > 0)
-        no_grad_depth--;
+    if (no_grad_depth == 0)
+        return tt_error(TT_EINVAL, "tt_no_grad_end: grad mode is on on this thread: a "
+                                   "tt_no_grad_end without its tt_no_grad_begin");
+    no_grad_depth--;
     sync_grad_flag();
+    return TT_OK;
 }
 
 /* ------------------------------------------------------- nodes and meta */
@@ -938,6 +941,10 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
         nout > 64 || nin > 256)
         return tt_error(TT_EINVAL, "%s: expects 1 to 64 outputs and 0 to 256 inputs with "
                                    "their arrays", fn);
+    /* As torch.autograd.grad: "grad requires non-empty inputs". */
+    if (nin == 0)
+        return tt_error(TT_EINVAL, "%s: argument 'nin' is 0; expected at least one input to "
+                                   "differentiate with respect to", fn);
     for (int i = 0; i < nin; i++)
         grads_out[i] = NULL;
     for (int i = 0; i < nout; i++) {

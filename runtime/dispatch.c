@@ -25,10 +25,13 @@ static _Thread_local int fake_mode;
 static _Thread_local int kernel_depth;
 
 void tt_fake_mode_begin(void) { fake_mode++; }
-void tt_fake_mode_end(void)
+tt_status tt_fake_mode_end(void)
 {
-    if (fake_mode > 0)
-        fake_mode--;
+    if (fake_mode == 0)
+        return tt_error(TT_EINVAL, "tt_fake_mode_end: fake mode is off on this thread: a "
+                                   "tt_fake_mode_end without its tt_fake_mode_begin");
+    fake_mode--;
+    return TT_OK;
 }
 bool tt_fake_mode_enabled(void) { return fake_mode > 0; }
 bool tt__factory_needs_dispatch(void)
@@ -431,6 +434,8 @@ static tt_status data_read_hook(const tt_tensor *t, const char *what, tt_srcloc 
     modes.level = saved;
     return st;
 }
+tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what, tt_srcloc loc) =
+    data_read_hook;
 
 tt_status tt_mode_push(tt_mode *m)
 {
@@ -441,7 +446,6 @@ tt_status tt_mode_push(tt_mode *m)
     if (modes.level != modes.n)
         return tt_error(TT_EINVAL, "tt_mode_push: cannot push a mode from inside a "
                                    "mode's handler or a kernel");
-    tt__data_read_hook = data_read_hook;
     modes.stack[modes.n++] = m;
     modes.level = modes.n;
     return TT_OK;

@@ -99,18 +99,14 @@ bool tt__span_bytes(int ndim, const tt_size *sizes, const tt_size *strides,
     return true;
 }
 
-/* Byte size needed for a fake tensor's storage. A symbolic extent has no
- * byte count; its storage records 0 and callers compare sizes instead. */
-static size_t fake_span(int ndim, const tt_size *sizes, const tt_size *strides,
-                        tt_size offset, size_t elem)
+/* True when the extent is symbolic: it has no byte count, its (fake)
+ * storage records 0 and callers compare sizes instead. */
+static bool sym_extent(int ndim, const tt_size *sizes, const tt_size *strides)
 {
-    if (tt_size_is_sym(offset))
-        return 0;
     for (int i = 0; i < ndim; i++)
         if (tt_size_is_sym(sizes[i]) || tt_size_is_sym(strides[i]))
-            return 0;
-    size_t n = 0;
-    return tt__span_bytes(ndim, sizes, strides, offset, elem, &n) ? n : 0;
+            return true;
+    return false;
 }
 
 tt_tensor *tt__empty_impl(int ndim, const tt_size *sizes,
@@ -154,11 +150,12 @@ tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
             tt_error(TT_EINVAL, "%s: the strides of the requested size overflow int64", fn);
         return NULL;
     }
+    /* One size limit for fake and real tensors: a fake tensor is what a
+     * real one would be, so it cannot be one no real tensor can be. */
     size_t elem = tt_dtype_size(dt), nbytes = 0;
-    if (fake) {
-        nbytes = fake_span(ndim, sizes, st, 0, elem);
-    } else if (!tt__span_bytes(ndim, sizes, st, 0, elem, &nbytes) ||
-               nbytes > (size_t)INT64_MAX / 2) {
+    if (!(fake && sym_extent(ndim, sizes, st)) &&
+        (!tt__span_bytes(ndim, sizes, st, 0, elem, &nbytes) ||
+         nbytes > (size_t)INT64_MAX / 2)) {
         tt_error(TT_EINVAL, "%s: the byte size of the requested tensor overflows "
                             "(%d dims of %s)", fn, ndim, tt_dtype_name(dt));
         return NULL;

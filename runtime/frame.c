@@ -58,8 +58,18 @@ static const tt_value *want(tt_frame *f, int i, const char *asked,
     return NULL;
 }
 
+/* A NULL output pointer of an accessor: the kernel's mistake, an error
+ * naming the accessor (and the op, when there is a frame), never a crash. */
+static tt_status null_out(const tt_frame *f, const char *fn, const char *arg)
+{
+    return tt_error(TT_EINVAL, "%s%s%s: argument '%s' is NULL", f && f->op ? f->op->name : "",
+                    f && f->op ? ": " : "", fn, arg);
+}
+
 tt_status tt_arg_tensor(tt_frame *f, int i, tt_tensor **out)
 {
+    if (!out)
+        return null_out(f, "tt_arg_tensor", "out");
     const tt_value *v = want(f, i, "Tensor", TT_V_TENSOR, TT_V_TENSOR, true);
     if (!v)
         return tt_errcode();
@@ -69,6 +79,10 @@ tt_status tt_arg_tensor(tt_frame *f, int i, tt_tensor **out)
 
 tt_status tt_arg_tensors(tt_frame *f, int i, tt_tensor *const **out, int *n)
 {
+    if (!out)
+        return null_out(f, "tt_arg_tensors", "out");
+    if (!n)
+        return null_out(f, "tt_arg_tensors", "n");
     const tt_value *v = want(f, i, "Tensor[]", TT_V_TENSORS, TT_V_TENSORS, true);
     if (!v)
         return tt_errcode();
@@ -79,6 +93,8 @@ tt_status tt_arg_tensors(tt_frame *f, int i, tt_tensor *const **out, int *n)
 
 tt_status tt_arg_int(tt_frame *f, int i, int64_t *out)
 {
+    if (!out)
+        return null_out(f, "tt_arg_int", "out");
     const tt_value *v = want(f, i, "int", TT_V_INT, TT_V_INT, false);
     if (!v)
         return tt_errcode();
@@ -88,6 +104,8 @@ tt_status tt_arg_int(tt_frame *f, int i, int64_t *out)
 
 tt_status tt_arg_float(tt_frame *f, int i, double *out)
 {
+    if (!out)
+        return null_out(f, "tt_arg_float", "out");
     const tt_value *v = want(f, i, "float", TT_V_FLOAT, TT_V_INT, false);
     if (!v)
         return tt_errcode();
@@ -97,6 +115,8 @@ tt_status tt_arg_float(tt_frame *f, int i, double *out)
 
 tt_status tt_arg_scalar(tt_frame *f, int i, double *out, bool *is_integral)
 {
+    if (!out)
+        return null_out(f, "tt_arg_scalar", "out");
     const tt_value *v = tt_frame_arg(f, i);
     if (v && v->kind == TT_V_BOOL) {
         *out = v->u.b;
@@ -115,6 +135,8 @@ tt_status tt_arg_scalar(tt_frame *f, int i, double *out, bool *is_integral)
 
 tt_status tt_arg_bool(tt_frame *f, int i, bool *out)
 {
+    if (!out)
+        return null_out(f, "tt_arg_bool", "out");
     const tt_value *v = want(f, i, "bool", TT_V_BOOL, TT_V_BOOL, false);
     if (!v)
         return tt_errcode();
@@ -124,6 +146,8 @@ tt_status tt_arg_bool(tt_frame *f, int i, bool *out)
 
 tt_status tt_arg_str(tt_frame *f, int i, const char **out)
 {
+    if (!out)
+        return null_out(f, "tt_arg_str", "out");
     const tt_value *v = want(f, i, "str", TT_V_STR, TT_V_STR, false);
     if (!v)
         return tt_errcode();
@@ -133,6 +157,10 @@ tt_status tt_arg_str(tt_frame *f, int i, const char **out)
 
 tt_status tt_arg_ints(tt_frame *f, int i, const int64_t **out, int *n)
 {
+    if (!out)
+        return null_out(f, "tt_arg_ints", "out");
+    if (!n)
+        return null_out(f, "tt_arg_ints", "n");
     const tt_value *v = want(f, i, "int[]", TT_V_INTS, TT_V_INTS, false);
     if (!v)
         return tt_errcode();
@@ -143,6 +171,10 @@ tt_status tt_arg_ints(tt_frame *f, int i, const int64_t **out, int *n)
 
 tt_status tt_arg_floats(tt_frame *f, int i, const double **out, int *n)
 {
+    if (!out)
+        return null_out(f, "tt_arg_floats", "out");
+    if (!n)
+        return null_out(f, "tt_arg_floats", "n");
     const tt_value *v = want(f, i, "float[]", TT_V_FLOATS, TT_V_FLOATS, false);
     if (!v)
         return tt_errcode();
@@ -153,6 +185,8 @@ tt_status tt_arg_floats(tt_frame *f, int i, const double **out, int *n)
 
 tt_status tt_arg_dtype(tt_frame *f, int i, tt_dtype *out, bool *is_none)
 {
+    if (!out)
+        return null_out(f, "tt_arg_dtype", "out");
     const tt_value *v = want(f, i, "ScalarType", TT_V_DTYPE, TT_V_DTYPE, true);
     if (!v)
         return tt_errcode();

@@ -9,6 +9,7 @@
 #include "tensor_impl.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,7 +73,13 @@ static bool grow(void)
 
 tt_size tt_sym_new(const char *prefix, int64_t hint)
 {
-    char p = prefix && prefix[0] >= 'a' && prefix[0] <= 'z' ? prefix[0] : 's';
+    if (!prefix || prefix[0] < 'a' || prefix[0] > 'z' || prefix[1]) {
+        tt_error(TT_EINVAL, "tt_sym_new: argument 'prefix' is %s%s%s; expected one "
+                            "lowercase letter (\"s\" for a size, \"u\" for an unbacked one)",
+                 prefix ? "'" : "NULL", prefix ? prefix : "", prefix ? "'" : "");
+        return 0;
+    }
+    char p = prefix[0];
     pthread_mutex_lock(&lock);
     tt_size out = 0;
     if (grow()) {
@@ -133,10 +140,78 @@ static void order(tt_size *a, tt_size *b)
     }
 }
 
+/* The arithmetic's errors return -1 (a plain negative number: no size and
+ * no symbol) with TT_EINVAL set: an overflow, a division by zero, a
+ * handle the environment never made (or forgot at tt_sym_reset). */
+__attribute__((format(printf, 2, 3)))
+static tt_size sym_fail(const char *fn, const char *fmt, ...)
+{
+    char why[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    tt_error(TT_EINVAL, "%s: %s", fn, why);
+    return -1;
+}
+
+static bool valid(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return true;
+    pthread_mutex_lock(&lock);
+    bool ok = index_of(s) < nnodes;
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+/* Both operands are sizes or handles of this environment. */
+static bool operands_ok(const char *fn, tt_size a, tt_size b)
+{
+    for (int i = 0; i < 2; i++)
+        if (!valid(i ? b : a)) {
+            sym_fail(fn, "argument '%s' (%lld) is not a symbolic size of the shape "
+                         "environment (never made, or made before tt_sym_reset)",
+                     i ? "b" : "a", (long long)(i ? b : a));
+            return false;
+        }
+    return true;
+}
+
+/* A concrete result must stay above the symbol range: a value there would
+ * read as a handle. */
+static tt_size concrete(const char *fn, const char *op, tt_size a, tt_size b, bool overflow,
+                        int64_t r)
+{
+    if (overflow || tt_size_is_sym(r))
+        return sym_fail(fn, "%lld %s %lld overflows the range of sizes (|value| < 2^62)",
+                        (long long)a, op, (long long)b);
+    return r;
+}
+
+/* Python's (and sympy's FloorDiv / Mod, PyTorch's) rounding: toward minus
+ * infinity, the remainder taking the divisor's sign. b != 0. */
+static int64_t floordiv64(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int64_t mod64(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
 tt_size tt_sym_add(tt_size a, tt_size b)
 {
-    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
-        return a + b;
+    int64_t r;
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b)) {
+        bool overflow = __builtin_add_overflow(a, b, &r);
+        return concrete("tt_sym_add", "+", a, b, overflow, r);
+    }
+    if (!operands_ok("tt_sym_add", a, b))
+        return -1;
     order(&a, &b);
     if (b == 0)
         return a;
@@ -145,8 +220,13 @@ tt_size tt_sym_add(tt_size a, tt_size b)
 
 tt_size tt_sym_sub(tt_size a, tt_size b)
 {
-    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
-        return a - b;
+    int64_t r;
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b)) {
+        bool overflow = __builtin_sub_overflow(a, b, &r);
+        return concrete("tt_sym_sub", "-", a, b, overflow, r);
+    }
+    if (!operands_ok("tt_sym_sub", a, b))
+        return -1;
     if (b == 0)
         return a;
     if (a == b)
@@ -160,8 +240,13 @@ tt_size tt_sym_sub(tt_size a, tt_size b)
 
 tt_size tt_sym_mul(tt_size a, tt_size b)
 {
-    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
-        return a * b;
+    int64_t r;
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b)) {
+        bool overflow = __builtin_mul_overflow(a, b, &r);
+        return concrete("tt_sym_mul", "*", a, b, overflow, r);
+    }
+    if (!operands_ok("tt_sym_mul", a, b))
+        return -1;
     order(&a, &b);
     if (b == 1)
         return a;
@@ -186,23 +271,30 @@ tt_size tt__sym_mul_find(tt_size a, tt_size b)
     return out ? out : -1;
 }
 
-tt_size tt_sym_floordiv(tt_size a, tt_size b)
+/* floordiv and mod: a by b, one function for both. */
+static tt_size divide(const char *fn, sym_kind k, tt_size a, tt_size b)
 {
+    const char *op = k == SYM_MOD ? "%" : "//";
+    if (b == 0) {
+        char as[64];
+        tt_size_str(a, as, sizeof as);
+        return sym_fail(fn, "division by zero (%s %s 0)", as, op);
+    }
     if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
-        return b ? a / b : 0;
+        return k == SYM_MOD ? mod64(a, b) : floordiv64(a, b);
+    if (!operands_ok(fn, a, b))
+        return -1;
     if (b == 1)
-        return a;
-    return intern(SYM_FLOORDIV, a, b);
+        return k == SYM_MOD ? 0 : a;
+    return intern(k, a, b);
 }
 
-tt_size tt_sym_mod(tt_size a, tt_size b)
+tt_size tt_sym_floordiv(tt_size a, tt_size b)
 {
-    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
-        return b ? a % b : 0;
-    if (b == 1)
-        return 0;
-    return intern(SYM_MOD, a, b);
+    return divide("tt_sym_floordiv", SYM_FLOORDIV, a, b);
 }
+
+tt_size tt_sym_mod(tt_size a, tt_size b) { return divide("tt_sym_mod", SYM_MOD, a, b); }
 
 static bool node_of(tt_size s, sym_node *out)
 {
@@ -236,8 +328,8 @@ static bool hint_of(tt_size s, int64_t *out)
     switch (n.kind) {
     case SYM_ADD: *out = a + b; return true;
     case SYM_MUL: *out = a * b; return true;
-    case SYM_FLOORDIV: *out = b ? a / b : 0; return b != 0;
-    case SYM_MOD: *out = b ? a % b : 0; return b != 0;
+    case SYM_FLOORDIV: *out = b ? floordiv64(a, b) : 0; return b != 0;
+    case SYM_MOD: *out = b ? mod64(a, b) : 0; return b != 0;
     default: return false;
     }
 }
@@ -352,8 +444,8 @@ static bool eval_of(tt_size s, int n, const tt_size *syms, const int64_t *vals, 
     switch (nd.kind) {
     case SYM_ADD: *out = a + b; return true;
     case SYM_MUL: *out = a * b; return true;
-    case SYM_FLOORDIV: *out = b ? a / b : 0; return b != 0;
-    case SYM_MOD: *out = b ? a % b : 0; return b != 0;
+    case SYM_FLOORDIV: *out = b ? floordiv64(a, b) : 0; return b != 0;
+    case SYM_MOD: *out = b ? mod64(a, b) : 0; return b != 0;
     default: return false;
     }
 }

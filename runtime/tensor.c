@@ -5,9 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what,
-                                tt_srcloc loc);
-
 /* ---------------------------------------------------------------- storage */
 
 tt_storage *tt__storage_new(size_t nbytes, bool fake)
@@ -123,13 +120,16 @@ bool tt__scope_add(tt_tensor *t)
     return true;
 }
 
-void tt_scope_end(void)
+tt_status tt_scope_end(void)
 {
+    /* Unbalanced, or a hidden scope (paused): not this code's to end. */
     if (scopes.depth <= scope_floor)
-        return; /* unbalanced, or a hidden scope: not this code's to end */
+        return tt_error(TT_EINVAL, "tt_scope_end: no scope is open%s on this thread: a "
+                                   "tt_scope_end without its tt_scope_begin",
+                        scopes.depth > 0 ? " since tt_scope_pause" : "");
     scopes.depth--;
     if (scopes.depth >= MAX_SCOPE_DEPTH)
-        return; /* a merged scope: its tensors go with the deepest one */
+        return TT_OK; /* a merged scope: its tensors go with the deepest one */
     int32_t start = scopes.starts[scopes.depth], kept = start;
     for (int32_t i = start; i < scopes.n; i++) {
         tt_tensor *t = scopes.slots[i];
@@ -156,6 +156,7 @@ void tt_scope_end(void)
         scopes.slots = NULL;
         scopes.n = scopes.cap = 0;
     }
+    return TT_OK;
 }
 
 tt_tensor *tt_keep(tt_tensor *t)
@@ -452,6 +453,8 @@ static tt_status element_offset(const tt_tensor *t, int n, const int64_t *idx,
 tt_status tt_get_at(const tt_tensor *t, int n, const int64_t *idx, double *out,
                     tt_srcloc loc)
 {
+    if (!out)
+        return tt_error(TT_EINVAL, "tt_get: argument 'out' is NULL");
     tt_status st = check_readable(t, "tt_get", loc);
     int64_t off;
     if (st || (st = element_offset(t, n, idx, "tt_get", &off)))
@@ -476,6 +479,8 @@ tt_status tt_set_at(tt_tensor *t, int n, const int64_t *idx, double value,
 
 tt_status tt_item_at(const tt_tensor *t, double *out, tt_srcloc loc)
 {
+    if (!out)
+        return tt_error(TT_EINVAL, "tt_item: argument 'out' is NULL");
     tt_status st = check_readable(t, "tt_item", loc);
     if (st)
         return st;
@@ -509,6 +514,8 @@ tt_status tt_to_buffer_at(const tt_tensor *t, void *dst, size_t nbytes,
     }
     if (need == 0)
         return TT_OK;
+    if (!dst)
+        return tt_error(TT_EINVAL, "tt_to_buffer: argument 'dst' is NULL for %zu bytes", need);
     /* Copy through a contiguous tensor wrapping dst. */
     tt_tensor *out = tt_from_buffer(t->ndim, t->sizes, NULL, (tt_dtype)t->dtype,
                                     dst, nbytes, NULL, NULL);

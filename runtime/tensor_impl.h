@@ -170,8 +170,9 @@ static inline bool tt__needs_dispatch1(const tt_tensor *t)
 }
 
 /* ---- hooks a higher layer installs (dispatch.c) */
-/* Called on every data read of a real tensor while a mode is active; the
- * tracer turns it into a graph break. NULL when no mode needs it. */
+/* Called on every data read of a real tensor; while a mode is active the
+ * tracer turns it into a graph break. Set once, when the library is built
+ * (dispatch.c), never written at run time: threads read it without a race. */
 extern tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what,
                                        tt_srcloc loc);
 

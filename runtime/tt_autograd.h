@@ -33,7 +33,8 @@ const char *tt_grad_fn_name(const tt_tensor *t);
 /* Per thread. tt_no_grad_begin/end nest; inside, nothing is recorded. */
 bool tt_grad_enabled(void);
 void tt_no_grad_begin(void);
-void tt_no_grad_end(void);
+/* TT_EINVAL (nothing changes) without a matching begin. */
+tt_status tt_no_grad_end(void);
 
 /* ------------------------------------------------------------- backward */
 

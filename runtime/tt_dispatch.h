@@ -293,7 +293,7 @@ tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
 /* Fake mode, per thread and nestable (PyTorch's FakeTensorMode): while on,
  * every op runs its fake kernel and factories make fake tensors. */
 void tt_fake_mode_begin(void);
-void tt_fake_mode_end(void);
+tt_status tt_fake_mode_end(void); /* TT_EINVAL without a matching begin */
 bool tt_fake_mode_enabled(void);
 /* Checked mode (process-wide; also TT_CHECK_OPS=1 in the environment):
  * every eager call of a custom op also runs its fake kernel on fake copies

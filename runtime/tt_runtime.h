@@ -118,7 +118,11 @@ static inline bool tt_size_is_sym(tt_size s) { return s <= TT_SYM_BASE; }
 tt_size tt_sym_new(const char *prefix, int64_t hint);
 /* Arithmetic on sizes: concrete operands fold to a concrete result,
  * otherwise an expression handle is returned (hash-consed, so equal
- * expressions have equal handles). */
+ * expressions have equal handles). floordiv and mod round as Python does
+ * (toward minus infinity). Errors return -1 with TT_EINVAL set: a result
+ * out of the range of sizes (|value| >= 2^62), a division by zero, an
+ * operand that is no handle of the environment (made before tt_sym_reset).
+ * tt_sym_new refuses a prefix that is not one lowercase letter (returns 0). */
 tt_size tt_sym_add(tt_size a, tt_size b);
 tt_size tt_sym_mul(tt_size a, tt_size b);
 tt_size tt_sym_sub(tt_size a, tt_size b);
@@ -162,7 +166,10 @@ typedef struct {
     void (*free)(void *p, void *ud);
     void *ud;
 } tt_allocator;
-void tt_set_allocator(const tt_allocator *a); /* NULL restores the default */
+/* NULL restores the default. The allocator cannot change while a tensor
+ * holds storage it made (TT_EINVAL: release them first); the library's
+ * own small blocks go back to the allocator that made them. */
+tt_status tt_set_allocator(const tt_allocator *a);
 
 /* Test hooks, per thread: make the n-th allocation request of this thread
  * from now fail (1 = the next one; 0 switches failures off). Cache hits
@@ -199,7 +206,7 @@ tt_tensor *tt_release(tt_tensor *t); /* drops a reference; returns NULL */
  * scoped tensor (unless you took an extra reference with tt_retain), just
  * as you would not free memory twice. */
 void tt_scope_begin(void);
-void tt_scope_end(void);
+tt_status tt_scope_end(void); /* TT_EINVAL without a matching begin */
 tt_tensor *tt_keep(tt_tensor *t);
 /* For code that manages its references itself (the tracer's compiled
  * plans): tensors created between pause and resume belong to no scope, and

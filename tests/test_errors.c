@@ -204,9 +204,13 @@ START_TEST(test_size_overflow)
     ck_assert_int_eq(tt_numel(c), 0);
     tt_release(c);
     tt_release(e);
-    /* A fake tensor needs no bytes, but its byte count must fit. */
-    tt_tensor *f = tt_fake_empty(TT_SHAPE(1LL << 30, 1LL << 30), TT_F64);
+    /* A fake tensor needs no bytes, but its byte count must fit the
+     * limit real tensors have: 2^63 bytes are refused, 2^61 are fine. */
+    ck_assert_fails(tt_fake_empty(TT_SHAPE(1LL << 30, 1LL << 30), TT_F64), TT_EINVAL,
+                    "tt_fake_empty: the byte size of the requested tensor overflows (2 dims of f64)");
+    tt_tensor *f = tt_fake_empty(TT_SHAPE(1LL << 29, 1LL << 29), TT_F64);
     ck_assert_msg(f != NULL, "%s", tt_errmsg());
+    ck_assert_uint_eq(tt_storage_nbytes(f), (size_t)1 << 61);
     tt_release(f);
 }
 END_TEST

@@ -249,10 +249,47 @@ static void registry_work(void *arg, double *out)
 START_TEST(test_registry_two_threads) { run_twice_in_parallel(registry_work, NULL); }
 END_TEST
 
+/* ----------------------------------------------------------- first use */
+
+static void first_use_work(void *arg, double *out)
+{
+    (void)arg;
+    tt_tensor *x = ramp(4, 64, 0.01);
+    tt_tensor *e = tt_exp(x); /* the first vectorized call decides the CPU path */
+    double acc = e ? sum_of(e) : -1;
+    tt_release(e);
+    tt_tensor *in[2] = {x, ramp(64, 2, 0.1)};
+    tt_trace_opts opts = {.mode = TT_TRACE_REAL, .fullgraph = true};
+    tt_graph *g = tt_trace(mlp, 2, in, &opts); /* the first mode pushed */
+    acc += g ? tt_graph_num_nodes(g) : -1;
+    tt_graph_free(g);
+    tt_release(in[1]);
+    tt_release(x);
+    *out = acc;
+}
+
+/* Two threads make the library's first calls at the same time (each test
+ * runs in a fresh process): what is set up on first use must be set up
+ * without a race. */
+START_TEST(test_first_use_two_threads)
+{
+    job jobs[2] = {{first_use_work, NULL, 0, 0, ""}, {first_use_work, NULL, 0, 0, ""}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, run_job, &jobs[i]), 0);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(jobs[i].status == TT_OK, "thread %d: %s", i, jobs[i].msg);
+    ck_assert_double_eq_tol(jobs[0].out, jobs[1].out, 1e-9 * (1 + fabs(jobs[0].out)));
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
     Suite *s = suite_create("threads");
     TCase *tc = tt_tcase("two threads");
+    tcase_add_test(tc, test_first_use_two_threads);
     tcase_add_test(tc, test_eager_two_threads);
     tcase_add_test(tc, test_autograd_two_threads);
     tcase_add_test(tc, test_trace_two_threads);

@@ -89,7 +89,7 @@ static int parse_sizes(const char *s, size_t len, tt_cli_spec *spec, char *why, 
         }
         errno = 0;
         unsigned long long v = strtoull(tok, NULL, 10);
-        if (errno == ERANGE || v > (unsigned long long)MAX_NUMEL) {
+        if (errno == ERANGE || v >= (unsigned long long)MAX_NUMEL) {
             say(why, n, "size %s is too large", tok);
             return -1;
         }
@@ -99,8 +99,8 @@ static int parse_sizes(const char *s, size_t len, tt_cli_spec *spec, char *why, 
             return -1;
         }
         spec->sizes[spec->ndim++] = (int64_t)v;
-        if (v != 0 && spec->numel > MAX_NUMEL / (int64_t)v) {
-            say(why, n, "the sizes make more than 2^60 elements");
+        if (v != 0 && spec->numel > (MAX_NUMEL - 1) / (int64_t)v) {
+            say(why, n, "the sizes make 2^60 elements or more");
             return -1;
         }
         spec->numel *= (int64_t)v;

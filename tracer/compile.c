@@ -45,6 +45,8 @@ tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
                  nin, nout);
         return NULL;
     }
+    if (tt__check_trace_opts("tt_compile", opts))
+        return NULL;
     if (opts && opts->mode == TT_TRACE_REAL) {
         tt_error(TT_EINVAL, "tt_compile: argument 'opts' asks for a real-mode trace; compile "
                             "traces with fake or symbolic tensors");

@@ -186,6 +186,8 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
                  TT_TRACE_MAX_INPUTS);
         return NULL;
     }
+    if (tt__check_trace_opts("tt_explain_run", opts))
+        return NULL;
     tt_trace_opts o = opts ? *opts : (tt_trace_opts){0};
     o.mode = TT_TRACE_REAL; /* the code between graphs needs real data */
     tt_explain *e = calloc(1, sizeof *e);

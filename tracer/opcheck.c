@@ -574,6 +574,11 @@ tt_status tt_opcheck(const tt_op *op, const tt_value *args, int nargs,
     if (nargs < 0 || nargs > TT_TRACE_MAX_ARGS || (nargs > 0 && !args))
         return tt_error(TT_EINVAL, "tt_opcheck: %s: bad argument list (%d arguments)",
                         r->op, nargs);
+    /* NaN fails both comparisons, so it is refused too. */
+    if (opts && (!(opts->atol >= 0) || !(opts->rtol >= 0)))
+        return tt_error(TT_EINVAL, "tt_opcheck: %s: argument 'opts->%s' is %g; expected a "
+                        "tolerance >= 0 (0: the default)", r->op,
+                        opts->atol >= 0 ? "rtol" : "atol", opts->atol >= 0 ? opts->rtol : opts->atol);
     /* Bind once through a dry look at the schema: fill defaults so every
      * check sees complete arguments. */
     const tt_schema *s = tt_op_schema(op);

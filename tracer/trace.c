@@ -345,9 +345,24 @@ tt_status tt__tracer_set_outputs(tracer *tr, tt_tensor **outs, int nout)
     return tt__graph_set_output(tr->g, refs, nout) < 0 ? tt_errcode() : TT_OK;
 }
 
+tt_status tt__check_trace_opts(const char *fn, const tt_trace_opts *o)
+{
+    if (o && (unsigned)o->mode > TT_TRACE_SYMBOLIC)
+        return tt_error(TT_EINVAL, "%s: argument 'opts->mode' is %d; expected TT_TRACE_FAKE (0), "
+                                   "TT_TRACE_REAL (1) or TT_TRACE_SYMBOLIC (2)", fn, (int)o->mode);
+    if (o && o->nout < 0) /* above the limit: each entry point says its own */
+        return tt_error(TT_EINVAL, "%s: argument 'opts->nout' is %d; expected 0 (one output) "
+                                   "to %d", fn, o->nout, TT_TRACE_MAX_OUTS);
+    return TT_OK;
+}
+
 tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
                          const tt_trace_opts *opts)
 {
+    if (tt__check_trace_opts("tt_trace", opts)) {
+        memset(tr, 0, sizeof *tr);
+        return NULL;
+    }
     if (!fn || nin < 0 || nin > TT_TRACE_MAX_INPUTS || (nin > 0 && !inputs)) {
         memset(tr, 0, sizeof *tr);
         tt_error(TT_EINVAL, "tt_trace: expects a function and 0 to %d inputs",

@@ -67,6 +67,9 @@ void tt__tracer_tag(tracer *tr, tt_tensor *t, int node, int out);
 tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
                            const char *op, tt_srcloc loc);
 tt_status tt__tracer_begin(tracer *tr, const tt_trace_opts *opts, const char *name);
+/* TT_EINVAL naming fn when opts (may be NULL) has an unknown mode or a
+ * negative or too large output count. */
+tt_status tt__check_trace_opts(const char *fn, const tt_trace_opts *opts);
 tt_tensor *tt__tracer_input(tracer *tr, tt_tensor *x);
 tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tensor **vals);
 tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_tensor **outs);
