@@ -493,6 +493,15 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
         c.nwritten += tt_schema_arg(s, arg[k])->is_write && ea.v[arg[k]].kind == TT_V_TENSOR;
         c.nreq += tt_requires_grad(ets[k]);
     }
+    /* An out= argument may be uninitialised memory (tt_empty): both runs
+     * get it zeroed, so the comparison never reads garbage. */
+    for (int k = 0; k < nt; k++)
+        if (tt_schema_arg(s, arg[k])->is_write && tt_schema_arg(s, arg[k])->kwarg_only &&
+            !tt_is_fake(ets[k]) && (tt_fill_(ets[k], 0) || tt_fill_(cts[k], 0))) {
+            res = fail(e, "could not clear out= argument '%s': %s",
+                       tt_schema_arg(s, arg[k])->name, tt_errmsg());
+            goto done;
+        }
     c.grads = c.nreq > 0 && tt_op_has_autograd(op);
     int nout = c.nres + c.nwritten + (c.grads ? c.nreq : 0);
     if (nout == 0) {
