@@ -31,6 +31,23 @@ static void *run_job(void *p)
     return NULL;
 }
 
+/* Runs work on two threads at once; both must succeed and give `want`
+ * (with want NULL: the same answer). */
+static void run_two_threads(void (*work)(void *arg, double *out), void *arg, const double *want)
+{
+    job jobs[2] = {{work, arg, 0, 0, ""}, {work, arg, 0, 0, ""}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, run_job, &jobs[i]), 0);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+    double w = want ? *want : jobs[0].out;
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(jobs[i].status == TT_OK, "thread %d: %s", i, jobs[i].msg);
+        ck_assert_double_eq_tol(jobs[i].out, w, 1e-9 * (1 + fabs(w)));
+    }
+}
+
 /* Runs work on this thread for the expected answer, then on two threads at
  * once; both must give it. */
 static void run_twice_in_parallel(void (*work)(void *arg, double *out), void *arg)
@@ -39,16 +56,7 @@ static void run_twice_in_parallel(void (*work)(void *arg, double *out), void *ar
     tt_clear_error();
     work(arg, &want);
     ck_assert_msg(tt_errcode() == TT_OK, "alone: %s", tt_errmsg());
-    job jobs[2] = {{work, arg, 0, 0, ""}, {work, arg, 0, 0, ""}};
-    pthread_t th[2];
-    for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(pthread_create(&th[i], NULL, run_job, &jobs[i]), 0);
-    for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
-    for (int i = 0; i < 2; i++) {
-        ck_assert_msg(jobs[i].status == TT_OK, "thread %d: %s", i, jobs[i].msg);
-        ck_assert_double_eq_tol(jobs[i].out, want, 1e-9 * (1 + fabs(want)));
-    }
+    run_two_threads(work, arg, &want);
 }
 
 /* The inputs of a thread's work: made from a fixed formula, not from the
@@ -271,18 +279,7 @@ static void first_use_work(void *arg, double *out)
 /* Two threads make the library's first calls at the same time (each test
  * runs in a fresh process): what is set up on first use must be set up
  * without a race. */
-START_TEST(test_first_use_two_threads)
-{
-    job jobs[2] = {{first_use_work, NULL, 0, 0, ""}, {first_use_work, NULL, 0, 0, ""}};
-    pthread_t th[2];
-    for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(pthread_create(&th[i], NULL, run_job, &jobs[i]), 0);
-    for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
-    for (int i = 0; i < 2; i++)
-        ck_assert_msg(jobs[i].status == TT_OK, "thread %d: %s", i, jobs[i].msg);
-    ck_assert_double_eq_tol(jobs[0].out, jobs[1].out, 1e-9 * (1 + fabs(jobs[0].out)));
-}
+START_TEST(test_first_use_two_threads) { run_two_threads(first_use_work, NULL, NULL); }
 END_TEST
 
 static Suite *threads_suite(void)
