@@ -443,14 +443,16 @@ START_TEST(test_custom_allocator)
     run r = {0};
     int64_t base = tt_debug_alloc_count();
     ck_assert_int_eq(sequence(&r), TT_OK);
-    int64_t requests = tt_debug_alloc_count() - base;
     /* A tensor's data is 64-byte aligned. */
     tt_tensor *t = tt_empty(TT_SHAPE(3), TT_F32);
     ck_assert_uint_eq((uintptr_t)tt_data(t) % 64, 0);
     tt_release(t);
+    /* At most one hook call per request (none for a cache hit; under ASan
+     * the caches are bypassed, so every request calls it). */
+    int64_t requests = tt_debug_alloc_count() - base;
     cleanup(&r);
     ck_assert_int_gt(hs.allocs, 10);
-    ck_assert_int_le(hs.allocs, requests + 1);
+    ck_assert_int_le(hs.allocs, requests);
     ck_assert_int_gt(hs.aligned64, 0);
     ck_assert_int_gt(hs.total, 24 * 8); /* at least the data of the tensors */
     /* The caches hold some blocks back; emptying them returns everything. */

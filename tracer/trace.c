@@ -286,7 +286,11 @@ tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tens
         tt_status st = TT_CHECK_TENSOR_PUBLIC("tt_trace", "inputs", inputs[i]);
         if (st)
             return st;
+        /* The tracer holds and releases these itself: outside any scope
+         * the caller has open (its end would release them a second time). */
+        tt_scope_pause();
         vals[i] = tt__tracer_input(tr, inputs[i]);
+        tt_scope_resume();
         if (!vals[i])
             return tt_errcode();
         int id = tt__graph_add_placeholder(tr->g, vals[i]);
