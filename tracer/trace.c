@@ -286,11 +286,7 @@ tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tens
         tt_status st = TT_CHECK_TENSOR_PUBLIC("tt_trace", "inputs", inputs[i]);
         if (st)
             return st;
-        /* The tracer holds and releases these itself: outside any scope
-         * the caller has open (its end would release them a second time). */
-        tt_scope_pause();
         vals[i] = tt__tracer_input(tr, inputs[i]);
-        tt_scope_resume();
         if (!vals[i])
             return tt_errcode();
         int id = tt__graph_add_placeholder(tr->g, vals[i]);
@@ -374,6 +370,10 @@ tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
         return NULL;
     }
     tt_tensor *vals[TT_TRACE_MAX_INPUTS], *outs[TT_TRACE_MAX_OUTS] = {0};
+    /* The tracer runs fn and holds and releases what it makes itself, so
+     * nothing of it goes into a scope the caller has open (whose end would
+     * release the graph's values a second time). */
+    tt_scope_pause();
     tt_status st = tt__tracer_begin(tr, opts, NULL);
     if (!st && tr->opts.nout > TT_TRACE_MAX_OUTS)
         st = tt_error(TT_EINVAL, "tt_trace: at most %d outputs", TT_TRACE_MAX_OUTS);
@@ -394,6 +394,7 @@ tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
         tt_release(outs[i]);
     if (st)
         tr->g = tt_graph_free(tr->g);
+    tt_scope_resume();
     return tr->g;
 }
 
