@@ -467,9 +467,12 @@ static tt_status no_autograd_error(const tt_op *op, const tt_value *args, int na
                     "%s: argument '%s' requires grad, but the op has no autograd "
                     "registration, so training through it would give no gradient. "
                     "Register one with tt_register_autograd(lib, \"%s\", backward, "
-                    "setup_context) (or the spec's .backward/.setup_context), or call "
-                    "the op under tt_no_grad_begin() if no gradient is wanted",
-                    op->name, arg, op->name);
+                    "setup_context) (or the spec's .backward/.setup_context); or, if the "
+                    "op is not differentiable (inference, metrics), register the "
+                    "fallthrough, tt_register_autograd(lib, \"%s\", "
+                    "tt_autograd_fallthrough, NULL), so it runs unrecorded and its "
+                    "outputs do not require grad; or call it under tt_no_grad_begin()",
+                    op->name, arg, op->name, op->name);
 }
 
 /* A built-in with no derivative whose outputs are not floating point
@@ -492,7 +495,10 @@ static tt_status run_non_differentiable(const tt_op *op, const tt_value *args, i
 tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
                             tt_value *outs, int nouts)
 {
-    if (op->nondiff)
+    /* Outputs that never carry a gradient, and PyTorch's fallthrough for
+     * autograd: run the kernel, record nothing; the outputs are new
+     * tensors that do not require grad. */
+    if (op->nondiff || atomic_load(&op->backward) == tt_autograd_fallthrough)
         return tt__dispatch_backend(op, args, nargs, outs, nouts);
     if (!atomic_load(&op->backward))
         return run_non_differentiable(op, args, nargs, outs, nouts);

@@ -171,11 +171,26 @@ static void registered_list(const tt_op *op, char *buf, size_t n)
 
 /* ---------------------------------------------------------------- backend */
 
+static bool is_tensor_pred(const tt_tensor *t) { (void)t; return true; }
+
+/* PyTorch's rule: the device of the tensor arguments (all cpu in this
+ * build), or, when there are none, the op's Device argument. */
+static tt_device call_device(const tt_op *op, const tt_value *args, int nargs)
+{
+    if (op->device_arg < 0 || op->device_arg >= nargs ||
+        args[op->device_arg].kind != TT_V_DEVICE || any_tensor(args, nargs, is_tensor_pred))
+        return TT_DEV_CPU;
+    return args[op->device_arg].u.device;
+}
+
 tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
                                tt_value *outs, int nouts)
 {
     bool fake = fake_mode > 0 || any_tensor(args, nargs, is_fake_pred);
-    tt_kernel_fn k = fake ? atomic_load(&op->fake.fn) : atomic_load(&op->kernels[TT_DEV_CPU].fn);
+    tt_device dev = call_device(op, args, nargs);
+    fake |= dev == TT_DEV_META; /* a meta call runs the fake (meta) kernel */
+    /* The device's kernel, else the default one; never another device's. */
+    tt_kernel_fn k = fake ? atomic_load(&op->fake.fn) : atomic_load(&op->kernels[dev].fn);
     if (!k && !fake)
         k = atomic_load(&op->default_kernel.fn);
     if (!k && fake && op->mutated && op->nreturns == 0) {
@@ -196,9 +211,9 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
                             "on fake tensors (registered: %s); register one with "
                             "tt_register_fake(lib, \"%s\", fn)", op->name, reg, op->name);
         return tt_error(TT_ENOKERNEL,
-                        "%s: no kernel for device 'cpu' (registered: %s); register "
-                        "one with tt_register_kernel(lib, \"%s\", \"cpu\", fn)",
-                        op->name, reg, op->name);
+                        "%s: no kernel for device '%s' (registered: %s); register "
+                        "one with tt_register_kernel(lib, \"%s\", \"%s\", fn)",
+                        op->name, tt_device_name(dev), reg, op->name, tt_device_name(dev));
     }
     /* A kernel calling its own op (an override of a built-in calling the
      * built-in's wrapper) would recurse until the stack runs out. */

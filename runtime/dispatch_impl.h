@@ -12,6 +12,8 @@
 typedef struct {
     _Atomic(tt_kernel_fn) fn;
     tt_library *owner;
+    tt_srcloc where; /* the registration call, for TT_EEXIST's message */
+    const char *how; /* "tt_register_fake", "a 'meta' kernel", ... */
 } kernel_slot;
 
 typedef enum {
@@ -36,9 +38,14 @@ struct tt_op {
     kernel_slot kernels[TT_DEVICE_COUNT];
     kernel_slot default_kernel; /* every device */
     kernel_slot fake;
-    _Atomic(tt_backward_fn) backward;
+    _Atomic(tt_backward_fn) backward; /* tt_autograd_fallthrough: run unrecorded */
     tt_setup_context_fn setup_context;
     tt_library *autograd_owner;
+    tt_srcloc autograd_where;
+    tt_srcloc def_where;
+    int device_arg; /* the first Device argument, or -1: picks the kernel
+                       when no tensor is among the arguments */
+    bool has_tensor_arg;
     void *userdata;
 };
 
@@ -46,6 +53,7 @@ struct tt_library {
     tt_library_kind kind;
     char *ns;
     int id;
+    tt_srcloc where; /* tt_library_new's caller */
 };
 
 struct tt_frame {

@@ -72,7 +72,17 @@ const char *tt__arg_type_str(const tt_op *op, int i, char *buf, size_t n)
 
 /* ----------------------------------------------------------- libraries */
 
-tt_library *tt_library_new(tt_library_kind kind, const char *ns)
+/* " at file.c:12" for a registration's place, "" when unknown. */
+static const char *at_str(tt_srcloc loc, char *buf, size_t n)
+{
+    if (loc.file)
+        snprintf(buf, n, " at %s:%d", loc.file, loc.line);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+tt_library *tt_library_new_at(tt_library_kind kind, const char *ns, tt_srcloc loc)
 {
     if (kind != TT_LIB_DEF && kind != TT_LIB_FRAGMENT && kind != TT_LIB_IMPL) {
         tt_error(TT_EINVAL, "tt_library_new: argument 'kind' must be TT_LIB_DEF, "
@@ -90,7 +100,7 @@ tt_library *tt_library_new(tt_library_kind kind, const char *ns)
         tt__free(lib);
         return NULL;
     }
-    *lib = (tt_library){kind, nsc, 0};
+    *lib = (tt_library){kind, nsc, 0, loc};
     pthread_rwlock_wrlock(&lock);
     /* The built-ins' library is the first DEF of "tt" (ops/ makes it when
      * the library loads); after it, "tt" takes kernels (IMPL) only. */
@@ -113,10 +123,11 @@ tt_library *tt_library_new(tt_library_kind kind, const char *ns)
                 pthread_rwlock_unlock(&lock);
                 tt__free(nsc);
                 tt__free(lib);
+                char at[300];
                 tt_error(TT_EEXIST, "tt_library_new: namespace '%s' is already "
-                                    "defined by another DEF library (#%d); use "
+                                    "defined by another DEF library (#%d, made%s); use "
                                     "TT_LIB_FRAGMENT to add ops to it", ns,
-                         libs[i]->id);
+                         libs[i]->id, at_str(libs[i]->where, at, sizeof at));
                 return NULL;
             }
     if (!push_ptr((void ***)&libs, &nlibs, &cap_libs, lib)) {
@@ -149,6 +160,15 @@ static void note_override(tt_op *op)
     bool was = atomic_exchange(&tt__builtin_overridden[op->builtin_id], now);
     if (now != was)
         atomic_fetch_add(&tt__builtin_overrides, now ? 1 : -1);
+}
+
+static void set_slot(kernel_slot *s, tt_kernel_fn k, tt_library *lib, tt_srcloc where,
+                     const char *how)
+{
+    s->owner = lib;
+    s->where = where;
+    s->how = how;
+    atomic_store(&s->fn, k);
 }
 
 static void clear_slot(kernel_slot *s, tt_library *lib, bool all)
@@ -243,12 +263,18 @@ int tt__builtin_id(const tt_op *op) { return op ? op->builtin_id : -1; }
 
 const char *tt__op_label(tt_builtin_id id) { return tt__builtins[id]->label; }
 bool tt_op_has_fake(const tt_op *op) { return op && atomic_load(&op->fake.fn); }
-bool tt_op_has_autograd(const tt_op *op) { return op && atomic_load(&op->backward); }
+bool tt_op_has_autograd(const tt_op *op)
+{
+    tt_backward_fn b = op ? atomic_load(&op->backward) : NULL;
+    return b && b != tt_autograd_fallthrough;
+}
 
 bool tt_op_has_kernel(const tt_op *op, tt_device d)
 {
     if (!op || (unsigned)d >= TT_DEVICE_COUNT)
         return false;
+    if (d == TT_DEV_META) /* the meta kernel is the fake kernel */
+        return atomic_load(&op->fake.fn);
     return atomic_load(&op->kernels[d].fn) || atomic_load(&op->default_kernel.fn);
 }
 
@@ -320,27 +346,44 @@ static tt_status parse_mutates(const char *fn, const char *qual,
 /* Classifies the op as torchgen does and enforces the conventions of the
  * in-place and out= forms. */
 static tt_status classify(const char *fn, const char *qual, const tt_schema *s,
-                          uint32_t mutated, tt_opkind *kind)
+                          uint32_t mutated, bool builtin, tt_opkind *kind)
 {
     int na = tt_schema_nargs(s), nr = tt_schema_nreturns(s);
     const char *name = tt_schema_name(s), *ovl = tt_schema_overload(s);
     for (int i = 0; i < na; i++) {
         const tt_arg *a = tt_schema_arg(s, i);
-        if ((mutated >> i & 1) && a->type.optional && !a->type.is_list)
-            return tt_error(TT_ESCHEMA,
-                            "%s: %s: argument '%s' is an optional mutated tensor, "
-                            "so the op sometimes writes into it and sometimes "
-                            "allocates its result (a \"maybe-out\" op); this is not "
-                            "supported: split it into a functional op '%s' that "
-                            "returns a new tensor and an out= op '%s.out' whose "
-                            "keyword-only 'Tensor(a!) out' is required",
-                            fn, qual, a->name, qual, qual);
+        if (!(mutated >> i & 1) || !a->type.optional || a->type.is_list || !a->alias_set)
+            continue;
+        /* An optional tensor the op writes is fine (PyTorch functionalizes
+         * it: auto_functionalize); one it also returns is a "maybe-out"
+         * op, whose result is sometimes the argument and sometimes new. */
+        for (int j = 0; j < nr; j++) {
+            const tt_arg *r = tt_schema_return(s, j);
+            if (r->alias_set && strcmp(r->alias_set, a->alias_set) == 0)
+                return tt_error(TT_ESCHEMA,
+                                "%s: %s: argument '%s' is an optional mutated tensor that "
+                                "the op also returns (return %d is 'Tensor(%s!)'), so the "
+                                "op sometimes returns it and sometimes allocates its result "
+                                "(a \"maybe-out\" op); this is not supported: split it into "
+                                "a functional op '%s' that returns a new tensor and an out= "
+                                "op '%s.out' whose keyword-only 'Tensor(a!) out' is required "
+                                "(an op that writes an optional tensor and does not return "
+                                "it is accepted)", fn, qual, a->name, j, a->alias_set, qual,
+                                qual);
+        }
     }
     size_t nl = strlen(name);
     bool inplace_name = nl > 1 && name[nl - 1] == '_' && name[nl - 2] != '_';
     /* aten names out= overloads "out" or "out_<variant>"; "outer" or
      * "output" is an ordinary overload and must not be held to out= rules. */
     bool out_ovl = strcmp(ovl, "out") == 0 || strncmp(ovl, "out_", 4) == 0;
+    /* torch.library.custom_op accepts 'name_' for any mutable op that
+     * returns nothing; the self-returning form is torchgen's rule for
+     * built-ins, and applies to 'name_' ops that return something. */
+    if (inplace_name && nr == 0 && mutated && !builtin) {
+        *kind = TT_OPKIND_MUTABLE;
+        return TT_OK;
+    }
     if (inplace_name) {
         const tt_arg *self = na ? tt_schema_arg(s, 0) : NULL;
         const tt_arg *ret = nr == 1 ? tt_schema_return(s, 0) : NULL;
@@ -423,6 +466,14 @@ static tt_status parse_devices(const char *fn, const char *list, uint32_t *mask)
     return TT_OK;
 }
 
+static bool has_tensor_input(const tt_schema *s)
+{
+    for (int i = 0; i < tt_schema_nargs(s); i++)
+        if (tt_schema_arg(s, i)->type.base == TT_T_TENSOR)
+            return true;
+    return false;
+}
+
 /* torch.library refuses autograd for any op that is not functional
  * (in-place, out= or mutable): the formula would see inputs the op has
  * already overwritten. The built-in in-place ops are the exception, as in
@@ -432,12 +483,52 @@ static bool autograd_allowed(tt_opkind kind, bool builtin)
     return kind == TT_OPKIND_FUNCTIONAL || (builtin && kind != TT_OPKIND_OUT);
 }
 
-static bool has_tensor_input(const tt_schema *s)
+/* Where PyTorch accepts an autograd formula: a functional op (mutating
+ * nothing) that returns at least one new tensor (not a view). Built-ins
+ * are held to aten's rules instead (its views and in-place ops have
+ * derivatives). TT_OK or TT_EINVAL with the reason. */
+static tt_status autograd_check(const char *fn, const char *qual, const tt_schema *s,
+                                tt_opkind kind, bool builtin)
+{
+    if (!has_tensor_input(s))
+        return tt_error(TT_EINVAL, "%s: %s has no Tensor inputs, so there is nothing to "
+                                   "differentiate", fn, qual);
+    if (!autograd_allowed(kind, builtin))
+        return tt_error(TT_EINVAL, "%s: %s mutates its arguments; autograd is supported for "
+                                   "functional ops (register it on the functional variant)",
+                        fn, qual);
+    if (builtin)
+        return TT_OK;
+    int nr = tt_schema_nreturns(s), tensors = 0;
+    for (int j = 0; j < nr; j++) {
+        const tt_arg *r = tt_schema_return(s, j);
+        if (r->alias_set)
+            return tt_error(TT_EINVAL, "%s: %s returns a view of its input (return %d is "
+                                       "'Tensor(%s)'); autograd is supported for functional "
+                                       "ops that return new tensors, as in PyTorch: make "
+                                       "the op return a copy, or differentiate the op that "
+                                       "made the input", fn, qual, j, r->alias_set);
+        tensors += r->type.base == TT_T_TENSOR;
+    }
+    if (tensors == 0)
+        return tt_error(TT_EINVAL, "%s: %s returns no tensor, so there is no output to "
+                                   "differentiate; autograd is supported for functional ops "
+                                   "that return at least one tensor", fn, qual);
+    return TT_OK;
+}
+
+/* A device-specific kernel needs a call to have a device: a Tensor or a
+ * Device argument (PyTorch's register_kernel refuses the same). */
+static tt_status device_kernel_check(const char *fn, const char *qual, const tt_schema *s)
 {
     for (int i = 0; i < tt_schema_nargs(s); i++)
-        if (tt_schema_arg(s, i)->type.base == TT_T_TENSOR)
-            return true;
-    return false;
+        if (tt_schema_arg(s, i)->type.base == TT_T_TENSOR ||
+            tt_schema_arg(s, i)->type.base == TT_T_DEVICE)
+            return TT_OK;
+    return tt_error(TT_EINVAL, "%s: %s has neither a Tensor nor a Device argument, so a call "
+                               "has no device to choose a kernel by; register a default kernel "
+                               "(device type NULL), or give the op a 'Device device' argument",
+                    fn, qual);
 }
 
 static void qualname(const tt_schema *s, char *buf, size_t n)
@@ -447,7 +538,7 @@ static void qualname(const tt_schema *s, char *buf, size_t n)
              *ovl ? "." : "", ovl);
 }
 
-tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
+tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt_srcloc loc)
 {
     const char *fn = "tt_custom_op_define";
     if (!lib || !spec || !spec->schema) {
@@ -467,6 +558,7 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
     qualname(s, qual, sizeof qual);
     uint32_t devices = 0, annotated = 0, listed = 0;
     tt_opkind kind;
+    bool builtin = strcmp(lib->ns, "tt") == 0;
     if (strcmp(tt_schema_ns(s), lib->ns) != 0) {
         tt_error(TT_EINVAL, "%s: %s: a library for namespace '%s' cannot define ops "
                             "in namespace '%s'", fn, qual, lib->ns, tt_schema_ns(s));
@@ -480,7 +572,18 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
     for (int i = 0; i < tt_schema_nargs(s); i++)
         if (tt_schema_arg(s, i)->is_write)
             annotated |= 1u << i;
-    if (spec->mutates_args) {
+    bool unknown = spec->mutates_args && strspn(spec->mutates_args, " ") <
+                                             strlen(spec->mutates_args) &&
+                   strcmp(spec->mutates_args + strspn(spec->mutates_args, " "),
+                          TT_MUTATES_UNKNOWN) == 0;
+    if (unknown) {
+        /* Pessimistic: every tensor argument may be written. */
+        for (int i = 0; i < tt_schema_nargs(s); i++)
+            if (tt_schema_arg(s, i)->type.base == TT_T_TENSOR && !(annotated >> i & 1)) {
+                tt__schema_mark_write(s, i);
+                annotated |= 1u << i;
+            }
+    } else if (spec->mutates_args) {
         if (parse_mutates(fn, qual, s, spec->mutates_args, &listed))
             goto fail;
         for (int i = 0; i < tt_schema_nargs(s); i++) {
@@ -505,25 +608,24 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
                 tt__schema_mark_write(s, i);
         annotated |= listed;
     }
-    if (classify(fn, qual, s, annotated, &kind))
+    if (classify(fn, qual, s, annotated, builtin, &kind))
         goto fail;
-    if (spec->device_types && parse_devices(fn, spec->device_types, &devices))
+    if (spec->device_types && (parse_devices(fn, spec->device_types, &devices) ||
+                               device_kernel_check(fn, qual, s)))
         goto fail;
+    if ((devices >> TT_DEV_META & 1) && spec->fake) {
+        tt_error(TT_EINVAL, "%s: %s: device_types names \"meta\" and the spec has a fake "
+                            "kernel: a meta kernel is the fake kernel, give one of them", fn,
+                 qual);
+        goto fail;
+    }
     if (spec->setup_context && !spec->backward) {
         tt_error(TT_EINVAL, "%s: %s: setup_context was given without a backward", fn, qual);
         goto fail;
     }
-    if (spec->backward && !has_tensor_input(s)) {
-        tt_error(TT_EINVAL, "%s: %s: autograd was given, but the op has no Tensor "
-                            "inputs to differentiate", fn, qual);
+    if (spec->backward && spec->backward != tt_autograd_fallthrough &&
+        autograd_check(fn, qual, s, kind, builtin))
         goto fail;
-    }
-    if (spec->backward && !autograd_allowed(kind, strcmp(lib->ns, "tt") == 0)) {
-        tt_error(TT_EINVAL, "%s: %s mutates its arguments; autograd is supported for "
-                            "functional ops (register it on the functional variant)",
-                 fn, qual);
-        goto fail;
-    }
 
     pthread_rwlock_wrlock(&lock);
     tt_op *op = find_locked(qual);
@@ -531,10 +633,11 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
         char have[512];
         tt_schema_print(op->schema, have, sizeof have);
         pthread_rwlock_unlock(&lock);
+        char at[300];
         tt_error(TT_EEXIST, "%s: %s is already defined as '%s' (by library %s '%s' "
-                            "#%d); the new definition was '%s'", fn, qual, have,
+                            "#%d%s); the new definition was '%s'", fn, qual, have,
                  kind_name(op->def_lib->kind), op->def_lib->ns, op->def_lib->id,
-                 spec->schema);
+                 at_str(op->def_where, at, sizeof at), spec->schema);
         goto fail;
     }
     if (!op) {
@@ -557,7 +660,13 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
     }
     op->schema = s;
     op->def_lib = lib;
-    op->builtin = strcmp(lib->ns, "tt") == 0;
+    op->builtin = builtin;
+    op->def_where = loc;
+    op->device_arg = -1;
+    op->has_tensor_arg = has_tensor_input(s);
+    for (int i = tt_schema_nargs(s) - 1; i >= 0; i--)
+        if (tt_schema_arg(s, i)->type.base == TT_T_DEVICE && !tt_schema_arg(s, i)->type.is_list)
+            op->device_arg = i;
     op->kind = kind;
     op->mutated = annotated;
     op->device_mask = devices;
@@ -566,23 +675,20 @@ tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec)
     op->userdata = spec->userdata;
     op->nondiff = spec->nondifferentiable;
     if (spec->kernel) {
-        if (!spec->device_types) {
-            atomic_store(&op->default_kernel.fn, spec->kernel);
-            op->default_kernel.owner = lib;
-        }
+        if (!spec->device_types)
+            set_slot(&op->default_kernel, spec->kernel, lib, loc, "tt_custom_op_define");
         for (int d = 0; d < TT_DEVICE_COUNT; d++)
-            if (devices >> d & 1) {
-                atomic_store(&op->kernels[d].fn, spec->kernel);
-                op->kernels[d].owner = lib;
-            }
+            if (devices >> d & 1)
+                set_slot(d == TT_DEV_META ? &op->fake : &op->kernels[d], spec->kernel, lib,
+                         loc, d == TT_DEV_META ? "tt_custom_op_define (a \"meta\" kernel)"
+                                               : "tt_custom_op_define");
     }
-    if (spec->fake) {
-        atomic_store(&op->fake.fn, spec->fake);
-        op->fake.owner = lib;
-    }
+    if (spec->fake)
+        set_slot(&op->fake, spec->fake, lib, loc, "tt_custom_op_define");
     if (spec->backward) {
         op->setup_context = spec->setup_context;
         op->autograd_owner = lib;
+        op->autograd_where = loc;
         atomic_store(&op->backward, spec->backward);
     }
     pthread_rwlock_unlock(&lock);
@@ -594,15 +700,21 @@ fail:
 
 /* ----------------------------------------------------------- registration */
 
-/* Finds a defined op for a registration call, with the library check. */
-static tt_op *op_for_registration(const char *fn, tt_library *lib, const char *name)
+/* The defined op a registration call names (by name or handle), with the
+ * library check. */
+static tt_op *op_for_registration(const char *fn, tt_library *lib, tt_opref ref)
 {
-    if (!name) {
+    tt_op *op = (tt_op *)ref.op;
+    if (!op && !ref.name) {
         tt_error(TT_EINVAL, "%s: argument 'op' is NULL", fn);
         return NULL;
     }
-    tt_op *op = tt_op_find(name);
-    if (!op) {
+    if (op && !op->schema) {
+        tt_error(TT_ENOTFOUND, "%s: %s is no longer defined (the library that defined it "
+                               "was freed)", fn, op->name);
+        return NULL;
+    }
+    if (!op && !(op = tt_op_find(ref.name))) {
         char why[1024];
         snprintf(why, sizeof why, "%s", tt_errmsg() + strlen("tt_op_find: "));
         tt_error(TT_ENOTFOUND, "%s: %s; define it first with tt_custom_op_define", fn, why);
@@ -617,27 +729,30 @@ static tt_op *op_for_registration(const char *fn, tt_library *lib, const char *n
     return op;
 }
 
-/* Installs fn into slot unless taken. Caller holds the write lock. */
+/* Installs k into slot unless taken; a taken slot's message says who
+ * filled it and where. Caller holds the write lock. */
 static tt_status fill_slot(const char *fn, const tt_op *op, kernel_slot *slot,
-                           const char *what, tt_library *lib, tt_kernel_fn k)
+                           const char *what, tt_library *lib, tt_kernel_fn k,
+                           tt_srcloc where, const char *how)
 {
     if (atomic_load(&slot->fn)) {
         tt_library *o = slot->owner;
+        char at[300];
         return tt_error(TT_EEXIST, "%s: %s already has %s (registered by library "
-                                   "%s '%s' #%d); free that library to replace it",
-                        fn, op->name, what, o ? kind_name(o->kind) : "?",
-                        o ? o->ns : "?", o ? o->id : 0);
+                                   "%s '%s' #%d%s, through %s); free that library to "
+                                   "replace it", fn, op->name, what,
+                        o ? kind_name(o->kind) : "?", o ? o->ns : "?", o ? o->id : 0,
+                        at_str(slot->where, at, sizeof at), slot->how ? slot->how : "?");
     }
-    atomic_store(&slot->fn, k);
-    slot->owner = lib ? lib : op->def_lib;
+    set_slot(slot, k, lib ? lib : op->def_lib, where, how);
     return TT_OK;
 }
 
-tt_status tt_register_kernel(tt_library *lib, const char *name,
-                             const char *device_type, tt_kernel_fn k)
+tt_status tt_register_kernel_at(tt_library *lib, tt_opref ref, const char *device_type,
+                                tt_kernel_fn k, tt_srcloc loc)
 {
     const char *fn = "tt_register_kernel";
-    tt_op *op = op_for_registration(fn, lib, name);
+    tt_op *op = op_for_registration(fn, lib, ref);
     if (!op)
         return tt_errcode();
     if (!k)
@@ -645,6 +760,8 @@ tt_status tt_register_kernel(tt_library *lib, const char *name,
     uint32_t mask = 0;
     if (device_type) {
         tt_status st = parse_devices(fn, device_type, &mask);
+        if (!st)
+            st = device_kernel_check(fn, op->name, op->schema);
         if (st)
             return st;
     }
@@ -652,62 +769,81 @@ tt_status tt_register_kernel(tt_library *lib, const char *name,
     tt_status st = TT_OK;
     char what[64];
     if (!device_type) {
-        st = fill_slot(fn, op, &op->default_kernel, "a default kernel", lib, k);
+        st = fill_slot(fn, op, &op->default_kernel, "a default kernel", lib, k, loc,
+                       "tt_register_kernel");
     } else {
-        /* All slots or none: check them all before filling any. */
+        /* All slots or none: check them all before filling any. A "meta"
+         * kernel is the fake kernel. */
         for (int pass = 0; pass < 2 && !st; pass++)
-            for (int d = 0; d < TT_DEVICE_COUNT && !st; d++)
-                if ((mask >> d & 1) && (pass == 1 || atomic_load(&op->kernels[d].fn))) {
-                    snprintf(what, sizeof what, "a %s kernel", tt_device_name((tt_device)d));
-                    st = fill_slot(fn, op, &op->kernels[d], what, lib, k);
+            for (int d = 0; d < TT_DEVICE_COUNT && !st; d++) {
+                kernel_slot *slot = d == TT_DEV_META ? &op->fake : &op->kernels[d];
+                if ((mask >> d & 1) && (pass == 1 || atomic_load(&slot->fn))) {
+                    snprintf(what, sizeof what, d == TT_DEV_META ? "a fake kernel" : "a %s kernel",
+                             tt_device_name((tt_device)d));
+                    st = fill_slot(fn, op, slot, what, lib, k, loc,
+                                   d == TT_DEV_META ? "tt_register_kernel (a \"meta\" kernel)"
+                                                    : "tt_register_kernel");
                 }
+            }
     }
     note_override(op);
     pthread_rwlock_unlock(&lock);
     return st;
 }
 
-tt_status tt_register_fake(tt_library *lib, const char *name, tt_kernel_fn k)
+tt_status tt_register_fake_at(tt_library *lib, tt_opref ref, tt_kernel_fn k, tt_srcloc loc)
 {
     const char *fn = "tt_register_fake";
-    tt_op *op = op_for_registration(fn, lib, name);
+    tt_op *op = op_for_registration(fn, lib, ref);
     if (!op)
         return tt_errcode();
     if (!k)
         return tt_error(TT_EINVAL, "%s: argument 'fn' is NULL", fn);
     pthread_rwlock_wrlock(&lock);
-    tt_status st = fill_slot(fn, op, &op->fake, "a fake kernel", lib, k);
+    tt_status st = fill_slot(fn, op, &op->fake, "a fake kernel", lib, k, loc, fn);
     pthread_rwlock_unlock(&lock);
     return st;
 }
 
-tt_status tt_register_autograd(tt_library *lib, const char *name,
-                               tt_backward_fn backward,
-                               tt_setup_context_fn setup_context)
+tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads, int ngrads,
+                                  tt_tensor **grad_inputs, int ninputs)
+{
+    (void)ctx, (void)grads, (void)ngrads, (void)grad_inputs, (void)ninputs;
+    return tt_error(TT_EINTERNAL, "tt_autograd_fallthrough: a marker for "
+                                  "tt_register_autograd, not a backward to call");
+}
+
+tt_status tt_register_autograd_at(tt_library *lib, tt_opref ref, tt_backward_fn backward,
+                                  tt_setup_context_fn setup_context, tt_srcloc loc)
 {
     const char *fn = "tt_register_autograd";
-    tt_op *op = op_for_registration(fn, lib, name);
+    tt_op *op = op_for_registration(fn, lib, ref);
     if (!op)
         return tt_errcode();
     if (!backward)
         return tt_error(TT_EINVAL, "%s: argument 'backward' is NULL", fn);
-    if (!has_tensor_input(op->schema))
-        return tt_error(TT_EINVAL, "%s: %s has no Tensor inputs, so there is "
-                                   "nothing to differentiate", fn, op->name);
-    if (!autograd_allowed(op->kind, op->builtin))
-        return tt_error(TT_EINVAL, "%s: %s mutates its arguments; autograd is "
-                                   "supported for functional ops (register it on "
-                                   "the functional variant)", fn, op->name);
+    bool fallthrough = backward == tt_autograd_fallthrough;
+    if (fallthrough && setup_context)
+        return tt_error(TT_EINVAL, "%s: %s: the fallthrough takes no setup_context (it "
+                                   "records nothing)", fn, op->name);
+    tt_status st = fallthrough ? TT_OK : autograd_check(fn, op->name, op->schema, op->kind,
+                                                        op->builtin);
+    if (st)
+        return st;
     pthread_rwlock_wrlock(&lock);
-    tt_status st = TT_OK;
     if (atomic_load(&op->backward)) {
         tt_library *o = op->autograd_owner;
-        st = tt_error(TT_EEXIST, "%s: %s already has an autograd registration (by "
-                                 "library %s '%s' #%d)", fn, op->name,
-                      o ? kind_name(o->kind) : "?", o ? o->ns : "?", o ? o->id : 0);
+        char at[300];
+        st = tt_error(TT_EEXIST, "%s: %s already has %s (by library %s '%s' #%d%s)", fn,
+                      op->name, atomic_load(&op->backward) == tt_autograd_fallthrough
+                                    ? "an autograd fallthrough"
+                                    : "an autograd registration",
+                      o ? kind_name(o->kind) : "?", o ? o->ns : "?", o ? o->id : 0,
+                      at_str(op->autograd_where, at, sizeof at));
     } else {
         op->setup_context = setup_context;
         op->autograd_owner = lib ? lib : op->def_lib;
+        op->autograd_where = loc;
         atomic_store(&op->backward, backward);
     }
     pthread_rwlock_unlock(&lock);

@@ -187,7 +187,11 @@ tt_status tt_frame_fail(tt_frame *f, tt_status code, const char *fmt, ...)
  * defined elsewhere. Freeing a library removes everything registered
  * through it; op handles stay valid (calls then fail, naming the op). */
 typedef enum { TT_LIB_DEF, TT_LIB_FRAGMENT, TT_LIB_IMPL } tt_library_kind;
-tt_library *tt_library_new(tt_library_kind kind, const char *ns);
+/* The registration calls are macros that pass the caller's file:line
+ * (TT_HERE), so a second registration of the same slot (TT_EEXIST) names
+ * where the first one was made. */
+#define tt_library_new(kind, ...) tt_library_new_at((kind), (__VA_ARGS__), TT_HERE)
+tt_library *tt_library_new_at(tt_library_kind kind, const char *ns, tt_srcloc loc);
 tt_library *tt_library_free(tt_library *lib); /* NULL-safe; returns NULL */
 
 typedef struct tt_autograd_ctx tt_autograd_ctx;
@@ -219,15 +223,50 @@ typedef struct {
     bool nondifferentiable;
 } tt_custom_op_spec;
 
-tt_op *tt_custom_op_define(tt_library *lib, const tt_custom_op_spec *spec);
-/* Registration by op name ("mylib::crop" or "mylib::crop.out").
- * device_type NULL registers the default kernel for every device. */
-tt_status tt_register_kernel(tt_library *lib, const char *op,
-                             const char *device_type, tt_kernel_fn fn);
-tt_status tt_register_fake(tt_library *lib, const char *op, tt_kernel_fn fn);
-tt_status tt_register_autograd(tt_library *lib, const char *op,
-                               tt_backward_fn backward,
-                               tt_setup_context_fn setup_context);
+/* mutates_args = TT_MUTATES_UNKNOWN: PyTorch's pessimistic "unknown", every
+ * tensor argument may be written. "*" cannot be an argument's name. */
+#define TT_MUTATES_UNKNOWN "*"
+
+/* Variadic so that a compound-literal spec, commas and all, is one
+ * argument: tt_custom_op_define(lib, &(tt_custom_op_spec){...}). */
+#define tt_custom_op_define(lib, ...) tt_custom_op_define_at((lib), (__VA_ARGS__), TT_HERE)
+tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt_srcloc loc);
+
+/* An op for a registration call: its name ("mylib::crop",
+ * "mylib::crop.out") or the tt_op * that tt_custom_op_define returned.
+ * TT_OPREF(x) makes one from either, so the calls below take both. */
+typedef struct {
+    const char *name;
+    const tt_op *op;
+} tt_opref;
+static inline tt_opref tt_opref_name(const char *name) { tt_opref r = {name, 0}; return r; }
+static inline tt_opref tt_opref_op(const tt_op *op) { tt_opref r = {0, op}; return r; }
+#define TT_OPREF(x)                                                            \
+    _Generic((x), tt_op *: tt_opref_op, const tt_op *: tt_opref_op,            \
+             default: tt_opref_name)(x)
+
+/* device_type "cpu", "cuda" or a list ("cpu, cuda"); NULL registers the
+ * default kernel for every device. "meta" registers the op's fake kernel
+ * (PyTorch's Meta kernel is its fake kernel): a meta kernel and
+ * tt_register_fake fill one slot. A device-specific kernel needs an op
+ * with a Tensor or a Device argument (else no call has a device). */
+#define tt_register_kernel(lib, op, device_type, fn)                           \
+    tt_register_kernel_at((lib), TT_OPREF(op), (device_type), (fn), TT_HERE)
+#define tt_register_fake(lib, op, fn) tt_register_fake_at((lib), TT_OPREF(op), (fn), TT_HERE)
+/* backward = tt_autograd_fallthrough (setup_context NULL) is PyTorch's
+ * fallthrough_kernel for autograd: the op is not differentiable and is not
+ * recorded; a call on inputs that require grad runs the kernel and its
+ * outputs do not require grad. */
+#define tt_register_autograd(lib, op, backward, setup_context)                 \
+    tt_register_autograd_at((lib), TT_OPREF(op), (backward), (setup_context), TT_HERE)
+tt_status tt_register_kernel_at(tt_library *lib, tt_opref op, const char *device_type,
+                                tt_kernel_fn fn, tt_srcloc loc);
+tt_status tt_register_fake_at(tt_library *lib, tt_opref op, tt_kernel_fn fn, tt_srcloc loc);
+tt_status tt_register_autograd_at(tt_library *lib, tt_opref op, tt_backward_fn backward,
+                                  tt_setup_context_fn setup_context, tt_srcloc loc);
+/* A backward to register, never called: see tt_register_autograd. */
+tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads, int ngrads,
+                                  tt_tensor **grad_inputs, int ninputs);
 
 /* Look-up by "ns::name" (the overload-less op) or "ns::name.overload".
  * The handle is stable: keep it and call through it. */

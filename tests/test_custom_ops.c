@@ -143,6 +143,19 @@ static tt_status kernel_cpu(tt_frame *f) { return clone_as(f, 1); }
 static tt_status kernel_default(tt_frame *f) { return clone_as(f, 2); }
 static tt_status kernel_cuda(tt_frame *f) { return clone_as(f, 3); }
 
+static tt_status kernel_none(tt_frame *f)
+{
+    (void)f;
+    return TT_OK;
+}
+
+static tt_status identity_setup(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                const tt_value *out, int nout)
+{
+    (void)ctx, (void)in, (void)nin, (void)out, (void)nout;
+    return TT_OK;
+}
+
 static tt_status identity_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                                    tt_tensor **gi, int ni)
 {
@@ -322,7 +335,6 @@ static const def_case bad_variants[] = {
      "mylib::foo_: an in-place op (its name ends in '_') must take 'Tensor(a!) self' as its "
      "first argument and return it as '-> Tensor(a!)'"},
     {"mylib::foo_(Tensor(a!) self) -> Tensor", NULL, "mylib::foo_: an in-place op"},
-    {"mylib::foo_(Tensor(a!) self) -> ()", NULL, "mylib::foo_: an in-place op"},
     {"mylib::foo_(Tensor x, Tensor(a!) self) -> Tensor(a!)", NULL, "mylib::foo_: an in-place op"},
     {"mylib::foo_(Tensor(a!) self, Tensor(b!) other) -> Tensor(b!)", NULL,
      "mylib::foo_: an in-place op"},
@@ -399,26 +411,39 @@ END_TEST
 START_TEST(test_maybe_out_refused)
 {
     tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
+    /* An optional tensor written and returned: a maybe-out op. */
     ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::maybe(Tensor x, Tensor(a!)? out=None) -> ()", .kernel = kernel_default}));
+        .schema = "mylib::maybe(Tensor x, Tensor(a!)? out=None) -> Tensor(a!)",
+        .kernel = kernel_default}));
     ck_assert_error(TT_ESCHEMA, "tt_custom_op_define: mylib::maybe: argument 'out' is an optional "
-                                "mutated tensor, so the op sometimes writes into it and "
-                                "sometimes allocates its result (a \"maybe-out\" op); this is not "
+                                "mutated tensor that the op also returns (return 0 is "
+                                "'Tensor(a!)'), so the op sometimes returns it and sometimes "
+                                "allocates its result (a \"maybe-out\" op); this is not "
                                 "supported: split it into a functional op 'mylib::maybe' that "
                                 "returns a new tensor and an out= op 'mylib::maybe.out' whose "
-                                "keyword-only 'Tensor(a!) out' is required");
-    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
-        .schema = "mylib::maybe(Tensor x, Tensor? out=None) -> Tensor", .mutates_args = "out",
-        .kernel = kernel_default}));
-    ck_assert_error(TT_ESCHEMA, "argument 'out' is an optional mutated tensor");
-    ck_assert_error(TT_ESCHEMA, "split it into a functional op 'mylib::maybe'");
+                                "keyword-only 'Tensor(a!) out' is required (an op that writes an "
+                                "optional tensor and does not return it is accepted)");
     ck_assert_ptr_null(tt_op_find("mylib::maybe"));
+    /* Written and not returned: PyTorch auto-functionalizes it; accepted,
+     * and a call without the tensor works. */
+    tt_op *opt = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::opt_sin(Tensor input, Tensor(a!)? output=None) -> ()",
+        .kernel = tutorial_numpy_sin_kernel});
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(3), TT_F32)), *y = NN(tt_zeros(TT_SHAPE(3), TT_F32));
+    OK(tt_op_call(opt, (tt_value[]){tt_v_tensor(x), tt_v_tensor(y)}, 2, NULL, 0));
+    double v;
+    OK(tt_get(y, &v, 0));
+    ck_assert_double_eq_tol(v, sin(1.0), 1e-6);
+    define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::opt2(Tensor x, Tensor? out=None) -> Tensor",
+                                        .mutates_args = "out", .kernel = kernel_default});
     /* The split version is accepted. */
     define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::maybe(Tensor x) -> Tensor",
                                         .kernel = kernel_default});
     define_ok(lib, &(tt_custom_op_spec){
         .schema = "mylib::maybe.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)",
         .kernel = kernel_default});
+    tt_release(y);
+    tt_release(x);
     free_lib(lib);
 }
 END_TEST
@@ -626,8 +651,8 @@ START_TEST(test_autograd_registration_errors)
     /* No Tensor input: nothing to differentiate. */
     ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
         .schema = "mylib::make(int n) -> Tensor", .backward = identity_backward}));
-    ck_assert_error(TT_EINVAL, "tt_custom_op_define: mylib::make: autograd was given, but the op "
-                               "has no Tensor inputs to differentiate");
+    ck_assert_error(TT_EINVAL, "tt_custom_op_define: mylib::make has no Tensor inputs, so there is "
+                               "nothing to differentiate");
     define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::make(int n) -> Tensor"});
     ck_assert_int_eq(tt_register_autograd(lib, "mylib::make", identity_backward, NULL),
                      TT_EINVAL);
@@ -831,7 +856,7 @@ START_TEST(test_autograd_missing)
                                   "autograd registration, so training through it would give no "
                                   "gradient. Register one with tt_register_autograd(lib, "
                                   "\"mylib::two\", backward, setup_context)");
-    ck_assert_error(TT_EAUTOGRAD, "or call the op under tt_no_grad_begin()");
+    ck_assert_error(TT_EAUTOGRAD, "or call it under tt_no_grad_begin()");
     /* Under no-grad it runs, and nothing is recorded. */
     tt_no_grad_begin();
     ck_assert(!tt_grad_enabled());
@@ -1181,6 +1206,258 @@ START_TEST(test_library_free)
 }
 END_TEST
 
+/* ===================================================== device selection */
+
+/* make(n, device): which kernel ran, and n zeros. */
+static tt_status make_as(tt_frame *f, int which)
+{
+    int64_t n;
+    tt_status st = tt_arg_int(f, 0, &n);
+    last_kernel = which;
+    return st ? st : tt_return(f, 0, tt_zeros(TT_SHAPE(n), TT_F32));
+}
+static tt_status make_cpu(tt_frame *f) { return make_as(f, 1); }
+static tt_status make_cuda(tt_frame *f) { return make_as(f, 3); }
+static tt_status make_meta(tt_frame *f)
+{
+    int64_t n;
+    tt_status st = tt_arg_int(f, 0, &n);
+    last_kernel = 4;
+    return st ? st : tt_return(f, 0, tt_fake_empty(TT_SHAPE(n), TT_F32));
+}
+
+/* PyTorch's rule: the tensors' device, or, with no tensor argument, the
+ * Device argument's; a device with no kernel (and no default) is
+ * TT_ENOKERNEL, never another device's kernel; "meta" is the fake kernel. */
+START_TEST(test_device_argument_selects_kernel)
+{
+    tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
+    tt_op *make = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::make(int n, Device device) -> Tensor", .device_types = "cpu",
+        .kernel = make_cpu});
+    last_kernel = 0;
+    tt_tensor *t = NN(tt_call(make, tt_v_int(3), tt_v_device(TT_DEV_CPU)));
+    ck_assert_int_eq(last_kernel, 1);
+    tt_release(t);
+    ck_assert_ptr_null(tt_call(make, tt_v_int(3), tt_v_device(TT_DEV_CUDA)));
+    ck_assert_error(TT_ENOKERNEL, "mylib::make: no kernel for device 'cuda' (registered: cpu); "
+                                  "register one with tt_register_kernel(lib, \"mylib::make\", "
+                                  "\"cuda\", fn)");
+    ck_assert_int_eq(last_kernel, 1); /* the cpu kernel did not stand in */
+    OK(tt_register_kernel(lib, make, "cuda", make_cuda));
+    t = NN(tt_call(make, tt_v_int(3), tt_v_device(TT_DEV_CUDA)));
+    ck_assert_int_eq(last_kernel, 3);
+    tt_release(t);
+    /* meta: the fake kernel, registered as a "meta" kernel. */
+    ck_assert_ptr_null(tt_call(make, tt_v_int(3), tt_v_device(TT_DEV_META)));
+    ck_assert_error(TT_ENOKERNEL, "mylib::make: no fake kernel is registered");
+    OK(tt_register_kernel(lib, make, "meta", make_meta));
+    ck_assert(tt_op_has_fake(make) && tt_op_has_kernel(make, TT_DEV_META));
+    t = NN(tt_call(make, tt_v_int(3), tt_v_device(TT_DEV_META)));
+    ck_assert_int_eq(last_kernel, 4);
+    ck_assert(tt_is_fake(t));
+    tt_release(t);
+
+    /* An op with neither a Tensor nor a Device argument has no device. */
+    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::seven(int n) -> Tensor", .device_types = "cpu", .kernel = make_cpu}));
+    ck_assert_error(TT_EINVAL, "tt_custom_op_define: mylib::seven has neither a Tensor nor a "
+                               "Device argument, so a call has no device to choose a kernel by; "
+                               "register a default kernel (device type NULL), or give the op a "
+                               "'Device device' argument");
+    tt_op *seven = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::seven(int n) -> Tensor"});
+    ck_assert_int_eq(tt_register_kernel(lib, seven, "cuda", make_cuda), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_register_kernel: mylib::seven has neither a Tensor nor a "
+                               "Device argument");
+    OK(tt_register_kernel(lib, seven, NULL, make_cpu));
+    t = NN(tt_call(seven, tt_v_int(2)));
+    tt_release(t);
+    free_lib(lib);
+}
+END_TEST
+
+/* A meta kernel and a fake kernel are one slot: the second is refused,
+ * naming the first and where it was registered. */
+START_TEST(test_meta_kernel_is_the_fake_kernel)
+{
+    tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
+    tt_op *op = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::m(Tensor x) -> Tensor",
+                                                    .kernel = kernel_cpu});
+    int line = __LINE__ + 1;
+    OK(tt_register_kernel(lib, op, "meta", kernel_default));
+    ck_assert_int_eq(tt_register_fake(lib, op, kernel_cuda), TT_EEXIST);
+    char want[512];
+    snprintf(want, sizeof want, "tt_register_fake: mylib::m already has a fake kernel "
+                                "(registered by library DEF 'mylib' #%%d at %s:%d, through "
+                                "tt_register_kernel (a \"meta\" kernel)); free that library to "
+                                "replace it", __FILE__, line);
+    char *hash = strstr(want, "#%d");
+    ck_assert_ptr_nonnull(hash);
+    *hash = '\0';
+    ck_assert_error(TT_EEXIST, want);
+    snprintf(want, sizeof want, " at %s:%d, through tt_register_kernel (a \"meta\" kernel)); "
+                                "free that library to replace it", __FILE__, line);
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), want));
+    /* The other way round, and in one spec. */
+    tt_op *op2 = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::m2(Tensor x) -> Tensor",
+                                                     .kernel = kernel_cpu, .fake = kernel_cpu});
+    ck_assert_int_eq(tt_register_kernel(lib, op2, "meta", kernel_default), TT_EEXIST);
+    ck_assert_error(TT_EEXIST, "tt_register_kernel: mylib::m2 already has a fake kernel "
+                               "(registered by library DEF 'mylib' #");
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), "through tt_custom_op_define)"));
+    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::m3(Tensor x) -> Tensor", .device_types = "cpu, meta",
+        .kernel = kernel_cpu, .fake = kernel_cpu}));
+    ck_assert_error(TT_EINVAL, "tt_custom_op_define: mylib::m3: device_types names \"meta\" and "
+                               "the spec has a fake kernel: a meta kernel is the fake kernel, give "
+                               "one of them");
+    free_lib(lib);
+}
+END_TEST
+
+/* ================================================= registration rules */
+
+static tt_status scale_inplace(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_mul_scalar_(x, 2);
+}
+
+/* TT_EEXIST names the file:line of the first registration: an op defined
+ * twice, a second DEF library of a namespace, a slot registered twice. */
+START_TEST(test_eexist_names_first_registration)
+{
+    char want[512];
+    int line = __LINE__ + 1;
+    tt_library *lib = tt_library_new(TT_LIB_DEF, "mylib");
+    ck_assert_ptr_nonnull(lib);
+    live_libs[nlive_libs++] = lib;
+    ck_assert_ptr_null(tt_library_new(TT_LIB_DEF, "mylib"));
+    snprintf(want, sizeof want, "made at %s:%d); use TT_LIB_FRAGMENT to add ops to it", __FILE__,
+             line);
+    ck_assert_error(TT_EEXIST, "tt_library_new: namespace 'mylib' is already defined by another "
+                               "DEF library (#");
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), want));
+    line = __LINE__ + 1;
+    tt_op *op = tt_custom_op_define(lib, &(tt_custom_op_spec){.schema = "mylib::f(Tensor x) -> Tensor"});
+    ck_assert_ptr_nonnull(op);
+    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::f(Tensor y) -> Tensor"}));
+    snprintf(want, sizeof want, " at %s:%d); the new definition was 'mylib::f(Tensor y) -> Tensor'",
+             __FILE__, line);
+    ck_assert_error(TT_EEXIST, "tt_custom_op_define: mylib::f is already defined as 'mylib::f"
+                               "(Tensor x) -> Tensor' (by library DEF 'mylib' #");
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), want));
+    /* Registration takes the handle as well as the name. */
+    line = __LINE__ + 1;
+    OK(tt_register_kernel(lib, op, "cpu", kernel_cpu));
+    ck_assert_int_eq(tt_register_kernel(lib, "mylib::f", "cpu", kernel_default), TT_EEXIST);
+    snprintf(want, sizeof want, " at %s:%d, through tt_register_kernel); free that library to "
+                                "replace it", __FILE__, line);
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), want));
+    line = __LINE__ + 1;
+    OK(tt_register_autograd(lib, op, identity_backward, NULL));
+    ck_assert_int_eq(tt_register_autograd(lib, op, identity_backward, NULL), TT_EEXIST);
+    snprintf(want, sizeof want, "tt_register_autograd: mylib::f already has an autograd "
+                                "registration (by library DEF 'mylib' #");
+    ck_assert_error(TT_EEXIST, want);
+    snprintf(want, sizeof want, " at %s:%d)", __FILE__, line);
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), want));
+    /* A handle whose library was freed is refused by name. */
+    free_lib(lib);
+    ck_assert_int_eq(tt_register_fake(NULL, op, kernel_cpu), TT_ENOTFOUND);
+    ck_assert_error(TT_ENOTFOUND, "tt_register_fake: mylib::f is no longer defined (the library "
+                                  "that defined it was freed)");
+}
+END_TEST
+
+/* mutates_args = TT_MUTATES_UNKNOWN ("*"): every tensor argument may be
+ * written (PyTorch's "unknown"); 'name_' ops returning nothing are
+ * accepted (custom_op's rule, not torchgen's). */
+START_TEST(test_mutates_unknown_and_trailing_underscore)
+{
+    tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
+    tt_op *op = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::any(Tensor a, Tensor[] bs, int n, Tensor? c) -> ()",
+        .mutates_args = TT_MUTATES_UNKNOWN, .kernel = tutorial_numpy_sin_kernel});
+    char text[256];
+    schema_text(op, text, sizeof text);
+    ck_assert_str_eq(text, "mylib::any(Tensor(a0!) a, Tensor(a1!)[] bs, int n, Tensor(a3!)? c) "
+                           "-> ()");
+    ck_assert(tt_schema_is_mutable(tt_op_schema(op)));
+    tt_op *scale = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::scale_(Tensor x) -> ()", .mutates_args = "x",
+        .kernel = scale_inplace});
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2), TT_F32));
+    int64_t v0 = tt_version(x);
+    OK(tt_op_call(scale, (tt_value[]){tt_v_tensor(x)}, 1, NULL, 0));
+    double v;
+    OK(tt_get(x, &v, 1));
+    ck_assert_double_eq(v, 2);
+    ck_assert_int_gt(tt_version(x), v0);
+    tt_release(x);
+    free_lib(lib);
+}
+END_TEST
+
+/* Autograd only where PyTorch takes it: a functional op returning at
+ * least one new tensor. */
+START_TEST(test_autograd_only_for_functional_tensor_ops)
+{
+    tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
+    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::v(Tensor(a) x) -> Tensor(a)", .backward = identity_backward}));
+    ck_assert_error(TT_EINVAL, "tt_custom_op_define: mylib::v returns a view of its input (return "
+                               "0 is 'Tensor(a)'); autograd is supported for functional ops that "
+                               "return new tensors, as in PyTorch: make the op return a copy, or "
+                               "differentiate the op that made the input");
+    tt_op *none = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::log(Tensor x) -> ()"});
+    ck_assert_int_eq(tt_register_autograd(lib, none, identity_backward, NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_register_autograd: mylib::log returns no tensor, so there is "
+                               "no output to differentiate; autograd is supported for functional "
+                               "ops that return at least one tensor");
+    tt_op *cnt = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::count(Tensor x) -> int"});
+    ck_assert_int_eq(tt_register_autograd(lib, cnt, identity_backward, NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "mylib::count returns no tensor");
+    free_lib(lib);
+}
+END_TEST
+
+/* PyTorch's fallthrough_kernel for autograd: a non-differentiable op runs
+ * on inputs that require grad, unrecorded; its outputs require no grad. */
+START_TEST(test_autograd_fallthrough)
+{
+    tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
+    tt_op *op = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::metric(Tensor x) -> Tensor",
+                                                    .kernel = kernel_cpu});
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(3), TT_F32));
+    OK(tt_set_requires_grad(x, true));
+    ck_assert_ptr_null(tt_call(op, tt_v_tensor(x)));
+    ck_assert_error(TT_EAUTOGRAD, "register the fallthrough, tt_register_autograd(lib, "
+                                  "\"mylib::metric\", tt_autograd_fallthrough, NULL)");
+    ck_assert_int_eq(tt_register_autograd(lib, op, tt_autograd_fallthrough, identity_setup), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_register_autograd: mylib::metric: the fallthrough takes no "
+                               "setup_context (it records nothing)");
+    OK(tt_register_autograd(lib, op, tt_autograd_fallthrough, NULL));
+    ck_assert(!tt_op_has_autograd(op));
+    tt_tensor *y = NN(tt_call(op, tt_v_tensor(x)));
+    ck_assert(!tt_requires_grad(y));
+    ck_assert_ptr_null(tt_grad_fn_name(y));
+    tt_release(y);
+    ck_assert_int_eq(tt_register_autograd(lib, op, identity_backward, NULL), TT_EEXIST);
+    ck_assert_error(TT_EEXIST, "tt_register_autograd: mylib::metric already has an autograd "
+                               "fallthrough");
+    /* Allowed where a formula is not: an op returning nothing. */
+    tt_op *log = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::log(Tensor x) -> ()",
+                                                     .kernel = kernel_none});
+    OK(tt_register_autograd(lib, log, tt_autograd_fallthrough, NULL));
+    OK(tt_op_call(log, (tt_value[]){tt_v_tensor(x)}, 1, NULL, 0));
+    tt_release(x);
+    free_lib(lib);
+}
+END_TEST
+
 /* ========================================================= built-ins */
 
 /* An override of tt::add.Tensor's cpu kernel: a - b instead of a + b. */
@@ -1434,6 +1711,16 @@ static Suite *custom_ops_suite(void)
     tcase_add_test(tc, test_training_step);
     tcase_add_test(tc, test_backward_errors);
     tcase_add_test(tc, test_gradcheck);
+    suite_add_tcase(s, tc);
+    tc = custom_tcase("devices");
+    tcase_add_test(tc, test_device_argument_selects_kernel);
+    tcase_add_test(tc, test_meta_kernel_is_the_fake_kernel);
+    suite_add_tcase(s, tc);
+    tc = custom_tcase("registration");
+    tcase_add_test(tc, test_eexist_names_first_registration);
+    tcase_add_test(tc, test_mutates_unknown_and_trailing_underscore);
+    tcase_add_test(tc, test_autograd_only_for_functional_tensor_ops);
+    tcase_add_test(tc, test_autograd_fallthrough);
     suite_add_tcase(s, tc);
     tc = custom_tcase("builtins");
     tcase_add_test(tc, test_builtin_override_seen_by_wrappers);

@@ -1239,6 +1239,23 @@ START_TEST(test_fake_aliasing_differs)
 }
 END_TEST
 
+/* Bits in .checks that name no check are refused, not ignored. */
+START_TEST(test_unknown_check_bits)
+{
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(3), TT_F32));
+    tt_value args[] = {tt_v_tensor(x)};
+    tt_opcheck_report r;
+    const tt_op *sin_ = tt_op_find("tt::sin");
+    ck_assert_int_eq(tt_opcheck(sin_, args, 1, &(tt_opcheck_opts){.checks = 0x30 | TT_OPCHECK_SCHEMA},
+                                &r), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_opcheck: tt::sin: opts->checks has bits 0x30 that name no "
+                               "check (the checks are TT_OPCHECK_SCHEMA 0x1, "
+                               "TT_OPCHECK_AUTOGRAD_REGISTRATION 0x2, TT_OPCHECK_FAKETENSOR 0x4 "
+                               "and TT_OPCHECK_AOT_DISPATCH_DYNAMIC 0x8; 0 runs all)");
+    tt_release(x);
+}
+END_TEST
+
 /* ============================================================ checked mode */
 
 /* The bad fake kernel (no permute) fails the first eager call in checked
@@ -1640,6 +1657,7 @@ static Suite *opcheck_suite(void)
     tcase_add_test(tc, test_checked_builtins_unaffected);
     tcase_add_test(tc, test_checked_lists);
     tcase_add_test(tc, test_fake_aliasing_differs);
+    tcase_add_test(tc, test_unknown_check_bits);
     tcase_add_test(tc, test_checked_oom);
     tcase_add_test(tc, test_checked_env);
     suite_add_tcase(s, tc);

@@ -606,6 +606,12 @@ tt_status tt_opcheck(const tt_op *op, const tt_value *args, int nargs,
         }
     }
     int n = tt_schema_nargs(s);
+    if (opts && (opts->checks & ~(unsigned)TT_OPCHECK_ALL))
+        return tt_error(TT_EINVAL, "tt_opcheck: %s: opts->checks has bits 0x%x that name no "
+                                   "check (the checks are TT_OPCHECK_SCHEMA 0x1, "
+                                   "TT_OPCHECK_AUTOGRAD_REGISTRATION 0x2, TT_OPCHECK_FAKETENSOR "
+                                   "0x4 and TT_OPCHECK_AOT_DISPATCH_DYNAMIC 0x8; 0 runs all)",
+                        r->op, opts->checks & ~(unsigned)TT_OPCHECK_ALL);
     unsigned which = opts && opts->checks ? opts->checks : TT_OPCHECK_ALL;
     bool raise = opts && opts->raise_exception;
     int failed = -1;
