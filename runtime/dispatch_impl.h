@@ -46,6 +46,7 @@ struct tt_op {
     int device_arg; /* the first Device argument, or -1: picks the kernel
                        when no tensor is among the arguments */
     bool has_tensor_arg;
+    unsigned tags; /* tt_tag bits */
     void *userdata;
 };
 

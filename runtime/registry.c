@@ -517,6 +517,64 @@ static tt_status autograd_check(const char *fn, const char *qual, const tt_schem
     return TT_OK;
 }
 
+static const char *const tag_names[TT_TAG_COUNT] = {
+#define TT_X_TAG_NAME(tag, name) name,
+    TT_TAG_LIST(TT_X_TAG_NAME)
+#undef TT_X_TAG_NAME
+};
+
+const char *tt_tag_name(tt_tag tag)
+{
+    for (int b = 0; b < TT_TAG_COUNT; b++)
+        if ((unsigned)tag == 1u << b)
+            return tag_names[b];
+    return NULL;
+}
+
+/* The tags are known and what they say of the schema holds. */
+static tt_status tags_check(const char *fn, const char *qual, const tt_schema *s, unsigned tags,
+                            tt_opkind kind)
+{
+    unsigned unknown = tags & ~((1u << TT_TAG_COUNT) - 1);
+    if (unknown)
+        return tt_error(TT_EINVAL, "%s: %s: spec->tags has bits 0x%x that name no tag (the "
+                                   "tags are TT_TAG_PT2_COMPLIANT, TT_TAG_NONDETERMINISTIC_SEEDED, "
+                                   "TT_TAG_DATA_DEPENDENT_OUTPUT, TT_TAG_NEEDS_FIXED_STRIDE_ORDER "
+                                   "and TT_TAG_POINTWISE)", fn, qual, unknown);
+    if (!(tags & TT_TAG_POINTWISE))
+        return TT_OK;
+    int nr = tt_schema_nreturns(s);
+    const tt_arg *r = nr == 1 ? tt_schema_return(s, 0) : NULL;
+    if (kind != TT_OPKIND_FUNCTIONAL || !r || r->type.base != TT_T_TENSOR || r->type.is_list ||
+        r->alias_set || !has_tensor_input(s))
+        return tt_error(TT_EINVAL, "%s: %s: tagged pointwise, but a pointwise op is functional, "
+                                   "takes tensors and returns one new tensor (of their "
+                                   "broadcast shape)", fn, qual);
+    return TT_OK;
+}
+
+int tt_op_describe(const tt_op *op, char *buf, size_t n)
+{
+    if (!op || !op->schema) {
+        int len = snprintf(buf, n, "%s (not defined)", op ? op->name : "(null)");
+        return len;
+    }
+    int len = tt_schema_print(op->schema, buf, n);
+    for (int b = 0, k = 0; b < TT_TAG_COUNT; b++)
+        if (op->tags >> b & 1) {
+            size_t at = (size_t)len < n ? (size_t)len : n;
+            len += snprintf(n > at ? buf + at : NULL, n > at ? n - at : 0, "%s%s",
+                            k++ ? ", " : "  [tags: ", tag_names[b]);
+        }
+    if (op->tags) {
+        size_t at = (size_t)len < n ? (size_t)len : n;
+        len += snprintf(n > at ? buf + at : NULL, n > at ? n - at : 0, "]");
+    }
+    return len;
+}
+
+unsigned tt_op_tags(const tt_op *op) { return op ? op->tags : 0; }
+
 /* A device-specific kernel needs a call to have a device: a Tensor or a
  * Device argument (PyTorch's register_kernel refuses the same). */
 static tt_status device_kernel_check(const char *fn, const char *qual, const tt_schema *s)
@@ -610,6 +668,8 @@ tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt
     }
     if (classify(fn, qual, s, annotated, builtin, &kind))
         goto fail;
+    if (tags_check(fn, qual, s, spec->tags, kind))
+        goto fail;
     if (spec->device_types && (parse_devices(fn, spec->device_types, &devices) ||
                                device_kernel_check(fn, qual, s)))
         goto fail;
@@ -662,6 +722,7 @@ tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt
     op->def_lib = lib;
     op->builtin = builtin;
     op->def_where = loc;
+    op->tags = spec->tags;
     op->device_arg = -1;
     op->has_tensor_arg = has_tensor_input(s);
     for (int i = tt_schema_nargs(s) - 1; i >= 0; i--)

@@ -207,6 +207,35 @@ typedef tt_status (*tt_backward_fn)(tt_autograd_ctx *ctx,
                                     tt_tensor *const *grads, int ngrads,
                                     tt_tensor **grad_inputs, int ninputs);
 
+/* Tags, torch.library's (torch.Tag), given at definition (spec.tags, a
+ * mask), queryable (tt_op_tags) and part of the op's description:
+ *   PT2_COMPLIANT          the op promises to pass tt_opcheck (its failure
+ *                          message says the promise is broken);
+ *   NONDETERMINISTIC_SEEDED  its values depend on the RNG: opcheck's
+ *                          aot_dispatch_dynamic compares metadata only;
+ *   DATA_DEPENDENT_OUTPUT  an output depends on the inputs' values;
+ *   NEEDS_FIXED_STRIDE_ORDER  a compiler must keep its inputs' layout;
+ *   POINTWISE              elementwise: one tensor out of tensors in, of
+ *                          their broadcast shape (checked at definition). */
+#define TT_TAG_LIST(X)                                                         \
+    X(TT_TAG_PT2_COMPLIANT, "pt2_compliant_tag")                              \
+    X(TT_TAG_NONDETERMINISTIC_SEEDED, "nondeterministic_seeded")              \
+    X(TT_TAG_DATA_DEPENDENT_OUTPUT, "data_dependent_output")                  \
+    X(TT_TAG_NEEDS_FIXED_STRIDE_ORDER, "needs_fixed_stride_order")            \
+    X(TT_TAG_POINTWISE, "pointwise")
+enum {
+#define TT_X_TAG_BIT(tag, name) tag##_BIT,
+    TT_TAG_LIST(TT_X_TAG_BIT)
+#undef TT_X_TAG_BIT
+    TT_TAG_COUNT
+};
+typedef enum {
+#define TT_X_TAG(tag, name) tag = 1u << tag##_BIT,
+    TT_TAG_LIST(TT_X_TAG)
+#undef TT_X_TAG
+} tt_tag;
+const char *tt_tag_name(tt_tag tag); /* "pt2_compliant_tag"; NULL if not one tag */
+
 /* A custom operator, the C form of torch.library.custom_op. Built-in ops
  * are defined through this same call. */
 typedef struct {
@@ -221,6 +250,7 @@ typedef struct {
     /* The outputs never carry a gradient (like PyTorch's
      * mark_non_differentiable): detach, empty_like. No backward needed. */
     bool nondifferentiable;
+    unsigned tags; /* tt_tag bits */
 } tt_custom_op_spec;
 
 /* mutates_args = TT_MUTATES_UNKNOWN: PyTorch's pessimistic "unknown", every
@@ -277,6 +307,11 @@ bool tt_op_is_builtin(const tt_op *op);    /* namespace "tt" */
 bool tt_op_has_fake(const tt_op *op);
 bool tt_op_has_autograd(const tt_op *op);
 bool tt_op_has_kernel(const tt_op *op, tt_device d);
+unsigned tt_op_tags(const tt_op *op); /* tt_tag bits; 0 for NULL */
+/* The op's description: its schema, then its tags if any,
+ * "mylib::f(Tensor x) -> Tensor  [tags: pointwise]". Returns the length
+ * needed, as snprintf. */
+int tt_op_describe(const tt_op *op, char *buf, size_t n);
 /* Visits every defined op in name order. */
 void tt_op_foreach(void (*fn)(const tt_op *op, void *ud), void *ud);
 

@@ -1458,6 +1458,50 @@ START_TEST(test_autograd_fallthrough)
 }
 END_TEST
 
+/* =================================================================== tags */
+
+/* torch.library's tags: given at definition, queryable, in the op's
+ * description, and checked where they promise something. */
+START_TEST(test_tags)
+{
+    tt_library *lib = new_lib(TT_LIB_DEF, "mylib");
+    tt_op *op = define_ok(lib, &(tt_custom_op_spec){
+        .schema = "mylib::twice(Tensor x) -> Tensor", .kernel = kernel_cpu, .fake = kernel_cpu,
+        .tags = TT_TAG_PT2_COMPLIANT | TT_TAG_POINTWISE});
+    ck_assert_uint_eq(tt_op_tags(op), TT_TAG_PT2_COMPLIANT | TT_TAG_POINTWISE);
+    ck_assert_uint_eq(tt_op_tags(NULL), 0);
+    ck_assert_uint_eq(tt_op_tags(tt_op_find("tt::add.Tensor")), 0);
+    char text[256];
+    ck_assert_int_eq(tt_op_describe(op, text, sizeof text), (int)strlen(text));
+    ck_assert_str_eq(text, "mylib::twice(Tensor x) -> Tensor  [tags: pt2_compliant_tag, "
+                           "pointwise]");
+    char small[8];
+    ck_assert_int_eq(tt_op_describe(op, small, sizeof small), (int)strlen(text));
+    ck_assert_str_eq(small, "mylib::");
+    tt_op *plain = define_ok(lib, &(tt_custom_op_spec){.schema = "mylib::plain(Tensor x) -> Tensor"});
+    tt_op_describe(plain, text, sizeof text);
+    ck_assert_str_eq(text, "mylib::plain(Tensor x) -> Tensor");
+    ck_assert_str_eq(tt_tag_name(TT_TAG_NONDETERMINISTIC_SEEDED), "nondeterministic_seeded");
+    ck_assert_str_eq(tt_tag_name(TT_TAG_DATA_DEPENDENT_OUTPUT), "data_dependent_output");
+    ck_assert_str_eq(tt_tag_name(TT_TAG_NEEDS_FIXED_STRIDE_ORDER), "needs_fixed_stride_order");
+    ck_assert_ptr_null(tt_tag_name((tt_tag)(TT_TAG_POINTWISE | TT_TAG_PT2_COMPLIANT)));
+    /* Unknown bits, and a pointwise tag on an op that is not. */
+    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::t2(Tensor x) -> Tensor", .tags = 1u << 9}));
+    ck_assert_error(TT_EINVAL, "tt_custom_op_define: mylib::t2: spec->tags has bits 0x200 that "
+                               "name no tag");
+    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::t3(Tensor x) -> (Tensor, Tensor)", .tags = TT_TAG_POINTWISE}));
+    ck_assert_error(TT_EINVAL, "tt_custom_op_define: mylib::t3: tagged pointwise, but a pointwise "
+                               "op is functional, takes tensors and returns one new tensor (of "
+                               "their broadcast shape)");
+    ck_assert_ptr_null(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::t4(Tensor(a!) x) -> ()", .tags = TT_TAG_POINTWISE}));
+    ck_assert_error(TT_EINVAL, "mylib::t4: tagged pointwise");
+    free_lib(lib);
+}
+END_TEST
+
 /* ========================================================= built-ins */
 
 /* An override of tt::add.Tensor's cpu kernel: a - b instead of a + b. */
@@ -1721,6 +1765,9 @@ static Suite *custom_ops_suite(void)
     tcase_add_test(tc, test_mutates_unknown_and_trailing_underscore);
     tcase_add_test(tc, test_autograd_only_for_functional_tensor_ops);
     tcase_add_test(tc, test_autograd_fallthrough);
+    suite_add_tcase(s, tc);
+    tc = custom_tcase("tags");
+    tcase_add_test(tc, test_tags);
     suite_add_tcase(s, tc);
     tc = custom_tcase("builtins");
     tcase_add_test(tc, test_builtin_override_seen_by_wrappers);

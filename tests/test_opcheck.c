@@ -1256,6 +1256,52 @@ START_TEST(test_unknown_check_bits)
 }
 END_TEST
 
+/* x + uniform noise: the values differ on every run. */
+static tt_status noisy_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    tt_tensor *noise = tt_rand(tt_ndim(x), tt_sizes(x), tt_dtype_of(x));
+    tt_tensor *y = noise ? tt_add(x, noise) : NULL;
+    tt_release(noise);
+    return tt_return(f, 0, y);
+}
+
+static tt_status noisy_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_empty_like(x));
+}
+
+/* Tags: nondeterministic_seeded makes aot_dispatch_dynamic compare
+ * metadata only; a failing pt2_compliant op is told it broke its promise. */
+START_TEST(test_tags_in_opcheck)
+{
+    tt_op *noisy = def(&(tt_custom_op_spec){.schema = "broken::noisy(Tensor x) -> Tensor",
+                                             .mutates_args = "", .kernel = noisy_kernel,
+                                             .fake = noisy_fake,
+                                             .tags = TT_TAG_PT2_COMPLIANT});
+    tt_op *seeded = def(&(tt_custom_op_spec){.schema = "broken::seeded(Tensor x) -> Tensor",
+                                              .mutates_args = "", .kernel = noisy_kernel,
+                                              .fake = noisy_fake,
+                                              .tags = TT_TAG_NONDETERMINISTIC_SEEDED});
+    tt_tensor *x = NN(tt_zeros(TT_SHAPE(64), TT_F32));
+    tt_value args[] = {tt_v_tensor(x)};
+    tt_opcheck_report r;
+    run_opcheck(noisy, args, &r, TT_EOPCHECK, NULL);
+    assert_entry(&r, AOT, TT_CHECK_FAILED, "differs between eager and the compiled replay");
+    ck_assert_ptr_nonnull(strstr(tt_errmsg(), " (the op is tagged pt2_compliant_tag, a promise "
+                                              "that it passes opcheck: fix the op or drop the "
+                                              "tag)"));
+    run_opcheck(seeded, args, &r, TT_OK, NULL);
+    assert_entry(&r, AOT, TT_CHECK_PASSED, NULL);
+    tt_release(x);
+}
+END_TEST
+
 /* ============================================================ checked mode */
 
 /* The bad fake kernel (no permute) fails the first eager call in checked
@@ -1658,6 +1704,7 @@ static Suite *opcheck_suite(void)
     tcase_add_test(tc, test_checked_lists);
     tcase_add_test(tc, test_fake_aliasing_differs);
     tcase_add_test(tc, test_unknown_check_bits);
+    tcase_add_test(tc, test_tags_in_opcheck);
     tcase_add_test(tc, test_checked_oom);
     tcase_add_test(tc, test_checked_env);
     suite_add_tcase(s, tc);

@@ -486,7 +486,7 @@ static void print_op(const tt_op *op, void *ud)
     op_list *l = ud;
     char buf[1024];
     const tt_schema *s = tt_op_schema(op);
-    int need = s ? tt_schema_print(s, buf, sizeof buf) : -1;
+    int need = s ? tt_op_describe(op, buf, sizeof buf) : -1;
     if (need < 0) {
         l->failed = true;
         return;
@@ -494,7 +494,7 @@ static void print_op(const tt_op *op, void *ud)
     /* A schema longer than the buffer is printed through a bigger one. */
     char *text = buf;
     if ((size_t)need >= sizeof buf && (text = malloc((size_t)need + 1)) != NULL)
-        tt_schema_print(s, text, (size_t)need + 1);
+        tt_op_describe(op, text, (size_t)need + 1);
     if (l->json)
         json_array_append_new(l->json, tt_json_op(op, text ? text : buf));
     else
