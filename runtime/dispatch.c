@@ -436,20 +436,24 @@ tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
 
 /* ----------------------------------------------------------------- modes */
 
-static tt_status data_read_hook(const tt_tensor *t, const char *what, tt_srcloc loc)
+static tt_status data_read_hook(const tt_tensor *t, const char *what, tt_srcloc loc,
+                                void **stand_in)
 {
     if (modes.level == 0)
         return TT_OK;
     tt_mode *m = modes.stack[modes.level - 1];
-    if (!m->data_read)
+    if (!m->data_read && !m->fake_data)
         return TT_OK;
     int saved = modes.level;
     modes.level--;
-    tt_status st = m->data_read(m, t, what, loc);
+    tt_status st = m->data_read ? m->data_read(m, t, what, loc) : TT_OK;
+    if ((st == TT_OK || st == TT_EGRAPHBREAK) && m->fake_data && tt_is_fake(t))
+        *stand_in = m->fake_data(m, t);
     modes.level = saved;
     return st;
 }
-tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what, tt_srcloc loc) =
+tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what, tt_srcloc loc,
+                                void **stand_in) =
     data_read_hook;
 
 tt_status tt_mode_push(tt_mode *m)

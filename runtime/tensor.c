@@ -399,19 +399,32 @@ char *tt_describe(const tt_tensor *t, char *buf, size_t n)
 /* ----------------------------------------------------------- data access */
 
 /* The common gate of every data read: not NULL, not fake, and (under a
- * tracing mode) not a graph break. */
+ * tracing mode) not a graph break. *data receives the bytes to read: the
+ * tensor's own, or for a fake tensor under a tracing mode the mode's
+ * stand-in memory. A graph break (TT_EGRAPHBREAK) still comes with
+ * readable bytes, so C code that reads without checking does not crash
+ * inside a trace; any other failure leaves *data NULL. */
 static tt_status check_readable(const tt_tensor *t, const char *what,
-                                tt_srcloc loc)
+                                tt_srcloc loc, char **data)
 {
+    *data = NULL;
     if (!t)
         return tt_error(TT_EINVAL, "%s: argument 'self' expects a tensor, got NULL",
                         what);
+    tt_status st = TT_OK;
+    void *stand_in = NULL;
     if (tt__data_read_hook) {
-        tt_status st = tt__data_read_hook(t, what, loc);
-        if (st)
+        st = tt__data_read_hook(t, what, loc, &stand_in);
+        if (st && st != TT_EGRAPHBREAK)
             return st;
     }
     if (t->storage->fake) {
+        if (stand_in) {
+            *data = stand_in;
+            return st;
+        }
+        if (st)
+            return st;
         char d[300];
         return tt_error(TT_EFAKE,
                         "%s: cannot access the data of %s: a fake "
@@ -420,14 +433,15 @@ static tt_status check_readable(const tt_tensor *t, const char *what,
                         what, tt_describe(t, d, sizeof d), loc.file, loc.line,
                         loc.func);
     }
-    return TT_OK;
+    *data = tt__ptr(t);
+    return st;
 }
 
 void *tt_data_at(const tt_tensor *t, tt_srcloc loc)
 {
-    if (check_readable(t, "tt_data", loc))
-        return NULL;
-    return tt__ptr(t);
+    char *data;
+    check_readable(t, "tt_data", loc, &data);
+    return data;
 }
 
 static tt_status element_offset(const tt_tensor *t, int n, const int64_t *idx,
@@ -455,23 +469,30 @@ tt_status tt_get_at(const tt_tensor *t, int n, const int64_t *idx, double *out,
 {
     if (!out)
         return tt_error(TT_EINVAL, "tt_get: argument 'out' is NULL");
-    tt_status st = check_readable(t, "tt_get", loc);
+    char *data;
+    tt_status st = check_readable(t, "tt_get", loc, &data);
     int64_t off;
-    if (st || (st = element_offset(t, n, idx, "tt_get", &off)))
+    if (!data)
         return st;
-    *out = tt__load(tt__ptr(t) + off * (int64_t)tt_dtype_size((tt_dtype)t->dtype),
+    /* At a graph break the value is still read (real, or the stand-in's
+     * zero), so code that ignores the status sees a defined number. */
+    tt_status bad = element_offset(t, n, idx, "tt_get", &off);
+    if (bad)
+        return bad;
+    *out = tt__load(data + off * (int64_t)tt_dtype_size((tt_dtype)t->dtype),
                     (tt_dtype)t->dtype);
-    return TT_OK;
+    return st;
 }
 
 tt_status tt_set_at(tt_tensor *t, int n, const int64_t *idx, double value,
                     tt_srcloc loc)
 {
-    tt_status st = check_readable(t, "tt_set", loc);
+    char *data;
+    tt_status st = check_readable(t, "tt_set", loc, &data);
     int64_t off;
     if (st || (st = element_offset(t, n, idx, "tt_set", &off)))
         return st;
-    tt__store(tt__ptr(t) + off * (int64_t)tt_dtype_size((tt_dtype)t->dtype),
+    tt__store(data + off * (int64_t)tt_dtype_size((tt_dtype)t->dtype),
               (tt_dtype)t->dtype, value);
     tt_bump_version(t);
     return TT_OK;
@@ -481,8 +502,9 @@ tt_status tt_item_at(const tt_tensor *t, double *out, tt_srcloc loc)
 {
     if (!out)
         return tt_error(TT_EINVAL, "tt_item: argument 'out' is NULL");
-    tt_status st = check_readable(t, "tt_item", loc);
-    if (st)
+    char *data;
+    tt_status st = check_readable(t, "tt_item", loc, &data);
+    if (!data)
         return st;
     if (tt_numel(t) != 1) {
         char d[300];
@@ -490,8 +512,8 @@ tt_status tt_item_at(const tt_tensor *t, double *out, tt_srcloc loc)
                                    "be converted to a number (%s)",
                         (long long)tt_numel(t), tt_describe(t, d, sizeof d));
     }
-    *out = tt__load(tt__ptr(t), (tt_dtype)t->dtype);
-    return TT_OK;
+    *out = tt__load(data, (tt_dtype)t->dtype); /* at a break too (see tt_get) */
+    return st;
 }
 
 typedef struct {
@@ -502,8 +524,9 @@ typedef struct {
 tt_status tt_to_buffer_at(const tt_tensor *t, void *dst, size_t nbytes,
                           tt_srcloc loc)
 {
-    tt_status st = check_readable(t, "tt_to_buffer", loc);
-    if (st)
+    char *data;
+    tt_status st = check_readable(t, "tt_to_buffer", loc, &data);
+    if (!data)
         return st;
     size_t need = (size_t)tt_numel(t) * tt_dtype_size((tt_dtype)t->dtype);
     if (nbytes != need) {
@@ -513,17 +536,21 @@ tt_status tt_to_buffer_at(const tt_tensor *t, void *dst, size_t nbytes,
                         tt_describe(t, d, sizeof d), nbytes);
     }
     if (need == 0)
-        return TT_OK;
+        return st;
     if (!dst)
         return tt_error(TT_EINVAL, "tt_to_buffer: argument 'dst' is NULL for %zu bytes", need);
+    if (t->storage->fake) { /* a break: the stand-in's zeros */
+        memset(dst, 0, need);
+        return st;
+    }
     /* Copy through a contiguous tensor wrapping dst. */
     tt_tensor *out = tt_from_buffer(t->ndim, t->sizes, NULL, (tt_dtype)t->dtype,
                                     dst, nbytes, NULL, NULL);
     if (!out)
         return tt_errcode();
-    st = tt__copy_raw(out, t);
+    tt_status cst = tt__copy_raw(out, t);
     tt__unref(out);
-    return st;
+    return cst ? cst : st;
 }
 
 /* ---------------------------------------------------------------- print */

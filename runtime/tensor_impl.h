@@ -170,10 +170,12 @@ static inline bool tt__needs_dispatch1(const tt_tensor *t)
 }
 
 /* ---- hooks a higher layer installs (dispatch.c) */
-/* Called on every data read of a real tensor; while a mode is active the
- * tracer turns it into a graph break. Set once, when the library is built
- * (dispatch.c), never written at run time: threads read it without a race. */
+/* Called on every data read; while a mode is active the tracer turns it
+ * into a graph break. For a fake tensor it may set *stand_in to memory
+ * standing in for the tensor's first element. Set once, when the library
+ * is built (dispatch.c), never written at run time: threads read it
+ * without a race. */
 extern tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what,
-                                       tt_srcloc loc);
+                                       tt_srcloc loc, void **stand_in);
 
 #endif

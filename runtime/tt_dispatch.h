@@ -353,10 +353,16 @@ typedef struct tt_mode tt_mode;
 struct tt_mode {
     tt_status (*call)(tt_mode *m, const tt_op *op, const tt_value *args,
                       int nargs, tt_value *outs, int nouts);
-    /* Optional: a data read of a real tensor while the mode is on. A
-     * non-OK status fails the read (a graph break). */
+    /* Optional: a data read (tt_data, tt_item, tt_get ...) while the mode
+     * is on. A non-OK status fails the read; TT_EGRAPHBREAK (a graph
+     * break) still hands the caller readable bytes (see fake_data). */
     tt_status (*data_read)(tt_mode *m, const tt_tensor *t, const char *what,
                            tt_srcloc loc);
+    /* Optional: for a data read of a fake tensor that data_read let
+     * through (TT_OK or TT_EGRAPHBREAK), memory standing in for the
+     * tensor's first element, readable and writable for the tensor's
+     * extent and owned by the mode; NULL: the read fails with TT_EFAKE. */
+    void *(*fake_data)(tt_mode *m, const tt_tensor *t);
     void *ud;
 };
 tt_status tt_mode_push(tt_mode *m);

@@ -289,7 +289,12 @@ void tt_print(const tt_tensor *t);
 
 /* Reading and writing data. These may break a traced graph, so they are
  * macros that record the caller's line. tt_data returns a pointer to the
- * first element (storage + offset), NULL with TT_EFAKE on a fake tensor. */
+ * first element (storage + offset), NULL with TT_EFAKE on a fake tensor.
+ * Inside a trace a read is a graph break and never a crash: with real
+ * inputs the real data is returned; for a fake tensor, zeroed memory that
+ * is safe to read and write for the tensor's extent (freed when the trace
+ * ends), with TT_EGRAPHBREAK as the error (and the status of tt_item,
+ * tt_get and tt_to_buffer, which still write the value they read). */
 #define tt_data(t) tt_data_at((t), TT_HERE)
 #define tt_item(t, out) tt_item_at((t), (out), TT_HERE)
 #define tt_get(t, out, ...) tt_get_at((t), TT_SHAPE(__VA_ARGS__), (out), TT_HERE)

@@ -1392,8 +1392,17 @@ static tt_status rec_read(tt_mode *m, const tt_tensor *t, const char *what, tt_s
     r->nreads++;
     snprintf(r->last_what, sizeof r->last_what, "%s", what);
     if (r->fail_reads)
-        return tt_error(TT_EGRAPHBREAK, "%s at %s:%d is a graph break", what, loc.file, loc.line);
+        return tt_error(r->fail_reads == 1 ? TT_EGRAPHBREAK : TT_EINVAL,
+                        "%s at %s:%d is a graph break", what, loc.file, loc.line);
     return TT_OK;
+}
+
+static float stand_in[4] = {7.5f};
+
+static void *rec_fake_data(tt_mode *m, const tt_tensor *t)
+{
+    (void)m, (void)t;
+    return stand_in;
 }
 
 static void rec_init(rec_mode *r, const char *tag)
@@ -1587,15 +1596,31 @@ START_TEST(test_mode_data_read_hook)
     ck_assert_double_eq(d, 2.5);
     ck_assert_int_eq(rm.nreads, 2);
     ck_assert_str_eq(rm.last_what, "tt_item");
-    /* The hook can fail the read. */
+    /* The hook can fail the read. A graph break still hands over the data
+     * (C code that reads without checking must not crash inside a trace),
+     * with the break as the error; any other failure gives none. */
     rm.fail_reads = 1;
     tt_clear_error();
-    ck_assert_null_fails(tt_data(x), TT_EGRAPHBREAK, "tt_data at ");
+    ck_assert_ptr_eq(tt_data(x), tt_data_at(x, (tt_srcloc){0}));
+    ck_assert_error(TT_EGRAPHBREAK, "tt_data at ");
+    tt_clear_error();
+    ck_assert_ptr_nonnull(tt_data(x));
     ck_assert_error(TT_EGRAPHBREAK, "test_dispatch.c:");
+    d = 0;
     ck_assert_fails(tt_item(x, &d), TT_EGRAPHBREAK, "tt_item at ");
+    ck_assert_double_eq(d, 2.5);
+    d = 0;
+    ck_assert_fails(tt_get(x, &d, 0), TT_EGRAPHBREAK, "tt_get at ");
+    ck_assert_double_eq(d, 2.5);
+    ck_assert_fails(tt_set(x, 1, 0), TT_EGRAPHBREAK, "tt_set at ");
+    rm.fail_reads = 2;
+    ck_assert_null_fails(tt_data(x), TT_EINVAL, "tt_data at ");
+    d = 0;
+    ck_assert_fails(tt_item(x, &d), TT_EINVAL, "tt_item at ");
+    ck_assert_double_eq(d, 0);
     /* A fake tensor's read reaches the hook too (under tracing it is a
-     * graph break, not a bare TT_EFAKE); when the hook lets it pass, the
-     * read fails as fake. */
+     * graph break, not a bare TT_EFAKE); when the hook lets it pass and
+     * the mode has no stand-in memory, the read fails as fake. */
     rm.fail_reads = 0;
     tt_tensor *fx = tt_fake_like(x);
     int before = rm.nreads;
@@ -1603,6 +1628,19 @@ START_TEST(test_mode_data_read_hook)
     ck_assert_int_eq(rm.nreads, before + 1);
     rm.fail_reads = 1;
     ck_assert_null_fails(tt_data(fx), TT_EGRAPHBREAK, "tt_data at ");
+    /* With stand-in memory, the fake tensor's read gets it, the break
+     * still the error. */
+    rm.mode.fake_data = rec_fake_data;
+    ck_assert_ptr_eq(tt_data(fx), stand_in);
+    ck_assert_error(TT_EGRAPHBREAK, "tt_data at ");
+    ck_assert_fails(tt_item(fx, &d), TT_EGRAPHBREAK, "tt_item at ");
+    ck_assert_double_eq(d, 7.5);
+    float out[1] = {1};
+    ck_assert_fails(tt_to_buffer(fx, out, sizeof out), TT_EGRAPHBREAK, "tt_to_buffer at ");
+    ck_assert_float_eq(out[0], 0); /* a fake tensor's values read as zeros */
+    rm.fail_reads = 2;
+    ck_assert_null_fails(tt_data(fx), TT_EINVAL, "tt_data at ");
+    rm.mode.fake_data = NULL;
     /* A kernel's own reads are not the user's: the hook stays quiet. */
     tt_library *lib = lib_ok(TT_LIB_DEF, "kr");
     peek_mode = 0;

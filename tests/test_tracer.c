@@ -524,11 +524,15 @@ static tt_status no_output(tt_tensor **in, int nin, tt_tensor **out, int nout, v
     return out[0] ? TT_OK : tt_errcode();
 }
 
+static int line_ignored;
+static void check_report(const char *kind, const char *explanation, const char *hint,
+                         const char *func, int line, const char *op);
+
 static tt_status ignores_break(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
     double v;
-    (void)tt_item(in[0], &v); /* the status is dropped */
+    line_ignored = __LINE__; (void)tt_item(in[0], &v); /* the status is dropped */
     out[0] = tt_neg(in[0]);
     return out[0] ? TT_OK : tt_errcode();
 }
@@ -567,9 +571,23 @@ START_TEST(test_trace_errors)
                                "message");
     ck_assert_ptr_null(tt_trace(no_output, 1, &x, &(tt_trace_opts){.nout = 2}));
     ck_assert_error(TT_EINVAL, "tt_trace: the traced function returned no tensor for output 1");
-    ck_assert_ptr_null(tt_trace(ignores_break, 1, &one, NULL));
-    ck_assert_error(TT_EGRAPHBREAK, "tt_trace: the traced function ignored a graph break (tt_item "
-                                    "reads the data of");
+    /* A function that ignores a break's status gets the break's own
+     * report (its line and hint), in every mode. */
+    for (int mode = 0; mode < 3; mode++)
+        for (int full = 0; full < 2; full++) {
+            ck_assert_ptr_null(tt_trace(ignores_break, 1, &one,
+                                        &(tt_trace_opts){.mode = (tt_trace_mode)mode,
+                                                         .fullgraph = full}));
+            check_report("data read", "tt_item reads the data of", "wrap the code that needs "
+                         "the data in a custom op", "ignores_break", line_ignored, NULL);
+            /* Real mode without fullgraph gave the real value with TT_OK:
+             * nothing was ignored. */
+            if (mode == TT_TRACE_REAL && !full)
+                ck_assert(strstr(tt_errmsg(), "ignored") == NULL);
+            else
+                ck_assert_error(TT_EGRAPHBREAK, "\n  (the traced function ignored the break's "
+                                                "status and returned success)");
+        }
     /* Returning an input is a graph whose output is a placeholder. */
     tt_graph *g = NN(tt_trace(returns_input, 1, &x, NULL));
     ck_assert_int_eq(tt_graph_num_nodes(g), 2);
@@ -797,7 +815,11 @@ static tt_status plain_crop(tt_tensor **in, int nin, tt_tensor **out, int nout, 
 {
     (void)nin, (void)nout, (void)ud;
     tt_tensor *pic = in[0];
-    int64_t c = tt_dim_size(pic, 0), h = box[3] - box[1], w = box[2] - box[0];
+    /* The sizes as numbers: in symbolic mode a size is a symbol, and the
+     * C arithmetic below (which runs on after the read's break, over the
+     * stand-in memory) needs the example's values. */
+    int64_t c = tt_sym_hint(tt_dim_size(pic, 0)), h = box[3] - box[1], w = box[2] - box[0];
+    int64_t ph = tt_sym_hint(tt_dim_size(pic, 1)), pw = tt_sym_hint(tt_dim_size(pic, 2));
     tt_tensor *src = tt_contiguous(pic);
     if (!src)
         return tt_errcode();
@@ -811,7 +833,7 @@ static tt_status plain_crop(tt_tensor **in, int nin, tt_tensor **out, int nout, 
         for (int64_t y = 0; y < h; y++)
             for (int64_t x = 0; x < w; x++)
                 buf[(ch * h + y) * w + x] =
-                    p[(ch * tt_dim_size(pic, 1) + y + box[1]) * tt_dim_size(pic, 2) + x + box[0]];
+                    p[(ch * ph + y + box[1]) * pw + x + box[0]];
     out[0] = tt_from_data(TT_SHAPE(c, h, w), TT_F32, buf);
     free(buf);
     tt_release(src);

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 atomic_uint_fast64_t tt__next_trace_key = 1;
 static _Thread_local tracer *current;
@@ -113,44 +114,148 @@ tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
     else
         snprintf(where, sizeof where, "unknown (call the op through tt_call to record "
                                       "the calling line)");
-    tr->broke = true;
-    tr->brk.kind = kind;
-    snprintf(tr->brk_reason, sizeof tr->brk_reason, "%s", reason);
-    snprintf(tr->brk_op, sizeof tr->brk_op, "%s", op ? op : "");
-    snprintf(tr->brk_file, sizeof tr->brk_file, "%s", loc.file ? loc.file : "");
-    snprintf(tr->brk_func, sizeof tr->brk_func, "%s", loc.func ? loc.func : "");
-    tr->brk.reason = tr->brk_reason;
-    tr->brk.op = op ? tr->brk_op : NULL;
-    tr->brk.loc = (tt_srcloc){loc.file ? tr->brk_file : NULL, loc.line,
-                              loc.func ? tr->brk_func : NULL};
-    return tt_error(TT_EGRAPHBREAK,
-                    "Graph break: %s\n"
-                    "  Explanation: %s\n"
-                    "  Hint: %s.\n"
-                    "  User code: %s%s%s%s",
-                    tt_break_kind_name(kind), reason, hint, where, op ? "\n  Op: " : "",
-                    op ? op : "",
-                    tr->opts.fullgraph ? "" : "\n  (tt_trace records one graph; use "
-                                               "tt_explain_run to split at breaks)");
+    char msg[sizeof tr->brk_msg];
+    snprintf(msg, sizeof msg,
+             "Graph break: %s\n"
+             "  Explanation: %s\n"
+             "  Hint: %s.\n"
+             "  User code: %s%s%s%s",
+             tt_break_kind_name(kind), reason, hint, where, op ? "\n  Op: " : "",
+             op ? op : "",
+             tr->opts.fullgraph ? "" : "\n  (tt_trace records one graph; use "
+                                      "tt_explain_run to split at breaks)");
+    if (!tr->broke) { /* the first break is the one the trace reports */
+        tr->broke = true;
+        tr->brk.kind = kind;
+        snprintf(tr->brk_reason, sizeof tr->brk_reason, "%s", reason);
+        snprintf(tr->brk_op, sizeof tr->brk_op, "%s", op ? op : "");
+        snprintf(tr->brk_file, sizeof tr->brk_file, "%s", loc.file ? loc.file : "");
+        snprintf(tr->brk_func, sizeof tr->brk_func, "%s", loc.func ? loc.func : "");
+        tr->brk.reason = tr->brk_reason;
+        tr->brk.op = op ? tr->brk_op : NULL;
+        tr->brk.loc = (tt_srcloc){loc.file ? tr->brk_file : NULL, loc.line,
+                                  loc.func ? tr->brk_func : NULL};
+        memcpy(tr->brk_msg, msg, sizeof msg);
+    }
+    return tt_error(TT_EGRAPHBREAK, "%s", msg);
 }
 
+/* A data read of a traced tensor. Splitting traces (explain) close the
+ * graph and let the read through. Otherwise the break is recorded and the
+ * trace fails once the function returns, but the read itself never
+ * crashes: real tensors give their data (without fullgraph, with TT_OK,
+ * so the C code runs on as it would under dynamo), fake tensors the
+ * stand-in memory of trace_fake_data. */
 static tt_status trace_data_read(tt_mode *m, const tt_tensor *t, const char *what,
                                  tt_srcloc loc)
 {
     tracer *tr = (tracer *)m;
     gref r;
+    bool in_graph = tt__tracer_lookup(tr, t, &r);
     /* A constant's real data is known, also once an op has used it (and
      * it was tagged as the graph's constant node). */
-    if (!tt__tracer_lookup(tr, t, &r) || tr->g->nodes[r.node].kind == TT_NODE_CONSTANT)
+    if (!tt_is_fake(t) && (!in_graph || tr->g->nodes[r.node].kind == TT_NODE_CONSTANT))
         return TT_OK;
-    char reason[512], d[256];
+    char reason[512], d[256], val[80] = "";
+    if (in_graph)
+        snprintf(val, sizeof val, " (graph value %s)", tr->g->nodes[r.node].name);
     snprintf(reason, sizeof reason,
-             "%s reads the data of %s (graph value %s), but while tracing a tensor's "
+             "%s reads the data of %s%s, but while tracing a tensor's "
              "values are not known: only its sizes, strides and dtype are",
-             what, tt_describe(t, d, sizeof d), tr->g->nodes[r.node].name);
+             what, tt_describe(t, d, sizeof d), val);
     if (tr->on_break)
         return tr->on_break(tr, TT_BREAK_DATA_READ, NULL, reason, loc);
-    return tt__tracer_break(tr, TT_BREAK_DATA_READ, reason, NULL, loc);
+    tt_status st = tt__tracer_break(tr, TT_BREAK_DATA_READ, reason, NULL, loc);
+    if (!tr->fake && !tr->opts.fullgraph) {
+        tt_clear_error(); /* kept in tr->brk_msg for the end of the trace */
+        tr->brk_let_through = true;
+        return TT_OK;
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------ stand-ins */
+
+/* Zero pages mapped on demand stand in for a fake tensor's data at a
+ * break: reading and writing them is safe, and the mapping reserves no
+ * memory, so a 5 GB fake tensor costs only the pages the code touches.
+ * One mapping per fake storage (views of it share it); the tensor is held
+ * so the storage cannot be reused while the trace runs. */
+struct stand_in {
+    tt_tensor *held;
+    void *map;
+    size_t len;
+};
+
+static int64_t hint_of(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return s;
+    int64_t h = tt_sym_hint(s);
+    return h >= 0 ? h : 1; /* an unbacked size: its least plausible value */
+}
+
+/* Bytes from the storage's start that t may touch, in its example sizes:
+ * its strided extent, and at least numel contiguous elements (code that
+ * reads without checking often treats the data as a flat array). */
+static size_t extent_bytes(const tt_tensor *t)
+{
+    int64_t off = hint_of(tt_storage_offset(t)), last = 0, numel = 1;
+    for (int i = 0; i < tt_ndim(t); i++) {
+        int64_t n = hint_of(tt_sizes(t)[i]);
+        numel *= n;
+        if (n > 0)
+            last += (n - 1) * hint_of(tt_strides(t)[i]);
+    }
+    int64_t span = numel == 0 ? 0 : last + 1;
+    if (span < numel)
+        span = numel;
+    return (size_t)(off + span) * tt_dtype_size(tt_dtype_of(t));
+}
+
+static void *trace_fake_data(tt_mode *m, const tt_tensor *t)
+{
+    tracer *tr = (tracer *)m;
+    size_t need = extent_bytes(t), have = tt_storage_nbytes(t);
+    if (need < have)
+        need = have;
+    size_t at = (size_t)hint_of(tt_storage_offset(t)) * tt_dtype_size(tt_dtype_of(t));
+    for (int i = 0; i < tr->nstand_ins; i++) {
+        struct stand_in *s = &tr->stand_ins[i];
+        if (tt_same_storage(s->held, t) && s->len >= need)
+            return (char *)s->map + at;
+    }
+    if (tr->nstand_ins == tr->cap_stand_ins) {
+        int nc = tr->cap_stand_ins ? tr->cap_stand_ins * 2 : 4;
+        struct stand_in *ns = tt__realloc(tr->stand_ins,
+                                          sizeof *ns * (size_t)tr->cap_stand_ins,
+                                          sizeof *ns * (size_t)nc);
+        if (!ns)
+            return NULL;
+        tr->stand_ins = ns;
+        tr->cap_stand_ins = nc;
+    }
+    size_t len = need ? need : 1;
+    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) {
+        tt_error(TT_ENOMEM, "tt_trace: cannot map %zu bytes standing in for the data of a "
+                            "fake tensor", len);
+        return NULL;
+    }
+    tr->stand_ins[tr->nstand_ins++] = (struct stand_in){tt_retain((tt_tensor *)t), map, len};
+    return (char *)map + at;
+}
+
+static void free_stand_ins(tracer *tr)
+{
+    for (int i = 0; i < tr->nstand_ins; i++) {
+        munmap(tr->stand_ins[i].map, tr->stand_ins[i].len);
+        tt_release(tr->stand_ins[i].held);
+    }
+    tt__free(tr->stand_ins);
+    tr->stand_ins = NULL;
+    tr->nstand_ins = tr->cap_stand_ins = 0;
 }
 
 tt_status tt_graph_break_at(const char *reason, tt_srcloc loc)
@@ -257,6 +362,7 @@ tt_status tt__tracer_begin(tracer *tr, const tt_trace_opts *opts, const char *na
     tr->key = atomic_fetch_add(&tt__next_trace_key, 1);
     tr->mode.call = trace_call;
     tr->mode.data_read = trace_data_read;
+    tr->mode.fake_data = trace_fake_data;
     tr->g = tt__graph_new(name ? name : tr->opts.name, tr->kind);
     return tr->g ? TT_OK : tt_errcode();
 }
@@ -322,9 +428,12 @@ tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_ten
     if (st && tt_errcode() == TT_OK)
         st = tt_error(st, "tt_trace: the traced function failed (%s) without a message",
                       tt_status_name(st));
-    if (!st && tr->broke)
-        st = tt_error(TT_EGRAPHBREAK, "tt_trace: the traced function ignored a graph break "
-                                      "(%s) and returned success", tr->brk_reason);
+    /* The first break fails the trace, whatever the function did after
+     * it (its later failures may well come from the stand-in zeros). */
+    if (tr->broke)
+        st = tt_error(TT_EGRAPHBREAK, "%s%s", tr->brk_msg,
+                      st || tr->brk_let_through ? "" : "\n  (the traced function ignored the break's status and "
+                                "returned success)");
     for (int i = 0; !st && i < nout; i++)
         if (!outs[i])
             st = tt_error(TT_EINVAL, "tt_trace: the traced function returned no tensor for "
@@ -409,4 +518,5 @@ tt_graph *tt_trace(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace_opts *o
 void tt__tracer_end(tracer *tr)
 {
     tt__symbolic_end(tr);
+    free_stand_ins(tr);
 }

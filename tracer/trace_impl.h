@@ -48,10 +48,16 @@ struct tracer {
     bool fake;
     uint64_t key;
     tt_graph *g;
-    /* The break that failed the trace, if any. */
+    /* The first break of a trace that does not split (tt_trace, compile's
+     * trace): its report fails the trace once the function returns. */
     bool broke;
     tt_break_info brk;
     char brk_reason[512], brk_op[128], brk_file[256], brk_func[128];
+    char brk_msg[2048];
+    bool brk_let_through; /* a read returned TT_OK at a break (real data) */
+    /* Memory standing in for fake tensors' data at breaks (trace.c). */
+    struct stand_in *stand_ins;
+    int nstand_ins, cap_stand_ins;
     /* Set by explain/compile to split at breaks instead of failing. */
     tt_status (*on_break)(tracer *tr, tt_break_kind kind, const tt_op *op,
                           const char *reason, tt_srcloc loc);

@@ -1,0 +1,254 @@
+/* Data reads inside traced C code: a graph break, never a crash.
+ *
+ * The model reads a tensor's data between two layers the way most C code
+ * does, without checking the pointer. Under every trace mode, with and
+ * without fullgraph, in explain and in compile, the read must not crash:
+ * real inputs give the real data (and without fullgraph the C code runs
+ * on), fake inputs give stand-in memory that is safe to read and write
+ * (zero pages mapped on demand, so even a 5 GB fake costs nothing), and
+ * the break is reported with its line and hint. */
+#include "tt_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int line_read;
+
+/* Two layers; the second's scale comes from the first's values. The
+ * pointer tt_data returns is used without a check. */
+static tt_status unchecked_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *h = tt_relu(tt_matmul(in[0], in[1])); /* contiguous */
+    line_read = __LINE__ + 1;
+    const float *p = tt_data(h);
+    float scale = p[0] + p[1] > 0 ? 2.0f : 0.5f;
+    out[0] = tt_keep(tt_mul_scalar(tt_tanh(tt_matmul(h, in[2])), scale));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+static void make_inputs(int64_t batch, tt_tensor **in)
+{
+    in[0] = NN(tt_randn(TT_SHAPE(batch, 8), TT_F32));
+    in[1] = NN(tt_randn(TT_SHAPE(8, 16), TT_F32));
+    in[2] = NN(tt_randn(TT_SHAPE(16, 4), TT_F32));
+}
+
+static void release_inputs(tt_tensor **in, int n)
+{
+    for (int i = 0; i < n; i++)
+        tt_release(in[i]);
+}
+
+/* The report names the kind, the user's line and the hint. */
+static void assert_read_report(const char *func, int line)
+{
+    char where[256];
+    snprintf(where, sizeof where, "\n  User code: %s:%d in %s()", __FILE__, line, func);
+    ck_assert_error(TT_EGRAPHBREAK, "Graph break: data read\n");
+    ck_assert_error(TT_EGRAPHBREAK, where);
+    ck_assert_error(TT_EGRAPHBREAK, "\n  Hint: wrap the code that needs the data in a custom op "
+                                    "with a fake kernel");
+}
+
+/* ------------------------------------------------------------- tt_trace */
+
+START_TEST(test_unchecked_read_every_mode)
+{
+    tt_tensor *in[3];
+    make_inputs(4, in);
+    for (int mode = 0; mode < 3; mode++)
+        for (int full = 0; full < 2; full++) {
+            tt_clear_error();
+            tt_graph *g = tt_trace(unchecked_model, 3, in,
+                                   &(tt_trace_opts){.mode = (tt_trace_mode)mode,
+                                                    .fullgraph = full});
+            ck_assert_msg(!g, "mode %d fullgraph %d: traced one graph across a break", mode,
+                          full);
+            assert_read_report("unchecked_model", line_read);
+            /* The function ran to its end: real data, or the stand-in's
+             * zeros; its success with a break pending is no excuse. */
+            if (mode == TT_TRACE_REAL && !full)
+                ck_assert(strstr(tt_errmsg(), "ignored") == NULL);
+            else
+                ck_assert_error(TT_EGRAPHBREAK, "ignored the break's status");
+            if (!full)
+                ck_assert_error(TT_EGRAPHBREAK, "use tt_explain_run to split at breaks");
+            ck_assert_ptr_null(tt_mode_current());
+            ck_assert(!tt_fake_mode_enabled());
+        }
+    release_inputs(in, 3);
+}
+END_TEST
+
+/* Explain splits at the read: two graphs, the real data in between, and
+ * the eager result. */
+START_TEST(test_unchecked_read_explain)
+{
+    tt_tensor *in[3], *want;
+    make_inputs(4, in);
+    OK(unchecked_model(in, 3, &want, 1, NULL));
+    tt_explain *e = NN(tt_explain_run(unchecked_model, 3, in, NULL));
+    ck_assert_int_eq(tt_explain_graph_count(e), 2);
+    ck_assert_int_eq(tt_explain_break_count(e), 1);
+    const tt_break_info *b = tt_explain_break(e, 0);
+    ck_assert_int_eq(b->kind, TT_BREAK_DATA_READ);
+    ck_assert_int_eq(b->loc.line, line_read);
+    ck_assert_str_eq(b->loc.func, "unchecked_model");
+    /* The first graph ends at the read; the second starts from the value
+     * read and computes the second layer. */
+    ck_assert_int_eq(tt_graph_count_op(tt_explain_graph(e, 0), "tt::matmul"), 1);
+    ck_assert_int_eq(tt_graph_count_op(tt_explain_graph(e, 1), "tt::matmul"), 1);
+    ck_assert_int_eq(tt_graph_count_op(tt_explain_graph(e, 1), "tt::tanh"), 1);
+    tt_explain_free(e);
+    tt_release(want);
+    release_inputs(in, 3);
+}
+END_TEST
+
+/* ------------------------------------------------------- fake stand-ins */
+
+/* Reads the first and last element of a huge fake activation and writes
+ * one in the middle: all of it must be addressable. */
+static int line_touch;
+
+static tt_status touches_ends(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *h = tt_relu(in[0]);
+    if (!h)
+        return tt_errcode();
+    int64_t n = tt_sym_hint(tt_numel(h));
+    line_touch = __LINE__ + 1;
+    float *p = tt_data(h);
+    float first = p[0], last = p[n - 1];
+    p[n / 2] = first + last + 1;
+    *(float *)ud = p[n / 2];
+    out[0] = tt_neg(h);
+    tt_release(h);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_fake_read_is_safe)
+{
+    /* 40960 x 32768 f32: 5 GiB that exist only as metadata. */
+    tt_tensor *big = NN(tt_fake_empty(TT_SHAPE(40960, 32768), TT_F32));
+    for (int mode = 0; mode < 3; mode += 2) { /* fake and symbolic */
+        float seen = -1;
+        tt_clear_error();
+        ck_assert_ptr_null(tt_trace(touches_ends, 1, &big,
+                                    &(tt_trace_opts){.mode = (tt_trace_mode)mode,
+                                                     .fullgraph = true, .ud = &seen}));
+        assert_read_report("touches_ends", line_touch);
+        ck_assert_error(TT_EGRAPHBREAK, "tt_data reads the data of fake f32[");
+        ck_assert_error(TT_EGRAPHBREAK, "(graph value relu)");
+        ck_assert_float_eq(seen, 1); /* zeros read, the write kept */
+    }
+    /* Outside a trace, a fake tensor's data stays unavailable. */
+    ck_assert_ptr_null(tt_data(big));
+    ck_assert_error(TT_EFAKE, "tt_data: cannot access the data of fake tensor fake f32[40960, "
+                              "32768]");
+    double v = 5;
+    ck_assert_int_eq(tt_item(big, &v), TT_EFAKE);
+    ck_assert_double_eq(v, 5);
+    tt_release(big);
+}
+END_TEST
+
+/* Element reads of a fake value under a trace give the stand-in's zero
+ * and the break as their status. */
+static int line_item;
+
+typedef struct {
+    double value;
+    tt_status status;
+} item_seen;
+
+static tt_status reads_item(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_tensor *s = tt_sum_all(in[0]);
+    double v = -1;
+    line_item = __LINE__ + 1;
+    tt_status st = tt_item(s, &v);
+    *(item_seen *)ud = (item_seen){v, st};
+    out[0] = tt_add_scalar(s, v);
+    tt_release(s);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_fake_item_reads_zero)
+{
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(3, 2), TT_F32));
+    item_seen seen = {-1, TT_OK};
+    ck_assert_ptr_null(tt_trace(reads_item, 1, &x, &(tt_trace_opts){.ud = &seen}));
+    ck_assert_double_eq(seen.value, 0);
+    ck_assert_int_eq(seen.status, TT_EGRAPHBREAK);
+    assert_read_report("reads_item", line_item);
+    ck_assert_error(TT_EGRAPHBREAK, "tt_item reads the data of fake f32[] (graph value sum)");
+    tt_release(x);
+}
+END_TEST
+
+/* -------------------------------------------------------------- compile */
+
+/* Without fullgraph a compiled function that reads data gives the eager
+ * result on every call and size; with fullgraph the call fails with the
+ * read's report, and nothing crashes either way. */
+START_TEST(test_compile_unchecked_read)
+{
+    for (int sym = 0; sym < 2; sym++) {
+        tt_compiled *c = NN(tt_compile(unchecked_model, 3, 1,
+                                       &(tt_trace_opts){.mode = sym ? TT_TRACE_SYMBOLIC
+                                                                    : TT_TRACE_FAKE}));
+        int64_t batches[] = {4, 8, 4, 16, 3};
+        for (int k = 0; k < 5; k++) {
+            tt_tensor *in[3], *got, *want;
+            make_inputs(batches[k], in);
+            OK(tt_compiled_call(c, in, &got));
+            OK(unchecked_model(in, 3, &want, 1, NULL));
+            tt_test_assert_same_bits(got, want, "compiled with a data read");
+            tt_release(got);
+            tt_release(want);
+            release_inputs(in, 3);
+        }
+        tt_compile_stats s;
+        tt_compiled_stats(c, &s);
+        ck_assert_int_eq(s.calls, 5);
+        ck_assert_int_ge(s.graph_breaks, 1);
+        ck_assert_int_eq(tt_errcode(), TT_OK);
+        tt_compiled_free(c);
+
+        c = NN(tt_compile(unchecked_model, 3, 1,
+                          &(tt_trace_opts){.mode = sym ? TT_TRACE_SYMBOLIC : TT_TRACE_FAKE,
+                                           .fullgraph = true}));
+        tt_tensor *in[3], *got = (tt_tensor *)c;
+        make_inputs(4, in);
+        ck_assert_int_eq(tt_compiled_call(c, in, &got), TT_EGRAPHBREAK);
+        ck_assert_ptr_null(got);
+        assert_read_report("unchecked_model", line_read);
+        release_inputs(in, 3);
+        tt_compiled_free(c);
+    }
+}
+END_TEST
+
+static Suite *breaks_suite(void)
+{
+    Suite *s = suite_create("breaks");
+    TCase *tc = tt_tcase("data reads");
+    tcase_add_test(tc, test_unchecked_read_every_mode);
+    tcase_add_test(tc, test_unchecked_read_explain);
+    tcase_add_test(tc, test_fake_read_is_safe);
+    tcase_add_test(tc, test_fake_item_reads_zero);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("compile");
+    tcase_add_test(tc, test_compile_unchecked_read);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(breaks_suite)
