@@ -52,7 +52,7 @@ tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
                             "traces with fake or symbolic tensors");
         return NULL;
     }
-    tt_compiled *c = calloc(1, sizeof *c);
+    tt_compiled *c = tt__calloc(1, sizeof *c);
     if (!c) {
         tt_error(TT_ENOMEM, "tt_compile: out of memory");
         return NULL;
@@ -68,10 +68,10 @@ tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
 static void free_cplan(cplan *p)
 {
     tt__plan_free(p->plan);
-    free(p->guards);
-    free(p->sym_inputs);
-    free(p->sym_guards);
-    free(p);
+    tt__free(p->guards);
+    tt__free(p->sym_inputs);
+    tt__free(p->sym_guards);
+    tt__free(p);
 }
 
 tt_compiled *tt_compiled_free(tt_compiled *c)
@@ -82,7 +82,7 @@ tt_compiled *tt_compiled_free(tt_compiled *c)
         next = p->next;
         free_cplan(p);
     }
-    free(c);
+    tt__free(c);
     return NULL;
 }
 
@@ -223,11 +223,11 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out)
         tt__tracer_end(&tr);
         return st;
     }
-    cplan *p = calloc(1, sizeof *p);
+    cplan *p = tt__calloc(1, sizeof *p);
     tt_status st = p ? TT_OK : tt_error(TT_ENOMEM, "tt_compile: out of memory");
     if (!st) {
         p->nin = c->nin;
-        p->guards = calloc((size_t)(c->nin ? c->nin : 1), sizeof *p->guards);
+        p->guards = tt__calloc((size_t)(c->nin ? c->nin : 1), sizeof *p->guards);
         if (!p->guards)
             st = tt_error(TT_ENOMEM, "tt_compile: out of memory");
     }
@@ -240,8 +240,8 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out)
         memcpy(ig->strides, tt_strides(in[i]), sizeof(tt_size) * (size_t)ig->ndim);
     }
     if (!st && tr.sym) {
-        p->sym_inputs = malloc(sizeof *p->sym_inputs * (size_t)(c->nin ? c->nin : 1));
-        p->sym_guards = malloc(sizeof *p->sym_guards * (size_t)(tr.sym->nguards ? tr.sym->nguards : 1));
+        p->sym_inputs = tt__malloc(sizeof *p->sym_inputs * (size_t)(c->nin ? c->nin : 1));
+        p->sym_guards = tt__malloc(sizeof *p->sym_guards * (size_t)(tr.sym->nguards ? tr.sym->nguards : 1));
         if (!p->sym_inputs || !p->sym_guards) {
             st = tt_error(TT_ENOMEM, "tt_compile: out of memory");
         } else {

@@ -27,7 +27,7 @@ tt_status tt__value_copy(tt_value *dst, const tt_value *src)
         return tt_error(TT_EINTERNAL, "tracer: tensors are graph references, not constants");
     default: return TT_OK;
     }
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = tt__malloc(bytes ? bytes : 1);
     if (!p)
         return tt_error(TT_ENOMEM, "out of memory copying a graph constant");
     if (bytes)
@@ -44,10 +44,10 @@ tt_status tt__value_copy(tt_value *dst, const tt_value *src)
 void tt__value_free(tt_value *v)
 {
     switch (v->kind) {
-    case TT_V_STR: free((void *)v->u.s); break;
-    case TT_V_INTS: free((void *)v->u.ints); break;
-    case TT_V_FLOATS: free((void *)v->u.floats); break;
-    case TT_V_BOOLS: free((void *)v->u.bools); break;
+    case TT_V_STR: tt__free((void *)v->u.s); break;
+    case TT_V_INTS: tt__free((void *)v->u.ints); break;
+    case TT_V_FLOATS: tt__free((void *)v->u.floats); break;
+    case TT_V_BOOLS: tt__free((void *)v->u.bools); break;
     default: break;
     }
     *v = tt_v_none();
@@ -57,7 +57,7 @@ void tt__garg_clear(garg *a)
 {
     if (a->kind == GARG_CONST)
         tt__value_free(&a->v);
-    free(a->refs);
+    tt__free(a->refs);
     memset(a, 0, sizeof *a);
 }
 
@@ -65,7 +65,7 @@ void tt__garg_clear(garg *a)
 
 tt_graph *tt__graph_new(const char *name, tt_trace_mode mode)
 {
-    tt_graph *g = calloc(1, sizeof *g);
+    tt_graph *g = tt__calloc(1, sizeof *g);
     if (!g) {
         tt_error(TT_ENOMEM, "out of memory creating a graph");
         return NULL;
@@ -80,7 +80,7 @@ static int new_node(tt_graph *g, tt_node_kind kind)
 {
     if (g->n == g->cap) {
         int nc = g->cap ? g->cap * 2 : 32;
-        gnode *nn = realloc(g->nodes, sizeof *nn * (size_t)nc);
+        gnode *nn = tt__realloc(g->nodes, sizeof *nn * (size_t)g->cap, sizeof *nn * (size_t)nc);
         if (!nn) {
             tt_error(TT_ENOMEM, "out of memory growing a graph to %d nodes", nc);
             return -1;
@@ -121,10 +121,10 @@ static bool names_grow(tt_graph *g, int want)
     int nc = g->name_cap ? g->name_cap * 2 : 64;
     while (want * 2 > nc)
         nc *= 2;
-    int *slots = malloc(sizeof *slots * (size_t)nc), *next = calloc((size_t)nc, sizeof *next);
+    int *slots = tt__malloc(sizeof *slots * (size_t)nc), *next = tt__calloc((size_t)nc, sizeof *next);
     if (!slots || !next) {
-        free(slots);
-        free(next);
+        tt__free(slots);
+        tt__free(next);
         return false;
     }
     int *old = g->name_slots, *old_next = g->next_suffix, old_cap = g->name_cap;
@@ -139,15 +139,15 @@ static bool names_grow(tt_graph *g, int want)
             slots[j] = old[i];
             next[j] = old_next[i];
         }
-    free(old);
-    free(old_next);
+    tt__free(old);
+    tt__free(old_next);
     return true;
 }
 
 void tt__graph_reindex_names(tt_graph *g)
 {
-    free(g->name_slots);
-    free(g->next_suffix);
+    tt__free(g->name_slots);
+    tt__free(g->next_suffix);
     g->name_slots = g->next_suffix = NULL;
     g->name_cap = 0;
     if (!names_grow(g, g->n + 1))
@@ -188,7 +188,8 @@ static tt_status add_user(tt_graph *g, int node, int user)
         return TT_OK; /* the same user twice (x * x) counts once */
     if (n->nusers == n->cap_users) {
         int nc = n->cap_users ? n->cap_users * 2 : 4;
-        int *nu = realloc(n->users, sizeof *nu * (size_t)nc);
+        int *nu = tt__realloc(n->users, sizeof *nu * (size_t)n->cap_users,
+                              sizeof *nu * (size_t)nc);
         if (!nu)
             return tt_error(TT_ENOMEM, "out of memory recording users");
         n->users = nu;
@@ -204,7 +205,7 @@ static int add_value_node(tt_graph *g, tt_node_kind kind, tt_tensor *value, cons
     if (id < 0)
         return -1;
     gnode *n = &g->nodes[id];
-    n->vals = malloc(sizeof *n->vals);
+    n->vals = tt__malloc(sizeof *n->vals);
     if (!n->vals) {
         g->n--;
         tt_error(TT_ENOMEM, "out of memory adding a graph node");
@@ -245,8 +246,8 @@ int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
         return -1;
     gnode *n = &g->nodes[id];
     n->op = op;
-    n->args = calloc((size_t)(nargs ? nargs : 1), sizeof *n->args);
-    n->vals = calloc((size_t)(nouts ? nouts : 1), sizeof *n->vals);
+    n->args = tt__calloc((size_t)(nargs ? nargs : 1), sizeof *n->args);
+    n->vals = tt__calloc((size_t)(nouts ? nouts : 1), sizeof *n->vals);
     if (!n->args || !n->vals)
         goto oom;
     for (int i = 0; i < nargs; i++) {
@@ -257,7 +258,7 @@ int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
             if (tt__value_copy(&n->args[i].v, &args[i].v))
                 goto fail;
         } else if (args[i].kind == GARG_REFS) {
-            n->args[i].refs = malloc(sizeof(gref) * (size_t)(args[i].nrefs ? args[i].nrefs : 1));
+            n->args[i].refs = tt__malloc(sizeof(gref) * (size_t)(args[i].nrefs ? args[i].nrefs : 1));
             if (!n->args[i].refs)
                 goto oom;
             memcpy(n->args[i].refs, args[i].refs, sizeof(gref) * (size_t)args[i].nrefs);
@@ -291,8 +292,8 @@ oom:
 fail:
     for (int i = 0; i < n->nargs; i++)
         tt__garg_clear(&n->args[i]);
-    free(n->args);
-    free(n->vals);
+    tt__free(n->args);
+    tt__free(n->vals);
     g->n--;
     return -1;
 }
@@ -303,7 +304,7 @@ int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts)
     if (id < 0)
         return -1;
     gnode *n = &g->nodes[id];
-    n->outs = malloc(sizeof *outs * (size_t)(nouts ? nouts : 1));
+    n->outs = tt__malloc(sizeof *outs * (size_t)(nouts ? nouts : 1));
     if (!n->outs) {
         g->n--;
         tt_error(TT_ENOMEM, "out of memory setting graph outputs");
@@ -342,12 +343,12 @@ void tt__gnode_free(gnode *n)
 {
     for (int a = 0; a < n->nargs; a++)
         tt__garg_clear(&n->args[a]);
-    free(n->args);
+    tt__free(n->args);
     for (int j = 0; j < n->nvals; j++)
         tt_release(n->vals[j]);
-    free(n->vals);
-    free(n->outs);
-    free(n->users);
+    tt__free(n->vals);
+    tt__free(n->outs);
+    tt__free(n->users);
 }
 
 tt_status tt__print_text(const char *fn, const char *what, char *text, FILE *f)
@@ -370,10 +371,10 @@ tt_graph *tt_graph_free(tt_graph *g)
         return NULL;
     for (int i = 0; i < g->n; i++)
         tt__gnode_free(&g->nodes[i]);
-    free(g->nodes);
-    free(g->name_slots);
-    free(g->next_suffix);
-    free(g);
+    tt__free(g->nodes);
+    tt__free(g->name_slots);
+    tt__free(g->next_suffix);
+    tt__free(g);
     return NULL;
 }
 

@@ -19,8 +19,8 @@ static tt_status bind_symbols(const tt_graph *g, tt_tensor **inputs, bindings *b
     int cap = 0;
     for (int i = 0; i < g->ninputs; i++)
         cap += tt_ndim(g->nodes[i].vals[0]);
-    b->syms = malloc(sizeof *b->syms * (size_t)(cap ? cap : 1));
-    b->vals = malloc(sizeof *b->vals * (size_t)(cap ? cap : 1));
+    b->syms = tt__malloc(sizeof *b->syms * (size_t)(cap ? cap : 1));
+    b->vals = tt__malloc(sizeof *b->vals * (size_t)(cap ? cap : 1));
     if (!b->syms || !b->vals)
         return tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
     for (int i = 0; i < g->ninputs; i++) {
@@ -53,7 +53,7 @@ static tt_status eval_const(const tt_graph *g, const tt_value *v, const bindings
         sym |= tt_size_is_sym(v->u.ints[k]);
     if (!sym)
         return TT_OK;
-    *scratch = malloc(sizeof **scratch * (size_t)v->n);
+    *scratch = tt__malloc(sizeof **scratch * (size_t)v->n);
     if (!*scratch)
         return tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
     for (int k = 0; k < v->n; k++)
@@ -83,7 +83,7 @@ static tt_status bind(const tt_graph *g, const gnode *n, tt_tensor ***vals, cons
         } else if (a->kind == GARG_REF) {
             args[i] = tt_v_tensor(vals[a->ref.node][a->ref.out]);
         } else {
-            tt_tensor **l = malloc(sizeof *l * (size_t)(a->nrefs ? a->nrefs : 1));
+            tt_tensor **l = tt__malloc(sizeof *l * (size_t)(a->nrefs ? a->nrefs : 1));
             if (!l)
                 return tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
             for (int k = 0; k < a->nrefs; k++)
@@ -122,10 +122,10 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
      * symbols: evaluated on these inputs' sizes. */
     bindings b = {0};
     tt_status st = g->mode == TT_TRACE_SYMBOLIC ? bind_symbols(g, inputs, &b) : TT_OK;
-    tt_tensor ***vals = st ? NULL : calloc((size_t)g->n, sizeof *vals);
+    tt_tensor ***vals = st ? NULL : tt__calloc((size_t)g->n, sizeof *vals);
     if (!vals) {
-        free(b.syms);
-        free(b.vals);
+        tt__free(b.syms);
+        tt__free(b.vals);
         return st ? st : tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
     }
     /* The graph already holds any traced backward: record nothing. */
@@ -133,7 +133,7 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
     for (int i = 0; i < g->n && !st; i++) {
         const gnode *n = &g->nodes[i];
         int nv = n->nvals > 0 ? n->nvals : 1;
-        vals[i] = calloc((size_t)nv, sizeof **vals);
+        vals[i] = tt__calloc((size_t)nv, sizeof **vals);
         if (!vals[i]) {
             st = tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
             break;
@@ -149,7 +149,7 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
             if (!st)
                 st = tt_op_call(n->op, args, n->nargs, outs, n->nvals);
             for (int a = 0; a < n->nargs; a++)
-                free(lists[a]);
+                tt__free(lists[a]);
             for (int j = 0; !st && j < n->nvals; j++)
                 vals[i][j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
         } else {
@@ -163,10 +163,10 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
             continue;
         for (int j = 0; j < (g->nodes[i].nvals > 0 ? g->nodes[i].nvals : 1); j++)
             tt_release(vals[i][j]);
-        free(vals[i]);
+        tt__free(vals[i]);
     }
-    free(vals);
-    free(b.syms);
-    free(b.vals);
+    tt__free(vals);
+    tt__free(b.syms);
+    tt__free(b.vals);
     return st;
 }

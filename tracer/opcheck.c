@@ -51,7 +51,7 @@ static void argset_free(argset *a)
         if (a->lists[i]) {
             for (int k = 0; k < a->v[i].n; k++)
                 tt_release(a->lists[i][k]);
-            free(a->lists[i]);
+            tt__free(a->lists[i]);
         }
     }
     memset(a, 0, sizeof *a);
@@ -70,7 +70,7 @@ static tt_status argset_copy(argset *a, const tt_value *args, int nargs, bool fa
                 return tt_errcode();
             }
         } else if (args[i].kind == TT_V_TENSORS) {
-            a->lists[i] = calloc((size_t)(args[i].n ? args[i].n : 1), sizeof(tt_tensor *));
+            a->lists[i] = tt__calloc((size_t)(args[i].n ? args[i].n : 1), sizeof(tt_tensor *));
             if (!a->lists[i])
                 return tt_error(TT_ENOMEM, "tt_opcheck: out of memory");
             for (int k = 0; k < args[i].n; k++)
@@ -365,7 +365,7 @@ static tt_status aot_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void
         if (c->args[i].kind == TT_V_TENSOR && c->args[i].u.t) {
             args[i].u.t = in[k++];
         } else if (c->args[i].kind == TT_V_TENSORS) {
-            lists[i] = calloc((size_t)(c->args[i].n ? c->args[i].n : 1), sizeof(tt_tensor *));
+            lists[i] = tt__calloc((size_t)(c->args[i].n ? c->args[i].n : 1), sizeof(tt_tensor *));
             if (!lists[i]) {
                 st = tt_error(TT_ENOMEM, "tt_opcheck: out of memory");
                 break;
@@ -425,7 +425,7 @@ static tt_status aot_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void
     tt_release(loss);
     clear_outs(res, nr);
     for (int i = 0; i < c->nargs; i++)
-        free(lists[i]);
+        tt__free(lists[i]);
     return st;
 }
 
@@ -653,7 +653,9 @@ char *tt_opcheck_report_to_text(const tt_opcheck_report *r)
     for (int k = 0; k < TT_OPCHECK_NCHECKS; k++)
         counts[r->entries[k].result]++;
     size_t cap = 512 + TT_OPCHECK_NCHECKS * 1200;
-    char *buf = malloc(cap);
+    /* The caller frees the text with free(): libc's malloc, counted by the
+     * allocator hook so out-of-memory injection reaches it. */
+    char *buf = tt__alloc_request(cap) ? malloc(cap) : NULL;
     if (!buf) {
         tt_error(TT_ENOMEM, "tt_opcheck_report_to_text: out of memory");
         return NULL;

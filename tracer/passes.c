@@ -54,11 +54,11 @@ static void compact(tt_graph *g, const bool *keep, int *newidx)
 
 int tt__pass_dce(tt_graph *g)
 {
-    bool *keep = malloc(sizeof *keep * (size_t)(g->n + 1));
-    int *newidx = malloc(sizeof *newidx * (size_t)(g->n + 1));
+    bool *keep = tt__malloc(sizeof *keep * (size_t)(g->n + 1));
+    int *newidx = tt__malloc(sizeof *newidx * (size_t)(g->n + 1));
     if (!keep || !newidx) {
-        free(keep);
-        free(newidx);
+        tt__free(keep);
+        tt__free(newidx);
         return 0; /* the plan stays correct without the pass */
     }
     /* Backwards: a node lives when it writes something, is an input or
@@ -88,8 +88,8 @@ int tt__pass_dce(tt_graph *g)
         removed += !keep[i];
     if (removed)
         compact(g, keep, newidx);
-    free(keep);
-    free(newidx);
+    tt__free(keep);
+    tt__free(newidx);
     return removed;
 }
 
@@ -137,11 +137,11 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
     int rewritten = 0;
     /* root[i]: the input whose value node i's chain of rewritten in-place
      * ops descends from (-1: none); last[p]: the final value of input p. */
-    int *root = malloc(sizeof *root * (size_t)(g->n + 1));
-    int *last = malloc(sizeof *last * (size_t)(g->ninputs + 1));
+    int *root = tt__malloc(sizeof *root * (size_t)(g->n + 1));
+    int *last = tt__malloc(sizeof *last * (size_t)(g->ninputs + 1));
     if (!root || !last) {
-        free(root);
-        free(last);
+        tt__free(root);
+        tt__free(last);
         return 0; /* the pass is optional */
     }
     for (int i = 0; i < g->n; i++)
@@ -192,8 +192,8 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         }
     }
     tt__graph_rebuild_users(g);
-    free(root);
-    free(last);
+    tt__free(root);
+    tt__free(last);
     return rewritten;
 }
 

@@ -34,7 +34,9 @@ static inline void sb_printf(sbuf *b, const char *fmt, ...)
             return;
         }
         size_t nc = (b->cap ? b->cap * 2 : 256) + (size_t)n;
-        char *ns = realloc(b->s, nc);
+        /* libc's realloc (the caller frees the text with free()), counted
+         * by the allocator hook so out-of-memory injection reaches it. */
+        char *ns = tt__alloc_request(nc) ? realloc(b->s, nc) : NULL;
         if (!ns) {
             b->oom = true;
             return;

@@ -12,7 +12,7 @@
 static sym_state *state_of(tracer *tr)
 {
     if (!tr->sym) {
-        tr->sym = calloc(1, sizeof *tr->sym);
+        tr->sym = tt__calloc(1, sizeof *tr->sym);
         if (!tr->sym)
             tt_error(TT_ENOMEM, "out of memory starting a symbolic trace");
     }
@@ -24,7 +24,8 @@ static void record_guard(void *ud, tt_guard_op op, tt_size a, tt_size b, bool re
     sym_state *s = ud;
     if (s->nguards == s->cap_guards) {
         int nc = s->cap_guards ? s->cap_guards * 2 : 16;
-        sym_guard *ng = realloc(s->guards, sizeof *ng * (size_t)nc);
+        sym_guard *ng = tt__realloc(s->guards, sizeof *ng * (size_t)s->cap_guards,
+                                     sizeof *ng * (size_t)nc);
         if (!ng) {
             s->oom = true;
             return;
@@ -98,7 +99,7 @@ void tt__symbolic_end(tracer *tr)
 {
     if (!tr->sym)
         return;
-    free(tr->sym->guards);
-    free(tr->sym);
+    tt__free(tr->sym->guards);
+    tt__free(tr->sym);
     tr->sym = NULL;
 }

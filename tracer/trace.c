@@ -283,7 +283,7 @@ static void free_gargs(garg *a, int n)
 {
     for (int i = 0; i < n; i++)
         if (a[i].kind == GARG_REFS)
-            free(a[i].refs);
+            tt__free(a[i].refs);
 }
 
 static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, int nargs,
@@ -303,7 +303,7 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
         } else if (v->kind == TT_V_TENSORS) {
             ga[i].kind = GARG_REFS;
             ga[i].nrefs = v->n;
-            ga[i].refs = malloc(sizeof(gref) * (size_t)(v->n ? v->n : 1));
+            ga[i].refs = tt__malloc(sizeof(gref) * (size_t)(v->n ? v->n : 1));
             if (!ga[i].refs)
                 st = tt_error(TT_ENOMEM, "out of memory tracing %s", tt_op_name(op));
             for (int k = 0; !st && k < v->n; k++) {
