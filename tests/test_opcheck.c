@@ -1205,6 +1205,8 @@ START_TEST(test_opcheck_oom)
             ck_assert_msg(strstr(tt_errmsg(), "out of memory") != NULL,
                           "allocation %lld: %s", (long long)n, tt_errmsg());
         tt_clear_error();
+        ck_assert_msg(tt_live_tensors() == 1, "allocation %lld: %lld tensors left (%s)",
+                      (long long)n, (long long)tt_live_tensors(), tt_status_name(st));
     }
     tt_release(x);
 }

@@ -199,6 +199,17 @@ static tt_status add_user(tt_graph *g, int node, int user)
     return TT_OK;
 }
 
+/* Undoes the add_user calls made for a node that could not be added (the
+ * newest user of any node, so only list tails hold it). */
+static void drop_user_everywhere(tt_graph *g, int user)
+{
+    for (int i = 0; i < user; i++) {
+        gnode *n = &g->nodes[i];
+        while (n->nusers && n->users[n->nusers - 1] == user)
+            n->nusers--;
+    }
+}
+
 static int add_value_node(tt_graph *g, tt_node_kind kind, tt_tensor *value, const char *base)
 {
     int id = new_node(g, kind);
@@ -290,8 +301,11 @@ int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
 oom:
     tt_error(TT_ENOMEM, "out of memory adding a node for %s", tt_op_name(op));
 fail:
+    drop_user_everywhere(g, id);
     for (int i = 0; i < n->nargs; i++)
         tt__garg_clear(&n->args[i]);
+    for (int j = 0; j < n->nvals; j++)
+        tt_release(n->vals[j]);
     tt__free(n->args);
     tt__free(n->vals);
     g->n--;
@@ -314,8 +328,12 @@ int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts)
     n->nouts = nouts;
     snprintf(n->name, sizeof n->name, "output");
     for (int i = 0; i < nouts; i++)
-        if (add_user(g, outs[i].node, id))
+        if (add_user(g, outs[i].node, id)) {
+            drop_user_everywhere(g, id);
+            tt__free(n->outs);
+            g->n--;
             return -1;
+        }
     g->output = id;
     return id;
 }
