@@ -149,8 +149,8 @@ START_TEST(test_fake_read_is_safe)
     }
     /* Outside a trace, a fake tensor's data stays unavailable. */
     ck_assert_ptr_null(tt_data(big));
-    ck_assert_error(TT_EFAKE, "tt_data: cannot access the data of fake tensor fake f32[40960, "
-                              "32768]");
+    ck_assert_error(TT_EFAKE, "tt_data: cannot access the data of fake");
+    ck_assert_error(TT_EFAKE, "f32[40960, 32768]");
     double v = 5;
     ck_assert_int_eq(tt_item(big, &v), TT_EFAKE);
     ck_assert_double_eq(v, 5);
