@@ -1,143 +1,183 @@
 /* tt_explain_run: tracing that splits at graph breaks, as
  * torch._dynamo.explain. The function runs on real inputs and computes as
- * it records; at a break the current graph is closed with the values the
- * function still holds as its outputs, the C code gets real data, and the
- * next graph starts with those values as its inputs. */
+ * it records; at a break the current graph is closed, the C code gets
+ * real data, and the next graph starts with the closed graph's values as
+ * its inputs.
+ *
+ * Which values cross a break is decided from the graphs, not from who
+ * holds them: at the break every current value of the closing graph is
+ * handed on (a placeholder of the next graph); when the run has finished,
+ * the ones the next graph never reads are dropped again, from the last
+ * graph backwards, except the values the C code read at the break. A
+ * tensor a later graph did not compute (made by the C code between two
+ * graphs, from the data it read) is an input of that graph, not a
+ * constant. */
+#include "print_impl.h"
 #include "trace_impl.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+typedef struct {
+    tt_break_info info; /* its strings point into this record */
+    char reason[512], op[128], file[256], func[128];
+} break_rec;
+
+typedef struct {
+    tt_graph *g;
+    /* The values handed on at the break that closed it (the next graph's
+     * first nprev inputs), and which of them the C code read there. */
+    gref *outs;
+    bool *pinned;
+    int nouts;
+    int nprev; /* inputs that are the previous graph's values */
+    double trace_ms;
+} graph_rec;
 
 struct tt_explain {
-    tt_graph **graphs;
-    int ngraphs;
-    tt_break_info *breaks;
-    int nbreaks;
-    /* Storage for the break texts. */
-    char (*reasons)[512];
-    char (*ops)[128];
-    char (*files)[256];
-    char (*funcs)[128];
+    graph_rec *graphs;
+    int ngraphs, cap_graphs;
+    break_rec *breaks;
+    int nbreaks, cap_breaks;
 };
 
 typedef struct {
     tt_explain *e;
-    int cap;
+    int nprev;         /* of the open graph */
+    double opened_ms;  /* when the open graph started */
+    tt_status failed;  /* a split that failed fails the run */
 } split_state;
-
-static tt_status grow(split_state *s)
-{
-    tt_explain *e = s->e;
-    if (e->ngraphs < s->cap)
-        return TT_OK;
-    int nc = s->cap ? s->cap * 2 : 4;
-    tt_graph **g = realloc(e->graphs, sizeof *g * (size_t)nc);
-    if (g)
-        e->graphs = g;
-    tt_break_info *b = realloc(e->breaks, sizeof *b * (size_t)nc);
-    if (b)
-        e->breaks = b;
-    char(*r)[512] = realloc(e->reasons, sizeof *r * (size_t)nc);
-    if (r)
-        e->reasons = r;
-    char(*o)[128] = realloc(e->ops, sizeof *o * (size_t)nc);
-    if (o)
-        e->ops = o;
-    char(*f)[256] = realloc(e->files, sizeof *f * (size_t)nc);
-    if (f)
-        e->files = f;
-    char(*fu)[128] = realloc(e->funcs, sizeof *fu * (size_t)nc);
-    if (fu)
-        e->funcs = fu;
-    if (!g || !b || !r || !o || !f || !fu)
-        return tt_error(TT_ENOMEM, "tt_explain_run: out of memory");
-    s->cap = nc;
-    return TT_OK;
-}
 
 extern atomic_uint_fast64_t tt__next_trace_key;
 
-/* Closes the current graph with the live values as outputs and opens the
- * next one with them as inputs. `extra` tensors (outputs of an op run
- * eagerly at the break) are inputs of the next graph too. */
-static tt_status split(tracer *tr, tt_tensor **extra, int nextra)
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Room for one more element in *arr (of `size` bytes each). */
+static tt_status grow(void **arr, int n, int *cap, size_t size)
+{
+    if (n < *cap)
+        return TT_OK;
+    int nc = *cap ? *cap * 2 : 4;
+    void *a = tt__realloc(*arr, size * (size_t)*cap, size * (size_t)nc);
+    if (!a)
+        return tt_error(TT_ENOMEM, "tt_explain_run: out of memory");
+    *arr = a;
+    *cap = nc;
+    return TT_OK;
+}
+
+static tt_status push_graph(split_state *s, tt_graph *g)
+{
+    tt_explain *e = s->e;
+    tt_status st = grow((void **)&e->graphs, e->ngraphs, &e->cap_graphs, sizeof *e->graphs);
+    if (st)
+        return st;
+    e->graphs[e->ngraphs++] = (graph_rec){.g = g, .nprev = s->nprev,
+                                          .trace_ms = now_ms() - s->opened_ms};
+    return TT_OK;
+}
+
+static bool pinned(const tt_tensor *v, const tt_tensor *const *pin, int npin)
+{
+    for (int i = 0; i < npin; i++)
+        if (pin[i] == v)
+            return true;
+    return false;
+}
+
+/* Closes the current graph and opens the next one, whose first inputs
+ * are the closed graph's current values (the ones no in-place op has
+ * replaced). `pin` are the tensors the C code reads at this break. On
+ * failure the tracer still has a graph to record into, and the run fails
+ * when the function returns. */
+static tt_status split(tracer *tr, const tt_tensor *const *pin, int npin)
 {
     split_state *s = tr->split;
     tt_graph *g = tr->g;
-    tt_tensor **live = malloc(sizeof *live * (size_t)(g->n + nextra + 1));
-    gref *refs = malloc(sizeof *refs * (size_t)(g->n + 1));
-    if (!live || !refs) {
-        free(live);
-        free(refs);
-        return tt_error(TT_ENOMEM, "tt_explain_run: out of memory at a graph break");
+    char name[32];
+    snprintf(name, sizeof name, "graph_%d", s->e->ngraphs + 2);
+    tt_graph *next = tt__graph_new(name, tr->kind);
+    tt_status st = next ? push_graph(s, g) : tt_errcode();
+    if (st) {
+        tt_graph_free(next);
+        return s->failed = st;
     }
-    int nlive = 0;
+    graph_rec *rec = &s->e->graphs[s->e->ngraphs - 1];
+    uint64_t old_key = tr->key;
+    tr->g = next;
+    tr->key = atomic_fetch_add(&tt__next_trace_key, 1);
+    s->opened_ms = now_ms();
+    s->nprev = 0;
+    int nvals = 0;
+    for (int i = 0; i < g->n; i++)
+        nvals += g->nodes[i].nvals;
+    rec->outs = tt__malloc(sizeof *rec->outs * (size_t)(nvals ? nvals : 1));
+    rec->pinned = tt__malloc(sizeof *rec->pinned * (size_t)(nvals ? nvals : 1));
+    if (!rec->outs || !rec->pinned)
+        return s->failed = tt_error(TT_ENOMEM, "tt_explain_run: out of memory at a graph break");
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
         for (int j = 0; j < n->nvals; j++) {
-            tt_tensor *v = n->vals[j];
-            gref r;
-            /* Held outside the graph, and still this graph's value (not
-             * since replaced by an in-place op's result node). */
-            if (v && tt_refcount(v) > 1 && tt__tracer_lookup(tr, v, &r) && r.node == i &&
-                r.out == j) {
-                refs[nlive] = r;
-                live[nlive++] = v;
+            int64_t v;
+            if (n->vals[j] && tt_get_mode_tag(n->vals[j], old_key, &v) &&
+                v == ((int64_t)i << 8 | j)) {
+                rec->pinned[rec->nouts] = pinned(n->vals[j], pin, npin);
+                rec->outs[rec->nouts++] = (gref){i, j};
             }
         }
     }
-    tt_status st = grow(s);
-    if (!st && tt__graph_set_output(g, refs, nlive) < 0)
-        st = tt_errcode();
-    if (!st) {
-        s->e->graphs[s->e->ngraphs++] = g;
-        char name[32];
-        snprintf(name, sizeof name, "graph_%d", s->e->ngraphs + 1);
-        tr->g = tt__graph_new(name, tr->kind);
-        tr->key = atomic_fetch_add(&tt__next_trace_key, 1);
-        if (!tr->g)
-            st = tt_errcode();
-    }
-    for (int i = 0; i < nextra; i++)
-        live[nlive++] = extra[i];
-    for (int i = 0; !st && i < nlive; i++) {
-        int id = tt__graph_add_placeholder(tr->g, live[i]);
+    for (int k = 0; k < rec->nouts; k++) {
+        const gnode *src = &g->nodes[rec->outs[k].node];
+        tt_tensor *v = src->vals[rec->outs[k].out];
+        int id = tt__graph_add_placeholder(next, v, src->name);
         if (id < 0)
-            st = tt_errcode();
-        else
-            tt__tracer_tag(tr, live[i], id, 0);
+            return s->failed = tt_errcode();
+        tt__tracer_tag(tr, v, id, 0);
+        s->nprev++;
     }
-    free(live);
-    free(refs);
-    return st;
+    return TT_OK;
 }
 
-static void record_break(tracer *tr, tt_break_kind kind, const char *reason, const tt_op *op,
-                         tt_srcloc loc)
+static tt_status record_break(tracer *tr, tt_break_kind kind, const char *reason,
+                              const tt_op *op, tt_srcloc loc)
 {
-    split_state *s = tr->split;
-    tt_explain *e = s->e;
-    int i = e->nbreaks;
-    snprintf(e->reasons[i], sizeof e->reasons[i], "%s", reason);
-    snprintf(e->ops[i], sizeof e->ops[i], "%s", op ? tt_op_name(op) : "");
-    snprintf(e->files[i], sizeof e->files[i], "%s", loc.file ? loc.file : "");
-    snprintf(e->funcs[i], sizeof e->funcs[i], "%s", loc.func ? loc.func : "");
-    e->breaks[i] = (tt_break_info){kind, e->reasons[i], op ? e->ops[i] : NULL,
-                                   {loc.file ? e->files[i] : NULL, loc.line,
-                                    loc.func ? e->funcs[i] : NULL}};
-    e->nbreaks++;
+    tt_explain *e = ((split_state *)tr->split)->e;
+    tt_status st = grow((void **)&e->breaks, e->nbreaks, &e->cap_breaks, sizeof *e->breaks);
+    if (st)
+        return st;
+    break_rec *b = &e->breaks[e->nbreaks++];
+    snprintf(b->reason, sizeof b->reason, "%s", reason);
+    snprintf(b->op, sizeof b->op, "%s", op ? tt_op_name(op) : "");
+    snprintf(b->file, sizeof b->file, "%s", loc.file ? loc.file : "");
+    snprintf(b->func, sizeof b->func, "%s", loc.func ? loc.func : "");
+    b->info = (tt_break_info){kind, NULL, NULL, {NULL, loc.line, NULL}};
+    b->info.loc.file = loc.file ? b->file : NULL; /* pointers set once the array is final */
+    b->info.loc.func = loc.func ? b->func : NULL;
+    b->info.op = op ? b->op : NULL;
+    return TT_OK;
+}
+
+static tt_status break_at(tracer *tr, tt_break_kind kind, const tt_op *op, const char *reason,
+                          tt_srcloc loc, const tt_tensor *const *pin, int npin)
+{
+    if (tr->opts.fullgraph)
+        return tt__tracer_break(tr, kind, reason, op ? tt_op_name(op) : NULL, loc);
+    tt_status st = split(tr, pin, npin);
+    return st ? st : record_break(tr, kind, reason, op, loc);
 }
 
 static tt_status on_break(tracer *tr, tt_break_kind kind, const tt_op *op, const char *reason,
                           tt_srcloc loc)
 {
-    if (tr->opts.fullgraph)
-        return tt__tracer_break(tr, kind, reason, op ? tt_op_name(op) : NULL, loc);
-    tt_status st = split(tr, NULL, 0);
-    if (!st)
-        record_break(tr, kind, reason, op, loc);
-    return st;
+    const tt_tensor *pin[1] = {tr->read_tensor};
+    return break_at(tr, kind, op, reason, loc, pin, tr->read_tensor ? 1 : 0);
 }
 
 tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args, int nargs,
@@ -145,7 +185,13 @@ tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args
 {
     char reason[512];
     tt__no_fake_reason(op, reason, sizeof reason);
-    tt_status st = on_break(tr, TT_BREAK_NO_FAKE_KERNEL, op, reason, tt__callsite());
+    /* The op's tensor arguments are what the C code (the eager op) reads. */
+    const tt_tensor *pin[TT_TRACE_MAX_ARGS];
+    int npin = 0;
+    for (int i = 0; i < nargs && npin < TT_TRACE_MAX_ARGS; i++)
+        if (args[i].kind == TT_V_TENSOR && args[i].u.t)
+            pin[npin++] = args[i].u.t;
+    tt_status st = break_at(tr, TT_BREAK_NO_FAKE_KERNEL, op, reason, tt__callsite(), pin, npin);
     if (st)
         return st;
     st = tt_op_redispatch(op, args, nargs, outs, nouts);
@@ -154,7 +200,7 @@ tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args
     /* The op's results are inputs of the graph that just opened. */
     for (int j = 0; j < nouts && !st; j++)
         if (outs[j].kind == TT_V_TENSOR && outs[j].u.t) {
-            int id = tt__graph_add_placeholder(tr->g, outs[j].u.t);
+            int id = tt__graph_add_placeholder(tr->g, outs[j].u.t, NULL);
             if (id < 0)
                 st = tt_errcode();
             else
@@ -163,19 +209,77 @@ tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args
     return st;
 }
 
+/* ------------------------------------------------------------ finishing */
+
+/* Graph k (after a break): drops the inputs handed on from graph k - 1
+ * that it never reads (unless the C code read them at the break), makes
+ * the tensors it did not compute (constants) inputs, and sets graph
+ * k - 1's outputs to the inputs kept. */
+static tt_status finish_graph(tt_explain *e, int k)
+{
+    tt_graph *g = e->graphs[k].g;
+    graph_rec *prev = &e->graphs[k - 1];
+    int nprev = e->graphs[k].nprev;
+    int *order = tt__malloc(sizeof *order * (size_t)(g->n + 1));
+    gref *kept = tt__malloc(sizeof *kept * (size_t)(prev->nouts + 1));
+    if (!order || !kept) {
+        tt__free(order);
+        tt__free(kept);
+        return tt_error(TT_ENOMEM, "tt_explain_run: out of memory");
+    }
+    int n = 0, nkept = 0;
+    for (int i = 0; i < nprev; i++)
+        if (g->nodes[i].nusers > 0 || prev->pinned[i]) {
+            order[n++] = i;
+            kept[nkept++] = prev->outs[i];
+        }
+    for (int i = nprev; i < g->n; i++)
+        if (g->nodes[i].kind == TT_NODE_PLACEHOLDER)
+            order[n++] = i;
+    for (int i = 0, c = 0; i < g->n; i++)
+        if (g->nodes[i].kind == TT_NODE_CONSTANT) {
+            g->nodes[i].kind = TT_NODE_PLACEHOLDER;
+            snprintf(g->nodes[i].name, sizeof g->nodes[i].name, "from_c%d", c++);
+            order[n++] = i;
+        }
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].kind == TT_NODE_OP || g->nodes[i].kind == TT_NODE_OUTPUT)
+            order[n++] = i;
+    tt_status st = tt__graph_reorder(g, order, n);
+    if (!st && tt__graph_set_output(prev->g, kept, nkept) < 0)
+        st = tt_errcode();
+    tt__free(order);
+    tt__free(kept);
+    return st;
+}
+
+static tt_status finish(tt_explain *e)
+{
+    for (int k = e->ngraphs - 1; k > 0; k--) {
+        tt_status st = finish_graph(e, k);
+        if (st)
+            return st;
+    }
+    for (int i = 0; i < e->ngraphs; i++) {
+        tt_status st = tt_graph_verify(e->graphs[i].g);
+        if (st)
+            return st;
+    }
+    return TT_OK;
+}
+
 tt_explain *tt_explain_free(tt_explain *e)
 {
     if (!e)
         return NULL;
-    for (int i = 0; i < e->ngraphs; i++)
-        tt_graph_free(e->graphs[i]);
-    free(e->graphs);
-    free(e->breaks);
-    free(e->reasons);
-    free(e->ops);
-    free(e->files);
-    free(e->funcs);
-    free(e);
+    for (int i = 0; i < e->ngraphs; i++) {
+        tt_graph_free(e->graphs[i].g);
+        tt__free(e->graphs[i].outs);
+        tt__free(e->graphs[i].pinned);
+    }
+    tt__free(e->graphs);
+    tt__free(e->breaks);
+    tt__free(e);
     return NULL;
 }
 
@@ -190,19 +294,17 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
         return NULL;
     tt_trace_opts o = opts ? *opts : (tt_trace_opts){0};
     o.mode = TT_TRACE_REAL; /* the code between graphs needs real data */
-    tt_explain *e = calloc(1, sizeof *e);
+    tt_explain *e = tt__calloc(1, sizeof *e);
     if (!e) {
         tt_error(TT_ENOMEM, "tt_explain_run: out of memory");
         return NULL;
     }
-    split_state s = {e, 0};
+    split_state s = {e, 0, now_ms(), TT_OK};
     tracer tr;
     tt_tensor *vals[TT_TRACE_MAX_INPUTS], *outs[TT_TRACE_MAX_OUTS] = {0};
     tt_status st = tt__tracer_begin(&tr, &o, "graph_1");
     tr.on_break = on_break;
     tr.split = &s;
-    if (!st)
-        st = grow(&s);
     int made = 0;
     if (!st) {
         st = tt__tracer_add_inputs(&tr, nin, inputs, vals);
@@ -210,12 +312,15 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
     }
     if (!st)
         st = tt__tracer_run(&tr, fn, nin, vals, outs);
+    if (!st && s.failed) /* the function went on past a failed split */
+        st = tt_error(s.failed, "tt_explain_run: splitting the graph at a break failed (%s)",
+                      tt_status_name(s.failed));
     if (!st)
         st = tt__tracer_set_outputs(&tr, outs, tr.opts.nout);
-    if (!st && !(st = grow(&s)))
-        e->graphs[e->ngraphs++] = tr.g, tr.g = NULL;
-    for (int i = 0; !st && i < e->ngraphs; i++)
-        st = tt_graph_verify(e->graphs[i]);
+    if (!st && !(st = push_graph(&s, tr.g)))
+        tr.g = NULL;
+    if (!st)
+        st = finish(e);
     for (int i = 0; i < made; i++)
         tt_release(vals[i]);
     for (int i = 0; i < tr.opts.nout && i < TT_TRACE_MAX_OUTS; i++)
@@ -224,13 +329,17 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
     tt__tracer_end(&tr);
     if (st)
         return tt_explain_free(e);
-    /* grow() moved the texts: point the break infos at them again. */
-    for (int i = 0; i < e->nbreaks; i++)
-        e->breaks[i] = (tt_break_info){e->breaks[i].kind, e->reasons[i],
-                                       e->breaks[i].op ? e->ops[i] : NULL,
-                                       {e->breaks[i].loc.file ? e->files[i] : NULL,
-                                        e->breaks[i].loc.line,
-                                        e->breaks[i].loc.func ? e->funcs[i] : NULL}};
+    /* The records no longer move: point the break infos at their texts. */
+    for (int i = 0; i < e->nbreaks; i++) {
+        break_rec *b = &e->breaks[i];
+        b->info.reason = b->reason;
+        if (b->info.op)
+            b->info.op = b->op;
+        if (b->info.loc.file)
+            b->info.loc.file = b->file;
+        if (b->info.loc.func)
+            b->info.loc.func = b->func;
+    }
     return e;
 }
 
@@ -239,53 +348,64 @@ int tt_explain_break_count(const tt_explain *e) { return e ? e->nbreaks : 0; }
 
 const tt_graph *tt_explain_graph(const tt_explain *e, int i)
 {
-    return e && i >= 0 && i < e->ngraphs ? e->graphs[i] : NULL;
+    return e && i >= 0 && i < e->ngraphs ? e->graphs[i].g : NULL;
 }
 
 const tt_break_info *tt_explain_break(const tt_explain *e, int i)
 {
-    return e && i >= 0 && i < e->nbreaks ? &e->breaks[i] : NULL;
+    return e && i >= 0 && i < e->nbreaks ? &e->breaks[i].info : NULL;
 }
 
+/* "Graph count: 2\nGraph break count: 1\n..." then per graph its ops,
+ * its guards (one per input, in compile's words) and its trace time. */
 char *tt_explain_to_text(const tt_explain *e)
 {
     if (!e) {
         tt_error(TT_EINVAL, "tt_explain_to_text: argument 'explain' is NULL");
         return NULL;
     }
-    size_t cap = 4096 + (size_t)e->ngraphs * 4096;
-    char *buf = malloc(cap);
-    if (!buf) {
+    sbuf b = {0};
+    int ops = 0;
+    for (int i = 0; i < e->ngraphs; i++)
+        for (int k = 0; k < e->graphs[i].g->n; k++)
+            ops += e->graphs[i].g->nodes[k].kind == TT_NODE_OP;
+    sb_printf(&b, "Graph count: %d\nGraph break count: %d\nOp count: %d\n", e->ngraphs,
+              e->nbreaks, ops);
+    if (e->nbreaks)
+        sb_printf(&b, "Break reasons:\n");
+    for (int i = 0; i < e->nbreaks; i++) {
+        const tt_break_info *bi = &e->breaks[i].info;
+        sb_printf(&b, "  %d. %s: %s\n", i + 1, tt_break_kind_name(bi->kind), bi->reason);
+        if (bi->loc.file)
+            sb_printf(&b, "     at %s:%d in %s()\n", bi->loc.file, bi->loc.line,
+                      bi->loc.func ? bi->loc.func : "?");
+    }
+    sb_printf(&b, "Ops per graph:\n");
+    for (int i = 0; i < e->ngraphs; i++) {
+        const tt_graph *g = e->graphs[i].g;
+        sb_printf(&b, "  Graph %d:", i + 1);
+        int shown = 0;
+        for (int k = 0; k < g->n; k++)
+            if (g->nodes[k].kind == TT_NODE_OP)
+                sb_printf(&b, "%s %s", shown++ ? "," : "", tt_op_name(g->nodes[k].op));
+        sb_printf(&b, "%s\n", shown ? "" : " (none)");
+    }
+    sb_printf(&b, "Guards per graph:\n");
+    for (int i = 0; i < e->ngraphs; i++) {
+        const tt_graph *g = e->graphs[i].g;
+        sb_printf(&b, "  Graph %d (traced in %.3f ms):%s\n", i + 1, e->graphs[i].trace_ms,
+                  g->ninputs ? "" : " (no inputs)");
+        for (int k = 0; k < g->n; k++)
+            if (g->nodes[k].kind == TT_NODE_PLACEHOLDER) {
+                char guard[512];
+                tt__guard_text(g->nodes[k].vals[0], guard, sizeof guard);
+                sb_printf(&b, "    %s: %s\n", g->nodes[k].name, guard);
+            }
+    }
+    if (b.oom || !b.s) {
+        free(b.s);
         tt_error(TT_ENOMEM, "tt_explain_to_text: out of memory");
         return NULL;
     }
-    size_t len = 0;
-#define PUT(...) len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, __VA_ARGS__)
-    int ops = 0;
-    for (int i = 0; i < e->ngraphs; i++)
-        for (int k = 0; k < e->graphs[i]->n; k++)
-            ops += e->graphs[i]->nodes[k].kind == TT_NODE_OP;
-    PUT("Graph count: %d\nGraph break count: %d\nOp count: %d\n", e->ngraphs, e->nbreaks, ops);
-    if (e->nbreaks)
-        PUT("Break reasons:\n");
-    for (int i = 0; i < e->nbreaks; i++) {
-        const tt_break_info *b = &e->breaks[i];
-        PUT("  %d. %s: %s\n", i + 1, tt_break_kind_name(b->kind), b->reason);
-        if (b->loc.file)
-            PUT("     at %s:%d in %s()\n", b->loc.file, b->loc.line, b->loc.func ? b->loc.func : "?");
-    }
-    PUT("Ops per graph:\n");
-    for (int i = 0; i < e->ngraphs; i++) {
-        PUT("  Graph %d:", i + 1);
-        int shown = 0;
-        for (int k = 0; k < e->graphs[i]->n; k++)
-            if (e->graphs[i]->nodes[k].kind == TT_NODE_OP)
-                PUT("%s %s", shown++ ? "," : "", tt_op_name(e->graphs[i]->nodes[k].op));
-        PUT("%s\n", shown ? "" : " (none)");
-    }
-#undef PUT
-    if (len >= cap) {
-        buf[cap - 1] = '\0'; /* very long op lists are cut */
-    }
-    return buf;
+    return b.s;
 }

@@ -228,11 +228,11 @@ static int add_value_node(tt_graph *g, tt_node_kind kind, tt_tensor *value, cons
     return id;
 }
 
-int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value)
+int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value, const char *name)
 {
     char base[16];
     snprintf(base, sizeof base, "in%d", g->ninputs);
-    int id = add_value_node(g, TT_NODE_PLACEHOLDER, value, base);
+    int id = add_value_node(g, TT_NODE_PLACEHOLDER, value, name && *name ? name : base);
     if (id >= 0)
         g->ninputs++;
     return id;
@@ -355,6 +355,48 @@ void tt__graph_rebuild_users(tt_graph *g)
         for (int k = 0; k < n->nouts; k++)
             add_user(g, n->outs[k].node, i);
     }
+}
+
+tt_status tt__graph_reorder(tt_graph *g, const int *order, int n)
+{
+    int *newidx = tt__malloc(sizeof *newidx * (size_t)(g->n + 1));
+    gnode *nodes = tt__malloc(sizeof *nodes * (size_t)(g->cap ? g->cap : 1));
+    if (!newidx || !nodes) {
+        tt__free(newidx);
+        tt__free(nodes);
+        return tt_error(TT_ENOMEM, "out of memory reordering graph %s", g->name);
+    }
+    for (int i = 0; i < g->n; i++)
+        newidx[i] = -1;
+    for (int k = 0; k < n; k++)
+        newidx[order[k]] = k;
+    for (int i = 0; i < g->n; i++)
+        if (newidx[i] < 0)
+            tt__gnode_free(&g->nodes[i]);
+    g->ninputs = 0;
+    for (int k = 0; k < n; k++) {
+        gnode *x = &nodes[k];
+        *x = g->nodes[order[k]];
+        for (int a = 0; a < x->nargs; a++) {
+            garg *ga = &x->args[a];
+            if (ga->kind == GARG_REF)
+                ga->ref.node = newidx[ga->ref.node];
+            for (int r = 0; ga->kind == GARG_REFS && r < ga->nrefs; r++)
+                if (ga->refs[r].node >= 0)
+                    ga->refs[r].node = newidx[ga->refs[r].node];
+        }
+        for (int o = 0; o < x->nouts; o++)
+            x->outs[o].node = newidx[x->outs[o].node];
+        g->ninputs += x->kind == TT_NODE_PLACEHOLDER;
+    }
+    g->output = g->output >= 0 ? newidx[g->output] : -1;
+    tt__free(g->nodes);
+    tt__free(newidx);
+    g->nodes = nodes;
+    g->n = n;
+    tt__graph_rebuild_users(g);
+    tt__graph_reindex_names(g);
+    return TT_OK;
 }
 
 void tt__gnode_free(gnode *n)

@@ -60,7 +60,8 @@ struct tt_graph {
 tt_graph *tt__graph_new(const char *name, tt_trace_mode mode);
 /* Appends a node; returns its index or -1 (error set). Takes no
  * ownership of anything passed. */
-int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value);
+/* name NULL: "in<k>" for the k-th input. */
+int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value, const char *name);
 int tt__graph_add_constant(tt_graph *g, tt_tensor *value);
 /* args are resolved by `resolve` (tensor -> reference); values are the
  * op's outputs (retained). */
@@ -71,6 +72,10 @@ int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts);
  * rewrote the graph). Capacity only grows, so it cannot fail when the
  * lists were built once. */
 void tt__graph_rebuild_users(tt_graph *g);
+/* Keeps the nodes order[0..n) in that order and frees the others (which
+ * no kept node may reference), renumbering references, users and the
+ * input count. Placeholders must come first. */
+tt_status tt__graph_reorder(tt_graph *g, const int *order, int n);
 /* Rebuilds the name index after a pass renumbered the nodes. */
 void tt__graph_reindex_names(tt_graph *g);
 /* Frees what a node owns (not the node itself: it lives in the array). */

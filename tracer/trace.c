@@ -89,6 +89,16 @@ static tt_status ref_of(tracer *tr, tt_tensor *t, gref *r)
     return TT_OK;
 }
 
+void tt__guard_text(const tt_tensor *t, char *buf, size_t n)
+{
+    char sizes[256], strides[256];
+    tt_size_list_str(tt_ndim(t), tt_sizes(t), false, sizes, sizeof sizes);
+    tt_size_list_str(tt_ndim(t), tt_strides(t), false, strides, sizeof strides);
+    snprintf(buf, n, "check_tensor(%s, requires_grad=%s, size=%s, stride=%s)",
+             tt_dtype_name(tt_dtype_of(t)), tt_requires_grad(t) ? "True" : "False", sizes,
+             strides);
+}
+
 /* --------------------------------------------------------------- breaks */
 
 /* Fails the trace with a report in the shape of torch.compile's graph
@@ -163,8 +173,12 @@ static tt_status trace_data_read(tt_mode *m, const tt_tensor *t, const char *wha
              "%s reads the data of %s%s, but while tracing a tensor's "
              "values are not known: only its sizes, strides and dtype are",
              what, tt_describe(t, d, sizeof d), val);
-    if (tr->on_break)
-        return tr->on_break(tr, TT_BREAK_DATA_READ, NULL, reason, loc);
+    if (tr->on_break) {
+        tr->read_tensor = t;
+        tt_status st = tr->on_break(tr, TT_BREAK_DATA_READ, NULL, reason, loc);
+        tr->read_tensor = NULL;
+        return st;
+    }
     tt_status st = tt__tracer_break(tr, TT_BREAK_DATA_READ, reason, NULL, loc);
     if (!tr->fake && !tr->opts.fullgraph) {
         tt_clear_error(); /* kept in tr->brk_msg for the end of the trace */
@@ -395,7 +409,7 @@ tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tens
         vals[i] = tt__tracer_input(tr, inputs[i]);
         if (!vals[i])
             return tt_errcode();
-        int id = tt__graph_add_placeholder(tr->g, vals[i]);
+        int id = tt__graph_add_placeholder(tr->g, vals[i], NULL);
         if (id < 0)
             return tt_errcode();
         tt__tracer_tag(tr, vals[i], id, 0);

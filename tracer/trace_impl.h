@@ -61,12 +61,16 @@ struct tracer {
     /* Set by explain/compile to split at breaks instead of failing. */
     tt_status (*on_break)(tracer *tr, tt_break_kind kind, const tt_op *op,
                           const char *reason, tt_srcloc loc);
+    const tt_tensor *read_tensor; /* at a data read's break: the tensor read */
     void *split; /* the splitting state of explain */
     /* Symbolic mode: the symbols made for the inputs. */
     sym_state *sym;
 };
 
 tracer *tt__tracer_current(void);
+/* What a compiled plan checks of an input traced as t, in one line:
+ * "check_tensor(f32, requires_grad=False, size=[2, 3], stride=[3, 1])". */
+void tt__guard_text(const tt_tensor *t, char *buf, size_t n);
 void tt__no_fake_reason(const tt_op *op, char *buf, size_t n);
 bool tt__tracer_lookup(const tracer *tr, const tt_tensor *t, gref *out);
 void tt__tracer_tag(tracer *tr, tt_tensor *t, int node, int out);
