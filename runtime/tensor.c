@@ -243,7 +243,6 @@ tt_tensor *tt__make_view(const tt_tensor *t, int ndim, const tt_size *sizes,
                           offset);
 }
 
-int64_t tt_refcount(const tt_tensor *t) { return t ? atomic_load(&t->refcnt) : 0; }
 
 tt_tensor *tt_retain(tt_tensor *t)
 {

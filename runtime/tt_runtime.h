@@ -193,9 +193,6 @@ typedef struct tt_tensor tt_tensor;
         (const int64_t[]) { __VA_ARGS__ }
 
 tt_tensor *tt_retain(tt_tensor *t);  /* returns t; NULL-safe */
-/* The number of references to t (for tools and tests: the tracer uses it
- * to tell which values a function still holds at a graph break). */
-int64_t tt_refcount(const tt_tensor *t);
 tt_tensor *tt_release(tt_tensor *t); /* drops a reference; returns NULL */
 
 /* Scopes: every tensor created on this thread between begin and end is
