@@ -109,6 +109,63 @@ START_TEST(test_unchecked_read_explain)
 }
 END_TEST
 
+/* C code between two graphs makes a tensor from the data it read: for the
+ * second graph that tensor is an input (it changes with the data), not a
+ * constant. */
+static tt_status c_between(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *h = tt_relu(in[0]);
+    const float *p = tt_data(h);
+    float buf[12];
+    for (int i = 0; i < 12; i++)
+        buf[i] = 2 * p[i] + 1;
+    tt_tensor *c = tt_from_data(TT_SHAPE(3, 4), TT_F32, buf);
+    out[0] = tt_keep(tt_mul(tt_add(c, h), in[0]));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_explain_c_tensor_is_input)
+{
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(3, 4), TT_F32));
+    tt_explain *e = NN(tt_explain_run(c_between, 1, &x, NULL));
+    ck_assert_int_eq(tt_explain_graph_count(e), 2);
+    const tt_graph *g1 = tt_explain_graph(e, 0), *g2 = tt_explain_graph(e, 1);
+    /* Graph 1 hands on relu (read by the C code) and x (read by graph 2);
+     * graph 2 takes those and the C code's tensor. */
+    ck_assert_int_eq(tt_graph_num_outputs(g1), 2);
+    ck_assert_int_eq(tt_graph_num_inputs(g2), 3);
+    for (int i = 0; i < tt_graph_num_nodes(g2); i++)
+        ck_assert_int_ne(tt_graph_node_kind(g2, i), TT_NODE_CONSTANT);
+    char *text = NN(tt_graph_to_text(g2));
+    ck_assert_msg(strstr(text, "from_c0: \"f32[3, 4]\"") != NULL, "%s", text);
+    free(text);
+    /* Replayed in order, the two graphs need the C code's tensor as an
+     * input: the value it had in this run gives this run's result. */
+    tt_tensor *want, *mid[2] = {0}, *got = NULL;
+    OK(c_between(&x, 1, &want, 1, NULL));
+    OK(tt_graph_run(g1, 1, &x, 2, mid));
+    tt_tensor *c_now = (tt_tensor *)tt_graph_node_value(g2, 2, 0);
+    OK(tt_graph_run(g2, 3, (tt_tensor *[]){mid[0], mid[1], c_now}, 1, &got));
+    tt_test_assert_same_bits(got, want, "graphs replayed around the C code");
+    tt_release(got);
+    tt_release(want);
+    tt_release(mid[0]);
+    tt_release(mid[1]);
+    /* The text: each graph's guards and trace time. */
+    text = NN(tt_explain_to_text(e));
+    ck_assert_msg(strstr(text, "Guards per graph:\n  Graph 1 (traced in ") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "    in0: check_tensor(f32, requires_grad=False, size=[3, 4], "
+                               "stride=[4, 1])\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "    from_c0: check_tensor(f32, ") != NULL, "%s", text);
+    free(text);
+    tt_explain_free(e);
+    tt_release(x);
+}
+END_TEST
+
 /* ------------------------------------------------------- fake stand-ins */
 
 /* Reads the first and last element of a huge fake activation and writes
@@ -242,6 +299,7 @@ static Suite *breaks_suite(void)
     TCase *tc = tt_tcase("data reads");
     tcase_add_test(tc, test_unchecked_read_every_mode);
     tcase_add_test(tc, test_unchecked_read_explain);
+    tcase_add_test(tc, test_explain_c_tensor_is_input);
     tcase_add_test(tc, test_fake_read_is_safe);
     tcase_add_test(tc, test_fake_item_reads_zero);
     suite_add_tcase(s, tc);
