@@ -233,7 +233,7 @@ START_TEST(test_cache_hits_and_misses)
     tt_tensor *w[2] = {NN(tt_randn(TT_SHAPE(4, 6), TT_F32)), NN(tt_randn(TT_SHAPE(4, 6), TT_F32))};
     check_vs_eager(c, elementwise, w, 2, 1, NULL, "size 4x6");
     CHECK_STATS(c, 5, 3, 2, 2, runs, 2); /* traced again (eager runs count nothing) */
-    assert_last_miss(c, "input 0: size of dim 1 is 6, the plan was traced with 5");
+    assert_last_miss(c, "in0.size(1) == 5 (got 6)");
     ck_assert_ptr_nonnull(tt_compiled_graph(c, 1));
     /* Both plans stay cached. */
     check_vs_eager(c, elementwise, in, 2, 1, NULL, "back to 4x5");
@@ -244,7 +244,7 @@ START_TEST(test_cache_hits_and_misses)
     check_vs_eager(c, elementwise, (tt_tensor *[]){in[0], y}, 2, 1, NULL, "broadcast y");
     CHECK_STATS(c, 8, 5, 3, 3, runs, 3);
     /* With two plans, the reason is the newest plan's. */
-    assert_last_miss(c, "input 0: size of dim 1 is 5, the plan was traced with 6");
+    assert_last_miss(c, "in0.size(1) == 6 (got 5)");
     tt_release(y);
     release_all(w, 2);
     release_all(in, 2);
@@ -257,11 +257,11 @@ END_TEST
 START_TEST(test_guard_reasons)
 {
     static const char *want[] = {
-        "input 0: f64 with 2 dims, the plan was traced with f32 with 2 dims",
-        "input 0: stride of dim 0 is 1, the plan was traced with 5",
-        "input 0: f32 with 3 dims, the plan was traced with f32 with 2 dims",
-        "input 1: requires_grad is on, the plan was traced with off",
-        "input 0: stride of dim 0 is 10, the plan was traced with 5",
+        "in0.dtype == f32 (got f64)",
+        "in0.stride(0) == 5 (got 1)",
+        "in0.dim() == 2 (got 3)",
+        "in1.requires_grad == False (got True)",
+        "in0.stride(0) == 5 (got 10)",
     };
     for (int k = 0; k < 5; k++) {
         int runs = 0;
@@ -416,13 +416,12 @@ START_TEST(test_symbolic_reuses_one_plan)
     tt_tensor *base = NN(tt_randn(TT_SHAPE(5, 4), TT_F32)), *xt = NN(tt_t(base));
     check_vs_eager(c, flat_model, &xt, 1, 1, NULL, "transposed");
     CHECK_STATS(c, 6, 4, 2, 2, runs, 2);
-    assert_last_miss(c, "input 0: its layout differs from the traced one (stride of dim 1 is 4, "
-                        "expected 1)");
+    assert_last_miss(c, "in0.stride(1) == 1 (got 4; the plan is for the traced layout)");
     tt_release(xt);
     tt_release(base);
     tt_tensor *d = NN(tt_randn(TT_SHAPE(3, 3), TT_F64));
     check_vs_eager(c, flat_model, &d, 1, 1, NULL, "f64");
-    assert_last_miss(c, "input 0: f64 with 2 dims, the plan was traced with f32 with 2 dims");
+    assert_last_miss(c, "in0.dtype == f32 (got f64)");
     tt_release(d);
     tt_compiled_free(c);
 }
@@ -488,7 +487,7 @@ START_TEST(test_symbolic_guard)
     } steps[] = {
         {4, 0, 1, 1, "first call"},
         {7, 1, 1, 1, "first call"},
-        {12, 1, 2, 2, "guard s0 < 10 failed (12 vs 10)"}, /* the other branch */
+        {12, 1, 2, 2, "s0 < 10 (got 12 vs 10)"}, /* the other branch */
         {30, 2, 2, 2, NULL},
         {9, 3, 2, 2, NULL},
         {10, 4, 2, 2, NULL},
@@ -550,9 +549,8 @@ START_TEST(test_symbolic_eq_and_int_guards)
     check_vs_eager(c, eq_model, (tt_tensor *[]){a, b3}, 2, 1, NULL, "other rows");
     CHECK_STATS(c, 3, 1, 2, 2, runs, 2);
     tt_compile_stats s = stats_of(c);
-    ck_assert_msg(strstr(s.last_miss, "guard ") && strstr(s.last_miss, " == ") &&
-                      strstr(s.last_miss, "failed (4 vs 2)"),
-                  "%s", s.last_miss);
+    ck_assert_msg(strstr(s.last_miss, " == ") && strstr(s.last_miss, " (got 4 vs 2)"), "%s",
+                  s.last_miss);
     tt_compiled_free(c);
     /* tt_size_int: a guard on the exact value. */
     runs = 0;
@@ -563,7 +561,7 @@ START_TEST(test_symbolic_eq_and_int_guards)
     check_vs_eager(c, int_model, &a2, 1, 1, NULL, "cols 5");
     CHECK_STATS(c, 3, 1, 2, 2, runs, 2);
     s = stats_of(c);
-    ck_assert_msg(strstr(s.last_miss, "== 3 failed (5 vs 3)"), "%s", s.last_miss);
+    ck_assert_msg(strstr(s.last_miss, "== 3 (got 5 vs 3)"), "%s", s.last_miss);
     tt_compiled_free(c);
     tt_release(a);
     tt_release(b);
@@ -586,14 +584,13 @@ START_TEST(test_symbolic_specialization)
     check_vs_eager(c, elementwise, one, 2, 1, NULL, "size 1");
     check_vs_eager(c, elementwise, three, 2, 1, NULL, "size 3");
     CHECK_STATS(c, 2, 0, 2, 2, runs, 2);
-    assert_last_miss(c, "input 0: size of dim 0 is 3; the plan specialized it to 1");
+    assert_last_miss(c, "in0.size(0) == 1 (got 3; the plan specialized it)");
     check_vs_eager(c, elementwise, one, 2, 1, NULL, "size 1 again");
     check_vs_eager(c, elementwise, two, 2, 1, NULL, "size 2 (the symbolic plan)");
     CHECK_STATS(c, 4, 2, 2, 2, runs, 2);
     check_vs_eager(c, elementwise, zero, 2, 1, NULL, "size 0");
     CHECK_STATS(c, 5, 2, 3, 3, runs, 3);
-    assert_last_miss(c, "input 0: size of dim 0 is 0; the plan's symbol for it assumes a size "
-                        "of at least 2");
+    assert_last_miss(c, "in0.size(0) >= 2 (got 0; the plan's symbol for it assumes it)");
     release_all(one, 2);
     release_all(two, 2);
     release_all(three, 2);
@@ -1132,6 +1129,231 @@ START_TEST(test_out_of_memory)
 }
 END_TEST
 
+/* ================================================================ logging */
+
+/* The log's lines go to a temporary file for the test to read. */
+static FILE *log_file;
+
+static void log_begin(const char *topics)
+{
+    log_file = tmpfile();
+    ck_assert_ptr_nonnull(log_file);
+    tt_set_log_stream(log_file);
+    OK(tt_set_log(topics));
+}
+
+/* Everything logged since log_begin (free() it); logging is off again. */
+static char *log_end(void)
+{
+    OK(tt_set_log(NULL));
+    tt_set_log_stream(NULL);
+    long n = ftell(log_file);
+    char *text = malloc((size_t)n + 1);
+    rewind(log_file);
+    ck_assert_int_eq(fread(text, 1, (size_t)n, log_file), n);
+    text[n] = '\0';
+    fclose(log_file);
+    return text;
+}
+
+static int count_lines_with(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+#define ASSERT_LOGGED(text, needle)                                            \
+    ck_assert_msg(strstr((text), (needle)) != NULL, "no \"%s\" in the log:\n%s", (needle), \
+                  (text))
+
+/* TT_LOG=recompiles,guards as the README shows it: each plan's guards,
+ * then the guard that failed when the batch size changes. */
+START_TEST(test_log_recompiles_and_guards)
+{
+    log_begin("recompiles,guards");
+    tt_compiled *c = NN(tt_compile(elementwise, 2, 1, &(tt_trace_opts){.name = "mlp_step"}));
+    tt_tensor *a[2] = {NN(tt_randn(TT_SHAPE(256, 4), TT_F32)), NN(tt_randn(TT_SHAPE(256, 4), TT_F32))};
+    tt_tensor *b[2] = {NN(tt_randn(TT_SHAPE(128, 4), TT_F32)), NN(tt_randn(TT_SHAPE(128, 4), TT_F32))};
+    tt_tensor *got;
+    OK(tt_compiled_call(c, a, &got));
+    tt_release(got);
+    OK(tt_compiled_call(c, a, &got)); /* a hit: nothing logged */
+    tt_release(got);
+    OK(tt_compiled_call(c, b, &got));
+    tt_release(got);
+    char *text = log_end();
+    ASSERT_LOGGED(text, "guards mlp_step plan 1: in0: check_tensor(f32, requires_grad=False, "
+                        "size=[256, 4], stride=[4, 1])\n");
+    ASSERT_LOGGED(text, "guards mlp_step plan 1: in1: check_tensor(f32, ");
+    ASSERT_LOGGED(text, "recompile mlp_step: guard failed: in0.size(0) == 256 (got 128)\n");
+    ASSERT_LOGGED(text, "guards mlp_step plan 2: in0: check_tensor(f32, requires_grad=False, "
+                        "size=[128, 4], stride=[4, 1])\n");
+    ck_assert_int_eq(count_lines_with(text, "recompile "), 1);
+    ck_assert(strstr(text, "perf ") == NULL); /* not asked for */
+    free(text);
+    tt_compiled_free(c);
+    release_all(a, 2);
+    release_all(b, 2);
+}
+END_TEST
+
+/* The other topics, and the topic list's errors. */
+START_TEST(test_log_topics)
+{
+    ck_assert_int_eq(tt_set_log("guards,bogus"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_set_log: argument 'topics' names 'bogus', which is no topic "
+                               "(topics: graph_breaks, guards, recompiles, graph, plan, perf, "
+                               "all)");
+    log_begin("all");
+    tt_compiled *c = NN(tt_compile(elementwise, 2, 1, NULL));
+    tt_tensor *a[2] = {NN(tt_randn(TT_SHAPE(3, 4), TT_F32)), NN(tt_randn(TT_SHAPE(3, 4), TT_F32))};
+    tt_tensor *got;
+    OK(tt_compiled_call(c, a, &got));
+    tt_release(got);
+    tt_compiled_free(c);
+    /* Symbolic: the size comparisons are guards too. */
+    c = NN(tt_compile(flat_model, 1, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    OK(tt_compiled_call(c, a, &got));
+    tt_release(got);
+    tt_compiled_free(c);
+    /* A break, with explain. */
+    tt_explain *e = NN(tt_explain_run(reads_data, 1, a, &(tt_trace_opts){.name = "reader"}));
+    tt_explain_free(e);
+    char *text = log_end();
+    ASSERT_LOGGED(text, "graph forward plan 1:\ndef forward(in0: \"f32[3, 4]\", in1: "
+                        "\"f32[3, 4]\"):\n");
+    ASSERT_LOGGED(text, "plan forward plan 1: passes: 0 in-place ops functionalized, 0 dead "
+                        "ops removed, 0 clones elided; ");
+    ASSERT_LOGGED(text, " fused kernels (5 ops), 7 buffers, ");
+    ASSERT_LOGGED(text, "perf forward plan 1: traced in ");
+    ASSERT_LOGGED(text, " ms, planned in ");
+    ASSERT_LOGGED(text, "guards forward plan 1: in0: check_tensor(f32, requires_grad=False, "
+                        "size=[s0, s1], dense in the traced dim order)\n");
+    char line[256];
+    snprintf(line, sizeof line, "graph_break reader: data read at %s:%d in reads_data(): "
+                                "tt_data reads the data of", __FILE__, line_read);
+    ASSERT_LOGGED(text, line);
+    ASSERT_LOGGED(text, "perf reader: explain traced 2 graphs in ");
+    free(text);
+    /* Off: nothing. */
+    log_begin("");
+    c = NN(tt_compile(elementwise, 2, 1, NULL));
+    OK(tt_compiled_call(c, a, &got));
+    tt_release(got);
+    tt_compiled_free(c);
+    text = log_end();
+    ck_assert_str_eq(text, "");
+    free(text);
+    release_all(a, 2);
+}
+END_TEST
+
+/* Past its recompile limit a compiled function runs new signatures
+ * eagerly, with one warning naming the guard that keeps failing; the
+ * plans it has are still replayed. */
+START_TEST(test_recompile_limit)
+{
+    log_begin("");
+    int runs = 0;
+    tt_compiled *c = NN(tt_compile(elementwise, 2, 1, &(tt_trace_opts){.name = "step",
+                                                                      .recompile_limit = 2,
+                                                                      .ud = &runs}));
+    for (int rows = 1; rows <= 5; rows++) {
+        tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(rows, 3), TT_F32)),
+                            NN(tt_randn(TT_SHAPE(rows, 3), TT_F32))};
+        check_vs_eager(c, elementwise, in, 2, 1, NULL, "past the limit");
+        release_all(in, 2);
+    }
+    tt_compile_stats s = stats_of(c);
+    ck_assert_int_eq(s.plans, 2);
+    ck_assert_int_eq(s.misses, 5);
+    ck_assert_int_eq(s.eager_calls, 3);
+    ck_assert(s.at_recompile_limit);
+    tt_tensor *again[2] = {NN(tt_randn(TT_SHAPE(2, 3), TT_F32)), NN(tt_randn(TT_SHAPE(2, 3), TT_F32))};
+    check_vs_eager(c, elementwise, again, 2, 1, NULL, "a cached signature");
+    ck_assert_int_eq(stats_of(c).hits, 1);
+    release_all(again, 2);
+    tt_compiled_free(c);
+    char *text = log_end();
+    ck_assert_int_eq(count_lines_with(text, "warning "), 1);
+    ASSERT_LOGGED(text, "warning step: hit the recompile limit (2 plans): calls that fail every "
+                        "plan's guards run eagerly from now on; the guard that keeps failing: "
+                        "in0.size(0) == 2 (got 3)\n");
+    free(text);
+    /* The default is dynamo's 8. */
+    c = NN(tt_compile(elementwise, 2, 1, NULL));
+    for (int rows = 1; rows <= 9; rows++) {
+        tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(rows, 2), TT_F32)),
+                            NN(tt_randn(TT_SHAPE(rows, 2), TT_F32))};
+        tt_tensor *got;
+        log_begin("");
+        OK(tt_compiled_call(c, in, &got));
+        free(log_end());
+        tt_release(got);
+        release_all(in, 2);
+    }
+    ck_assert_int_eq(stats_of(c).plans, 8);
+    ck_assert_int_eq(stats_of(c).eager_calls, 1);
+    tt_compiled_free(c);
+}
+END_TEST
+
+/* Without fullgraph a function that breaks the graph falls back to eager
+ * once, and says so once, with the break's line. */
+START_TEST(test_eager_fallback_warns_once)
+{
+    log_begin("");
+    tt_compiled *c = NN(tt_compile(reads_data, 1, 1, &(tt_trace_opts){.name = "reader"}));
+    for (int i = 0; i < 3; i++) {
+        tt_tensor *x = NN(tt_randn(TT_SHAPE(2, 2), TT_F32)), *got;
+        OK(tt_compiled_call(c, &x, &got));
+        tt_release(got);
+        tt_release(x);
+    }
+    tt_compiled_free(c);
+    char *text = log_end();
+    char want[512];
+    snprintf(want, sizeof want, "warning reader: graph break (data read at %s:%d in "
+                                "reads_data()): without fullgraph the function runs eagerly "
+                                "from now on\n", __FILE__, line_read);
+    ck_assert_str_eq(text, want);
+    free(text);
+}
+END_TEST
+
+/* Named inputs: the graph's placeholders and the guard messages use them. */
+START_TEST(test_input_names)
+{
+    static const char *const names[] = {"x", "bias"};
+    tt_compiled *c = NN(tt_compile(elementwise, 2, 1, &(tt_trace_opts){.input_names = names}));
+    tt_tensor *a[2] = {NN(tt_randn(TT_SHAPE(2, 3), TT_F32)), NN(tt_randn(TT_SHAPE(2, 3), TT_F32))};
+    tt_tensor *b[2] = {NN(tt_randn(TT_SHAPE(2, 3), TT_F32)), NN(tt_randn(TT_SHAPE(2, 3), TT_F64))};
+    tt_tensor *got;
+    OK(tt_compiled_call(c, a, &got));
+    tt_release(got);
+    OK(tt_compiled_call(c, b, &got));
+    tt_release(got);
+    assert_last_miss(c, "bias.dtype == f32 (got f64)");
+    char *text = NN(tt_graph_to_text(tt_compiled_graph(c, 0)));
+    ck_assert_msg(strncmp(text, "def forward(x: \"f32[2, 3]\", bias: \"f32[2, 3]\"):", 46) == 0,
+                  "%s", text);
+    free(text);
+    tt_compiled_free(c);
+    /* A NULL entry keeps the default. */
+    tt_graph *g = NN(tt_trace(elementwise, 2, a, &(tt_trace_opts){
+                                   .input_names = (const char *const[]){NULL, "y"}}));
+    text = NN(tt_graph_to_text(g));
+    ck_assert_msg(strncmp(text, "def forward(in0: \"f32[2, 3]\", y: \"f32[2, 3]\"):", 44) == 0,
+                  "%s", text);
+    free(text);
+    tt_graph_free(g);
+    release_all(a, 2);
+    release_all(b, 2);
+}
+END_TEST
+
 /* ================================================================= suite */
 
 static Suite *compile_suite(void)
@@ -1153,6 +1375,13 @@ static Suite *compile_suite(void)
     tc = tt_tcase_with("breaks", ops_setup, ops_teardown);
     tcase_add_test(tc, test_fullgraph_break);
     tcase_add_test(tc, test_break_runs_eagerly);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase_with("logging", ops_setup, ops_teardown);
+    tcase_add_test(tc, test_log_recompiles_and_guards);
+    tcase_add_test(tc, test_log_topics);
+    tcase_add_test(tc, test_recompile_limit);
+    tcase_add_test(tc, test_eager_fallback_warns_once);
+    tcase_add_test(tc, test_input_names);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("training", ops_setup, ops_teardown);
     tcase_add_test(tc, test_training_step);

@@ -32,10 +32,15 @@ struct tt_compiled {
     tt_fn fn;
     int nin, nout;
     tt_trace_opts opts;
+    const char *name; /* opts.name or "forward", for the log */
     cplan *plans, *last;
     bool eager; /* the function breaks the graph: run it eagerly */
+    bool warned_limit; /* the recompile limit's warning was printed */
     tt_compile_stats stats;
 };
+
+/* dynamo's cache_size_limit */
+#define TT_RECOMPILE_LIMIT_DEFAULT 8
 
 tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
 {
@@ -62,6 +67,9 @@ tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
     c->nout = nout;
     c->opts = opts ? *opts : (tt_trace_opts){0};
     c->opts.nout = nout;
+    c->name = c->opts.name ? c->opts.name : "forward";
+    if (c->opts.recompile_limit <= 0)
+        c->opts.recompile_limit = TT_RECOMPILE_LIMIT_DEFAULT;
     return c;
 }
 
@@ -102,36 +110,45 @@ const tt_graph *tt_compiled_graph(const tt_compiled *c, int i)
 
 /* ------------------------------------------------------------------ guards */
 
+/* The guard failure texts name the input as the graph does and read as
+ * the guard that failed, then what the call had: "in0.size(0) == 256 (got
+ * 128)". */
+#define NAME(i) tt__input_name(&c->opts, (i), nm, sizeof nm)
+
 /* Checks the fake-mode guards of plan p; on failure writes why. */
-static bool check_exact(const cplan *p, tt_tensor **in, char *why, size_t n)
+static bool check_exact(const tt_compiled *c, const cplan *p, tt_tensor **in, char *why,
+                        size_t n)
 {
+    char nm[64];
     for (int i = 0; i < p->nin; i++) {
         const input_guard *g = &p->guards[i];
         const tt_tensor *t = in[i];
-        if (tt_dtype_of(t) != g->dtype || tt_ndim(t) != g->ndim) {
-            snprintf(why, n, "input %d: %s with %d dims, the plan was traced with %s with %d "
-                             "dims", i, tt_dtype_name(tt_dtype_of(t)), tt_ndim(t),
-                     tt_dtype_name(g->dtype), g->ndim);
+        if (tt_dtype_of(t) != g->dtype) {
+            snprintf(why, n, "%s.dtype == %s (got %s)", NAME(i), tt_dtype_name(g->dtype),
+                     tt_dtype_name(tt_dtype_of(t)));
+            return false;
+        }
+        if (tt_ndim(t) != g->ndim) {
+            snprintf(why, n, "%s.dim() == %d (got %d)", NAME(i), g->ndim, tt_ndim(t));
             return false;
         }
         if (tt_requires_grad(t) != g->requires_grad) {
-            snprintf(why, n, "input %d: requires_grad is %s, the plan was traced with %s", i,
-                     tt_requires_grad(t) ? "on" : "off", g->requires_grad ? "on" : "off");
+            snprintf(why, n, "%s.requires_grad == %s (got %s)", NAME(i),
+                     g->requires_grad ? "True" : "False", tt_requires_grad(t) ? "True" : "False");
             return false;
         }
         /* Sizes before strides: a new size changes the contiguous strides
          * of the dims before it, and the size is the cause to report. */
         for (int d = 0; d < g->ndim; d++)
             if (tt_sizes(t)[d] != g->sizes[d]) {
-                snprintf(why, n, "input %d: size of dim %d is %lld, the plan was traced with "
-                                 "%lld", i, d, (long long)tt_sizes(t)[d], (long long)g->sizes[d]);
+                snprintf(why, n, "%s.size(%d) == %lld (got %lld)", NAME(i), d,
+                         (long long)g->sizes[d], (long long)tt_sizes(t)[d]);
                 return false;
             }
         for (int d = 0; d < g->ndim; d++) {
             if (tt_strides(t)[d] != g->strides[d] && g->sizes[d] > 1) {
-                snprintf(why, n, "input %d: stride of dim %d is %lld, the plan was traced "
-                                 "with %lld", i, d, (long long)tt_strides(t)[d],
-                         (long long)g->strides[d]);
+                snprintf(why, n, "%s.stride(%d) == %lld (got %lld)", NAME(i), d,
+                         (long long)g->strides[d], (long long)tt_strides(t)[d]);
                 return false;
             }
         }
@@ -141,36 +158,43 @@ static bool check_exact(const cplan *p, tt_tensor **in, char *why, size_t n)
 
 /* Symbolic plans: the layout and specialized sizes, then every guard on
  * the sizes bound to the symbols. Fills the bindings. */
-static bool check_symbolic(const cplan *p, tt_tensor **in, tt_size *syms, int64_t *vals,
-                           int *nsyms, char *why, size_t n)
+static bool check_symbolic(const tt_compiled *c, const cplan *p, tt_tensor **in,
+                           tt_size *syms, int64_t *vals, int *nsyms, char *why, size_t n)
 {
+    char nm[64];
     int k = 0;
     for (int i = 0; i < p->nin; i++) {
         const input_guard *g = &p->guards[i];
         const sym_input *s = &p->sym_inputs[i];
         const tt_tensor *t = in[i];
-        if (tt_dtype_of(t) != g->dtype || tt_ndim(t) != g->ndim ||
-            tt_requires_grad(t) != g->requires_grad) {
-            snprintf(why, n, "input %d: %s with %d dims%s, the plan was traced with %s with "
-                             "%d dims%s", i, tt_dtype_name(tt_dtype_of(t)), tt_ndim(t),
-                     tt_requires_grad(t) ? " requiring grad" : "", tt_dtype_name(g->dtype),
-                     g->ndim, g->requires_grad ? " requiring grad" : "");
+        if (tt_dtype_of(t) != g->dtype) {
+            snprintf(why, n, "%s.dtype == %s (got %s)", NAME(i), tt_dtype_name(g->dtype),
+                     tt_dtype_name(tt_dtype_of(t)));
+            return false;
+        }
+        if (tt_ndim(t) != g->ndim) {
+            snprintf(why, n, "%s.dim() == %d (got %d)", NAME(i), g->ndim, tt_ndim(t));
+            return false;
+        }
+        if (tt_requires_grad(t) != g->requires_grad) {
+            snprintf(why, n, "%s.requires_grad == %s (got %s)", NAME(i),
+                     g->requires_grad ? "True" : "False", tt_requires_grad(t) ? "True" : "False");
             return false;
         }
         const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
         for (int d = 0; d < s->ndim; d++) {
             if (!tt_size_is_sym(s->sizes[d])) {
                 if (sz[d] != s->sizes[d]) {
-                    snprintf(why, n, "input %d: size of dim %d is %lld; the plan specialized "
-                                     "it to %lld", i, d, (long long)sz[d],
-                             (long long)s->sizes[d]);
+                    snprintf(why, n, "%s.size(%d) == %lld (got %lld; the plan specialized "
+                                     "it)", NAME(i), d, (long long)s->sizes[d],
+                             (long long)sz[d]);
                     return false;
                 }
                 continue;
             }
             if (sz[d] < 2) {
-                snprintf(why, n, "input %d: size of dim %d is %lld; the plan's symbol for it "
-                                 "assumes a size of at least 2", i, d, (long long)sz[d]);
+                snprintf(why, n, "%s.size(%d) >= 2 (got %lld; the plan's symbol for it "
+                                 "assumes it)", NAME(i), d, (long long)sz[d]);
                 return false;
             }
             syms[k] = s->sizes[d];
@@ -181,9 +205,9 @@ static bool check_symbolic(const cplan *p, tt_tensor **in, tt_size *syms, int64_
         for (int j = 0; j < s->ndim; j++) {
             int d = s->order[j];
             if (sz[d] > 1 && st[d] != run) {
-                snprintf(why, n, "input %d: its layout differs from the traced one (stride "
-                                 "of dim %d is %lld, expected %lld)", i, d, (long long)st[d],
-                         (long long)run);
+                snprintf(why, n, "%s.stride(%d) == %lld (got %lld; the plan is for the "
+                                 "traced layout)", NAME(i), d, (long long)run,
+                         (long long)st[d]);
                 return false;
             }
             run *= sz[d] > 1 ? sz[d] : 1;
@@ -200,7 +224,7 @@ static bool check_symbolic(const cplan *p, tt_tensor **in, tt_size *syms, int64_
             char x[64], y[64];
             tt_size_str(g->a, x, sizeof x);
             tt_size_str(g->b, y, sizeof y);
-            snprintf(why, n, "guard %s%s %s %s failed (%lld vs %lld)", g->result ? "" : "not ",
+            snprintf(why, n, "%s%s %s %s (got %lld vs %lld)", g->result ? "" : "not ",
                      x, g->op == TT_GUARD_EQ ? "==" : g->op == TT_GUARD_LT ? "<" : "<=", y,
                      (long long)a, (long long)b);
             return false;
@@ -211,15 +235,82 @@ static bool check_symbolic(const cplan *p, tt_tensor **in, tt_size *syms, int64_
 
 /* ----------------------------------------------------------------- tracing */
 
-static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out)
+/* TT_LOG=graph_breaks, and the words of the warning when compile falls
+ * back to eager: "data read at file:line in func()". */
+static void note_break(tt_compiled *c, const tracer *tr, char *brief, size_t n)
+{
+    const tt_break_info *b = &tr->brk;
+    if (b->loc.file)
+        snprintf(brief, n, "%s at %s:%d in %s()", tt_break_kind_name(b->kind), b->loc.file,
+                 b->loc.line, b->loc.func ? b->loc.func : "?");
+    else
+        snprintf(brief, n, "%s%s%s", tt_break_kind_name(b->kind), b->op ? " in " : "",
+                 b->op ? b->op : "");
+    tt__log(TT_LOG_GRAPH_BREAKS, "graph_break %s: %s: %s", c->name, brief, b->reason);
+}
+
+/* TT_LOG=guards, graph, plan and perf for plan k, just made. */
+static void log_plan(const tt_compiled *c, const cplan *p, const tracer *tr, tt_tensor **in,
+                     int k, double trace_ms, double plan_ms)
+{
+    char nm[64], text[600];
+    if (tt__log_on(TT_LOG_GUARDS)) {
+        for (int i = 0; i < c->nin; i++) {
+            if (tr->sym) { /* sizes as symbols, the layout as traced */
+                const sym_input *si = &tr->sym->inputs[i];
+                char sizes[256];
+                tt_size_list_str(si->ndim, si->sizes, false, sizes, sizeof sizes);
+                snprintf(text, sizeof text, "check_tensor(%s, requires_grad=%s, size=%s, "
+                                            "dense in the traced dim order)",
+                         tt_dtype_name(tt_dtype_of(in[i])),
+                         tt_requires_grad(in[i]) ? "True" : "False", sizes);
+            } else {
+                tt__guard_text(in[i], text, sizeof text);
+            }
+            tt__log(TT_LOG_GUARDS, "guards %s plan %d: %s: %s", c->name, k + 1, NAME(i), text);
+        }
+        for (int i = 0; i < p->nsym_guards; i++) {
+            const sym_guard *g = &p->sym_guards[i];
+            char x[64], y[64];
+            tt_size_str(g->a, x, sizeof x);
+            tt_size_str(g->b, y, sizeof y);
+            tt__log(TT_LOG_GUARDS, "guards %s plan %d: %s%s %s %s", c->name, k + 1,
+                    g->result ? "" : "not ", x,
+                    g->op == TT_GUARD_EQ ? "==" : g->op == TT_GUARD_LT ? "<" : "<=", y);
+        }
+    }
+    if (tt__log_on(TT_LOG_GRAPH)) {
+        char *g = tt_graph_to_text(tt__plan_graph(p->plan));
+        if (g) {
+            size_t len = strlen(g);
+            tt__log(TT_LOG_GRAPH, "graph %s plan %d:\n%.*s", c->name, k + 1,
+                    (int)(len && g[len - 1] == '\n' ? len - 1 : len), g);
+            free(g);
+        }
+        tt_clear_error();
+    }
+    if (tt__log_on(TT_LOG_PLAN)) {
+        tt__plan_describe(p->plan, text, sizeof text);
+        tt__log(TT_LOG_PLAN, "plan %s plan %d: %s", c->name, k + 1, text);
+    }
+    tt__log(TT_LOG_PERF, "perf %s plan %d: traced in %.3f ms, planned in %.3f ms", c->name,
+            k + 1, trace_ms, plan_ms);
+}
+
+static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out, char *brief,
+                           size_t nbrief)
 {
     tracer tr;
     *out = NULL;
+    double t0 = tt__now_ms();
     tt_graph *g = tt__trace_keep(&tr, c->fn, c->nin, in, &c->opts);
+    double t1 = tt__now_ms();
     if (!g) {
         tt_status st = tt_errcode();
-        if (st == TT_EGRAPHBREAK)
+        if (st == TT_EGRAPHBREAK) {
             c->stats.graph_breaks++;
+            note_break(c, &tr, brief, nbrief);
+        }
         tt__tracer_end(&tr);
         return st;
     }
@@ -252,13 +343,15 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out)
             p->nsym_guards = tr.sym->nguards;
         }
     }
-    tt__tracer_end(&tr);
     if (!st) {
         p->plan = tt__plan_new(g); /* takes the graph */
         g = NULL;
         if (!p->plan)
             st = tt_errcode();
     }
+    if (!st)
+        log_plan(c, p, &tr, in, c->stats.plans, t1 - t0, tt__now_ms() - t1);
+    tt__tracer_end(&tr);
     if (st) {
         tt_graph_free(g);
         if (p)
@@ -304,8 +397,8 @@ tt_status tt_compiled_call(tt_compiled *c, tt_tensor **in, tt_tensor **out)
     int64_t vals[TT_TRACE_MAX_INPUTS * TT_MAX_DIMS];
     int nsyms = 0;
     for (cplan *p = c->plans; p; p = p->next) {
-        bool ok = symbolic ? check_symbolic(p, in, syms, vals, &nsyms, why, sizeof why)
-                           : check_exact(p, in, why, sizeof why);
+        bool ok = symbolic ? check_symbolic(c, p, in, syms, vals, &nsyms, why, sizeof why)
+                           : check_exact(c, p, in, why, sizeof why);
         if (ok) {
             c->stats.hits++;
             return tt__plan_run(p->plan, in, c->nin, out, c->nout, syms, vals, nsyms);
@@ -313,12 +406,28 @@ tt_status tt_compiled_call(tt_compiled *c, tt_tensor **in, tt_tensor **out)
     }
     c->stats.misses++;
     snprintf(c->stats.last_miss, sizeof c->stats.last_miss, "%s", why);
+    if (c->plans)
+        tt__log(TT_LOG_RECOMPILES, "recompile %s: guard failed: %s", c->name, why);
+    if (c->stats.plans >= c->opts.recompile_limit) {
+        /* As dynamo past cache_size_limit: new signatures run eagerly. */
+        c->stats.at_recompile_limit = true;
+        if (!c->warned_limit) {
+            c->warned_limit = true;
+            tt__log(0, "warning %s: hit the recompile limit (%d plans): calls that fail every "
+                       "plan's guards run eagerly from now on; the guard that keeps failing: "
+                       "%s", c->name, c->opts.recompile_limit, why);
+        }
+        return run_eager(c, in, out);
+    }
     cplan *p;
-    tt_status st = make_plan(c, in, &p);
+    char brief[512] = "";
+    tt_status st = make_plan(c, in, &p, brief, sizeof brief);
     if (st == TT_EGRAPHBREAK && !c->opts.fullgraph) {
         /* The function needs real data somewhere: run it as C code. */
         c->eager = true;
         tt_clear_error();
+        tt__log(0, "warning %s: graph break (%s): without fullgraph the function runs "
+                   "eagerly from now on", c->name, brief);
         return run_eager(c, in, out);
     }
     if (st)
@@ -329,7 +438,7 @@ tt_status tt_compiled_call(tt_compiled *c, tt_tensor **in, tt_tensor **out)
         c->plans = p;
     c->last = p;
     c->stats.plans++;
-    if (symbolic && !check_symbolic(p, in, syms, vals, &nsyms, why, sizeof why))
+    if (symbolic && !check_symbolic(c, p, in, syms, vals, &nsyms, why, sizeof why))
         return tt_error(TT_EINTERNAL, "tt_compiled_call: a fresh plan fails its own guards "
                                       "(%s)", why);
     return tt__plan_run(p->plan, in, c->nin, out, c->nout, syms, vals, nsyms);

@@ -18,7 +18,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct {
     tt_break_info info; /* its strings point into this record */
@@ -52,13 +51,6 @@ typedef struct {
 
 extern atomic_uint_fast64_t tt__next_trace_key;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Room for one more element in *arr (of `size` bytes each). */
 static tt_status grow(void **arr, int n, int *cap, size_t size)
 {
@@ -80,7 +72,7 @@ static tt_status push_graph(split_state *s, tt_graph *g)
     if (st)
         return st;
     e->graphs[e->ngraphs++] = (graph_rec){.g = g, .nprev = s->nprev,
-                                          .trace_ms = now_ms() - s->opened_ms};
+                                          .trace_ms = tt__now_ms() - s->opened_ms};
     return TT_OK;
 }
 
@@ -113,7 +105,7 @@ static tt_status split(tracer *tr, const tt_tensor *const *pin, int npin)
     uint64_t old_key = tr->key;
     tr->g = next;
     tr->key = atomic_fetch_add(&tt__next_trace_key, 1);
-    s->opened_ms = now_ms();
+    s->opened_ms = tt__now_ms();
     s->nprev = 0;
     int nvals = 0;
     for (int i = 0; i < g->n; i++)
@@ -161,6 +153,9 @@ static tt_status record_break(tracer *tr, tt_break_kind kind, const char *reason
     b->info.loc.file = loc.file ? b->file : NULL; /* pointers set once the array is final */
     b->info.loc.func = loc.func ? b->func : NULL;
     b->info.op = op ? b->op : NULL;
+    tt__log(TT_LOG_GRAPH_BREAKS, "graph_break %s: %s at %s:%d in %s(): %s",
+            tr->opts.name ? tr->opts.name : "forward", tt_break_kind_name(kind),
+            loc.file ? loc.file : "?", loc.line, loc.func ? loc.func : "?", reason);
     return TT_OK;
 }
 
@@ -299,7 +294,8 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
         tt_error(TT_ENOMEM, "tt_explain_run: out of memory");
         return NULL;
     }
-    split_state s = {e, 0, now_ms(), TT_OK};
+    double started = tt__now_ms();
+    split_state s = {e, 0, started, TT_OK};
     tracer tr;
     tt_tensor *vals[TT_TRACE_MAX_INPUTS], *outs[TT_TRACE_MAX_OUTS] = {0};
     tt_status st = tt__tracer_begin(&tr, &o, "graph_1");
@@ -329,6 +325,8 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
     tt__tracer_end(&tr);
     if (st)
         return tt_explain_free(e);
+    tt__log(TT_LOG_PERF, "perf %s: explain traced %d graphs in %.3f ms",
+            o.name ? o.name : "forward", e->ngraphs, tt__now_ms() - started);
     /* The records no longer move: point the break infos at their texts. */
     for (int i = 0; i < e->nbreaks; i++) {
         break_rec *b = &e->breaks[i];

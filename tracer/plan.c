@@ -23,6 +23,8 @@ struct tt_plan {
     int nslots;
     step *steps;
     int nsteps;
+    /* What the passes did, for TT_LOG=plan. */
+    int nfunctionalized, ndead, nclones;
 };
 
 const tt_graph *tt__plan_graph(const tt_plan *p) { return p ? p->g : NULL; }
@@ -128,9 +130,9 @@ tt_plan *tt__plan_new(tt_graph *g)
         tt_graph_free(g);
         return NULL;
     }
-    tt__pass_functionalize(g, false);
-    tt__pass_dce(g);
-    tt__pass_elide_clones(g);
+    p->nfunctionalized = tt__pass_functionalize(g, false);
+    p->ndead = tt__pass_dce(g);
+    p->nclones = tt__pass_elide_clones(g);
     p->g = g;
     p->offset = tt__malloc(sizeof *p->offset * (size_t)(g->n + 1));
     step_of_node = tt__malloc(sizeof *step_of_node * (size_t)(g->n + 1));
@@ -305,4 +307,20 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
         tt_release(slots[i]);
     tt__free(slots);
     return st;
+}
+
+void tt__plan_describe(const tt_plan *p, char *buf, size_t n)
+{
+    int fused = 0, fused_ops = 0, released = 0;
+    for (int k = 0; k < p->nsteps; k++) {
+        if (p->steps[k].fused) {
+            fused++;
+            fused_ops += tt__fused_num_nodes(p->steps[k].fused);
+        }
+        released += p->steps[k].nrelease;
+    }
+    snprintf(buf, n, "passes: %d in-place ops functionalized, %d dead ops removed, %d clones "
+                     "elided; %d steps, %d fused kernels (%d ops), %d buffers, %d released "
+                     "after their last use", p->nfunctionalized, p->ndead, p->nclones,
+             p->nsteps, fused, fused_ops, p->nslots, released);
 }

@@ -13,6 +13,9 @@ typedef struct tt_plan tt_plan;
 tt_plan *tt__plan_new(tt_graph *g);
 void tt__plan_free(tt_plan *p);
 const tt_graph *tt__plan_graph(const tt_plan *p);
+/* One line for TT_LOG=plan: what the passes did, steps, fused kernels and
+ * buffers. */
+void tt__plan_describe(const tt_plan *p, char *buf, size_t n);
 /* Replays the plan on real inputs. syms/vals bind the symbols of a
  * symbolic plan (nsyms 0 otherwise). outputs receive new references. */
 tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int nout,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 atomic_uint_fast64_t tt__next_trace_key = 1;
 static _Thread_local tracer *current;
@@ -87,6 +88,22 @@ static tt_status ref_of(tracer *tr, tt_tensor *t, gref *r)
     tt__tracer_tag(tr, t, id, 0);
     *r = (gref){id, 0};
     return TT_OK;
+}
+
+const char *tt__input_name(const tt_trace_opts *opts, int i, char *buf, size_t n)
+{
+    if (opts->input_names && opts->input_names[i] && *opts->input_names[i])
+        snprintf(buf, n, "%s", opts->input_names[i]);
+    else
+        snprintf(buf, n, "in%d", i);
+    return buf;
+}
+
+double tt__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 void tt__guard_text(const tt_tensor *t, char *buf, size_t n)
@@ -409,7 +426,9 @@ tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tens
         vals[i] = tt__tracer_input(tr, inputs[i]);
         if (!vals[i])
             return tt_errcode();
-        int id = tt__graph_add_placeholder(tr->g, vals[i], NULL);
+        char name[64];
+        int id = tt__graph_add_placeholder(tr->g, vals[i],
+                                           tt__input_name(&tr->opts, i, name, sizeof name));
         if (id < 0)
             return tt_errcode();
         tt__tracer_tag(tr, vals[i], id, 0);
@@ -446,8 +465,10 @@ tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_ten
      * it (its later failures may well come from the stand-in zeros). */
     if (tr->broke)
         st = tt_error(TT_EGRAPHBREAK, "%s%s", tr->brk_msg,
-                      st || tr->brk_let_through ? "" : "\n  (the traced function ignored the break's status and "
-                                "returned success)");
+                      st || tr->brk_let_through
+                          ? ""
+                          : "\n  (the traced function went on past the break and returned "
+                            "success)");
     for (int i = 0; !st && i < nout; i++)
         if (!outs[i])
             st = tt_error(TT_EINVAL, "tt_trace: the traced function returned no tensor for "

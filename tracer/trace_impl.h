@@ -68,6 +68,22 @@ struct tracer {
 };
 
 tracer *tt__tracer_current(void);
+/* Input i's name in the graph: opts->input_names[i], or "in<i>". */
+const char *tt__input_name(const tt_trace_opts *opts, int i, char *buf, size_t n);
+double tt__now_ms(void); /* a monotonic clock */
+
+/* log.c: TT_LOG topics (bits); topic 0 is a warning, always printed. */
+enum {
+    TT_LOG_GRAPH_BREAKS = 1u << 0,
+    TT_LOG_GUARDS = 1u << 1,
+    TT_LOG_RECOMPILES = 1u << 2,
+    TT_LOG_GRAPH = 1u << 3,
+    TT_LOG_PLAN = 1u << 4,
+    TT_LOG_PERF = 1u << 5,
+};
+bool tt__log_on(unsigned topic);
+/* One line (the newline is added) when the topic is on. */
+void tt__log(unsigned topic, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What a compiled plan checks of an input traced as t, in one line:
  * "check_tensor(f32, requires_grad=False, size=[2, 3], stride=[3, 1])". */
 void tt__guard_text(const tt_tensor *t, char *buf, size_t n);

@@ -38,6 +38,13 @@ typedef struct {
      * their sizes, as torch.compile keeps a module's parameters static.
      * 0: every input. */
     int dynamic_inputs;
+    /* The graph inputs' names (one per input; NULL or a NULL entry: in0,
+     * in1 ...), used by the printed graph, the DOT and guard messages. */
+    const char *const *input_names;
+    /* tt_compile: plans made for new input signatures before the function
+     * runs eagerly for any further one (with a one-time warning naming the
+     * guard that keeps failing); 0: 8, as dynamo's cache_size_limit. */
+    int recompile_limit;
 } tt_trace_opts;
 
 typedef struct tt_graph tt_graph;
@@ -159,8 +166,9 @@ typedef struct {
     int plans;           /* plans cached */
     int graph_breaks;    /* breaks seen when tracing */
     /* Why the last miss happened: "first call" or the failed guard,
-     * e.g. "input 0: size of dim 1 is 5, the plan was traced with 4". */
+     * e.g. "in0.size(1) == 4 (got 5)". */
     char last_miss[256];
+    bool at_recompile_limit; /* new signatures run eagerly */
 } tt_compile_stats;
 
 tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts);
@@ -171,6 +179,25 @@ void tt_compiled_stats(const tt_compiled *c, tt_compile_stats *out);
 /* The graph of cached plan i (in the order they were made), after the
  * plan's passes; NULL when there is none. */
 const tt_graph *tt_compiled_graph(const tt_compiled *c, int i);
+
+/* ------------------------------------------------------------- logging */
+
+/* Like PyTorch's TORCH_LOGS: compile and explain say what they did on
+ * stderr, one line per event, for the topics of a comma list:
+ *   graph_breaks  each break: its kind, file:line and reason
+ *   guards        each new plan's guards, one per input (and per size
+ *                 comparison of a symbolic plan)
+ *   recompiles    the guard that failed: "recompile mlp_step: guard
+ *                 failed: in0.size(0) == 256 (got 128)"
+ *   graph         the captured graph's text
+ *   plan          the passes applied, steps, fused kernels, buffers
+ *   perf          trace and plan times
+ * or "all". The TT_LOG environment variable sets the list when first
+ * needed; tt_set_log replaces it (NULL or "": off). A word that is no
+ * topic is TT_EINVAL (in TT_LOG, a warning). Warnings (the recompile
+ * limit, a fall back to eager) are printed whatever the topics. */
+tt_status tt_set_log(const char *topics);
+void tt_set_log_stream(FILE *f); /* where the lines go; NULL: stderr */
 
 /* ---------------------------------------------------- DOT and pictures */
 
