@@ -306,14 +306,17 @@ static bool bench_dispatch(const bench *b, const bench_opts *o, double *value, d
 
 /* ------------------------------------------------------- tracing, compile */
 
-/* A chain of `CHAIN` small elementwise ops: the tracing and replay bench. */
+/* A chain of small elementwise ops (CHAIN of them unless ud points to
+ * another length): the tracing and replay bench. */
 #define CHAIN 1000
+#define CHAIN_LONG 100000
 
 static tt_status chain_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
-    (void)nin, (void)nout, (void)ud;
+    (void)nin, (void)nout;
+    int len = ud ? *(const int *)ud : CHAIN;
     tt_tensor *x = tt_retain(in[0]);
-    for (int i = 0; i < CHAIN && x; i++) {
+    for (int i = 0; i < len && x; i++) {
         tt_tensor *y;
         switch (i % 4) {
         case 0: y = tt_mul_scalar(x, 1.0001); break;
@@ -331,15 +334,38 @@ static tt_status chain_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, vo
 typedef struct {
     tt_tensor *in[2];
     tt_compiled *c;
+    int len; /* chain length of the tracing/compile/explain benches */
 } chain_ctx;
 
 static bool chain_trace(void *p)
 {
     chain_ctx *c = p;
-    tt_trace_opts o = {.mode = TT_TRACE_FAKE, .fullgraph = true};
+    tt_trace_opts o = {.mode = TT_TRACE_FAKE, .fullgraph = true, .ud = &c->len};
     tt_graph *g = tt_trace(chain_fn, 2, c->in, &o);
     tt_graph_free(g);
     return g != NULL;
+}
+
+/* Tracing, all compile passes and the plan: compile and its first call. */
+static bool chain_compile(void *p)
+{
+    chain_ctx *c = p;
+    tt_trace_opts o = {.mode = TT_TRACE_FAKE, .fullgraph = true, .ud = &c->len};
+    tt_compiled *cc = tt_compile(chain_fn, 2, 1, &o);
+    tt_tensor *r = NULL;
+    bool ok = cc && tt_compiled_call(cc, c->in, &r) == TT_OK;
+    tt_release(r);
+    tt_compiled_free(cc);
+    return ok;
+}
+
+static bool chain_explain(void *p)
+{
+    chain_ctx *c = p;
+    tt_trace_opts o = {.mode = TT_TRACE_FAKE, .ud = &c->len};
+    tt_explain *e = tt_explain_run(chain_fn, 2, c->in, &o);
+    tt_explain_free(e);
+    return e != NULL;
 }
 
 static bool chain_eager(void *p)
@@ -367,7 +393,7 @@ static bool chain_replay(void *p)
 static bool bench_trace(const bench *b, const bench_opts *o, double *value, double *limit)
 {
     (void)b;
-    chain_ctx c = {{tt_randn(TT_SHAPE(64), TT_F32), tt_randn(TT_SHAPE(64), TT_F32)}, NULL};
+    chain_ctx c = {{tt_randn(TT_SHAPE(64), TT_F32), tt_randn(TT_SHAPE(64), TT_F32)}, NULL, CHAIN};
     double tt = 0, te = 0;
     bool ok = c.in[0] && c.in[1] && best_pair(chain_trace, &c, chain_eager, &c, o, 3, 1, &tt, &te);
     *value = tt / CHAIN * 1e6;
@@ -377,12 +403,50 @@ static bool bench_trace(const bench *b, const bench_opts *o, double *value, doub
     return ok;
 }
 
+typedef struct {
+    work_fn fn;
+    void *ctx;
+    int times;
+} repeat_ctx;
+
+static bool repeat(void *p)
+{
+    repeat_ctx *r = p;
+    for (int i = 0; i < r->times; i++)
+        if (!r->fn(r->ctx))
+            return false;
+    return true;
+}
+
+/* Microseconds per node of tracing (or compiling, or explaining) a chain of
+ * 100,000 ops, beside the same per 1,000-op chain: the cost must grow
+ * linearly with the graph (goal: ratio <= 1.5). */
+static bool bench_scaling(const bench *b, const bench_opts *o, double *value, double *limit)
+{
+    work_fn fn = strstr(b->name, "compile") ? chain_compile
+               : strstr(b->name, "explain") ? chain_explain : chain_trace;
+    chain_ctx big = {{tt_randn(TT_SHAPE(64), TT_F32), tt_randn(TT_SHAPE(64), TT_F32)}, NULL,
+                     (int)b->n};
+    chain_ctx small = big;
+    small.len = CHAIN;
+    /* The limit runs as many 1,000-node chains as the big one has nodes,
+     * so both timed units are the same work and see the same load. */
+    repeat_ctx many = {fn, &small, (int)(b->n / CHAIN)};
+    double tb = 0, ts = 0;
+    bool ok = big.in[0] && big.in[1] && best_pair(fn, &big, repeat, &many, o, 2, 1, &tb, &ts);
+    *value = tb / (double)b->n * 1e6;
+    *limit = ts / (double)b->n * 1e6;
+    tt_release(big.in[0]);
+    tt_release(big.in[1]);
+    return ok;
+}
+
 /* Replaying the compiled chain (fused, kernels resolved once) beside
  * running it eagerly, microseconds per call of the whole chain. */
 static bool bench_replay(const bench *b, const bench_opts *o, double *value, double *limit)
 {
     (void)b;
-    chain_ctx c = {{tt_randn(TT_SHAPE(64), TT_F32), tt_randn(TT_SHAPE(64), TT_F32)}, NULL};
+    chain_ctx c = {{tt_randn(TT_SHAPE(64), TT_F32), tt_randn(TT_SHAPE(64), TT_F32)}, NULL, CHAIN};
     tt_trace_opts opts = {.mode = TT_TRACE_FAKE, .fullgraph = true};
     c.c = tt_compile(chain_fn, 2, 1, &opts);
     double tr = 0, te = 0;
@@ -875,6 +939,10 @@ static const bench benches[] = {
     {"dispatch_add_1elem", "ns/call", bench_dispatch, 1, false, false},
     /* limit: eager cost of one op of the same chain */
     {"trace_us_per_node", "us/node", bench_trace, CHAIN, false, false},
+    /* limit: the per-node cost at 1,000 nodes */
+    {"trace_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false},
+    {"compile_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false},
+    {"explain_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false},
     /* limit: the same 1000 ops run eagerly */
     {"replay_vs_eager_1000_small_ops", "us", bench_replay, CHAIN, false, false},
     /* limit: the step's eight GEMMs as raw cblas_sgemm */

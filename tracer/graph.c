@@ -105,12 +105,15 @@ static uint64_t name_hash(const char *s)
     return h;
 }
 
-/* The slot holding `name`, or the empty slot where it would go. */
-static int name_slot(const tt_graph *g, const char *name)
+/* The slot holding `name` (whose hash is h), or the empty slot where it
+ * would go. */
+static int name_slot(const tt_graph *g, const char *name, uint64_t h)
 {
-    int mask = g->name_cap - 1, i = (int)(name_hash(name) & (uint64_t)mask);
-    while (g->name_slots[i] >= 0 && strcmp(g->nodes[g->name_slots[i]].name, name) != 0)
-        i = (i + 1) & mask;
+    int mask = g->name_cap - 1, i = (int)(h & (uint64_t)mask);
+    for (const struct name_slot *s = &g->name_slots[i]; s->node >= 0;
+         i = (i + 1) & mask, s = &g->name_slots[i])
+        if (s->hash == h && strcmp(g->nodes[s->node].name, name) == 0)
+            break;
     return i;
 }
 
@@ -121,64 +124,78 @@ static bool names_grow(tt_graph *g, int want)
     int nc = g->name_cap ? g->name_cap * 2 : 64;
     while (want * 2 > nc)
         nc *= 2;
-    int *slots = tt__malloc(sizeof *slots * (size_t)nc), *next = tt__calloc((size_t)nc, sizeof *next);
-    if (!slots || !next) {
-        tt__free(slots);
-        tt__free(next);
+    struct name_slot *slots = tt__malloc(sizeof *slots * (size_t)nc);
+    if (!slots)
         return false;
-    }
-    int *old = g->name_slots, *old_next = g->next_suffix, old_cap = g->name_cap;
+    struct name_slot *old = g->name_slots;
+    int old_cap = g->name_cap;
     for (int i = 0; i < nc; i++)
-        slots[i] = -1;
+        slots[i] = (struct name_slot){-1, 0, 0};
     g->name_slots = slots;
-    g->next_suffix = next;
     g->name_cap = nc;
     for (int i = 0; i < old_cap; i++)
-        if (old[i] >= 0) {
-            int j = name_slot(g, g->nodes[old[i]].name);
-            slots[j] = old[i];
-            next[j] = old_next[i];
-        }
+        if (old[i].node >= 0)
+            slots[name_slot(g, g->nodes[old[i].node].name, old[i].hash)] = old[i];
     tt__free(old);
-    tt__free(old_next);
     return true;
 }
 
 void tt__graph_reindex_names(tt_graph *g)
 {
     tt__free(g->name_slots);
-    tt__free(g->next_suffix);
-    g->name_slots = g->next_suffix = NULL;
+    g->name_slots = NULL;
     g->name_cap = 0;
     if (!names_grow(g, g->n + 1))
         return; /* name_node falls back to unique indexed names */
-    for (int i = 0; i < g->n; i++)
-        g->name_slots[name_slot(g, g->nodes[i].name)] = i;
+    for (int i = 0; i < g->n; i++) {
+        uint64_t h = name_hash(g->nodes[i].name);
+        g->name_slots[name_slot(g, g->nodes[i].name, h)] = (struct name_slot){i, 0, h};
+    }
+}
+
+/* Writes "base_k" (base cut to 24 characters) into want[40]; by hand, as
+ * snprintf was a tenth of the cost of tracing a long chain. */
+static void suffixed(char *want, const char *base, int k)
+{
+    size_t n = strnlen(base, 24);
+    memcpy(want, base, n);
+    want[n++] = '_';
+    char digits[12];
+    int nd = 0;
+    do
+        digits[nd++] = (char)('0' + k % 10);
+    while ((k /= 10) > 0);
+    while (nd > 0)
+        want[n++] = digits[--nd];
+    want[n] = '\0';
 }
 
 static void name_node(tt_graph *g, int id, const char *base)
 {
     char want[40];
-    snprintf(want, sizeof want, "%s", base);
+    size_t len = strnlen(base, sizeof want - 1);
+    memcpy(want, base, len);
+    want[len] = '\0';
     if (!names_grow(g, id + 2)) {
         /* Out of memory for the index: a unique name without it. */
         snprintf(g->nodes[id].name, sizeof g->nodes[id].name, "%.24s_n%d", base, id);
         return;
     }
-    int bs = name_slot(g, want), k = 0;
-    if (g->name_slots[bs] >= 0) {
+    uint64_t h = name_hash(want);
+    int bs = name_slot(g, want, h), k = 0;
+    if (g->name_slots[bs].node >= 0) {
         /* Taken: try base_N from where the last search for this base
          * stopped, as FX numbers repeats. */
-        for (k = g->next_suffix[bs] > 0 ? g->next_suffix[bs] : 1;; k++) {
-            snprintf(want, sizeof want, "%.24s_%d", base, k);
-            if (g->name_slots[name_slot(g, want)] < 0)
+        for (k = g->name_slots[bs].next_suffix > 0 ? g->name_slots[bs].next_suffix : 1;; k++) {
+            suffixed(want, base, k);
+            h = name_hash(want);
+            if (g->name_slots[name_slot(g, want, h)].node < 0)
                 break;
         }
-        g->next_suffix[bs] = k + 1;
+        g->name_slots[bs].next_suffix = k + 1;
     }
     memcpy(g->nodes[id].name, want, sizeof want);
-    int slot = name_slot(g, want);
-    g->name_slots[slot] = id;
+    g->name_slots[name_slot(g, want, h)] = (struct name_slot){id, 0, h};
 }
 
 static tt_status add_user(tt_graph *g, int node, int user)
@@ -292,10 +309,11 @@ int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
     /* "mylib::crop" -> crop, "tt::add.Tensor" -> add */
     const char *full = tt_op_name(op), *base = strstr(full, "::");
     char b[40];
-    snprintf(b, sizeof b, "%s", base ? base + 2 : full);
-    char *dot = strchr(b, '.');
-    if (dot)
-        *dot = '\0';
+    base = base ? base + 2 : full;
+    size_t len = strcspn(base, ".");
+    len = len < sizeof b - 1 ? len : sizeof b - 1;
+    memcpy(b, base, len); /* not snprintf: this runs once per traced op */
+    b[len] = '\0';
     name_node(g, id, b);
     return id;
 oom:
@@ -433,7 +451,6 @@ tt_graph *tt_graph_free(tt_graph *g)
         tt__gnode_free(&g->nodes[i]);
     tt__free(g->nodes);
     tt__free(g->name_slots);
-    tt__free(g->next_suffix);
     tt__free(g);
     return NULL;
 }
@@ -503,8 +520,23 @@ static bool ref_ok(const tt_graph *g, gref r, int before)
            g->nodes[r.node].vals[r.out];
 }
 
+/* Users are recorded in node order (add_user appends the node being
+ * created; rebuilds and compaction keep the order), so a binary search
+ * finds one: verifying stays n log n when one value has many readers (a
+ * weight read by every step of an unrolled loop). The linear scan after a
+ * miss keeps the check exact should the order ever break. */
 static bool has_user(const gnode *n, int user)
 {
+    int lo = 0, hi = n->nusers;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (n->users[mid] < user)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < n->nusers && n->users[lo] == user)
+        return true;
     for (int i = 0; i < n->nusers; i++)
         if (n->users[i] == user)
             return true;

@@ -50,10 +50,14 @@ struct tt_graph {
     char name[64];
     tt_trace_mode mode;
     /* Node names in use, for naming new nodes in constant time: an open
-     * hash set of node indices (-1 empty), and per base name the next
-     * suffix to try (kept in the same slots' bases). */
-    int *name_slots;
-    int *next_suffix; /* per slot: for the base name stored there */
+     * hash set of node indices (node -1: empty), each slot with its name's
+     * hash (a probe compares names only when hashes match, so it rarely
+     * touches a node: a 100,000-node graph does not fit in cache) and,
+     * for the base name stored there, the next suffix to try. */
+    struct name_slot {
+        int node, next_suffix;
+        uint64_t hash;
+    } *name_slots;
     int name_cap;
 };
 
