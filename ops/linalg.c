@@ -369,6 +369,8 @@ static tt_status gemm_run(const tt_tensor *a, const tt_tensor *b, int nb, const 
         return accumulate ? TT_OK : tt__fill_raw(out, 0);
     p.blas = (p.dt == TT_F32 || p.dt == TT_F64) && p.n <= INT_MAX && p.m <= INT_MAX &&
              p.k <= INT_MAX;
+    if (p.blas)
+        tt__blas_sync_threads();
     tt_tensor *ca = NULL, *cb = NULL;
     tt_status st = TT_OK;
     if (p.blas && (!(a = blas_operand(a, &ca)) || !(b = blas_operand(b, &cb)))) {

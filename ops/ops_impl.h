@@ -12,6 +12,8 @@
 tt_status tt__register_elementwise(tt_library *lib);
 tt_status tt__register_reduce(tt_library *lib);
 tt_status tt__register_linalg(tt_library *lib);
+/* blas.c: gives OpenBLAS tt_get_num_threads() threads; call before a GEMM. */
+void tt__blas_sync_threads(void);
 tt_status tt__register_shape(tt_library *lib);
 tt_status tt__register_views(tt_library *lib);
 tt_status tt__register_loss(tt_library *lib);

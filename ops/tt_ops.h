@@ -25,6 +25,14 @@ extern "C" {
  * library is loaded). */
 tt_status tt_ops_init(void);
 
+/* What runs the matrix products, e.g. "OpenBLAS 0.3.21, SkylakeX kernels
+ * (chosen by tensortrace: the CPU has AVX-512; OpenBLAS detected
+ * Haswell)". On a CPU with AVX-512 whose OpenBLAS picked kernels without
+ * it, the library switches OpenBLAS to its AVX-512 (SkylakeX) kernels when
+ * it loads, unless OPENBLAS_CORETYPE is set (the user's choice is kept).
+ * TT_LOG=perf (or blas) prints this line to stderr at load. Static string. */
+const char *tt_blas_kernels(void);
+
 /* -------------------------------------------------- elementwise binary */
 /* tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tt_tensor *tt_add(const tt_tensor *a, const tt_tensor *b);
