@@ -28,7 +28,9 @@
  * so there OpenBLAS's own choice is kept.
  *
  * Threads. tt_set_num_threads sets OpenBLAS's thread count too (as
- * torch.set_num_threads sets its BLAS's), synchronized before each GEMM. */
+ * torch.set_num_threads sets its BLAS's), synchronized before each GEMM;
+ * until it is called (or after tt_set_num_threads(0)) OpenBLAS keeps the
+ * count it started with (OPENBLAS_NUM_THREADS, else the CPUs). */
 #include "ops_impl.h"
 
 #include <cblas.h>
@@ -39,6 +41,7 @@
 #include <string.h>
 
 static char kernels[256] = "unknown";
+static int blas_threads_at_load; /* OpenBLAS's own count, read at load */
 
 /* OpenBLAS's core names with AVX-512 kernels (0.3.21 and later). */
 static bool avx512_core(const char *name)
@@ -74,6 +77,7 @@ static bool log_requested(void)
  * runs into `kernels`. */
 __attribute__((constructor)) static void blas_select(void)
 {
+    blas_threads_at_load = openblas_get_num_threads();
     const char *user = getenv("OPENBLAS_CORETYPE");
     const char *core = openblas_get_corename();
     char detected[32];
@@ -117,10 +121,12 @@ const char *tt_blas_kernels(void) { return kernels; }
 
 void tt__blas_sync_threads(void)
 {
-    static atomic_int set; /* 0: never set */
-    int n = tt_get_num_threads();
-    if (atomic_load_explicit(&set, memory_order_relaxed) != n) {
+    static atomic_int given; /* what we last gave OpenBLAS; 0: nothing */
+    int n = tt__num_threads_set();
+    n = n ? n : blas_threads_at_load;
+    int g = atomic_load_explicit(&given, memory_order_relaxed);
+    if ((g || n != blas_threads_at_load) && g != n) {
         openblas_set_num_threads(n);
-        atomic_store_explicit(&set, n, memory_order_relaxed);
+        atomic_store_explicit(&given, n, memory_order_relaxed);
     }
 }

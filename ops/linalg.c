@@ -29,6 +29,7 @@
  * 3% (an MLP step of linear, relu, linear, add at sizes 256-1024), so the
  * simpler arrangement stays. */
 #include "ops_impl.h"
+#include "ops_plan.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -150,6 +151,7 @@ struct gemm_plan {
     char *po;
     int64_t ldo;                                  /* output row stride: m */
     bool accumulate;
+    double alpha;                                 /* scales a @ b (floats only) */
     bool blas, ta, tb;
     int64_t lda, ldb;
     void (*naive)(const gemm_plan *p, const char *a, const char *b, char *o);
@@ -199,11 +201,13 @@ static bool matrix_blas_ok(const tt_tensor *t)
         T *O = (T *)o;                                                         \
         for (int64_t i = 0; i < p->n; i++)                                     \
             for (int64_t j = 0; j < p->m; j++) {                               \
-                ACC acc = p->accumulate ? (ACC)O[i * p->ldo + j] : (ACC)0;     \
+                ACC acc = 0;                                                   \
                 for (int64_t q = 0; q < p->k; q++)                             \
                     acc += (ACC)A[i * p->as0 + q * p->as1] *                   \
                            (ACC)B[q * p->bs0 + j * p->bs1];                    \
-                O[i * p->ldo + j] = (T)acc;                                    \
+                if (p->alpha != 1)                                             \
+                    acc = (ACC)((double)acc * p->alpha);                       \
+                O[i * p->ldo + j] = (T)(p->accumulate ? (ACC)O[i * p->ldo + j] + acc : acc); \
             }                                                                  \
     }
 NAIVE(f32, float, double)
@@ -223,12 +227,12 @@ static void gemm_one(const gemm_plan *p, const char *a, const char *b, char *o)
     enum CBLAS_TRANSPOSE tb = p->tb ? CblasTrans : CblasNoTrans;
     if (p->dt == TT_F32)
         cblas_sgemm(CblasRowMajor, ta, tb, (blasint)p->n, (blasint)p->m, (blasint)p->k,
-                    1.0f, (const float *)a, (blasint)p->lda, (const float *)b,
+                    (float)p->alpha, (const float *)a, (blasint)p->lda, (const float *)b,
                     (blasint)p->ldb, p->accumulate ? 1.0f : 0.0f, (float *)o,
                     (blasint)p->ldo);
     else
         cblas_dgemm(CblasRowMajor, ta, tb, (blasint)p->n, (blasint)p->m, (blasint)p->k,
-                    1.0, (const double *)a, (blasint)p->lda, (const double *)b,
+                    p->alpha, (const double *)a, (blasint)p->lda, (const double *)b,
                     (blasint)p->ldb, p->accumulate ? 1.0 : 0.0, (double *)o,
                     (blasint)p->ldo);
 }
@@ -347,7 +351,7 @@ static void batch_strides(const gemm_plan *p, const tt_tensor *t, int64_t *s)
  * real matrix views a [ba..., n, k] and b [bb..., k, m], whose batch dims
  * broadcast to (nb, bs). out already holds the bias when `accumulate`. */
 static tt_status gemm_run(const tt_tensor *a, const tt_tensor *b, int nb, const tt_size *bs,
-                          tt_tensor *out, bool accumulate)
+                          tt_tensor *out, bool accumulate, double alpha)
 {
     static void (*const naive[TT_DTYPE_COUNT])(const gemm_plan *, const char *,
                                                 const char *, char *) = {
@@ -364,6 +368,7 @@ static tt_status gemm_run(const tt_tensor *a, const tt_tensor *b, int nb, const 
     p.k = a->sizes[a->ndim - 1];
     p.m = b->sizes[b->ndim - 1];
     p.accumulate = accumulate;
+    p.alpha = alpha;
     p.naive = naive[p.dt];
     if (p.k == 0) /* a sum of nothing: zeros, or the bias already there */
         return accumulate ? TT_OK : tt__fill_raw(out, 0);
@@ -457,9 +462,28 @@ static tt_tensor *product(const names *nm, const tt_tensor *a, const tt_tensor *
     tt_tensor *out = tt__ops_new(fake, ond, osz, NULL, dt);
     if (!out || fake || tt_numel(out) == 0)
         return out;
-    if ((bias && tt__copy_raw(out, bias)) || gemm_run(a, b, nb, bs, out, bias != NULL))
+    if ((bias && tt__copy_raw(out, bias)) || gemm_run(a, b, nb, bs, out, bias != NULL, 1.0))
         out = tt_release(out);
     return out;
+}
+
+tt_status tt__gemm_accumulate(tt_tensor *out, const tt_tensor *a, const tt_tensor *b,
+                              double alpha)
+{
+    tt_dtype dt = (tt_dtype)out->dtype;
+    bool fits = (dt == TT_F32 || dt == TT_F64) && a->dtype == out->dtype &&
+                b->dtype == out->dtype && a->ndim == 2 && b->ndim == 2 && out->ndim == 2 &&
+                !a->storage->fake && !b->storage->fake && !out->storage->fake &&
+                !((a->flags | b->flags | out->flags) & TT_TF_HAS_SYM) &&
+                a->sizes[0] == out->sizes[0] && b->sizes[1] == out->sizes[1] &&
+                a->sizes[1] == b->sizes[0] && tt_is_contiguous(out) &&
+                out->storage != a->storage && out->storage != b->storage &&
+                out->sizes[0] <= INT_MAX && out->sizes[1] <= INT_MAX && a->sizes[1] <= INT_MAX &&
+                matrix_blas_ok(a) && matrix_blas_ok(b);
+    if (!fits)
+        return tt_error(TT_EINVAL, "tt__gemm_accumulate: the operands do not fit one BLAS "
+                                   "GEMM into the output");
+    return gemm_run(a, b, 0, NULL, out, true, alpha);
 }
 
 /* ------------------------------------------------------------------- ops */

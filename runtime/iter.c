@@ -39,6 +39,8 @@ static pthread_mutex_t submit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void tt_set_num_threads(int n) { num_threads = n > 0 ? (n < MAX_THREADS ? n : MAX_THREADS) : 0; }
 
+int tt__num_threads_set(void) { return num_threads; }
+
 int tt_get_num_threads(void)
 {
     if (num_threads)

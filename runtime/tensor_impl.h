@@ -127,7 +127,22 @@ static inline char *tt__ptr(const tt_tensor *t)
            (size_t)t->offset * tt_dtype_size((tt_dtype)t->dtype);
 }
 
+/* ---- memory plans (alloc.c), for compiled plans' replays */
+typedef struct tt_mem_plan tt_mem_plan;
+tt_mem_plan *tt__mem_plan_new(void); /* NULL when out of memory (no error set) */
+void tt__mem_plan_free(tt_mem_plan *mp);
+/* Brackets one run on this thread: the first run's storage requests are
+ * recorded and placed in one block at its end; later runs are served from
+ * the block. False (the run uses the allocator as usual, end not needed)
+ * when the plan is off, in use, or another plan runs on this thread. */
+bool tt__mem_plan_begin(tt_mem_plan *mp);
+void tt__mem_plan_end(tt_mem_plan *mp);
+/* The block's size once placed, else 0. */
+size_t tt__mem_plan_bytes(const tt_mem_plan *mp);
+
 /* ---- iteration (iter.c) */
+/* The count tt_set_num_threads set, 0 when it was never set (or reset). */
+int tt__num_threads_set(void);
 /* dst = src with broadcasting and dtype conversion; no dispatch, no
  * version bump. */
 tt_status tt__copy_raw(tt_tensor *dst, const tt_tensor *src);

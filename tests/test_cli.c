@@ -1651,7 +1651,12 @@ START_TEST(test_e2e_help_version)
     run_begin(&r);
     TT(&r, "--version");
     expect_status(&r, 0);
-    ck_assert_msg(strncmp(r.out, "tt (tensortrace) ", 17) == 0, "%s", r.out);
+    /* The version, then which kernels run the matrix products. */
+    ck_assert_msg(strncmp(r.out, "tt (tensortrace) ", 17) == 0 && count(r.out, "\n") == 2, "%s",
+                  r.out);
+    char want[300];
+    snprintf(want, sizeof want, "\nmatrix products: %s\n", tt_blas_kernels());
+    ck_assert_msg(strstr(r.out, want) != NULL, "%s", r.out);
     run_end(&r);
 
     /* --help-all (what the man page is made from): tt's help, then each

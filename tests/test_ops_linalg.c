@@ -393,6 +393,46 @@ START_TEST(test_mm_restores_blas_threads)
 }
 END_TEST
 
+/* tt_set_num_threads gives OpenBLAS the same count (at its next GEMM);
+ * 0 gives it back the count it started with. */
+START_TEST(test_blas_follows_num_threads)
+{
+    void *sym = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+    ck_assert_ptr_nonnull(sym);
+    int (*get)(void);
+    memcpy(&get, &sym, sizeof get);
+    int before = get();
+    tt_tensor *a = tt_randn(TT_SHAPE(64, 64), TT_F32);
+    for (int n = 1; n <= 2; n++) {
+        tt_set_num_threads(n);
+        tt_tensor *r = tt_mm(a, a);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(get(), n);
+        tt_release(r);
+    }
+    tt_set_num_threads(0);
+    tt_tensor *r = tt_mm(a, a);
+    ck_assert_int_eq(get(), before);
+    tt_release(r);
+    tt_release(a);
+}
+END_TEST
+
+/* Which kernels run is reported: the BLAS, its version, the core and why. */
+START_TEST(test_blas_kernels_named)
+{
+    const char *k = tt_blas_kernels();
+    ck_assert_ptr_nonnull(k);
+    ck_assert_msg(strncmp(k, "OpenBLAS 0.", 11) == 0 && strstr(k, " kernels ("), "%s", k);
+    const char *user = getenv("OPENBLAS_CORETYPE");
+    if (user && *user)
+        ck_assert_msg(strstr(k, "chosen by OPENBLAS_CORETYPE") != NULL, "%s", k);
+    else
+        ck_assert_msg(strstr(k, "detected by OpenBLAS") || strstr(k, "chosen by tensortrace"),
+                      "%s", k);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ bmm */
 
 static const int64_t bmm_shapes[][4] = { /* B, n, k, m */
@@ -813,6 +853,8 @@ static Suite *linalg_suite(void)
     tcase_add_test(tc, test_mm_k0_gives_zeros);
     tcase_add_loop_test(tc, test_mm_transposed_view_not_copied, 0, 2);
     tcase_add_test(tc, test_mm_restores_blas_threads);
+    tcase_add_test(tc, test_blas_follows_num_threads);
+    tcase_add_test(tc, test_blas_kernels_named);
     suite_add_tcase(s, tc);
     tc = tt_tcase("bmm");
     tcase_add_loop_test(tc, test_bmm_layouts, 0, NDTYPES);

@@ -537,8 +537,8 @@ static int cmd_ops(const tt_cli_args *a)
 static void print_version(void)
 {
     printf("tt (tensortrace) %s\n", TT_VERSION);
-    /* Lines about the build go below the first, e.g. which BLAS kernels
-     * run (to come with the BLAS kernel selection). */
+    /* Lines about the build go below the first. */
+    printf("matrix products: %s\n", tt_blas_kernels());
 }
 
 /* tt --help, tt COMMAND --help, and tt --help-all: tt's help then every

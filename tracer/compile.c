@@ -96,8 +96,11 @@ tt_compiled *tt_compiled_free(tt_compiled *c)
 
 void tt_compiled_stats(const tt_compiled *c, tt_compile_stats *out)
 {
-    if (c && out)
+    if (c && out) {
         *out = c->stats;
+        if (c->last)
+            tt__plan_stats(c->last->plan, out);
+    }
 }
 
 const tt_graph *tt_compiled_graph(const tt_compiled *c, int i)
@@ -344,7 +347,7 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out, char *br
         }
     }
     if (!st) {
-        p->plan = tt__plan_new(g); /* takes the graph */
+        p->plan = tt__plan_new(g, c->opts.passes_off); /* takes the graph */
         g = NULL;
         if (!p->plan)
             st = tt_errcode();

@@ -4,9 +4,20 @@
  * dtype becomes one fused step: the step walks memory once, in blocks of
  * BLOCK elements, running the whole chain on each block in small buffers
  * that stay in cache, and writes only the chain's result. The ops'
- * intermediate tensors are never allocated. */
+ * intermediate tensors are never allocated.
+ *
+ * A comparison with zero feeding a product (ReLU's backward: g * (y > 0))
+ * fuses too: inside the chain the mask is the float 1 or 0, and g * 1.0,
+ * g * 0.0 are what eager's bool-to-float promotion computes, bit for bit.
+ *
+ * In place: when an input of the step dies at the step and nothing else
+ * holds its memory (checked on the references when the step runs), the
+ * result is written over it, so the step allocates nothing. A single
+ * fusable op whose operand has no other reader becomes a step of its own
+ * for that (ReLU over a linear's fresh output). */
 #include "fuse_impl.h"
 #include "builtin_ops.h"
+#include "tensor_impl.h"
 #include "vec_math.h"
 
 #include <math.h>
@@ -21,6 +32,7 @@ typedef enum {
     U_ADDS, U_SUBS, U_MULS, U_DIVS, U_POWS, /* with the scalar s */
     U_NEG, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID,
     U_RELU, U_GELU, U_ABS,
+    U_GT, /* a > s as 1 or 0 (a bool result: only inside a chain) */
 } ucode;
 
 /* The micro-op of each fusible built-in, plus one (0: not fusible). */
@@ -34,6 +46,7 @@ static const int8_t code_plus1[TT_OP_COUNT] = {
     [TT_OP_RSQRT] = U_RSQRT + 1, [TT_OP_SIN] = U_SIN + 1, [TT_OP_COS] = U_COS + 1,
     [TT_OP_TANH] = U_TANH + 1, [TT_OP_SIGMOID] = U_SIGMOID + 1, [TT_OP_RELU] = U_RELU + 1,
     [TT_OP_GELU] = U_GELU + 1, [TT_OP_ABS] = U_ABS + 1,
+    [TT_OP_GT_SCALAR] = U_GT + 1,
 };
 
 /* One micro-op: dst = code(a, b, s) over a block. Sources index the step's
@@ -66,10 +79,9 @@ static double scalar_of(const garg *a)
     return a->v.kind == TT_V_FLOAT ? a->v.u.f : a->v.kind == TT_V_BOOL ? a->v.u.b : (double)a->v.u.i;
 }
 
-static bool dense_like(const tt_tensor *t, const tt_tensor *out)
+static bool same_dense_shape(const tt_tensor *t, const tt_tensor *out)
 {
-    if (!t || tt_dtype_of(t) != tt_dtype_of(out) || tt_ndim(t) != tt_ndim(out) ||
-        !tt_is_contiguous(t))
+    if (!t || tt_ndim(t) != tt_ndim(out) || !tt_is_contiguous(t))
         return false;
     for (int d = 0; d < tt_ndim(t); d++)
         if (tt_sizes(t)[d] != tt_sizes(out)[d])
@@ -77,22 +89,45 @@ static bool dense_like(const tt_tensor *t, const tt_tensor *out)
     return true;
 }
 
+static bool dense_like(const tt_tensor *t, const tt_tensor *out)
+{
+    return t && tt_dtype_of(t) == tt_dtype_of(out) && same_dense_shape(t, out);
+}
+
+static bool is_mask(const tt_graph *g, gref r)
+{
+    const gnode *n = &g->nodes[r.node];
+    return n->kind == TT_NODE_OP && code_of(n->op) == U_GT;
+}
+
 /* Whether node i can join a fused chain: a listed op whose tensor inputs
- * and result are dense, of the result's shape and of a float dtype. */
+ * and result are dense, of the result's shape and of a float dtype (a
+ * comparison's bool result and a product's operand that is such a result
+ * aside: build() keeps those inside the chain). */
 static bool fusable(const tt_graph *g, int i)
 {
     const gnode *n = &g->nodes[i];
-    if (n->kind != TT_NODE_OP || n->nvals != 1 || code_of(n->op) < 0)
+    int code = n->kind == TT_NODE_OP && n->nvals == 1 ? code_of(n->op) : -1;
+    if (code < 0)
         return false;
     const tt_tensor *out = n->vals[0];
-    tt_dtype dt = tt_dtype_of(out);
+    tt_dtype dt = out ? tt_dtype_of(out) : TT_BOOL;
+    if (code == U_GT) { /* compares float data: the input's dtype counts */
+        const tt_tensor *x = n->args[0].kind == GARG_REF ? g->nodes[n->args[0].ref.node].vals[n->args[0].ref.out] : NULL;
+        if (!x || dt != TT_BOOL)
+            return false;
+        dt = tt_dtype_of(x);
+        out = x;
+    }
     if (!out || (dt != TT_F32 && dt != TT_F64) || !tt_is_contiguous(out))
         return false;
     for (int a = 0; a < n->nargs; a++) {
         const garg *ga = &n->args[a];
         if (ga->kind == GARG_REFS)
             return false;
-        if (ga->kind == GARG_REF && !dense_like(g->nodes[ga->ref.node].vals[ga->ref.out], out))
+        const tt_tensor *v = ga->kind == GARG_REF ? g->nodes[ga->ref.node].vals[ga->ref.out] : NULL;
+        if (ga->kind == GARG_REF && !dense_like(v, out) &&
+            !(code == U_MUL && is_mask(g, ga->ref) && same_dense_shape(v, out)))
             return false;
         if (ga->kind == GARG_CONST && ga->v.kind != TT_V_INT && ga->v.kind != TT_V_FLOAT &&
             ga->v.kind != TT_V_BOOL)
@@ -166,6 +201,10 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
     }
     const tt_tensor *out = g->nodes[members[n - 1]].vals[0];
     f->dtype = tt_dtype_of(out);
+    if (f->dtype != TT_F32 && f->dtype != TT_F64) { /* a comparison's bool last */
+        tt__free(f);
+        return NULL;
+    }
     f->ndim = tt_ndim(out);
     f->output = (gref){members[n - 1], 0};
     for (int k = 0; k < n; k++) {
@@ -179,7 +218,7 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
             u->b = source_of(f, x->args[1].ref, members, n);
             if ((u->code == U_ADD || u->code == U_SUB) && x->nargs > 2)
                 u->s = scalar_of(&x->args[2]);
-        } else if (u->code <= U_POWS) {
+        } else if (u->code <= U_POWS || u->code == U_GT) {
             u->s = scalar_of(&x->args[1]);
             if ((u->code == U_ADDS || u->code == U_SUBS) && x->nargs > 2 && scalar_of(&x->args[2]) != 1) {
                 tt__free(f);
@@ -189,10 +228,31 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
         f->nodes[k] = members[k];
     }
     f->nuops = n;
+    /* External inputs are read as the chain's dtype: a mask from outside
+     * the chain (or a dtype mix) leaves it unfused. */
+    for (int i = 0; i < f->ninputs; i++)
+        if (tt_dtype_of(g->nodes[f->inputs[i].node].vals[f->inputs[i].out]) != f->dtype) {
+            tt__free(f);
+            return NULL;
+        }
     return f;
 }
 
-int tt__fuse_plan(const tt_graph *g, fused_step **steps_out, int *step_of_node, int max_steps)
+/* A lone fusable op worth a step of its own: its operand has no other
+ * reader and is an op's fresh result, so the step can write over it. */
+static bool single_in_place(const tt_graph *g, int i)
+{
+    const gnode *n = &g->nodes[i];
+    if (code_of(n->op) == U_GT || n->args[0].kind != GARG_REF)
+        return false;
+    const gnode *src = &g->nodes[n->args[0].ref.node];
+    return src->kind == TT_NODE_OP && src->nvals == 1 && src->nusers == 1 &&
+           !is_output(g, n->args[0].ref.node) &&
+           dense_like(src->vals[0], n->vals[0]);
+}
+
+int tt__fuse_plan(const tt_graph *g, fused_step **steps_out, int *step_of_node, int max_steps,
+                  bool singles)
 {
     int nsteps = 0;
     int members[FUSE_MAX], n = 0;
@@ -212,7 +272,8 @@ int tt__fuse_plan(const tt_graph *g, fused_step **steps_out, int *step_of_node, 
                 keep = k + 1;
                 break;
             }
-        if (keep >= 2 && nsteps < max_steps) {
+        if ((keep >= 2 || (keep == 1 && singles && single_in_place(g, members[0]))) &&
+            nsteps < max_steps) {
             bool oom = false;
             fused_step *f = build(g, members, keep, &oom);
             if (oom) {
@@ -272,6 +333,7 @@ fused_step *tt__fused_free(fused_step *f)
             case U_NEG: for (int64_t i = 0; i < n; i++) d[i] = -a[i]; break;           \
             case U_RELU: for (int64_t i = 0; i < n; i++) d[i] = a[i] > 0 ? a[i] : 0; break; \
             case U_ABS: for (int64_t i = 0; i < n; i++) d[i] = fabs##F(a[i]); break;   \
+            case U_GT: for (int64_t i = 0; i < n; i++) d[i] = a[i] > s ? (T)1 : (T)0; break; \
             case U_SQRT: for (int64_t i = 0; i < n; i++) d[i] = sqrt##F(a[i]); break;  \
             case U_RSQRT: for (int64_t i = 0; i < n; i++) d[i] = 1 / sqrt##F(a[i]); break; \
             default:                                                           \
@@ -345,7 +407,16 @@ static void run_blocks(int64_t begin, int64_t end, void *vjob)
     run_range(begin * BLOCK, e, vjob);
 }
 
-tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, tt_tensor **out)
+/* Whether t's memory can take the result: only the plan's slot holds the
+ * tensor and only the tensor holds the storage. */
+static bool donatable(const tt_tensor *t)
+{
+    return atomic_load(&t->refcnt) == 1 && atomic_load(&t->storage->refcnt) == 1 &&
+           !t->storage->fake && t->storage->data;
+}
+
+tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, uint64_t dying,
+                        tt_tensor **out)
 {
     *out = NULL;
     const tt_tensor *first = inputs[0];
@@ -354,7 +425,12 @@ tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, tt_tensor
         if (!dense_like(inputs[i], first) || tt_dtype_of(inputs[i]) != f->dtype)
             return tt_error(TT_EGUARD, "compiled plan: a fused elementwise chain got inputs "
                                        "of another shape or layout than it was planned for");
-    tt_tensor *r = tt_empty(tt_ndim(first), tt_sizes(first), f->dtype);
+    tt_tensor *r = NULL;
+    for (int i = 0; i < f->ninputs && !r; i++)
+        if ((dying >> i & 1) && donatable(inputs[i]))
+            r = tt_retain(inputs[i]);
+    if (!r)
+        r = tt_empty(tt_ndim(first), tt_sizes(first), f->dtype);
     if (!r)
         return tt_errcode();
     int64_t n = tt_numel(r);

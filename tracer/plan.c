@@ -3,15 +3,35 @@
  * the traced function (and without the dispatcher's argument binding:
  * the recorded arguments are already complete). */
 #include "plan_impl.h"
+#include "builtin_ops.h"
 #include "fuse_impl.h"
+#include "ops_plan.h"
+#include "tensor_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+typedef enum {
+    STEP_OP,       /* one op node through its kernel */
+    STEP_FUSED,    /* a fused elementwise chain */
+    STEP_GEMM_ACC, /* w.add_(a @ b, alpha) as one accumulating GEMM */
+} step_kind;
+
+/* When a step runs. An epilogue is planned twice: folded (RUN_FAST) for
+ * calls whose inputs share no memory, and as the graph's own ops
+ * (RUN_SAFE) for calls whose inputs alias each other, where the folded
+ * form's reasoning about what writes what does not hold. */
+enum { RUN_ALWAYS, RUN_FAST, RUN_SAFE };
+
 typedef struct {
+    step_kind kind;
+    unsigned char when;
     const tt_op *op;
     int node;           /* the op node (for a fused step: the chain's last) */
-    fused_step *fused;  /* a fused elementwise chain, or NULL */
+    fused_step *fused;  /* STEP_FUSED */
+    gref acc[3];        /* STEP_GEMM_ACC: w, a, b */
+    double alpha;       /* STEP_GEMM_ACC */
+    uint64_t dying;     /* STEP_FUSED: inputs read last here (to write over) */
     bool sym;           /* a constant argument holds a symbolic size */
     int *release;       /* value slots whose last use is this step */
     int nrelease;
@@ -25,9 +45,24 @@ struct tt_plan {
     int nsteps;
     /* What the passes did, for TT_LOG=plan. */
     int nfunctionalized, ndead, nclones;
+    bool variants; /* some step runs only on the fast or the safe path */
+    tt_mem_plan *mem; /* NULL with the memory plan off */
+    tt_tensor **slots; /* the value slots, reused by every run */
+    atomic_flag slots_busy; /* a run on another thread uses its own */
 };
 
 const tt_graph *tt__plan_graph(const tt_plan *p) { return p ? p->g : NULL; }
+
+void tt__plan_stats(const tt_plan *p, tt_compile_stats *st)
+{
+    st->fused_steps = st->fused_ops = st->epilogues = 0;
+    for (int k = 0; k < p->nsteps; k++) {
+        st->fused_steps += p->steps[k].kind == STEP_FUSED;
+        st->fused_ops += p->steps[k].kind == STEP_FUSED ? tt__fused_num_nodes(p->steps[k].fused) : 0;
+        st->epilogues += p->steps[k].kind == STEP_GEMM_ACC;
+    }
+    st->planned_bytes = (int64_t)tt__mem_plan_bytes(p->mem);
+}
 
 void tt__plan_free(tt_plan *p)
 {
@@ -39,6 +74,8 @@ void tt__plan_free(tt_plan *p)
     }
     tt__free(p->steps);
     tt__free(p->offset);
+    tt__free(p->slots);
+    tt__mem_plan_free(p->mem);
     tt_graph_free(p->g);
     tt__free(p);
 }
@@ -66,11 +103,16 @@ static tt_status plan_liveness(tt_plan *p, int *step_of_node)
         last[i] = -1;
     for (int k = 0; k < p->nsteps; k++) {
         const step *s = &p->steps[k];
-        if (s->fused) {
+        if (s->kind == STEP_FUSED) {
             for (int i = 0; i < tt__fused_num_inputs(s->fused); i++) {
                 gref r = tt__fused_input(s->fused, i);
                 last[p->offset[r.node] + r.out] = k;
             }
+            continue;
+        }
+        if (s->kind == STEP_GEMM_ACC) {
+            for (int i = 0; i < 3; i++)
+                last[p->offset[s->acc[i].node] + s->acc[i].out] = k;
             continue;
         }
         const gnode *n = &g->nodes[s->node];
@@ -121,26 +163,137 @@ static tt_status plan_liveness(tt_plan *p, int *step_of_node)
     return st;
 }
 
-tt_plan *tt__plan_new(tt_graph *g)
+/* ------------------------------------------------------ GEMM epilogues */
+
+static const tt_tensor *value_of(const tt_graph *g, gref r)
+{
+    return g->nodes[r.node].vals[r.out];
+}
+
+/* The node whose memory value r lives in: follows results that share
+ * their first argument's storage (views, in-place results) back to it. */
+static int mem_root(const tt_graph *g, gref r)
+{
+    for (;;) {
+        const gnode *n = &g->nodes[r.node];
+        if (n->kind != TT_NODE_OP || n->nargs < 1 || n->args[0].kind != GARG_REF)
+            return r.node;
+        const tt_tensor *v = n->vals[r.out], *src = value_of(g, n->args[0].ref);
+        if (!v || !src || !tt_same_storage(v, src))
+            return r.node;
+        r = n->args[0].ref;
+    }
+}
+
+static bool is_output(const tt_graph *g, int node)
+{
+    const gnode *o = &g->nodes[g->output];
+    for (int k = 0; k < o->nouts; k++)
+        if (o->outs[k].node == node)
+            return true;
+    return false;
+}
+
+static bool plain_matrix(const tt_tensor *t, tt_dtype dt)
+{
+    if (!t || tt_dtype_of(t) != dt || tt_ndim(t) != 2)
+        return false;
+    for (int d = 0; d < 2; d++)
+        if (tt_size_is_sym(tt_sizes(t)[d]) || tt_size_is_sym(tt_strides(t)[d]))
+            return false;
+    return true;
+}
+
+/* Node i is w.add_(a @ b, alpha=s) whose product nothing else reads, w an
+ * input's memory and float: returns the product's node, else -1. The
+ * folded GEMM runs where the add_ was, so nothing between the product and
+ * the add_ may write a's or b's memory (only other inputs are written
+ * there, and the fast path runs only when inputs share no memory). */
+static int epilogue_product(const tt_graph *g, int i)
+{
+    const gnode *n = &g->nodes[i];
+    if (n->kind != TT_NODE_OP || n->nargs != 3 || n->args[0].kind != GARG_REF ||
+        n->args[1].kind != GARG_REF || n->args[2].kind != GARG_CONST ||
+        (n->args[2].v.kind != TT_V_FLOAT && n->args[2].v.kind != TT_V_INT) ||
+        tt__builtin_id(n->op) != TT_OP_ADD__TENSOR)
+        return -1;
+    int m = n->args[1].ref.node;
+    const gnode *mn = &g->nodes[m];
+    if (mn->kind != TT_NODE_OP || mn->nvals != 1 || mn->nusers != 1 || is_output(g, m) ||
+        mn->nargs != 2 || mn->args[0].kind != GARG_REF || mn->args[1].kind != GARG_REF)
+        return -1;
+    int op = tt__builtin_id(mn->op);
+    if (op != TT_OP_MM && op != TT_OP_MATMUL)
+        return -1;
+    const tt_tensor *w = value_of(g, n->args[0].ref), *prod = mn->vals[0];
+    tt_dtype dt = w ? tt_dtype_of(w) : TT_F32;
+    if ((dt != TT_F32 && dt != TT_F64) || !plain_matrix(w, dt) || !tt_is_contiguous(w) ||
+        !plain_matrix(prod, dt) || !plain_matrix(value_of(g, mn->args[0].ref), dt) ||
+        !plain_matrix(value_of(g, mn->args[1].ref), dt) ||
+        tt_sizes(w)[0] != tt_sizes(prod)[0] || tt_sizes(w)[1] != tt_sizes(prod)[1])
+        return -1;
+    int wr = mem_root(g, n->args[0].ref), ar = mem_root(g, mn->args[0].ref),
+        br = mem_root(g, mn->args[1].ref);
+    if (g->nodes[wr].kind != TT_NODE_PLACEHOLDER || ar == wr || br == wr)
+        return -1;
+    for (int k = m + 1; k < i; k++) {
+        const gnode *x = &g->nodes[k];
+        const tt_schema *sc = x->kind == TT_NODE_OP ? tt_op_schema(x->op) : NULL;
+        for (int q = 0; sc && q < x->nargs; q++) {
+            if (!tt_schema_arg(sc, q)->is_write)
+                continue;
+            if (x->args[q].kind != GARG_REF)
+                return -1;
+            int r = mem_root(g, x->args[q].ref);
+            if (g->nodes[r].kind != TT_NODE_PLACEHOLDER || r == ar || r == br || r == wr)
+                return -1;
+        }
+    }
+    return m;
+}
+
+/* ------------------------------------------------------------- building */
+
+tt_plan *tt__plan_new(tt_graph *g, unsigned passes_off)
 {
     tt_plan *p = tt__calloc(1, sizeof *p);
-    int *step_of_node = NULL;
+    int *step_of_node = NULL, *epi = NULL;
     if (!p) {
         tt_error(TT_ENOMEM, "tt_compile: out of memory");
         tt_graph_free(g);
         return NULL;
     }
+    atomic_flag_clear(&p->slots_busy);
     p->nfunctionalized = tt__pass_functionalize(g, false);
     p->ndead = tt__pass_dce(g);
     p->nclones = tt__pass_elide_clones(g);
     p->g = g;
+    /* A symbolic plan's sizes change from call to call: nothing to fix. */
+    if (!(passes_off & TT_PASS_MEMPLAN) && g->mode != TT_TRACE_SYMBOLIC &&
+        !(p->mem = tt__mem_plan_new()))
+        goto oom;
     p->offset = tt__malloc(sizeof *p->offset * (size_t)(g->n + 1));
     step_of_node = tt__malloc(sizeof *step_of_node * (size_t)(g->n + 1));
+    /* epi[i]: for an add_ folded into a GEMM, the product's node; for
+     * that product, -2; else -1. */
+    epi = tt__malloc(sizeof *epi * (size_t)(g->n + 1));
     int nsteps = 0;
     for (int i = 0; i < g->n; i++)
         nsteps += g->nodes[i].kind == TT_NODE_OP;
+    if (!p->offset || !step_of_node || !epi)
+        goto oom;
+    for (int i = 0; i < g->n; i++)
+        epi[i] = -1;
+    for (int i = 0; i < g->n && !(passes_off & TT_PASS_EPILOGUE); i++) {
+        int m = epilogue_product(g, i);
+        if (m >= 0 && epi[m] == -1) {
+            epi[i] = m;
+            epi[m] = -2;
+            nsteps++; /* the folded GEMM beside the two safe-path steps */
+        }
+    }
     p->steps = tt__calloc((size_t)(nsteps ? nsteps : 1), sizeof *p->steps);
-    if (!p->offset || !step_of_node || !p->steps)
+    if (!p->steps)
         goto oom;
     fused_step **chains = tt__malloc(sizeof *chains * (size_t)(nsteps ? nsteps : 1));
     int *chain_of = tt__malloc(sizeof *chain_of * (size_t)(g->n + 1));
@@ -151,7 +304,9 @@ tt_plan *tt__plan_new(tt_graph *g)
     }
     for (int i = 0; i < g->n; i++)
         chain_of[i] = -1;
-    int nchains = tt__fuse_plan(g, chains, chain_of, nsteps);
+    int nchains = passes_off & TT_PASS_FUSE
+                      ? 0
+                      : tt__fuse_plan(g, chains, chain_of, nsteps, !(passes_off & TT_PASS_INPLACE));
     if (nchains < 0) {
         tt__free(chains);
         tt__free(chain_of);
@@ -171,11 +326,22 @@ tt_plan *tt__plan_new(tt_graph *g)
             if (tt__fused_node(f, tt__fused_num_nodes(f) - 1) != i)
                 continue;
             chains[c] = NULL;
-            p->steps[p->nsteps] = (step){.op = n->op, .node = i, .fused = f};
+            p->steps[p->nsteps] = (step){.kind = STEP_FUSED, .op = n->op, .node = i, .fused = f};
             step_of_node[i] = p->nsteps++;
             continue;
         }
+        if (epi[i] >= 0) {
+            const gnode *m = &g->nodes[epi[i]];
+            const tt_value *alpha = &n->args[2].v;
+            p->steps[p->nsteps++] = (step){
+                .kind = STEP_GEMM_ACC, .when = RUN_FAST, .op = n->op, .node = i,
+                .acc = {n->args[0].ref, m->args[0].ref, m->args[1].ref},
+                .alpha = alpha->kind == TT_V_FLOAT ? alpha->u.f : (double)alpha->u.i};
+            p->variants = true;
+        }
         step *s = &p->steps[p->nsteps];
+        s->kind = STEP_OP;
+        s->when = epi[i] == -1 ? RUN_ALWAYS : RUN_SAFE;
         s->op = n->op;
         s->node = i;
         for (int a = 0; a < n->nargs; a++)
@@ -187,14 +353,28 @@ tt_plan *tt__plan_new(tt_graph *g)
     tt__free(chains);
     tt__free(chain_of);
     p->offset[g->n] = p->nslots;
+    p->slots = tt__calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *p->slots);
+    if (!p->slots)
+        goto oom;
     if (plan_liveness(p, step_of_node))
         goto fail;
+    for (int k = 0; k < p->nsteps && !(passes_off & TT_PASS_INPLACE); k++) {
+        step *s = &p->steps[k];
+        for (int i = 0; s->kind == STEP_FUSED && i < tt__fused_num_inputs(s->fused); i++) {
+            gref r = tt__fused_input(s->fused, i);
+            for (int j = 0; j < s->nrelease; j++)
+                if (s->release[j] == p->offset[r.node] + r.out)
+                    s->dying |= (uint64_t)1 << i;
+        }
+    }
     tt__free(step_of_node);
+    tt__free(epi);
     return p;
 oom:
     tt_error(TT_ENOMEM, "tt_compile: out of memory building a plan");
 fail:
     tt__free(step_of_node);
+    tt__free(epi);
     tt__plan_free(p);
     return NULL;
 }
@@ -218,7 +398,7 @@ static tt_status eval_const(const tt_value *v, const tt_size *syms, const int64_
     return TT_OK;
 }
 
-tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int nout,
+tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int nout,
                        const tt_size *syms, const int64_t *vals, int nsyms)
 {
     const tt_graph *g = p->g;
@@ -226,9 +406,14 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
         return tt_error(TT_EINVAL, "compiled plan: takes %d inputs and returns %d outputs "
                                    "(got %d and %d)", g->ninputs,
                         g->output >= 0 ? g->nodes[g->output].nouts : 0, nin, nout);
-    tt_tensor **slots = tt__calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *slots);
+    /* The plan's own slots (all NULL between runs) unless another thread
+     * runs it now. */
+    bool own = !atomic_flag_test_and_set(&p->slots_busy);
+    tt_tensor **slots = own ? p->slots
+                            : tt__calloc((size_t)(p->nslots ? p->nslots : 1), sizeof *slots);
     if (!slots)
         return tt_error(TT_ENOMEM, "compiled plan: out of memory");
+    bool planned = own && tt__mem_plan_begin(p->mem);
     for (int i = 0; i < nout; i++)
         out[i] = NULL;
     tt_status st = TT_OK;
@@ -241,16 +426,40 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
         else if (n->kind == TT_NODE_CONSTANT)
             slots[p->offset[i]] = tt_retain(n->vals[0]);
     }
+    /* The fast path needs inputs that share no memory. */
+    bool fast = true;
+    for (int i = 0; p->variants && i < nin && fast; i++)
+        for (int j = i + 1; j < nin && fast; j++)
+            fast = !tt_same_storage(in[i], in[j]);
     for (int k = 0; k < p->nsteps && !st; k++) {
         const step *s = &p->steps[k];
         const gnode *n = &g->nodes[s->node];
-        if (s->fused) {
+        if ((s->when == RUN_FAST && !fast) || (s->when == RUN_SAFE && fast)) {
+            /* Skipped; its releases still fall here (the other path's
+             * step at this place reads the same values last). */
+            for (int r = 0; r < s->nrelease; r++)
+                slots[s->release[r]] = tt_release(slots[s->release[r]]);
+            continue;
+        }
+        if (s->kind == STEP_GEMM_ACC) {
+            tt_tensor *w = slots[p->offset[s->acc[0].node] + s->acc[0].out];
+            st = tt__gemm_accumulate(w, slots[p->offset[s->acc[1].node] + s->acc[1].out],
+                                     slots[p->offset[s->acc[2].node] + s->acc[2].out], s->alpha);
+            if (!st) {
+                tt_bump_version(w);
+                slots[p->offset[s->node]] = tt_retain(w);
+            }
+            for (int r = 0; !st && r < s->nrelease; r++)
+                slots[s->release[r]] = tt_release(slots[s->release[r]]);
+            continue;
+        }
+        if (s->kind == STEP_FUSED) {
             tt_tensor *ins[FUSE_MAX + 1];
             for (int i = 0; i < tt__fused_num_inputs(s->fused); i++) {
                 gref r = tt__fused_input(s->fused, i);
                 ins[i] = slots[p->offset[r.node] + r.out];
             }
-            st = tt__fused_run(s->fused, ins, &slots[p->offset[s->node]]);
+            st = tt__fused_run(s->fused, ins, s->dying, &slots[p->offset[s->node]]);
             for (int r = 0; !st && r < s->nrelease; r++)
                 slots[s->release[r]] = tt_release(slots[s->release[r]]);
             continue;
@@ -304,23 +513,26 @@ tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **ou
                 out[k] = tt_release(out[k]);
     }
     for (int i = 0; i < p->nslots; i++)
-        tt_release(slots[i]);
-    tt__free(slots);
+        slots[i] = tt_release(slots[i]);
+    if (planned)
+        tt__mem_plan_end(p->mem);
+    if (own)
+        atomic_flag_clear(&p->slots_busy);
+    else
+        tt__free(slots);
     return st;
 }
 
 void tt__plan_describe(const tt_plan *p, char *buf, size_t n)
 {
-    int fused = 0, fused_ops = 0, released = 0;
-    for (int k = 0; k < p->nsteps; k++) {
-        if (p->steps[k].fused) {
-            fused++;
-            fused_ops += tt__fused_num_nodes(p->steps[k].fused);
-        }
+    tt_compile_stats st = {0};
+    tt__plan_stats(p, &st);
+    int released = 0;
+    for (int k = 0; k < p->nsteps; k++)
         released += p->steps[k].nrelease;
-    }
     snprintf(buf, n, "passes: %d in-place ops functionalized, %d dead ops removed, %d clones "
-                     "elided; %d steps, %d fused kernels (%d ops), %d buffers, %d released "
-                     "after their last use", p->nfunctionalized, p->ndead, p->nclones,
-             p->nsteps, fused, fused_ops, p->nslots, released);
+                     "elided; %d steps, %d fused kernels (%d ops), %d GEMM epilogues, %d "
+                     "buffers, %d released after their last use", p->nfunctionalized, p->ndead,
+             p->nclones, p->nsteps, st.fused_steps, st.fused_ops, st.epilogues, p->nslots,
+             released);
 }

@@ -7,18 +7,21 @@
 typedef struct tt_plan tt_plan;
 
 /* Builds a plan from a traced graph (taking it): passes (dead-code
- * elimination, elementwise fusion), kernels resolved once, and each
- * value's last use, so that intermediates are released as soon as
+ * elimination, elementwise fusion, GEMM epilogues, in-place results; the
+ * TT_PASS_* bits in passes_off are skipped), kernels resolved once, and
+ * each value's last use, so that intermediates are released as soon as
  * nothing needs them. */
-tt_plan *tt__plan_new(tt_graph *g);
+tt_plan *tt__plan_new(tt_graph *g, unsigned passes_off);
 void tt__plan_free(tt_plan *p);
 const tt_graph *tt__plan_graph(const tt_plan *p);
 /* One line for TT_LOG=plan: what the passes did, steps, fused kernels and
  * buffers. */
 void tt__plan_describe(const tt_plan *p, char *buf, size_t n);
+/* Fills the pass counts of st (fused_steps ... planned_bytes). */
+void tt__plan_stats(const tt_plan *p, tt_compile_stats *st);
 /* Replays the plan on real inputs. syms/vals bind the symbols of a
  * symbolic plan (nsyms 0 otherwise). outputs receive new references. */
-tt_status tt__plan_run(const tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int nout,
+tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int nout,
                        const tt_size *syms, const int64_t *vals, int nsyms);
 
 /* passes.c */

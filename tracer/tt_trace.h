@@ -25,6 +25,22 @@ typedef enum {
     TT_TRACE_SYMBOLIC, /* fake, with input sizes as symbols s0, s1, ... */
 } tt_trace_mode;
 
+/* The passes of a compiled plan, each of which can be switched off
+ * (tt_trace_opts.passes_off) to see what it buys; all run by default. */
+typedef enum {
+    /* Chains of elementwise ops run as one pass over memory. */
+    TT_PASS_FUSE = 1u << 0,
+    /* Work after a matrix product folded into its GEMM: w.add_(a @ b,
+     * alpha=s) (an SGD update) becomes one GEMM accumulating into w. */
+    TT_PASS_EPILOGUE = 1u << 1,
+    /* A result written over an operand whose memory nothing reads again. */
+    TT_PASS_INPLACE = 1u << 2,
+    /* Buffers placed by liveness in one block, planned on the first call:
+     * later calls make no allocator calls for them and touch the same
+     * memory each time. */
+    TT_PASS_MEMPLAN = 1u << 3,
+} tt_pass;
+
 typedef struct {
     tt_trace_mode mode;
     /* The first graph break fails the trace (TT_EGRAPHBREAK) instead of
@@ -45,6 +61,7 @@ typedef struct {
      * runs eagerly for any further one (with a one-time warning naming the
      * guard that keeps failing); 0: 8, as dynamo's cache_size_limit. */
     int recompile_limit;
+    unsigned passes_off; /* tt_compile: TT_PASS_* bits of passes to skip */
 } tt_trace_opts;
 
 typedef struct tt_graph tt_graph;
@@ -169,6 +186,11 @@ typedef struct {
      * e.g. "in0.size(1) == 4 (got 5)". */
     char last_miss[256];
     bool at_recompile_limit; /* new signatures run eagerly */
+    /* What the passes did to the newest plan: */
+    int fused_steps;       /* elementwise chains (or lone ops run in place) */
+    int fused_ops;         /* ops inside them */
+    int epilogues;         /* updates folded into their matrix product */
+    int64_t planned_bytes; /* the memory plan's block (after its first run) */
 } tt_compile_stats;
 
 tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts);

@@ -1,0 +1,333 @@
+/* Compiled plans' passes: elementwise fusion (ReLU's backward mask
+ * included), GEMM epilogues (the SGD update folded into the weight
+ * gradient's GEMM), results written in place, and the memory plan; each
+ * switched off alone, the compiled training step still equals the eager
+ * one. */
+#include "tt_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Values within rtol of each other (relative, with an absolute floor). */
+static void assert_close(const tt_tensor *a, const tt_tensor *b, double rtol, const char *what)
+{
+    ck_assert_msg(a && b && tt_numel(a) == tt_numel(b), "%s: shapes differ", what);
+    double *va = tt_test_values(a), *vb = tt_test_values(b);
+    for (int64_t i = 0; i < tt_numel(a); i++)
+        ck_assert_msg(fabs(va[i] - vb[i]) <= rtol * fmax(fabs(vb[i]), 1e-3),
+                      "%s: element %lld is %.9g, expected %.9g", what, (long long)i, va[i],
+                      vb[i]);
+    free(va);
+    free(vb);
+}
+
+/* The bench's MLP step, smaller: in = x [16, 20], labels [16], then w1
+ * [32, 20], b1, w2 [16, 32], b2, w3 [10, 16], b3; linear, ReLU, linear,
+ * ReLU, linear, cross_entropy, backward, SGD in place. */
+enum { NIN = 8 };
+
+static tt_status mlp_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *h1 = tt_relu(tt_linear(in[0], in[2], in[3]));
+    tt_tensor *h2 = tt_relu(tt_linear(h1, in[4], in[5]));
+    tt_tensor *loss = tt_cross_entropy(tt_linear(h2, in[6], in[7]), in[1]);
+    tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
+    tt_no_grad_begin();
+    for (int p = 2; p < NIN && !st; p++) {
+        tt_tensor *g = tt_get_grad(in[p]);
+        st = tt_add_scaled_(in[p], g, -0.05);
+        tt_release(g);
+        if (!st)
+            st = tt_set_grad(in[p], NULL);
+    }
+    tt_no_grad_end();
+    out[0] = st ? NULL : tt_keep(loss);
+    tt_scope_end();
+    return st;
+}
+
+static const int64_t shapes[NIN][2] = {{16, 20}, {16, 0}, {32, 20}, {32, 0},
+                                       {16, 32}, {16, 0}, {10, 16}, {10, 0}};
+
+/* Fresh inputs: the same values on every call (seeded). */
+static void make_inputs(tt_tensor **in)
+{
+    int64_t labels[16];
+    for (int i = 0; i < 16; i++)
+        labels[i] = (i * 7) % 10;
+    tt_manual_seed(77);
+    for (int i = 0; i < NIN; i++) {
+        int nd = shapes[i][1] ? 2 : 1;
+        if (i == 1) {
+            in[i] = NN(tt_from_data(1, shapes[i], TT_I64, labels));
+            continue;
+        }
+        tt_tensor *r = NN(tt_randn(nd, shapes[i], TT_F32));
+        in[i] = NN(tt_mul_scalar(r, 0.3));
+        tt_release(r);
+        if (i >= 2)
+            OK(tt_set_requires_grad(in[i], true));
+    }
+}
+
+static void release_all(tt_tensor **t, int n)
+{
+    for (int i = 0; i < n; i++)
+        t[i] = tt_release(t[i]);
+}
+
+/* Runs `steps` compiled steps on ci and eager steps on ei (equal initial
+ * values) and compares the losses and the parameters after each. */
+static void train_both(tt_compiled *c, tt_tensor **ci, tt_tensor **ei, int steps,
+                       const char *variant)
+{
+    for (int s = 0; s < steps; s++) {
+        tt_tensor *lc = NULL, *le = NULL;
+        OK(tt_compiled_call(c, ci, &lc));
+        OK(mlp_step(ei, NIN, &le, 1, NULL));
+        char what[96];
+        snprintf(what, sizeof what, "%s: loss at step %d", variant, s);
+        assert_close(lc, le, 1e-4, what);
+        for (int p = 2; p < NIN; p++) {
+            snprintf(what, sizeof what, "%s: parameter %d after step %d", variant, p, s);
+            assert_close(ci[p], ei[p], 1e-4, what);
+        }
+        tt_release(lc);
+        tt_release(le);
+    }
+}
+
+static const unsigned variants[] = {
+    0, TT_PASS_FUSE, TT_PASS_EPILOGUE, TT_PASS_INPLACE, TT_PASS_MEMPLAN,
+    TT_PASS_FUSE | TT_PASS_EPILOGUE | TT_PASS_INPLACE | TT_PASS_MEMPLAN,
+};
+
+/* Every pass on, each off alone, all off: the compiled step equals eager,
+ * and the stats say what each pass did. */
+START_TEST(test_passes_equal_eager)
+{
+    unsigned off = variants[_i];
+    tt_tensor *ci[NIN], *ei[NIN];
+    make_inputs(ci);
+    make_inputs(ei);
+    tt_compiled *c = NN(tt_compile(mlp_step, NIN, 1, &(tt_trace_opts){
+        .fullgraph = true, .passes_off = off}));
+    char variant[32];
+    snprintf(variant, sizeof variant, "passes_off %#x", off);
+    train_both(c, ci, ei, 4, variant);
+    tt_compile_stats st;
+    tt_compiled_stats(c, &st);
+    ck_assert_int_eq(st.plans, 1);
+    ck_assert_int_eq(st.hits, 3);
+    /* The three weight updates fold into their gradients' GEMMs. */
+    ck_assert_int_eq(st.epilogues, off & TT_PASS_EPILOGUE ? 0 : 3);
+    if (off & TT_PASS_FUSE) {
+        ck_assert_int_eq(st.fused_steps, 0);
+    } else {
+        /* Two ReLU backward masks (gt, mul) fuse; with in place on, the
+         * two forward ReLUs run over their linear's output too. */
+        ck_assert_int_eq(st.fused_steps, off & TT_PASS_INPLACE ? 2 : 4);
+        ck_assert_int_eq(st.fused_ops, off & TT_PASS_INPLACE ? 4 : 6);
+    }
+    if (off & TT_PASS_MEMPLAN)
+        ck_assert_int_eq(st.planned_bytes, 0);
+    else
+        ck_assert_int_gt(st.planned_bytes, 0);
+    tt_compiled_free(c);
+    release_all(ci, NIN);
+    release_all(ei, NIN);
+}
+END_TEST
+
+/* A counting allocator: the hook calls a replay makes. */
+static int64_t hook_allocs;
+
+static void *counting_alloc(size_t size, size_t align, void *ud)
+{
+    (void)ud;
+    hook_allocs++;
+    void *p = NULL;
+    return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align,
+                          size ? size : 1) == 0 ? p : NULL;
+}
+
+static void counting_free(void *p, void *ud)
+{
+    (void)ud;
+    free(p);
+}
+
+/* After the first call (which records) and one replay (which warms the
+ * small-object caches up), a replayed step asks the allocator for
+ * nothing, and the plan's block keeps its size. */
+START_TEST(test_replay_makes_no_allocator_calls)
+{
+    tt_set_allocator(&(tt_allocator){counting_alloc, counting_free, NULL});
+    tt_tensor *in[NIN];
+    make_inputs(in);
+    tt_compiled *c = NN(tt_compile(mlp_step, NIN, 1, &(tt_trace_opts){.fullgraph = true}));
+    int64_t bytes = -1;
+    for (int k = 0; k < 4; k++) {
+        int64_t before = hook_allocs;
+        tt_tensor *loss = NULL;
+        OK(tt_compiled_call(c, in, &loss));
+        tt_release(loss);
+        tt_compile_stats st;
+        tt_compiled_stats(c, &st);
+        if (k >= 2) {
+            ck_assert_msg(hook_allocs == before, "replay %d made %lld allocator calls", k,
+                          (long long)(hook_allocs - before));
+            ck_assert_int_eq(st.planned_bytes, bytes);
+        }
+        bytes = st.planned_bytes;
+    }
+    ck_assert_int_gt(bytes, 0);
+    tt_compiled_free(c);
+    release_all(in, NIN);
+    tt_set_allocator(NULL);
+}
+END_TEST
+
+/* Inputs sharing memory (x and b1 are two parts of one buffer) take the
+ * plan's safe path, the graph's own ops, and still equal eager. */
+START_TEST(test_aliased_inputs_take_the_safe_path)
+{
+    tt_tensor *ci[NIN], *ei[NIN];
+    make_inputs(ci);
+    make_inputs(ei);
+    tt_compiled *c = NN(tt_compile(mlp_step, NIN, 1, &(tt_trace_opts){.fullgraph = true}));
+    tt_tensor *loss = NULL;
+    OK(tt_compiled_call(c, ci, &loss)); /* traced with separate inputs */
+    tt_release(loss);
+    OK(mlp_step(ei, NIN, &loss, 1, NULL));
+    tt_release(loss);
+    /* One buffer holding x, then b1. */
+    tt_tensor *flat = NN(tt_empty(TT_SHAPE(16 * 20 + 32), TT_F32));
+    tt_tensor *xpart = NN(tt_narrow(flat, 0, 0, 16 * 20)), *bpart = NN(tt_narrow(flat, 0, 320, 32));
+    tt_tensor *x = NN(tt_view(xpart, TT_SHAPE(16, 20)));
+    tt_no_grad_begin();
+    OK(tt_copy_(x, ci[0]));
+    OK(tt_copy_(bpart, ci[3]));
+    tt_no_grad_end();
+    OK(tt_set_requires_grad(bpart, true));
+    tt_release(ci[0]);
+    tt_release(ci[3]);
+    ci[0] = x;
+    ci[3] = bpart;
+    ck_assert(tt_same_storage(ci[0], ci[3]));
+    train_both(c, ci, ei, 3, "aliased inputs");
+    tt_compile_stats st;
+    tt_compiled_stats(c, &st);
+    ck_assert_int_eq(st.plans, 1);
+    tt_release(flat);
+    tt_release(xpart);
+    tt_compiled_free(c);
+    release_all(ci, NIN);
+    release_all(ei, NIN);
+}
+END_TEST
+
+/* ------------------------------------------- a run that leaves the record */
+
+static tt_tensor *stash;
+static int quirk_calls;
+
+/* mylib::quirk(x) = 2x. On its second call it keeps its scratch tensor
+ * (a block of the memory plan on a replay) past the end of the run, which
+ * the recorded first call did not: the plan must give that block up to
+ * the tensor and stop planning, not reuse it under it. */
+static tt_status quirk_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    tt_tensor *scratch = tt_zeros(TT_SHAPE(64), TT_F32);
+    if (!scratch)
+        return tt_errcode();
+    if (++quirk_calls == 2)
+        stash = scratch;
+    else
+        tt_release(scratch);
+    return tt_return(f, 0, tt_mul_scalar(x, 2.0));
+}
+
+static tt_status quirk_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_empty_like(x));
+}
+
+static tt_status quirk_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    const tt_op *op = ud;
+    tt_scope_begin();
+    tt_tensor *y = tt_call(op, tt_v_tensor(tt_sin(in[0])));
+    out[0] = y ? tt_keep(tt_exp(y)) : NULL;
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_run_keeping_a_planned_block)
+{
+    tt_library *lib = NN(tt_library_new(TT_LIB_DEF, "mylib"));
+    const tt_op *op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::quirk(Tensor x) -> Tensor", .kernel = quirk_kernel,
+        .fake = quirk_fake}));
+    quirk_calls = 0;
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(50), TT_F32));
+    tt_compiled *c = NN(tt_compile(quirk_fn, 1, 1, &(tt_trace_opts){.ud = (void *)op}));
+    for (int k = 0; k < 4; k++) {
+        tt_tensor *y = NULL, *want = NULL;
+        OK(tt_compiled_call(c, &x, &y));
+        int calls = quirk_calls;
+        quirk_calls = 5; /* the eager reference keeps nothing */
+        OK(quirk_fn(&x, 1, &want, 1, (void *)op));
+        quirk_calls = calls;
+        char what[32];
+        snprintf(what, sizeof what, "call %d", k);
+        assert_close(y, want, 1e-6, what);
+        tt_release(y);
+        tt_release(want);
+        tt_compile_stats st;
+        tt_compiled_stats(c, &st);
+        /* Planned after the first call; given up after the second. */
+        if (k == 0)
+            ck_assert_int_gt(st.planned_bytes, 0);
+        if (k >= 1)
+            ck_assert_int_eq(st.planned_bytes, 0);
+    }
+    /* The kept scratch lives in the given-up block and is still whole. */
+    ck_assert_ptr_nonnull(stash);
+    double *v = tt_test_values(stash);
+    for (int i = 0; i < 64; i++)
+        ck_assert_double_eq(v[i], 0);
+    free(v);
+    stash = tt_release(stash);
+    tt_compiled_free(c);
+    tt_release(x);
+    tt_library_free(lib);
+}
+END_TEST
+
+static Suite *plan_suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tt_tcase("passes");
+    tcase_add_loop_test(tc, test_passes_equal_eager, 0,
+                        (int)(sizeof variants / sizeof variants[0]));
+    tcase_add_test(tc, test_aliased_inputs_take_the_safe_path);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("memory");
+    tcase_add_test(tc, test_replay_makes_no_allocator_calls);
+    tcase_add_test(tc, test_run_keeping_a_planned_block);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(plan_suite)
