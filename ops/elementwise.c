@@ -436,7 +436,10 @@ static tt_status binary_compute(binop op, tt_tensor *result, const tt_tensor *a,
     tt__broadcast_alias(&xb, cb, nd, sizes);
     uint64_t alpha_bits = 0;
     tt__store(&alpha_bits, common, scalar_num(alpha));
-    st = tt_for_each(3, (tt_tensor *[]){target, &xa, &xb}, bin_loops[common][op], &alpha_bits);
+    /* xa, xb are only read (an in-place target overlapping them got a
+     * separate one above). */
+    st = tt__for_each_in(3, 1, (tt_tensor *[]){target, &xa, &xb}, bin_loops[common][op],
+                         &alpha_bits);
     if (!st && target != result)
         st = tt__copy_raw(result, target);
 done:
@@ -680,8 +683,8 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
     vec_ctx vc = {vec_of(op), un_loops[dt][op]};
     if (!st)
         st = dt == TT_F32 && vc.vec != TT_VEC_NONE
-                 ? tt_for_each(2, (tt_tensor *[]){target, ca}, vec_loop, &vc)
-                 : tt_for_each(2, (tt_tensor *[]){target, ca}, un_loops[dt][op], NULL);
+                 ? tt__for_each_in(2, 1, (tt_tensor *[]){target, ca}, vec_loop, &vc)
+                 : tt__for_each_in(2, 1, (tt_tensor *[]){target, ca}, un_loops[dt][op], NULL);
     if (!st && target != result)
         st = tt__copy_raw(result, target);
     if (target != result)

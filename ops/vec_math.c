@@ -1,20 +1,30 @@
 /* Vectorized transcendental functions for contiguous f32 data, eight lanes
- * at a time through SLEEF's AVX2 kernels (1.0 ULP). This file alone is
- * compiled with -mavx2 -mfma; the rest of the library stays baseline
- * x86-64, and tt__vec_f32 answers false on a CPU without AVX2/FMA (or a
- * build without SLEEF) so callers fall back to the scalar loops. */
+ * at a time through SLEEF's AVX2 kernels (1.0 ULP), or sixteen through its
+ * AVX-512F ones (vec_math_avx512.c) on a CPU with AVX-512F: chosen once,
+ * by CPU feature. This file alone is compiled with -mavx2 -mfma; the rest
+ * of the library stays baseline x86-64, and tt__vec_f32 answers false on
+ * a CPU without AVX2/FMA (or a build without SLEEF) so callers fall back
+ * to the scalar loops. One machine always runs the same variant, so eager
+ * and compiled results agree bit for bit. */
 #include "vec_math.h"
 
 #if defined(TT_HAVE_SLEEF) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #include <sleef.h>
+#include <stdlib.h>
 
-static bool cpu_ok(void)
+/* 0: no vector kernels, 1: AVX2, 2: AVX-512F. */
+static int cpu_level(void)
 {
-    static _Atomic int ok = -1; /* first calls on two threads may race: atomic */
-    if (ok < 0)
-        ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return ok;
+    static _Atomic int level = -1; /* first calls on two threads may race: atomic */
+    if (level < 0) {
+        __builtin_cpu_init();
+        int l = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        if (l && __builtin_cpu_supports("avx512f") && getenv("TT_NO_AVX512") == NULL)
+            l = 2;
+        level = l;
+    }
+    return level;
 }
 
 static inline __m256 apply(int op, __m256 v)
@@ -40,8 +50,11 @@ static inline __m256 apply(int op, __m256 v)
 
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
 {
-    if (!cpu_ok())
+    int level = cpu_level();
+    if (level == 0)
         return false;
+    if (level == 2 && tt__vec_f32_avx512(op, o, x, n))
+        return true;
     int64_t k = 0;
     for (; k + 8 <= n; k += 8)
         _mm256_storeu_ps(o + k, apply(op, _mm256_loadu_ps(x + k)));

@@ -13,5 +13,7 @@ enum {
 /* o[i] = f(x[i]) for contiguous arrays; false when this CPU or build has
  * no vector kernel (the caller then runs its scalar loop). */
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n);
+/* vec_math_avx512.c: the same with AVX-512F; only on a CPU that has it. */
+bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n);
 
 #endif

@@ -148,8 +148,10 @@ void tt_parallel_for(int64_t n, int64_t grain,
 
 typedef struct {
     int nops, ndim;          /* after coalescing; dim ndim-1 is innermost */
+    int nout;                /* operands from nout on are only read */
     int64_t sizes[TT_MAX_DIMS];
     int64_t strides[MAX_OPS][TT_MAX_DIMS]; /* bytes */
+    int64_t es[MAX_OPS];     /* element sizes */
     char *base[MAX_OPS];
     tt_loop_fn loop;
     void *ctx;
@@ -211,21 +213,74 @@ static bool wants_tiles(const plan *p)
     return false;
 }
 
+/* A read-only operand whose elements run down the tile's columns (a
+ * transposed input): the tile is first copied into a row-major buffer, so
+ * that the loop gets unit steps for every operand and vectorizes, instead
+ * of a strided step it runs element by element. */
+#define TILE_BUFS 2
+
+static bool buffered(const plan *p, int k)
+{
+    return k >= p->nout && p->es[k] <= 8 && p->strides[k][0] == p->es[k] &&
+           p->strides[k][1] > p->es[k];
+}
+
+#define PREFETCH_COLS 16
+
+/* buf[ii][jj] = operand k's element (i0 + ii, j0 + jj), rows x len. */
+static void gather_tile(const plan *p, int k, int64_t i0, int64_t j0, int64_t rows,
+                        int64_t len, char *buf)
+{
+    int64_t more = p->sizes[1] - j0; /* columns left, this tile's and on */
+    int64_t s1 = p->strides[k][1];
+    const char *col = p->base[k] + i0 * p->strides[k][0] + j0 * s1;
+    switch (p->es[k]) {
+    case 4:
+        for (int64_t jj = 0; jj < len; jj++, col += s1) {
+            /* Each column is a new page: ask for the lines a few columns
+             * ahead, so their misses overlap instead of queueing. */
+            for (int64_t b = 0; jj + PREFETCH_COLS < more && b < rows * 4; b += 64)
+                __builtin_prefetch(col + PREFETCH_COLS * s1 + b);
+            for (int64_t ii = 0; ii < rows; ii++)
+                ((uint32_t *)buf)[ii * TILE + jj] = ((const uint32_t *)col)[ii];
+        }
+        break;
+    case 8:
+        for (int64_t jj = 0; jj < len; jj++, col += s1)
+            for (int64_t ii = 0; ii < rows; ii++)
+                ((uint64_t *)buf)[ii * TILE + jj] = ((const uint64_t *)col)[ii];
+        break;
+    default:
+        for (int64_t jj = 0; jj < len; jj++, col += s1)
+            for (int64_t ii = 0; ii < rows; ii++)
+                memcpy(buf + (ii * TILE + jj) * p->es[k], col + ii * p->es[k], (size_t)p->es[k]);
+    }
+}
+
 /* Rows of tiles [begin, end) (in tiles along dim 0). */
 static void run_tiles(int64_t begin, int64_t end, void *vp)
 {
     const plan *p = vp;
+    _Alignas(64) char bufs[TILE_BUFS][TILE * TILE * 8];
+    int buf_of[MAX_OPS], nbuf = 0;
     char *data[MAX_OPS];
     int64_t step[MAX_OPS];
-    for (int k = 0; k < p->nops; k++)
-        step[k] = p->strides[k][1];
+    for (int k = 0; k < p->nops; k++) {
+        buf_of[k] = nbuf < TILE_BUFS && buffered(p, k) ? nbuf++ : -1;
+        step[k] = buf_of[k] >= 0 ? p->es[k] : p->strides[k][1];
+    }
     for (int64_t ti = begin; ti < end; ti++) {
         int64_t i0 = ti * TILE, i1 = i0 + TILE < p->sizes[0] ? i0 + TILE : p->sizes[0];
         for (int64_t j0 = 0; j0 < p->sizes[1]; j0 += TILE) {
             int64_t len = p->sizes[1] - j0 < TILE ? p->sizes[1] - j0 : TILE;
+            for (int k = 0; k < p->nops; k++)
+                if (buf_of[k] >= 0)
+                    gather_tile(p, k, i0, j0, i1 - i0, len, bufs[buf_of[k]]);
             for (int64_t i = i0; i < i1; i++) {
                 for (int k = 0; k < p->nops; k++)
-                    data[k] = p->base[k] + i * p->strides[k][0] + j0 * p->strides[k][1];
+                    data[k] = buf_of[k] >= 0
+                                  ? bufs[buf_of[k]] + (i - i0) * TILE * p->es[k]
+                                  : p->base[k] + i * p->strides[k][0] + j0 * p->strides[k][1];
                 p->loop(data, step, len, p->ctx);
             }
         }
@@ -236,6 +291,11 @@ static void run_tiles(int64_t begin, int64_t end, void *vp)
 #define PARALLEL_GRAIN 32768
 
 tt_status tt_for_each(int nops, tt_tensor *const *ops, tt_loop_fn loop, void *ctx)
+{
+    return tt__for_each_in(nops, nops, ops, loop, ctx);
+}
+
+tt_status tt__for_each_in(int nops, int nout, tt_tensor *const *ops, tt_loop_fn loop, void *ctx)
 {
     if (nops < 1 || nops > MAX_OPS || !ops || !loop)
         return tt_error(TT_EINVAL, "tt_for_each: expects 1 to %d operands and a loop "
@@ -284,9 +344,11 @@ tt_status tt_for_each(int nops, tt_tensor *const *ops, tt_loop_fn loop, void *ct
             perm[j - 1] = b;
             perm[j] = a;
         }
-    plan p = {.nops = nops, .loop = loop, .ctx = ctx};
-    for (int k = 0; k < nops; k++)
+    plan p = {.nops = nops, .nout = nout, .loop = loop, .ctx = ctx};
+    for (int k = 0; k < nops; k++) {
         p.base[k] = tt__ptr(ops[k]);
+        p.es[k] = (int64_t)tt_dtype_size((tt_dtype)ops[k]->dtype);
+    }
     /* Coalesce: an outer dim merges into the inner one when stepping it is
      * the same as running off the end of the inner one, for every operand. */
     int n = 0;

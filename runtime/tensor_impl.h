@@ -141,6 +141,10 @@ void tt__mem_plan_end(tt_mem_plan *mp);
 size_t tt__mem_plan_bytes(const tt_mem_plan *mp);
 
 /* ---- iteration (iter.c) */
+/* tt_for_each knowing that operands nout.. are only read: a transposed
+ * one is then read tile by tile through a row-major buffer, so the loop
+ * runs with unit steps (the kernels' vectorized path). */
+tt_status tt__for_each_in(int nops, int nout, tt_tensor *const *ops, tt_loop_fn loop, void *ctx);
 /* The count tt_set_num_threads set, 0 when it was never set (or reset). */
 int tt__num_threads_set(void);
 /* dst = src with broadcasting and dtype conversion; no dispatch, no

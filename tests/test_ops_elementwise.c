@@ -1565,6 +1565,35 @@ END_TEST
 
 /* --------------------------------------------------------------- suite */
 
+/* A transposed operand is read through a row-major tile buffer (sizes
+ * that are no multiple of the tile, every element size): the results are
+ * those of the same op on contiguous copies, bit for bit. */
+START_TEST(test_transposed_operands_tiled)
+{
+    static const tt_dtype dts[] = {TT_F32, TT_F64, TT_I32, TT_U8};
+    for (int d = 0; d < 4; d++) {
+        tt_tensor *a0 = NN(tt_randn(TT_SHAPE(70, 130), TT_F64));
+        tt_tensor *b0 = NN(tt_randn(TT_SHAPE(130, 70), TT_F64));
+        tt_tensor *as = NN(tt_mul_scalar(a0, 20)), *bs = NN(tt_mul_scalar(b0, 20));
+        tt_tensor *a = NN(tt_to_dtype(as, dts[d])), *b = NN(tt_to_dtype(bs, dts[d]));
+        tt_tensor *at = NN(tt_t(a)), *atc = NN(tt_contiguous(at));
+        tt_tensor *r = NN(tt_add(at, b)), *want = NN(tt_add(atc, b));
+        tt_test_assert_same_bits(r, want, tt_dtype_name(dts[d]));
+        tt_tensor *r2 = NN(tt_mul(b, at)), *want2 = NN(tt_mul(b, atc));
+        tt_test_assert_same_bits(r2, want2, tt_dtype_name(dts[d]));
+        if (dts[d] == TT_F32 || dts[d] == TT_F64) {
+            tt_tensor *s = NN(tt_sin(at)), *ws = NN(tt_sin(atc));
+            tt_test_assert_same_bits(s, ws, "sin");
+            tt_release(s);
+            tt_release(ws);
+        }
+        tt_tensor *all[] = {a0, b0, as, bs, a, b, at, atc, r, want, r2, want2};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            tt_release(all[i]);
+    }
+}
+END_TEST
+
 static Suite *elementwise_suite(void)
 {
     Suite *s = suite_create("ops_elementwise");
@@ -1572,6 +1601,7 @@ static Suite *elementwise_suite(void)
     tcase_add_loop_test(tc, test_binary_tables, 0, B_COUNT);
     tcase_add_loop_test(tc, test_binary_scalar_tables, 0, B_COUNT);
     tcase_add_test(tc, test_promotion_cases);
+    tcase_add_test(tc, test_transposed_operands_tiled);
     tcase_add_test(tc, test_integer_edge_values);
     suite_add_tcase(s, tc);
 

@@ -154,7 +154,7 @@ typedef struct {
     const float *pa, *pb; /* contiguous data of the plain loops */
     float *pc;
     int64_t n;
-    int kind; /* the plain loop: 0 add, 1 mul, 2 sinf, 3 expf, 4 sum */
+    int kind; /* the plain loop: 0 add, 1 mul, 2 sinf, 3 expf, 4 sum, 5 tanhf, 6 gelu */
 } ew_ctx;
 
 static bool ew_tt(void *p)
@@ -190,6 +190,14 @@ static bool ew_plain(void *p)
         for (int64_t i = 0; i < n; i++)
             c[i] = expf(a[i]);
         break;
+    case 5:
+        for (int64_t i = 0; i < n; i++)
+            c[i] = tanhf(a[i]);
+        break;
+    case 6:
+        for (int64_t i = 0; i < n; i++)
+            c[i] = 0.5f * a[i] * (1 + erff(a[i] * 0.70710678f));
+        break;
     default: {
         float s = 0;
         for (int64_t i = 0; i < n; i++)
@@ -203,13 +211,14 @@ static bool ew_plain(void *p)
 }
 
 /* Bytes each element moves: reads plus the write. */
-static const int ew_bytes[] = {12, 12, 8, 8, 4};
+static const int ew_bytes[] = {12, 12, 8, 8, 4, 8, 8};
 
 /* kind from the bench's name. */
 static int ew_kind(const char *name)
 {
     return strncmp(name, "add", 3) == 0 ? 0 : strncmp(name, "mul", 3) == 0 ? 1
-         : strncmp(name, "sin", 3) == 0 ? 2 : strncmp(name, "exp", 3) == 0 ? 3 : 4;
+         : strncmp(name, "sin", 3) == 0 ? 2 : strncmp(name, "exp", 3) == 0 ? 3
+         : strncmp(name, "tanh", 4) == 0 ? 5 : strncmp(name, "gelu", 4) == 0 ? 6 : 4;
 }
 
 static bool bench_elementwise(const bench *b, const bench_opts *o, double *value,
@@ -217,7 +226,12 @@ static bool bench_elementwise(const bench *b, const bench_opts *o, double *value
 {
     ew_ctx e = {.n = b->n, .kind = ew_kind(b->name)};
     e.binary = e.kind == 0 ? tt_add : e.kind == 1 ? tt_mul : NULL;
-    e.unary = e.kind == 2 ? tt_sin : e.kind == 3 ? tt_exp : NULL;
+    e.unary = e.kind == 2 ? tt_sin : e.kind == 3 ? tt_exp : e.kind == 5 ? tt_tanh
+            : e.kind == 6 ? tt_gelu : NULL;
+    /* Mixed layouts and transcendentals are held to the contiguous add's
+     * bandwidth (tt_add on contiguous operands, same threads, same run):
+     * memory speed is their limit. The others to a plain C loop. */
+    bool add_limit = b->trans || e.kind == 2 || e.kind == 3 || e.kind == 5 || e.kind == 6;
     tt_tensor *ta = NULL, *tb = NULL, *tb_view = NULL, *tc = NULL;
     bool ok = false;
     if (b->trans) { /* square operands; b is a transposed view */
@@ -237,12 +251,14 @@ static bool bench_elementwise(const bench *b, const bench_opts *o, double *value
     e.a = ta, e.b = tb_view;
     /* The limit runs over the same arrays, read contiguously. */
     e.pa = tt_data(ta), e.pb = tt_data(tb), e.pc = tt_data(tc);
-    double t_tt = 0, t_plain = 0;
-    if (!best_pair(ew_tt, &e, ew_plain, &e, o, 3, 1, &t_tt, &t_plain))
+    ew_ctx lim = {.binary = tt_add, .a = ta, .b = tb, .n = b->n};
+    double t_tt = 0, t_lim = 0;
+    if (!best_pair(ew_tt, &e, add_limit ? ew_tt : ew_plain, add_limit ? &lim : &e, o, 3, 1,
+                   &t_tt, &t_lim))
         goto out;
     double bytes = (double)ew_bytes[e.kind] * (double)b->n;
     *value = bytes / t_tt * 1e-9;
-    *limit = bytes / t_plain * 1e-9;
+    *limit = (add_limit ? 12.0 * (double)b->n : bytes) / t_lim * 1e-9;
     ok = true;
 out:
     tt_release(ta);
@@ -949,6 +965,8 @@ static const bench benches[] = {
     {"add_f32_4096x4096_T", "GB/s", bench_elementwise, N16M, true, false, 0},
     {"sin_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
     {"exp_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
+    {"tanh_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
+    {"gelu_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
     {"sum_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
     /* time units: lower is better, so a ratio above 1 is slower than the limit */
     {"dispatch_add_1elem", "ns/call", bench_dispatch, 1, false, false, 0},
