@@ -3,6 +3,7 @@
  * gradient's GEMM), results written in place, and the memory plan; each
  * switched off alone, the compiled training step still equals the eager
  * one. */
+#include "mlp_step.h"
 #include "tt_test.h"
 
 #include <math.h>
@@ -22,31 +23,14 @@ static void assert_close(const tt_tensor *a, const tt_tensor *b, double rtol, co
     free(vb);
 }
 
-/* The bench's MLP step, smaller: in = x [16, 20], labels [16], then w1
- * [32, 20], b1, w2 [16, 32], b2, w3 [10, 16], b3; linear, ReLU, linear,
- * ReLU, linear, cross_entropy, backward, SGD in place. */
+/* The bench's MLP step (tools/mlp_step.h), smaller: in = x [16, 20],
+ * labels [16], then w1 [32, 20], b1, w2 [16, 32], b2, w3 [10, 16], b3. */
 enum { NIN = 8 };
 
 static tt_status mlp_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
-    tt_scope_begin();
-    tt_tensor *h1 = tt_relu(tt_linear(in[0], in[2], in[3]));
-    tt_tensor *h2 = tt_relu(tt_linear(h1, in[4], in[5]));
-    tt_tensor *loss = tt_cross_entropy(tt_linear(h2, in[6], in[7]), in[1]);
-    tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
-    tt_no_grad_begin();
-    for (int p = 2; p < NIN && !st; p++) {
-        tt_tensor *g = tt_get_grad(in[p]);
-        st = tt_add_scaled_(in[p], g, -0.05);
-        tt_release(g);
-        if (!st)
-            st = tt_set_grad(in[p], NULL);
-    }
-    tt_no_grad_end();
-    out[0] = st ? NULL : tt_keep(loss);
-    tt_scope_end();
-    return st;
+    return tt_mlp_sgd_step(in, 0.05, &out[0]);
 }
 
 static const int64_t shapes[NIN][2] = {{16, 20}, {16, 0}, {32, 20}, {32, 0},

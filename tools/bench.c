@@ -21,6 +21,7 @@
  *   --quick: fewer repetitions, and the largest sizes are skipped. */
 #include "tensortrace.h"
 #include "gpt2.h"
+#include "mlp_step.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -484,23 +485,7 @@ enum { MLP_B = 256 };
 static tt_status mlp_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
-    tt_scope_begin();
-    tt_tensor *h1 = tt_relu(tt_linear(in[0], in[2], in[3]));
-    tt_tensor *h2 = tt_relu(tt_linear(h1, in[4], in[5]));
-    tt_tensor *loss = tt_cross_entropy(tt_linear(h2, in[6], in[7]), in[1]);
-    tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
-    tt_no_grad_begin();
-    for (int p = 2; p < 8 && !st; p++) {
-        tt_tensor *g = tt_get_grad(in[p]);
-        st = tt_add_scaled_(in[p], g, -0.01);
-        tt_release(g);
-        if (!st)
-            st = tt_set_grad(in[p], NULL);
-    }
-    tt_no_grad_end();
-    out[0] = st ? NULL : tt_keep(loss);
-    tt_scope_end();
-    return st;
+    return tt_mlp_sgd_step(in, 0.01, &out[0]);
 }
 
 typedef struct {

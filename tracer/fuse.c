@@ -153,19 +153,10 @@ static bool reads(const gnode *n, int node)
     return false;
 }
 
-static bool is_output(const tt_graph *g, int node)
-{
-    const gnode *o = &g->nodes[g->output];
-    for (int k = 0; k < o->nouts; k++)
-        if (o->outs[k].node == node)
-            return true;
-    return false;
-}
-
 /* Every user of `node` is one of the chain's members. */
 static bool contained(const tt_graph *g, int node, const int *members, int n)
 {
-    if (is_output(g, node))
+    if (tt__graph_is_output(g, node))
         return false;
     const gnode *x = &g->nodes[node];
     for (int u = 0; u < x->nusers; u++) {
@@ -247,7 +238,7 @@ static bool single_in_place(const tt_graph *g, int i)
         return false;
     const gnode *src = &g->nodes[n->args[0].ref.node];
     return src->kind == TT_NODE_OP && src->nvals == 1 && src->nusers == 1 &&
-           !is_output(g, n->args[0].ref.node) &&
+           !tt__graph_is_output(g, n->args[0].ref.node) &&
            dense_like(src->vals[0], n->vals[0]);
 }
 

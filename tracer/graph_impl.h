@@ -61,6 +61,16 @@ struct tt_graph {
     int name_cap;
 };
 
+/* Whether some output of node `node` is among the graph's results. */
+static inline bool tt__graph_is_output(const tt_graph *g, int node)
+{
+    const gnode *o = &g->nodes[g->output];
+    for (int k = 0; k < o->nouts; k++)
+        if (o->outs[k].node == node)
+            return true;
+    return false;
+}
+
 tt_graph *tt__graph_new(const char *name, tt_trace_mode mode);
 /* Appends a node; returns its index or -1 (error set). Takes no
  * ownership of anything passed. */

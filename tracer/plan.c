@@ -185,15 +185,6 @@ static int mem_root(const tt_graph *g, gref r)
     }
 }
 
-static bool is_output(const tt_graph *g, int node)
-{
-    const gnode *o = &g->nodes[g->output];
-    for (int k = 0; k < o->nouts; k++)
-        if (o->outs[k].node == node)
-            return true;
-    return false;
-}
-
 static bool plain_matrix(const tt_tensor *t, tt_dtype dt)
 {
     if (!t || tt_dtype_of(t) != dt || tt_ndim(t) != 2)
@@ -219,8 +210,8 @@ static int epilogue_product(const tt_graph *g, int i)
         return -1;
     int m = n->args[1].ref.node;
     const gnode *mn = &g->nodes[m];
-    if (mn->kind != TT_NODE_OP || mn->nvals != 1 || mn->nusers != 1 || is_output(g, m) ||
-        mn->nargs != 2 || mn->args[0].kind != GARG_REF || mn->args[1].kind != GARG_REF)
+    if (mn->kind != TT_NODE_OP || mn->nvals != 1 || mn->nusers != 1 ||
+        tt__graph_is_output(g, m) || mn->nargs != 2 || mn->args[0].kind != GARG_REF || mn->args[1].kind != GARG_REF)
         return -1;
     int op = tt__builtin_id(mn->op);
     if (op != TT_OP_MM && op != TT_OP_MATMUL)
