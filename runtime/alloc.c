@@ -526,7 +526,10 @@ void tt__mem_plan_free(tt_mem_plan *mp)
     free(mp);
 }
 
-size_t tt__mem_plan_bytes(const tt_mem_plan *mp) { return mp && mp->state == MP_READY ? mp->size : 0; }
+size_t tt__mem_plan_bytes(const tt_mem_plan *mp)
+{
+    return mp && mp->state == MP_READY ? mp->size : 0;
+}
 
 bool tt__mem_plan_begin(tt_mem_plan *mp)
 {

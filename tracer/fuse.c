@@ -113,7 +113,8 @@ static bool fusable(const tt_graph *g, int i)
     const tt_tensor *out = n->vals[0];
     tt_dtype dt = out ? tt_dtype_of(out) : TT_BOOL;
     if (code == U_GT) { /* compares float data: the input's dtype counts */
-        const tt_tensor *x = n->args[0].kind == GARG_REF ? g->nodes[n->args[0].ref.node].vals[n->args[0].ref.out] : NULL;
+        gref r = n->args[0].ref;
+        const tt_tensor *x = n->args[0].kind == GARG_REF ? g->nodes[r.node].vals[r.out] : NULL;
         if (!x || dt != TT_BOOL)
             return false;
         dt = tt_dtype_of(x);

@@ -211,7 +211,8 @@ static int epilogue_product(const tt_graph *g, int i)
     int m = n->args[1].ref.node;
     const gnode *mn = &g->nodes[m];
     if (mn->kind != TT_NODE_OP || mn->nvals != 1 || mn->nusers != 1 ||
-        tt__graph_is_output(g, m) || mn->nargs != 2 || mn->args[0].kind != GARG_REF || mn->args[1].kind != GARG_REF)
+        tt__graph_is_output(g, m) || mn->nargs != 2 || mn->args[0].kind != GARG_REF ||
+        mn->args[1].kind != GARG_REF)
         return -1;
     int op = tt__builtin_id(mn->op);
     if (op != TT_OP_MM && op != TT_OP_MATMUL)
