@@ -24,6 +24,14 @@
 #define CACHES 1
 #endif
 
+static _Thread_local struct tt_mem_plan *running; /* the plan run on this thread */
+static void *plan_alloc(size_t nbytes, size_t *capacity);
+static void plan_note(void *p);
+static void *cache_alloc(size_t nbytes, size_t *capacity);
+static int size_class(size_t n, size_t *cap);
+#define NCLASSES 160
+#define CACHE_MAX_BLOCK ((size_t)1 << 30)
+
 static void *default_alloc(size_t size, size_t align, void *ud)
 {
     (void)ud;
@@ -139,6 +147,8 @@ typedef struct {
     size_t size;
     size_t hook; /* the index of the allocator that made the block */
 } small_hdr;
+/* small_hdr.hook of a block from the storage cache or a plan's block. */
+#define FROM_STORAGE ((size_t)-1)
 
 /* A per-thread cache of small blocks (the library's structs: a tensor, a
  * storage header), so creating and dropping a tensor on the eager path does
@@ -227,11 +237,23 @@ void *tt__malloc(size_t n)
         h = (small_hdr *)tcache.small[c];
         tcache.small[c] = tcache.small[c]->next;
         tcache.nsmall[c]--;
+    } else if (c < SMALL_CLASSES) {
+        h = hook.alloc((size_t)(c + 1) * 32, 16, hook.ud);
     } else {
         int k = hook_index();
-        h = hook_alloc(k, c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : total, 16);
-        if (h)
+        size_t cap;
+        if (running && c >= SMALL_CLASSES) {
+            /* A kernel's scratch while a plan runs: from the plan's block
+             * (recorded on its first run), so a replay makes no allocator
+             * calls. */
+            h = plan_alloc(total, &cap);
+            if (!h && (h = cache_alloc(total, &cap)) != NULL)
+                plan_note(h);
+            if (h)
+                h->hook = FROM_STORAGE;
+        } else if ((h = hook_alloc(k, c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : total, 16))) {
             h->hook = (size_t)k;
+        }
     }
     if (!h) {
         tt_error(TT_ENOMEM, "out of memory: allocation of %zu bytes failed", n);
@@ -278,6 +300,12 @@ void tt__free(void *p)
         tcache.nsmall[c]++;
         return;
     }
+    if (h->hook == FROM_STORAGE) {
+        size_t total = sizeof(small_hdr) + h->size, cap;
+        int sc = size_class(total, &cap);
+        tt__free_storage(h, CACHES && sc < NCLASSES && cap <= CACHE_MAX_BLOCK ? cap : total);
+        return;
+    }
     hook_free((int)h->hook, h);
 }
 
@@ -295,8 +323,6 @@ char *tt__strdup(const char *s)
 /* Size classes: multiples of 64 up to 512 bytes, then four classes per
  * power of two, so a cached block wastes at most a quarter of itself.
  * Blocks above CACHE_MAX_BLOCK go straight back to the hook. */
-#define NCLASSES 160
-#define CACHE_MAX_BLOCK ((size_t)1 << 30)
 #define CACHE_MAX_BYTES ((size_t)2 << 30)
 
 typedef struct block {
@@ -321,11 +347,7 @@ static int size_class(size_t n, size_t *cap)
     return 8 + (k - 9) * 4 + (int)(j - 1);
 }
 
-static _Thread_local struct tt_mem_plan *running; /* the plan run on this thread */
-static void *plan_alloc(size_t nbytes, size_t *capacity);
-static void plan_note(void *p);
 static bool plan_free(void *p);
-static void *cache_alloc(size_t nbytes, size_t *capacity);
 
 void *tt__alloc_storage(size_t nbytes, size_t *capacity)
 {
