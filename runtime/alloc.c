@@ -237,8 +237,6 @@ void *tt__malloc(size_t n)
         h = (small_hdr *)tcache.small[c];
         tcache.small[c] = tcache.small[c]->next;
         tcache.nsmall[c]--;
-    } else if (c < SMALL_CLASSES) {
-        h = hook.alloc((size_t)(c + 1) * 32, 16, hook.ud);
     } else {
         int k = hook_index();
         size_t cap;
@@ -718,8 +716,8 @@ static void plan_place(tt_mem_plan *mp)
     }
     free(ev);
     free(next);
-    mp->owner = hook;
-    mp->block = top ? hook.alloc(top, 64, hook.ud) : NULL;
+    mp->owner = allocators[hook_index()];
+    mp->block = top ? mp->owner.alloc(top, 64, mp->owner.ud) : NULL;
     if (top && !mp->block) {
         plan_give_up(mp);
         return;
