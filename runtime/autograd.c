@@ -75,7 +75,21 @@ struct tt_autograd_meta {
     tt_tensor *grad;
     node *grad_fn;
     int output_nr;
+    /* The gradient-ready hook's count of this backward's edges into the
+     * leaf not yet run; valid while ready_mark is the running backward's. */
+    uint64_t ready_mark;
+    int64_t pending;
 };
+
+/* The gradient-ready hook (per thread): see tt_set_grad_ready_hook. */
+static _Thread_local tt_grad_ready_fn ready_hook;
+static _Thread_local void *ready_ud;
+
+void tt_set_grad_ready_hook(tt_grad_ready_fn fn, void *ud)
+{
+    ready_hook = fn;
+    ready_ud = fn ? ud : NULL;
+}
 
 /* ---------------------------------------------------------- grad mode */
 
@@ -760,7 +774,8 @@ static tt_status check_saved(const node *n)
     return TT_OK;
 }
 
-static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_leaves)
+static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_leaves,
+                          bool hooks)
 {
     tt_tensor *grads[TT_MAX_RETURNS];
     tt_tensor **gin = NULL;
@@ -812,6 +827,14 @@ static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_lea
         else
             tt_release(g);
     }
+    /* A leaf whose last edge this was has its final gradient: tell the
+     * hook (after every slot accumulated, so an op using the leaf twice
+     * reports it once). */
+    for (int s = 0; hooks && !st && s < n->ctx.nslots; s++) {
+        tt_tensor *leaf = n->edges[s].leaf;
+        if (leaf && n->ctx.needs[s] && --leaf->autograd->pending == 0)
+            st = ready_hook(leaf, ready_ud);
+    }
     tt__free(gin);
     for (int j = 0; j < n->nout; j++)
         tt_release(grads[j]);
@@ -846,8 +869,28 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
         }
     if (all.n > 1) /* all.v is NULL when the roots are leaves: qsort wants a pointer */
         qsort(all.v, (size_t)all.n, sizeof *all.v, by_seq_desc);
+    /* For the gradient-ready hook: how many edges of this backward reach
+     * each leaf. */
+    bool hooks = accumulate_leaves && ready_hook;
+    for (int i = 0; hooks && i < all.n && !st; i++)
+        for (int s = 0; s < all.v[i]->ctx.nslots && !st; s++) {
+            tt_tensor *leaf = all.v[i]->edges[s].leaf;
+            if (!leaf || !all.v[i]->ctx.needs[s])
+                continue;
+            struct tt_autograd_meta *m = meta_of(leaf);
+            if (!m) {
+                st = tt_errcode();
+                break;
+            }
+            if (m->ready_mark != mark) {
+                m->ready_mark = mark;
+                m->pending = 0;
+            }
+            m->pending++;
+        }
     /* Seed the roots' gradients; a root that is itself a leaf is a
      * capture or accumulates directly. */
+    tt_tensor *ready_root = NULL;
     for (int r = 0; r < nroots; r++) {
         tt_tensor *g = root_grads[r];
         root_grads[r] = NULL;
@@ -863,22 +906,26 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
                     st = accumulate(&caps[c].grad, tt_retain(g));
                     captured = true;
                 }
-            if (!st && accumulate_leaves && !captured)
+            if (!st && accumulate_leaves && !captured) {
                 st = accumulate_leaf(roots[r], g);
-            else
+                ready_root = hooks ? roots[r] : NULL;
+            } else {
                 tt_release(g);
+            }
         }
     }
     tt_scope_pause();
     no_grad_depth++;
     sync_grad_flag();
+    if (!st && ready_root) /* a leaf that is the loss: final at once */
+        st = ready_hook(ready_root, ready_ud);
     for (int i = 0; i < all.n && !st; i++) {
         node *n = all.v[i];
         for (int c = 0; c < ncaps && !st; c++)
             if (caps[c].fn == n && n->buf[caps[c].output_nr])
                 st = accumulate(&caps[c].grad, tt_retain(n->buf[caps[c].output_nr]));
         if (!st)
-            st = run_node(n, caps, ncaps, accumulate_leaves);
+            st = run_node(n, caps, ncaps, accumulate_leaves, hooks);
         for (int j = 0; j < TT_MAX_RETURNS; j++)
             n->buf[j] = tt_release(n->buf[j]);
         ctx_clear_saved(&n->ctx);

@@ -50,6 +50,17 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs,
                   tt_tensor *const *grad_outputs, int nin,
                   tt_tensor *const *inputs, tt_tensor **grads_out);
 
+/* The gradient-ready hook (per thread), the engine's side of data-parallel
+ * training: during tt_backward, fn(leaf, ud) runs as soon as a leaf's .grad
+ * has received the last gradient of this backward (after the last node
+ * that feeds it ran), while the rest of the backward is still to run, so a
+ * caller can start communicating that gradient early (as PyTorch's
+ * post-accumulate-grad hooks let DDP do). The leaf is borrowed; fn runs in
+ * no-grad mode. A non-OK status fails the backward. tt_grad never calls it.
+ * NULL removes the hook. */
+typedef tt_status (*tt_grad_ready_fn)(tt_tensor *leaf, void *ud);
+void tt_set_grad_ready_hook(tt_grad_ready_fn fn, void *ud);
+
 /* ------------------------------------------- the context of a backward */
 
 /* What setup_context saves and backward reads. Saved tensors are checked

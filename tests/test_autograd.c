@@ -1854,6 +1854,79 @@ END_TEST
 
 /* -------------------------------------------------------------- suite */
 
+/* ------------------------------------------------- gradient-ready hook */
+
+typedef struct {
+    tt_tensor *leaf[4];
+    double grad0[4]; /* element 0 of the leaf's .grad when the hook ran */
+    int n;
+    bool fail;
+} ready_log;
+
+static tt_status log_ready(tt_tensor *leaf, void *ud)
+{
+    ready_log *log = ud;
+    ck_assert_int_lt(log->n, 4);
+    ck_assert(!tt_grad_enabled()); /* runs inside the engine, in no-grad */
+    tt_tensor *g = ok(tt_get_grad(leaf));
+    log->leaf[log->n] = leaf;
+    log->grad0[log->n++] = at(g, 0);
+    tt_release(g);
+    if (log->fail)
+        return tt_error(TT_EINVAL, "log_ready: refusing the gradient");
+    return TT_OK;
+}
+
+/* loss = sum((a*a + a) * b): b's only edge runs first; a has two nodes
+ * (and one of them uses it twice), so its hook runs once, after both, with
+ * its final gradient. */
+START_TEST(test_grad_ready_hook)
+{
+    tt_tensor *a = leaf(1, A(2), TT_F32, D(1, 2)), *b = leaf(1, A(2), TT_F32, D(3, 4));
+    ready_log log = {0};
+    tt_set_grad_ready_hook(log_ready, &log);
+    tt_scope_begin();
+    tt_tensor *loss = ok(tt_sum_all(ok(tt_mul(ok(tt_add(ok(tt_mul(a, a)), a)), b))));
+    ck_assert_int_eq(tt_backward(loss, NULL), TT_OK);
+    tt_scope_end();
+    ck_assert_int_eq(log.n, 2);
+    ck_assert_ptr_eq(log.leaf[0], b);
+    ck_assert_ptr_eq(log.leaf[1], a);
+    ck_assert_double_eq(log.grad0[0], 2.0);      /* d/db0 = a0*a0 + a0 */
+    ck_assert_double_eq(log.grad0[1], 3.0 * 3.0); /* d/da0 = (2*a0 + 1) * b0 */
+    /* tt_grad leaves .grad alone and never calls the hook. */
+    tt_scope_begin();
+    tt_tensor *l2 = ok(tt_sum_all(ok(tt_mul(a, b)))), *ga = NULL;
+    ck_assert_int_eq(tt_grad(1, &l2, NULL, 1, &a, &ga), TT_OK);
+    tt_scope_end();
+    ck_assert_int_eq(log.n, 2);
+    /* A leaf that is the loss itself. */
+    tt_tensor *c = leaf(0, NULL, TT_F32, D(5));
+    ck_assert_int_eq(tt_backward(c, NULL), TT_OK);
+    ck_assert_int_eq(log.n, 3);
+    ck_assert_ptr_eq(log.leaf[2], c);
+    /* A failing hook fails the backward with its own error. */
+    log = (ready_log){.fail = true};
+    tt_scope_begin();
+    loss = ok(tt_sum_all(ok(tt_mul(a, b))));
+    ck_assert_int_eq(tt_backward(loss, NULL), TT_EINVAL);
+    ck_assert_str_eq(tt_errmsg(), "log_ready: refusing the gradient");
+    tt_scope_end();
+    ck_assert_int_eq(log.n, 1);
+    /* Removed: nothing is called. */
+    tt_set_grad_ready_hook(NULL, NULL);
+    log = (ready_log){0};
+    tt_scope_begin();
+    ck_assert_int_eq(tt_backward(ok(tt_sum_all(ok(tt_mul(a, b)))), NULL), TT_OK);
+    tt_scope_end();
+    ck_assert_int_eq(log.n, 0);
+    tt_release(a);
+    tt_release(b);
+    tt_release(c);
+    ck_assert_int_eq(tt_live_tensors(), 0);
+}
+END_TEST
+
 static Suite *autograd_suite(void)
 {
     Suite *s = suite_create("autograd");
@@ -1924,6 +1997,7 @@ static Suite *autograd_suite(void)
     tcase_add_test(tc, test_wide_graph);
     tcase_add_test(tc, test_graph_freed_without_backward);
     tcase_add_test(tc, test_alloc_failures);
+    tcase_add_test(tc, test_grad_ready_hook);
     suite_add_tcase(s, tc);
     return s;
 }
