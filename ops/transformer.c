@@ -953,8 +953,13 @@ typedef struct {
 /* Contiguous operands take a loop over plain arrays, which vectorizes;
  * built without errno for sqrt (its argument is never negative), since a
  * sqrt that may set errno keeps a loop scalar. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_MATH_ERRNO __attribute__((optimize("no-math-errno")))
+#else
+#define NO_MATH_ERRNO /* clang (the fuzz build) has no such attribute */
+#endif
 #define ADAMW_LOOP(T_, SQRT)                                                   \
-    __attribute__((optimize("no-math-errno"))) static void adamw_loop_##T_(    \
+    NO_MATH_ERRNO static void adamw_loop_##T_(                                 \
         char **d, const int64_t *st, int64_t n, void *vk)                      \
     {                                                                          \
         const adamw_k *k = vk;                                                 \

@@ -146,7 +146,14 @@ static void counting_free(void *p, void *ud)
 
 /* After the first call (which records) and one replay (which warms the
  * small-object caches up), a replayed step asks the allocator for
- * nothing, and the plan's block keeps its size. */
+ * nothing, and the plan's block keeps its size. Under AddressSanitizer the
+ * library's caches are bypassed (runtime/alloc.c), so every tensor struct
+ * is an allocator call there: only the block's size is checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CACHES 0
+#else
+#define CACHES 1
+#endif
 START_TEST(test_replay_makes_no_allocator_calls)
 {
     tt_set_allocator(&(tt_allocator){counting_alloc, counting_free, NULL});
@@ -162,7 +169,7 @@ START_TEST(test_replay_makes_no_allocator_calls)
         tt_compile_stats st;
         tt_compiled_stats(c, &st);
         if (k >= 2) {
-            ck_assert_msg(hook_allocs == before, "replay %d made %lld allocator calls", k,
+            ck_assert_msg(!CACHES || hook_allocs == before, "replay %d made %lld allocator calls", k,
                           (long long)(hook_allocs - before));
             ck_assert_int_eq(st.planned_bytes, bytes);
         }

@@ -523,8 +523,8 @@ void tt__plan_describe(const tt_plan *p, char *buf, size_t n)
     for (int k = 0; k < p->nsteps; k++)
         released += p->steps[k].nrelease;
     snprintf(buf, n, "passes: %d in-place ops functionalized, %d dead ops removed, %d clones "
-                     "elided; %d steps, %d fused kernels (%d ops), %d GEMM epilogues, %d "
-                     "buffers, %d released after their last use", p->nfunctionalized, p->ndead,
-             p->nclones, p->nsteps, st.fused_steps, st.fused_ops, st.epilogues, p->nslots,
-             released);
+                     "elided; %d steps, %d fused kernels (%d ops), %d buffers, %d released "
+                     "after their last use, %d GEMM epilogues", p->nfunctionalized, p->ndead,
+             p->nclones, p->nsteps, st.fused_steps, st.fused_ops, p->nslots, released,
+             st.epilogues);
 }
