@@ -20,6 +20,12 @@ static _Thread_local int call_depth;
 /* Fake mode (PyTorch's FakeTensorMode): every op runs its fake kernel and
  * factories make fake tensors, whatever the inputs. */
 static _Thread_local int fake_mode;
+/* The mode told of data reads inside a fake kernel. Kernels run with the
+ * modes switched off, but a fake kernel that reads data under a tracer is
+ * the tracer's business (a graph break, as dynamo makes one of
+ * FakeTensor's data-dependent errors), not a bare TT_EFAKE: the innermost
+ * pushed mode hears of it while a fake kernel runs. */
+static _Thread_local tt_mode *fake_kernel_reader;
 /* Kernels running on this thread, one inside another. */
 #define MAX_KERNEL_DEPTH 200
 static _Thread_local int kernel_depth;
@@ -227,7 +233,9 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
     /* A kernel is plain eager code: calls it makes are neither recorded by
      * a mode nor by autograd. */
     int saved_level = modes.level;
+    tt_mode *saved_reader = fake_kernel_reader;
     modes.level = 0;
+    fake_kernel_reader = fake && modes.n ? modes.stack[modes.n - 1] : NULL;
     tt__autograd_off++;
     kernel_depth++;
     tt_clear_error();
@@ -237,6 +245,7 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
     kernel_depth--;
     tt__autograd_off--;
     modes.level = saved_level;
+    fake_kernel_reader = saved_reader;
     if (st == TT_OK) {
         for (int i = 0; i < op->nreturns; i++) {
             const tt_arg *r = tt_schema_return(op->schema, i);
@@ -439,17 +448,18 @@ tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
 static tt_status data_read_hook(const tt_tensor *t, const char *what, tt_srcloc loc,
                                 void **stand_in)
 {
-    if (modes.level == 0)
-        return TT_OK;
-    tt_mode *m = modes.stack[modes.level - 1];
-    if (!m->data_read && !m->fake_data)
+    tt_mode *m = modes.level ? modes.stack[modes.level - 1] : fake_kernel_reader;
+    if (!m || (!m->data_read && !m->fake_data))
         return TT_OK;
     int saved = modes.level;
-    modes.level--;
+    tt_mode *saved_reader = fake_kernel_reader;
+    modes.level -= saved > 0;
+    fake_kernel_reader = NULL;
     tt_status st = m->data_read ? m->data_read(m, t, what, loc) : TT_OK;
     if ((st == TT_OK || st == TT_EGRAPHBREAK) && m->fake_data && tt_is_fake(t))
         *stand_in = m->fake_data(m, t);
     modes.level = saved;
+    fake_kernel_reader = saved_reader;
     return st;
 }
 tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what, tt_srcloc loc,

@@ -354,8 +354,9 @@ struct tt_mode {
     tt_status (*call)(tt_mode *m, const tt_op *op, const tt_value *args,
                       int nargs, tt_value *outs, int nouts);
     /* Optional: a data read (tt_data, tt_item, tt_get ...) while the mode
-     * is on. A non-OK status fails the read; TT_EGRAPHBREAK (a graph
-     * break) still hands the caller readable bytes (see fake_data). */
+     * is on, or inside a fake kernel running below the innermost mode. A
+     * non-OK status fails the read; TT_EGRAPHBREAK (a graph break) still
+     * hands the caller readable bytes (see fake_data). */
     tt_status (*data_read)(tt_mode *m, const tt_tensor *t, const char *what,
                            tt_srcloc loc);
     /* Optional: for a data read of a fake tensor that data_read let

@@ -293,6 +293,148 @@ START_TEST(test_compile_unchecked_read)
 }
 END_TEST
 
+/* ------------------------------------------- fake kernels that read data */
+
+/* A custom op whose fake kernel reads its input's values: a fake trace
+ * hits the read, and explain (which runs real tensors) must report the
+ * same break at the same line, or the two disagree about the same code. */
+static tt_op *peek_op;
+static int peek_how; /* 0: tt_data (pointer used unchecked), 1: tt_item, 2: no read */
+static int line_peek_read, line_peek_call;
+
+static tt_status peek_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_mul_scalar(x, 2));
+}
+
+static tt_status peek_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    if (peek_how == 0) {
+        line_peek_read = __LINE__ + 1;
+        const float *p = tt_data(x);
+        if (p[0] > 1e30f) /* the stand-in's zero under a trace */
+            return tt_error(TT_EINVAL, "brk::peek: a huge first value");
+    } else if (peek_how == 1) {
+        double v;
+        line_peek_read = __LINE__ + 1;
+        if ((st = tt_item(x, &v)))
+            return st;
+    }
+    return tt_return(f, 0, tt_empty_like(x));
+}
+
+static tt_status peek_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *h = tt_relu(in[0]);
+    line_peek_call = __LINE__ + 1;
+    tt_tensor *p = tt_call(peek_op, tt_v_tensor(h));
+    out[0] = tt_keep(tt_add(tt_exp(p), h));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+static tt_library *define_peek(void)
+{
+    tt_library *lib = NN(tt_library_new(TT_LIB_DEF, "brk"));
+    peek_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "brk::peek(Tensor x) -> Tensor", .kernel = peek_kernel, .fake = peek_fake}));
+    return lib;
+}
+
+START_TEST(test_fake_kernel_read_explain_agrees)
+{
+    tt_library *lib = define_peek();
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(1), TT_F32)), *want;
+    for (peek_how = 0; peek_how < 2; peek_how++) {
+        OK(peek_model(&x, 1, &want, 1, NULL));
+        /* explain runs the real kernels, and still sees the fake kernel's
+         * read: two graphs, the op run eagerly between them. */
+        tt_explain *e = NN(tt_explain_run(peek_model, 1, &x, NULL));
+        ck_assert_int_eq(tt_explain_graph_count(e), 2);
+        ck_assert_int_eq(tt_explain_break_count(e), 1);
+        const tt_break_info *b = tt_explain_break(e, 0);
+        ck_assert_int_eq(b->kind, TT_BREAK_DATA_READ);
+        ck_assert_str_eq(b->op, "brk::peek");
+        ck_assert_str_eq(b->loc.file, __FILE__);
+        ck_assert_int_eq(b->loc.line, line_peek_call);
+        ck_assert_str_eq(b->loc.func, "peek_model");
+        char want_reason[512];
+        snprintf(want_reason, sizeof want_reason,
+                 "brk::peek: the fake kernel read tensor data (%s of fake f32[1] at %s:%d in "
+                 "peek_fake()), but while tracing a fake kernel gets only its inputs' sizes, "
+                 "strides and dtypes, not their values",
+                 peek_how ? "tt_item" : "tt_data", __FILE__, line_peek_read);
+        ck_assert_str_eq(b->reason, want_reason);
+        ck_assert_int_eq(tt_graph_count_op(tt_explain_graph(e, 0), "tt::relu"), 1);
+        ck_assert_int_eq(tt_graph_count_op(tt_explain_graph(e, 0), "brk::peek"), 0);
+        ck_assert_int_eq(tt_graph_count_op(tt_explain_graph(e, 1), "brk::peek"), 0);
+        ck_assert_int_eq(tt_graph_count_op(tt_explain_graph(e, 1), "tt::exp"), 1);
+        char explanation[700], where[300];
+        snprintf(explanation, sizeof explanation, "\n  Explanation: %s\n", b->reason);
+        snprintf(where, sizeof where, "\n  User code: %s:%d in %s()\n  Op: brk::peek",
+                 b->loc.file, b->loc.line, b->loc.func);
+        /* fullgraph, fake and symbolic: the same break, reason and line
+         * (a symbolic trace's sizes are symbols, so its reason says so). */
+        for (int mode = 0; mode < 3; mode += 2) {
+            tt_clear_error();
+            ck_assert_ptr_null(tt_trace(peek_model, 1, &x,
+                                        &(tt_trace_opts){.mode = (tt_trace_mode)mode,
+                                                         .fullgraph = true}));
+            ck_assert_error(TT_EGRAPHBREAK, "Graph break: data read\n");
+            if (mode == TT_TRACE_FAKE)
+                ck_assert_error(TT_EGRAPHBREAK, explanation);
+            ck_assert_error(TT_EGRAPHBREAK, where);
+            ck_assert_error(TT_EGRAPHBREAK, "\n  Hint: make the fake kernel compute its "
+                                            "outputs from its inputs' sizes, strides and "
+                                            "dtypes alone; an output size that depends on "
+                                            "the values is a new dynamic size "
+                                            "(tt_frame_new_dynamic_size)");
+        }
+        /* explain with fullgraph fails the same way. */
+        ck_assert_ptr_null(tt_explain_run(peek_model, 1, &x, &(tt_trace_opts){.fullgraph = true}));
+        ck_assert_error(TT_EGRAPHBREAK, explanation);
+        ck_assert_error(TT_EGRAPHBREAK, where);
+        /* compile without fullgraph: the break, then the eager result. */
+        tt_compiled *c = NN(tt_compile(peek_model, 1, 1, NULL));
+        tt_tensor *got;
+        OK(tt_compiled_call(c, &x, &got));
+        tt_test_assert_same_bits(got, want, "compiled past a fake kernel's read");
+        tt_compile_stats st;
+        tt_compiled_stats(c, &st);
+        ck_assert_int_eq(st.graph_breaks, 1);
+        tt_compiled_free(c);
+        tt_release(got);
+        tt_release(want);
+        tt_explain_free(e);
+    }
+    /* A fake kernel that reads nothing: one graph, no break. */
+    peek_how = 2;
+    tt_explain *e = NN(tt_explain_run(peek_model, 1, &x, NULL));
+    ck_assert_int_eq(tt_explain_graph_count(e), 1);
+    ck_assert_int_eq(tt_explain_break_count(e), 0);
+    ck_assert_int_eq(tt_graph_count_op(tt_explain_graph(e, 0), "brk::peek"), 1);
+    tt_explain_free(e);
+    tt_graph_free(NN(tt_trace(peek_model, 1, &x, &(tt_trace_opts){.fullgraph = true})));
+    /* Outside a trace, a fake kernel's read is still TT_EFAKE. */
+    tt_tensor *fx = NN(tt_fake_like(x));
+    peek_how = 1;
+    ck_assert_ptr_null(tt_call(peek_op, tt_v_tensor(fx)));
+    ck_assert_error(TT_EFAKE, "brk::peek: the fake kernel read tensor data, but fake tensors "
+                              "have none");
+    tt_release(fx);
+    tt_release(x);
+    tt_library_free(lib);
+}
+END_TEST
+
 static Suite *breaks_suite(void)
 {
     Suite *s = suite_create("breaks");
@@ -302,6 +444,7 @@ static Suite *breaks_suite(void)
     tcase_add_test(tc, test_explain_c_tensor_is_input);
     tcase_add_test(tc, test_fake_read_is_safe);
     tcase_add_test(tc, test_fake_item_reads_zero);
+    tcase_add_test(tc, test_fake_kernel_read_explain_agrees);
     suite_add_tcase(s, tc);
     tc = tt_tcase("compile");
     tcase_add_test(tc, test_compile_unchecked_read);

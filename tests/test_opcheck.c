@@ -652,10 +652,13 @@ START_TEST(test_fake_reads_data)
                  "the fake kernel read tensor data, which fake tensors do not have; a fake "
                  "kernel may only use sizes, strides and dtypes (mylib::crop: the fake kernel "
                  "read tensor data");
-    /* A trace calls the fake kernel too: it fails there as well. */
+    /* A trace calls the fake kernel too: there the read is a graph break
+     * naming the op and the line of the read. */
     assert_entry(&r, AOT, TT_CHECK_FAILED, "tracing the op symbolically and compiling it "
-                                           "failed: mylib::crop: the fake kernel read tensor "
-                                           "data");
+                                           "failed: Graph break: data read\n  Explanation: "
+                                           "mylib::crop: the fake kernel read tensor data "
+                                           "(tt_data of fake f32[");
+    ck_assert_ptr_nonnull(strstr(r.entries[AOT].message, " in crop_fake_peeks())"));
     ck_assert_ptr_null(strstr(r.entries[AOT].message, "tt_size_le"));
     tt_release(pic);
 }

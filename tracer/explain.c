@@ -175,18 +175,43 @@ static tt_status on_break(tracer *tr, tt_break_kind kind, const tt_op *op, const
     return break_at(tr, kind, op, reason, loc, pin, tr->read_tensor ? 1 : 0);
 }
 
-tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args, int nargs,
+tt_status tt__explain_probe_fake(tracer *tr, const tt_op *op, const tt_value *args,
+                                 int nargs, int nouts)
+{
+    tt_value fouts[TT_TRACE_MAX_OUTS];
+    tt__argset fa;
+    if (nouts > TT_TRACE_MAX_OUTS)
+        return TT_OK; /* the real call says what is wrong */
+    tt_status st = tt__argset_copy(&fa, args, nargs, true);
+    if (!st) {
+        /* Nothing of the probe is recorded, by autograd either. */
+        tt_no_grad_begin();
+        tr->fk_op = op;
+        tr->fk_read = false;
+        tt_status fst = tt_op_redispatch(op, fa.v, fa.n, fouts, nouts);
+        tr->fk_op = NULL;
+        tt_no_grad_end();
+        for (int j = 0; !fst && j < nouts; j++)
+            tt_value_clear(&fouts[j]);
+        /* A fake kernel failing on its own is for the real call (and
+         * opcheck) to report; only its data reads are breaks. */
+        tt_clear_error();
+    }
+    tt__argset_free(&fa);
+    return st;
+}
+
+tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, tt_break_kind kind,
+                               const char *reason, const tt_value *args, int nargs,
                                tt_value *outs, int nouts)
 {
-    char reason[512];
-    tt__no_fake_reason(op, reason, sizeof reason);
     /* The op's tensor arguments are what the C code (the eager op) reads. */
     const tt_tensor *pin[TT_TRACE_MAX_ARGS];
     int npin = 0;
     for (int i = 0; i < nargs && npin < TT_TRACE_MAX_ARGS; i++)
         if (args[i].kind == TT_V_TENSOR && args[i].u.t)
             pin[npin++] = args[i].u.t;
-    tt_status st = break_at(tr, TT_BREAK_NO_FAKE_KERNEL, op, reason, tt__callsite(), pin, npin);
+    tt_status st = break_at(tr, kind, op, reason, tt__op_break_loc(tr), pin, npin);
     if (st)
         return st;
     st = tt_op_redispatch(op, args, nargs, outs, nouts);

@@ -24,14 +24,7 @@ static const char *const check_names[TT_OPCHECK_NCHECKS] = {
 
 /* ------------------------------------------------------------ arguments */
 
-/* A private copy of the call's arguments: tensors cloned (layout kept when
- * dense), requires_grad kept, fake when asked. */
-typedef struct {
-    tt_value v[TT_TRACE_MAX_ARGS];
-    int n;
-    tt_tensor **lists[TT_TRACE_MAX_ARGS];
-} argset;
-
+/* tt__argset (trace_impl.h): shared with explain's fake-kernel probe. */
 static tt_tensor *copy_tensor(const tt_tensor *t, bool fake)
 {
     tt_tensor *c;
@@ -43,7 +36,7 @@ static tt_tensor *copy_tensor(const tt_tensor *t, bool fake)
     return c;
 }
 
-static void argset_free(argset *a)
+void tt__argset_free(tt__argset *a)
 {
     for (int i = 0; i < a->n; i++) {
         if (a->v[i].kind == TT_V_TENSOR)
@@ -57,7 +50,7 @@ static void argset_free(argset *a)
     memset(a, 0, sizeof *a);
 }
 
-static tt_status argset_copy(argset *a, const tt_value *args, int nargs, bool fake)
+tt_status tt__argset_copy(tt__argset *a, const tt_value *args, int nargs, bool fake)
 {
     memset(a, 0, sizeof *a);
     for (int i = 0; i < nargs; i++) {
@@ -72,7 +65,7 @@ static tt_status argset_copy(argset *a, const tt_value *args, int nargs, bool fa
         } else if (args[i].kind == TT_V_TENSORS) {
             a->lists[i] = tt__calloc((size_t)(args[i].n ? args[i].n : 1), sizeof(tt_tensor *));
             if (!a->lists[i])
-                return tt_error(TT_ENOMEM, "tt_opcheck: out of memory");
+                return tt_error(TT_ENOMEM, "out of memory copying an op call's arguments");
             for (int k = 0; k < args[i].n; k++)
                 if (args[i].u.tensors[k] &&
                     !(a->lists[i][k] = copy_tensor(args[i].u.tensors[k], fake)))
@@ -107,7 +100,7 @@ static const char *arg_name(const tt_op *op, int i)
 }
 
 /* Runs the op (no autograd) and collects its outputs. */
-static tt_status run_op(const tt_op *op, argset *a, tt_value *outs)
+static tt_status run_op(const tt_op *op, tt__argset *a, tt_value *outs)
 {
     int nr = tt_schema_nreturns(tt_op_schema(op));
     tt_no_grad_begin();
@@ -148,14 +141,14 @@ static bool return_aliases_arg(const tt_op *op, int ret, int arg)
 static tt_check_result check_schema(const tt_op *op, const tt_value *args, int nargs,
                                     tt_opcheck_entry *e)
 {
-    argset a;
+    tt__argset a;
     tt_value outs[TT_MAX_RETURNS_PUBLIC] = {0};
     tt__snapshots *snaps = NULL;
     tt_tensor *ts[MAXT];
     int arg[MAXT], nt = 0, nr = tt_schema_nreturns(tt_op_schema(op));
     tt_check_result res = TT_CHECK_PASSED;
     char why[1536];
-    tt_status st = argset_copy(&a, args, nargs, false);
+    tt_status st = tt__argset_copy(&a, args, nargs, false);
     if (!st && !(snaps = tt__snapshots_take(op, a.v, a.n)))
         st = tt_errcode();
     if (st) {
@@ -201,7 +194,7 @@ static tt_check_result check_schema(const tt_op *op, const tt_value *args, int n
 done:
     tt__snapshots_free(snaps);
     clear_outs(outs, nr);
-    argset_free(&a);
+    tt__argset_free(&a);
     tt_clear_error();
     return res;
 }
@@ -227,14 +220,14 @@ static tt_check_result check_autograd(const tt_op *op, const tt_value *args, int
     /* Without a registration the call itself tells whether training works:
      * an op whose outputs are marked non-differentiable runs (nothing
      * needs its gradient); any other is refused with TT_EAUTOGRAD. */
-    argset a;
+    tt__argset a;
     tt_value outs[TT_MAX_RETURNS_PUBLIC] = {0};
     int nr = tt_schema_nreturns(tt_op_schema(op));
-    tt_status st = argset_copy(&a, args, nargs, false);
+    tt_status st = tt__argset_copy(&a, args, nargs, false);
     if (!st)
         st = tt_op_call(op, a.v, a.n, outs, nr);
     clear_outs(outs, nr);
-    argset_free(&a);
+    tt__argset_free(&a);
     tt_check_result res = TT_CHECK_PASSED;
     if (st && tt_errcode() != TT_EAUTOGRAD)
         res = fail(e, "the op failed on the example arguments: %s", tt_errmsg());
@@ -282,12 +275,12 @@ static tt_check_result check_fake(const tt_op *op, const tt_value *args, int nar
                        "tensors and returns outputs with the real outputs' metadata",
                     tt_op_name(op), tt_op_name(op));
     int nr = tt_schema_nreturns(tt_op_schema(op));
-    argset real, fake;
+    tt__argset real, fake;
     tt_value ro[TT_MAX_RETURNS_PUBLIC] = {0}, fo[TT_MAX_RETURNS_PUBLIC] = {0};
     tt_check_result res = TT_CHECK_PASSED;
-    tt_status st = argset_copy(&real, args, nargs, false);
+    tt_status st = tt__argset_copy(&real, args, nargs, false);
     if (!st)
-        st = argset_copy(&fake, args, nargs, true);
+        st = tt__argset_copy(&fake, args, nargs, true);
     else
         memset(&fake, 0, sizeof fake);
     if (st) {
@@ -329,8 +322,8 @@ static tt_check_result check_fake(const tt_op *op, const tt_value *args, int nar
 done:
     clear_outs(ro, nr);
     clear_outs(fo, nr);
-    argset_free(&real);
-    argset_free(&fake);
+    tt__argset_free(&real);
+    tt__argset_free(&fake);
     tt_clear_error();
     return res;
 }
@@ -469,16 +462,16 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
                                  const tt_opcheck_opts *o, tt_opcheck_entry *e)
 {
     double atol = o && o->atol > 0 ? o->atol : 1e-5, rtol = o && o->rtol > 0 ? o->rtol : 1.3e-6;
-    argset ea, ca;
+    tt__argset ea, ca;
     tt_tensor *ets[MAXT], *cts[MAXT], *eo[MAXT] = {0}, *co[MAXT] = {0};
     int arg[MAXT];
     aot_ctx c = {op, NULL, nargs, 0, 0, false, 0};
     tt_check_result res = TT_CHECK_PASSED;
     tt_compiled *comp = NULL;
     memset(&ca, 0, sizeof ca);
-    tt_status st = argset_copy(&ea, args, nargs, false);
+    tt_status st = tt__argset_copy(&ea, args, nargs, false);
     if (!st)
-        st = argset_copy(&ca, args, nargs, false);
+        st = tt__argset_copy(&ca, args, nargs, false);
     if (st) {
         res = fail(e, "could not copy the example arguments: %s", tt_errmsg());
         goto done;
@@ -565,8 +558,8 @@ done:
         tt_release(co[j]);
     }
     tt_compiled_free(comp);
-    argset_free(&ea);
-    argset_free(&ca);
+    tt__argset_free(&ea);
+    tt__argset_free(&ca);
     tt_clear_error();
     return res;
 }

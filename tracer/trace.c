@@ -125,7 +125,12 @@ tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
                            const char *op, tt_srcloc loc)
 {
     const char *hint =
-        kind == TT_BREAK_DATA_READ
+        kind == TT_BREAK_DATA_READ && op
+            ? "make the fake kernel compute its outputs from its inputs' sizes, strides "
+              "and dtypes alone; an output size that depends on the values is a new "
+              "dynamic size (tt_frame_new_dynamic_size), as torch.library's nonzero "
+              "example makes one"
+        : kind == TT_BREAK_DATA_READ
             ? "wrap the code that needs the data in a custom op with a fake kernel "
               "(tt_custom_op_define with .fake), so the tracer records one opaque node "
               "instead of reading values"
@@ -173,10 +178,35 @@ tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
  * crashes: real tensors give their data (without fullgraph, with TT_OK,
  * so the C code runs on as it would under dynamo), fake tensors the
  * stand-in memory of trace_fake_data. */
+/* A read inside the fake kernel of tr->fk_op (the dispatcher tells the
+ * innermost mode of those): the first one becomes the op's break once the
+ * kernel returns; the kernel meanwhile reads stand-in memory (zeros), so
+ * one that does not check the pointer does not crash. */
+static tt_status fake_kernel_read(tracer *tr, const tt_tensor *t, const char *what,
+                                  tt_srcloc loc)
+{
+    if (!tt_is_fake(t))
+        return TT_OK; /* a real tensor's values are known */
+    if (!tr->fk_read) {
+        char d[256];
+        tr->fk_read = true;
+        tr->fk_read_loc = loc;
+        snprintf(tr->fk_reason, sizeof tr->fk_reason,
+                 "%s: the fake kernel read tensor data (%s of %s at %s:%d in %s()), but "
+                 "while tracing a fake kernel gets only its inputs' sizes, strides and "
+                 "dtypes, not their values", tt_op_name(tr->fk_op), what,
+                 tt_describe(t, d, sizeof d), loc.file ? loc.file : "?", loc.line,
+                 loc.func ? loc.func : "?");
+    }
+    return tt_error(TT_EGRAPHBREAK, "%s", tr->fk_reason);
+}
+
 static tt_status trace_data_read(tt_mode *m, const tt_tensor *t, const char *what,
                                  tt_srcloc loc)
 {
     tracer *tr = (tracer *)m;
+    if (tr->fk_op)
+        return fake_kernel_read(tr, t, what, loc);
     gref r;
     bool in_graph = tt__tracer_lookup(tr, t, &r);
     /* A constant's real data is known, also once an op has used it (and
@@ -310,6 +340,27 @@ void tt__no_fake_reason(const tt_op *op, char *buf, size_t n)
 
 /* ------------------------------------------------------------- recording */
 
+tt_srcloc tt__op_break_loc(const tracer *tr)
+{
+    tt_srcloc at = tt__callsite();
+    return at.file || !tr->fk_read ? at : tr->fk_read_loc;
+}
+
+/* op's fake kernel ran under a fake trace and read data (st: how the
+ * kernel ended). The break fails the trace when the function returns;
+ * outputs the kernel made anyway (from stand-in zeros) are recorded so the
+ * C code runs on, as it does past a read of its own. */
+static tt_status fake_read_break(tracer *tr, const tt_op *op, tt_status st)
+{
+    tt_status b = tt__tracer_break(tr, TT_BREAK_DATA_READ, tr->fk_reason, tt_op_name(op),
+                                   tt__op_break_loc(tr));
+    tr->fk_read = false;
+    if (st)
+        return b;
+    tt_clear_error(); /* kept in tr->brk_msg for the end of the trace */
+    return TT_OK;
+}
+
 static void free_gargs(garg *a, int n)
 {
     for (int i = 0; i < n; i++)
@@ -348,15 +399,39 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
             ga[i].v = v->kind == TT_V_TENSOR ? tt_v_none() : *v;
         }
     }
-    if (!st && tr->on_break && !tr->fake && !tt_op_has_fake(op) && nouts > 0) {
+    if (!st && tr->on_break && !tr->fake && nouts > 0) {
         /* Splitting (explain): an op that could not be traced with fake
-         * tensors runs eagerly between two graphs. */
-        free_gargs(ga, nargs);
-        return tt__explain_eager_op(tr, op, args, nargs, outs, nouts);
+         * tensors (no fake kernel, or one that reads data) runs eagerly
+         * between two graphs, so explain reports the break a fake trace
+         * hits. Built-in fake kernels read no data. */
+        bool has_fake = tt_op_has_fake(op);
+        if (has_fake && !tt_op_is_builtin(op))
+            st = tt__explain_probe_fake(tr, op, args, nargs, nouts);
+        if (!st && (!has_fake || tr->fk_read)) {
+            char reason[512];
+            if (has_fake)
+                snprintf(reason, sizeof reason, "%s", tr->fk_reason);
+            else
+                tt__no_fake_reason(op, reason, sizeof reason);
+            free_gargs(ga, nargs);
+            st = tt__explain_eager_op(tr, op, has_fake ? TT_BREAK_DATA_READ
+                                                       : TT_BREAK_NO_FAKE_KERNEL,
+                                      reason, args, nargs, outs, nouts);
+            tr->fk_read = false;
+            return st;
+        }
     }
     if (!st) {
+        bool watch = tr->fake && !tt_op_is_builtin(op);
+        if (watch) {
+            tr->fk_op = op;
+            tr->fk_read = false;
+        }
         st = tt_op_redispatch(op, args, nargs, outs, nouts);
-        if (st == TT_ENOKERNEL && tr->fake && !tt_op_has_fake(op)) {
+        tr->fk_op = NULL;
+        if (watch && tr->fk_read)
+            st = fake_read_break(tr, op, st);
+        else if (st == TT_ENOKERNEL && tr->fake && !tt_op_has_fake(op)) {
             /* The op cannot run on fake tensors: a break. */
             char reason[512];
             tt__no_fake_reason(op, reason, sizeof reason);

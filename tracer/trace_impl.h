@@ -62,6 +62,12 @@ struct tracer {
     tt_status (*on_break)(tracer *tr, tt_break_kind kind, const tt_op *op,
                           const char *reason, tt_srcloc loc);
     const tt_tensor *read_tensor; /* at a data read's break: the tensor read */
+    /* While a custom op's fake kernel runs under the trace: the op, and
+     * its first data read, a break reported once the kernel returns. */
+    const tt_op *fk_op;
+    bool fk_read;
+    tt_srcloc fk_read_loc;
+    char fk_reason[512];
     void *split; /* the splitting state of explain */
     /* Symbolic mode: the symbols made for the inputs. */
     sym_state *sym;
@@ -106,9 +112,31 @@ void tt__tracer_end(tracer *tr);
 tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
                          const tt_trace_opts *opts);
 
-/* explain.c: an op with no fake kernel run eagerly at a break. */
-tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, const tt_value *args, int nargs,
+/* Where a break caused by op call (no fake kernel, a fake kernel that
+ * reads data) is reported: the calling line when the op came through
+ * tt_call, else the line of the fake kernel's read. */
+tt_srcloc tt__op_break_loc(const tracer *tr);
+
+/* explain.c: an op the tracer cannot run on fake tensors (no fake
+ * kernel, or one that reads data) run eagerly at a break of this kind. */
+tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, tt_break_kind kind,
+                               const char *reason, const tt_value *args, int nargs,
                                tt_value *outs, int nouts);
+/* explain.c: runs op's fake kernel on fake copies of args, as a fake trace
+ * would, so tr->fk_read tells whether it reads data (explain runs real
+ * tensors and would never see it). */
+tt_status tt__explain_probe_fake(tracer *tr, const tt_op *op, const tt_value *args,
+                                 int nargs, int nouts);
+
+/* opcheck.c: a private copy of a call's arguments: tensors cloned (layout
+ * kept when dense) or made fake, requires_grad kept. */
+typedef struct {
+    tt_value v[TT_TRACE_MAX_ARGS];
+    int n;
+    tt_tensor **lists[TT_TRACE_MAX_ARGS];
+} tt__argset;
+tt_status tt__argset_copy(tt__argset *a, const tt_value *args, int nargs, bool fake);
+void tt__argset_free(tt__argset *a);
 
 /* symbolic_trace.c */
 tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x);

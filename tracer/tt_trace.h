@@ -150,7 +150,9 @@ const char *tt_break_kind_name(tt_break_kind k); /* "data read" ... */
 /* ------------------------------------------------------------- explain */
 
 /* Like torch._dynamo.explain: runs fn on the real inputs, splitting the
- * trace at each break (the code between graphs runs eagerly). */
+ * trace at each break (the code between graphs runs eagerly). It reports
+ * the breaks a fake trace hits too: a custom op whose fake kernel reads
+ * data is a break at the op's line, and the op runs eagerly. */
 typedef struct tt_explain tt_explain;
 tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs,
                            const tt_trace_opts *opts);
