@@ -598,6 +598,7 @@ static int vec_of(unop op)
     case UN_TANH: return TT_VEC_TANH;
     case UN_SIGMOID: return TT_VEC_SIGMOID;
     case UN_GELU: return TT_VEC_GELU;
+    case UN_GELU_TANH: return TT_VEC_GELU_TANH;
     default: return TT_VEC_NONE;
     }
 }

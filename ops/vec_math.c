@@ -1,7 +1,11 @@
 /* Vectorized transcendental functions for contiguous f32 data, eight lanes
- * at a time through SLEEF's AVX2 kernels (1.0 ULP), or sixteen through its
- * AVX-512F ones (vec_math_avx512.c) on a CPU with AVX-512F: chosen once,
- * by CPU feature. This file alone is compiled with -mavx2 -mfma; the rest
+ * at a time through SLEEF's AVX2 kernels, or sixteen through its AVX-512F
+ * ones (vec_math_avx512.c) on a CPU with AVX-512F, chosen once by CPU
+ * feature. exp, log and sigmoid use SLEEF's 1.0-ULP kernels; sin and cos
+ * its 3.5-ULP ones (the 1.0-ULP ones run at half the speed, below the
+ * memory bandwidth; 3.5 ULP is well inside the float32 tolerance PyTorch's
+ * own tests allow); tanh and gelu are our own (vec_math_kernels.h says
+ * why and how). This file alone is compiled with -mavx2 -mfma; the rest
  * of the library stays baseline x86-64, and tt__vec_f32 answers false on
  * a CPU without AVX2/FMA (or a build without SLEEF) so callers fall back
  * to the scalar loops. One machine always runs the same variant, so eager
@@ -27,23 +31,42 @@ static int cpu_level(void)
     return level;
 }
 
+#define V __m256
+#define V_SET1(c) _mm256_set1_ps(c)
+#define V_ADD(a, b) _mm256_add_ps(a, b)
+#define V_SUB(a, b) _mm256_sub_ps(a, b)
+#define V_MUL(a, b) _mm256_mul_ps(a, b)
+#define V_DIV(a, b) _mm256_div_ps(a, b)
+#define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V_RCP(a) _mm256_rcp_ps(a)
+#define V_ABS(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a)
+#define V_MIN(a, b) _mm256_min_ps(a, b)
+#define V_MAX(a, b) _mm256_max_ps(a, b)
+#define V_ROUND(a) _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define V_POW2(n)                                                              \
+    _mm256_castsi256_ps(_mm256_slli_epi32(                                     \
+        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define V_SIGN(x) _mm256_and_ps(x, _mm256_set1_ps(-0.0f))
+#define V_OR(a, b) _mm256_or_ps(a, b)
+#define V_LT_SEL(a, b, x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
+#define V_NAN_SEL(x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q))
+#include "vec_math_kernels.h"
+
 static inline __m256 apply(int op, __m256 v)
 {
     const __m256 one = _mm256_set1_ps(1.0f);
     switch (op) {
     case TT_VEC_EXP: return Sleef_expf8_u10avx2(v);
     case TT_VEC_LOG: return Sleef_logf8_u10avx2(v);
-    case TT_VEC_SIN: return Sleef_sinf8_u10avx2(v);
-    case TT_VEC_COS: return Sleef_cosf8_u10avx2(v);
-    case TT_VEC_TANH: return Sleef_tanhf8_u10avx2(v);
+    case TT_VEC_SIN: return Sleef_sinf8_u35avx2(v);
+    case TT_VEC_COS: return Sleef_cosf8_u35avx2(v);
+    case TT_VEC_TANH: return vk_tanh(v);
     case TT_VEC_SIGMOID: {
         __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_setzero_ps(), v));
         return _mm256_div_ps(one, _mm256_add_ps(one, e));
     }
-    case TT_VEC_GELU: {
-        __m256 e = Sleef_erff8_u10avx2(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752440f)));
-        return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(one, e));
-    }
+    case TT_VEC_GELU: return vk_gelu(v);
+    case TT_VEC_GELU_TANH: return vk_gelu_tanh(v);
     default: return v;
     }
 }

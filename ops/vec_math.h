@@ -7,7 +7,7 @@
 
 enum {
     TT_VEC_NONE, TT_VEC_EXP, TT_VEC_LOG, TT_VEC_SIN, TT_VEC_COS, TT_VEC_TANH,
-    TT_VEC_SIGMOID, TT_VEC_GELU,
+    TT_VEC_SIGMOID, TT_VEC_GELU, TT_VEC_GELU_TANH,
 };
 
 /* o[i] = f(x[i]) for contiguous arrays; false when this CPU or build has

@@ -1,6 +1,6 @@
-/* The AVX-512 variants of vec_math.c's kernels: sixteen lanes at a time
- * through SLEEF's AVX-512F kernels (1.0 ULP, as the AVX2 ones). This file
- * alone is compiled with -mavx512f; vec_math.c calls it only on a CPU
+/* The AVX-512 variants of vec_math.c's kernels (the same accuracy): sixteen
+ * lanes at a time through SLEEF's AVX-512F kernels and vec_math_kernels.h's
+ * tanh and gelu. This file alone is compiled with -mavx512f; vec_math.c calls it only on a CPU
  * that has AVX-512F (and whose OS saves its registers). */
 #include "vec_math.h"
 
@@ -8,23 +8,46 @@
 #include <immintrin.h>
 #include <sleef.h>
 
+#define V __m512
+#define V_SET1(c) _mm512_set1_ps(c)
+#define V_ADD(a, b) _mm512_add_ps(a, b)
+#define V_SUB(a, b) _mm512_sub_ps(a, b)
+#define V_MUL(a, b) _mm512_mul_ps(a, b)
+#define V_DIV(a, b) _mm512_div_ps(a, b)
+#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_RCP(a) _mm512_rcp14_ps(a)
+#define V_ABS(a) _mm512_abs_ps(a)
+#define V_MIN(a, b) _mm512_min_ps(a, b)
+#define V_MAX(a, b) _mm512_max_ps(a, b)
+#define V_ROUND(a) _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define V_POW2(n)                                                              \
+    _mm512_castsi512_ps(_mm512_slli_epi32(                                     \
+        _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23))
+/* Bitwise ops through the integer forms: the float ones need AVX-512DQ. */
+#define V_SIGN(x)                                                              \
+    _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x),               \
+                                         _mm512_set1_epi32((int)0x80000000u)))
+#define V_OR(a, b)                                                             \
+    _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define V_LT_SEL(a, b, x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x)
+#define V_NAN_SEL(x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x)
+#include "vec_math_kernels.h"
+
 static inline __m512 apply(int op, __m512 v)
 {
     const __m512 one = _mm512_set1_ps(1.0f);
     switch (op) {
     case TT_VEC_EXP: return Sleef_expf16_u10avx512f(v);
     case TT_VEC_LOG: return Sleef_logf16_u10avx512f(v);
-    case TT_VEC_SIN: return Sleef_sinf16_u10avx512f(v);
-    case TT_VEC_COS: return Sleef_cosf16_u10avx512f(v);
-    case TT_VEC_TANH: return Sleef_tanhf16_u10avx512f(v);
+    case TT_VEC_SIN: return Sleef_sinf16_u35avx512f(v);
+    case TT_VEC_COS: return Sleef_cosf16_u35avx512f(v);
+    case TT_VEC_TANH: return vk_tanh(v);
     case TT_VEC_SIGMOID: {
         __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_setzero_ps(), v));
         return _mm512_div_ps(one, _mm512_add_ps(one, e));
     }
-    case TT_VEC_GELU: {
-        __m512 e = Sleef_erff16_u10avx512f(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752440f)));
-        return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(one, e));
-    }
+    case TT_VEC_GELU: return vk_gelu(v);
+    case TT_VEC_GELU_TANH: return vk_gelu_tanh(v);
     default: return v;
     }
 }

@@ -817,6 +817,51 @@ START_TEST(test_unary_special_values)
 }
 END_TEST
 
+/* The f32 vector kernels of contiguous tensors (ops/vec_math*.c): tanh,
+ * gelu and gelu(approximate="tanh") have kernels of their own, checked
+ * here over a dense range against double precision, with a length whose
+ * tail does not fill a vector. Bounds: tanh within 4 ULP; gelu_tanh
+ * within 4 ULP plus 1e-8 (its negative tail is a difference of
+ * near-equal terms); gelu's erf is Abramowitz and Stegun 7.1.26 as
+ * PyTorch's vectorized erf, absolute error 1.5e-7 in erf, so within
+ * 4 ULP plus 4e-7. */
+static double ulp_f32(double v)
+{
+    float f = fabsf((float)v);
+    return f < 1.2e-38f ? 1.4e-45 : (double)(nextafterf(f, INFINITY) - f);
+}
+
+START_TEST(test_vector_kernels_dense)
+{
+    enum { N = 200003 };
+    float *x = malloc(sizeof *x * N);
+    for (int i = 0; i < N; i++)
+        x[i] = -12.0f + 24.0f * (float)i / (N - 1);
+    tt_tensor *t = tt_from_data(TT_SHAPE(N), TT_F32, x);
+    for (int k = 0; k < 3; k++) {
+        tt_tensor *r = NN(k == 0 ? tt_tanh(t) : k == 1 ? tt_gelu(t) : tt_gelu_tanh(t));
+        const float *o = tt_data(r);
+        double worst = 0, at = 0;
+        for (int i = 0; i < N; i++) {
+            double a = x[i];
+            double w = k == 0 ? tanh(a)
+                     : k == 1 ? 0.5 * a * (1 + erf(a / sqrt(2.0)))
+                              : 0.5 * a * (1 + tanh(0.79788456080286535588 *
+                                                    (a + 0.044715 * a * a * a)));
+            double bound = 4 * ulp_f32(w) + (k == 0 ? 0 : k == 1 ? 4e-7 : 1e-8);
+            double e = fabs(o[i] - w) / bound;
+            if (e > worst)
+                worst = e, at = a;
+        }
+        ck_assert_msg(worst <= 1, "%s: error %.2f times the bound at x = %.9g",
+                      k == 0 ? "tanh" : k == 1 ? "gelu" : "gelu_tanh", worst, at);
+        tt_release(r);
+    }
+    tt_release(t);
+    free(x);
+}
+END_TEST
+
 START_TEST(test_gelu_backward)
 {
     /* gelu's derivative op (used by autograd): g * (Phi(x) + x phi(x)),
@@ -1608,6 +1653,7 @@ static Suite *elementwise_suite(void)
     tc = tt_tcase("unary");
     tcase_add_loop_test(tc, test_unary_tables, 0, U_COUNT);
     tcase_add_test(tc, test_unary_special_values);
+    tcase_add_test(tc, test_vector_kernels_dense);
     tcase_add_test(tc, test_gelu_backward);
     suite_add_tcase(s, tc);
 
