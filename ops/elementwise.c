@@ -1069,6 +1069,10 @@ typedef struct {
 static void gelu_backward_loop(char **d, const int64_t *s, int64_t n, void *vctx)
 {
     const gelu_ctx *c = vctx;
+    if (c->dt == TT_F32 && s[0] == 4 && s[1] == 4 && s[2] == 4 &&
+        tt__vec2_f32(c->tanh ? TT_VEC2_GELU_TANH_BACKWARD : TT_VEC2_GELU_BACKWARD,
+                     (float *)d[0], (const float *)d[1], (const float *)d[2], n))
+        return;
     for (int64_t k = 0; k < n; k++) {
         double g = tt__load(d[1] + k * s[1], c->dt), x = tt__load(d[2] + k * s[2], c->dt), dy;
         if (c->tanh) { /* PyTorch's GeluBackwardKernelImpl, tanh branch */

@@ -93,10 +93,41 @@ bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
     }
     return true;
 }
+static inline __m256 apply2(int op, __m256 a, __m256 b)
+{
+    return op == TT_VEC2_GELU_BACKWARD ? vk_gelu_backward(a, b) : vk_gelu_tanh_backward(a, b);
+}
+
+bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n)
+{
+    int level = cpu_level();
+    if (level == 0)
+        return false;
+    if (level == 2 && tt__vec2_f32_avx512(op, o, a, b, n))
+        return true;
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        _mm256_storeu_ps(o + k, apply2(op, _mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k)));
+    if (k < n) { /* the tail through one padded vector, as tt__vec_f32's */
+        float ia[8] = {0}, ib[8] = {0}, out[8];
+        for (int64_t i = k; i < n; i++)
+            ia[i - k] = a[i], ib[i - k] = b[i];
+        _mm256_storeu_ps(out, apply2(op, _mm256_loadu_ps(ia), _mm256_loadu_ps(ib)));
+        for (int64_t i = k; i < n; i++)
+            o[i] = out[i - k];
+    }
+    return true;
+}
 #else
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
 {
     (void)op, (void)o, (void)x, (void)n;
+    return false;
+}
+
+bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n)
+{
+    (void)op, (void)o, (void)a, (void)b, (void)n;
     return false;
 }
 #endif

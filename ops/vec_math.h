@@ -10,10 +10,15 @@ enum {
     TT_VEC_SIGMOID, TT_VEC_GELU, TT_VEC_GELU_TANH,
 };
 
+/* Binary kernels: o[i] = f(a[i], b[i]). */
+enum { TT_VEC2_GELU_BACKWARD = 1, TT_VEC2_GELU_TANH_BACKWARD };
+
 /* o[i] = f(x[i]) for contiguous arrays; false when this CPU or build has
  * no vector kernel (the caller then runs its scalar loop). */
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n);
+bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n);
 /* vec_math_avx512.c: the same with AVX-512F; only on a CPU that has it. */
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n);
+bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64_t n);
 
 #endif

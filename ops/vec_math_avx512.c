@@ -66,10 +66,32 @@ bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)
     }
     return true;
 }
+bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64_t n)
+{
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        __m512 va = _mm512_loadu_ps(a + k), vb = _mm512_loadu_ps(b + k);
+        _mm512_storeu_ps(o + k, op == TT_VEC2_GELU_BACKWARD ? vk_gelu_backward(va, vb)
+                                                            : vk_gelu_tanh_backward(va, vb));
+    }
+    if (k < n) { /* one masked vector, as tt__vec_f32_avx512's tail */
+        __mmask16 m = (__mmask16)((1u << (n - k)) - 1);
+        __m512 va = _mm512_maskz_loadu_ps(m, a + k), vb = _mm512_maskz_loadu_ps(m, b + k);
+        _mm512_mask_storeu_ps(o + k, m, op == TT_VEC2_GELU_BACKWARD ? vk_gelu_backward(va, vb)
+                                                                    : vk_gelu_tanh_backward(va, vb));
+    }
+    return true;
+}
 #else
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)
 {
     (void)op, (void)o, (void)x, (void)n;
+    return false;
+}
+
+bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64_t n)
+{
+    (void)op, (void)o, (void)a, (void)b, (void)n;
     return false;
 }
 #endif

@@ -85,7 +85,10 @@ static inline V vk_tanh(V x)
     return V_NAN_SEL(x, V_OR(y, V_SIGN(x)));
 }
 
-static inline V vk_gelu(V x)
+/* Phi(x), the normal distribution function, for gelu and its derivative;
+ * *pdf_scaled receives e^(-x^2/2) (0 past |x| = 10 sqrt2), which the
+ * derivative needs too. */
+static inline V vk_phi(V x, V *e_half_x2)
 {
     V a = V_MUL(V_ABS(x), V_SET1(0.70710678118654752440f));
     /* Past 10, erfc is below the smallest float: there Phi is 0 or 1, and
@@ -97,10 +100,41 @@ static inline V vk_gelu(V x)
     p = V_FMA(p, t, V_SET1(1.421413741f));
     p = V_FMA(p, t, V_SET1(-0.284496736f));
     p = V_FMA(p, t, V_SET1(0.254829592f));
-    V half_erfc = V_MUL(V_MUL(p, t), V_MUL(V_SET1(0.5f), vk_exp(V_MUL(V_SUB(V_SET1(0.0f), ac), ac))));
-    half_erfc = V_LT_SEL(a, V_SET1(10.0f), half_erfc, V_SET1(0.0f));
-    V phi = V_LT_SEL(x, V_SET1(0.0f), half_erfc, V_SUB(V_SET1(1.0f), half_erfc));
-    return V_NAN_SEL(x, V_MUL(x, phi));
+    V e = V_LT_SEL(a, V_SET1(10.0f), vk_exp(V_MUL(V_SUB(V_SET1(0.0f), ac), ac)), V_SET1(0.0f));
+    V half_erfc = V_MUL(V_MUL(p, t), V_MUL(V_SET1(0.5f), e));
+    *e_half_x2 = e;
+    return V_LT_SEL(x, V_SET1(0.0f), half_erfc, V_SUB(V_SET1(1.0f), half_erfc));
+}
+
+static inline V vk_gelu(V x)
+{
+    V e;
+    return V_NAN_SEL(x, V_MUL(x, vk_phi(x, &e)));
+}
+
+/* g * gelu'(x) = g (Phi(x) + x e^(-x^2/2) / sqrt(2 pi)). */
+static inline V vk_gelu_backward(V g, V x)
+{
+    V e, phi = vk_phi(x, &e);
+    V dy = V_FMA(V_MUL(x, V_SET1(0.39894228040143267794f)), e, phi);
+    return V_NAN_SEL(x, V_MUL(g, dy));
+}
+
+/* g * d/dx [0.5 x (1 + tanh u)], u = sqrt(2/pi) (x + 0.044715 x^3):
+ * 0.5 (1 + t) + 0.5 x (1 - t^2) u', t = tanh u. Both 1 + t and 1 - t^2
+ * cancel in the tails, so they come from E = e^(-2|u|) instead:
+ * 1 + t = 2/(1 + E) (u >= 0) or 2E/(1 + E) (u < 0), 1 - t^2 = 4E/(1 + E)^2. */
+static inline V vk_gelu_tanh_backward(V g, V x)
+{
+    V x2 = V_MUL(x, x);
+    V u = V_MUL(V_SET1(0.79788456080286535588f), V_FMA(V_MUL(V_SET1(0.044715f), x), x2, x));
+    V du = V_MUL(V_SET1(0.79788456080286535588f), V_FMA(V_SET1(3 * 0.044715f), x2, V_SET1(1.0f)));
+    V e = vk_exp(V_MAX(V_MUL(V_ABS(u), V_SET1(-2.0f)), V_SET1(-87.0f)));
+    V r = vk_recip(V_ADD(V_SET1(1.0f), e));
+    V one_plus_t = V_MUL(V_SET1(2.0f), V_LT_SEL(u, V_SET1(0.0f), V_MUL(e, r), r));
+    V sech2 = V_MUL(V_MUL(V_SET1(4.0f), e), V_MUL(r, r));
+    V dy = V_MUL(V_SET1(0.5f), V_FMA(V_MUL(x, sech2), du, one_plus_t));
+    return V_NAN_SEL(x, V_MUL(g, dy));
 }
 
 static inline V vk_gelu_tanh(V x)

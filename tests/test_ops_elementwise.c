@@ -824,7 +824,10 @@ END_TEST
  * within 4 ULP plus 1e-8 (its negative tail is a difference of
  * near-equal terms); gelu's erf is Abramowitz and Stegun 7.1.26 as
  * PyTorch's vectorized erf, absolute error 1.5e-7 in erf, so within
- * 4 ULP plus 4e-7. */
+ * 4 ULP plus 4e-7. Their derivatives (gelu_backward, both forms) have
+ * kernels too, within 8 ULP plus 8e-7 (erf) or 1e-7 (tanh): the
+ * derivative crosses zero at gelu's minimum (x near -0.75), where its
+ * two terms cancel. */
 static double ulp_f32(double v)
 {
     float f = fabsf((float)v);
@@ -834,31 +837,48 @@ static double ulp_f32(double v)
 START_TEST(test_vector_kernels_dense)
 {
     enum { N = 200003 };
-    float *x = malloc(sizeof *x * N);
-    for (int i = 0; i < N; i++)
+    static const char *names[] = {"tanh", "gelu", "gelu_tanh", "gelu_backward",
+                                  "gelu_backward tanh"};
+    float *x = malloc(sizeof *x * N), *g = malloc(sizeof *g * N);
+    for (int i = 0; i < N; i++) {
         x[i] = -12.0f + 24.0f * (float)i / (N - 1);
+        g[i] = 0.5f + (float)(i % 7) / 4;
+    }
     tt_tensor *t = tt_from_data(TT_SHAPE(N), TT_F32, x);
-    for (int k = 0; k < 3; k++) {
-        tt_tensor *r = NN(k == 0 ? tt_tanh(t) : k == 1 ? tt_gelu(t) : tt_gelu_tanh(t));
+    tt_tensor *tg = tt_from_data(TT_SHAPE(N), TT_F32, g);
+    const tt_op *gb = tt_op_find("tt::gelu_backward");
+    for (int k = 0; k < 5; k++) {
+        tt_tensor *r = NN(k == 0   ? tt_tanh(t)
+                          : k == 1 ? tt_gelu(t)
+                          : k == 2 ? tt_gelu_tanh(t)
+                                   : tt_call(gb, tt_v_tensor(tg), tt_v_tensor(t),
+                                             tt_v_str(k == 3 ? "none" : "tanh")));
         const float *o = tt_data(r);
         double worst = 0, at = 0;
         for (int i = 0; i < N; i++) {
-            double a = x[i];
+            double a = x[i], b = 0.79788456080286535588, c = 0.044715;
+            double th = tanh(b * (a + c * a * a * a));
             double w = k == 0 ? tanh(a)
                      : k == 1 ? 0.5 * a * (1 + erf(a / sqrt(2.0)))
-                              : 0.5 * a * (1 + tanh(0.79788456080286535588 *
-                                                    (a + 0.044715 * a * a * a)));
-            double bound = 4 * ulp_f32(w) + (k == 0 ? 0 : k == 1 ? 4e-7 : 1e-8);
+                     : k == 2 ? 0.5 * a * (1 + th)
+                     : k == 3 ? g[i] * (0.5 * (1 + erf(a / sqrt(2.0))) +
+                                        a * exp(-0.5 * a * a) / sqrt(2 * M_PI))
+                              : g[i] * (0.5 * (1 + th) +
+                                        0.5 * a * (1 - th * th) * b * (1 + 3 * c * a * a));
+            double bound = (k < 3 ? 4 : 8) * ulp_f32(w) +
+                           (k == 0 ? 0 : k == 1 ? 4e-7 : k == 2 ? 1e-8 : k == 3 ? 8e-7 : 1e-7);
             double e = fabs(o[i] - w) / bound;
             if (e > worst)
                 worst = e, at = a;
         }
-        ck_assert_msg(worst <= 1, "%s: error %.2f times the bound at x = %.9g",
-                      k == 0 ? "tanh" : k == 1 ? "gelu" : "gelu_tanh", worst, at);
+        ck_assert_msg(worst <= 1, "%s: error %.2f times the bound at x = %.9g", names[k], worst,
+                      at);
         tt_release(r);
     }
     tt_release(t);
+    tt_release(tg);
     free(x);
+    free(g);
 }
 END_TEST
 
