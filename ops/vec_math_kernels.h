@@ -10,7 +10,7 @@
  * with no division (a reciprocal estimate refined once instead):
  *
  *   exp(x)   Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, then
- *            e^r by its Taylor series to r^7 (truncation < 1e-9
+ *            e^r - 1 by its Taylor series to r^7 (truncation < 1e-9
  *            relative) and 2^n put in the exponent: about 1 ULP.
  *   tanh(x)  odd, so on a = |x|: -m / (2 + m) with m = e^(-2a) - 1
  *            from an expm1 that does not cancel near 0: about 2 ULP.
@@ -32,29 +32,10 @@
  *   V_LT_SEL(a, b, x, y)  lanes where a < b take x, the others y
  *   V_NAN_SEL(x, y)       lanes where x is NaN take x, the others y */
 
-/* e^x for x in [-87, 88] (callers clamp: below, e^x underflows the normal
- * range; above, it overflows). */
-static inline V vk_exp(V x)
-{
-    V n = V_ROUND(V_MUL(x, V_SET1(1.44269504088896341f)));
-    V r = V_FMA(n, V_SET1(-0.693145751953125f), x); /* ln2's high part: exact */
-    r = V_FMA(n, V_SET1(-1.428606765330187045e-06f), r);
-    V p = V_SET1(1.0f / 5040);
-    p = V_FMA(p, r, V_SET1(1.0f / 720));
-    p = V_FMA(p, r, V_SET1(1.0f / 120));
-    p = V_FMA(p, r, V_SET1(1.0f / 24));
-    p = V_FMA(p, r, V_SET1(1.0f / 6));
-    p = V_FMA(p, r, V_SET1(0.5f));
-    p = V_FMA(p, r, V_SET1(1.0f));
-    p = V_FMA(p, r, V_SET1(1.0f));
-    return V_MUL(p, V_POW2(n));
-}
-
-/* e^x - 1 for x in [-87, 0], with no cancellation near 0: the same
- * reduction as vk_exp, the series of e^r - 1 kept apart from the 1, then
- * 2^n (e^r - 1) + (2^n - 1); for n = 0 that is the series itself, for
- * n <= -1 the two terms cannot cancel (the result is below -0.29). */
-static inline V vk_expm1(V x)
+/* e^r - 1 by its series to r^7 for |r| <= ln2/2 (truncation below 1e-9
+ * relative), after the Cody-Waite reduction x = n ln2 + r (ln2's high
+ * part has trailing zeros, so n ln2_hi is exact); *s receives 2^n. */
+static inline V vk_exp_parts(V x, V *s)
 {
     V n = V_ROUND(V_MUL(x, V_SET1(1.44269504088896341f)));
     V r = V_FMA(n, V_SET1(-0.693145751953125f), x);
@@ -65,8 +46,24 @@ static inline V vk_expm1(V x)
     p = V_FMA(p, r, V_SET1(1.0f / 24));
     p = V_FMA(p, r, V_SET1(1.0f / 6));
     p = V_FMA(p, r, V_SET1(0.5f));
-    V q = V_FMA(V_MUL(p, r), r, r);
-    V s = V_POW2(n);
+    *s = V_POW2(n);
+    return V_FMA(V_MUL(p, r), r, r);
+}
+
+/* e^x for x in [-87, 88] (callers clamp: below, e^x underflows the normal
+ * range; above, it overflows): 2^n (1 + (e^r - 1)). */
+static inline V vk_exp(V x)
+{
+    V s, q = vk_exp_parts(x, &s);
+    return V_FMA(s, q, s);
+}
+
+/* e^x - 1 for x in [-87, 0], with no cancellation near 0: 2^n (e^r - 1) +
+ * (2^n - 1); for n = 0 that is the series itself, for n <= -1 the two
+ * terms cannot cancel (the result is below -0.29). */
+static inline V vk_expm1(V x)
+{
+    V s, q = vk_exp_parts(x, &s);
     return V_FMA(s, q, V_SUB(s, V_SET1(1.0f)));
 }
 

@@ -118,6 +118,28 @@ const tt_graph *tt_compiled_graph(const tt_compiled *c, int i)
  * 128)". */
 #define NAME(i) tt__input_name(&c->opts, (i), nm, sizeof nm)
 
+/* The guards both kinds of plan share: dtype, rank, requires_grad. */
+static bool check_kind(const tt_compiled *c, const input_guard *g, int i, const tt_tensor *t,
+                       char *why, size_t n)
+{
+    char nm[64];
+    if (tt_dtype_of(t) != g->dtype) {
+        snprintf(why, n, "%s.dtype == %s (got %s)", NAME(i), tt_dtype_name(g->dtype),
+                 tt_dtype_name(tt_dtype_of(t)));
+        return false;
+    }
+    if (tt_ndim(t) != g->ndim) {
+        snprintf(why, n, "%s.dim() == %d (got %d)", NAME(i), g->ndim, tt_ndim(t));
+        return false;
+    }
+    if (tt_requires_grad(t) != g->requires_grad) {
+        snprintf(why, n, "%s.requires_grad == %s (got %s)", NAME(i),
+                 g->requires_grad ? "True" : "False", tt_requires_grad(t) ? "True" : "False");
+        return false;
+    }
+    return true;
+}
+
 /* Checks the fake-mode guards of plan p; on failure writes why. */
 static bool check_exact(const tt_compiled *c, const cplan *p, tt_tensor **in, char *why,
                         size_t n)
@@ -126,20 +148,8 @@ static bool check_exact(const tt_compiled *c, const cplan *p, tt_tensor **in, ch
     for (int i = 0; i < p->nin; i++) {
         const input_guard *g = &p->guards[i];
         const tt_tensor *t = in[i];
-        if (tt_dtype_of(t) != g->dtype) {
-            snprintf(why, n, "%s.dtype == %s (got %s)", NAME(i), tt_dtype_name(g->dtype),
-                     tt_dtype_name(tt_dtype_of(t)));
+        if (!check_kind(c, g, i, t, why, n))
             return false;
-        }
-        if (tt_ndim(t) != g->ndim) {
-            snprintf(why, n, "%s.dim() == %d (got %d)", NAME(i), g->ndim, tt_ndim(t));
-            return false;
-        }
-        if (tt_requires_grad(t) != g->requires_grad) {
-            snprintf(why, n, "%s.requires_grad == %s (got %s)", NAME(i),
-                     g->requires_grad ? "True" : "False", tt_requires_grad(t) ? "True" : "False");
-            return false;
-        }
         /* Sizes before strides: a new size changes the contiguous strides
          * of the dims before it, and the size is the cause to report. */
         for (int d = 0; d < g->ndim; d++)
@@ -170,20 +180,8 @@ static bool check_symbolic(const tt_compiled *c, const cplan *p, tt_tensor **in,
         const input_guard *g = &p->guards[i];
         const sym_input *s = &p->sym_inputs[i];
         const tt_tensor *t = in[i];
-        if (tt_dtype_of(t) != g->dtype) {
-            snprintf(why, n, "%s.dtype == %s (got %s)", NAME(i), tt_dtype_name(g->dtype),
-                     tt_dtype_name(tt_dtype_of(t)));
+        if (!check_kind(c, g, i, t, why, n))
             return false;
-        }
-        if (tt_ndim(t) != g->ndim) {
-            snprintf(why, n, "%s.dim() == %d (got %d)", NAME(i), g->ndim, tt_ndim(t));
-            return false;
-        }
-        if (tt_requires_grad(t) != g->requires_grad) {
-            snprintf(why, n, "%s.requires_grad == %s (got %s)", NAME(i),
-                     g->requires_grad ? "True" : "False", tt_requires_grad(t) ? "True" : "False");
-            return false;
-        }
         const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
         for (int d = 0; d < s->ndim; d++) {
             if (!tt_size_is_sym(s->sizes[d])) {
