@@ -476,6 +476,40 @@ static tt_status two_outputs(tt_tensor **in, int nin, tt_tensor **out, int nout,
     return out[0] ? TT_OK : tt_errcode();
 }
 
+/* Four adds of in1 to in0, then two sins. */
+static tt_status repeats(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *x = tt_retain(in[0]);
+    for (int i = 0; i < 6 && x; i++) {
+        tt_tensor *y = i < 4 ? tt_add(x, in[1]) : tt_sin(x);
+        tt_release(x);
+        x = y;
+    }
+    out[0] = x;
+    return x ? TT_OK : tt_errcode();
+}
+
+/* Repeats are numbered from a counter per base name; a number some other
+ * node already holds (here an input named like a repeat) is skipped, and
+ * a name that merely looks numbered does not move a counter. */
+START_TEST(test_repeat_names)
+{
+    make_xy(2, 3);
+    const char *names[] = {"add_2", "sin_1x"};
+    tt_graph *g = NN(tt_trace(repeats, 2, xy,
+                              &(tt_trace_opts){.mode = TT_TRACE_FAKE, .input_names = names}));
+    OK(tt_graph_verify(g));
+    static const char *want[] = {"add_2", "sin_1x", "add", "add_1", "add_3", "add_4",
+                                 "sin", "sin_1", "output"};
+    ck_assert_int_eq(tt_graph_num_nodes(g), 9);
+    for (int i = 0; i < 9; i++)
+        ck_assert_str_eq(tt_graph_node_name(g, i), want[i]);
+    tt_graph_free(g);
+    free_xy();
+}
+END_TEST
+
 START_TEST(test_multiple_outputs)
 {
     tt_tensor *x = NN(tt_randn(TT_SHAPE(4), TT_F32));
@@ -1576,6 +1610,7 @@ static Suite *tracer_suite(void)
     tcase_add_test(tc, test_constants_and_factories);
     tcase_add_test(tc, test_text_golden);
     tcase_add_test(tc, test_multiple_outputs);
+    tcase_add_test(tc, test_repeat_names);
     tcase_add_test(tc, test_trace_errors);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("interpreter", ops_setup, ops_teardown);

@@ -94,70 +94,173 @@ static int new_node(tt_graph *g, tt_node_kind kind)
     return g->n++;
 }
 
-/* FX-style names: the op's base name, then _1, _2 ... for repeats. A hash
- * set of the names in use keeps this constant time per node (a 1000-node
- * trace must not compare every name with every other). */
-static uint64_t name_hash(const char *s)
+/* FX-style names: the op's base name, then _1, _2 ... for repeats.
+ * Two small hash tables keep this constant time per node, and small enough
+ * to stay in cache (one table of every name cost a cache miss per node on
+ * a 100,000-node graph):
+ * - names: the names taken as given (an op's base name the first time, the
+ *   inputs, the constants), each found through the node holding it;
+ * - counters: for each base X (cut to 24 characters) that numbered names
+ *   X_1, X_2 ... were made from, the next number to try; the slot's node
+ *   holds one of those names, whose part before the last '_' is the key.
+ * A name is taken when it is in names, or when it reads X_k (k written
+ * without leading zeros) with k below X's counter: numbered names are
+ * only made at or above the counter, each one skipping the names taken,
+ * so every X_k below it is either made from X or in names. */
+#define NAME_BASE_MAX 24
+
+static uint64_t name_hash(const char *s, size_t len)
 {
     uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     return h;
 }
 
-/* The slot holding `name` (whose hash is h), or the empty slot where it
- * would go. */
-static int name_slot(const tt_graph *g, const char *name, uint64_t h)
+/* Whether slot s holds key[0..len): the whole name of its node (names), or
+ * the part of it before its last '_' (counters). */
+static bool slot_holds(const tt_graph *g, const struct name_slot *s, const char *key, size_t len,
+                       uint64_t h, bool counter)
 {
-    int mask = g->name_cap - 1, i = (int)(h & (uint64_t)mask);
-    for (const struct name_slot *s = &g->name_slots[i]; s->node >= 0;
-         i = (i + 1) & mask, s = &g->name_slots[i])
-        if (s->hash == h && strcmp(g->nodes[s->node].name, name) == 0)
-            break;
+    if (s->hash != h)
+        return false;
+    const char *name = g->nodes[s->node].name;
+    if (strncmp(name, key, len) != 0)
+        return false;
+    return counter ? strrchr(name, '_') == name + len : name[len] == '\0';
+}
+
+/* The slot of t holding the key, or the empty slot where it would go. */
+static int slot_find(const tt_graph *g, const struct name_table *t, const char *key, size_t len,
+                     uint64_t h, bool counter)
+{
+    int mask = t->cap - 1, i = (int)(h & (uint64_t)mask);
+    while (t->slots[i].node >= 0 && !slot_holds(g, &t->slots[i], key, len, h, counter))
+        i = (i + 1) & mask;
     return i;
 }
 
-static bool names_grow(tt_graph *g, int want)
+/* Room in t for one more key (at most half full). */
+static bool table_room(struct name_table *t)
 {
-    if (want * 2 <= g->name_cap)
+    if ((t->used + 1) * 2 <= t->cap)
         return true;
-    int nc = g->name_cap ? g->name_cap * 2 : 64;
-    while (want * 2 > nc)
-        nc *= 2;
+    int nc = t->cap ? t->cap * 2 : 64;
     struct name_slot *slots = tt__malloc(sizeof *slots * (size_t)nc);
     if (!slots)
         return false;
-    struct name_slot *old = g->name_slots;
-    int old_cap = g->name_cap;
     for (int i = 0; i < nc; i++)
         slots[i] = (struct name_slot){-1, 0, 0};
-    g->name_slots = slots;
-    g->name_cap = nc;
-    for (int i = 0; i < old_cap; i++)
-        if (old[i].node >= 0)
-            slots[name_slot(g, g->nodes[old[i].node].name, old[i].hash)] = old[i];
-    tt__free(old);
+    for (int i = 0; i < t->cap; i++) {
+        if (t->slots[i].node < 0)
+            continue;
+        int j = (int)(t->slots[i].hash & (uint64_t)(nc - 1)); /* keys differ: no compare */
+        while (slots[j].node >= 0)
+            j = (j + 1) & (nc - 1);
+        slots[j] = t->slots[i];
+    }
+    tt__free(t->slots);
+    t->slots = slots;
+    t->cap = nc;
     return true;
+}
+
+static void table_clear(struct name_table *t)
+{
+    tt__free(t->slots);
+    *t = (struct name_table){0};
+}
+
+/* If name reads X_k (X of 1 to NAME_BASE_MAX characters, k > 0 without
+ * leading zeros), sets *xlen and *k. */
+static bool numbered(const char *name, size_t *xlen, int *k)
+{
+    const char *u = strrchr(name, '_');
+    if (!u || u == name || u - name > NAME_BASE_MAX || u[1] < '1' || u[1] > '9')
+        return false;
+    int64_t v = 0;
+    for (const char *d = u + 1; *d; d++) {
+        if (*d < '0' || *d > '9' || v > INT32_MAX / 10)
+            return false;
+        v = v * 10 + (*d - '0');
+    }
+    *xlen = (size_t)(u - name);
+    *k = (int)v;
+    return v <= INT32_MAX - 1;
+}
+
+/* The counter slot of base x[0..len) (empty if none). */
+static int counter_slot(const tt_graph *g, const char *x, size_t len)
+{
+    return slot_find(g, &g->counters, x, len, name_hash(x, len), true);
+}
+
+static bool in_names(const tt_graph *g, const char *name, uint64_t h)
+{
+    return g->names.slots[slot_find(g, &g->names, name, strlen(name), h, false)].node >= 0;
+}
+
+static bool name_taken(const tt_graph *g, const char *name, uint64_t h)
+{
+    size_t xlen;
+    int k;
+    if (in_names(g, name, h))
+        return true;
+    if (!numbered(name, &xlen, &k))
+        return false;
+    const struct name_slot *c = &g->counters.slots[counter_slot(g, name, xlen)];
+    return c->node >= 0 && k < c->next;
+}
+
+static void name_put(tt_graph *g, int node, uint64_t h)
+{
+    const char *name = g->nodes[node].name;
+    int i = slot_find(g, &g->names, name, strlen(name), h, false);
+    g->names.used += g->names.slots[i].node < 0;
+    g->names.slots[i] = (struct name_slot){node, 0, h};
+}
+
+/* Counts X_k in X's counter: numbers up to k are taken from now on. */
+static void counter_put(tt_graph *g, int node, size_t xlen, int k)
+{
+    const char *name = g->nodes[node].name;
+    int i = counter_slot(g, name, xlen);
+    struct name_slot *c = &g->counters.slots[i];
+    if (c->node < 0) {
+        *c = (struct name_slot){node, k + 1, name_hash(name, xlen)};
+        g->counters.used++;
+    } else if (c->next <= k) {
+        c->next = k + 1;
+    }
 }
 
 void tt__graph_reindex_names(tt_graph *g)
 {
-    tt__free(g->name_slots);
-    g->name_slots = NULL;
-    g->name_cap = 0;
-    if (!names_grow(g, g->n + 1))
-        return; /* name_node falls back to unique indexed names */
-    for (int i = 0; i < g->n; i++) {
-        uint64_t h = name_hash(g->nodes[i].name);
-        g->name_slots[name_slot(g, g->nodes[i].name, h)] = (struct name_slot){i, 0, h};
+    table_clear(&g->names);
+    table_clear(&g->counters);
+    g->names_lost = false;
+    for (int i = 0; i < g->n && !g->names_lost; i++) {
+        const char *name = g->nodes[i].name;
+        size_t xlen;
+        int k;
+        if (numbered(name, &xlen, &k)) {
+            if (table_room(&g->counters))
+                counter_put(g, i, xlen, k);
+            else
+                g->names_lost = true;
+        } else if (table_room(&g->names)) {
+            name_put(g, i, name_hash(name, strlen(name)));
+        } else {
+            g->names_lost = true;
+        }
     }
 }
 
-/* Writes "base_k" (base cut to 24 characters) into want[40]; by hand, as
- * snprintf was a tenth of the cost of tracing a long chain. */
+/* Writes "base_k" (base cut to NAME_BASE_MAX characters) into want[40]; by
+ * hand, as snprintf was a tenth of the cost of tracing a long chain. */
 static void suffixed(char *want, const char *base, int k)
 {
-    size_t n = strnlen(base, 24);
+    size_t n = strnlen(base, NAME_BASE_MAX);
     memcpy(want, base, n);
     want[n++] = '_';
     char digits[12];
@@ -172,30 +275,34 @@ static void suffixed(char *want, const char *base, int k)
 
 static void name_node(tt_graph *g, int id, const char *base)
 {
-    char want[40];
-    size_t len = strnlen(base, sizeof want - 1);
-    memcpy(want, base, len);
-    want[len] = '\0';
-    if (!names_grow(g, id + 2)) {
-        /* Out of memory for the index: a unique name without it. */
-        snprintf(g->nodes[id].name, sizeof g->nodes[id].name, "%.24s_n%d", base, id);
+    char *name = g->nodes[id].name;
+    if (g->names_lost || !table_room(&g->names) || !table_room(&g->counters)) {
+        /* Out of memory for the tables: a unique name without them. */
+        snprintf(name, sizeof g->nodes[id].name, "%.24s_n%d", base, id);
         return;
     }
-    uint64_t h = name_hash(want);
-    int bs = name_slot(g, want, h), k = 0;
-    if (g->name_slots[bs].node >= 0) {
-        /* Taken: try base_N from where the last search for this base
-         * stopped, as FX numbers repeats. */
-        for (k = g->name_slots[bs].next_suffix > 0 ? g->name_slots[bs].next_suffix : 1;; k++) {
-            suffixed(want, base, k);
-            h = name_hash(want);
-            if (g->name_slots[name_slot(g, want, h)].node < 0)
-                break;
-        }
-        g->name_slots[bs].next_suffix = k + 1;
+    size_t len = strnlen(base, sizeof g->nodes[id].name - 1);
+    char want[sizeof g->nodes[id].name];
+    memcpy(want, base, len);
+    want[len] = '\0';
+    uint64_t h = name_hash(want, len);
+    if (!name_taken(g, want, h)) {
+        memcpy(name, want, len + 1);
+        name_put(g, id, h);
+        return;
     }
-    memcpy(g->nodes[id].name, want, sizeof want);
-    g->name_slots[name_slot(g, want, h)] = (struct name_slot){id, 0, h};
+    /* Taken: base_N from X's counter on, as FX numbers repeats. A number
+     * at or above the counter is taken only if it is in names. */
+    size_t xlen = strnlen(base, NAME_BASE_MAX);
+    const struct name_slot *c = &g->counters.slots[counter_slot(g, base, xlen)];
+    int k = c->node >= 0 ? c->next : 1;
+    for (;; k++) {
+        suffixed(want, base, k);
+        if (!in_names(g, want, name_hash(want, strlen(want))))
+            break;
+    }
+    memcpy(name, want, sizeof want);
+    counter_put(g, id, xlen, k);
 }
 
 static tt_status add_user(tt_graph *g, int node, int user)
@@ -450,7 +557,8 @@ tt_graph *tt_graph_free(tt_graph *g)
     for (int i = 0; i < g->n; i++)
         tt__gnode_free(&g->nodes[i]);
     tt__free(g->nodes);
-    tt__free(g->name_slots);
+    table_clear(&g->names);
+    table_clear(&g->counters);
     tt__free(g);
     return NULL;
 }

@@ -49,16 +49,18 @@ struct tt_graph {
     int output; /* index of the output node, -1 until set */
     char name[64];
     tt_trace_mode mode;
-    /* Node names in use, for naming new nodes in constant time: an open
-     * hash set of node indices (node -1: empty), each slot with its name's
-     * hash (a probe compares names only when hashes match, so it rarely
-     * touches a node: a 100,000-node graph does not fit in cache) and,
-     * for the base name stored there, the next suffix to try. */
-    struct name_slot {
-        int node, next_suffix;
-        uint64_t hash;
-    } *name_slots;
-    int name_cap;
+    /* The names in use, for naming a new node in constant time (see
+     * name_node in graph.c): the names taken as given, and a counter per
+     * base name that numbered repeats were made from. */
+    struct name_table {
+        struct name_slot {
+            int node;     /* -1: empty */
+            int next;     /* counters: the next number to try */
+            uint64_t hash; /* of the key, so a probe rarely reads a node */
+        } *slots;
+        int cap, used;
+    } names, counters;
+    bool names_lost; /* out of memory rebuilding them: name by node index */
 };
 
 /* Whether some output of node `node` is among the graph's results. */
