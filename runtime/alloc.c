@@ -351,6 +351,56 @@ char *tt__strdup(const char *s)
     return d;
 }
 
+/* ----------------------------------------------------------------- arenas */
+
+/* Chunks start small (a graph of a few nodes) and double up to a size the
+ * thread cache still keeps. */
+#define ARENA_FIRST ((size_t)4 << 10)
+#define ARENA_MAX ((size_t)1 << 20)
+
+struct tt__arena_chunk {
+    tt__arena_chunk *prev;
+    size_t used, cap; /* bytes of data[] */
+    _Alignas(16) unsigned char data[];
+};
+
+void *tt__arena_alloc(tt__arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    tt__arena_chunk *c = a->chunk;
+    if (CACHES && c && c->cap - c->used >= n) {
+        if (!tt__alloc_request(n))
+            return NULL;
+        void *p = c->data + c->used;
+        c->used += n;
+        return p;
+    }
+    /* A new chunk, counted as the piece's request: a power of two with
+     * tt__malloc's header, so it fills its size class; under ASan, one
+     * chunk per piece. */
+    size_t over = sizeof(small_hdr) + sizeof *c;
+    size_t bytes = !c ? ARENA_FIRST : c->cap + over >= ARENA_MAX ? ARENA_MAX : 2 * (c->cap + over);
+    while (bytes - over < n)
+        bytes *= 2;
+    if (!CACHES)
+        bytes = n + over;
+    tt__arena_chunk *nc = tt__malloc(bytes - sizeof(small_hdr));
+    if (!nc)
+        return NULL;
+    *nc = (tt__arena_chunk){c, n, bytes - over};
+    a->chunk = nc;
+    return nc->data;
+}
+
+void tt__arena_free(tt__arena *a)
+{
+    while (a->chunk) {
+        tt__arena_chunk *c = a->chunk;
+        a->chunk = c->prev;
+        tt__free(c);
+    }
+}
+
 /* ------------------------------------------------------ caching allocator */
 
 /* Size classes: multiples of 64 up to 512 bytes, then four classes per

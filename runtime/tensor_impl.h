@@ -64,6 +64,19 @@ void *tt__calloc(size_t n, size_t size);
 void *tt__realloc(void *p, size_t old, size_t n); /* p may be NULL */
 void tt__free(void *p);
 char *tt__strdup(const char *s);
+/* A region of small allocations freed all at once (a graph's node
+ * arrays): pieces are laid out one after another in the order they are
+ * made, so a walk over them in that order streams through memory, and
+ * making one costs a pointer bump. Zero-initialise; each piece counts as
+ * one allocation request; pieces are 16-byte aligned and never freed one
+ * by one. Under AddressSanitizer each piece is a block of its own, so
+ * overruns and uses after tt__arena_free are still caught. */
+typedef struct tt__arena_chunk tt__arena_chunk;
+typedef struct {
+    tt__arena_chunk *chunk; /* the newest; each links to the one before */
+} tt__arena;
+void *tt__arena_alloc(tt__arena *a, size_t n);
+void tt__arena_free(tt__arena *a);
 /* Storage bytes from the caching allocator (64-byte aligned). */
 void *tt__alloc_storage(size_t nbytes, size_t *capacity);
 void tt__free_storage(void *p, size_t capacity);

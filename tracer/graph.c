@@ -312,11 +312,12 @@ static tt_status add_user(tt_graph *g, int node, int user)
         return TT_OK; /* the same user twice (x * x) counts once */
     if (n->nusers == n->cap_users) {
         int nc = n->cap_users ? n->cap_users * 2 : 4;
-        int *nu = tt__realloc(n->users, sizeof *nu * (size_t)n->cap_users,
-                              sizeof *nu * (size_t)nc);
+        int *nu = tt__arena_alloc(&g->arena, sizeof *nu * (size_t)nc);
         if (!nu)
             return tt_error(TT_ENOMEM, "out of memory recording users");
-        n->users = nu;
+        if (n->nusers)
+            memcpy(nu, n->users, sizeof *nu * (size_t)n->nusers);
+        n->users = nu; /* the old array stays in the arena until the graph goes */
         n->cap_users = nc;
     }
     n->users[n->nusers++] = user;
@@ -340,7 +341,7 @@ static int add_value_node(tt_graph *g, tt_node_kind kind, tt_tensor *value, cons
     if (id < 0)
         return -1;
     gnode *n = &g->nodes[id];
-    n->vals = tt__malloc(sizeof *n->vals);
+    n->vals = tt__arena_alloc(&g->arena, sizeof *n->vals);
     if (!n->vals) {
         g->n--;
         tt_error(TT_ENOMEM, "out of memory adding a graph node");
@@ -381,10 +382,13 @@ int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
         return -1;
     gnode *n = &g->nodes[id];
     n->op = op;
-    n->args = tt__calloc((size_t)(nargs ? nargs : 1), sizeof *n->args);
-    n->vals = tt__calloc((size_t)(nouts ? nouts : 1), sizeof *n->vals);
+    n->args = tt__arena_alloc(&g->arena, sizeof *n->args * (size_t)(nargs ? nargs : 1));
+    n->vals = n->args ? tt__arena_alloc(&g->arena, sizeof *n->vals * (size_t)(nouts ? nouts : 1))
+                      : NULL;
     if (!n->args || !n->vals)
         goto oom;
+    memset(n->args, 0, sizeof *n->args * (size_t)(nargs ? nargs : 1));
+    memset(n->vals, 0, sizeof *n->vals * (size_t)(nouts ? nouts : 1));
     for (int i = 0; i < nargs; i++) {
         n->args[i] = args[i];
         n->args[i].refs = NULL;
@@ -431,8 +435,6 @@ fail:
         tt__garg_clear(&n->args[i]);
     for (int j = 0; j < n->nvals; j++)
         tt_release(n->vals[j]);
-    tt__free(n->args);
-    tt__free(n->vals);
     g->n--;
     return -1;
 }
@@ -443,7 +445,7 @@ int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts)
     if (id < 0)
         return -1;
     gnode *n = &g->nodes[id];
-    n->outs = tt__malloc(sizeof *outs * (size_t)(nouts ? nouts : 1));
+    n->outs = tt__arena_alloc(&g->arena, sizeof *outs * (size_t)(nouts ? nouts : 1));
     if (!n->outs) {
         g->n--;
         tt_error(TT_ENOMEM, "out of memory setting graph outputs");
@@ -455,7 +457,6 @@ int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts)
     for (int i = 0; i < nouts; i++)
         if (add_user(g, outs[i].node, id)) {
             drop_user_everywhere(g, id);
-            tt__free(n->outs);
             g->n--;
             return -1;
         }
@@ -528,12 +529,8 @@ void tt__gnode_free(gnode *n)
 {
     for (int a = 0; a < n->nargs; a++)
         tt__garg_clear(&n->args[a]);
-    tt__free(n->args);
     for (int j = 0; j < n->nvals; j++)
         tt_release(n->vals[j]);
-    tt__free(n->vals);
-    tt__free(n->outs);
-    tt__free(n->users);
 }
 
 tt_status tt__print_text(const char *fn, const char *what, char *text, FILE *f)
@@ -557,6 +554,7 @@ tt_graph *tt_graph_free(tt_graph *g)
     for (int i = 0; i < g->n; i++)
         tt__gnode_free(&g->nodes[i]);
     tt__free(g->nodes);
+    tt__arena_free(&g->arena);
     table_clear(&g->names);
     table_clear(&g->counters);
     tt__free(g);

@@ -28,6 +28,9 @@ typedef struct {
     int nrefs;
 } garg;
 
+/* A node's arrays (args, vals, outs, users) live in its graph's arena, in
+ * the order the nodes were made, so a pass over the graph streams through
+ * them; they are freed with the graph, not with the node. */
 typedef struct {
     tt_node_kind kind;
     char name[40];
@@ -45,6 +48,7 @@ typedef struct {
 struct tt_graph {
     gnode *nodes;
     int n, cap;
+    tt__arena arena; /* the nodes' arrays */
     int ninputs;
     int output; /* index of the output node, -1 until set */
     char name[64];
@@ -94,7 +98,8 @@ void tt__graph_rebuild_users(tt_graph *g);
 tt_status tt__graph_reorder(tt_graph *g, const int *order, int n);
 /* Rebuilds the name index after a pass renumbered the nodes. */
 void tt__graph_reindex_names(tt_graph *g);
-/* Frees what a node owns (not the node itself: it lives in the array). */
+/* Frees what a node owns (not the node itself: it lives in the array;
+ * nor its arrays: they live in the graph's arena). */
 void tt__gnode_free(gnode *n);
 /* Writes text to f (stdout when NULL) and frees it; a NULL text is the
  * error its maker set; a failed write is an error naming fn. */
