@@ -216,7 +216,10 @@ typedef tt_status (*tt_backward_fn)(tt_autograd_ctx *ctx,
  *   DATA_DEPENDENT_OUTPUT  an output depends on the inputs' values;
  *   NEEDS_FIXED_STRIDE_ORDER  a compiler must keep its inputs' layout;
  *   POINTWISE              elementwise: one tensor out of tensors in, of
- *                          their broadcast shape (checked at definition). */
+ *                          their broadcast shape (checked at definition);
+ *                          with a fake kernel, compiled plans may fuse it
+ *                          into elementwise chains, running its kernel on
+ *                          slices of its inputs. */
 #define TT_TAG_LIST(X)                                                         \
     X(TT_TAG_PT2_COMPLIANT, "pt2_compliant_tag")                              \
     X(TT_TAG_NONDETERMINISTIC_SEEDED, "nondeterministic_seeded")              \

@@ -306,6 +306,176 @@ START_TEST(test_run_keeping_a_planned_block)
 }
 END_TEST
 
+/* ------------------------------------------------- custom pointwise ops */
+
+/* Custom ops tagged pointwise, with fake kernels: the fusion pass puts
+ * them into an elementwise chain, running their kernels chunk by chunk. */
+static int pw_ndim_seen, pw_calls;
+
+/* f32 tensors only (as the test uses them), contiguous: a plain C loop. */
+static tt_status pw_loop(tt_frame *f, tt_tensor *x, tt_tensor *y, double a, double b)
+{
+    if (tt_dtype_of(x) != TT_F32 || !tt_is_contiguous(x) || (y && !tt_is_contiguous(y)))
+        return tt_frame_fail(f, TT_EINVAL, "expects contiguous f32 tensors");
+    pw_ndim_seen = tt_ndim(x);
+    pw_calls++;
+    tt_tensor *r = tt_empty_like(x);
+    float *o = r ? tt_data(r) : NULL;
+    const float *px = tt_data(x), *py = y ? tt_data(y) : NULL;
+    for (int64_t i = 0; o && i < tt_numel(x); i++)
+        o[i] = py ? px[i] * py[i] + px[i] : (float)a * px[i] + (float)b;
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* pw::affine(Tensor x, float a, float b): a * x + b. */
+static tt_status affine_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    double a, b;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (!st)
+        st = tt_arg_float(f, 1, &a);
+    if (!st)
+        st = tt_arg_float(f, 2, &b);
+    return st ? st : pw_loop(f, x, NULL, a, b);
+}
+
+/* pw::mix(Tensor x, Tensor y): x * y + x. */
+static tt_status mix_kernel(tt_frame *f)
+{
+    tt_tensor *x, *y;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (!st)
+        st = tt_arg_tensor(f, 1, &y);
+    return st ? st : pw_loop(f, x, y, 0, 0);
+}
+
+/* A kernel whose result's dtype differs from what its fake kernel says. */
+static tt_status wrong_dtype_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_to_dtype(x, TT_F64));
+}
+
+static tt_status like_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_empty_like(x));
+}
+
+static tt_op *pw_affine, *pw_mix, *pw_plain, *pw_bad;
+
+static tt_library *define_pointwise(void)
+{
+    tt_library *lib = NN(tt_library_new(TT_LIB_DEF, "pw"));
+    pw_affine = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "pw::affine(Tensor x, float a, float b) -> Tensor", .kernel = affine_kernel,
+        .fake = like_fake, .tags = TT_TAG_POINTWISE}));
+    pw_mix = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "pw::mix(Tensor x, Tensor y) -> Tensor", .kernel = mix_kernel,
+        .fake = like_fake, .tags = TT_TAG_POINTWISE}));
+    pw_plain = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "pw::plain(Tensor x, float a, float b) -> Tensor", .kernel = affine_kernel,
+        .fake = like_fake}));
+    pw_bad = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "pw::bad(Tensor x) -> Tensor", .kernel = wrong_dtype_kernel,
+        .fake = like_fake, .tags = TT_TAG_POINTWISE}));
+    return lib;
+}
+
+/* relu -> affine -> mix (with the second input) -> mul_scalar -> neg. */
+static tt_status pointwise_chain(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_op *mid = ud;
+    tt_scope_begin();
+    tt_tensor *a = tt_call(mid, tt_v_tensor(tt_relu(in[0])), tt_v_float(0.5), tt_v_float(1));
+    tt_tensor *m = tt_call(pw_mix, tt_v_tensor(a), tt_v_tensor(in[1]));
+    out[0] = tt_keep(tt_neg(tt_mul_scalar(m, 3)));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_custom_pointwise_fuses)
+{
+    tt_library *lib = define_pointwise();
+    /* Small; rows that split into chunks of different sizes; 1-D. */
+    static const int64_t shapes[][2] = {{4, 3}, {300, 100}, {50000, 0}};
+    for (int k = 0; k < 3; k++) {
+        int nd = shapes[k][1] ? 2 : 1;
+        tt_tensor *in[2] = {NN(tt_randn(nd, shapes[k], TT_F32)),
+                            NN(tt_randn(nd, shapes[k], TT_F32))};
+        tt_tensor *want, *got;
+        OK(pointwise_chain(in, 2, &want, 1, pw_affine));
+        for (int fuse = 0; fuse < 2; fuse++) {
+            tt_compiled *c = NN(tt_compile(pointwise_chain, 2, 1, &(tt_trace_opts){
+                .fullgraph = true, .ud = pw_affine, .passes_off = fuse ? 0 : TT_PASS_FUSE}));
+            for (int call = 0; call < 2; call++) {
+                pw_calls = 0;
+                OK(tt_compiled_call(c, in, &got));
+                assert_close(got, want, 1e-6, "a chain with custom pointwise ops");
+                tt_release(got);
+                /* Chunks are whole rows: the kernels see the inputs' rank. */
+                ck_assert_int_eq(pw_ndim_seen, nd);
+                if (fuse)
+                    ck_assert_int_eq(pw_calls, k == 0 ? 2 : k == 1 ? 4 : 8);
+            }
+            tt_compile_stats st;
+            tt_compiled_stats(c, &st);
+            ck_assert_int_eq(st.fused_steps, fuse ? 1 : 0);
+            ck_assert_int_eq(st.fused_ops, fuse ? 5 : 0);
+            tt_compiled_free(c);
+        }
+        /* Without the tag the op stays a step of its own, and the chain
+         * is cut there: mix, mul_scalar and neg fuse. */
+        tt_compiled *c = NN(tt_compile(pointwise_chain, 2, 1, &(tt_trace_opts){
+            .fullgraph = true, .ud = pw_plain}));
+        OK(tt_compiled_call(c, in, &got));
+        assert_close(got, want, 1e-6, "a chain cut by an untagged custom op");
+        tt_release(got);
+        tt_compile_stats st;
+        tt_compiled_stats(c, &st);
+        ck_assert_int_eq(st.fused_steps, 1);
+        ck_assert_int_eq(st.fused_ops, 3);
+        tt_compiled_free(c);
+        tt_release(want);
+        release_all(in, 2);
+    }
+    tt_library_free(lib);
+}
+END_TEST
+
+/* relu -> bad -> neg: bad's kernel returns f64 where its fake kernel said
+ * f32. Eager calls do not check that; the fused chain must not copy f64
+ * bytes as f32, so it fails naming the op. */
+static tt_status bad_chain(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    out[0] = tt_keep(tt_neg(tt_call(pw_bad, tt_v_tensor(tt_relu(in[0])))));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_custom_pointwise_wrong_output)
+{
+    tt_library *lib = define_pointwise();
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(4, 3), TT_F32)), *got = NULL;
+    tt_compiled *c = NN(tt_compile(bad_chain, 1, 1, &(tt_trace_opts){.fullgraph = true}));
+    ck_assert_int_eq(tt_compiled_call(c, &x, &got), TT_EOPCHECK);
+    ck_assert_ptr_null(got);
+    ck_assert_error(TT_EOPCHECK, "pw::bad: tagged pointwise and fused into an elementwise "
+                                 "chain, its kernel returned f64[4, 3] for a chunk "
+                                 "f32[4, 3]; a pointwise op returns its inputs' shape and "
+                                 "the dtype its fake kernel gives (f32)");
+    tt_compiled_free(c);
+    tt_release(x);
+    tt_library_free(lib);
+}
+END_TEST
+
 static Suite *plan_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -313,6 +483,8 @@ static Suite *plan_suite(void)
     tcase_add_loop_test(tc, test_passes_equal_eager, 0,
                         (int)(sizeof variants / sizeof variants[0]));
     tcase_add_test(tc, test_aliased_inputs_take_the_safe_path);
+    tcase_add_test(tc, test_custom_pointwise_fuses);
+    tcase_add_test(tc, test_custom_pointwise_wrong_output);
     suite_add_tcase(s, tc);
     tc = tt_tcase("memory");
     tcase_add_test(tc, test_replay_makes_no_allocator_calls);

@@ -14,7 +14,15 @@
  * holds its memory (checked on the references when the step runs), the
  * result is written over it, so the step allocates nothing. A single
  * fusable op whose operand has no other reader becomes a step of its own
- * for that (ReLU over a linear's fresh output). */
+ * for that (ReLU over a linear's fresh output).
+ *
+ * A custom op tagged pointwise (with a fake kernel, so it traces) joins a
+ * chain too: its kernel runs on each chunk, given chunk-sized tensors over
+ * the chain's buffers, because a pointwise op's result on a slice of its
+ * inputs is that slice of its result. Its chunks are whole rows (slices of
+ * the first dim, so the kernel sees its inputs' rank) of CUSTOM_BLOCK
+ * elements or more, to pay for a call per chunk, and run on this thread
+ * (the kernel is user code, and its errors are this thread's). */
 #include "fuse_impl.h"
 #include "builtin_ops.h"
 #include "tensor_impl.h"
@@ -26,6 +34,9 @@
 
 #define BLOCK 256
 #define PARALLEL_MIN (1 << 16)
+#define CUSTOM_BLOCK 16384
+#define CUSTOM_MAX_ARGS 32
+#define NO_SRC INT32_MIN /* a custom op's argument that is no tensor */
 
 typedef enum {
     U_ADD, U_SUB, U_MUL, U_DIV, /* tensor-tensor; add/sub scale b by s (alpha) */
@@ -33,6 +44,7 @@ typedef enum {
     U_NEG, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID,
     U_RELU, U_GELU, U_ABS,
     U_GT, /* a > s as 1 or 0 (a bool result: only inside a chain) */
+    U_CUSTOM, /* a custom op tagged pointwise: its kernel per chunk */
 } ucode;
 
 /* The micro-op of each fusible built-in, plus one (0: not fusible). */
@@ -49,12 +61,22 @@ static const int8_t code_plus1[TT_OP_COUNT] = {
     [TT_OP_GT_SCALAR] = U_GT + 1,
 };
 
+/* A custom pointwise op's call: the recorded arguments, with a source
+ * (as a uop's) for each tensor argument. */
+typedef struct {
+    const tt_op *op;
+    int nargs;
+    int src[CUSTOM_MAX_ARGS];
+    tt_value args[CUSTOM_MAX_ARGS];
+} custom_call;
+
 /* One micro-op: dst = code(a, b, s) over a block. Sources index the step's
  * temporaries (>= 0) or its external inputs (-1 - i). */
 typedef struct {
     ucode code;
     int a, b;
     double s;
+    custom_call *cc; /* U_CUSTOM */
 } uop;
 
 struct fused_step {
@@ -66,12 +88,16 @@ struct fused_step {
     gref inputs[FUSE_MAX + 1]; /* the external tensors */
     gref output;               /* the chain's result value */
     int nodes[FUSE_MAX];       /* the graph nodes it replaces */
+    bool custom;               /* has a U_CUSTOM: runs in row chunks */
 };
 
 static int code_of(const tt_op *op)
 {
     int id = tt__builtin_id(op);
-    return id < 0 ? -1 : code_plus1[id] - 1;
+    if (id >= 0)
+        return code_plus1[id] - 1;
+    /* The tag promises elementwise; the fake kernel is what let it trace. */
+    return tt_op_tags(op) & TT_TAG_POINTWISE && tt_op_has_fake(op) ? U_CUSTOM : -1;
 }
 
 static double scalar_of(const garg *a)
@@ -122,6 +148,8 @@ static bool fusable(const tt_graph *g, int i)
     }
     if (!out || (dt != TT_F32 && dt != TT_F64) || !tt_is_contiguous(out))
         return false;
+    if (code == U_CUSTOM && n->nargs > CUSTOM_MAX_ARGS)
+        return false;
     for (int a = 0; a < n->nargs; a++) {
         const garg *ga = &n->args[a];
         if (ga->kind == GARG_REFS)
@@ -130,8 +158,8 @@ static bool fusable(const tt_graph *g, int i)
         if (ga->kind == GARG_REF && !dense_like(v, out) &&
             !(code == U_MUL && is_mask(g, ga->ref) && same_dense_shape(v, out)))
             return false;
-        if (ga->kind == GARG_CONST && ga->v.kind != TT_V_INT && ga->v.kind != TT_V_FLOAT &&
-            ga->v.kind != TT_V_BOOL)
+        if (ga->kind == GARG_CONST && code != U_CUSTOM && ga->v.kind != TT_V_INT &&
+            ga->v.kind != TT_V_FLOAT && ga->v.kind != TT_V_BOOL)
             return false;
     }
     return true;
@@ -193,10 +221,8 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
     }
     const tt_tensor *out = g->nodes[members[n - 1]].vals[0];
     f->dtype = tt_dtype_of(out);
-    if (f->dtype != TT_F32 && f->dtype != TT_F64) { /* a comparison's bool last */
-        tt__free(f);
-        return NULL;
-    }
+    if (f->dtype != TT_F32 && f->dtype != TT_F64) /* a comparison's bool last */
+        return tt__fused_free(f);
     f->ndim = tt_ndim(out);
     f->output = (gref){members[n - 1], 0};
     for (int k = 0; k < n; k++) {
@@ -204,29 +230,41 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
         uop *u = &f->uops[k];
         u->code = (ucode)code_of(x->op);
         u->s = 1;
-        u->a = source_of(f, x->args[0].ref, members, n);
         u->b = 0;
+        f->nodes[k] = members[k];
+        if (u->code == U_CUSTOM) {
+            custom_call *cc = u->cc = tt__calloc(1, sizeof *cc);
+            if (!cc) {
+                *oom = true;
+                return tt__fused_free(f);
+            }
+            cc->op = x->op;
+            cc->nargs = x->nargs;
+            for (int a = 0; a < x->nargs; a++) {
+                bool ref = x->args[a].kind == GARG_REF;
+                cc->src[a] = ref ? source_of(f, x->args[a].ref, members, n) : NO_SRC;
+                cc->args[a] = ref ? tt_v_none() : x->args[a].v;
+            }
+            f->custom = true;
+            continue;
+        }
+        u->a = source_of(f, x->args[0].ref, members, n);
         if (u->code <= U_DIV) {
             u->b = source_of(f, x->args[1].ref, members, n);
             if ((u->code == U_ADD || u->code == U_SUB) && x->nargs > 2)
                 u->s = scalar_of(&x->args[2]);
         } else if (u->code <= U_POWS || u->code == U_GT) {
             u->s = scalar_of(&x->args[1]);
-            if ((u->code == U_ADDS || u->code == U_SUBS) && x->nargs > 2 && scalar_of(&x->args[2]) != 1) {
-                tt__free(f);
-                return NULL; /* add(x, s, alpha) with alpha != 1: rare, left unfused */
-            }
+            if ((u->code == U_ADDS || u->code == U_SUBS) && x->nargs > 2 && scalar_of(&x->args[2]) != 1)
+                return tt__fused_free(f); /* add(x, s, alpha) with alpha != 1: rare, left unfused */
         }
-        f->nodes[k] = members[k];
     }
     f->nuops = n;
     /* External inputs are read as the chain's dtype: a mask from outside
      * the chain (or a dtype mix) leaves it unfused. */
     for (int i = 0; i < f->ninputs; i++)
-        if (tt_dtype_of(g->nodes[f->inputs[i].node].vals[f->inputs[i].out]) != f->dtype) {
-            tt__free(f);
-            return NULL;
-        }
+        if (tt_dtype_of(g->nodes[f->inputs[i].node].vals[f->inputs[i].out]) != f->dtype)
+            return tt__fused_free(f);
     return f;
 }
 
@@ -235,7 +273,8 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
 static bool single_in_place(const tt_graph *g, int i)
 {
     const gnode *n = &g->nodes[i];
-    if (code_of(n->op) == U_GT || n->args[0].kind != GARG_REF)
+    int code = code_of(n->op);
+    if (code == U_GT || code == U_CUSTOM || n->args[0].kind != GARG_REF)
         return false;
     const gnode *src = &g->nodes[n->args[0].ref.node];
     return src->kind == TT_NODE_OP && src->nvals == 1 && src->nusers == 1 &&
@@ -296,23 +335,101 @@ int tt__fused_num_nodes(const fused_step *f) { return f->nuops; }
 int tt__fused_node(const fused_step *f, int k) { return f->nodes[k]; }
 fused_step *tt__fused_free(fused_step *f)
 {
+    for (int k = 0; f && k < FUSE_MAX; k++)
+        tt__free(f->uops[k].cc);
     tt__free(f);
     return NULL;
 }
 
 /* ----------------------------------------------------------------- running */
 
+/* A block's view of the step's memory: the external inputs at this
+ * block, and the temporaries (`stride` elements apart). */
+typedef struct {
+    char *const *in;
+    char *tmp;
+    int64_t stride;
+} block_mem;
+
+static char *src_ptr(const block_mem *m, int src, size_t es)
+{
+    return src >= 0 ? m->tmp + (size_t)src * (size_t)m->stride * es : m->in[-1 - src];
+}
+
+/* A custom pointwise op on one chunk of n elements (whole rows of the
+ * step's shape `sizes`): its tensor arguments become tensors over the
+ * chunk's sources, and its result is copied to d. */
+static tt_status run_custom(const fused_step *f, const custom_call *cc, const block_mem *m,
+                            char *d, int64_t n, const int64_t *sizes)
+{
+    size_t es = tt_dtype_size(f->dtype);
+    int64_t chunk[TT_MAX_DIMS];
+    for (int i = 0; i < f->ndim; i++)
+        chunk[i] = sizes[i];
+    int64_t row = 1;
+    for (int i = 1; i < f->ndim; i++)
+        row *= sizes[i];
+    if (f->ndim > 0)
+        chunk[0] = n / row; /* the caller keeps rows whole, and row > 0 */
+    tt_value args[CUSTOM_MAX_ARGS], out = tt_v_none();
+    tt_status st = TT_OK;
+    for (int a = 0; a < cc->nargs; a++) {
+        args[a] = cc->args[a];
+        if (cc->src[a] == NO_SRC)
+            continue;
+        args[a] = tt_v_tensor(tt_from_buffer(f->ndim, chunk, NULL, f->dtype,
+                                             src_ptr(m, cc->src[a], es), (size_t)n * es, NULL,
+                                             NULL));
+        if (!args[a].u.t && !st)
+            st = tt_errcode();
+    }
+    if (!st)
+        st = tt_op_call_unchecked(cc->op, args, cc->nargs, &out, 1);
+    tt_tensor *r = out.kind == TT_V_TENSOR ? out.u.t : NULL;
+    if (!st && (!r || tt_dtype_of(r) != f->dtype || tt_ndim(r) != f->ndim ||
+                memcmp(tt_sizes(r), chunk, sizeof *chunk * (size_t)f->ndim) != 0)) {
+        char got[256] = "nothing", want[64];
+        if (r)
+            tt_describe(r, got, sizeof got);
+        tt_size_list_str(f->ndim, chunk, false, want, sizeof want);
+        st = tt_error(TT_EOPCHECK, "%s: tagged pointwise and fused into an elementwise chain, "
+                                   "its kernel returned %s for a chunk %s%s; a pointwise op "
+                                   "returns its inputs' shape and the dtype its fake kernel "
+                                   "gives (%s)", tt_op_name(cc->op), got,
+                      tt_dtype_name(f->dtype), want, tt_dtype_name(f->dtype));
+    }
+    if (!st && tt_is_contiguous(r)) {
+        memcpy(d, tt_data(r), (size_t)n * es);
+    } else if (!st) {
+        tt_tensor *dst = tt_from_buffer(f->ndim, chunk, NULL, f->dtype, d, (size_t)n * es,
+                                        NULL, NULL);
+        st = dst ? tt_copy_(dst, r) : tt_errcode();
+        tt_release(dst);
+    }
+    tt_value_clear(&out);
+    for (int a = 0; a < cc->nargs; a++)
+        if (cc->src[a] != NO_SRC)
+            tt_release(args[a].u.t);
+    return st;
+}
+
 #define RUN_BLOCK(T, F, VEC)                                                   \
-    static void run_block_##T(const fused_step *f, char *const *in, T *out, int64_t n) \
+    static tt_status run_block_##T(const fused_step *f, const block_mem *m, T *out, \
+                                   int64_t n, const int64_t *sizes)            \
     {                                                                          \
-        T tmp[FUSE_MAX][BLOCK];                                                \
         for (int k = 0; k < f->nuops; k++) {                                   \
             const uop *u = &f->uops[k];                                        \
-            const T *a = u->a >= 0 ? tmp[u->a] : (const T *)in[-1 - u->a];    \
-            const T *b = u->code <= U_DIV ? (u->b >= 0 ? tmp[u->b] : (const T *)in[-1 - u->b]) : NULL; \
-            T *d = k == f->nuops - 1 ? out : tmp[k];                           \
+            const T *a = (const T *)src_ptr(m, u->a, sizeof(T));              \
+            const T *b = u->code <= U_DIV ? (const T *)src_ptr(m, u->b, sizeof(T)) : NULL; \
+            T *d = k == f->nuops - 1 ? out : (T *)src_ptr(m, k, sizeof(T));   \
             const T s = (T)u->s;                                               \
             switch (u->code) {                                                 \
+            case U_CUSTOM: {                                                   \
+                tt_status st = run_custom(f, u->cc, m, (char *)d, n, sizes);   \
+                if (st)                                                        \
+                    return st;                                                 \
+                break;                                                         \
+            }                                                                  \
             case U_ADD: for (int64_t i = 0; i < n; i++) d[i] = a[i] + s * b[i]; break; \
             case U_SUB: for (int64_t i = 0; i < n; i++) d[i] = a[i] - s * b[i]; break; \
             case U_MUL: for (int64_t i = 0; i < n; i++) d[i] = a[i] * b[i]; break;     \
@@ -343,6 +460,7 @@ fused_step *tt__fused_free(fused_step *f)
                 }                                                              \
             }                                                                  \
         }                                                                      \
+        return TT_OK;                                                          \
     }
 
 /* f32 transcendentals use the vector kernels when the CPU has them. */
@@ -372,24 +490,39 @@ typedef struct {
     int64_t n;
 } fuse_job;
 
-static void run_range(int64_t begin, int64_t end, void *vjob)
+/* Blocks of `block` elements from begin to end, with temporaries at tmp
+ * (FUSE_MAX x block elements); stops at the first failure (a custom op's). */
+static tt_status run_blocks_at(const fuse_job *j, int64_t begin, int64_t end, int64_t block,
+                               char *tmp, const int64_t *sizes)
 {
-    const fuse_job *j = vjob;
     size_t es = tt_dtype_size(j->f->dtype);
-    for (int64_t b = begin; b < end; b += BLOCK) {
-        int64_t n = end - b < BLOCK ? end - b : BLOCK;
+    tt_status st = TT_OK;
+    for (int64_t b = begin; b < end && !st; b += block) {
+        int64_t n = end - b < block ? end - b : block;
         char *in[FUSE_MAX + 1];
         for (int i = 0; i < j->f->ninputs; i++)
             in[i] = j->in[i] + (size_t)b * es;
+        block_mem m = {in, tmp, block};
         /* The pointers stay char * and are converted one by one: reading
          * this char * array through a double ** broke strict aliasing, and
          * at -O3 the f64 path read every block from the first one's
          * inputs. */
         if (j->f->dtype == TT_F32)
-            run_block_f32(j->f, in, (float *)(j->out + (size_t)b * es), n);
+            st = run_block_f32(j->f, &m, (float *)(j->out + (size_t)b * es), n, sizes);
         else
-            run_block_f64(j->f, in, (double *)(j->out + (size_t)b * es), n);
+            st = run_block_f64(j->f, &m, (double *)(j->out + (size_t)b * es), n, sizes);
     }
+    return st;
+}
+
+static void run_range(int64_t begin, int64_t end, void *vjob)
+{
+    /* Built-in micro-ops only: nothing fails. */
+    union {
+        float f[FUSE_MAX * BLOCK];
+        double d[FUSE_MAX * BLOCK];
+    } tmp;
+    (void)run_blocks_at(vjob, begin, end, BLOCK, (char *)&tmp, NULL);
 }
 
 static void run_blocks(int64_t begin, int64_t end, void *vjob)
@@ -397,6 +530,31 @@ static void run_blocks(int64_t begin, int64_t end, void *vjob)
     const fuse_job *j = vjob;
     int64_t e = end * BLOCK < j->n ? end * BLOCK : j->n;
     run_range(begin * BLOCK, e, vjob);
+}
+
+/* A chain with a custom op: chunks of whole rows (at least CUSTOM_BLOCK
+ * elements, or all of it) on this thread, temporaries on the heap. */
+static tt_status run_custom_chain(const fuse_job *j, const tt_tensor *shape)
+{
+    int ndim = tt_ndim(shape);
+    int64_t sizes[TT_MAX_DIMS], n = tt_numel(shape), row = n;
+    for (int i = 0; i < ndim; i++)
+        sizes[i] = tt_sizes(shape)[i];
+    if (n == 0)
+        return TT_OK;
+    if (ndim > 0)
+        row = n / sizes[0];
+    int64_t block = row >= CUSTOM_BLOCK ? row : CUSTOM_BLOCK / row * row;
+    if (block > n)
+        block = n;
+    size_t es = tt_dtype_size(j->f->dtype);
+    char *tmp = tt__malloc((size_t)j->f->nuops * (size_t)block * es);
+    if (!tmp)
+        return tt_error(TT_ENOMEM, "compiled plan: out of memory for a fused chain's "
+                                   "buffers");
+    tt_status st = run_blocks_at(j, 0, n, block, tmp, sizes);
+    tt__free(tmp);
+    return st;
 }
 
 /* Whether t's memory can take the result: only the plan's slot holds the
@@ -432,6 +590,15 @@ tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, uint64_t 
     if (n > 0 && (!j.out || (f->ninputs && !j.in[0]))) {
         tt_release(r);
         return tt_errcode();
+    }
+    if (f->custom) {
+        tt_status st = run_custom_chain(&j, first);
+        if (st) {
+            tt_release(r);
+            return st;
+        }
+        *out = r;
+        return TT_OK;
     }
     /* Threads take whole blocks, so results do not depend on them. */
     if (n < PARALLEL_MIN) {
