@@ -435,6 +435,47 @@ START_TEST(test_fake_kernel_read_explain_agrees)
 }
 END_TEST
 
+/* Every function of this suite that breaks: explain's first break has the
+ * kind and the file:line that a fullgraph trace on fake tensors reports. */
+START_TEST(test_explain_agrees_with_fullgraph)
+{
+    tt_library *lib = define_peek();
+    tt_tensor *three[3], *one = NN(tt_randn(TT_SHAPE(3, 4), TT_F32)); /* c_between's shape */
+    make_inputs(3, three);
+    item_seen seen;
+    static const struct {
+        tt_fn fn;
+        int nin, how;
+    } cases[] = {
+        {unchecked_model, 3, 0}, {c_between, 1, 0}, {reads_item, 1, 0},
+        {peek_model, 1, 0},      {peek_model, 1, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        peek_how = cases[k].how;
+        tt_trace_opts o = {.ud = &seen};
+        tt_tensor **in = cases[k].nin == 3 ? three : &one;
+        tt_explain *e = tt_explain_run(cases[k].fn, cases[k].nin, in, &o);
+        ck_assert_msg(e != NULL, "case %zu: %s", k, tt_errmsg());
+        ck_assert_int_ge(tt_explain_break_count(e), 1);
+        const tt_break_info *b = tt_explain_break(e, 0);
+        char kind[128], where[300];
+        snprintf(kind, sizeof kind, "Graph break: %s\n", tt_break_kind_name(b->kind));
+        snprintf(where, sizeof where, "\n  User code: %s:%d in %s()", b->loc.file, b->loc.line,
+                 b->loc.func);
+        o.fullgraph = true;
+        tt_clear_error();
+        ck_assert_ptr_null(tt_trace(cases[k].fn, cases[k].nin, in, &o));
+        ck_assert_msg(strstr(tt_errmsg(), kind) && strstr(tt_errmsg(), where),
+                      "case %zu: explain says \"%s\" at \"%s\"; fullgraph says: %s", k, kind,
+                      where, tt_errmsg());
+        tt_explain_free(e);
+    }
+    release_inputs(three, 3);
+    tt_release(one);
+    tt_library_free(lib);
+}
+END_TEST
+
 static Suite *breaks_suite(void)
 {
     Suite *s = suite_create("breaks");
@@ -445,6 +486,7 @@ static Suite *breaks_suite(void)
     tcase_add_test(tc, test_fake_read_is_safe);
     tcase_add_test(tc, test_fake_item_reads_zero);
     tcase_add_test(tc, test_fake_kernel_read_explain_agrees);
+    tcase_add_test(tc, test_explain_agrees_with_fullgraph);
     suite_add_tcase(s, tc);
     tc = tt_tcase("compile");
     tcase_add_test(tc, test_compile_unchecked_read);
