@@ -118,6 +118,17 @@ typedef struct {
 } tt_ddp_stats;
 void tt_ddp_get_stats(const tt_ddp *d, tt_ddp_stats *out);
 
+/* The caller's line for the graph nodes these record (see "Call sites" in
+ * tt_dispatch.h). */
+#ifdef TT_CALLSITES
+#define tt_dist_all_reduce(...) TT_CALLSITE_T(tt_dist_all_reduce, __VA_ARGS__)
+#define tt_dist_broadcast(...) TT_CALLSITE_T(tt_dist_broadcast, __VA_ARGS__)
+#define tt_dist_all_gather(...) TT_CALLSITE_T(tt_dist_all_gather, __VA_ARGS__)
+#define tt_dist_reduce_scatter(...) TT_CALLSITE_T(tt_dist_reduce_scatter, __VA_ARGS__)
+#define tt_dist_average_grads(...) TT_CALLSITE_S(tt_dist_average_grads, __VA_ARGS__)
+#define tt_ddp_backward(...) TT_CALLSITE_S(tt_ddp_backward, __VA_ARGS__)
+#endif
+
 #pragma GCC visibility pop
 
 /* With <mpi.h> included first: the group over a communicator of yours. */

@@ -420,17 +420,20 @@ tt_tensor *tt_op_call1(const tt_op *op, const tt_value *args, int nargs)
     return out.u.t;
 }
 
-static _Thread_local tt_srcloc callsite;
+/* The chain of the user's call sites on this thread (tt_dispatch.h). */
+_Thread_local const tt_callframe *tt_callframe_top;
 
-tt_srcloc tt_callsite(void) { return callsite; }
+tt_srcloc tt_callsite(void)
+{
+    const tt_callframe *f = tt_callframe_top;
+    return f ? f->loc : (tt_srcloc){0};
+}
 
 tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs, tt_srcloc loc)
 {
-    tt_srcloc saved = callsite;
-    callsite = loc;
-    tt_tensor *t = tt_op_call1(op, args, nargs);
-    callsite = saved;
-    return t;
+    tt_callframe f = {loc, NULL};
+    tt_callframe_enter(&f);
+    return tt_callframe_leave_t(tt_op_call1(op, args, nargs));
 }
 
 tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,

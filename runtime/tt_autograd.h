@@ -102,6 +102,13 @@ tt_size tt_frame_new_dynamic_size(tt_frame *f);
 /* True while the frame runs the op's fake kernel. */
 bool tt_frame_is_fake(const tt_frame *f);
 
+/* The user's line of a backward is a node's line for the nodes it records
+ * (see "Call sites" in tt_dispatch.h). */
+#ifdef TT_CALLSITES
+#define tt_backward(...) TT_CALLSITE_S(tt_backward, __VA_ARGS__)
+#define tt_grad(...) TT_CALLSITE_S(tt_grad, __VA_ARGS__)
+#endif
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

@@ -330,15 +330,108 @@ tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
 /* For ops returning one tensor: the result, or NULL with the error set. */
 tt_tensor *tt_op_call1(const tt_op *op, const tt_value *args, int nargs);
 /* tt_call(op, args...) also records the calling line, so a graph break
- * caused by the op (one with no fake kernel, say) names the user's line. */
+ * caused by the op (one with no fake kernel, say) and the graph node it
+ * makes name the user's line. */
 tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs,
                           tt_srcloc loc);
 #define tt_call(op, ...)                                                       \
     tt_op_call1_at((op), (const tt_value[]){__VA_ARGS__},                       \
                    (int)(sizeof((tt_value[]){__VA_ARGS__}) / sizeof(tt_value)), \
                    TT_HERE)
-/* The line of the innermost tt_call running on this thread ({0} if none). */
+/* The user's line of the op call running on this thread ({0} if none):
+ * the innermost call made from code outside the library (see "Call
+ * sites" below); a built-in's own calls of other ops do not count. */
 tt_srcloc tt_callsite(void);
+
+/* ------------------------------------------------------------ call sites
+ *
+ * Where the user's code called an op, for the graph node it makes and for
+ * graph-break reports (like FX's stack traces). In code built against this
+ * header (not inside the library), the typed wrappers (tt_add ...), the
+ * views, tt_op_call, tt_backward and tt_grad are macros over the functions
+ * of the same name that push a frame holding __FILE__, __LINE__ and
+ * __func__ on this thread's chain for the duration of the call: a frame is
+ * a compound literal in the caller's block (so it lives until the call
+ * returns) and the chain is one thread-local pointer, so an eager call
+ * pays a few stores and no function call. (f)(args) or &f still reach the
+ * plain function; define TT_NO_CALLSITES before including to turn the
+ * macros off. Not in C++, which has no compound literals. */
+#if !defined(__cplusplus)
+typedef struct tt_callframe {
+    tt_srcloc loc;
+    const struct tt_callframe *prev;
+} tt_callframe;
+/* The innermost frame of this thread; use the macros, not this. */
+extern _Thread_local const tt_callframe *tt_callframe_top;
+static inline void tt_callframe_enter(tt_callframe *f)
+{
+    f->prev = tt_callframe_top;
+    tt_callframe_top = f;
+}
+static inline void tt_callframe_leave(void)
+{
+    const tt_callframe *f = tt_callframe_top;
+    if (f)
+        tt_callframe_top = f->prev;
+}
+static inline tt_tensor *tt_callframe_leave_t(tt_tensor *result)
+{
+    tt_callframe_leave();
+    return result;
+}
+static inline tt_status tt_callframe_leave_s(tt_status result)
+{
+    tt_callframe_leave();
+    return result;
+}
+/* f(...) with the caller's line on the chain: a tensor-returning f (_T)
+ * or a status-returning one (_S). The frame is entered before the
+ * arguments are evaluated, so in tt_relu(tt_add(a, b)) tt_add's frame
+ * sits on tt_relu's while tt_add runs and is gone when tt_relu runs. */
+#define TT_CALLSITE_FRAME (&(tt_callframe){{__FILE__, __LINE__, __func__}, 0})
+#define TT_CALLSITE_T(f, ...)                                                  \
+    (tt_callframe_enter(TT_CALLSITE_FRAME), tt_callframe_leave_t((f)(__VA_ARGS__)))
+#define TT_CALLSITE_S(f, ...)                                                  \
+    (tt_callframe_enter(TT_CALLSITE_FRAME), tt_callframe_leave_s((f)(__VA_ARGS__)))
+#if !defined(TT_BUILDING_LIBRARY) && !defined(TT_NO_CALLSITES)
+#define TT_CALLSITES 1
+#define tt_op_call(...) TT_CALLSITE_S(tt_op_call, __VA_ARGS__)
+#define tt_op_call1(...) TT_CALLSITE_T(tt_op_call1, __VA_ARGS__)
+/* The factories and views of tt_runtime.h that are ops. */
+#define tt_empty(...) TT_CALLSITE_T(tt_empty, __VA_ARGS__)
+#define tt_empty_strided(...) TT_CALLSITE_T(tt_empty_strided, __VA_ARGS__)
+#define tt_zeros(...) TT_CALLSITE_T(tt_zeros, __VA_ARGS__)
+#define tt_ones(...) TT_CALLSITE_T(tt_ones, __VA_ARGS__)
+#define tt_full(...) TT_CALLSITE_T(tt_full, __VA_ARGS__)
+#define tt_scalar(...) TT_CALLSITE_T(tt_scalar, __VA_ARGS__)
+#define tt_arange(...) TT_CALLSITE_T(tt_arange, __VA_ARGS__)
+#define tt_linspace(...) TT_CALLSITE_T(tt_linspace, __VA_ARGS__)
+#define tt_rand(...) TT_CALLSITE_T(tt_rand, __VA_ARGS__)
+#define tt_randn(...) TT_CALLSITE_T(tt_randn, __VA_ARGS__)
+#define tt_new_empty(...) TT_CALLSITE_T(tt_new_empty, __VA_ARGS__)
+#define tt_empty_like(...) TT_CALLSITE_T(tt_empty_like, __VA_ARGS__)
+#define tt_view(...) TT_CALLSITE_T(tt_view, __VA_ARGS__)
+#define tt_reshape(...) TT_CALLSITE_T(tt_reshape, __VA_ARGS__)
+#define tt_permute(...) TT_CALLSITE_T(tt_permute, __VA_ARGS__)
+#define tt_transpose(...) TT_CALLSITE_T(tt_transpose, __VA_ARGS__)
+#define tt_t(...) TT_CALLSITE_T(tt_t, __VA_ARGS__)
+#define tt_narrow(...) TT_CALLSITE_T(tt_narrow, __VA_ARGS__)
+#define tt_slice(...) TT_CALLSITE_T(tt_slice, __VA_ARGS__)
+#define tt_select(...) TT_CALLSITE_T(tt_select, __VA_ARGS__)
+#define tt_expand(...) TT_CALLSITE_T(tt_expand, __VA_ARGS__)
+#define tt_squeeze(...) TT_CALLSITE_T(tt_squeeze, __VA_ARGS__)
+#define tt_squeeze_all(...) TT_CALLSITE_T(tt_squeeze_all, __VA_ARGS__)
+#define tt_unsqueeze(...) TT_CALLSITE_T(tt_unsqueeze, __VA_ARGS__)
+#define tt_flatten(...) TT_CALLSITE_T(tt_flatten, __VA_ARGS__)
+#define tt_as_strided(...) TT_CALLSITE_T(tt_as_strided, __VA_ARGS__)
+#define tt_detach(...) TT_CALLSITE_T(tt_detach, __VA_ARGS__)
+#define tt_contiguous(...) TT_CALLSITE_T(tt_contiguous, __VA_ARGS__)
+#define tt_clone(...) TT_CALLSITE_T(tt_clone, __VA_ARGS__)
+#define tt_to_dtype(...) TT_CALLSITE_T(tt_to_dtype, __VA_ARGS__)
+#define tt_copy_(...) TT_CALLSITE_S(tt_copy_, __VA_ARGS__)
+#define tt_fill_(...) TT_CALLSITE_S(tt_fill_, __VA_ARGS__)
+#endif
+#endif
 
 /* For compiled plans: runs op's kernel directly (the fake kernel when an
  * input is fake), skipping argument binding, modes and autograd. args

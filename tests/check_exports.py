@@ -3,8 +3,8 @@
 
 Usage: check_exports.py LIBRARY HEADER...
 
-Every function declared in the public headers must be defined and exported
-by LIBRARY, and LIBRARY must export nothing else (no internal tt__ symbol,
+Every function (and extern variable) declared in the public headers must be
+defined and exported by LIBRARY, and LIBRARY must export nothing else (no internal tt__ symbol,
 no helper that lost its `static`). Prints a Check-style summary line so
 tools/run counts each direction as a check.
 """
@@ -37,8 +37,11 @@ def declared_functions(path):
     # Function-pointer typedefs and struct members are not functions, and
     # a type name before "(" is a return type, not a call.
     text = re.sub(r"\(\s*\*\s*\w+\s*\)", " ", text)
-    types = set(re.findall(r"\b(tt_\w+)\s*;", text))
-    return set(re.findall(r"\b(tt_\w+)\s*\(", text)), types
+    # Exported variables ("extern _Thread_local ... tt_x;") are declared
+    # too; other "tt_x;" are type names.
+    data = set(re.findall(r"\bextern\b[^;{}()\"]*?\b(tt_\w+)\s*;", text))
+    types = set(re.findall(r"\b(tt_\w+)\s*;", text)) - data
+    return set(re.findall(r"\b(tt_\w+)\s*\(", text)) | data, types
 
 
 def exported_symbols(lib):
