@@ -81,6 +81,9 @@ static void ops_teardown(void)
 }
 
 /* ======================================================= traced functions */
+/* The golden files hold the lines of these functions' calls (each op
+ * node's tooltip): after moving them, TT_UPDATE_GOLDEN=1 rewrites the
+ * files, and the diff should show only those lines. */
 
 /* A 2-layer MLP: relu(x @ w1 + b1) @ w2 + b2. */
 static tt_status mlp(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)

@@ -59,7 +59,9 @@ static int count_kind(const tt_graph *g, tt_node_kind k)
     return n;
 }
 
-static char *text_of(const tt_graph *g) { return NN(tt_graph_to_text(g)); }
+/* The printed graph without its source-line comments (test_text_golden
+ * and test_node_locations check those). */
+static char *text_of(const tt_graph *g) { return tt_test_strip_locs(NN(tt_graph_to_text(g))); }
 
 static void assert_contains(const char *s, const char *needle)
 {
@@ -410,10 +412,13 @@ END_TEST
 
 /* add_scaled (a keyword argument), a Scalar op, a constant, a view with
  * an int list, a factory, an in-place op on an intermediate. */
+static int for_text_line; /* the line of its first op call */
+
 static tt_status for_text(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
     tt_scope_begin();
+    for_text_line = __LINE__ + 2;
     tt_tensor *c = tt_from_data(TT_SHAPE(3), TT_F32, consts);
     tt_tensor *a = tt_add_scaled(in[0], in[1], 2.0);
     tt_tensor *b = a && c ? tt_mul(a, c) : NULL;
@@ -432,19 +437,29 @@ START_TEST(test_text_golden)
 {
     tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(2, 3), TT_F32)), NN(tt_randn(TT_SHAPE(3), TT_F32))};
     tt_graph *g = NN(tt_trace(for_text, 2, in, &(tt_trace_opts){.name = "small_model"}));
-    char *text = text_of(g);
-    const char *golden =
-        "def small_model(in0: \"f32[2, 3]\", in1: \"f32[3]\"):\n"
-        "    add: \"f32[2, 3]\" = tt::add.Tensor(in0, in1, alpha=2)\n"
-        "    _tensor_constant0: \"f32[3]\" = constant\n"
-        "    mul: \"f32[2, 3]\" = tt::mul.Tensor(add, _tensor_constant0)\n"
-        "    mul_1: \"f32[2, 3]\" = tt::mul.Scalar(mul, 0.5)\n"
-        "    full: \"f32[2, 3]\" = tt::full([2, 3], 1, dtype=f32)\n"
-        "    sub: \"f32[2, 3]\" = tt::sub.Tensor(mul_1, full)\n"
-        "    relu_: \"f32[2, 3]\" = tt::relu_(sub)  # writes sub\n"
-        "    transpose: \"f32[3, 2]\" = tt::transpose.int(relu_, 0, 1)\n"
-        "    reshape: \"f32[6]\" = tt::reshape(transpose, [6])\n"
-        "    return (reshape,)\n";
+    char *text = NN(tt_graph_to_text(g));
+    /* Each op line ends with the line of the call that made it: the file's
+     * base name, the line, the function. */
+    char golden[2048];
+    int l = for_text_line;
+    snprintf(golden, sizeof golden,
+             "def small_model(in0: \"f32[2, 3]\", in1: \"f32[3]\"):\n"
+             "    add: \"f32[2, 3]\" = tt::add.Tensor(in0, in1, alpha=2)"
+             "  # test_tracer.c:%d in for_text\n"
+             "    _tensor_constant0: \"f32[3]\" = constant\n"
+             "    mul: \"f32[2, 3]\" = tt::mul.Tensor(add, _tensor_constant0)"
+             "  # test_tracer.c:%d in for_text\n"
+             "    mul_1: \"f32[2, 3]\" = tt::mul.Scalar(mul, 0.5)  # test_tracer.c:%d in for_text\n"
+             "    full: \"f32[2, 3]\" = tt::full([2, 3], 1, dtype=f32)"
+             "  # test_tracer.c:%d in for_text\n"
+             "    sub: \"f32[2, 3]\" = tt::sub.Tensor(mul_1, full)  # test_tracer.c:%d in for_text\n"
+             "    relu_: \"f32[2, 3]\" = tt::relu_(sub)  # writes sub; test_tracer.c:%d in for_text\n"
+             "    transpose: \"f32[3, 2]\" = tt::transpose.int(relu_, 0, 1)"
+             "  # test_tracer.c:%d in for_text\n"
+             "    reshape: \"f32[6]\" = tt::reshape(transpose, [6])"
+             "  # test_tracer.c:%d in for_text\n"
+             "    return (reshape,)\n",
+             l, l + 1, l + 2, l + 3, l + 4, l + 5, l + 6, l + 7);
     ck_assert_msg(strcmp(text, golden) == 0, "got:\n%s\nexpected:\n%s", text, golden);
     /* tt_graph_print writes the same text. */
     char *buf = NULL;
@@ -454,6 +469,88 @@ START_TEST(test_text_golden)
     fclose(f);
     ck_assert_str_eq(buf, golden);
     free(buf);
+    free(text);
+    tt_graph_free(g);
+    tt_release(in[0]);
+    tt_release(in[1]);
+}
+END_TEST
+
+/* Each op node records the user's line that made it: the innermost call
+ * made from the user's code (a helper's own line, inside the argument list
+ * of another call), the user's tt_backward for the nodes its rules make
+ * inside the library, nothing for a call through the function itself. */
+static int loc_add, loc_relu, loc_backward;
+
+static tt_tensor *relu_helper(const tt_tensor *x)
+{
+    loc_relu = __LINE__; return tt_relu(x);
+}
+
+static tt_status with_lines(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    loc_add = __LINE__; tt_tensor *a = tt_add(relu_helper(in[0]), in[1]);
+    tt_tensor *loss = a ? tt_sum_all(a) : NULL;
+    loc_backward = __LINE__; tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
+    tt_tensor *n = st ? NULL : (tt_neg)(a);
+    out[0] = tt_keep(n);
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_node_locations)
+{
+    tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(2, 3), TT_F32)), NN(tt_randn(TT_SHAPE(2, 3), TT_F32))};
+    OK(tt_set_requires_grad(in[0], true));
+    tt_graph *g = NN(tt_trace(with_lines, 2, in, NULL));
+    char *text = NN(tt_graph_to_text(g));
+    char want[512];
+    snprintf(want, sizeof want,
+             "    relu: \"f32[2, 3]\" = tt::relu(in0)  # test_tracer.c:%d in relu_helper\n"
+             "    add: \"f32[2, 3]\" = tt::add.Tensor(relu, in1)  # test_tracer.c:%d in with_lines\n"
+             "    sum: \"f32[]\" = tt::sum(add)  # test_tracer.c:%d in with_lines\n",
+             loc_relu, loc_add, loc_add + 1);
+    assert_contains(text, want);
+    assert_contains(text, "    neg: \"f32[2, 3]\" = tt::neg(add)\n");
+    /* Every node of the backward has the backward's line. */
+    int nback = 0;
+    for (int i = 0; i < tt_graph_num_nodes(g); i++) {
+        if (tt_graph_node_kind(g, i) != TT_NODE_OP)
+            continue;
+        tt_srcloc loc = tt_graph_node_loc(g, i);
+        const char *name = tt_graph_node_name(g, i);
+        if (!strcmp(name, "neg")) {
+            ck_assert_ptr_null(loc.file);
+            continue;
+        }
+        ck_assert_msg(loc.file && strstr(loc.file, "test_tracer.c"), "%s: %s", name, loc.file);
+        if (!strcmp(name, "relu") || !strcmp(name, "add") || !strcmp(name, "sum"))
+            continue;
+        nback++;
+        ck_assert_msg(loc.line == loc_backward && !strcmp(loc.func, "with_lines"),
+                      "%s: line %d in %s, not the backward's %d", name, loc.line, loc.func,
+                      loc_backward);
+    }
+    ck_assert_int_gt(nback, 0);
+    /* Placeholders, the output, and nodes out of range have none. */
+    ck_assert_ptr_null(tt_graph_node_loc(g, 0).file);
+    ck_assert_ptr_null(tt_graph_node_loc(g, tt_graph_num_nodes(g) - 1).file);
+    ck_assert_ptr_null(tt_graph_node_loc(g, -1).file);
+    ck_assert_ptr_null(tt_graph_node_loc(NULL, 0).file);
+    /* The DOT has the line as the node's tooltip. */
+    char *dot = NN(tt_graph_to_dot(g));
+    snprintf(want, sizeof want,
+             "[label=\"relu\\ntt::relu\\nf32[2, 3]\", shape=box, style=\"rounded,filled\", "
+             "fillcolor=\"#eeeeee\", tooltip=\"test_tracer.c:%d in relu_helper\"];\n", loc_relu);
+    assert_contains(dot, want);
+    assert_contains(dot, "[label=\"neg\\ntt::neg\\nf32[2, 3]\", shape=box, "
+                         "style=\"rounded,filled\", fillcolor=\"#eeeeee\"];\n");
+    /* No frame is left behind on this thread. */
+    ck_assert_ptr_null(tt_callframe_top);
+    ck_assert_ptr_null(tt_callsite().file);
+    free(dot);
     free(text);
     tt_graph_free(g);
     tt_release(in[0]);
@@ -900,7 +997,8 @@ static tt_status calls_twice_untracked(tt_tensor **in, int nin, tt_tensor **out,
                                        void *ud)
 {
     (void)nin, (void)nout, (void)ud;
-    out[0] = tt_op_call1(twice_op, (tt_value[]){tt_v_tensor(in[0])}, 1);
+    /* The function itself, not the macro: no line is recorded. */
+    out[0] = (tt_op_call1)(twice_op, (tt_value[]){tt_v_tensor(in[0])}, 1);
     return out[0] ? TT_OK : tt_errcode();
 }
 
@@ -978,10 +1076,11 @@ START_TEST(test_break_no_fake_kernel)
     ck_assert_int_eq(tt_errcode(), TT_EGRAPHBREAK);
     check_report("op without a fake kernel", "mylib::twice has no fake kernel",
                  "register a fake kernel for the op", "calls_twice", line_call, "mylib::twice");
-    /* Called without tt_call, the report cannot name the line. */
+    /* Called through the function rather than its macro, the report
+     * cannot name the line. */
     ck_assert_ptr_null(tt_trace(calls_twice_untracked, 1, &x, &(tt_trace_opts){.fullgraph = true}));
-    ck_assert_error(TT_EGRAPHBREAK, "  User code: unknown (call the op through tt_call to record "
-                                    "the calling line)\n  Op: mylib::twice");
+    ck_assert_error(TT_EGRAPHBREAK, "  User code: unknown (a call through a function pointer or "
+                                    "from C++ records no line)\n  Op: mylib::twice");
     /* In real mode the op runs: no break. */
     tt_graph *g = NN(tt_trace(calls_twice, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_REAL,
                                                                   .fullgraph = true}));
@@ -1609,6 +1708,7 @@ static Suite *tracer_suite(void)
     tcase_add_test(tc, test_symbolic_sizes);
     tcase_add_test(tc, test_constants_and_factories);
     tcase_add_test(tc, test_text_golden);
+    tcase_add_test(tc, test_node_locations);
     tcase_add_test(tc, test_multiple_outputs);
     tcase_add_test(tc, test_repeat_names);
     tcase_add_test(tc, test_trace_errors);

@@ -307,6 +307,42 @@ static inline tt_status tt_test_train_step(tt_tensor *w, tt_tensor *x, tt_tensor
     return st;
 }
 
+/* Removes, in place, the source lines the text print puts after each op
+ * node ("  # model.c:12 in mlp", or "; model.c:12 in mlp" after a writes
+ * comment), for tests about the rest of the text. Returns text. */
+static inline char *tt_test_strip_locs(char *text)
+{
+    char *w = text;
+    for (const char *r = text; *r;) {
+        const char *eol = strchr(r, '\n');
+        size_t len = eol ? (size_t)(eol - r) : strlen(r), keep = len;
+        /* The line's last " in ", after "FILE:LINE" after "  # " or "; ". */
+        const char *in = NULL;
+        for (const char *p = r; p + 4 <= r + len; p++)
+            if (strncmp(p, " in ", 4) == 0)
+                in = p;
+        const char *digits = in;
+        while (digits && digits > r && digits[-1] >= '0' && digits[-1] <= '9')
+            digits--;
+        if (digits && digits < in && digits > r && digits[-1] == ':') {
+            const char *file = digits - 1;
+            while (file > r && file[-1] != ' ')
+                file--;
+            if (file - r >= 4 && strncmp(file - 4, "  # ", 4) == 0)
+                keep = (size_t)(file - 4 - r);
+            else if (file - r >= 2 && strncmp(file - 2, "; ", 2) == 0)
+                keep = (size_t)(file - 2 - r);
+        }
+        memmove(w, r, keep);
+        w += keep;
+        r += len;
+        if (*r)
+            *w++ = *r++;
+    }
+    *w = '\0';
+    return text;
+}
+
 /* main() for a suite file: runs `suite`, returns non-zero on failure. */
 #define TT_TEST_MAIN(make_suite)                                               \
     int main(void)                                                             \

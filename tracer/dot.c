@@ -15,7 +15,9 @@
  *   output        inverted house, lavender
  *   graph break   red octagon (explain dumps only)
  * An argument the op writes (schema Tensor(a!)) is a red dashed edge
- * labelled "writes"; every other argument edge is labelled "#i name". */
+ * labelled "writes"; every other argument edge is labelled "#i name".
+ * An op node's tooltip is the user's line that made it ("model.c:12 in
+ * mlp", the file's base name, as in the text print). */
 #include "print_impl.h"
 
 #include <errno.h>
@@ -160,9 +162,21 @@ static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent
         put_id(b, cluster, i);
         sb_printf(b, " [label=\"");
         put_escaped(b, lab.s ? lab.s : "");
-        sb_printf(b, "\", %s];\n", node_style(n));
+        sb_printf(b, "\", %s", node_style(n));
         b->oom |= lab.oom;
         free(lab.s);
+        if (n->loc.file) {
+            /* The user's line, shown on hover in SVG (a label line would
+             * grow every box of the picture). */
+            sbuf tip = {0};
+            print_loc(&tip, n->loc);
+            sb_printf(b, ", tooltip=\"");
+            put_escaped(b, tip.s ? tip.s : "");
+            sb_printf(b, "\"");
+            b->oom |= tip.oom;
+            free(tip.s);
+        }
+        sb_printf(b, "];\n");
     }
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
@@ -279,9 +293,7 @@ static void break_label(sbuf *b, const tt_break_info *bi)
     if (bi->op && (!bi->reason || !strstr(bi->reason, bi->op)))
         sb_printf(b, "\nop: %s", bi->op);
     if (bi->loc.file) {
-        /* The base name: __FILE__ depends on where the build ran. */
-        const char *base = strrchr(bi->loc.file, '/');
-        sb_printf(b, "\n%s:%d", base ? base + 1 : bi->loc.file, bi->loc.line);
+        sb_printf(b, "\n%s:%d", loc_basename(bi->loc.file), bi->loc.line);
         if (bi->loc.func)
             sb_printf(b, " in %s()", bi->loc.func);
     }

@@ -374,14 +374,64 @@ int tt__graph_add_constant(tt_graph *g, tt_tensor *value)
     return add_value_node(g, TT_NODE_CONSTANT, value, base);
 }
 
-int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
-                     const tt_value *outs, int nouts)
+/* The graph's copy of the string at `key` (NULL for NULL), made on first
+ * sight; NULL with the error set when memory runs out. */
+static const char *intern(tt_graph *g, const char *key, struct str_slot *last)
 {
+    if (!key)
+        return NULL;
+    if (key == last->key)
+        return last->copy;
+    if (2 * (g->nstrs + 1) > g->str_cap) {
+        int nc = g->str_cap ? 2 * g->str_cap : 16;
+        struct str_slot *ns = tt__calloc((size_t)nc, sizeof *ns);
+        if (!ns) {
+            tt_error(TT_ENOMEM, "out of memory recording a node's source line");
+            return NULL;
+        }
+        for (int i = 0; i < g->str_cap; i++) {
+            if (!g->strs[i].key)
+                continue;
+            size_t h = ((uintptr_t)g->strs[i].key >> 3) & (size_t)(nc - 1);
+            while (ns[h].key)
+                h = (h + 1) & (size_t)(nc - 1);
+            ns[h] = g->strs[i];
+        }
+        tt__free(g->strs);
+        g->strs = ns;
+        g->str_cap = nc;
+    }
+    size_t mask = (size_t)g->str_cap - 1, h = ((uintptr_t)key >> 3) & mask;
+    while (g->strs[h].key && g->strs[h].key != key)
+        h = (h + 1) & mask;
+    if (!g->strs[h].key) {
+        size_t len = strlen(key) + 1;
+        char *copy = tt__malloc(len);
+        if (!copy) {
+            tt_error(TT_ENOMEM, "out of memory recording a node's source line");
+            return NULL;
+        }
+        memcpy(copy, key, len);
+        g->strs[h] = (struct str_slot){key, copy};
+        g->nstrs++;
+    }
+    *last = g->strs[h];
+    return last->copy;
+}
+
+int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
+                     const tt_value *outs, int nouts, tt_srcloc loc)
+{
+    tt_srcloc own = {intern(g, loc.file, &g->last_file), loc.line,
+                     intern(g, loc.func, &g->last_func)};
+    if ((loc.file && !own.file) || (loc.func && !own.func))
+        return -1;
     int id = new_node(g, TT_NODE_OP);
     if (id < 0)
         return -1;
     gnode *n = &g->nodes[id];
     n->op = op;
+    n->loc = own;
     n->args = tt__arena_alloc(&g->arena, sizeof *n->args * (size_t)(nargs ? nargs : 1));
     n->vals = n->args ? tt__arena_alloc(&g->arena, sizeof *n->vals * (size_t)(nouts ? nouts : 1))
                       : NULL;
@@ -557,6 +607,9 @@ tt_graph *tt_graph_free(tt_graph *g)
     tt__arena_free(&g->arena);
     table_clear(&g->names);
     table_clear(&g->counters);
+    for (int i = 0; i < g->str_cap; i++)
+        tt__free(g->strs[i].copy);
+    tt__free(g->strs);
     tt__free(g);
     return NULL;
 }
@@ -604,6 +657,12 @@ int tt_graph_node_num_outputs(const tt_graph *g, int i)
 {
     const gnode *n = node_at(g, i);
     return n ? n->nvals : 0;
+}
+
+tt_srcloc tt_graph_node_loc(const tt_graph *g, int i)
+{
+    const gnode *n = node_at(g, i);
+    return n ? n->loc : (tt_srcloc){0};
 }
 
 int tt_graph_count_op(const tt_graph *g, const char *name)
@@ -775,7 +834,8 @@ char *tt_graph_to_text(const tt_graph *g)
             sb_printf(&b, "%s(", tt_op_name(n->op));
             tt__print_args(&b, g, n);
             sb_printf(&b, ")");
-            /* Say which arguments the op writes. */
+            /* Say which arguments the op writes, and the user's line that
+             * made the node (as FX prints a node's stack trace). */
             const tt_schema *s = tt_op_schema(n->op);
             bool first = true;
             for (int a = 0; s && a < n->nargs; a++)
@@ -784,6 +844,10 @@ char *tt_graph_to_text(const tt_graph *g)
                     print_ref(&b, g, n->args[a].ref);
                     first = false;
                 }
+            if (n->loc.file) {
+                sb_printf(&b, "%s", first ? "  # " : "; ");
+                print_loc(&b, n->loc);
+            }
             sb_printf(&b, "\n");
         } else if (n->kind == TT_NODE_OUTPUT) {
             sb_printf(&b, "    return (");

@@ -43,6 +43,10 @@ typedef struct {
     int nouts;
     int *users;         /* nodes that read this one */
     int nusers, cap_users;
+    /* The user's call that made it (op nodes; {0} when unknown): file and
+     * func point into the graph's string table, so the graph outlives the
+     * code it traced (a model library may be unloaded). */
+    tt_srcloc loc;
 } gnode;
 
 struct tt_graph {
@@ -65,6 +69,15 @@ struct tt_graph {
         int cap, used;
     } names, counters;
     bool names_lost; /* out of memory rebuilding them: name by node index */
+    /* Copies of the source file and function names nodes refer to, found
+     * by the address of the caller's string (__func__ is one array per
+     * function, __FILE__ mostly one per file): an open hash set, with the
+     * last hits kept aside since consecutive nodes mostly share both. */
+    struct str_slot {
+        const char *key;
+        char *copy;
+    } *strs, last_file, last_func;
+    int nstrs, str_cap;
 };
 
 /* Whether some output of node `node` is among the graph's results. */
@@ -84,9 +97,9 @@ tt_graph *tt__graph_new(const char *name, tt_trace_mode mode);
 int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value, const char *name);
 int tt__graph_add_constant(tt_graph *g, tt_tensor *value);
 /* args are resolved by `resolve` (tensor -> reference); values are the
- * op's outputs (retained). */
+ * op's outputs (retained); loc is the user's call (its strings copied). */
 int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
-                     const tt_value *outs, int nouts);
+                     const tt_value *outs, int nouts, tt_srcloc loc);
 int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts);
 /* Recomputes every node's users from the references (after a pass
  * rewrote the graph). Capacity only grows, so it cannot fail when the

@@ -183,7 +183,9 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         garg args[2] = {{.kind = GARG_REF, .ref = {p, 0}},
                         {.kind = GARG_REF, .ref = {last[p], 0}}};
         tt_value res = tt_v_tensor(g->nodes[p].vals[0]);
-        int id = tt__graph_add_op(g, copy, args, 2, &res, 1);
+        int id = tt__graph_add_op(g, copy, args, 2, &res, 1, (tt_srcloc){0});
+        if (id >= 0) /* the line of the last write it makes visible */
+            g->nodes[id].loc = g->nodes[last[p]].loc;
         g->output = g->n;
         g->nodes[g->n++] = out;
         if (id < 0) {

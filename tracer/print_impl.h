@@ -133,6 +133,22 @@ static inline bool same_value(const tt_value *a, const tt_value *b)
     }
 }
 
+/* The file's base name: __FILE__ depends on where the build ran, and
+ * printed graphs stay the same wherever it did. */
+static inline const char *loc_basename(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return base ? base + 1 : path;
+}
+
+/* A node's source line, "model.c:12 in mlp" (loc.file not NULL). */
+static inline void print_loc(sbuf *b, tt_srcloc loc)
+{
+    sb_printf(b, "%s:%d", loc_basename(loc.file), loc.line);
+    if (loc.func)
+        sb_printf(b, " in %s", loc.func);
+}
+
 static inline void print_type(sbuf *b, const tt_tensor *t)
 {
     char shape[256];

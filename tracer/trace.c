@@ -144,8 +144,8 @@ tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
         snprintf(where, sizeof where, "%s:%d in %s()", loc.file, loc.line,
                  loc.func ? loc.func : "?");
     else
-        snprintf(where, sizeof where, "unknown (call the op through tt_call to record "
-                                      "the calling line)");
+        snprintf(where, sizeof where, "unknown (a call through a function pointer or "
+                                      "from C++ records no line)");
     char msg[sizeof tr->brk_msg];
     snprintf(msg, sizeof msg,
              "Graph break: %s\n"
@@ -440,7 +440,7 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
         }
     }
     if (!st) {
-        int id = tt__graph_add_op(tr->g, op, ga, nargs, outs, nouts);
+        int id = tt__graph_add_op(tr->g, op, ga, nargs, outs, nouts, tt__callsite());
         if (id < 0) {
             st = tt_errcode();
             for (int j = 0; j < nouts; j++)
@@ -525,7 +525,13 @@ tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_ten
         tt_fake_mode_begin();
     tt__symbolic_start(tr);
     tt_clear_error();
+    /* The traced function's nodes get the lines of its own calls, never
+     * that of an op call the trace may have started inside (a compiled
+     * call in an argument list). */
+    const tt_callframe *frames = tt_callframe_top;
+    tt_callframe_top = NULL;
     st = fn(vals, nin, outs, nout, tr->opts.ud);
+    tt_callframe_top = frames;
     tt__symbolic_stop(tr);
     if (tr->fake)
         tt_fake_mode_end();

@@ -31,7 +31,9 @@ typedef struct {
     int ninputs;       /* the number of input tensors it takes */
     int noutputs;      /* the number it writes; 0 means 1 */
     const char *about; /* one line: what it computes */
-    const char *inputs; /* optional: the inputs' names, "x, w1, b1" (NULL: in0, in1...) */
+    /* optional: the inputs' names, "x, w1, b1" (NULL: in0, in1...): what
+     * tt list prints and what tt names the traced graph's inputs */
+    const char *inputs;
 } tt_model_fn;
 
 /* The exported name of the table, for dlsym. */

@@ -98,6 +98,12 @@ int tt_graph_node_num_outputs(const tt_graph *g, int node);
 int tt_graph_node_num_args(const tt_graph *g, int node);
 char *tt_graph_node_arg_text(const tt_graph *g, int node, int i);
 int tt_graph_node_arg_node(const tt_graph *g, int node, int i);
+/* The user's call that made an op node: the file as __FILE__ spelled it,
+ * the line and the function (the graph's copies; {0} for other nodes and
+ * for ops called where no line is known, such as inside the library or
+ * through a function pointer). The innermost call made from the user's
+ * code counts, so tt_linear's matmul has tt_linear's line. */
+tt_srcloc tt_graph_node_loc(const tt_graph *g, int node);
 /* Number of op nodes whose op is `name` ("mylib::crop"; an overload-less
  * name matches every overload). */
 int tt_graph_count_op(const tt_graph *g, const char *name);
@@ -106,8 +112,11 @@ int tt_graph_count_op(const tt_graph *g, const char *name);
 tt_status tt_graph_verify(const tt_graph *g);
 
 /* Readable text in the spirit of FX's print_readable: one line per node
- * with its op, arguments and output dtype/shape. Returns a string the
- * caller frees with free(), or NULL on failure. */
+ * with its op, arguments and output dtype/shape, and as a comment the
+ * arguments it writes and the user's line that made it ("# writes in0;
+ * model.c:12 in mlp": the file's base name, so the text does not depend
+ * on where the build ran). Returns a string the caller frees with free(),
+ * or NULL on failure. */
 char *tt_graph_to_text(const tt_graph *g);
 tt_status tt_graph_print(const tt_graph *g, FILE *f);
 
