@@ -35,11 +35,13 @@ int main(int argc, char **argv)
         tt_fake_empty(TT_SHAPE(256), TT_F32),          tt_fake_empty(TT_SHAPE(256, 10), TT_F32),
         tt_fake_empty(TT_SHAPE(10), TT_F32),
     };
-    tt_graph *g = tt_trace(mlp, 5, in, &(tt_trace_opts){.name = "mlp"});
+    static const char *const names[] = {"x", "w1", "b1", "w2", "b2"};
+    tt_graph *g = tt_trace(mlp, 5, in, &(tt_trace_opts){.name = "mlp", .input_names = names});
     int rc = 1;
     if (!g)
         goto out;
-    /* The graph as text: one line per op with its output's dtype and shape. */
+    /* The graph as text: one line per op with its output's dtype and shape
+     * and, as a comment, the line of mlp that made it. */
     if (tt_graph_print(g, stdout))
         goto out;
     /* DOT text (deterministic), then an SVG picture through graphviz. */

@@ -902,6 +902,29 @@ static bool has_line(const char *text, const char *line)
     return false;
 }
 
+/* The line of tools/<file> holding the first `call` after `fn`. */
+static int source_line(const char *file, const char *fn, const char *call)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/../tools/%s", env_path("TT_TEST_SRCDIR"), file);
+    char *src = tt_test_read_file(path);
+    const char *f = strstr(src, fn);
+    ck_assert_msg(f != NULL, "no %s in %s", fn, file);
+    const char *at = strstr(f, call);
+    ck_assert_msg(at != NULL, "no %s after %s in %s", call, fn, file);
+    int line = 1;
+    for (const char *p = src; p < at; p++)
+        line += *p == '\n';
+    free(src);
+    return line;
+}
+
+static void plain_crop_location(char *buf, size_t n)
+{
+    int line = source_line("tutorial_ops.c", "\ntt_status tutorial_crop_plain(", "tt_data(");
+    snprintf(buf, n, "tutorial_ops.c:%d in tutorial_crop_plain()", line);
+}
+
 #define MLP_INPUTS                                                                         \
     "--input", "f32[256,784]", "--input", "f32[784,512]", "--input", "f32[512]", "--input", \
         "f32[512,256]", "--input", "f32[256]", "--input", "f32[256,10]", "--input", "f32[10]"
@@ -913,12 +936,20 @@ START_TEST(test_e2e_trace_mlp)
     TT(&r, "trace", "--lib", "LIB", "--fn", "mlp_forward", MLP_INPUTS, "--dot", "@mlp.dot");
     expect_status(&r, 0);
     ck_assert_str_eq(r.err, "");
-    ck_assert_msg(strstr(r.out, "def mlp_forward(in0: \"f32[256, 784]\""), "%.1500s", r.out);
+    /* The inputs have the model table's names. */
+    ck_assert_msg(strstr(r.out, "def mlp_forward(x: \"f32[256, 784]\", w1: \"f32[784, 512]\", "
+                                "b1: \"f32[512]\", w2: \"f32[512, 256]\", b2: \"f32[256]\", "
+                                "w3: \"f32[256, 10]\", b3: \"f32[10]\"):\n"),
+                  "%.1500s", r.out);
     ck_assert_int_eq(count(r.out, "= tt::matmul("), 3);
     ck_assert_int_eq(count(r.out, "= tt::relu("), 2);
     ck_assert_int_eq(count(r.out, "= tt::add.Tensor("), 3);
-    ck_assert_msg(strstr(r.out, "add_2: \"f32[256, 10]\" = tt::add.Tensor(matmul_2, in6)"),
-                  "%.1500s", r.out);
+    /* Each node names the model's line that made it: the helper's. */
+    char want[256];
+    snprintf(want, sizeof want, "    add_2: \"f32[256, 10]\" = tt::add.Tensor(matmul_2, b3)"
+                                "  # example_model.c:%d in dense\n",
+             source_line("example_model.c", "\nstatic tt_tensor *dense(", "tt_add("));
+    ck_assert_msg(strstr(r.out, want), "no '%s' in:\n%.1500s", want, r.out);
     ck_assert_msg(strstr(r.out, "return (add_2,)"), "%.1500s", r.out);
     char path[128];
     snprintf(path, sizeof path, "%s/mlp.dot", r.dir);
@@ -932,8 +963,8 @@ START_TEST(test_e2e_trace_mlp)
     run_begin(&r);
     TT(&r, "trace", "--lib", "LIB", "--fn", "mlp_forward", "--mode", "symbolic", MLP_INPUTS);
     expect_status(&r, 0);
-    ck_assert_msg(strstr(r.out, "in0: \"f32[s0, s1]\""), "%.1500s", r.out);
-    ck_assert_msg(strstr(r.out, "matmul: \"f32[s0, s3]\" = tt::matmul(in0, in1)"), "%.1500s", r.out);
+    ck_assert_msg(strstr(r.out, "x: \"f32[s0, s1]\""), "%.1500s", r.out);
+    ck_assert_msg(strstr(r.out, "matmul: \"f32[s0, s3]\" = tt::matmul(x, w1)"), "%.1500s", r.out);
     run_end(&r);
 
     /* Real mode computes (on random inputs) while it records: same graph. */
@@ -964,7 +995,7 @@ START_TEST(test_e2e_pictures)
        "--fullgraph", "--svg", "@crop.svg", "--png=@crop.png");
     expect_status(&r, 0);
     /* One opaque node for the custom op. */
-    ck_assert_int_eq(count(r.out, "= mylib::crop(in0, [0, 0, 10, 10])"), 1);
+    ck_assert_int_eq(count(r.out, "= mylib::crop(img, [0, 0, 10, 10])"), 1);
     ck_assert_int_eq(count(r.out, "= tt::sin(crop)"), 1);
     char path[128];
     snprintf(path, sizeof path, "%s/crop.svg", r.dir);
@@ -992,7 +1023,8 @@ START_TEST(test_e2e_pictures)
     run_begin(&r);
     TT(&r, "trace", "--lib", "LIB", "--fn", "numpy_sin_fn", "--input", "f32[3]");
     expect_status(&r, 0);
-    ck_assert_msg(strstr(r.out, "mylib::numpy_sin(in0, empty_like)  # writes empty_like"),
+    ck_assert_msg(strstr(r.out, "mylib::numpy_sin(x, empty_like)  # writes empty_like; "
+                                "example_model.c:"),
                   "%.1500s", r.out);
     run_end(&r);
 }
@@ -1000,21 +1032,6 @@ END_TEST
 
 /* The line of tools/tutorial_ops.c that reads the pixels in
  * tutorial_crop_plain: "tutorial_ops.c:N in tutorial_crop_plain()". */
-static void plain_crop_location(char *buf, size_t n)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/../tools/tutorial_ops.c", env_path("TT_TEST_SRCDIR"));
-    char *src = tt_test_read_file(path);
-    const char *fn = strstr(src, "\ntt_status tutorial_crop_plain(");
-    ck_assert_ptr_nonnull(fn);
-    const char *read = strstr(fn, "tt_data(");
-    ck_assert_ptr_nonnull(read);
-    int line = 1;
-    for (const char *p = src; p < read; p++)
-        line += *p == '\n';
-    snprintf(buf, n, "tutorial_ops.c:%d in tutorial_crop_plain()", line);
-    free(src);
-}
 
 START_TEST(test_e2e_explain)
 {
@@ -1240,7 +1257,7 @@ START_TEST(test_e2e_json)
     ck_assert_int_eq(json_array_size(args), 2);
     json_t *pic = json_array_get(args, 0), *box = json_array_get(args, 1);
     ck_assert_str_eq(json_string_value(json_object_get(pic, "name")), "pic");
-    ck_assert_str_eq(json_string_value(json_object_get(pic, "node")), "in0");
+    ck_assert_str_eq(json_string_value(json_object_get(pic, "node")), "img");
     ck_assert_str_eq(json_string_value(json_object_get(box, "name")), "box");
     ck_assert_str_eq(json_string_value(json_object_get(box, "value")), "[0, 0, 10, 10]");
     ck_assert_ptr_null(json_object_get(box, "node"));
@@ -1249,6 +1266,18 @@ START_TEST(test_e2e_json)
     json_t *shape = json_object_get(out, "shape");
     ck_assert_int_eq(json_array_size(shape), 3);
     ck_assert_int_eq(json_integer_value(json_array_get(shape, 1)), 10);
+    /* An op node has the model's line that made it (the file as the
+     * compiler was given it); other nodes have none. */
+    json_t *made = json_object_get(crop, "location");
+    ck_assert_int_eq(json_integer_value(json_object_get(made, "line")),
+                     source_line("example_model.c", "\ntt_status crop_pipeline(",
+                                 "tt_call("));
+    ck_assert_str_eq(json_string_value(json_object_get(made, "function")), "crop_pipeline");
+    const char *file = json_string_value(json_object_get(made, "file"));
+    ck_assert_msg(file && strlen(file) >= 15 &&
+                      !strcmp(file + strlen(file) - 15, "example_model.c"), "%s", file);
+    ck_assert(json_is_null(json_object_get(json_node(g, "img"), "location")));
+    ck_assert(json_is_null(json_object_get(json_node(g, "output"), "location")));
     json_t *res = json_object_get(json_node(g, "output"), "results");
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 0), "node")), "sin");
     ck_assert_msg(strstr(json_string_value(json_object_get(g, "text")), "= tt::sin(crop)"),
@@ -1263,7 +1292,7 @@ START_TEST(test_e2e_json)
     expect_status(&r, 0);
     doc = run_json(&r);
     shape = json_object_get(
-        json_array_get(json_object_get(json_node(json_object_get(doc, "graph"), "in0"),
+        json_array_get(json_object_get(json_node(json_object_get(doc, "graph"), "img"),
                                        "outputs"),
                        0),
         "shape");

@@ -226,6 +226,29 @@ static int cmd_list(const tt_cli_args *a, model *m)
     return 0;
 }
 
+/* The graph inputs' names the model table declares ("x, w1, b1") split
+ * into names[] (pointers into buf); an input the list does not name stays
+ * NULL (in<i>). */
+static void input_names(const tt_model_fn *row, char *buf, size_t n, const char **names)
+{
+    for (int i = 0; i < row->ninputs && i < TT_CLI_MAX_INPUTS; i++)
+        names[i] = NULL;
+    if (!row->inputs)
+        return;
+    snprintf(buf, n, "%s", row->inputs);
+    char *p = buf;
+    for (int i = 0; i < row->ninputs && i < TT_CLI_MAX_INPUTS && *p; i++) {
+        p += strspn(p, " \t");
+        size_t len = strcspn(p, ",");
+        char *next = p[len] ? p + len + 1 : p + len;
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        p[len] = '\0';
+        names[i] = *p ? p : NULL;
+        p = next;
+    }
+}
+
 /* The inputs of a trace or explain, in --input order. */
 static int make_inputs(const tt_cli_args *a, bool fake, tt_tensor **ins)
 {
@@ -340,8 +363,12 @@ static int cmd_trace(const tt_cli_args *a, model *m)
     if (rc)
         goto out;
     int nout = a->nout ? a->nout : row->noutputs ? row->noutputs : 1;
+    /* The graph's inputs are named as the model table names them. */
+    char names_buf[4096];
+    const char *names[TT_CLI_MAX_INPUTS];
+    input_names(row, names_buf, sizeof names_buf, names);
     tt_trace_opts opts = {.mode = a->mode, .fullgraph = a->fullgraph, .nout = nout,
-                          .name = a->fn};
+                          .name = a->fn, .input_names = names};
     tt_fn fn = row->fn;
     if (!explain) {
         g = tt_trace(fn, a->ninputs, ins, &opts);

@@ -45,9 +45,19 @@ static const char *kind_name(tt_node_kind k)
     }
 }
 
+/* {"file", "line", "function"} (the file as __FILE__ spelled it), or null
+ * when unknown. */
+static json_t *srcloc_json(tt_srcloc loc)
+{
+    if (!loc.file)
+        return json_null();
+    return json_pack("{s:s, s:i, s:s}", "file", loc.file, "line", loc.line, "function",
+                     loc.func ? loc.func : "");
+}
+
 /* One node: name, kind, op, its arguments ({"name", "value"} with the
- * schema's argument name, and "node" when it refers to one) and the
- * dtype and shape of each output. */
+ * schema's argument name, and "node" when it refers to one), the dtype
+ * and shape of each output, and the user's line that made it. */
 static json_t *node_json(const tt_graph *g, int i)
 {
     tt_node_kind k = tt_graph_node_kind(g, i);
@@ -82,6 +92,7 @@ static json_t *node_json(const tt_graph *g, int i)
             json_array_append_new(outs, value_json(tt_graph_node_value(g, i, o)));
         json_object_set_new(n, "outputs", outs);
     }
+    json_object_set_new(n, "location", srcloc_json(tt_graph_node_loc(g, i)));
     return n;
 }
 
@@ -99,14 +110,6 @@ json_t *tt_json_graph(const tt_graph *g)
                           "num_outputs", tt_graph_num_outputs(g), "nodes", nodes, "text", text);
     free(text);
     return j;
-}
-
-static json_t *srcloc_json(tt_srcloc loc)
-{
-    if (!loc.file)
-        return json_null();
-    return json_pack("{s:s, s:i, s:s}", "file", loc.file, "line", loc.line, "function",
-                     loc.func ? loc.func : "");
 }
 
 json_t *tt_json_explain(const tt_explain *e)

@@ -5,7 +5,9 @@
  * memory ran out. The documents:
  *   graph:   {"num_inputs", "num_outputs", "nodes": [{"name", "kind", "op",
  *             "args": [{"name", "value", "node"}], "outputs": [{"dtype",
- *             "shape"}]}...], "text"}  (the output node has "results")
+ *             "shape"}], "location": {"file", "line", "function"}}...],
+ *             "text"}  (the output node has "results"; "location", the
+ *             user's call that made an op node, is null when unknown)
  *   explain: {"graph_count", "graph_break_count", "breaks": [{"kind",
  *             "reason", "op", "location": {"file", "line", "function"}}],
  *             "graphs": [graph...]}
