@@ -361,8 +361,11 @@ typedef struct tt_callframe {
     tt_srcloc loc;
     const struct tt_callframe *prev;
 } tt_callframe;
-/* The innermost frame of this thread; use the macros, not this. */
-extern _Thread_local const tt_callframe *tt_callframe_top;
+/* The innermost frame of this thread; use the macros, not this. Initial
+ * exec, as all of the library's thread-locals: a model library built with
+ * -fPIC then reaches it without a __tls_get_addr call. */
+extern _Thread_local const tt_callframe *tt_callframe_top
+    __attribute__((tls_model("initial-exec")));
 static inline void tt_callframe_enter(tt_callframe *f)
 {
     f->prev = tt_callframe_top;

@@ -39,7 +39,8 @@ def declared_functions(path):
     text = re.sub(r"\(\s*\*\s*\w+\s*\)", " ", text)
     # Exported variables ("extern _Thread_local ... tt_x;") are declared
     # too; other "tt_x;" are type names.
-    data = set(re.findall(r"\bextern\b[^;{}()\"]*?\b(tt_\w+)\s*;", text))
+    data = set(re.findall(r"\bextern\b[^;{}()\"]*?\b(tt_\w+)\s*"
+                          r"(?:__attribute__\s*\(\(.*?\)\)\s*)?;", text, re.S))
     types = set(re.findall(r"\b(tt_\w+)\s*;", text)) - data
     return set(re.findall(r"\b(tt_\w+)\s*\(", text)) | data, types
 
