@@ -1,5 +1,5 @@
-/* Internal: tanh, gelu and gelu(approximate="tanh") written once over a
- * vector type, for vec_math.c (AVX2, 8 lanes) and vec_math_avx512.c
+/* Internal: tanh, gelu, gelu(approximate="tanh") and gelu's derivatives
+ * written once over a vector type, for vec_math.c (AVX2, 8 lanes) and vec_math_avx512.c
  * (AVX-512F, 16 lanes). The includer defines V (the vector type) and the
  * operations below; everything here inlines into its loop.
  *
@@ -13,7 +13,7 @@
  *            e^r - 1 by its Taylor series to r^7 (truncation < 1e-9
  *            relative) and 2^n put in the exponent: about 1 ULP.
  *   tanh(x)  odd, so on a = |x|: -m / (2 + m) with m = e^(-2a) - 1
- *            from an expm1 that does not cancel near 0: about 2 ULP.
+ *            from an expm1 that does not cancel near 0: within 4 ULP.
  *   gelu(x)  x Phi(x) with Phi from erfc(|x|/sqrt2) by Abramowitz and
  *            Stegun 7.1.26 (absolute error <= 1.5e-7), the approximation
  *            PyTorch's own vectorized CPU erf uses; for x < 0, Phi is
