@@ -83,30 +83,33 @@ static inline V vk_tanh(V x)
 }
 
 /* Phi(x), the normal distribution function, for gelu and its derivative;
- * *pdf_scaled receives e^(-x^2/2) (0 past |x| = 10 sqrt2), which the
+ * *e_half_x2 receives e^(-x^2/2) (0 past |x| = 9.25 sqrt2), which the
  * derivative needs too. */
 static inline V vk_phi(V x, V *e_half_x2)
 {
     V a = V_MUL(V_ABS(x), V_SET1(0.70710678118654752440f));
-    /* Past 10, erfc is below the smallest float: there Phi is 0 or 1, and
-     * the clamp keeps 1/(1 + p a) finite at infinity. */
-    V ac = V_MIN(a, V_SET1(10.0f));
+    /* Past 9.25, erfc is below the smallest normal float: there Phi is 0
+     * or 1. The clamp keeps e^(-a^2) inside vk_exp's range (-a^2 >= -87)
+     * and 1/(1 + p a) finite at infinity; the select then makes it 0. */
+    V ac = V_MIN(a, V_SET1(9.25f));
     V t = vk_recip(V_FMA(ac, V_SET1(0.3275911f), V_SET1(1.0f)));
-    V p = V_SET1(1.061405429f);
-    p = V_FMA(p, t, V_SET1(-1.453152027f));
-    p = V_FMA(p, t, V_SET1(1.421413741f));
-    p = V_FMA(p, t, V_SET1(-0.284496736f));
-    p = V_FMA(p, t, V_SET1(0.254829592f));
-    V e = V_LT_SEL(a, V_SET1(10.0f), vk_exp(V_MUL(V_SUB(V_SET1(0.0f), ac), ac)), V_SET1(0.0f));
-    V half_erfc = V_MUL(V_MUL(p, t), V_MUL(V_SET1(0.5f), e));
+    /* A&S's coefficients, halved (exactly) to give erfc / 2. */
+    V p = V_SET1(1.061405429f / 2);
+    p = V_FMA(p, t, V_SET1(-1.453152027f / 2));
+    p = V_FMA(p, t, V_SET1(1.421413741f / 2));
+    p = V_FMA(p, t, V_SET1(-0.284496736f / 2));
+    p = V_FMA(p, t, V_SET1(0.254829592f / 2));
+    V e = V_LT_SEL(a, V_SET1(9.25f), vk_exp(V_MUL(V_SUB(V_SET1(0.0f), ac), ac)), V_SET1(0.0f));
+    V half_erfc = V_MUL(V_MUL(p, t), e);
     *e_half_x2 = e;
     return V_LT_SEL(x, V_SET1(0.0f), half_erfc, V_SUB(V_SET1(1.0f), half_erfc));
 }
 
+/* A NaN x needs no select: x * Phi is NaN whatever Phi is. */
 static inline V vk_gelu(V x)
 {
     V e;
-    return V_NAN_SEL(x, V_MUL(x, vk_phi(x, &e)));
+    return V_MUL(x, vk_phi(x, &e));
 }
 
 /* g * gelu'(x) = g (Phi(x) + x e^(-x^2/2) / sqrt(2 pi)). */

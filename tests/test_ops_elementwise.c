@@ -825,7 +825,7 @@ END_TEST
  * near-equal terms); gelu's erf is Abramowitz and Stegun 7.1.26 as
  * PyTorch's vectorized erf, absolute error 1.5e-7 in erf, so within
  * 4 ULP plus 4e-7. Their derivatives (gelu_backward, both forms) have
- * kernels too, within 8 ULP plus 8e-7 (erf) or 1e-7 (tanh): the
+ * kernels too, within 8 ULP plus 8e-7 (erf) or 2e-7 (tanh): the
  * derivative crosses zero at gelu's minimum (x near -0.75), where its
  * two terms cancel. */
 static double ulp_f32(double v)
@@ -841,7 +841,7 @@ START_TEST(test_vector_kernels_dense)
                                   "gelu_backward tanh"};
     float *x = malloc(sizeof *x * N), *g = malloc(sizeof *g * N);
     for (int i = 0; i < N; i++) {
-        x[i] = -12.0f + 24.0f * (float)i / (N - 1);
+        x[i] = -20.0f + 40.0f * (float)i / (N - 1); /* past every clamp */
         g[i] = 0.5f + (float)(i % 7) / 4;
     }
     tt_tensor *t = tt_from_data(TT_SHAPE(N), TT_F32, x);
@@ -866,7 +866,7 @@ START_TEST(test_vector_kernels_dense)
                               : g[i] * (0.5 * (1 + th) +
                                         0.5 * a * (1 - th * th) * b * (1 + 3 * c * a * a));
             double bound = (k < 3 ? 4 : 8) * ulp_f32(w) +
-                           (k == 0 ? 0 : k == 1 ? 4e-7 : k == 2 ? 1e-8 : k == 3 ? 8e-7 : 1e-7);
+                           (k == 0 ? 0 : k == 1 ? 4e-7 : k == 2 ? 1e-8 : k == 3 ? 8e-7 : 2e-7);
             double e = fabs(o[i] - w) / bound;
             if (e > worst)
                 worst = e, at = a;
