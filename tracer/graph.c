@@ -365,13 +365,13 @@ int tt__graph_add_placeholder(tt_graph *g, tt_tensor *value, const char *name)
 
 int tt__graph_add_constant(tt_graph *g, tt_tensor *value)
 {
-    /* FX numbers constants: _tensor_constant0, _tensor_constant1 ... */
-    int k = 0;
-    for (int i = 0; i < g->n; i++)
-        k += g->nodes[i].kind == TT_NODE_CONSTANT;
+    /* FX numbers constants: _tensor_constant0, _tensor_constant1 ...
+     * (counted, not looked for: a scan per constant was quadratic) */
     char base[32];
-    snprintf(base, sizeof base, "_tensor_constant%d", k);
-    return add_value_node(g, TT_NODE_CONSTANT, value, base);
+    snprintf(base, sizeof base, "_tensor_constant%d", g->nconstants);
+    int id = add_value_node(g, TT_NODE_CONSTANT, value, base);
+    g->nconstants += id >= 0;
+    return id;
 }
 
 /* The graph's copy of the string at `key` (NULL for NULL), made on first

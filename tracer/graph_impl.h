@@ -54,6 +54,7 @@ struct tt_graph {
     int n, cap;
     tt__arena arena; /* the nodes' arrays */
     int ninputs;
+    int nconstants; /* constants added, to number the next one */
     int output; /* index of the output node, -1 until set */
     char name[64];
     tt_trace_mode mode;

@@ -56,12 +56,129 @@ static bool same_view(const tt_tensor *a, const tt_tensor *b)
            memcmp(tt_strides(a), tt_strides(b), sizeof(tt_size) * (size_t)nd) == 0;
 }
 
+/* The graph's values indexed by storage, so that finding an untagged
+ * alias, or learning that there is none (a constant the function made),
+ * looks at the values of one storage instead of at every node: a scan per
+ * lookup made tracing quadratic in the constants a long model lifts.
+ * Nodes are indexed lazily up to the graph's end; another graph (explain
+ * opens one at each break) starts the index over. */
+struct alias_index {
+    const tt_graph *g;
+    int upto; /* nodes indexed */
+    struct alias_slot {
+        const tt_storage *storage; /* NULL: empty */
+        int newest;                /* entry of its newest value */
+    } *slots;
+    int cap, used;
+    struct alias_entry {
+        gref ref;
+        int older; /* the entry of the previous value of that storage, or -1 */
+    } *entries;
+    int nentries, cap_entries;
+};
+
+static void alias_index_free(tracer *tr)
+{
+    if (tr->aliases) {
+        tt__free(tr->aliases->slots);
+        tt__free(tr->aliases->entries);
+        tt__free(tr->aliases);
+        tr->aliases = NULL;
+    }
+}
+
+static struct alias_slot *alias_slot(struct alias_index *x, const tt_storage *s)
+{
+    uintptr_t h = (uintptr_t)s;
+    h ^= h >> 17; /* blocks are aligned: mix the high bits down */
+    h *= 0x9e3779b97f4a7c15ull;
+    int mask = x->cap - 1, i = (int)((h >> 32) & (uintptr_t)mask);
+    while (x->slots[i].storage && x->slots[i].storage != s)
+        i = (i + 1) & mask;
+    return &x->slots[i];
+}
+
+/* Adds value (node, out) to the index; false when out of memory. */
+static bool alias_add(struct alias_index *x, const tt_tensor *v, int node, int out)
+{
+    if ((x->used + 1) * 2 > x->cap) {
+        int nc = x->cap ? x->cap * 2 : 64;
+        struct alias_slot *old = x->slots, *slots = tt__calloc((size_t)nc, sizeof *slots);
+        if (!slots)
+            return false;
+        int old_cap = x->cap;
+        x->slots = slots;
+        x->cap = nc;
+        for (int i = 0; i < old_cap; i++)
+            if (old[i].storage)
+                *alias_slot(x, old[i].storage) = old[i];
+        tt__free(old);
+    }
+    if (x->nentries == x->cap_entries) {
+        int nc = x->cap_entries ? x->cap_entries * 2 : 64;
+        struct alias_entry *e = tt__realloc(x->entries, sizeof *e * (size_t)x->cap_entries,
+                                            sizeof *e * (size_t)nc);
+        if (!e)
+            return false;
+        x->entries = e;
+        x->cap_entries = nc;
+    }
+    struct alias_slot *s = alias_slot(x, v->storage);
+    if (!s->storage) {
+        s->storage = v->storage;
+        s->newest = -1;
+        x->used++;
+    }
+    x->entries[x->nentries] = (struct alias_entry){{node, out}, s->newest};
+    s->newest = x->nentries++;
+    return true;
+}
+
+/* The index of tr's graph, brought up to its last node; NULL when out of
+ * memory (the caller scans instead). */
+static struct alias_index *alias_index(tracer *tr)
+{
+    struct alias_index *x = tr->aliases;
+    if (!x && !(x = tr->aliases = tt__calloc(1, sizeof *x)))
+        return NULL;
+    if (x->g != tr->g || x->upto > tr->g->n) {
+        for (int i = 0; i < x->cap; i++)
+            x->slots[i].storage = NULL;
+        x->used = x->nentries = x->upto = 0;
+        x->g = tr->g;
+    }
+    for (; x->upto < tr->g->n; x->upto++) {
+        const gnode *n = &tr->g->nodes[x->upto];
+        /* Outputs in reverse, so the newest-first walk meets a node's
+         * outputs in order, as the scan does. */
+        for (int j = n->nvals - 1; j >= 0; j--)
+            if (n->vals[j] && !alias_add(x, n->vals[j], x->upto, j)) {
+                alias_index_free(tr);
+                return NULL;
+            }
+    }
+    return x;
+}
+
 /* An untagged alias of a graph value: the autograd engine saves an op's
  * output as an alias made inside the call, before the tracer has tagged
  * the output, and a backward reads that alias. The newest matching value
  * is the current one (an in-place op's node holds self after the write). */
 static bool find_alias(tracer *tr, const tt_tensor *t, gref *r)
 {
+    struct alias_index *x = alias_index(tr);
+    if (x) {
+        const struct alias_slot *s = alias_slot(x, t->storage);
+        for (int e = s->storage ? s->newest : -1; e >= 0; e = x->entries[e].older) {
+            gref c = x->entries[e].ref;
+            if (same_view(tr->g->nodes[c.node].vals[c.out], t)) {
+                *r = c;
+                return true;
+            }
+        }
+        return false;
+    }
+    tt_clear_error(); /* out of memory for the index: scan */
     for (int i = tr->g->n - 1; i >= 0; i--) {
         const gnode *n = &tr->g->nodes[i];
         for (int j = 0; j < n->nvals; j++)
@@ -635,4 +752,5 @@ void tt__tracer_end(tracer *tr)
 {
     tt__symbolic_end(tr);
     free_stand_ins(tr);
+    alias_index_free(tr);
 }

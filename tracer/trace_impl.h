@@ -62,6 +62,7 @@ struct tracer {
     tt_status (*on_break)(tracer *tr, tt_break_kind kind, const tt_op *op,
                           const char *reason, tt_srcloc loc);
     const tt_tensor *read_tensor; /* at a data read's break: the tensor read */
+    struct alias_index *aliases; /* the graph's values by storage (trace.c) */
     /* While a custom op's fake kernel runs under the trace: the op, and
      * its first data read, a break reported once the kernel returns. */
     const tt_op *fk_op;
