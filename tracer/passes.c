@@ -116,20 +116,93 @@ static const tt_op *functional_variant(const tt_op *op)
     return f;
 }
 
+/* How many of the graph's value slots hold each storage and each tensor,
+ * so that aliased() answers from the two nodes it leaves out instead of a
+ * scan of the graph per question (quadratic in the in-place ops and
+ * clones of a long training step). Keys are pointers; a count that drops
+ * to zero keeps its slot. */
+typedef struct {
+    struct vcount {
+        const void *key; /* NULL: empty */
+        int n;
+    } *slots;
+    int cap;
+} vcounts;
+
+static struct vcount *vcount_at(vcounts *m, const void *key)
+{
+    uintptr_t h = (uintptr_t)key;
+    h ^= h >> 17;
+    h *= 0x9e3779b97f4a7c15ull;
+    int mask = m->cap - 1, i = (int)((h >> 32) & (uintptr_t)mask);
+    while (m->slots[i].key && m->slots[i].key != key)
+        i = (i + 1) & mask;
+    return &m->slots[i];
+}
+
+static void vcount_add(vcounts *m, const void *key, int d)
+{
+    struct vcount *c = vcount_at(m, key);
+    c->key = key;
+    c->n += d;
+}
+
+typedef struct {
+    vcounts by_storage, by_tensor;
+} value_counts;
+
+static void value_counts_free(value_counts *vc)
+{
+    tt__free(vc->by_storage.slots);
+    tt__free(vc->by_tensor.slots);
+}
+
+static void value_counts_add(value_counts *vc, const tt_tensor *v, int d)
+{
+    vcount_add(&vc->by_storage, v->storage, d);
+    vcount_add(&vc->by_tensor, v, d);
+}
+
+/* Counts g's values, with room for `extra` more keys of each kind. */
+static bool value_counts_make(value_counts *vc, const tt_graph *g, int extra)
+{
+    int nvals = extra;
+    for (int i = 0; i < g->n; i++)
+        nvals += g->nodes[i].nvals;
+    int cap = 64;
+    while (cap < 2 * nvals)
+        cap *= 2;
+    vc->by_storage = (vcounts){tt__calloc((size_t)cap, sizeof(struct vcount)), cap};
+    vc->by_tensor = (vcounts){tt__calloc((size_t)cap, sizeof(struct vcount)), cap};
+    if (!vc->by_storage.slots || !vc->by_tensor.slots) {
+        value_counts_free(vc);
+        return false;
+    }
+    for (int i = 0; i < g->n; i++)
+        for (int j = 0; j < g->nodes[i].nvals; j++)
+            if (g->nodes[i].vals[j])
+                value_counts_add(vc, g->nodes[i].vals[j], 1);
+    return true;
+}
+
 /* True when some value of g other than node `self_node`'s own and the
  * in-place node's shares v's storage: a view would see the write, which a
  * functional rewrite would hide from it. */
-static bool aliased(const tt_graph *g, const tt_tensor *v, int self_node, int inplace_node)
+static bool aliased(const tt_graph *g, value_counts *vc, const tt_tensor *v, int self_node,
+                    int inplace_node)
 {
-    for (int i = 0; i < g->n; i++) {
-        if (i == self_node || i == inplace_node)
-            continue;
+    /* The slots of v's storage that hold another tensor, less those of the
+     * two nodes left out. */
+    int others = vcount_at(&vc->by_storage, v->storage)->n - vcount_at(&vc->by_tensor, v)->n;
+    for (int k = 0; k < 2; k++) {
+        int i = k == 0 ? self_node : inplace_node;
+        if (k == 1 && inplace_node == self_node)
+            break;
         const gnode *n = &g->nodes[i];
         for (int j = 0; j < n->nvals; j++)
-            if (n->vals[j] && n->vals[j] != v && tt_same_storage(n->vals[j], v))
-                return true;
+            others -= n->vals[j] && n->vals[j] != v && tt_same_storage(n->vals[j], v);
     }
-    return false;
+    return others > 0;
 }
 
 int tt__pass_functionalize(tt_graph *g, bool inputs_too)
@@ -139,7 +212,8 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
      * ops descends from (-1: none); last[p]: the final value of input p. */
     int *root = tt__malloc(sizeof *root * (size_t)(g->n + 1));
     int *last = tt__malloc(sizeof *last * (size_t)(g->ninputs + 1));
-    if (!root || !last) {
+    value_counts vc;
+    if (!root || !last || !value_counts_make(&vc, g, g->n)) {
         tt__free(root);
         tt__free(last);
         return 0; /* the pass is optional */
@@ -157,7 +231,8 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         const tt_op *f = functional_variant(n->op);
         gref self = n->args[0].ref;
         tt_tensor *v = n->vals[0];
-        if (!f || !v || aliased(g, v, self.node, i) || (!inputs_too && root[self.node] >= 0))
+        if (!f || !v || aliased(g, &vc, v, self.node, i) ||
+            (!inputs_too && root[self.node] >= 0))
             continue;
         tt_tensor *fresh = tt_fake_like(v);
         if (!fresh) {
@@ -166,6 +241,8 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         }
         n->op = f;
         n->vals[0] = fresh;
+        value_counts_add(&vc, v, -1); /* room for fresh: made with g->n extra */
+        value_counts_add(&vc, fresh, 1);
         tt_release(v);
         rewritten++;
         root[i] = root[self.node];
@@ -194,6 +271,7 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         }
     }
     tt__graph_rebuild_users(g);
+    value_counts_free(&vc);
     tt__free(root);
     tt__free(last);
     return rewritten;
@@ -210,34 +288,48 @@ int tt__pass_elide_clones(tt_graph *g)
 {
     const tt_op *clone = tt__op(TT_OP_CLONE);
     int elided = 0;
-    for (int i = g->ninputs; i < g->n; i++) {
+    value_counts vc;
+    /* to[i]: where readers of elided clone i read instead (.node -1: i is
+     * kept); references are redirected in one pass at the end. */
+    gref *to = tt__malloc(sizeof *to * (size_t)(g->n + 1));
+    if (!to || !value_counts_make(&vc, g, 0)) {
+        tt__free(to);
+        return 0; /* the pass is optional */
+    }
+    for (int i = 0; i < g->n; i++) {
+        to[i] = (gref){-1, 0};
         gnode *n = &g->nodes[i];
-        if (n->kind != TT_NODE_OP || n->op != clone || n->args[0].kind != GARG_REF)
+        if (i < g->ninputs || n->kind != TT_NODE_OP || n->op != clone ||
+            n->args[0].kind != GARG_REF)
             continue;
         gref src = n->args[0].ref;
         const gnode *x = &g->nodes[src.node];
         if (x->kind != TT_NODE_OP || x->nvals != 1 || x->nusers != 1 || writes(x))
             continue;
         tt_tensor *v = x->vals[0];
-        if (!v || !tt_is_contiguous(v) || aliased(g, v, src.node, src.node))
+        if (!v || !tt_is_contiguous(v) || aliased(g, &vc, v, src.node, src.node))
             continue;
-        /* Point the clone's readers (and the outputs) at x. */
-        for (int j = i + 1; j < g->n; j++) {
-            gnode *u = &g->nodes[j];
-            for (int a = 0; a < u->nargs; a++) {
-                garg *ga = &u->args[a];
-                if (ga->kind == GARG_REF && ga->ref.node == i)
-                    ga->ref = src;
-                for (int r = 0; ga->kind == GARG_REFS && r < ga->nrefs; r++)
-                    if (ga->refs[r].node == i)
-                        ga->refs[r] = src;
-            }
-            for (int k = 0; k < u->nouts; k++)
-                if (u->outs[k].node == i)
-                    u->outs[k] = src;
-        }
+        /* A clone of an elided clone reads what that one read. */
+        to[i] = to[src.node].node >= 0 ? to[src.node] : src;
         elided++;
     }
+    /* Point the clones' readers (and the outputs) at their sources. */
+    for (int j = 0; elided && j < g->n; j++) {
+        gnode *u = &g->nodes[j];
+        for (int a = 0; a < u->nargs; a++) {
+            garg *ga = &u->args[a];
+            if (ga->kind == GARG_REF && to[ga->ref.node].node >= 0)
+                ga->ref = to[ga->ref.node];
+            for (int r = 0; ga->kind == GARG_REFS && r < ga->nrefs; r++)
+                if (ga->refs[r].node >= 0 && to[ga->refs[r].node].node >= 0)
+                    ga->refs[r] = to[ga->refs[r].node];
+        }
+        for (int k = 0; k < u->nouts; k++)
+            if (to[u->outs[k].node].node >= 0)
+                u->outs[k] = to[u->outs[k].node];
+    }
+    value_counts_free(&vc);
+    tt__free(to);
     if (elided) {
         tt__graph_rebuild_users(g);
         tt__pass_dce(g); /* the clones have no readers now */

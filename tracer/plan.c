@@ -125,12 +125,12 @@ static tt_status plan_liveness(tt_plan *p, int *step_of_node)
                     last[p->offset[ga->refs[r].node] + ga->refs[r].out] = k;
         }
     }
-    /* Outputs live to the end; values produced but never read die right
-     * after their step. */
+    /* Outputs live to the end (-2); values produced but never read die
+     * right after their step. */
     if (g->output >= 0)
         for (int k = 0; k < g->nodes[g->output].nouts; k++) {
             gref r = g->nodes[g->output].outs[k];
-            last[p->offset[r.node] + r.out] = -1;
+            last[p->offset[r.node] + r.out] = -2;
         }
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
@@ -138,10 +138,7 @@ static tt_status plan_liveness(tt_plan *p, int *step_of_node)
             continue;
         for (int j = 0; j < n->nvals; j++) {
             int slot = p->offset[i] + j;
-            bool is_out = false;
-            for (int k = 0; g->output >= 0 && k < g->nodes[g->output].nouts; k++)
-                is_out |= g->nodes[g->output].outs[k].node == i && g->nodes[g->output].outs[k].out == j;
-            if (last[slot] < 0 && !is_out)
+            if (last[slot] == -1)
                 last[slot] = step_of_node[i];
         }
     }
