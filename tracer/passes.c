@@ -147,26 +147,35 @@ static void vcount_add(vcounts *m, const void *key, int d)
     c->n += d;
 }
 
+/* Made on the first question (most graphs have no in-place op or clone,
+ * and counting costs a cache miss per value on a large graph). */
 typedef struct {
     vcounts by_storage, by_tensor;
+    int extra;  /* keys to leave room for */
+    bool made, failed;
 } value_counts;
 
 static void value_counts_free(value_counts *vc)
 {
     tt__free(vc->by_storage.slots);
     tt__free(vc->by_tensor.slots);
+    vc->by_storage.slots = vc->by_tensor.slots = NULL;
 }
 
 static void value_counts_add(value_counts *vc, const tt_tensor *v, int d)
 {
+    if (!vc->made)
+        return;
     vcount_add(&vc->by_storage, v->storage, d);
     vcount_add(&vc->by_tensor, v, d);
 }
 
-/* Counts g's values, with room for `extra` more keys of each kind. */
-static bool value_counts_make(value_counts *vc, const tt_graph *g, int extra)
+/* Counts g's values, with room for vc->extra more keys of each kind. */
+static bool value_counts_make(value_counts *vc, const tt_graph *g)
 {
-    int nvals = extra;
+    if (vc->made || vc->failed)
+        return vc->made;
+    int nvals = vc->extra;
     for (int i = 0; i < g->n; i++)
         nvals += g->nodes[i].nvals;
     int cap = 64;
@@ -176,8 +185,11 @@ static bool value_counts_make(value_counts *vc, const tt_graph *g, int extra)
     vc->by_tensor = (vcounts){tt__calloc((size_t)cap, sizeof(struct vcount)), cap};
     if (!vc->by_storage.slots || !vc->by_tensor.slots) {
         value_counts_free(vc);
+        tt_clear_error(); /* the passes are optional: the value counts as aliased */
+        vc->failed = true;
         return false;
     }
+    vc->made = true;
     for (int i = 0; i < g->n; i++)
         for (int j = 0; j < g->nodes[i].nvals; j++)
             if (g->nodes[i].vals[j])
@@ -191,6 +203,8 @@ static bool value_counts_make(value_counts *vc, const tt_graph *g, int extra)
 static bool aliased(const tt_graph *g, value_counts *vc, const tt_tensor *v, int self_node,
                     int inplace_node)
 {
+    if (!value_counts_make(vc, g))
+        return true;
     /* The slots of v's storage that hold another tensor, less those of the
      * two nodes left out. */
     int others = vcount_at(&vc->by_storage, v->storage)->n - vcount_at(&vc->by_tensor, v)->n;
@@ -212,8 +226,8 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
      * ops descends from (-1: none); last[p]: the final value of input p. */
     int *root = tt__malloc(sizeof *root * (size_t)(g->n + 1));
     int *last = tt__malloc(sizeof *last * (size_t)(g->ninputs + 1));
-    value_counts vc;
-    if (!root || !last || !value_counts_make(&vc, g, g->n)) {
+    value_counts vc = {.extra = g->n};
+    if (!root || !last) {
         tt__free(root);
         tt__free(last);
         return 0; /* the pass is optional */
@@ -288,14 +302,12 @@ int tt__pass_elide_clones(tt_graph *g)
 {
     const tt_op *clone = tt__op(TT_OP_CLONE);
     int elided = 0;
-    value_counts vc;
+    value_counts vc = {0};
     /* to[i]: where readers of elided clone i read instead (.node -1: i is
      * kept); references are redirected in one pass at the end. */
     gref *to = tt__malloc(sizeof *to * (size_t)(g->n + 1));
-    if (!to || !value_counts_make(&vc, g, 0)) {
-        tt__free(to);
+    if (!to)
         return 0; /* the pass is optional */
-    }
     for (int i = 0; i < g->n; i++) {
         to[i] = (gref){-1, 0};
         gnode *n = &g->nodes[i];
