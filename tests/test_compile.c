@@ -1199,6 +1199,40 @@ START_TEST(test_log_recompiles_and_guards)
 }
 END_TEST
 
+/* clone(clone(x * 2)) + clone(x): the two clones of the fresh product
+ * copy for nothing (the second reads what the first read), the clone of
+ * an input does not. */
+static tt_status clones(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *m = tt_mul_scalar(in[0], 2);
+    tt_tensor *c1 = m ? tt_clone(m) : NULL;
+    tt_tensor *c2 = c1 ? tt_clone(c1) : NULL;
+    tt_tensor *c3 = c2 ? tt_clone(in[0]) : NULL;
+    out[0] = tt_keep(c3 ? tt_add(c2, c3) : NULL);
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_clone_elision)
+{
+    log_begin("plan");
+    tt_compiled *c = NN(tt_compile(clones, 1, 1, NULL));
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(3, 4), TT_F32)), *got, *want;
+    OK(tt_compiled_call(c, &x, &got));
+    OK(clones(&x, 1, &want, 1, NULL));
+    assert_same(got, want, "clones");
+    char *text = log_end();
+    ASSERT_LOGGED(text, "0 dead ops removed, 2 clones elided; ");
+    free(text);
+    tt_release(got);
+    tt_release(want);
+    tt_release(x);
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* The other topics, and the topic list's errors. */
 START_TEST(test_log_topics)
 {
@@ -1379,6 +1413,7 @@ static Suite *compile_suite(void)
     tc = tt_tcase_with("logging", ops_setup, ops_teardown);
     tcase_add_test(tc, test_log_recompiles_and_guards);
     tcase_add_test(tc, test_log_topics);
+    tcase_add_test(tc, test_clone_elision);
     tcase_add_test(tc, test_recompile_limit);
     tcase_add_test(tc, test_eager_fallback_warns_once);
     tcase_add_test(tc, test_input_names);
