@@ -27,7 +27,7 @@ typedef struct {
 } named_value;
 
 struct tt_autograd_ctx {
-    const tt_op *op;
+    const tt_opdef *op;
     tt_tensor **saved;
     uint64_t *versions;
     int nsaved;
@@ -59,7 +59,7 @@ typedef struct {
 struct node {
     atomic_int_fast64_t refcnt;
     uint64_t seq;
-    const tt_op *op;
+    const tt_opdef *op; /* pinned: the definition recorded with, alive while the node is */
     tt_backward_fn backward;
     tt_autograd_ctx ctx;
     edge *edges; /* ctx.nslots */
@@ -169,6 +169,8 @@ static void node_release(node *n)
         for (int j = 0; j < TT_MAX_RETURNS; j++)
             tt__unref(work->buf[j]);
         ctx_free(&work->ctx);
+        if (work->op)
+            tt__op_unpin(work->op);
         tt__free(work->edges);
         tt__free(work);
     }
@@ -208,7 +210,7 @@ bool tt_is_leaf(const tt_tensor *t)
 
 const char *tt_grad_fn_name(const tt_tensor *t)
 {
-    return t && t->autograd && t->autograd->grad_fn ? tt_op_name(t->autograd->grad_fn->op)
+    return t && t->autograd && t->autograd->grad_fn ? t->autograd->grad_fn->op->name
                                                     : NULL;
 }
 
@@ -308,7 +310,7 @@ tt_tensor *tt_ctx_saved(tt_autograd_ctx *ctx, int i)
 {
     if (!ctx || i < 0 || i >= ctx->nsaved) {
         tt_error(TT_EINVAL, "%s: saved tensor #%d does not exist (%d saved)",
-                 ctx ? tt_op_name(ctx->op) : "tt_ctx_saved", i, ctx ? ctx->nsaved : 0);
+                 ctx ? ctx->op->name : "tt_ctx_saved", i, ctx ? ctx->nsaved : 0);
         return NULL;
     }
     return ctx->saved[i];
@@ -374,11 +376,11 @@ static const tt_value *get_value(tt_autograd_ctx *ctx, const char *name,
             if (ctx->vals[i].v.kind == kind)
                 return &ctx->vals[i].v;
             tt_error(TT_EINVAL, "%s: the saved value '%s' is not %s",
-                     tt_op_name(ctx->op), name, what);
+                     ctx->op->name, name, what);
             return NULL;
         }
     tt_error(TT_ENOTFOUND, "%s: no value named '%s' was saved in setup_context",
-             ctx ? tt_op_name(ctx->op) : "tt_ctx_get", name ? name : "(null)");
+             ctx ? ctx->op->name : "tt_ctx_get", name ? name : "(null)");
     return NULL;
 }
 
@@ -421,7 +423,7 @@ int tt_ctx_input_slot(const tt_autograd_ctx *ctx, int arg)
 }
 
 int tt_ctx_num_inputs(const tt_autograd_ctx *ctx) { return ctx ? ctx->nslots : 0; }
-const tt_op *tt_ctx_op(const tt_autograd_ctx *ctx) { return ctx ? ctx->op : NULL; }
+const tt_op *tt_ctx_op(const tt_autograd_ctx *ctx) { return ctx ? ctx->op->handle : NULL; }
 void *tt_ctx_userdata(const tt_autograd_ctx *ctx) { return ctx ? ctx->op->userdata : NULL; }
 
 /* ------------------------------------------------------------ recording */
@@ -450,7 +452,7 @@ static int count_slots(const tt_value *args, int nargs, int *arg_slot)
     return s;
 }
 
-bool tt__autograd_wants(const tt_op *op, const tt_value *args, int nargs)
+bool tt__autograd_wants(const tt_opdef *op, const tt_value *args, int nargs)
 {
     (void)op;
     for (int i = 0; i < nargs; i++) {
@@ -464,7 +466,7 @@ bool tt__autograd_wants(const tt_op *op, const tt_value *args, int nargs)
     return false;
 }
 
-static tt_status no_autograd_error(const tt_op *op, const tt_value *args, int nargs)
+static tt_status no_autograd_error(const tt_opdef *op, const tt_value *args, int nargs)
 {
     const char *arg = "?";
     for (int i = 0; i < nargs; i++)
@@ -491,7 +493,7 @@ static tt_status no_autograd_error(const tt_op *op, const tt_value *args, int na
 
 /* A built-in with no derivative whose outputs are not floating point
  * (comparisons, argmax) is fine: nothing downstream needs a gradient. */
-static tt_status run_non_differentiable(const tt_op *op, const tt_value *args, int nargs,
+static tt_status run_non_differentiable(const tt_opdef *op, const tt_value *args, int nargs,
                                         tt_value *outs, int nouts)
 {
     if (!op->builtin || op->mutated)
@@ -506,7 +508,7 @@ static tt_status run_non_differentiable(const tt_op *op, const tt_value *args, i
     return st;
 }
 
-tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
+tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
                             tt_value *outs, int nouts)
 {
     /* Outputs that never carry a gradient, and PyTorch's fallthrough for
@@ -536,6 +538,7 @@ tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
     atomic_init(&n->refcnt, 1);
     n->seq = atomic_fetch_add(&next_seq, 1);
     n->op = op;
+    tt__op_pin_again(op);
     n->backward = atomic_load(&op->backward);
     n->ctx.op = op;
     int nslots = count_slots(args, nargs, n->ctx.arg_slot);
@@ -625,7 +628,7 @@ static tt_tensor *zeros_of(const out_meta *m)
 /* Brings a gradient to the input's shape and dtype: a gradient of the
  * broadcast shape is summed back down (so a backward formula need not
  * know about broadcasting), as PyTorch's validate_outputs does. */
-static tt_tensor *fit_grad(const tt_op *op, int slot, tt_tensor *g, const edge *e)
+static tt_tensor *fit_grad(const tt_opdef *op, int slot, tt_tensor *g, const edge *e)
 {
     /* tt_size_eq, not ==: under a symbolic trace two symbols (s0 of the
      * input, s2 of the other operand) may be equal sizes, which the
@@ -653,7 +656,7 @@ static tt_tensor *fit_grad(const tt_op *op, int slot, tt_tensor *g, const edge *
             shape.ndim = (int8_t)e->ndim;
             memcpy(shape.sizes, e->sizes, sizeof shape.sizes);
             tt_error(TT_ESHAPE, "%s: the backward returned a gradient of shape %s for "
-                                "input %d, which has shape %s", tt_op_name(op),
+                                "input %d, which has shape %s", op->name,
                      tt_shape_str(g, a, sizeof a), slot, tt_shape_str(&shape, b, sizeof b));
             tt_release(g);
             return NULL;
@@ -757,7 +760,7 @@ static tt_status check_saved(const node *n)
     if (c->freed)
         return tt_error(TT_EAUTOGRAD, "%s: trying to backward through the graph a second "
                                       "time; its saved tensors were freed after the first "
-                                      "backward", tt_op_name(n->op));
+                                      "backward", n->op->name);
     for (int i = 0; i < c->nsaved; i++) {
         tt_tensor *t = c->saved[i];
         if (t && tt_version(t) != c->versions[i]) {
@@ -766,7 +769,7 @@ static tt_status check_saved(const node *n)
                             "%s: one of the tensors needed for gradient computation has "
                             "been modified by an in-place operation: saved tensor #%d "
                             "(%s) is at version %llu; expected version %llu",
-                            tt_op_name(n->op), i, tt_describe(t, d, sizeof d),
+                            n->op->name, i, tt_describe(t, d, sizeof d),
                             (unsigned long long)tt_version(t),
                             (unsigned long long)c->versions[i]);
         }
@@ -796,7 +799,7 @@ static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_lea
         st = n->backward(&n->ctx, grads, n->nout, gin, n->ctx.nslots);
         if (st && tt_errcode() == TT_OK)
             tt_error(st, "%s: the backward failed (%s) without a message",
-                     tt_op_name(n->op), tt_status_name(st));
+                     n->op->name, tt_status_name(st));
     }
     for (int s = 0; gin && s < n->ctx.nslots; s++) {
         tt_tensor *g = gin[s];

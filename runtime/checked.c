@@ -102,10 +102,9 @@ static bool declared(const tt_schema *s, int ret, int arg)
     return r->alias_set && a->alias_set && strcmp(r->alias_set, a->alias_set) == 0;
 }
 
-bool tt__alias_violation(const tt_op *op, const tt_value *args, int nargs,
+bool tt__alias_violation(const tt_schema *s, const tt_value *args, int nargs,
                          const tt_value *outs, int nouts, char *why, size_t n)
 {
-    const tt_schema *s = op->schema;
     static const char rule[] = "a custom op's outputs may not alias any inputs or other returns";
     char e1[48], e2[48];
     for (int j = 0; j < nouts; j++)
@@ -181,19 +180,19 @@ static int alias_outs(const tt_value *outs, int j, int m, const tt_tensor *o)
     return -1;
 }
 
-static void describe_alias(const tt_op *op, uint64_t mask, int other, int arg, char *buf,
+static void describe_alias(const tt_schema *s, uint64_t mask, int other, int arg, char *buf,
                            size_t n)
 {
     if (arg >= 0 && (mask >> arg & 1))
         snprintf(buf, n, "shares storage with argument '%s' (#%d)",
-                 tt_schema_arg(op->schema, arg)->name, arg + 1);
+                 tt_schema_arg(s, arg)->name, arg + 1);
     else if (other >= 0)
         snprintf(buf, n, "shares storage with output %d", other);
     else
         snprintf(buf, n, "shares storage with no argument (a new tensor)");
 }
 
-bool tt__alias_mismatch(const tt_op *op, const tt_value *rargs, const tt_value *routs,
+bool tt__alias_mismatch(const tt_schema *s, const tt_value *rargs, const tt_value *routs,
                         const tt_value *fargs, const tt_value *fouts, int nargs,
                         int nouts, char *why, size_t n)
 {
@@ -211,8 +210,8 @@ bool tt__alias_mismatch(const tt_op *op, const tt_value *rargs, const tt_value *
                 if ((rm ^ fm) >> i & 1)
                     arg = i;
             char a[160], b[160], e[48];
-            describe_alias(op, rm, ro, arg, a, sizeof a);
-            describe_alias(op, fm, fo, arg, b, sizeof b);
+            describe_alias(s, rm, ro, arg, a, sizeof a);
+            describe_alias(s, fm, fo, arg, b, sizeof b);
             snprintf(why, n, "output %d%s: aliasing differs: the real kernel's output %s, the "
                      "fake kernel's %s. The fake kernel must return views where the real "
                      "kernel does, and new tensors where it does", j,
@@ -234,7 +233,7 @@ typedef struct {
 } snapshot;
 
 struct tt__snapshots {
-    const tt_op *op;
+    const tt_schema *schema;
     int n;
     snapshot s[];
 };
@@ -247,18 +246,18 @@ static tt_tensor *copy_of(const tt_tensor *t)
     return c;
 }
 
-tt__snapshots *tt__snapshots_take(const tt_op *op, const tt_value *args, int nargs)
+tt__snapshots *tt__snapshots_take(const tt_schema *schema, const tt_value *args, int nargs)
 {
     int cap = 0;
     for (int i = 0; i < nargs; i++)
-        if (!tt_schema_arg(op->schema, i)->is_write)
+        if (!tt_schema_arg(schema, i)->is_write)
             cap += value_count(&args[i]);
     tt__snapshots *s = tt__calloc(1, sizeof *s + sizeof(snapshot) * (size_t)cap);
     if (!s)
         return NULL;
-    s->op = op;
+    s->schema = schema;
     for (int i = 0; i < nargs; i++) {
-        if (tt_schema_arg(op->schema, i)->is_write)
+        if (tt_schema_arg(schema, i)->is_write)
             continue;
         for (int k = 0; k < value_count(&args[i]); k++) {
             const tt_tensor *t = value_tensor(&args[i], k);
@@ -331,7 +330,7 @@ bool tt__snapshots_changed(const tt__snapshots *s, char *why, size_t n, tt_statu
             return true;
         if (!how[0])
             continue;
-        const char *name = tt_schema_arg(s->op->schema, s->s[k].arg)->name;
+        const char *name = tt_schema_arg(s->schema, s->s[k].arg)->name;
         if (s->s[k].elem >= 0)
             snprintf(elem, sizeof elem, " (tensor %d of the list)", s->s[k].elem);
         snprintf(why, n, "the kernel wrote argument '%s' (#%d)%s, which the schema does not "
@@ -352,12 +351,12 @@ void tt__snapshots_free(tt__snapshots *s)
 
 /* ---------------------------------------------------------- checked call */
 
-tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_value *outs,
+tt_status tt__checked_call(const tt_opdef *op, const tt_value *args, int nargs, tt_value *outs,
                            int nouts, tt_kernel_fn k)
 {
     static const char ctx[] = "checked mode (TT_CHECK_OPS)";
     char why[1536];
-    tt__snapshots *snaps = tt__snapshots_take(op, args, nargs);
+    tt__snapshots *snaps = tt__snapshots_take(op->schema, args, nargs);
     tt_status st = snaps ? k((tt_frame *)&(struct tt_frame){op, args, nargs, outs, nouts, false})
                          : tt_errcode();
     tt_status read_st;
@@ -416,7 +415,7 @@ tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_
                 st = tt_error(TT_EOPCHECK, "%s: checked mode (TT_CHECK_OPS): output %d: %s",
                               op->name, j, why);
         }
-        if (!st && tt__alias_mismatch(op, args, outs, fargs, fouts, nargs, nouts, why,
+        if (!st && tt__alias_mismatch(op->schema, args, outs, fargs, fouts, nargs, nouts, why,
                                       sizeof why))
             st = tt_error(TT_EOPCHECK, "%s: %s: %s", op->name, ctx, why);
         for (int j = 0; j < nouts; j++)

@@ -12,11 +12,11 @@
 #include "tt_runtime.h"
 
 /* True (with the sentence in why) when an output of a call of op shares
- * storage with an argument and the schema declares no alias between them
+ * storage with an argument and its schema s declares no alias between them
  * (Tensor(a) / Tensor(a!) on both), or two outputs share storage and are
  * not both declared aliases: PyTorch's custom_op rule "outputs may not
  * alias any inputs or other returns". A storage compare per pair. */
-bool tt__alias_violation(const tt_op *op, const tt_value *args, int nargs,
+bool tt__alias_violation(const tt_schema *s, const tt_value *args, int nargs,
                          const tt_value *outs, int nouts, char *why, size_t n);
 
 /* True (with the sentence in why) when the fake kernel's outputs alias
@@ -24,7 +24,7 @@ bool tt__alias_violation(const tt_op *op, const tt_value *args, int nargs,
  * shares storage with, and the earlier outputs it shares storage with.
  * rargs/routs are the real call's, fargs/fouts the fake call's (the same
  * argument positions, fake copies). */
-bool tt__alias_mismatch(const tt_op *op, const tt_value *rargs, const tt_value *routs,
+bool tt__alias_mismatch(const tt_schema *s, const tt_value *rargs, const tt_value *routs,
                         const tt_value *fargs, const tt_value *fouts, int nargs,
                         int nouts, char *why, size_t n);
 
@@ -34,7 +34,7 @@ bool tt__alias_mismatch(const tt_op *op, const tt_value *rargs, const tt_value *
  * by metadata only. */
 typedef struct tt__snapshots tt__snapshots;
 /* NULL with the error set (out of memory). The caller frees it. */
-tt__snapshots *tt__snapshots_take(const tt_op *op, const tt_value *args, int nargs);
+tt__snapshots *tt__snapshots_take(const tt_schema *s, const tt_value *args, int nargs);
 /* True (with the sentence in why) when a snapshotted argument changed:
  * "the kernel wrote argument 'output' (#2), which the schema does not mark
  * written: 6 of its 6 elements changed (...); declare it ...". A failure

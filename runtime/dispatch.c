@@ -93,7 +93,7 @@ static bool value_fits(const tt_type *ty, const tt_value *v)
     return false;
 }
 
-static tt_status arg_error(const tt_op *op, int i, const tt_value *v)
+static tt_status arg_error(const tt_opdef *op, int i, const tt_value *v)
 {
     const tt_arg *a = tt_schema_arg(op->schema, i);
     char want[64], got[128];
@@ -106,7 +106,7 @@ static tt_status arg_error(const tt_op *op, int i, const tt_value *v)
                     a->name, i + 1, want, got);
 }
 
-tt_status tt__bind_args(const tt_op *op, const tt_value *args, int nargs,
+tt_status tt__bind_args(const tt_opdef *op, const tt_value *args, int nargs,
                         tt_value *full)
 {
     if (nargs < 0 || nargs > op->nargs)
@@ -157,7 +157,7 @@ static bool any_tensor(const tt_value *v, int n, bool (*pred)(const tt_tensor *)
 
 static bool is_fake_pred(const tt_tensor *t) { return tt_is_fake(t); }
 
-static void registered_list(const tt_op *op, char *buf, size_t n)
+static void registered_list(const tt_opdef *op, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -181,7 +181,7 @@ static bool is_tensor_pred(const tt_tensor *t) { (void)t; return true; }
 
 /* PyTorch's rule: the device of the tensor arguments (all cpu in this
  * build), or, when there are none, the op's Device argument. */
-static tt_device call_device(const tt_op *op, const tt_value *args, int nargs)
+static tt_device call_device(const tt_opdef *op, const tt_value *args, int nargs)
 {
     if (op->device_arg < 0 || op->device_arg >= nargs ||
         args[op->device_arg].kind != TT_V_DEVICE || any_tensor(args, nargs, is_tensor_pred))
@@ -189,7 +189,7 @@ static tt_device call_device(const tt_op *op, const tt_value *args, int nargs)
     return args[op->device_arg].u.device;
 }
 
-tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
+tt_status tt__dispatch_backend(const tt_opdef *op, const tt_value *args, int nargs,
                                tt_value *outs, int nouts)
 {
     bool fake = fake_mode > 0 || any_tensor(args, nargs, is_fake_pred);
@@ -261,7 +261,7 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
          * kernels keep their schemas by construction. */
         char why[1024];
         if (!st && (!op->builtin || (!fake && tt__builtin_overridden[op->builtin_id])) &&
-            tt__alias_violation(op, args, nargs, outs, nouts, why, sizeof why))
+            tt__alias_violation(op->schema, args, nargs, outs, nouts, why, sizeof why))
             st = tt_error(TT_ESCHEMA, "%s: %s%s", op->name, fake ? "fake kernel: " : "", why);
     } else if (tt_errcode() == TT_OK) {
         tt_error(st, "%s: the %skernel failed (%s) without a message", op->name,
@@ -289,7 +289,7 @@ tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
     return TT_OK;
 }
 
-tt_status tt__dispatch_below_modes(const tt_op *op, const tt_value *args,
+tt_status tt__dispatch_below_modes(const tt_opdef *op, const tt_value *args,
                                    int nargs, tt_value *outs, int nouts)
 {
     if (!tt__autograd_off && !tt__grad_disabled && tt__autograd_wants(op, args, nargs))
@@ -297,7 +297,7 @@ tt_status tt__dispatch_below_modes(const tt_op *op, const tt_value *args,
     return tt__dispatch_backend(op, args, nargs, outs, nouts);
 }
 
-static tt_status dispatch_from_modes(const tt_op *op, const tt_value *args,
+static tt_status dispatch_from_modes(const tt_opdef *op, const tt_value *args,
                                      int nargs, tt_value *outs, int nouts)
 {
     if (modes.level == 0)
@@ -306,7 +306,7 @@ static tt_status dispatch_from_modes(const tt_op *op, const tt_value *args,
     tt_mode *m = modes.stack[--modes.level];
     for (int i = 0; i < nouts; i++)
         outs[i] = tt_v_none();
-    tt_status st = m->call(m, op, args, nargs, outs, nouts);
+    tt_status st = m->call(m, op->handle, args, nargs, outs, nouts);
     modes.level = saved;
     if (st)
         clear_outs(outs, nouts);
@@ -315,18 +315,34 @@ static tt_status dispatch_from_modes(const tt_op *op, const tt_value *args,
 
 /* ------------------------------------------------------------- calling */
 
-static tt_status check_call(const tt_op *op, tt_value *outs, int nouts)
+/* The checks of a call of a pinned definition. */
+static tt_status check_call(const tt_opdef *op, tt_value *outs, int nouts)
 {
-    if (!op)
-        return tt_error(TT_EINVAL, "tt_op_call: argument 'op' is NULL");
-    if (!op->schema)
-        return tt_error(TT_ENOTFOUND, "%s: the op is no longer defined (the library "
-                                      "that defined it was freed)", op->name);
     if (nouts != op->nreturns || (nouts > 0 && !outs))
         return tt_error(TT_EINVAL, "%s: returns %d value%s, but 'outs' has room for %d",
                         op->name, op->nreturns, op->nreturns == 1 ? "" : "s",
                         outs ? nouts : 0);
     return TT_OK;
+}
+
+/* Pins the definition a call through handle h runs: NULL with the error
+ * for a NULL handle or an op whose library was freed. A built-in is never
+ * freed, so its calls pin nothing and pay one load. */
+static inline const tt_opdef *pin_for_call(const tt_op *h)
+{
+    if (!h) {
+        tt_error(TT_EINVAL, "tt_op_call: argument 'op' is NULL");
+        return NULL;
+    }
+    if (h->builtin)
+        return atomic_load_explicit(&((tt_op *)h)->def, memory_order_acquire);
+    return tt__op_pin(h);
+}
+
+static inline void unpin(const tt_opdef *op)
+{
+    if (!op->builtin)
+        tt__op_unpin(op);
 }
 
 static bool is_argument(const tt_tensor *t, const tt_value *args, int nargs)
@@ -347,16 +363,20 @@ static bool is_argument(const tt_tensor *t, const tt_value *args, int nargs)
  * the caller already owns it, inside the scope or not, and the returned
  * reference is an extra one the caller drops; the scope taking it would
  * release the caller's tensor at its end. */
-tt_status tt_op_call_unchecked(const tt_op *op, const tt_value *args, int nargs,
+tt_status tt_op_call_unchecked(const tt_op *h, const tt_value *args, int nargs,
                                tt_value *outs, int nouts)
 {
+    const tt_opdef *op = pin_for_call(h);
+    if (!op)
+        return tt_errcode();
     tt_status st = check_call(op, outs, nouts);
-    if (st)
-        return st;
-    if (nargs != op->nargs)
-        return tt_error(TT_EINVAL, "%s: tt_op_call_unchecked needs all %d arguments, got %d",
-                        op->name, op->nargs, nargs);
-    return tt__dispatch_backend(op, args, nargs, outs, nouts);
+    if (!st && nargs != op->nargs)
+        st = tt_error(TT_EINVAL, "%s: tt_op_call_unchecked needs all %d arguments, got %d",
+                      op->name, op->nargs, nargs);
+    if (!st)
+        st = tt__dispatch_backend(op, args, nargs, outs, nouts);
+    unpin(op);
+    return st;
 }
 
 static tt_status adopt_outputs(const tt_value *args, int nargs, tt_value *outs, int nouts)
@@ -377,8 +397,9 @@ static tt_status adopt_outputs(const tt_value *args, int nargs, tt_value *outs, 
     return TT_OK;
 }
 
-tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
-                     tt_value *outs, int nouts)
+/* tt_op_call on a pinned definition. */
+static tt_status call_pinned(const tt_opdef *op, const tt_value *args, int nargs,
+                             tt_value *outs, int nouts)
 {
     tt_status st = check_call(op, outs, nouts);
     tt_value full[TT_MAX_ARGS];
@@ -398,26 +419,41 @@ tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
     return st;
 }
 
-tt_tensor *tt_op_call1(const tt_op *op, const tt_value *args, int nargs)
+/* A call pins the op's definition for its whole run, so a tt_library_free
+ * on another thread cannot free the schema or the kernel table it reads:
+ * the call runs on what it pinned, or fails cleanly if the op was already
+ * freed (registry.c). */
+tt_status tt_op_call(const tt_op *h, const tt_value *args, int nargs,
+                     tt_value *outs, int nouts)
 {
-    if (op && op->schema &&
-        (op->nreturns != 1 || tt_schema_return(op->schema, 0)->type.base != TT_T_TENSOR ||
-         tt_schema_return(op->schema, 0)->type.is_list)) {
-        tt_error(TT_EINVAL, "%s: tt_op_call1 needs an op that returns one Tensor; "
-                            "use tt_op_call", op->name);
+    const tt_opdef *op = pin_for_call(h);
+    if (!op)
+        return tt_errcode();
+    tt_status st = call_pinned(op, args, nargs, outs, nouts);
+    unpin(op);
+    return st;
+}
+
+tt_tensor *tt_op_call1(const tt_op *h, const tt_value *args, int nargs)
+{
+    const tt_opdef *op = pin_for_call(h);
+    if (!op)
         return NULL;
-    }
     tt_value out = tt_v_none();
-    if (tt_op_call(op, args, nargs, &out, 1))
-        return NULL;
-    if (out.kind != TT_V_TENSOR || !out.u.t) {
+    tt_status st;
+    if (op->nreturns != 1 || tt_schema_return(op->schema, 0)->type.base != TT_T_TENSOR ||
+        tt_schema_return(op->schema, 0)->type.is_list)
+        st = tt_error(TT_EINVAL, "%s: tt_op_call1 needs an op that returns one Tensor; "
+                                 "use tt_op_call", op->name);
+    else if (!(st = call_pinned(op, args, nargs, &out, 1)) &&
+             (out.kind != TT_V_TENSOR || !out.u.t)) {
         /* A Tensor? return may be None: NULL must still mean an error. */
         tt_value_clear(&out);
-        tt_error(TT_EINVAL, "%s: returned None; use tt_op_call to tell None from a "
-                            "failure", op->name);
-        return NULL;
+        st = tt_error(TT_EINVAL, "%s: returned None; use tt_op_call to tell None from a "
+                                 "failure", op->name);
     }
-    return out.u.t;
+    unpin(op);
+    return st ? NULL : out.u.t;
 }
 
 /* The chain of the user's call sites on this thread (tt_dispatch.h). */
@@ -436,14 +472,18 @@ tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs, tt_s
     return tt_callframe_leave_t(tt_op_call1(op, args, nargs));
 }
 
-tt_status tt_op_redispatch(const tt_op *op, const tt_value *args, int nargs,
+tt_status tt_op_redispatch(const tt_op *h, const tt_value *args, int nargs,
                            tt_value *outs, int nouts)
 {
+    const tt_opdef *op = pin_for_call(h);
+    if (!op)
+        return tt_errcode();
     tt_status st = check_call(op, outs, nouts);
     tt_value full[TT_MAX_ARGS];
-    if (st || (st = tt__bind_args(op, args, nargs, full)))
-        return st;
-    return dispatch_from_modes(op, full, op->nargs, outs, nouts);
+    if (!st && !(st = tt__bind_args(op, args, nargs, full)))
+        st = dispatch_from_modes(op, full, op->nargs, outs, nouts);
+    unpin(op);
+    return st;
 }
 
 /* ----------------------------------------------------------------- modes */

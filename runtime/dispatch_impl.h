@@ -23,11 +23,19 @@ typedef enum {
     TT_OPKIND_MUTABLE,    /* any other op that writes an argument */
 } tt_opkind;
 
-struct tt_op {
-    char *name;        /* "ns::name" or "ns::name.overload" */
-    char *label;       /* "ns::name": how error messages name the op */
-    tt_schema *schema; /* NULL until defined, and after its library is freed */
-    tt_library *def_lib;
+/* One definition of an op: what tt_custom_op_define made, plus the
+ * registrations made on it since. Internal code runs calls on a definition
+ * (frames, autograd nodes and checks hold one); users hold the op's handle.
+ * A definition stays alive while it is its handle's current one, and after
+ * that (its library freed, or the name defined again) until no call in
+ * flight and no recorded autograd node uses it (registry.c). */
+typedef struct tt_opdef tt_opdef;
+struct tt_opdef {
+    const tt_op *handle;
+    const char *name;  /* the handle's: "ns::name" or "ns::name.overload" */
+    const char *label; /* the handle's: "ns::name", how error messages name the op */
+    tt_schema *schema; /* owned */
+    tt_library *def_lib; /* the DEF or FRAGMENT library that defined it */
     bool builtin;
     int builtin_id;    /* its tt_builtin_id, or -1 for a user's op */
     bool nondiff;      /* outputs never require grad */
@@ -48,7 +56,32 @@ struct tt_op {
     bool has_tensor_arg;
     unsigned tags; /* tt_tag bits */
     void *userdata;
+    tt_opdef *next_retired; /* in its handle's retired list */
 };
+
+/* A handle: what tt_op_find and tt_custom_op_define return and users keep.
+ * One per name, never freed, so a kept pointer never dangles: freeing the
+ * library leaves the handle without a definition (a call through it fails
+ * naming the op), defining the name again gives it a new one. Small, as it
+ * is all that is left of a freed op. */
+struct tt_op {
+    char *name;  /* "ns::name" or "ns::name.overload" */
+    char *label; /* "ns::name" */
+    bool builtin; /* namespace tt: defined once, never freed, never pinned */
+    int builtin_id; /* its tt_builtin_id, or -1 */
+    _Atomic(tt_opdef *) def;     /* the current definition, NULL when undefined */
+    atomic_long pins;            /* calls (and autograd nodes) using a definition */
+    _Atomic(tt_opdef *) retired; /* old definitions waiting for pins to reach 0 */
+};
+
+/* The current definition of op, pinned so that it stays alive until the
+ * matching tt__op_unpin; NULL (no pin) with TT_ENOTFOUND naming the op when
+ * it is not defined. Built-ins are never freed and skip the pin. */
+const tt_opdef *tt__op_pin(const tt_op *op);
+/* Takes one more pin on a definition the caller has pinned (an autograd
+ * node keeping the definition it was recorded with). */
+void tt__op_pin_again(const tt_opdef *d);
+void tt__op_unpin(const tt_opdef *d);
 
 struct tt_library {
     tt_library_kind kind;
@@ -58,7 +91,7 @@ struct tt_library {
 };
 
 struct tt_frame {
-    const tt_op *op;
+    const tt_opdef *op;
     const tt_value *args;
     int nargs;
     tt_value *outs;
@@ -67,16 +100,16 @@ struct tt_frame {
 };
 
 /* Runs op below the modes and autograd: the fake or device kernel. */
-tt_status tt__dispatch_backend(const tt_op *op, const tt_value *args, int nargs,
+tt_status tt__dispatch_backend(const tt_opdef *op, const tt_value *args, int nargs,
                                tt_value *outs, int nouts);
 /* Runs op below the modes: autograd if it has something to record, else
  * the backend. */
-tt_status tt__dispatch_below_modes(const tt_op *op, const tt_value *args,
+tt_status tt__dispatch_below_modes(const tt_opdef *op, const tt_value *args,
                                    int nargs, tt_value *outs, int nouts);
 
 /* autograd.c: whether a call needs recording, and the recording call. */
-bool tt__autograd_wants(const tt_op *op, const tt_value *args, int nargs);
-tt_status tt__autograd_call(const tt_op *op, const tt_value *args, int nargs,
+bool tt__autograd_wants(const tt_opdef *op, const tt_value *args, int nargs);
+tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
                             tt_value *outs, int nouts);
 bool tt__tensor_requires_grad(const tt_tensor *t);
 extern _Thread_local int tt__autograd_off; /* > 0 inside kernels/backward */
@@ -88,14 +121,14 @@ void tt__schema_mark_write(tt_schema *s, int i);
 
 /* checked.c: runs a custom op's real kernel `k` with checked mode's
  * checks (undeclared writes, fake-kernel metadata). */
-tt_status tt__checked_call(const tt_op *op, const tt_value *args, int nargs, tt_value *outs,
+tt_status tt__checked_call(const tt_opdef *op, const tt_value *args, int nargs, tt_value *outs,
                            int nouts, tt_kernel_fn k);
 
 /* "Tensor", "int[4]" for argument i of op, into buf. */
-const char *tt__arg_type_str(const tt_op *op, int i, char *buf, size_t n);
+const char *tt__arg_type_str(const tt_opdef *op, int i, char *buf, size_t n);
 /* Checks and completes a call's arguments against the schema into full
  * (defaults filled). */
-tt_status tt__bind_args(const tt_op *op, const tt_value *args, int nargs,
+tt_status tt__bind_args(const tt_opdef *op, const tt_value *args, int nargs,
                         tt_value *full);
 
 #endif

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-const tt_op *tt_frame_op(const tt_frame *f) { return f ? f->op : NULL; }
+const tt_op *tt_frame_op(const tt_frame *f) { return f ? f->op->handle : NULL; }
 void *tt_frame_userdata(const tt_frame *f) { return f ? f->op->userdata : NULL; }
 int tt_frame_nargs(const tt_frame *f) { return f ? f->nargs : 0; }
 

@@ -1,11 +1,30 @@
 /* The op registry: libraries, op definitions and kernel registrations.
  *
- * Op entries are never freed while the process runs: freeing a library
- * marks its ops undefined and clears its registrations, so handles that
- * callers cached stay valid and a call through one fails with a message
- * instead of touching freed memory (PyTorch's OperatorHandle is stable the
- * same way). Registration takes a write lock; look-ups take a read lock;
- * calls read the atomic kernel slots without locking. */
+ * An op is a handle (tt_op, what users keep) and its current definition
+ * (tt_opdef: schema, kernel table, autograd registration). Handles are one
+ * per name and never freed: users keep plain pointers (from tt_op_find,
+ * tt_custom_op_define, graph nodes) and the registry cannot know when the
+ * last copy is gone, so a handle is the small tombstone a freed op leaves
+ * (its name and a few words), and a call through it fails with a message
+ * naming the op instead of touching freed memory. Defining the name again
+ * gives the same handle a new definition, so cached handles work again and
+ * a program that defines and frees the same ops in a loop stays the same
+ * size. Lookups go through a hash of the names, so tombstones of other
+ * names do not slow them.
+ *
+ * Definitions are reclaimed: freeing a library retires its ops'
+ * definitions (the handle's def becomes NULL) and a retired definition is
+ * freed once no call pins it. A call of a user's op pins the handle (a
+ * counter), then reads its definition; a definition retired while calls
+ * run waits in the handle's retired list until the counter drops to zero,
+ * so a call racing with the free runs to its end on what it read, or, if it
+ * came after, fails cleanly. Built-ins (namespace tt) are defined once and
+ * never freed, so their calls pin nothing. tt_library_free does not wait
+ * for calls in flight: a kernel of a freed op may still be running when it
+ * returns (as in PyTorch, whose dispatcher does not wait either).
+ *
+ * Registration takes a write lock; look-ups take a read lock; calls read
+ * the pinned definition's atomic kernel slots without locking. */
 #include "dispatch_impl.h"
 
 #include <pthread.h>
@@ -14,8 +33,13 @@
 #include <string.h>
 
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+/* Every handle ever made, and an open-addressing hash of them by name
+ * (load at most one half; handles are never removed). */
 static tt_op **ops;
 static int nops, cap_ops;
+static tt_op **index_slots;
+static size_t index_cap;
+static atomic_long ndefs; /* definitions alive: current or retired but pinned */
 static tt_library **libs;
 static int nlibs, cap_libs, next_lib_id = 1;
 
@@ -37,13 +61,47 @@ static const char *kind_name(tt_library_kind k)
     return k == TT_LIB_DEF ? "DEF" : k == TT_LIB_FRAGMENT ? "FRAGMENT" : "IMPL";
 }
 
+static size_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)h;
+}
+
 /* Caller holds the lock. */
 static tt_op *find_locked(const char *name)
 {
+    if (!index_cap)
+        return NULL;
+    for (size_t i = name_hash(name) & (index_cap - 1);; i = (i + 1) & (index_cap - 1))
+        if (!index_slots[i] || strcmp(index_slots[i]->name, name) == 0)
+            return index_slots[i];
+}
+
+static void index_put(tt_op **slots, size_t cap, tt_op *op)
+{
+    size_t i = name_hash(op->name) & (cap - 1);
+    while (slots[i])
+        i = (i + 1) & (cap - 1);
+    slots[i] = op;
+}
+
+/* Makes room in the index for one more handle. Caller holds the write lock. */
+static bool index_reserve(void)
+{
+    if ((size_t)(nops + 1) * 2 <= index_cap)
+        return true;
+    size_t cap = index_cap ? index_cap * 2 : 1024;
+    tt_op **slots = tt__calloc(cap, sizeof *slots);
+    if (!slots)
+        return false;
     for (int i = 0; i < nops; i++)
-        if (strcmp(ops[i]->name, name) == 0)
-            return ops[i];
-    return NULL;
+        index_put(slots, cap, ops[i]);
+    tt__free(index_slots);
+    index_slots = slots;
+    index_cap = cap;
+    return true;
 }
 
 static bool push_ptr(void ***arr, int *n, int *cap, void *p)
@@ -60,7 +118,7 @@ static bool push_ptr(void ***arr, int *n, int *cap, void *p)
     return true;
 }
 
-const char *tt__arg_type_str(const tt_op *op, int i, char *buf, size_t n)
+const char *tt__arg_type_str(const tt_opdef *op, int i, char *buf, size_t n)
 {
     const tt_arg *a = op->schema ? tt_schema_arg(op->schema, i) : NULL;
     if (!a) {
@@ -68,6 +126,117 @@ const char *tt__arg_type_str(const tt_op *op, int i, char *buf, size_t n)
         return buf;
     }
     return tt_type_str(&a->type, buf, n);
+}
+
+/* ----------------------------------------------------------------- pins */
+
+static void reclaim(tt_op *h);
+
+static const char freed_msg[] = "the op is no longer defined (the library that defined it "
+                                "was freed)";
+
+/* tt__op_pin without the error. */
+static const tt_opdef *pin_quiet(const tt_op *op)
+{
+    tt_op *h = (tt_op *)op; /* the counters are the registry's, not the caller's */
+    tt_opdef *d;
+    if (h->builtin) {
+        d = atomic_load_explicit(&h->def, memory_order_acquire);
+    } else {
+        /* Counted before the definition is read: a free that retires it
+         * after this sees the pin (all sequentially consistent). */
+        atomic_fetch_add(&h->pins, 1);
+        d = atomic_load(&h->def);
+        /* Every unpin that brings the count to zero reclaims: a reclaim
+         * that saw this pin left the list to it. */
+        if (!d && atomic_fetch_sub(&h->pins, 1) == 1 && atomic_load(&h->retired))
+            reclaim(h);
+    }
+    return d;
+}
+
+const tt_opdef *tt__op_pin(const tt_op *op)
+{
+    const tt_opdef *d = pin_quiet(op);
+    if (!d)
+        tt_error(TT_ENOTFOUND, "%s: %s", op->name, freed_msg);
+    return d;
+}
+
+void tt__op_pin_again(const tt_opdef *d)
+{
+    tt_op *h = (tt_op *)d->handle;
+    if (!h->builtin)
+        atomic_fetch_add(&h->pins, 1);
+}
+
+static void defs_free(tt_opdef *d)
+{
+    while (d) {
+        tt_opdef *next = d->next_retired;
+        tt_schema_free(d->schema);
+        tt__free(d);
+        atomic_fetch_sub(&ndefs, 1);
+        d = next;
+    }
+}
+
+static void retired_push(tt_op *h, tt_opdef *first, tt_opdef *last)
+{
+    tt_opdef *old = atomic_load(&h->retired);
+    do
+        last->next_retired = old;
+    while (!atomic_compare_exchange_weak(&h->retired, &old, first));
+}
+
+/* Frees h's retired definitions if no call pins h. Whoever takes the list
+ * owns it; a retired definition can only be in use by a call that pinned
+ * before it was retired, so a count of zero read after taking the list
+ * means none is. If a call pinned meanwhile, the list goes back, for that
+ * call's unpin. */
+static void reclaim(tt_op *h)
+{
+    for (;;) {
+        tt_opdef *r = atomic_exchange(&h->retired, NULL);
+        if (!r)
+            return;
+        if (atomic_load(&h->pins) == 0) {
+            defs_free(r);
+            return;
+        }
+        tt_opdef *last = r;
+        while (last->next_retired)
+            last = last->next_retired;
+        retired_push(h, r, last);
+        if (atomic_load(&h->pins) != 0)
+            return; /* its unpin comes after the push and reclaims */
+    }
+}
+
+void tt__op_unpin(const tt_opdef *d)
+{
+    tt_op *h = (tt_op *)d->handle; /* d may be freed once the pin is gone */
+    if (!h->builtin && atomic_fetch_sub(&h->pins, 1) == 1 && atomic_load(&h->retired))
+        reclaim(h);
+}
+
+/* Retires h's definition: h is undefined from now on, and the definition
+ * is freed when no call uses it. Caller holds the write lock. */
+static void retire(tt_op *h, tt_opdef *d)
+{
+    atomic_store(&h->def, NULL);
+    retired_push(h, d, d);
+    reclaim(h);
+}
+
+void tt_op_counts(int64_t *handles, int64_t *definitions)
+{
+    pthread_rwlock_rdlock(&lock);
+    if (handles)
+        *handles = nops;
+    if (definitions)
+        *definitions = atomic_load(&ndefs);
+    pthread_rwlock_unlock(&lock);
 }
 
 /* ----------------------------------------------------------- libraries */
@@ -150,7 +319,7 @@ _Atomic unsigned char tt__builtin_overridden[TT_OP_COUNT];
 atomic_int tt__builtin_overrides;
 
 /* Caller holds the write lock. */
-static void note_override(tt_op *op)
+static void note_override(tt_opdef *op)
 {
     if (op->builtin_id < 0)
         return;
@@ -171,9 +340,9 @@ static void set_slot(kernel_slot *s, tt_kernel_fn k, tt_library *lib, tt_srcloc 
     atomic_store(&s->fn, k);
 }
 
-static void clear_slot(kernel_slot *s, tt_library *lib, bool all)
+static void clear_slot(kernel_slot *s, tt_library *lib)
 {
-    if (all || s->owner == lib) {
+    if (s->owner == lib) {
         atomic_store(&s->fn, NULL);
         s->owner = NULL;
     }
@@ -185,23 +354,25 @@ tt_library *tt_library_free(tt_library *lib)
         return NULL;
     pthread_rwlock_wrlock(&lock);
     for (int i = 0; i < nops; i++) {
-        tt_op *op = ops[i];
-        bool def = op->def_lib == lib;
+        tt_opdef *op = atomic_load(&ops[i]->def);
+        if (!op)
+            continue;
+        if (op->def_lib == lib) {
+            /* The definition keeps every registration it has (a call in
+             * flight runs with them) and goes when no call uses it. */
+            retire(ops[i], op);
+            continue;
+        }
         for (int d = 0; d < TT_DEVICE_COUNT; d++)
-            clear_slot(&op->kernels[d], lib, def);
-        clear_slot(&op->default_kernel, lib, def);
-        clear_slot(&op->fake, lib, def);
-        if (def || op->autograd_owner == lib) {
+            clear_slot(&op->kernels[d], lib);
+        clear_slot(&op->default_kernel, lib);
+        clear_slot(&op->fake, lib);
+        if (op->autograd_owner == lib) {
             atomic_store(&op->backward, NULL);
             op->setup_context = NULL;
             op->autograd_owner = NULL;
         }
         note_override(op);
-        if (def) {
-            tt_schema_free(op->schema);
-            op->schema = NULL;
-            op->def_lib = NULL;
-        }
     }
     for (int i = 0; i < nlibs; i++)
         if (libs[i] == lib) {
@@ -224,7 +395,7 @@ tt_op *tt_op_find(const char *name)
     }
     pthread_rwlock_rdlock(&lock);
     tt_op *op = find_locked(name);
-    if (op && op->schema) {
+    if (op && atomic_load(&op->def)) {
         pthread_rwlock_unlock(&lock);
         return op;
     }
@@ -234,7 +405,7 @@ tt_op *tt_op_find(const char *name)
     int count = 0;
     for (int i = 0; i < nops && len < sizeof known - 64; i++) {
         const char *n = ops[i]->name;
-        if (ops[i]->schema && strncmp(n, name, nl) == 0 && n[nl] == '.') {
+        if (atomic_load(&ops[i]->def) && strncmp(n, name, nl) == 0 && n[nl] == '.') {
             len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
                                     count++ ? ", " : "", n);
         }
@@ -250,32 +421,62 @@ tt_op *tt_op_find(const char *name)
 }
 
 const char *tt_op_name(const tt_op *op) { return op ? op->name : "(null)"; }
-const tt_schema *tt_op_schema(const tt_op *op) { return op ? op->schema : NULL; }
+
+/* Unpinned: the schema is freed with its definition, so it is valid while
+ * the op stays defined (or inside a call of it, which pins it). */
+const tt_schema *tt_op_schema(const tt_op *op)
+{
+    const tt_opdef *d = op ? atomic_load(&((tt_op *)op)->def) : NULL;
+    return d ? d->schema : NULL;
+}
+
 bool tt_op_is_builtin(const tt_op *op) { return op && op->builtin; }
 
 void tt__set_builtin(tt_builtin_id id, tt_op *op)
 {
     op->builtin_id = (int)id;
+    atomic_load(&op->def)->builtin_id = (int)id;
     tt__builtins[id] = op;
 }
 
 int tt__builtin_id(const tt_op *op) { return op ? op->builtin_id : -1; }
 
 const char *tt__op_label(tt_builtin_id id) { return tt__builtins[id]->label; }
-bool tt_op_has_fake(const tt_op *op) { return op && atomic_load(&op->fake.fn); }
+
+/* The questions below pin the definition they read, so they are safe to
+ * ask while another thread frees the op's library; an undefined op has
+ * nothing registered. */
+
+bool tt_op_has_fake(const tt_op *op)
+{
+    const tt_opdef *d = op ? pin_quiet(op) : NULL;
+    bool has = d && atomic_load(&d->fake.fn);
+    if (d)
+        tt__op_unpin(d);
+    return has;
+}
+
 bool tt_op_has_autograd(const tt_op *op)
 {
-    tt_backward_fn b = op ? atomic_load(&op->backward) : NULL;
+    const tt_opdef *d = op ? pin_quiet(op) : NULL;
+    tt_backward_fn b = d ? atomic_load(&d->backward) : NULL;
+    if (d)
+        tt__op_unpin(d);
     return b && b != tt_autograd_fallthrough;
 }
 
-bool tt_op_has_kernel(const tt_op *op, tt_device d)
+bool tt_op_has_kernel(const tt_op *op, tt_device dev)
 {
-    if (!op || (unsigned)d >= TT_DEVICE_COUNT)
+    if ((unsigned)dev >= TT_DEVICE_COUNT)
         return false;
-    if (d == TT_DEV_META) /* the meta kernel is the fake kernel */
-        return atomic_load(&op->fake.fn);
-    return atomic_load(&op->kernels[d].fn) || atomic_load(&op->default_kernel.fn);
+    const tt_opdef *d = op ? pin_quiet(op) : NULL;
+    if (!d)
+        return false;
+    bool has = dev == TT_DEV_META /* the meta kernel is the fake kernel */
+                   ? atomic_load(&d->fake.fn) != NULL
+                   : atomic_load(&d->kernels[dev].fn) || atomic_load(&d->default_kernel.fn);
+    tt__op_unpin(d);
+    return has;
 }
 
 static int by_name(const void *a, const void *b)
@@ -290,7 +491,7 @@ void tt_op_foreach(void (*fn)(const tt_op *op, void *ud), void *ud)
     int n = 0;
     if (copy)
         for (int i = 0; i < nops; i++)
-            if (ops[i]->schema)
+            if (atomic_load(&ops[i]->def))
                 copy[n++] = ops[i];
     pthread_rwlock_unlock(&lock);
     if (!copy)
@@ -553,10 +754,11 @@ static tt_status tags_check(const char *fn, const char *qual, const tt_schema *s
     return TT_OK;
 }
 
-int tt_op_describe(const tt_op *op, char *buf, size_t n)
+int tt_op_describe(const tt_op *h, char *buf, size_t n)
 {
-    if (!op || !op->schema) {
-        int len = snprintf(buf, n, "%s (not defined)", op ? op->name : "(null)");
+    const tt_opdef *op = h ? pin_quiet(h) : NULL;
+    if (!op) {
+        int len = snprintf(buf, n, "%s (not defined)", h ? h->name : "(null)");
         return len;
     }
     int len = tt_schema_print(op->schema, buf, n);
@@ -570,10 +772,18 @@ int tt_op_describe(const tt_op *op, char *buf, size_t n)
         size_t at = (size_t)len < n ? (size_t)len : n;
         len += snprintf(n > at ? buf + at : NULL, n > at ? n - at : 0, "]");
     }
+    tt__op_unpin(op);
     return len;
 }
 
-unsigned tt_op_tags(const tt_op *op) { return op ? op->tags : 0; }
+unsigned tt_op_tags(const tt_op *op)
+{
+    const tt_opdef *d = op ? pin_quiet(op) : NULL;
+    unsigned tags = d ? d->tags : 0;
+    if (d)
+        tt__op_unpin(d);
+    return tags;
+}
 
 /* A device-specific kernel needs a call to have a device: a Tensor or a
  * Device argument (PyTorch's register_kernel refuses the same). */
@@ -612,6 +822,7 @@ tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt
     tt_schema *s = tt_schema_parse(spec->schema);
     if (!s)
         return NULL;
+    tt_opdef *op = NULL;
     char qual[256];
     qualname(s, qual, sizeof qual);
     uint32_t devices = 0, annotated = 0, listed = 0;
@@ -687,40 +898,13 @@ tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt
         autograd_check(fn, qual, s, kind, builtin))
         goto fail;
 
-    pthread_rwlock_wrlock(&lock);
-    tt_op *op = find_locked(qual);
-    if (op && op->schema) {
-        char have[512];
-        tt_schema_print(op->schema, have, sizeof have);
-        pthread_rwlock_unlock(&lock);
-        char at[300];
-        tt_error(TT_EEXIST, "%s: %s is already defined as '%s' (by library %s '%s' "
-                            "#%d%s); the new definition was '%s'", fn, qual, have,
-                 kind_name(op->def_lib->kind), op->def_lib->ns, op->def_lib->id,
-                 at_str(op->def_where, at, sizeof at), spec->schema);
+    op = tt__calloc(1, sizeof *op);
+    if (!op)
         goto fail;
-    }
-    if (!op) {
-        op = tt__calloc(1, sizeof *op);
-        char *name = op ? tt__strdup(qual) : NULL;
-        char *label = name ? tt__strdup(qual) : NULL;
-        if (!label || !push_ptr((void ***)&ops, &nops, &cap_ops, op)) {
-            tt__free(label);
-            tt__free(name);
-            tt__free(op);
-            pthread_rwlock_unlock(&lock);
-            goto fail;
-        }
-        char *dot = strchr(label + strlen(lib->ns) + 2, '.');
-        if (dot)
-            *dot = '\0';
-        op->name = name;
-        op->label = label;
-        op->builtin_id = -1;
-    }
     op->schema = s;
     op->def_lib = lib;
     op->builtin = builtin;
+    op->builtin_id = -1;
     op->def_where = loc;
     op->tags = spec->tags;
     op->device_arg = -1;
@@ -752,47 +936,104 @@ tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt
         op->autograd_where = loc;
         atomic_store(&op->backward, spec->backward);
     }
+
+    pthread_rwlock_wrlock(&lock);
+    tt_op *h = find_locked(qual);
+    const tt_opdef *had = h ? atomic_load(&h->def) : NULL;
+    if (had) {
+        char have[512];
+        tt_schema_print(had->schema, have, sizeof have);
+        char at[300];
+        tt_error(TT_EEXIST, "%s: %s is already defined as '%s' (by library %s '%s' "
+                            "#%d%s); the new definition was '%s'", fn, qual, have,
+                 kind_name(had->def_lib->kind), had->def_lib->ns, had->def_lib->id,
+                 at_str(had->def_where, at, sizeof at), spec->schema);
+        pthread_rwlock_unlock(&lock);
+        goto fail;
+    }
+    if (!h) {
+        h = tt__calloc(1, sizeof *h);
+        char *name = h ? tt__strdup(qual) : NULL;
+        char *label = name ? tt__strdup(qual) : NULL;
+        if (!label || !index_reserve() || !push_ptr((void ***)&ops, &nops, &cap_ops, h)) {
+            tt__free(label);
+            tt__free(name);
+            tt__free(h);
+            pthread_rwlock_unlock(&lock);
+            goto fail;
+        }
+        char *dot = strchr(label + strlen(lib->ns) + 2, '.');
+        if (dot)
+            *dot = '\0';
+        h->name = name;
+        h->label = label;
+        h->builtin = builtin;
+        h->builtin_id = -1;
+        index_put(index_slots, index_cap, h);
+    }
+    op->handle = h;
+    op->name = h->name;
+    op->label = h->label;
+    atomic_fetch_add(&ndefs, 1);
+    atomic_store(&h->def, op); /* publishes the definition to lock-free calls */
     pthread_rwlock_unlock(&lock);
-    return op;
+    return h;
 fail:
+    tt__free(op);
     tt_schema_free(s);
     return NULL;
 }
 
 /* ----------------------------------------------------------- registration */
 
-/* The defined op a registration call names (by name or handle), with the
- * library check. */
-static tt_op *op_for_registration(const char *fn, tt_library *lib, tt_opref ref)
+/* The definition a registration call names (by name or handle), pinned
+ * (the caller unpins it), with the library check. */
+static const tt_opdef *op_for_registration(const char *fn, tt_library *lib, tt_opref ref)
 {
-    tt_op *op = (tt_op *)ref.op;
-    if (!op && !ref.name) {
+    const tt_op *h = ref.op;
+    if (!h && !ref.name) {
         tt_error(TT_EINVAL, "%s: argument 'op' is NULL", fn);
         return NULL;
     }
-    if (op && !op->schema) {
-        tt_error(TT_ENOTFOUND, "%s: %s is no longer defined (the library that defined it "
-                               "was freed)", fn, op->name);
-        return NULL;
-    }
-    if (!op && !(op = tt_op_find(ref.name))) {
+    if (!h && !(h = tt_op_find(ref.name))) {
         char why[1024];
         snprintf(why, sizeof why, "%s", tt_errmsg() + strlen("tt_op_find: "));
         tt_error(TT_ENOTFOUND, "%s: %s; define it first with tt_custom_op_define", fn, why);
+        return NULL;
+    }
+    const tt_opdef *op = pin_quiet(h);
+    if (!op) {
+        tt_error(TT_ENOTFOUND, "%s: %s is no longer defined (the library that defined it "
+                               "was freed)", fn, h->name);
         return NULL;
     }
     if (lib && lib->kind != TT_LIB_IMPL && strcmp(lib->ns, tt_schema_ns(op->schema)) != 0) {
         tt_error(TT_EINVAL, "%s: library %s '%s' cannot register kernels for %s; use "
                             "an IMPL library for another namespace", fn,
                  kind_name(lib->kind), lib->ns, op->name);
+        tt__op_unpin(op);
         return NULL;
     }
     return op;
 }
 
+/* Takes the write lock for a registration on pinned definition op: NULL
+ * (lock not held) when op is no longer its handle's definition, its
+ * library freed since the registration call began. */
+static tt_opdef *lock_for_registration(const char *fn, const tt_opdef *op)
+{
+    pthread_rwlock_wrlock(&lock);
+    if (atomic_load(&op->handle->def) == op)
+        return (tt_opdef *)op;
+    pthread_rwlock_unlock(&lock);
+    tt_error(TT_ENOTFOUND, "%s: %s is no longer defined (the library that defined it "
+                           "was freed)", fn, op->name);
+    return NULL;
+}
+
 /* Installs k into slot unless taken; a taken slot's message says who
  * filled it and where. Caller holds the write lock. */
-static tt_status fill_slot(const char *fn, const tt_op *op, kernel_slot *slot,
+static tt_status fill_slot(const char *fn, const tt_opdef *op, kernel_slot *slot,
                            const char *what, tt_library *lib, tt_kernel_fn k,
                            tt_srcloc where, const char *how)
 {
@@ -809,24 +1050,22 @@ static tt_status fill_slot(const char *fn, const tt_op *op, kernel_slot *slot,
     return TT_OK;
 }
 
-tt_status tt_register_kernel_at(tt_library *lib, tt_opref ref, const char *device_type,
-                                tt_kernel_fn k, tt_srcloc loc)
+static tt_status register_kernel(const char *fn, tt_library *lib, const tt_opdef *pinned,
+                                 const char *device_type, tt_kernel_fn k, tt_srcloc loc)
 {
-    const char *fn = "tt_register_kernel";
-    tt_op *op = op_for_registration(fn, lib, ref);
-    if (!op)
-        return tt_errcode();
     if (!k)
         return tt_error(TT_EINVAL, "%s: argument 'fn' is NULL", fn);
     uint32_t mask = 0;
     if (device_type) {
         tt_status st = parse_devices(fn, device_type, &mask);
         if (!st)
-            st = device_kernel_check(fn, op->name, op->schema);
+            st = device_kernel_check(fn, pinned->name, pinned->schema);
         if (st)
             return st;
     }
-    pthread_rwlock_wrlock(&lock);
+    tt_opdef *op = lock_for_registration(fn, pinned);
+    if (!op)
+        return tt_errcode();
     tt_status st = TT_OK;
     char what[64];
     if (!device_type) {
@@ -852,17 +1091,35 @@ tt_status tt_register_kernel_at(tt_library *lib, tt_opref ref, const char *devic
     return st;
 }
 
+tt_status tt_register_kernel_at(tt_library *lib, tt_opref ref, const char *device_type,
+                                tt_kernel_fn k, tt_srcloc loc)
+{
+    const char *fn = "tt_register_kernel";
+    const tt_opdef *op = op_for_registration(fn, lib, ref);
+    if (!op)
+        return tt_errcode();
+    tt_status st = register_kernel(fn, lib, op, device_type, k, loc);
+    tt__op_unpin(op);
+    return st;
+}
+
 tt_status tt_register_fake_at(tt_library *lib, tt_opref ref, tt_kernel_fn k, tt_srcloc loc)
 {
     const char *fn = "tt_register_fake";
-    tt_op *op = op_for_registration(fn, lib, ref);
-    if (!op)
+    const tt_opdef *pinned = op_for_registration(fn, lib, ref);
+    if (!pinned)
         return tt_errcode();
+    tt_status st;
+    tt_opdef *op = NULL;
     if (!k)
-        return tt_error(TT_EINVAL, "%s: argument 'fn' is NULL", fn);
-    pthread_rwlock_wrlock(&lock);
-    tt_status st = fill_slot(fn, op, &op->fake, "a fake kernel", lib, k, loc, fn);
-    pthread_rwlock_unlock(&lock);
+        st = tt_error(TT_EINVAL, "%s: argument 'fn' is NULL", fn);
+    else if (!(op = lock_for_registration(fn, pinned)))
+        st = tt_errcode();
+    else
+        st = fill_slot(fn, op, &op->fake, "a fake kernel", lib, k, loc, fn);
+    if (op)
+        pthread_rwlock_unlock(&lock);
+    tt__op_unpin(pinned);
     return st;
 }
 
@@ -874,24 +1131,23 @@ tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads,
                                   "tt_register_autograd, not a backward to call");
 }
 
-tt_status tt_register_autograd_at(tt_library *lib, tt_opref ref, tt_backward_fn backward,
-                                  tt_setup_context_fn setup_context, tt_srcloc loc)
+static tt_status register_autograd(const char *fn, tt_library *lib, const tt_opdef *pinned,
+                                   tt_backward_fn backward, tt_setup_context_fn setup_context,
+                                   tt_srcloc loc)
 {
-    const char *fn = "tt_register_autograd";
-    tt_op *op = op_for_registration(fn, lib, ref);
-    if (!op)
-        return tt_errcode();
     if (!backward)
         return tt_error(TT_EINVAL, "%s: argument 'backward' is NULL", fn);
     bool fallthrough = backward == tt_autograd_fallthrough;
     if (fallthrough && setup_context)
         return tt_error(TT_EINVAL, "%s: %s: the fallthrough takes no setup_context (it "
-                                   "records nothing)", fn, op->name);
-    tt_status st = fallthrough ? TT_OK : autograd_check(fn, op->name, op->schema, op->kind,
-                                                        op->builtin);
+                                   "records nothing)", fn, pinned->name);
+    tt_status st = fallthrough ? TT_OK : autograd_check(fn, pinned->name, pinned->schema,
+                                                        pinned->kind, pinned->builtin);
     if (st)
         return st;
-    pthread_rwlock_wrlock(&lock);
+    tt_opdef *op = lock_for_registration(fn, pinned);
+    if (!op)
+        return tt_errcode();
     if (atomic_load(&op->backward)) {
         tt_library *o = op->autograd_owner;
         char at[300];
@@ -908,5 +1164,17 @@ tt_status tt_register_autograd_at(tt_library *lib, tt_opref ref, tt_backward_fn 
         atomic_store(&op->backward, backward);
     }
     pthread_rwlock_unlock(&lock);
+    return st;
+}
+
+tt_status tt_register_autograd_at(tt_library *lib, tt_opref ref, tt_backward_fn backward,
+                                  tt_setup_context_fn setup_context, tt_srcloc loc)
+{
+    const char *fn = "tt_register_autograd";
+    const tt_opdef *op = op_for_registration(fn, lib, ref);
+    if (!op)
+        return tt_errcode();
+    tt_status st = register_autograd(fn, lib, op, backward, setup_context, loc);
+    tt__op_unpin(op);
     return st;
 }

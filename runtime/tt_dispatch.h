@@ -302,9 +302,15 @@ tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads,
                                   tt_tensor **grad_inputs, int ninputs);
 
 /* Look-up by "ns::name" (the overload-less op) or "ns::name.overload".
- * The handle is stable: keep it and call through it. */
+ * The handle is stable: keep it and call through it. After its library is
+ * freed a call through it fails (TT_ENOTFOUND) naming the op; defining the
+ * name again gives the same handle back. A handle is never freed (it is a
+ * few words; the definition behind it is freed with its library, once no
+ * call in flight uses it). */
 tt_op *tt_op_find(const char *name);
 const char *tt_op_name(const tt_op *op); /* "mylib::crop" / "tt::add.Tensor" */
+/* NULL when not defined. Valid while the op stays defined (and inside a
+ * call of it); another thread's tt_library_free may free it. */
 const tt_schema *tt_op_schema(const tt_op *op);
 bool tt_op_is_builtin(const tt_op *op);    /* namespace "tt" */
 bool tt_op_has_fake(const tt_op *op);
@@ -317,6 +323,10 @@ unsigned tt_op_tags(const tt_op *op); /* tt_tag bits; 0 for NULL */
 int tt_op_describe(const tt_op *op, char *buf, size_t n);
 /* Visits every defined op in name order. */
 void tt_op_foreach(void (*fn)(const tt_op *op, void *ud), void *ud);
+/* The registry's size, for leak checks: handles (one per name ever
+ * defined) and op definitions alive (defined, or freed but still used by a
+ * call in flight or a recorded autograd node). Either pointer may be NULL. */
+void tt_op_counts(int64_t *handles, int64_t *definitions);
 
 /* Calls an op through the dispatcher. args are borrowed, positional in
  * schema order (missing trailing arguments take their defaults). outs

@@ -1206,6 +1206,66 @@ START_TEST(test_library_free)
 }
 END_TEST
 
+/* A program that defines and frees libraries in a loop stays the same
+ * size: each name keeps one handle, and a freed definition is reclaimed as
+ * soon as nothing uses it (an autograd node recorded with it keeps it until
+ * the node goes). */
+START_TEST(test_library_churn_reclaims)
+{
+    int64_t handles0, defs0, handles, defs;
+    tt_op_counts(&handles0, &defs0);
+    tt_op *kept = NULL;
+    tt_tensor *x = NN(tt_arange(0, 4, 1, TT_F64));
+    for (int r = 0; r < 10000; r++) {
+        tt_library *lib = new_lib(TT_LIB_DEF, "churn");
+        tt_op *op = define_ok(lib, NUMPY_MUL_SPEC("churn::mul(Tensor x, *, float val) -> Tensor",
+                                                  tutorial_numpy_mul_backward));
+        define_ok(lib, &(tt_custom_op_spec){.schema = "churn::bare(Tensor x) -> Tensor"});
+        if (!kept)
+            kept = op;
+        ck_assert_ptr_eq(op, kept);
+        if (r % 1000 == 0) {
+            tt_tensor *y = NN(tt_call(op, tt_v_tensor(x), tt_v_float(2)));
+            tt_release(y);
+        }
+        free_lib(lib);
+    }
+    tt_op_counts(&handles, &defs);
+    ck_assert_int_eq(handles, handles0 + 2);
+    ck_assert_int_eq(defs, defs0);
+    /* The kept handle fails cleanly, naming the op. */
+    ck_assert_ptr_null(tt_call(kept, tt_v_tensor(x), tt_v_float(2)));
+    ck_assert_error(TT_ENOTFOUND, "churn::mul: the op is no longer defined (the library that "
+                                  "defined it was freed)");
+    char buf[64];
+    tt_op_describe(kept, buf, sizeof buf);
+    ck_assert_str_eq(buf, "churn::mul (not defined)");
+
+    /* A recorded node keeps its definition alive past the free. */
+    tt_library *lib = new_lib(TT_LIB_DEF, "churn");
+    define_ok(lib, NUMPY_MUL_SPEC("churn::mul(Tensor x, *, float val) -> Tensor",
+                                  tutorial_numpy_mul_backward));
+    OK(tt_set_requires_grad(x, true));
+    tt_tensor *y = NN(tt_call(kept, tt_v_tensor(x), tt_v_float(3)));
+    free_lib(lib);
+    tt_op_counts(&handles, &defs);
+    ck_assert_int_eq(handles, handles0 + 2);
+    ck_assert_int_eq(defs, defs0 + 1);
+    tt_tensor *ones = NN(tt_ones(TT_SHAPE(4), TT_F64)), *g = NULL;
+    OK(tt_grad(1, &y, &ones, 1, &x, &g));
+    double *v = tt_test_values(g);
+    for (int k = 0; k < 4; k++)
+        ck_assert_double_eq(v[k], 3);
+    free(v);
+    tt_release(g);
+    tt_release(ones);
+    tt_release(y);
+    tt_op_counts(&handles, &defs);
+    ck_assert_int_eq(defs, defs0);
+    tt_release(x);
+}
+END_TEST
+
 /* ===================================================== device selection */
 
 /* make(n, device): which kernel ran, and n zeros. */
@@ -1779,6 +1839,7 @@ static Suite *custom_ops_suite(void)
     suite_add_tcase(s, tc);
     tc = custom_tcase("lifetime");
     tcase_add_test(tc, test_library_free);
+    tcase_add_test(tc, test_library_churn_reclaims);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #define ROUNDS 20
 
@@ -257,6 +258,154 @@ static void registry_work(void *arg, double *out)
 START_TEST(test_registry_two_threads) { run_twice_in_parallel(registry_work, NULL); }
 END_TEST
 
+/* One thread defines race::twice and frees its library in a loop; the
+ * other looks it up and calls it (by name, through a handle kept from
+ * before, and with tt_op_call), for about two seconds. A call in flight
+ * keeps the definition it runs alive, so every call either returns 2x or
+ * fails with TT_ENOTFOUND and the message of a freed op (or of a failed
+ * look-up); it never reads a freed schema or kernel table. */
+
+#define RACE_SECONDS 2
+#define RACE_MAX_SECONDS 60 /* until both outcomes were seen, if 2 s did not show them */
+
+typedef struct {
+    atomic_bool stop, failed;
+    const tt_op *kept;
+    atomic_long defined, ran, freed, not_found;
+    /* each thread's first wrong outcome, read after the joins */
+    char definer_error[512], caller_error[512];
+} race_state;
+
+static void race_fail(race_state *rs, char *error, const char *what)
+{
+    if (!error[0])
+        snprintf(error, 512, "%s: %s: %s", what, tt_status_name(tt_errcode()), tt_errmsg());
+    atomic_store(&rs->failed, true);
+}
+
+static void *race_definer(void *p)
+{
+    race_state *rs = p;
+    tt_custom_op_spec spec = {.schema = "race::twice(Tensor x) -> Tensor",
+                              .kernel = twice_kernel};
+    while (!atomic_load(&rs->stop)) {
+        tt_library *lib = tt_library_new(TT_LIB_DEF, "race");
+        if (!lib) {
+            race_fail(rs, rs->definer_error, "tt_library_new");
+            break;
+        }
+        const tt_op *op = tt_custom_op_define(lib, &spec);
+        if (op != rs->kept)
+            race_fail(rs, rs->definer_error, "tt_custom_op_define gave another handle");
+        atomic_fetch_add(&rs->defined, 1);
+        /* Defined for a while: its own call, so the caller's calls meet
+         * both a defined op and a free in progress. */
+        tt_tensor *x = ramp(2, 3, 1);
+        tt_tensor *y = op ? tt_call(op, tt_v_tensor(x)) : NULL;
+        if (!y || sum_of(y) != 30)
+            race_fail(rs, rs->definer_error, "the definer's own call");
+        tt_release(y);
+        tt_release(x);
+        tt_library_free(lib);
+    }
+    return NULL;
+}
+
+static const char race_freed[] = "race::twice: the op is no longer defined (the library that "
+                                 "defined it was freed)";
+
+/* One call's outcome: 2x (the sum of 2 * (0 + 1 + ... + 5) = 30) or the
+ * freed op's error. */
+static void race_check(race_state *rs, tt_tensor *y, const char *how)
+{
+    if (y) {
+        double s = sum_of(y);
+        tt_release(y);
+        if (s != 30)
+            race_fail(rs, rs->caller_error, how);
+        atomic_fetch_add(&rs->ran, 1);
+    } else if (tt_errcode() == TT_ENOTFOUND && strcmp(tt_errmsg(), race_freed) == 0) {
+        atomic_fetch_add(&rs->freed, 1);
+    } else {
+        race_fail(rs, rs->caller_error, how);
+    }
+    tt_clear_error();
+}
+
+static void *race_caller(void *p)
+{
+    race_state *rs = p;
+    tt_tensor *x = ramp(2, 3, 1);
+    while (!atomic_load(&rs->stop) && !atomic_load(&rs->failed)) {
+        const tt_op *op = tt_op_find("race::twice");
+        if (op)
+            race_check(rs, tt_call(op, tt_v_tensor(x)), "tt_call after tt_op_find");
+        else if (tt_errcode() == TT_ENOTFOUND &&
+                 strcmp(tt_errmsg(), "tt_op_find: no op named 'race::twice'") == 0)
+            atomic_fetch_add(&rs->not_found, 1);
+        else
+            race_fail(rs, rs->caller_error, "tt_op_find");
+        tt_clear_error();
+        race_check(rs, tt_call(rs->kept, tt_v_tensor(x)), "tt_call through the kept handle");
+        tt_value out = tt_v_none();
+        tt_status st = tt_op_call(rs->kept, (tt_value[]){tt_v_tensor(x)}, 1, &out, 1);
+        if (st == TT_OK && out.kind != TT_V_TENSOR)
+            race_fail(rs, rs->caller_error, "tt_op_call returned no tensor");
+        race_check(rs, st == TT_OK ? out.u.t : NULL, "tt_op_call through the kept handle");
+        /* Questions about the op pin it too. */
+        char desc[128];
+        tt_op_describe(rs->kept, desc, sizeof desc);
+        if (strcmp(desc, "race::twice(Tensor x) -> Tensor") != 0 &&
+            strcmp(desc, "race::twice (not defined)") != 0)
+            race_fail(rs, rs->caller_error, desc);
+        (void)tt_op_has_kernel(rs->kept, TT_DEV_CPU);
+    }
+    tt_release(x);
+    return NULL;
+}
+
+START_TEST(test_call_races_library_free)
+{
+    int64_t handles0, defs0, handles, defs;
+    race_state rs = {.kept = NULL};
+    tt_library *lib = tt_library_new(TT_LIB_DEF, "race");
+    ck_assert_ptr_nonnull(lib);
+    rs.kept = tt_custom_op_define(lib, &(tt_custom_op_spec){
+                                           .schema = "race::twice(Tensor x) -> Tensor",
+                                           .kernel = twice_kernel});
+    ck_assert_msg(rs.kept != NULL, "%s", tt_errmsg());
+    tt_library_free(lib);
+    tt_op_counts(&handles0, &defs0);
+    pthread_t definer, caller;
+    ck_assert_int_eq(pthread_create(&definer, NULL, race_definer, &rs), 0);
+    ck_assert_int_eq(pthread_create(&caller, NULL, race_caller, &rs), 0);
+    /* At least RACE_SECONDS, longer (up to RACE_MAX_SECONDS) until both
+     * a call that ran and one that found the op freed have happened. This
+     * is how long the race is given, not a timing assertion. */
+    for (int tenths = 0; tenths < RACE_MAX_SECONDS * 10 && !atomic_load(&rs.failed);
+         tenths++) {
+        if (tenths >= RACE_SECONDS * 10 && atomic_load(&rs.ran) > 0 &&
+            atomic_load(&rs.freed) > 0)
+            break;
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    atomic_store(&rs.stop, true);
+    ck_assert_int_eq(pthread_join(caller, NULL), 0);
+    ck_assert_int_eq(pthread_join(definer, NULL), 0);
+    ck_assert_msg(!rs.definer_error[0], "%s", rs.definer_error);
+    ck_assert_msg(!rs.caller_error[0], "%s", rs.caller_error);
+    ck_assert_msg(atomic_load(&rs.defined) > 0 && atomic_load(&rs.ran) > 0 &&
+                      atomic_load(&rs.freed) > 0,
+                  "defined %ld times, calls ran %ld, found it freed %ld, not found %ld",
+                  atomic_load(&rs.defined), atomic_load(&rs.ran), atomic_load(&rs.freed),
+                  atomic_load(&rs.not_found));
+    /* Every definition was reclaimed; the name kept its one handle. */
+    tt_op_counts(&handles, &defs);
+    ck_assert_int_eq(handles, handles0);
+    ck_assert_int_eq(defs, defs0);
+}
+END_TEST
+
 /* ----------------------------------------------------------- first use */
 
 static void first_use_work(void *arg, double *out)
@@ -292,6 +441,7 @@ static Suite *threads_suite(void)
     tcase_add_test(tc, test_trace_two_threads);
     tcase_add_test(tc, test_compile_two_threads);
     tcase_add_test(tc, test_registry_two_threads);
+    tcase_add_test(tc, test_call_races_library_free);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -149,7 +149,7 @@ static tt_check_result check_schema(const tt_op *op, const tt_value *args, int n
     tt_check_result res = TT_CHECK_PASSED;
     char why[1536];
     tt_status st = tt__argset_copy(&a, args, nargs, false);
-    if (!st && !(snaps = tt__snapshots_take(op, a.v, a.n)))
+    if (!st && !(snaps = tt__snapshots_take(tt_op_schema(op), a.v, a.n)))
         st = tt_errcode();
     if (st) {
         res = fail(e, "could not copy the example arguments: %s", tt_errmsg());
@@ -317,7 +317,7 @@ static tt_check_result check_fake(const tt_op *op, const tt_value *args, int nar
     }
     char why[1024];
     if (res == TT_CHECK_PASSED &&
-        tt__alias_mismatch(op, real.v, ro, fake.v, fo, real.n, nr, why, sizeof why))
+        tt__alias_mismatch(tt_op_schema(op), real.v, ro, fake.v, fo, real.n, nr, why, sizeof why))
         res = fail(e, "%s", why);
 done:
     clear_outs(ro, nr);
