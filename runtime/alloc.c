@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Room for tt__callsite_text's " in tt_xxx, called from file:line in f". */
+#define TT_SRCLOC_TEXT 512
+
 /* Under AddressSanitizer the caches are bypassed: every block goes back to
  * the hook at once, so ASan's quarantine sees a use after tt_release or a
  * double release (in user code and in ours) that a recycled block would
@@ -133,8 +136,10 @@ bool tt__alloc_request(size_t n)
 {
     int64_t k = ++requests;
     if (__builtin_expect(fail_at != 0 && k == fail_at, 0)) {
-        tt_error(TT_ENOMEM, "out of memory: allocation of %zu bytes failed "
-                            "(injected failure #%lld)", n, (long long)k);
+        char where[TT_SRCLOC_TEXT];
+        tt_error(TT_ENOMEM, "out of memory: allocation of %zu bytes failed%s "
+                            "(injected failure #%lld)", n,
+                 tt__callsite_text(where, sizeof where), (long long)k);
         return false;
     }
     return true;
@@ -286,7 +291,9 @@ void *tt__malloc(size_t n)
         }
     }
     if (!h) {
-        tt_error(TT_ENOMEM, "out of memory: allocation of %zu bytes failed", n);
+        char where[TT_SRCLOC_TEXT];
+        tt_error(TT_ENOMEM, "out of memory: allocation of %zu bytes failed%s", n,
+                 tt__callsite_text(where, sizeof where));
         return NULL;
     }
     h->size = n;
@@ -481,7 +488,9 @@ static void *cache_alloc(size_t nbytes, size_t *capacity)
         p = hook_alloc(h, cap, 64);
     }
     if (!p) {
-        tt_error(TT_ENOMEM, "out of memory: storage of %zu bytes", nbytes);
+        char where[TT_SRCLOC_TEXT];
+        tt_error(TT_ENOMEM, "out of memory: storage of %zu bytes%s", nbytes,
+                 tt__callsite_text(where, sizeof where));
         return NULL;
     }
     *capacity = cap;

@@ -465,9 +465,21 @@ tt_srcloc tt_callsite(void)
     return f ? f->loc : (tt_srcloc){0};
 }
 
+const char *tt__callsite_text(char *buf, size_t n)
+{
+    const tt_callframe *f = tt_callframe_top;
+    if (!f || !f->loc.file) {
+        snprintf(buf, n, "%s", "");
+        return buf;
+    }
+    snprintf(buf, n, " in %s, called from %s:%d in %s", f->fn ? f->fn : "a call",
+             f->loc.file, f->loc.line, f->loc.func ? f->loc.func : "?");
+    return buf;
+}
+
 tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs, tt_srcloc loc)
 {
-    tt_callframe f = {loc, NULL};
+    tt_callframe f = {loc, NULL, "tt_call"};
     tt_callframe_enter(&f);
     return tt_callframe_leave_t(tt_op_call1(op, args, nargs));
 }

@@ -201,6 +201,11 @@ static inline bool tt__needs_dispatch1(const tt_tensor *t)
     return tt__needs_dispatch(1, &t);
 }
 
+/* " in tt_sin, called from model.c:12 in mlp": the user's innermost call
+ * on this thread (dispatch.c), for errors raised far below it (out of
+ * memory); "" outside any call made through the call-site macros. */
+const char *tt__callsite_text(char *buf, size_t n);
+
 /* ---- hooks a higher layer installs (dispatch.c) */
 /* Called on every data read; while a mode is active the tracer turns it
  * into a graph break. For a fake tensor it may set *stand_in to memory

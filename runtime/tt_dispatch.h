@@ -370,6 +370,7 @@ tt_srcloc tt_callsite(void);
 typedef struct tt_callframe {
     tt_srcloc loc;
     const struct tt_callframe *prev;
+    const char *fn; /* the function called ("tt_sin"); NULL: not known */
 } tt_callframe;
 /* The innermost frame of this thread; use the macros, not this. Initial
  * exec, as all of the library's thread-locals: a model library built with
@@ -401,11 +402,11 @@ static inline tt_status tt_callframe_leave_s(tt_status result)
  * or a status-returning one (_S). The frame is entered before the
  * arguments are evaluated, so in tt_relu(tt_add(a, b)) tt_add's frame
  * sits on tt_relu's while tt_add runs and is gone when tt_relu runs. */
-#define TT_CALLSITE_FRAME (&(tt_callframe){{__FILE__, __LINE__, __func__}, 0})
+#define TT_CALLSITE_FRAME(f) (&(tt_callframe){{__FILE__, __LINE__, __func__}, 0, #f})
 #define TT_CALLSITE_T(f, ...)                                                  \
-    (tt_callframe_enter(TT_CALLSITE_FRAME), tt_callframe_leave_t((f)(__VA_ARGS__)))
+    (tt_callframe_enter(TT_CALLSITE_FRAME(f)), tt_callframe_leave_t((f)(__VA_ARGS__)))
 #define TT_CALLSITE_S(f, ...)                                                  \
-    (tt_callframe_enter(TT_CALLSITE_FRAME), tt_callframe_leave_s((f)(__VA_ARGS__)))
+    (tt_callframe_enter(TT_CALLSITE_FRAME(f)), tt_callframe_leave_s((f)(__VA_ARGS__)))
 #if !defined(TT_BUILDING_LIBRARY) && !defined(TT_NO_CALLSITES)
 #define TT_CALLSITES 1
 #define tt_op_call(...) TT_CALLSITE_S(tt_op_call, __VA_ARGS__)

@@ -820,6 +820,11 @@ START_TEST(test_nested_calls_keep_first_cause)
     tt_debug_fail_alloc(0);
     ck_assert_ptr_null(r);
     ck_assert_error(TT_ENOMEM, "out of memory");
+    /* The allocator names the user's call it failed in. */
+    ck_assert_msg(strstr(tt_errmsg(), "bytes failed in tt_sin, called from ") &&
+                      strstr(tt_errmsg(), "test_errors.c:") &&
+                      strstr(tt_errmsg(), " in test_nested_calls_keep_first_cause_fn (injected"),
+                  "%s", tt_errmsg());
     ck_assert_ptr_nonnull(strstr(tt_errmsg(), "(then tt::exp: argument 'self' (#1) expects "
                                               "Tensor, got NULL) (then tt::mul.Tensor: "
                                               "argument 'other' (#2) expects Tensor, got "
