@@ -274,6 +274,10 @@ void *tt__malloc(size_t n)
     if (from && *from && !(running && c >= SMALL_CLASSES)) {
         h = (small_hdr *)*from;
         *from = (*from)->next;
+        /* The next pop reads that block's link: fetch it now, as a list
+         * of thousands of cold blocks (a large trace's) costs a cache miss
+         * per pop otherwise. */
+        __builtin_prefetch(*from);
         tcache.kept_bytes -= c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : cap;
     } else {
         int k = hook_index();

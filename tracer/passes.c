@@ -238,9 +238,10 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         last[i] = -1;
     for (int i = g->ninputs; i < g->n; i++) {
         gnode *n = &g->nodes[i];
-        if (n->kind != TT_NODE_OP || n->nvals != 1 || n->nargs < 1 || n->args[0].kind != GARG_REF)
-            continue;
-        if (!tt_schema_arg(tt_op_schema(n->op), 0)->is_write)
+        /* The op's schema first: it is shared and in cache, the node's
+         * arguments are not (on a large graph). */
+        if (n->kind != TT_NODE_OP || n->nvals != 1 || n->nargs < 1 ||
+            !tt_schema_arg(tt_op_schema(n->op), 0)->is_write || n->args[0].kind != GARG_REF)
             continue;
         const tt_op *f = functional_variant(n->op);
         gref self = n->args[0].ref;
