@@ -179,7 +179,12 @@ void tt_debug_fail_alloc(int64_t n);
 int64_t tt_debug_alloc_count(void); /* requests made so far */
 int64_t tt_live_tensors(void);
 int64_t tt_live_storages(void);
-/* Returns the caching allocator's free blocks to the system. */
+/* Freed memory waits for reuse instead of going back to the system: the
+ * shared cache of tensor storage keeps up to 2 GiB, and each thread keeps
+ * the library's own blocks it freed (tensor structs, graph nodes) up to
+ * 256 MiB until it exits, so a large trace's memory serves the next one.
+ * tt_empty_cache returns the shared cache and the calling thread's blocks
+ * to the system. */
 void tt_empty_cache(void);
 size_t tt_cached_bytes(void);
 
