@@ -1,0 +1,430 @@
+/* Dispatcher modes (tt_mode, the hook a tracer is built on): a mode sees
+ * every op call, including the runtime's views and an op's inner calls;
+ * modes stack and are per thread; pushing bad modes is refused; the data-
+ * read hook turns tt_data/tt_item/tt_get/tt_set/tt_to_buffer into graph
+ * breaks, for real tensors and, with stand-in memory, for fake ones.
+ * Split from test_dispatch.c, whose helpers it shares (dispatch_test.h). */
+#include "dispatch_test.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------- modes */
+
+typedef struct {
+    tt_mode mode;
+    char log[2048];
+    int ncalls, nreads, fail_reads;
+    const char *tag;
+    char last_what[32];
+    tt_mode *current_inside;
+} rec_mode;
+
+static tt_status rec_call(tt_mode *m, const tt_op *op, const tt_value *args, int nargs,
+                          tt_value *outs, int nouts)
+{
+    rec_mode *r = m->ud;
+    r->ncalls++;
+    r->current_inside = tt_mode_current();
+    size_t len = strlen(r->log);
+    snprintf(r->log + len, sizeof r->log - len, "%s%s%s", len ? " " : "", r->tag ? r->tag : "",
+             tt_op_name(op));
+    return tt_op_redispatch(op, args, nargs, outs, nouts);
+}
+
+static tt_status rec_read(tt_mode *m, const tt_tensor *t, const char *what, tt_srcloc loc)
+{
+    rec_mode *r = m->ud;
+    (void)t, (void)loc;
+    r->nreads++;
+    snprintf(r->last_what, sizeof r->last_what, "%s", what);
+    if (r->fail_reads)
+        return tt_error(r->fail_reads == 1 ? TT_EGRAPHBREAK : TT_EINVAL,
+                        "%s at %s:%d is a graph break", what, loc.file, loc.line);
+    return TT_OK;
+}
+
+static float stand_in[4] = {7.5f};
+
+static void *rec_fake_data(tt_mode *m, const tt_tensor *t)
+{
+    (void)m, (void)t;
+    return stand_in;
+}
+
+static void rec_init(rec_mode *r, const char *tag)
+{
+    memset(r, 0, sizeof *r);
+    r->mode.call = rec_call;
+    r->mode.data_read = rec_read;
+    r->mode.ud = r;
+    r->tag = tag;
+}
+
+/* A custom op whose kernel calls ops itself. */
+static tt_status k_inner_calls(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    tt_tensor *a = tt_add(x, x);
+    tt_tensor *b = a ? tt_mul(a, x) : NULL;
+    tt_release(a);
+    return tt_return(f, 0, b);
+}
+
+START_TEST(test_mode_records_calls)
+{
+    float v[4] = {1, 2, 3, 4};
+    tt_tensor *x = vec(4, v);
+    tt_library *lib = lib_ok(TT_LIB_DEF, "md");
+    tt_op *inner = defop(lib, "md::inner(Tensor x) -> Tensor", k_inner_calls, NULL);
+    rec_mode rm;
+    rec_init(&rm, NULL);
+    const tt_tensor *xs[1] = {x};
+    ck_assert(tt_dispatch_is_trivial(1, xs));
+    ck_assert_ptr_null(tt_mode_current());
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    ck_assert_ptr_eq(tt_mode_current(), &rm.mode);
+    ck_assert(!tt_dispatch_is_trivial(1, xs));
+
+    tt_tensor *a = tt_add(x, x);        /* a typed wrapper leaves the fast path */
+    tt_tensor *b = tt_mul_scalar(a, 3); /* the Scalar overload */
+    tt_tensor *c = tt_call(inner, tt_v_tensor(b));
+    tt_tensor *d = tt_neg(c);
+    ck_assert_ptr_nonnull(d);
+    /* The custom op is one call: what its kernel did is not seen. */
+    ck_assert_str_eq(rm.log, "tt::add.Tensor tt::mul.Scalar md::inner tt::neg");
+    ck_assert_int_eq(rm.ncalls, 4);
+    ck_assert_ptr_null(rm.current_inside); /* the handler runs with the mode off */
+    /* The values are right through the mode: d = -(6x * 6x + ... ) */
+    for (int64_t i = 0; i < 4; i++) {
+        double got;
+        ck_assert_int_eq(tt_get(d, &got, i), TT_OK);
+        double b_i = 6 * v[i];
+        ck_assert_double_eq(got, -((b_i + b_i) * b_i));
+    }
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    ck_assert_ptr_null(tt_mode_current());
+    ck_assert(tt_dispatch_is_trivial(1, xs));
+    tt_tensor *e = tt_add(x, x);
+    ck_assert_int_eq(rm.ncalls, 4); /* the fast path again: not seen */
+    ck_assert_ptr_null(tt_mode_pop());
+    tt_release(e);
+    tt_release(d);
+    tt_release(c);
+    tt_release(b);
+    tt_release(a);
+    tt_library_free(lib);
+    tt_release(x);
+}
+END_TEST
+
+START_TEST(test_mode_sees_runtime_views)
+{
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    tt_tensor *x = tt_from_data(TT_SHAPE(2, 3), TT_F32, v);
+    rec_mode rm;
+    rec_init(&rm, NULL);
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    tt_tensor *t = tt_transpose(x, 0, 1);
+    ck_assert_msg(t != NULL, "%s", tt_errmsg());
+    ck_assert_str_eq(rm.log, "tt::transpose.int");
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    ck_assert(tt_same_storage(t, x));
+    ck_assert_int_eq(tt_dim_stride(t, 0), 1);
+    ck_assert_int_eq(tt_dim_stride(t, 1), 3);
+    tt_release(t);
+    tt_release(x);
+}
+END_TEST
+
+START_TEST(test_mode_stack)
+{
+    float v[2] = {1, 2};
+    tt_tensor *x = vec(2, v);
+    rec_mode outer, inner;
+    rec_init(&outer, "outer:");
+    rec_init(&inner, "inner:");
+    ck_assert_int_eq(tt_mode_push(&outer.mode), TT_OK);
+    ck_assert_int_eq(tt_mode_push(&inner.mode), TT_OK);
+    ck_assert_ptr_eq(tt_mode_current(), &inner.mode);
+    tt_tensor *r = tt_exp(x);
+    ck_assert_ptr_nonnull(r);
+    /* The top mode first; its redispatch reaches the one below. */
+    ck_assert_str_eq(inner.log, "inner:tt::exp");
+    ck_assert_str_eq(outer.log, "outer:tt::exp");
+    ck_assert_ptr_eq(inner.current_inside, &outer.mode);
+    ck_assert_ptr_null(outer.current_inside);
+    ck_assert_ptr_eq(tt_mode_pop(), &inner.mode);
+    ck_assert_ptr_eq(tt_mode_current(), &outer.mode);
+    ck_assert_ptr_eq(tt_mode_pop(), &outer.mode);
+    tt_release(r);
+    tt_release(x);
+}
+END_TEST
+
+static tt_status bad_push_call(tt_mode *m, const tt_op *op, const tt_value *args, int nargs,
+                               tt_value *outs, int nouts)
+{
+    rec_mode *r = m->ud;
+    tt_status st = tt_mode_push(m);
+    snprintf(r->log, sizeof r->log, "%s", st ? tt_errmsg() : "pushed");
+    r->ncalls += tt_mode_pop() != NULL; /* refused inside a handler too */
+    return tt_op_redispatch(op, args, nargs, outs, nouts);
+}
+
+static tt_status refusing_call(tt_mode *m, const tt_op *op, const tt_value *args, int nargs,
+                               tt_value *outs, int nouts)
+{
+    (void)m, (void)args, (void)nargs, (void)outs, (void)nouts;
+    return tt_error(TT_EGRAPHBREAK, "refused %s", tt_op_name(op));
+}
+
+START_TEST(test_mode_push_errors)
+{
+    ck_assert_int_eq(tt_mode_push(NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_mode_push: argument 'mode' needs a call handler");
+    tt_mode empty = {0};
+    ck_assert_fails(tt_mode_push(&empty), TT_EINVAL, "needs a call handler");
+    ck_assert_ptr_null(tt_mode_pop());
+
+    float v[2] = {1, 2};
+    tt_tensor *x = vec(2, v);
+    rec_mode rm;
+    rec_init(&rm, NULL);
+    rm.mode.call = bad_push_call;
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    tt_tensor *r = tt_neg(x);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(rm.log, "tt_mode_push: cannot push a mode from inside a mode's handler or a kernel");
+    ck_assert_int_eq(rm.ncalls, 0);
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    tt_release(r);
+
+    /* A handler that fails the call: the error comes through, no output. */
+    tt_mode refuse = {.call = refusing_call};
+    ck_assert_int_eq(tt_mode_push(&refuse), TT_OK);
+    int64_t live = tt_live_tensors();
+    tt_clear_error();
+    ck_assert_null_fails(tt_neg(x), TT_EGRAPHBREAK, "refused tt::neg");
+    ck_assert_int_eq(tt_live_tensors(), live);
+    ck_assert_ptr_eq(tt_mode_pop(), &refuse);
+
+    /* The stack has a depth limit. */
+    tt_mode many[17];
+    int pushed = 0;
+    for (int i = 0; i < 17; i++) {
+        many[i] = (tt_mode){.call = refusing_call};
+        if (tt_mode_push(&many[i]) == TT_OK)
+            pushed++;
+    }
+    ck_assert_int_eq(pushed, 16);
+    ck_assert_error(TT_EINVAL, "tt_mode_push: at most 16 modes can be active");
+    for (int i = 0; i < pushed; i++)
+        ck_assert_ptr_eq(tt_mode_pop(), &many[pushed - 1 - i]);
+    tt_release(x);
+}
+END_TEST
+
+START_TEST(test_mode_data_read_hook)
+{
+    float v[1] = {2.5f};
+    tt_tensor *x = vec(1, v);
+    rec_mode rm;
+    rec_init(&rm, NULL);
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    double d;
+    ck_assert_ptr_nonnull(tt_data(x));
+    ck_assert_int_eq(rm.nreads, 1);
+    ck_assert_str_eq(rm.last_what, "tt_data");
+    ck_assert_int_eq(tt_item(x, &d), TT_OK);
+    ck_assert_double_eq(d, 2.5);
+    ck_assert_int_eq(rm.nreads, 2);
+    ck_assert_str_eq(rm.last_what, "tt_item");
+    /* The hook can fail the read. A graph break still hands over the data
+     * (C code that reads without checking must not crash inside a trace),
+     * with the break as the error; any other failure gives none. */
+    rm.fail_reads = 1;
+    tt_clear_error();
+    ck_assert_ptr_eq(tt_data(x), tt_data_at(x, (tt_srcloc){0}));
+    ck_assert_error(TT_EGRAPHBREAK, "tt_data at ");
+    tt_clear_error();
+    ck_assert_ptr_nonnull(tt_data(x));
+    ck_assert_error(TT_EGRAPHBREAK, "test_modes.c:");
+    d = 0;
+    ck_assert_fails(tt_item(x, &d), TT_EGRAPHBREAK, "tt_item at ");
+    ck_assert_double_eq(d, 2.5);
+    d = 0;
+    ck_assert_fails(tt_get(x, &d, 0), TT_EGRAPHBREAK, "tt_get at ");
+    ck_assert_double_eq(d, 2.5);
+    ck_assert_fails(tt_set(x, 1, 0), TT_EGRAPHBREAK, "tt_set at ");
+    rm.fail_reads = 2;
+    ck_assert_null_fails(tt_data(x), TT_EINVAL, "tt_data at ");
+    d = 0;
+    ck_assert_fails(tt_item(x, &d), TT_EINVAL, "tt_item at ");
+    ck_assert_double_eq(d, 0);
+    /* A fake tensor's read reaches the hook too (under tracing it is a
+     * graph break, not a bare TT_EFAKE); when the hook lets it pass and
+     * the mode has no stand-in memory, the read fails as fake. */
+    rm.fail_reads = 0;
+    tt_tensor *fx = tt_fake_like(x);
+    int before = rm.nreads;
+    ck_assert_null_fails(tt_data(fx), TT_EFAKE, "tt_data: cannot access the data of fake f32[1]");
+    ck_assert_int_eq(rm.nreads, before + 1);
+    rm.fail_reads = 1;
+    ck_assert_null_fails(tt_data(fx), TT_EGRAPHBREAK, "tt_data at ");
+    /* With stand-in memory, the fake tensor's read gets it, the break
+     * still the error. */
+    rm.mode.fake_data = rec_fake_data;
+    ck_assert_ptr_eq(tt_data(fx), stand_in);
+    ck_assert_error(TT_EGRAPHBREAK, "tt_data at ");
+    ck_assert_fails(tt_item(fx, &d), TT_EGRAPHBREAK, "tt_item at ");
+    ck_assert_double_eq(d, 7.5);
+    float out[1] = {1};
+    ck_assert_fails(tt_to_buffer(fx, out, sizeof out), TT_EGRAPHBREAK, "tt_to_buffer at ");
+    ck_assert_float_eq(out[0], 0); /* a fake tensor's values read as zeros */
+    rm.fail_reads = 2;
+    ck_assert_null_fails(tt_data(fx), TT_EINVAL, "tt_data at ");
+    rm.mode.fake_data = NULL;
+    /* A kernel's own reads are not the user's: the hook stays quiet. */
+    tt_library *lib = lib_ok(TT_LIB_DEF, "kr");
+    peek_mode = 0;
+    tt_op *op = defop(lib, "kr::f(Tensor x) -> Tensor", k_peek, NULL);
+    before = rm.nreads;
+    tt_tensor *r = tt_call(op, tt_v_tensor(x));
+    ck_assert_msg(r != NULL, "%s", tt_errmsg());
+    ck_assert_int_eq(rm.nreads, before);
+    tt_release(r);
+    tt_library_free(lib);
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    /* Off the mode, reads are not reported. */
+    before = rm.nreads;
+    ck_assert_ptr_nonnull(tt_data(x));
+    ck_assert_int_eq(tt_item(x, &d), TT_OK);
+    ck_assert_int_eq(rm.nreads, before);
+    tt_release(fx);
+    tt_release(x);
+}
+END_TEST
+
+static void *mode_thread(void *arg)
+{
+    tt_tensor *x = arg;
+    tt_tensor *r = tt_neg(x);
+    bool trivial = tt_dispatch_is_trivial(1, (const tt_tensor *[]){x});
+    bool none = tt_mode_current() == NULL;
+    tt_release(r);
+    return (void *)(intptr_t)(r && trivial && none);
+}
+
+START_TEST(test_mode_is_per_thread)
+{
+    float v[2] = {1, 2};
+    tt_tensor *x = vec(2, v);
+    rec_mode rm;
+    rec_init(&rm, NULL);
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    pthread_t th;
+    void *ok;
+    ck_assert_int_eq(pthread_create(&th, NULL, mode_thread, x), 0);
+    ck_assert_int_eq(pthread_join(th, &ok), 0);
+    ck_assert(ok != NULL);
+    ck_assert_int_eq(rm.ncalls, 0);
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    tt_release(x);
+}
+END_TEST
+
+/* ------------------------------------------------- scopes under a mode */
+
+START_TEST(test_scope_inplace_under_mode)
+{
+    /* In-place calls inside a scope, on tensors the scope owns, through
+     * the dispatcher (a mode is on) and through the fast path: every
+     * tensor is released at the scope's end. */
+    float v[3] = {1, 2, 3};
+    rec_mode rm;
+    rec_init(&rm, NULL);
+    for (int pass = 0; pass < 2; pass++) {
+        tt_scope_begin();
+        tt_tensor *x = vec(3, v), *y = vec(3, v);
+        if (pass == 1)
+            ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+        ck_assert_int_eq(tt_add_(x, y), TT_OK);
+        ck_assert_int_eq(tt_mul_(x, y), TT_OK);
+        ck_assert_int_eq(tt_relu_(x), TT_OK);
+        ck_assert_int_eq(tt_mul_scalar_(x, 2), TT_OK);
+        ck_assert_int_eq(tt_zero_(y), TT_OK);
+        double d;
+        ck_assert_int_eq(tt_get(x, &d, 2), TT_OK);
+        ck_assert_double_eq(d, (3 + 3) * 3 * 2);
+        tt_scope_end();
+        if (pass == 1) {
+            ck_assert_str_eq(rm.log, "tt::add_.Tensor tt::mul_.Tensor tt::relu_ tt::mul_.Scalar "
+                                     "tt::zero_");
+            ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+        }
+        ck_assert_int_eq(tt_live_tensors(), 0);
+    }
+}
+END_TEST
+
+START_TEST(test_scope_inplace_on_outer_tensor)
+{
+    /* x and y belong to the caller, made before the scope. In-place calls
+     * inside the scope return x itself: that reference is the caller's to
+     * drop, and the scope must not take one of its own, or x would be
+     * released at the scope's end under the caller's feet. */
+    float v[3] = {1, 2, 3};
+    tt_tensor *x = vec(3, v), *y = vec(3, v);
+    tt_op *add_ = tt_op_find("tt::add_.Tensor");
+    ck_assert_ptr_nonnull(add_);
+    rec_mode rm;
+    rec_init(&rm, NULL);
+    tt_scope_begin();
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    ck_assert_int_eq(tt_add_(x, y), TT_OK);   /* through the dispatcher */
+    ck_assert_int_eq(tt_zero_(y), TT_OK);
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    tt_value out;
+    ck_assert_int_eq(tt_op_call(add_, (tt_value[]){tt_v_tensor(x), tt_v_tensor(x)}, 2, &out, 1), TT_OK);
+    ck_assert_ptr_eq(out.u.t, x);
+    tt_value_clear(&out);
+    tt_tensor *r = tt_call(add_, tt_v_tensor(x), tt_v_tensor(y));
+    ck_assert_ptr_eq(r, x);
+    tt_release(r);
+    tt_scope_end();
+    ck_assert_int_eq(tt_live_tensors(), 2);
+    double d;
+    ck_assert_int_eq(tt_get(x, &d, 2), TT_OK);
+    ck_assert_double_eq(d, (3 + 3) * 2);
+    ck_assert_int_eq(tt_get(y, &d, 2), TT_OK);
+    ck_assert_double_eq(d, 0);
+    tt_release(x);
+    tt_release(y);
+}
+END_TEST
+
+static Suite *modes_suite(void)
+{
+    Suite *s = suite_create("modes");
+    TCase *tc = tt_tcase("modes");
+    tcase_add_test(tc, test_mode_records_calls);
+    tcase_add_test(tc, test_mode_sees_runtime_views);
+    tcase_add_test(tc, test_mode_stack);
+    tcase_add_test(tc, test_mode_push_errors);
+    tcase_add_test(tc, test_mode_data_read_hook);
+    tcase_add_test(tc, test_mode_is_per_thread);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("scopes");
+    tcase_add_test(tc, test_scope_inplace_under_mode);
+    tcase_add_test(tc, test_scope_inplace_on_outer_tensor);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(modes_suite)
