@@ -31,6 +31,8 @@ static _Thread_local struct tt_mem_plan *running; /* the plan run on this thread
 static void *plan_alloc(size_t nbytes, size_t *capacity);
 static void plan_note(void *p);
 static void *cache_alloc(size_t nbytes, size_t *capacity);
+static void *plan_block_alloc(size_t nbytes, size_t *capacity);
+static size_t block_capacity(size_t nbytes, int *cls, bool *pooled);
 static int size_class(size_t n, size_t *cap);
 #define NCLASSES 160
 #define CACHE_MAX_BLOCK ((size_t)1 << 30)
@@ -285,10 +287,7 @@ void *tt__malloc(size_t n)
             /* A kernel's scratch while a plan runs: from the plan's block
              * (recorded on its first run), so a replay makes no allocator
              * calls. */
-            h = plan_alloc(total, &cap);
-            if (!h && (h = cache_alloc(total, &cap)) != NULL)
-                plan_note(h);
-            if (h)
+            if ((h = plan_block_alloc(total, &cap)) != NULL)
                 h->hook = FROM_STORAGE;
         } else if ((h = hook_alloc(k, c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : cap, 16))) {
             h->hook = (size_t)k;
@@ -336,8 +335,9 @@ void tt__free(void *p)
     size_t total = sizeof(small_hdr) + h->size, cap = total;
     int c = (int)((total + 31) / 32) - 1;
     if (h->hook == FROM_STORAGE) {
-        int sc = size_class(total, &cap);
-        tt__free_storage(h, CACHES && sc < NCLASSES && cap <= CACHE_MAX_BLOCK ? cap : total);
+        int sc;
+        bool pooled;
+        tt__free_storage(h, block_capacity(total, &sc, &pooled));
         return;
     }
     int lc = c < SMALL_CLASSES ? -1 : large_class(total, &cap);
@@ -447,18 +447,37 @@ void *tt__alloc_storage(size_t nbytes, size_t *capacity)
 {
     if (!tt__alloc_request(nbytes))
         return NULL;
-    if (!running)
-        return cache_alloc(nbytes, capacity);
+    return running ? plan_block_alloc(nbytes, capacity) : cache_alloc(nbytes, capacity);
+}
+
+/* While a plan runs on this thread: its block's place for this request,
+ * or (first run, or a request the plan did not see) the cache's, noted
+ * so the plan places it next time. */
+static void *plan_block_alloc(size_t nbytes, size_t *capacity)
+{
     void *p = plan_alloc(nbytes, capacity);
     if (!p && (p = cache_alloc(nbytes, capacity)) != NULL)
         plan_note(p);
     return p;
 }
 
-static void *cache_alloc(size_t nbytes, size_t *capacity)
+/* The capacity of the block cache_alloc gives a request of nbytes: its
+ * size class's when that class is pooled (*pooled), else the request's
+ * own. *cls receives the class. tt__free uses it too, to give a block
+ * back at the capacity it was made with. */
+static size_t block_capacity(size_t nbytes, int *cls, bool *pooled)
 {
     size_t cap;
-    int c = size_class(nbytes ? nbytes : 1, &cap);
+    *cls = size_class(nbytes ? nbytes : 1, &cap);
+    *pooled = CACHES && *cls < NCLASSES && cap <= CACHE_MAX_BLOCK;
+    return *pooled ? cap : nbytes ? nbytes : 1;
+}
+
+static void *cache_alloc(size_t nbytes, size_t *capacity)
+{
+    int c;
+    bool pooled;
+    size_t cap = block_capacity(nbytes, &c, &pooled);
     int h = hook_index();
     storage_cache_sync(h);
     if (CACHES && c < STORAGE_TLS_CLASSES && tcache.storage[c]) {
@@ -469,7 +488,7 @@ static void *cache_alloc(size_t nbytes, size_t *capacity)
         atomic_fetch_add_explicit(&storage_blocks_out, 1, memory_order_relaxed);
         return b;
     }
-    if (CACHES && c < NCLASSES && cap <= CACHE_MAX_BLOCK) {
+    if (pooled) {
         pthread_mutex_lock(&cache_lock);
         block *b = free_lists[c];
         if (b) {
@@ -482,8 +501,6 @@ static void *cache_alloc(size_t nbytes, size_t *capacity)
             atomic_fetch_add_explicit(&storage_blocks_out, 1, memory_order_relaxed);
             return b;
         }
-    } else {
-        cap = nbytes ? nbytes : 1;
     }
     void *p = hook_alloc(h, cap, 64);
     if (!p) {
