@@ -37,9 +37,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* OpenBLAS's interface/gemm.c runs a GEMM single-threaded when m*n*k is at
- * most SMP_THRESHOLD_MIN (65536) * GEMM_MULTITHREAD_THRESHOLD (4). */
-#define BLAS_SINGLE_THREAD_MNK (65536.0 * 4)
 /* Work (multiply-adds) below which a chunk of batches is not worth a
  * thread. */
 #define BATCH_GRAIN_WORK (1 << 18)
@@ -401,7 +398,7 @@ static tt_status gemm_run(const tt_tensor *a, const tt_tensor *b, int nb, const 
     for (int d = 0; d < p.nb; d++)
         nbatch *= p.bsizes[d];
     double mnk = (double)p.n * (double)p.m * (double)p.k;
-    if (nbatch > 1 && (!p.blas || mnk <= BLAS_SINGLE_THREAD_MNK)) {
+    if (nbatch > 1 && (!p.blas || mnk <= TT_BLAS_SINGLE_THREAD_MNK)) {
         int64_t grain = mnk >= BATCH_GRAIN_WORK ? 1 : (int64_t)(BATCH_GRAIN_WORK / mnk);
         tt_parallel_for(nbatch, grain, run_batches, &p);
     } else {

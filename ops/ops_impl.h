@@ -14,6 +14,10 @@ tt_status tt__register_reduce(tt_library *lib);
 tt_status tt__register_linalg(tt_library *lib);
 /* blas.c: gives OpenBLAS tt_get_num_threads() threads; call before a GEMM. */
 void tt__blas_sync_threads(void);
+/* OpenBLAS's interface/gemm.c runs a GEMM single-threaded, on the calling
+ * thread, when m*n*k is at most SMP_THRESHOLD_MIN (65536) *
+ * GEMM_MULTITHREAD_THRESHOLD (4): such products may run on our threads. */
+#define TT_BLAS_SINGLE_THREAD_MNK (65536.0 * 4)
 tt_status tt__register_shape(tt_library *lib);
 tt_status tt__register_views(tt_library *lib);
 tt_status tt__register_loss(tt_library *lib);

@@ -17,6 +17,7 @@
  * summed over rows) are cut into a fixed number of chunks whose partials
  * are added in chunk order, so results are the same on 1 thread and on 64. */
 #include "ops_impl.h"
+#include "vec_math.h"
 
 #include <cblas.h>
 
@@ -574,14 +575,56 @@ static int64_t attn_len(const attn_plan *p, int64_t i)
     return p->causal ? (i + 1 < p->S ? i + 1 : p->S) : p->S;
 }
 
-/* The heads' products go through BLAS: per head one (T, S) block of scores
- * at a time (the only one alive), computed as Q K^T, turned into
- * probabilities in place (causal: zero above the diagonal), then P V; the
- * backward recomputes the block and runs the five products of the
- * derivative. Heads run one after the other, each product using the BLAS's
- * threads. A causal block is computed whole (twice the scores it needs),
- * which the BLAS's speed repays many times over. */
-#define ATTN_GEMM(T_, GEMM, EXP)                                               \
+/* exp over a row in place with the vector kernels; false when there are
+ * none (f64 has none). */
+static bool vexp_float(float *r, int64_t n) { return tt__vec_f32(TT_VEC_EXP, r, r, n); }
+static bool vexp_double(double *r, int64_t n)
+{
+    (void)r, (void)n;
+    return false;
+}
+
+/* The heads' products go through BLAS, a block of ATTN_ROWS query rows at
+ * a time: the block's scores Q K^T, turned into probabilities in place,
+ * then P V. A causal block needs the keys up to its last row only, so the
+ * products shrink to about (1 + 1/blocks) / 2 of the full block's. The
+ * backward recomputes the probabilities block by block (they are not kept
+ * between forward and backward), runs dP = dO V^T, dS and dQ per row block,
+ * then dV and dK per block of key rows, each over the query rows that can
+ * see those keys.
+ *
+ * Threads: heads run in parallel over our threads, each head on one
+ * thread, when every product of a head is small enough that OpenBLAS runs
+ * it on the calling thread (see linalg.c: then OpenBLAS's pool and ours
+ * never run at once); larger heads run one after the other with each
+ * product threaded by OpenBLAS. The blocks are the same either way, so
+ * the results do not depend on the thread count. */
+#define ATTN_ROWS 32
+
+/* The visible keys of the row block ending before row r1 (all the keys of
+ * a full mask). */
+static int64_t attn_keys(const attn_plan *p, int64_t r1)
+{
+    return p->causal ? (r1 < p->S ? r1 : p->S) : p->S;
+}
+
+/* The first query row that sees key j0 (0 for a full mask). */
+static int64_t attn_first_row(const attn_plan *p, int64_t j0)
+{
+    return p->causal ? (j0 < p->T ? j0 : p->T) : 0;
+}
+
+/* True when the heads can run in parallel: more than one thread and one
+ * head, and every product of a block small enough to stay on the calling
+ * thread in OpenBLAS. */
+static bool attn_parallel(const attn_plan *p)
+{
+    int64_t rows = p->T > p->S ? p->T : p->S, cols = p->D > p->Dv ? p->D : p->Dv;
+    return tt_get_num_threads() > 1 && p->nb > 1 &&
+           (double)ATTN_ROWS * (double)rows * (double)cols <= TT_BLAS_SINGLE_THREAD_MNK;
+}
+
+#define ATTN_GEMM(T_, GEMM, VEXP, EXP)                                         \
     static void gemm_##T_(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, \
                           const T_ *a, int64_t lda, const T_ *b, int64_t ldb, T_ *c,  \
                           int64_t ldc)                                         \
@@ -597,75 +640,151 @@ static int64_t attn_len(const attn_plan *p, int64_t i)
              (blasint)m, (blasint)n, (blasint)k, (T_)alpha, a, (blasint)lda, b,  \
              (blasint)ldb, 0, c, (blasint)ldc);                                \
     }                                                                          \
-    /* Row i of the (T, S) scores into probabilities over its visible keys; \
-     * the hidden ones become 0. */                                          \
-    static void softmax_rows_##T_(const attn_plan *p, T_ *s)                   \
+    /* Rows [r0, r1) of scores (row r0 at s, rows S apart) into            \
+     * probabilities over their visible keys; the hidden ones, up to column \
+     * `width`, become 0. */                                                 \
+    static void softmax_rows_##T_(const attn_plan *p, T_ *s, int64_t r0, int64_t r1, \
+                                  int64_t width)                               \
     {                                                                          \
-        for (int64_t i = 0; i < p->T; i++) {                                   \
-            T_ *r = s + i * p->S, m = -INFINITY;                               \
+        for (int64_t i = r0; i < r1; i++) {                                    \
+            T_ *r = s + (i - r0) * p->S, m = -INFINITY;                        \
             int64_t len = attn_len(p, i);                                      \
             double sum = 0;                                                    \
             for (int64_t j = 0; j < len; j++)                                  \
                 m = r[j] > m ? r[j] : m;                                       \
             for (int64_t j = 0; j < len; j++)                                  \
-                sum += (double)(r[j] = EXP(r[j] - m));                         \
+                r[j] -= m;                                                     \
+            if (!VEXP(r, len))                                                 \
+                for (int64_t j = 0; j < len; j++)                              \
+                    r[j] = EXP(r[j]);                                          \
+            for (int64_t j = 0; j < len; j++)                                  \
+                sum += (double)r[j];                                           \
             T_ inv = (T_)(1.0 / sum); /* len == 0: NaN, as PyTorch */           \
             for (int64_t j = 0; j < len; j++)                                  \
                 r[j] *= inv;                                                   \
-            for (int64_t j = len; j < p->S; j++)                               \
+            for (int64_t j = len; j < width; j++)                              \
                 r[j] = 0;                                                      \
         }                                                                      \
     }                                                                          \
-    static void attn_fwd_##T_(const attn_plan *p, T_ *s)                       \
+    /* Head h's output; s holds ATTN_ROWS rows of S scores. */                 \
+    static void attn_fwd_head_##T_(const attn_plan *p, int64_t h, T_ *s)       \
     {                                                                          \
         int nl = p->nlead;                                                     \
-        for (int64_t h = 0; h < p->nb; h++) {                                  \
-            const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);            \
-            const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);            \
-            const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);            \
-            T_ *o = (T_ *)p->out + head_off(p, p->os, h);                      \
-            gemm_##T_(false, true, p->T, p->S, p->D, p->scale, q, p->qs[nl], k, p->ks[nl], \
-                      s, p->S);                                                \
-            softmax_rows_##T_(p, s);                                           \
-            gemm_##T_(false, false, p->T, p->Dv, p->S, 1, s, p->S, v, p->vs[nl], o, \
-                      p->os[nl]);                                              \
+        const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);                \
+        const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);                \
+        const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);                \
+        T_ *o = (T_ *)p->out + head_off(p, p->os, h);                          \
+        for (int64_t r0 = 0; r0 < p->T; r0 += ATTN_ROWS) {                     \
+            int64_t r1 = r0 + ATTN_ROWS < p->T ? r0 + ATTN_ROWS : p->T;        \
+            int64_t n = attn_keys(p, r1);                                      \
+            gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * p->qs[nl], \
+                      p->qs[nl], k, p->ks[nl], s, p->S);                       \
+            softmax_rows_##T_(p, s, r0, r1, n);                                  \
+            gemm_##T_(false, false, r1 - r0, p->Dv, n, 1, s, p->S, v, p->vs[nl], \
+                      o + r0 * p->os[nl], p->os[nl]);                          \
         }                                                                      \
     }                                                                          \
-    /* dP = dO V^T, dV = P^T dO, dS = P (dP - rowsum(P dP)),                 \
+    /* Head h's gradients: dP = dO V^T, dV = P^T dO, dS = P (dP - rowsum(P dP)), \
      * dQ = scale dS K, dK = scale dS^T Q. s and ds are (T, S) each. */      \
-    static void attn_bwd_##T_(const attn_plan *p, T_ *s, T_ *ds)               \
+    static void attn_bwd_head_##T_(const attn_plan *p, int64_t h, T_ *s, T_ *ds) \
     {                                                                          \
         int nl = p->nlead;                                                     \
-        for (int64_t h = 0; h < p->nb; h++) {                                  \
-            const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);            \
-            const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);            \
-            const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);            \
-            const T_ *go = (const T_ *)p->go + head_off(p, p->gs, h);          \
-            T_ *dq = (T_ *)p->dq + h * p->T * p->D;                            \
-            T_ *dk = (T_ *)p->dk + h * p->S * p->D;                            \
-            T_ *dv = (T_ *)p->dv + h * p->S * p->Dv;                           \
-            gemm_##T_(false, true, p->T, p->S, p->D, p->scale, q, p->qs[nl], k, p->ks[nl], \
-                      s, p->S);                                                \
-            softmax_rows_##T_(p, s);                                           \
-            gemm_##T_(false, true, p->T, p->S, p->Dv, 1, go, p->gs[nl], v, p->vs[nl], ds, \
-                      p->S);                                                   \
-            gemm_##T_(true, false, p->S, p->Dv, p->T, 1, s, p->S, go, p->gs[nl], dv, p->Dv); \
-            for (int64_t i = 0; i < p->T; i++) {                               \
+        const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);                \
+        const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);                \
+        const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);                \
+        const T_ *go = (const T_ *)p->go + head_off(p, p->gs, h);              \
+        T_ *dq = (T_ *)p->dq + h * p->T * p->D;                                \
+        T_ *dk = (T_ *)p->dk + h * p->S * p->D;                                \
+        T_ *dv = (T_ *)p->dv + h * p->S * p->Dv;                               \
+        int64_t ldq = p->qs[nl], ldk = p->ks[nl], ldv = p->vs[nl], ldg = p->gs[nl]; \
+        for (int64_t r0 = 0; r0 < p->T; r0 += ATTN_ROWS) {                     \
+            int64_t r1 = r0 + ATTN_ROWS < p->T ? r0 + ATTN_ROWS : p->T;        \
+            int64_t n = attn_keys(p, r1);                                      \
+            T_ *sr = s + r0 * p->S, *dr0 = ds + r0 * p->S;                     \
+            gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * ldq, ldq, k, ldk, \
+                      sr, p->S);                                               \
+            /* whole rows: the key blocks below read above the diagonal */   \
+            softmax_rows_##T_(p, sr, r0, r1, p->S);                            \
+            gemm_##T_(false, true, r1 - r0, n, p->Dv, 1, go + r0 * ldg, ldg, v, ldv, \
+                      dr0, p->S);                                              \
+            for (int64_t i = r0; i < r1; i++) {                                \
                 T_ *pr = s + i * p->S, *dr = ds + i * p->S;                    \
+                int64_t len = attn_len(p, i);                                  \
                 double d = 0;                                                  \
-                for (int64_t j = 0; j < p->S; j++)                             \
+                for (int64_t j = 0; j < len; j++)                              \
                     d += (double)pr[j] * (double)dr[j];                        \
-                for (int64_t j = 0; j < p->S; j++)                             \
+                for (int64_t j = 0; j < len; j++)                              \
                     dr[j] = pr[j] * (dr[j] - (T_)d);                           \
+                for (int64_t j = len; j < p->S; j++)                           \
+                    dr[j] = 0;                                                 \
             }                                                                  \
-            gemm_##T_(false, false, p->T, p->D, p->S, p->scale, ds, p->S, k, p->ks[nl], dq, \
-                      p->D);                                                   \
-            gemm_##T_(true, false, p->S, p->D, p->T, p->scale, ds, p->S, q, p->qs[nl], dk, \
-                      p->D);                                                   \
+            gemm_##T_(false, false, r1 - r0, p->D, n, p->scale, dr0, p->S, k, ldk, \
+                      dq + r0 * p->D, p->D);                                   \
+        }                                                                      \
+        for (int64_t j0 = 0; j0 < p->S; j0 += ATTN_ROWS) {                     \
+            int64_t j1 = j0 + ATTN_ROWS < p->S ? j0 + ATTN_ROWS : p->S;        \
+            int64_t i0 = attn_first_row(p, j0), m = p->T - i0;                 \
+            gemm_##T_(true, false, j1 - j0, p->Dv, m, 1, s + i0 * p->S + j0, p->S, \
+                      go + i0 * ldg, ldg, dv + j0 * p->Dv, p->Dv);             \
+            gemm_##T_(true, false, j1 - j0, p->D, m, p->scale, ds + i0 * p->S + j0, p->S, \
+                      q + i0 * ldq, ldq, dk + j0 * p->D, p->D);                \
         }                                                                      \
     }
-ATTN_GEMM(float, cblas_sgemm, expf)
-ATTN_GEMM(double, cblas_dgemm, exp)
+ATTN_GEMM(float, cblas_sgemm, vexp_float, expf)
+ATTN_GEMM(double, cblas_dgemm, vexp_double, exp)
+
+/* The heads [h0, h1) of one task, forward or backward, with the task's own
+ * scratch blocks. */
+typedef struct {
+    const attn_plan *p;
+    char *scratch;
+    size_t per_task; /* bytes of scratch per task */
+    int64_t ntasks;
+    bool f64, backward;
+} attn_run;
+
+static void attn_task(int64_t t0, int64_t t1, void *vr)
+{
+    const attn_run *r = vr;
+    const attn_plan *p = r->p;
+    size_t es = r->f64 ? sizeof(double) : sizeof(float);
+    for (int64_t t = t0; t < t1; t++) {
+        char *s = r->scratch + (size_t)t * r->per_task;
+        char *ds = s + es * (size_t)(p->T * p->S);
+        for (int64_t h = t * p->nb / r->ntasks; h < (t + 1) * p->nb / r->ntasks; h++) {
+            if (r->backward && r->f64)
+                attn_bwd_head_double(p, h, (double *)s, (double *)ds);
+            else if (r->backward)
+                attn_bwd_head_float(p, h, (float *)s, (float *)ds);
+            else if (r->f64)
+                attn_fwd_head_double(p, h, (double *)s);
+            else
+                attn_fwd_head_float(p, h, (float *)s);
+        }
+    }
+}
+
+/* Runs every head of p: forward (one block of ATTN_ROWS rows of scores per
+ * task) or backward (two (T, S) blocks per task). */
+static tt_status attn_run_heads(const char *op, const attn_plan *p, bool f64, bool backward)
+{
+    attn_run r = {.p = p, .f64 = f64, .backward = backward};
+    bool par = attn_parallel(p);
+    r.ntasks = par ? (tt_get_num_threads() < p->nb ? tt_get_num_threads() : p->nb) : 1;
+    int64_t rows = backward ? 2 * p->T : (p->T < ATTN_ROWS ? p->T : ATTN_ROWS);
+    r.per_task = (f64 ? sizeof(double) : sizeof(float)) * (size_t)(rows * p->S > 0 ? rows * p->S : 1);
+    r.scratch = tt__malloc(r.per_task * (size_t)r.ntasks);
+    if (!r.scratch)
+        return tt_error(TT_ENOMEM, "%s: out of memory for %lld blocks of [%lld, %lld] scores", op,
+                        (long long)(r.ntasks * (backward ? 2 : 1)),
+                        (long long)(backward ? p->T : rows), (long long)p->S);
+    if (par)
+        tt_parallel_for(r.ntasks, 1, attn_task, &r);
+    else
+        attn_task(0, 1, &r);
+    tt__free(r.scratch);
+    return TT_OK;
+}
 
 /* Checks q [..., T, D], k [..., S, D], v [..., S, Dv] and fills the
  * geometry (sizes only; pointers and strides for real calls). */
@@ -792,8 +911,8 @@ static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor 
 
 /* tt::scaled_dot_product_attention: softmax(q k^T * scale + mask) v per
  * head, scale 1/sqrt(D) by default, mask causal (query i sees keys j <= i,
- * as PyTorch's is_causal) or none. Fused: a row's scores live only while
- * that row is computed. */
+ * as PyTorch's is_causal) or none. Fused: the scores of one block of query
+ * rows live only while that block is computed. */
 static tt_status sdpa_kernel(tt_frame *f)
 {
     tt_tensor *q, *k, *v;
@@ -822,17 +941,7 @@ static tt_status sdpa_kernel(tt_frame *f)
     for (int d = 0; d < nd; d++)
         p.os[d] = strides[d];
     p.out = tt__ptr(out);
-    void *s = tt__malloc(tt_dtype_size(tt_dtype_of(q)) * (size_t)(p.T * p.S > 0 ? p.T * p.S : 1));
-    if (!s) {
-        st = tt_error(TT_ENOMEM, "%s: out of memory for a [%lld, %lld] block of scores", op,
-                      (long long)p.T, (long long)p.S);
-        goto out;
-    }
-    if (tt_dtype_of(q) == TT_F64)
-        attn_fwd_double(&p, s);
-    else
-        attn_fwd_float(&p, s);
-    tt__free(s);
+    st = attn_run_heads(op, &p, tt_dtype_of(q) == TT_F64, false);
 out:
     tt_release(qc);
     tt_release(kc);
@@ -846,7 +955,7 @@ out:
 
 /* tt::scaled_dot_product_attention_backward(grad_out, query, key, value,
  * is_causal, scale) -> (grad_query, grad_key, grad_value), contiguous:
- * one kernel that recomputes each row's probabilities. */
+ * one kernel that recomputes the probabilities block by block. */
 static tt_status sdpa_backward_kernel(tt_frame *f)
 {
     tt_tensor *g, *q, *k, *v;
@@ -888,18 +997,7 @@ static tt_status sdpa_backward_kernel(tt_frame *f)
     p.go = tt__ptr(gc);
     p.dq = tt__ptr(outs[0]), p.dk = tt__ptr(outs[1]), p.dv = tt__ptr(outs[2]);
     p.gs[nd - 2] = lead_dim(gc);
-    size_t blk = tt_dtype_size(dt) * (size_t)(p.T * p.S > 0 ? p.T * p.S : 1);
-    char *s = tt__malloc(2 * blk);
-    if (!s) {
-        st = tt_error(TT_ENOMEM, "%s: out of memory for two [%lld, %lld] blocks of scores", op,
-                      (long long)p.T, (long long)p.S);
-        goto out;
-    }
-    if (dt == TT_F64)
-        attn_bwd_double(&p, (double *)s, (double *)(s + blk));
-    else
-        attn_bwd_float(&p, (float *)s, (float *)(s + blk));
-    tt__free(s);
+    st = attn_run_heads(op, &p, dt == TT_F64, true);
 out:
     tt_release(qc);
     tt_release(kc);
@@ -950,16 +1048,18 @@ typedef struct {
  *   p *= 1 - lr wd; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
  *   p -= lr (m / bc1) / (sqrt(v / bc2) + eps), bc = 1 - beta^step.
  * Operands: param, grad, exp_avg, exp_avg_sq. */
-/* Contiguous operands take a loop over plain arrays, which vectorizes;
- * built without errno for sqrt (its argument is never negative), since a
- * sqrt that may set errno keeps a loop scalar. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NO_MATH_ERRNO __attribute__((optimize("no-math-errno")))
+/* Contiguous operands take a loop over plain arrays, which vectorizes
+ * (the library is built without errno for libm, so sqrt does too), in an
+ * AVX-512 or AVX2 clone where the CPU has one: the update is one pass over
+ * four arrays of every parameter, a few percent of a training step. The
+ * clones compute the same bits (no contraction into FMA in ISO C). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
-#define NO_MATH_ERRNO /* clang (the fuzz build) has no such attribute */
+#define CPU_CLONES /* clang (the fuzz build) and other targets: one version */
 #endif
 #define ADAMW_LOOP(T_, SQRT)                                                   \
-    NO_MATH_ERRNO static void adamw_loop_##T_(                                 \
+    CPU_CLONES static void adamw_loop_##T_(                                    \
         char **d, const int64_t *st, int64_t n, void *vk)                      \
     {                                                                          \
         const adamw_k *k = vk;                                                 \

@@ -343,6 +343,53 @@ START_TEST(test_sdpa_backward_vs_composite)
 }
 END_TEST
 
+/* Heads longer than one block of query rows (the kernel takes 32 at a
+ * time, and a causal block only the keys up to its last row), more or
+ * fewer queries than keys, on 1 thread (heads one after the other) and 2
+ * (heads in parallel): forward and gradients equal the composite's. */
+START_TEST(test_sdpa_row_blocks)
+{
+    static const int64_t shapes[][2] = {{70, 70}, {40, 70}, {70, 40}, {33, 33}, {64, 64}};
+    int threads = tt_get_num_threads();
+    for (int nt = 1; nt <= 2; nt++) {
+        tt_set_num_threads(nt);
+        for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+            for (int causal = 0; causal < 2; causal++) {
+                int64_t T = shapes[c][0], S = shapes[c][1];
+                tt_tensor *in[3] = {trainable(randn(TT_SHAPE(2, 3, T, 8), TT_F64)),
+                                    trainable(randn(TT_SHAPE(2, 3, S, 8), TT_F64)),
+                                    trainable(randn(TT_SHAPE(2, 3, S, 5), TT_F64))};
+                tt_tensor *w = randn(TT_SHAPE(2, 3, T, 5), TT_F64), *ys[2], *g[2][3];
+                for (int pass = 0; pass < 2; pass++) {
+                    ys[pass] = pass ? sdpa_reference(in[0], in[1], in[2], causal)
+                                    : NN(tt_scaled_dot_product_attention(in[0], in[1], in[2],
+                                                                         causal, 0));
+                    tt_tensor *yw = NN(tt_mul(ys[pass], w));
+                    tt_tensor *l = NN(tt_sum_all(yw));
+                    OK(tt_backward(l, NULL));
+                    for (int i = 0; i < 3; i++) {
+                        g[pass][i] = NN(tt_get_grad(in[i]));
+                        OK(tt_set_grad(in[i], NULL));
+                    }
+                    tt_release(l);
+                    tt_release(yw);
+                }
+                assert_close(ys[0], ys[1], 1e-12, "sdpa in row blocks");
+                for (int i = 0; i < 3; i++) {
+                    assert_close(g[0][i], g[1][i], 1e-10, "sdpa gradient in row blocks");
+                    tt_release(g[0][i]);
+                    tt_release(g[1][i]);
+                    tt_release(in[i]);
+                }
+                tt_release(ys[0]);
+                tt_release(ys[1]);
+                tt_release(w);
+            }
+    }
+    tt_set_num_threads(threads);
+}
+END_TEST
+
 START_TEST(test_sdpa_errors)
 {
     tt_tensor *q = NN(tt_zeros(TT_SHAPE(2, 3, 4), TT_F32));
@@ -489,6 +536,7 @@ static Suite *transformer_suite(void)
     tcase_add_test(tc, test_sdpa_values);
     tcase_add_test(tc, test_sdpa_gradcheck);
     tcase_add_test(tc, test_sdpa_backward_vs_composite);
+    tcase_add_test(tc, test_sdpa_row_blocks);
     tcase_add_test(tc, test_sdpa_errors);
     tcase_add_test(tc, test_fake_meta);
     suite_add_tcase(s, tc);
