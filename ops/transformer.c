@@ -26,6 +26,29 @@
 
 #define CHUNKS 64 /* fixed partial sums of a row reduction (see above) */
 
+/* The row loops of layer_norm and the AdamW update run in an AVX-512 or
+ * AVX2 clone where the CPU has one (chosen once, when the library loads).
+ * The clones compute the same bits: ISO C mode contracts nothing into FMA,
+ * and sums keep their order. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_CLONES /* clang (the fuzz build) and other targets: one version */
+#endif
+
+/* Row sums of layer_norm are taken in LN_LANES double lanes (element j in
+ * lane j % LN_LANES), added in lane order at the end: independent chains
+ * that vectorize, in an order fixed by the row length alone. */
+#define LN_LANES 8
+
+static double lanes_total(const double *l)
+{
+    double t = 0;
+    for (int i = 0; i < LN_LANES; i++)
+        t += l[i];
+    return t;
+}
+
 static bool is_fake(const tt_tensor *t) { return t && t->storage->fake; }
 
 /* A contiguous real copy of t (or t itself, retained), for kernels that
@@ -304,22 +327,30 @@ typedef struct {
 
 /* Mean and 1/std of one row, in double: the biased variance, as PyTorch. */
 #define LN_STATS(T)                                                            \
-    static void ln_stats_##T(const T *x, int64_t n, double eps, double *mean, double *rstd) \
+    static inline void ln_stats_##T(const T *restrict x, int64_t n, double eps, double *mean, \
+                                    double *rstd)                              \
     {                                                                          \
-        double s = 0, v = 0;                                                   \
-        for (int64_t j = 0; j < n; j++)                                        \
-            s += x[j];                                                         \
-        double m = n ? s / (double)n : 0;                                      \
-        for (int64_t j = 0; j < n; j++)                                        \
-            v += ((double)x[j] - m) * ((double)x[j] - m);                      \
+        double s[LN_LANES] = {0}, v[LN_LANES] = {0};                           \
+        int64_t j = 0, body = n - n % LN_LANES;                                \
+        for (; j < body; j += LN_LANES)                                        \
+            for (int l = 0; l < LN_LANES; l++)                                 \
+                s[l] += (double)x[j + l];                                      \
+        for (; j < n; j++)                                                     \
+            s[j - body] += (double)x[j];                                       \
+        double m = n ? lanes_total(s) / (double)n : 0;                         \
+        for (j = 0; j < body; j += LN_LANES)                                   \
+            for (int l = 0; l < LN_LANES; l++)                                 \
+                v[l] += ((double)x[j + l] - m) * ((double)x[j + l] - m);       \
+        for (; j < n; j++)                                                     \
+            v[j - body] += ((double)x[j] - m) * ((double)x[j] - m);            \
         *mean = m;                                                             \
-        *rstd = 1.0 / sqrt((n ? v / (double)n : 0) + eps);                     \
+        *rstd = 1.0 / sqrt((n ? lanes_total(v) / (double)n : 0) + eps);        \
     }
 LN_STATS(float)
 LN_STATS(double)
 
 #define LN_FWD(T)                                                              \
-    static void ln_fwd_##T(int64_t b0, int64_t e0, void *vp)                   \
+    CPU_CLONES static void ln_fwd_##T(int64_t b0, int64_t e0, void *vp)        \
     {                                                                          \
         const ln_plan *p = vp;                                                 \
         const T *w = (const T *)p->w, *bb = (const T *)p->b;                   \
@@ -398,34 +429,38 @@ static tt_status layer_norm_kernel(tt_frame *f)
 /* dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) with
  * dxhat = dy * w; the rows of chunk c add their dw, db into partial c. */
 #define LN_BWD(T)                                                              \
-    static void ln_bwd_##T(int64_t c0, int64_t c1, void *vp)                   \
+    CPU_CLONES static void ln_bwd_##T(int64_t c0, int64_t c1, void *vp)        \
     {                                                                          \
         const ln_plan *p = vp;                                                 \
         const T *w = (const T *)p->w;                                          \
-        int64_t per = (p->rows + CHUNKS - 1) / CHUNKS;                         \
+        int64_t per = (p->rows + CHUNKS - 1) / CHUNKS, n = p->n;               \
+        int64_t body = n - n % LN_LANES;                                       \
         for (int64_t c = c0; c < c1; c++) {                                    \
-            double *dw = p->dw + c * p->n, *db = p->db + c * p->n;             \
+            double *restrict dw = p->dw + c * n, *restrict db = p->db + c * n; \
             int64_t r1 = (c + 1) * per < p->rows ? (c + 1) * per : p->rows;    \
             for (int64_t r = c * per; r < r1; r++) {                           \
-                const T *x = (const T *)p->x + r * p->n;                       \
-                const T *g = (const T *)p->g + r * p->n;                       \
-                T *dx = (T *)p->dx + r * p->n;                                 \
-                double m, rs, s1 = 0, s2 = 0;                                  \
-                ln_stats_##T(x, p->n, p->eps, &m, &rs);                        \
-                for (int64_t j = 0; j < p->n; j++) {                           \
-                    double xh = ((double)x[j] - m) * rs;                       \
-                    double dxh = (double)g[j] * (w ? (double)w[j] : 1.0);      \
-                    s1 += dxh;                                                 \
-                    s2 += dxh * xh;                                            \
-                    dw[j] += (double)g[j] * xh;                                \
-                    db[j] += (double)g[j];                                     \
+                const T *restrict x = (const T *)p->x + r * n;                 \
+                const T *restrict g = (const T *)p->g + r * n;                 \
+                T *restrict dx = (T *)p->dx + r * n;                           \
+                double m, rs, s1[LN_LANES] = {0}, s2[LN_LANES] = {0};          \
+                ln_stats_##T(x, n, p->eps, &m, &rs);                           \
+                for (int64_t j0 = 0; j0 < n; j0 += LN_LANES) {                 \
+                    int lanes = j0 < body ? LN_LANES : (int)(n - body);        \
+                    for (int l = 0; l < lanes; l++) {                          \
+                        int64_t j = j0 + l;                                    \
+                        double xh = ((double)x[j] - m) * rs;                   \
+                        double dxh = (double)g[j] * (w ? (double)w[j] : 1.0);  \
+                        s1[l] += dxh;                                          \
+                        s2[l] += dxh * xh;                                     \
+                        dw[j] += (double)g[j] * xh;                            \
+                        db[j] += (double)g[j];                                 \
+                    }                                                          \
                 }                                                              \
-                s1 /= (double)p->n;                                            \
-                s2 /= (double)p->n;                                            \
-                for (int64_t j = 0; j < p->n; j++) {                           \
+                double a1 = lanes_total(s1) / (double)n, a2 = lanes_total(s2) / (double)n; \
+                for (int64_t j = 0; j < n; j++) {                              \
                     double xh = ((double)x[j] - m) * rs;                       \
                     double dxh = (double)g[j] * (w ? (double)w[j] : 1.0);      \
-                    dx[j] = (T)(rs * (dxh - s1 - xh * s2));                    \
+                    dx[j] = (T)(rs * (dxh - a1 - xh * a2));                    \
                 }                                                              \
             }                                                                  \
         }                                                                      \
@@ -1049,15 +1084,8 @@ typedef struct {
  *   p -= lr (m / bc1) / (sqrt(v / bc2) + eps), bc = 1 - beta^step.
  * Operands: param, grad, exp_avg, exp_avg_sq. */
 /* Contiguous operands take a loop over plain arrays, which vectorizes
- * (the library is built without errno for libm, so sqrt does too), in an
- * AVX-512 or AVX2 clone where the CPU has one: the update is one pass over
- * four arrays of every parameter, a few percent of a training step. The
- * clones compute the same bits (no contraction into FMA in ISO C). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CPU_CLONES /* clang (the fuzz build) and other targets: one version */
-#endif
+ * (the library is built without errno for libm, so sqrt does too); the
+ * update is one pass over four arrays of every parameter. */
 #define ADAMW_LOOP(T_, SQRT)                                                   \
     CPU_CLONES static void adamw_loop_##T_(                                    \
         char **d, const int64_t *st, int64_t n, void *vk)                      \
