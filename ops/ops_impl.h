@@ -8,6 +8,17 @@
  * stack aliases) on their hot paths, as ATen kernels use TensorImpl. */
 #include "tensor_impl.h"
 
+/* A hot loop marked CPU_CLONES is built three times, for AVX-512, AVX2
+ * and baseline x86-64, and the loader picks the one the CPU runs (the
+ * rest of the library stays baseline x86-64). The clones compute the
+ * same bits: ISO C mode contracts nothing into FMA, and vectorized sums
+ * keep their order (lanes, never a reassociated reduction). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_CLONES /* clang (the fuzz build) and other targets: one version */
+#endif
+
 /* Each family registers its ops into the `tt` library. */
 tt_status tt__register_elementwise(tt_library *lib);
 tt_status tt__register_reduce(tt_library *lib);

@@ -147,7 +147,7 @@ ROW_EXTS(b8, bool, NAN_I, i)
 /* The lanes are double (float inputs) or int64 (the others) arrays; a
  * union array would keep the compiler from vectorizing. */
 #define LANES_FN(NAME, T, L, BODY)                                             \
-    static void NAME(void *lv, const char *p, int64_t n, int64_t st)          \
+    CPU_CLONES static void NAME(void *lv, const char *p, int64_t n, int64_t st) \
     {                                                                          \
         L *restrict l = lv;                                                    \
         if (st == (int64_t)sizeof(T)) {                                        \

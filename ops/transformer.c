@@ -26,15 +26,6 @@
 
 #define CHUNKS 64 /* fixed partial sums of a row reduction (see above) */
 
-/* The row loops of layer_norm and the AdamW update run in an AVX-512 or
- * AVX2 clone where the CPU has one (chosen once, when the library loads).
- * The clones compute the same bits: ISO C mode contracts nothing into FMA,
- * and sums keep their order. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CPU_CLONES /* clang (the fuzz build) and other targets: one version */
-#endif
 
 /* Row sums of layer_norm are taken in LN_LANES double lanes (element j in
  * lane j % LN_LANES), added in lane order at the end: independent chains
@@ -659,6 +650,41 @@ static bool attn_parallel(const attn_plan *p)
            (double)ATTN_ROWS * (double)rows * (double)cols <= TT_BLAS_SINGLE_THREAD_MNK;
 }
 
+/* A row's max, sum and dot product in LN_LANES lanes (element j in lane
+ * j % LN_LANES, sums in double), combined in lane order: vectorizable, in
+ * an order fixed by the row length. The max skips NaN as the plain loop
+ * did (a NaN score still makes its row NaN through exp). */
+#define ROW_LANES(T_)                                                          \
+    static inline T_ row_max_##T_(const T_ *restrict r, int64_t n)             \
+    {                                                                          \
+        T_ l[LN_LANES];                                                        \
+        for (int i = 0; i < LN_LANES; i++)                                     \
+            l[i] = -INFINITY;                                                  \
+        int64_t j = 0, body = n - n % LN_LANES;                                \
+        for (; j < body; j += LN_LANES)                                        \
+            for (int i = 0; i < LN_LANES; i++)                                 \
+                l[i] = r[j + i] > l[i] ? r[j + i] : l[i];                      \
+        for (; j < n; j++)                                                     \
+            l[j - body] = r[j] > l[j - body] ? r[j] : l[j - body];             \
+        T_ m = l[0];                                                           \
+        for (int i = 1; i < LN_LANES; i++)                                     \
+            m = l[i] > m ? l[i] : m;                                           \
+        return m;                                                              \
+    }                                                                          \
+    static inline double row_dot_##T_(const T_ *restrict a, const T_ *restrict b, int64_t n) \
+    {                                                                          \
+        double l[LN_LANES] = {0};                                              \
+        int64_t j = 0, body = n - n % LN_LANES;                                \
+        for (; j < body; j += LN_LANES)                                        \
+            for (int i = 0; i < LN_LANES; i++)                                 \
+                l[i] += (double)a[j + i] * (b ? (double)b[j + i] : 1.0);       \
+        for (; j < n; j++)                                                     \
+            l[j - body] += (double)a[j] * (b ? (double)b[j] : 1.0);            \
+        return lanes_total(l);                                                 \
+    }
+ROW_LANES(float)
+ROW_LANES(double)
+
 #define ATTN_GEMM(T_, GEMM, VEXP, EXP)                                         \
     static void gemm_##T_(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, \
                           const T_ *a, int64_t lda, const T_ *b, int64_t ldb, T_ *c,  \
@@ -678,23 +704,20 @@ static bool attn_parallel(const attn_plan *p)
     /* Rows [r0, r1) of scores (row r0 at s, rows S apart) into            \
      * probabilities over their visible keys; the hidden ones, up to column \
      * `width`, become 0. */                                                 \
-    static void softmax_rows_##T_(const attn_plan *p, T_ *s, int64_t r0, int64_t r1, \
-                                  int64_t width)                               \
+    CPU_CLONES static void softmax_rows_##T_(const attn_plan *p, T_ *s, int64_t r0, \
+                                             int64_t r1, int64_t width)        \
     {                                                                          \
         for (int64_t i = r0; i < r1; i++) {                                    \
-            T_ *r = s + (i - r0) * p->S, m = -INFINITY;                        \
+            T_ *r = s + (i - r0) * p->S;                                       \
             int64_t len = attn_len(p, i);                                      \
-            double sum = 0;                                                    \
-            for (int64_t j = 0; j < len; j++)                                  \
-                m = r[j] > m ? r[j] : m;                                       \
+            T_ m = row_max_##T_(r, len);                                       \
             for (int64_t j = 0; j < len; j++)                                  \
                 r[j] -= m;                                                     \
             if (!VEXP(r, len))                                                 \
                 for (int64_t j = 0; j < len; j++)                              \
                     r[j] = EXP(r[j]);                                          \
-            for (int64_t j = 0; j < len; j++)                                  \
-                sum += (double)r[j];                                           \
-            T_ inv = (T_)(1.0 / sum); /* len == 0: NaN, as PyTorch */           \
+            /* len == 0: NaN, as PyTorch */                                    \
+            T_ inv = (T_)(1.0 / row_dot_##T_(r, NULL, len));                   \
             for (int64_t j = 0; j < len; j++)                                  \
                 r[j] *= inv;                                                   \
             for (int64_t j = len; j < width; j++)                              \
@@ -721,7 +744,8 @@ static bool attn_parallel(const attn_plan *p)
     }                                                                          \
     /* Head h's gradients: dP = dO V^T, dV = P^T dO, dS = P (dP - rowsum(P dP)), \
      * dQ = scale dS K, dK = scale dS^T Q. s and ds are (T, S) each. */      \
-    static void attn_bwd_head_##T_(const attn_plan *p, int64_t h, T_ *s, T_ *ds) \
+    CPU_CLONES static void attn_bwd_head_##T_(const attn_plan *p, int64_t h, T_ *s, \
+                                              T_ *ds)                          \
     {                                                                          \
         int nl = p->nlead;                                                     \
         const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);                \
@@ -745,9 +769,7 @@ static bool attn_parallel(const attn_plan *p)
             for (int64_t i = r0; i < r1; i++) {                                \
                 T_ *pr = s + i * p->S, *dr = ds + i * p->S;                    \
                 int64_t len = attn_len(p, i);                                  \
-                double d = 0;                                                  \
-                for (int64_t j = 0; j < len; j++)                              \
-                    d += (double)pr[j] * (double)dr[j];                        \
+                double d = row_dot_##T_(pr, dr, len);                          \
                 for (int64_t j = 0; j < len; j++)                              \
                     dr[j] = pr[j] * (dr[j] - (T_)d);                           \
                 for (int64_t j = len; j < p->S; j++)                           \
@@ -807,7 +829,8 @@ static tt_status attn_run_heads(const char *op, const attn_plan *p, bool f64, bo
     bool par = attn_parallel(p);
     r.ntasks = par ? (tt_get_num_threads() < p->nb ? tt_get_num_threads() : p->nb) : 1;
     int64_t rows = backward ? 2 * p->T : (p->T < ATTN_ROWS ? p->T : ATTN_ROWS);
-    r.per_task = (f64 ? sizeof(double) : sizeof(float)) * (size_t)(rows * p->S > 0 ? rows * p->S : 1);
+    r.per_task = (f64 ? sizeof(double) : sizeof(float)) *
+                 (size_t)(rows * p->S > 0 ? rows * p->S : 1);
     r.scratch = tt__malloc(r.per_task * (size_t)r.ntasks);
     if (!r.scratch)
         return tt_error(TT_ENOMEM, "%s: out of memory for %lld blocks of [%lld, %lld] scores", op,
