@@ -12,11 +12,14 @@
  * and baseline x86-64, and the loader picks the one the CPU runs (the
  * rest of the library stays baseline x86-64). The clones compute the
  * same bits: ISO C mode contracts nothing into FMA, and vectorized sums
- * keep their order (lanes, never a reassociated reduction). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+ * keep their order (lanes, never a reassociated reduction). The
+ * ThreadSanitizer build has one version: its runtime is not up yet when
+ * the loader runs the clones' resolvers, which then crash. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&                   \
+    !defined(__SANITIZE_THREAD__)
 #define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
-#define CPU_CLONES /* clang (the fuzz build) and other targets: one version */
+#define CPU_CLONES /* clang (the fuzz build), TSan and other targets: one version */
 #endif
 
 /* Each family registers its ops into the `tt` library. */
