@@ -43,33 +43,50 @@ static int cpu_level(void)
 #define V_MIN(a, b) _mm256_min_ps(a, b)
 #define V_MAX(a, b) _mm256_max_ps(a, b)
 #define V_ROUND(a) _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-#define V_POW2(n)                                                              \
-    _mm256_castsi256_ps(_mm256_slli_epi32(                                     \
-        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define V_POW2I(i)                                                             \
+    _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(i, _mm256_set1_epi32(127)), 23))
+#define V_POW2(n) V_POW2I(_mm256_cvtps_epi32(n))
+/* p 2^n in two steps, 2^h and 2^(n - h) with h = n/2 (each within the
+ * exponent's range for |n| <= 150), so the product rounds once as
+ * AVX-512's scalef does: to 0 or infinity past float's range. */
+static inline __m256 v_ldexp(__m256 p, __m256 n)
+{
+    __m256i i = _mm256_cvtps_epi32(n), h = _mm256_srai_epi32(i, 1);
+    return _mm256_mul_ps(_mm256_mul_ps(p, V_POW2I(h)), V_POW2I(_mm256_sub_epi32(i, h)));
+}
+#define V_LDEXP(p, n) v_ldexp(p, n)
 #define V_SIGN(x) _mm256_and_ps(x, _mm256_set1_ps(-0.0f))
 #define V_OR(a, b) _mm256_or_ps(a, b)
 #define V_LT_SEL(a, b, x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define V_NAN_SEL(x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q))
 #include "vec_math_kernels.h"
 
-static inline __m256 apply(int op, __m256 v)
+static inline __m256 v_sigmoid(__m256 v)
 {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    switch (op) {
-    case TT_VEC_EXP: return Sleef_expf8_u10avx2(v);
-    case TT_VEC_LOG: return Sleef_logf8_u10avx2(v);
-    case TT_VEC_SIN: return Sleef_sinf8_u35avx2(v);
-    case TT_VEC_COS: return Sleef_cosf8_u35avx2(v);
-    case TT_VEC_TANH: return vk_tanh(v);
-    case TT_VEC_SIGMOID: {
-        __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_setzero_ps(), v));
-        return _mm256_div_ps(one, _mm256_add_ps(one, e));
-    }
-    case TT_VEC_GELU: return vk_gelu(v);
-    case TT_VEC_GELU_TANH: return vk_gelu_tanh(v);
-    default: return v;
-    }
+    __m256 one = _mm256_set1_ps(1.0f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, Sleef_expf8_u10avx2(_mm256_sub_ps(
+                                                      _mm256_setzero_ps(), v))));
 }
+
+/* o[i] = F(x[i]) over n floats, the tail through one padded vector, so
+ * every element gets the same kernel (results do not depend on the
+ * position). One loop per kernel (not one loop around a switch), so each
+ * keeps its constants in registers and its iterations overlap. */
+#define UNARY_LOOP(F)                                                          \
+    do {                                                                       \
+        int64_t k = 0;                                                         \
+        for (; k + 8 <= n; k += 8)                                             \
+            _mm256_storeu_ps(o + k, F(_mm256_loadu_ps(x + k)));                \
+        if (k < n) {                                                           \
+            float in[8] = {0}, out[8];                                         \
+            for (int64_t i = k; i < n; i++)                                    \
+                in[i - k] = x[i];                                              \
+            _mm256_storeu_ps(out, F(_mm256_loadu_ps(in)));                     \
+            for (int64_t i = k; i < n; i++)                                    \
+                o[i] = out[i - k];                                             \
+        }                                                                      \
+        return true;                                                           \
+    } while (0)
 
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
 {
@@ -78,25 +95,35 @@ bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
         return false;
     if (level == 2 && tt__vec_f32_avx512(op, o, x, n))
         return true;
-    int64_t k = 0;
-    for (; k + 8 <= n; k += 8)
-        _mm256_storeu_ps(o + k, apply(op, _mm256_loadu_ps(x + k)));
-    if (k < n) {
-        /* The tail through one padded vector, so every element gets the
-         * same kernel (results do not depend on the position). */
-        float in[8] = {0}, out[8];
-        for (int64_t i = k; i < n; i++)
-            in[i - k] = x[i];
-        _mm256_storeu_ps(out, apply(op, _mm256_loadu_ps(in)));
-        for (int64_t i = k; i < n; i++)
-            o[i] = out[i - k];
+    switch (op) {
+    case TT_VEC_EXP: UNARY_LOOP(Sleef_expf8_u10avx2);
+    case TT_VEC_LOG: UNARY_LOOP(Sleef_logf8_u10avx2);
+    case TT_VEC_SIN: UNARY_LOOP(Sleef_sinf8_u35avx2);
+    case TT_VEC_COS: UNARY_LOOP(Sleef_cosf8_u35avx2);
+    case TT_VEC_TANH: UNARY_LOOP(vk_tanh);
+    case TT_VEC_SIGMOID: UNARY_LOOP(v_sigmoid);
+    case TT_VEC_GELU: UNARY_LOOP(vk_gelu);
+    case TT_VEC_GELU_TANH: UNARY_LOOP(vk_gelu_tanh);
+    default: return false;
     }
-    return true;
 }
-static inline __m256 apply2(int op, __m256 a, __m256 b)
-{
-    return op == TT_VEC2_GELU_BACKWARD ? vk_gelu_backward(a, b) : vk_gelu_tanh_backward(a, b);
-}
+
+/* As UNARY_LOOP for o[i] = F(a[i], b[i]). */
+#define BINARY_LOOP(F)                                                         \
+    do {                                                                       \
+        int64_t k = 0;                                                         \
+        for (; k + 8 <= n; k += 8)                                             \
+            _mm256_storeu_ps(o + k, F(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k))); \
+        if (k < n) {                                                           \
+            float ia[8] = {0}, ib[8] = {0}, out[8];                            \
+            for (int64_t i = k; i < n; i++)                                    \
+                ia[i - k] = a[i], ib[i - k] = b[i];                            \
+            _mm256_storeu_ps(out, F(_mm256_loadu_ps(ia), _mm256_loadu_ps(ib))); \
+            for (int64_t i = k; i < n; i++)                                    \
+                o[i] = out[i - k];                                             \
+        }                                                                      \
+        return true;                                                           \
+    } while (0)
 
 bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n)
 {
@@ -105,18 +132,11 @@ bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n)
         return false;
     if (level == 2 && tt__vec2_f32_avx512(op, o, a, b, n))
         return true;
-    int64_t k = 0;
-    for (; k + 8 <= n; k += 8)
-        _mm256_storeu_ps(o + k, apply2(op, _mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k)));
-    if (k < n) { /* the tail through one padded vector, as tt__vec_f32's */
-        float ia[8] = {0}, ib[8] = {0}, out[8];
-        for (int64_t i = k; i < n; i++)
-            ia[i - k] = a[i], ib[i - k] = b[i];
-        _mm256_storeu_ps(out, apply2(op, _mm256_loadu_ps(ia), _mm256_loadu_ps(ib)));
-        for (int64_t i = k; i < n; i++)
-            o[i] = out[i - k];
+    switch (op) {
+    case TT_VEC2_GELU_BACKWARD: BINARY_LOOP(vk_gelu_backward);
+    case TT_VEC2_GELU_TANH_BACKWARD: BINARY_LOOP(vk_gelu_tanh_backward);
+    default: return false;
     }
-    return true;
 }
 #else
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n)

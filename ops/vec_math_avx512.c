@@ -20,9 +20,9 @@
 #define V_MIN(a, b) _mm512_min_ps(a, b)
 #define V_MAX(a, b) _mm512_max_ps(a, b)
 #define V_ROUND(a) _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-#define V_POW2(n)                                                              \
-    _mm512_castsi512_ps(_mm512_slli_epi32(                                     \
-        _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23))
+/* scalef: p 2^floor(n) in one instruction, rounded once. */
+#define V_LDEXP(p, n) _mm512_scalef_ps(p, n)
+#define V_POW2(n) _mm512_scalef_ps(_mm512_set1_ps(1.0f), n)
 /* Bitwise ops through the integer forms: the float ones need AVX-512DQ. */
 #define V_SIGN(x)                                                              \
     _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x),               \
@@ -33,54 +33,65 @@
 #define V_NAN_SEL(x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x)
 #include "vec_math_kernels.h"
 
-static inline __m512 apply(int op, __m512 v)
+static inline __m512 v_sigmoid(__m512 v)
 {
-    const __m512 one = _mm512_set1_ps(1.0f);
-    switch (op) {
-    case TT_VEC_EXP: return Sleef_expf16_u10avx512f(v);
-    case TT_VEC_LOG: return Sleef_logf16_u10avx512f(v);
-    case TT_VEC_SIN: return Sleef_sinf16_u35avx512f(v);
-    case TT_VEC_COS: return Sleef_cosf16_u35avx512f(v);
-    case TT_VEC_TANH: return vk_tanh(v);
-    case TT_VEC_SIGMOID: {
-        __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(_mm512_setzero_ps(), v));
-        return _mm512_div_ps(one, _mm512_add_ps(one, e));
-    }
-    case TT_VEC_GELU: return vk_gelu(v);
-    case TT_VEC_GELU_TANH: return vk_gelu_tanh(v);
-    default: return v;
-    }
+    __m512 one = _mm512_set1_ps(1.0f);
+    return _mm512_div_ps(one, _mm512_add_ps(one, Sleef_expf16_u10avx512f(_mm512_sub_ps(
+                                                      _mm512_setzero_ps(), v))));
 }
+
+/* o[i] = F(x[i]) over n floats, the tail through one masked vector: every
+ * element gets the same kernel, so results do not depend on the position.
+ * One loop per kernel (not one loop around a switch), so each keeps its
+ * constants in registers and its iterations overlap. */
+#define UNARY_LOOP(F)                                                          \
+    do {                                                                       \
+        int64_t k = 0;                                                         \
+        for (; k + 16 <= n; k += 16)                                           \
+            _mm512_storeu_ps(o + k, F(_mm512_loadu_ps(x + k)));                \
+        if (k < n) {                                                           \
+            __mmask16 m = (__mmask16)((1u << (n - k)) - 1);                    \
+            _mm512_mask_storeu_ps(o + k, m, F(_mm512_maskz_loadu_ps(m, x + k))); \
+        }                                                                      \
+        return true;                                                           \
+    } while (0)
 
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)
 {
-    int64_t k = 0;
-    for (; k + 16 <= n; k += 16)
-        _mm512_storeu_ps(o + k, apply(op, _mm512_loadu_ps(x + k)));
-    if (k < n) {
-        /* The tail through one masked vector: every element gets the same
-         * kernel, so results do not depend on the position. */
-        __mmask16 m = (__mmask16)((1u << (n - k)) - 1);
-        __m512 v = _mm512_maskz_loadu_ps(m, x + k);
-        _mm512_mask_storeu_ps(o + k, m, apply(op, v));
+    switch (op) {
+    case TT_VEC_EXP: UNARY_LOOP(Sleef_expf16_u10avx512f);
+    case TT_VEC_LOG: UNARY_LOOP(Sleef_logf16_u10avx512f);
+    case TT_VEC_SIN: UNARY_LOOP(Sleef_sinf16_u35avx512f);
+    case TT_VEC_COS: UNARY_LOOP(Sleef_cosf16_u35avx512f);
+    case TT_VEC_TANH: UNARY_LOOP(vk_tanh);
+    case TT_VEC_SIGMOID: UNARY_LOOP(v_sigmoid);
+    case TT_VEC_GELU: UNARY_LOOP(vk_gelu);
+    case TT_VEC_GELU_TANH: UNARY_LOOP(vk_gelu_tanh);
+    default: return false;
     }
-    return true;
 }
+
+/* As UNARY_LOOP for o[i] = F(a[i], b[i]). */
+#define BINARY_LOOP(F)                                                         \
+    do {                                                                       \
+        int64_t k = 0;                                                         \
+        for (; k + 16 <= n; k += 16)                                           \
+            _mm512_storeu_ps(o + k, F(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k))); \
+        if (k < n) {                                                           \
+            __mmask16 m = (__mmask16)((1u << (n - k)) - 1);                    \
+            _mm512_mask_storeu_ps(o + k, m, F(_mm512_maskz_loadu_ps(m, a + k), \
+                                              _mm512_maskz_loadu_ps(m, b + k))); \
+        }                                                                      \
+        return true;                                                           \
+    } while (0)
+
 bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64_t n)
 {
-    int64_t k = 0;
-    for (; k + 16 <= n; k += 16) {
-        __m512 va = _mm512_loadu_ps(a + k), vb = _mm512_loadu_ps(b + k);
-        _mm512_storeu_ps(o + k, op == TT_VEC2_GELU_BACKWARD ? vk_gelu_backward(va, vb)
-                                                            : vk_gelu_tanh_backward(va, vb));
+    switch (op) {
+    case TT_VEC2_GELU_BACKWARD: BINARY_LOOP(vk_gelu_backward);
+    case TT_VEC2_GELU_TANH_BACKWARD: BINARY_LOOP(vk_gelu_tanh_backward);
+    default: return false;
     }
-    if (k < n) { /* one masked vector, as tt__vec_f32_avx512's tail */
-        __mmask16 m = (__mmask16)((1u << (n - k)) - 1);
-        __m512 va = _mm512_maskz_loadu_ps(m, a + k), vb = _mm512_maskz_loadu_ps(m, b + k);
-        _mm512_mask_storeu_ps(o + k, m, op == TT_VEC2_GELU_BACKWARD ? vk_gelu_backward(va, vb)
-                                                                    : vk_gelu_tanh_backward(va, vb));
-    }
-    return true;
 }
 #else
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)

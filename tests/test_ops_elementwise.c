@@ -820,11 +820,13 @@ END_TEST
 /* The f32 vector kernels of contiguous tensors (ops/vec_math*.c): tanh,
  * gelu and gelu(approximate="tanh") have kernels of their own, checked
  * here over a dense range against double precision, with a length whose
- * tail does not fill a vector. Bounds: tanh within 4 ULP; gelu_tanh
- * within 4 ULP plus 1e-8 (its negative tail is a difference of
- * near-equal terms); gelu's erf is Abramowitz and Stegun 7.1.26 as
- * PyTorch's vectorized erf, absolute error 1.5e-7 in erf, so within
- * 4 ULP plus 4e-7. Their derivatives (gelu_backward, both forms) have
+ * tail does not fill a vector (meson runs this suite twice: as the CPU
+ * chooses, and with TT_NO_AVX512 on the AVX2 kernels). Bounds: tanh
+ * within 3 ULP; gelu_tanh within 4 ULP plus 1e-8 (its negative tail is a
+ * difference of near-equal terms); gelu within 4 ULP plus 4e-7, the
+ * accuracy of PyTorch's vectorized gelu (its erf is Abramowitz and Stegun
+ * 7.1.26, absolute error 1.5e-7) and of the scalar 0.5 x (1 + erff) in
+ * the negative tail. Their derivatives (gelu_backward, both forms) have
  * kernels too, within 8 ULP plus 8e-7 (erf) or 2e-7 (tanh): the
  * derivative crosses zero at gelu's minimum (x near -0.75), where its
  * two terms cancel. */
@@ -865,7 +867,7 @@ START_TEST(test_vector_kernels_dense)
                                         a * exp(-0.5 * a * a) / sqrt(2 * M_PI))
                               : g[i] * (0.5 * (1 + th) +
                                         0.5 * a * (1 - th * th) * b * (1 + 3 * c * a * a));
-            double bound = (k < 3 ? 4 : 8) * ulp_f32(w) +
+            double bound = (k == 0 ? 3 : k < 3 ? 4 : 8) * ulp_f32(w) +
                            (k == 0 ? 0 : k == 1 ? 4e-7 : k == 2 ? 1e-8 : k == 3 ? 8e-7 : 2e-7);
             double e = fabs(o[i] - w) / bound;
             if (e > worst)
