@@ -15,7 +15,6 @@
 #define V_MUL(a, b) _mm512_mul_ps(a, b)
 #define V_DIV(a, b) _mm512_div_ps(a, b)
 #define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define V_RCP(a) _mm512_rcp14_ps(a)
 #define V_ABS(a) _mm512_abs_ps(a)
 #define V_MIN(a, b) _mm512_min_ps(a, b)
 #define V_MAX(a, b) _mm512_max_ps(a, b)

@@ -38,7 +38,6 @@
  *   V_FMA(a,b,c) = a*b + c    V_ABS(a)
  *   V_MIN(a,b) V_MAX(a,b)  b when a or b is NaN (the x86 rule), so NaN
  *                passes through V_MIN(c, x) and V_MAX(c, x)
- *   V_RCP(a)     the CPU's estimate of 1/a (12 bits or better)
  *   V_ROUND(a)   float rounded to the nearest integer (as float)
  *   V_POW2(n)    2^n for integral float n in [-126, 127]
  *   V_LDEXP(p,n) p 2^n, rounded (to 0 or infinity past float's range), for
@@ -80,14 +79,6 @@ static inline V vk_expm1(V x)
 {
     V s, q = vk_exp_parts(x, &s);
     return V_FMA(s, q, V_SUB(s, V_SET1(1.0f)));
-}
-
-/* 1/d for d in [1, 2^64]: the CPU's estimate and one Newton step, within
- * an ULP of the quotient at a fraction of a division's cost. */
-static inline V vk_recip(V d)
-{
-    V r = V_RCP(d);
-    return V_MUL(r, V_FMA(V_SUB(V_SET1(0.0f), d), r, V_SET1(2.0f)));
 }
 
 /* 2^t for any t: 0 below -150, infinity above 150, NaN for NaN (the
@@ -158,7 +149,7 @@ static inline V vk_phi(V x, V *e_half_x2)
      * or 1. The clamp keeps e^(-a^2) inside vk_exp's range (-a^2 >= -87)
      * and 1/(1 + p a) finite at infinity; the select then makes it 0. */
     V ac = V_MIN(a, V_SET1(9.25f));
-    V t = vk_recip(V_FMA(ac, V_SET1(0.3275911f), V_SET1(1.0f)));
+    V t = V_DIV(V_SET1(1.0f), V_FMA(ac, V_SET1(0.3275911f), V_SET1(1.0f)));
     /* A&S's coefficients, halved (exactly) to give erfc / 2. */
     V p = V_SET1(1.061405429f / 2);
     p = V_FMA(p, t, V_SET1(-1.453152027f / 2));
@@ -189,7 +180,7 @@ static inline V vk_gelu_tanh_backward(V g, V x)
     V u = V_MUL(V_SET1(0.79788456080286535588f), V_FMA(V_MUL(V_SET1(0.044715f), x), x2, x));
     V du = V_MUL(V_SET1(0.79788456080286535588f), V_FMA(V_SET1(3 * 0.044715f), x2, V_SET1(1.0f)));
     V e = vk_exp(V_MAX(V_MUL(V_ABS(u), V_SET1(-2.0f)), V_SET1(-87.0f)));
-    V r = vk_recip(V_ADD(V_SET1(1.0f), e));
+    V r = V_DIV(V_SET1(1.0f), V_ADD(V_SET1(1.0f), e));
     V one_plus_t = V_MUL(V_SET1(2.0f), V_LT_SEL(u, V_SET1(0.0f), V_MUL(e, r), r));
     V sech2 = V_MUL(V_MUL(V_SET1(4.0f), e), V_MUL(r, r));
     V dy = V_MUL(V_SET1(0.5f), V_FMA(V_MUL(x, sech2), du, one_plus_t));
