@@ -58,20 +58,13 @@ static inline __m256 v_ldexp(__m256 p, __m256 n)
 #define V_OR(a, b) _mm256_or_ps(a, b)
 #define V_LT_SEL(a, b, x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define V_NAN_SEL(x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q))
-#include "vec_math_kernels.h"
-
-static inline __m256 v_sigmoid(__m256 v)
-{
-    __m256 one = _mm256_set1_ps(1.0f);
-    return _mm256_div_ps(one, _mm256_add_ps(one, Sleef_expf8_u10avx2(_mm256_sub_ps(
-                                                      _mm256_setzero_ps(), v))));
-}
-
-/* o[i] = F(x[i]) over n floats, the tail through one padded vector, so
- * every element gets the same kernel (results do not depend on the
- * position). One loop per kernel (not one loop around a switch), so each
- * keeps its constants in registers and its iterations overlap. */
-#define UNARY_LOOP(F)                                                          \
+#define V_SLEEF_EXP(v) Sleef_expf8_u10avx2(v)
+#define V_SLEEF_LOG(v) Sleef_logf8_u10avx2(v)
+#define V_SLEEF_SIN(v) Sleef_sinf8_u35avx2(v)
+#define V_SLEEF_COS(v) Sleef_cosf8_u35avx2(v)
+/* The tail through one padded vector, so every element gets the same
+ * kernel (results do not depend on the position). */
+#define VK_UNARY_LOOP(F)                                                       \
     do {                                                                       \
         int64_t k = 0;                                                         \
         for (; k + 8 <= n; k += 8)                                             \
@@ -86,29 +79,7 @@ static inline __m256 v_sigmoid(__m256 v)
         }                                                                      \
         return true;                                                           \
     } while (0)
-
-bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
-{
-    int level = cpu_level();
-    if (level == 0)
-        return false;
-    if (level == 2 && tt__vec_f32_avx512(op, o, x, n))
-        return true;
-    switch (op) {
-    case TT_VEC_EXP: UNARY_LOOP(Sleef_expf8_u10avx2);
-    case TT_VEC_LOG: UNARY_LOOP(Sleef_logf8_u10avx2);
-    case TT_VEC_SIN: UNARY_LOOP(Sleef_sinf8_u35avx2);
-    case TT_VEC_COS: UNARY_LOOP(Sleef_cosf8_u35avx2);
-    case TT_VEC_TANH: UNARY_LOOP(vk_tanh);
-    case TT_VEC_SIGMOID: UNARY_LOOP(v_sigmoid);
-    case TT_VEC_GELU: UNARY_LOOP(vk_gelu);
-    case TT_VEC_GELU_TANH: UNARY_LOOP(vk_gelu_tanh);
-    default: return false;
-    }
-}
-
-/* As UNARY_LOOP for o[i] = F(a[i], b[i]). */
-#define BINARY_LOOP(F)                                                         \
+#define VK_BINARY_LOOP(F)                                                      \
     do {                                                                       \
         int64_t k = 0;                                                         \
         for (; k + 8 <= n; k += 8)                                             \
@@ -123,6 +94,17 @@ bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
         }                                                                      \
         return true;                                                           \
     } while (0)
+#include "vec_math_kernels.h"
+
+bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
+{
+    int level = cpu_level();
+    if (level == 0)
+        return false;
+    if (level == 2 && tt__vec_f32_avx512(op, o, x, n))
+        return true;
+    return vk_unary(op, o, x, n);
+}
 
 bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n)
 {
@@ -131,11 +113,7 @@ bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n)
         return false;
     if (level == 2 && tt__vec2_f32_avx512(op, o, a, b, n))
         return true;
-    switch (op) {
-    case TT_VEC2_GELU_BACKWARD: BINARY_LOOP(vk_gelu_backward);
-    case TT_VEC2_GELU_TANH_BACKWARD: BINARY_LOOP(vk_gelu_tanh_backward);
-    default: return false;
-    }
+    return vk_binary(op, o, a, b, n);
 }
 #else
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n)

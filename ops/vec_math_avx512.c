@@ -30,20 +30,13 @@
     _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
 #define V_LT_SEL(a, b, x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x)
 #define V_NAN_SEL(x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x)
-#include "vec_math_kernels.h"
-
-static inline __m512 v_sigmoid(__m512 v)
-{
-    __m512 one = _mm512_set1_ps(1.0f);
-    return _mm512_div_ps(one, _mm512_add_ps(one, Sleef_expf16_u10avx512f(_mm512_sub_ps(
-                                                      _mm512_setzero_ps(), v))));
-}
-
-/* o[i] = F(x[i]) over n floats, the tail through one masked vector: every
- * element gets the same kernel, so results do not depend on the position.
- * One loop per kernel (not one loop around a switch), so each keeps its
- * constants in registers and its iterations overlap. */
-#define UNARY_LOOP(F)                                                          \
+#define V_SLEEF_EXP(v) Sleef_expf16_u10avx512f(v)
+#define V_SLEEF_LOG(v) Sleef_logf16_u10avx512f(v)
+#define V_SLEEF_SIN(v) Sleef_sinf16_u35avx512f(v)
+#define V_SLEEF_COS(v) Sleef_cosf16_u35avx512f(v)
+/* The tail through one masked vector: every element gets the same kernel,
+ * so results do not depend on the position. */
+#define VK_UNARY_LOOP(F)                                                       \
     do {                                                                       \
         int64_t k = 0;                                                         \
         for (; k + 16 <= n; k += 16)                                           \
@@ -54,24 +47,7 @@ static inline __m512 v_sigmoid(__m512 v)
         }                                                                      \
         return true;                                                           \
     } while (0)
-
-bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)
-{
-    switch (op) {
-    case TT_VEC_EXP: UNARY_LOOP(Sleef_expf16_u10avx512f);
-    case TT_VEC_LOG: UNARY_LOOP(Sleef_logf16_u10avx512f);
-    case TT_VEC_SIN: UNARY_LOOP(Sleef_sinf16_u35avx512f);
-    case TT_VEC_COS: UNARY_LOOP(Sleef_cosf16_u35avx512f);
-    case TT_VEC_TANH: UNARY_LOOP(vk_tanh);
-    case TT_VEC_SIGMOID: UNARY_LOOP(v_sigmoid);
-    case TT_VEC_GELU: UNARY_LOOP(vk_gelu);
-    case TT_VEC_GELU_TANH: UNARY_LOOP(vk_gelu_tanh);
-    default: return false;
-    }
-}
-
-/* As UNARY_LOOP for o[i] = F(a[i], b[i]). */
-#define BINARY_LOOP(F)                                                         \
+#define VK_BINARY_LOOP(F)                                                      \
     do {                                                                       \
         int64_t k = 0;                                                         \
         for (; k + 16 <= n; k += 16)                                           \
@@ -83,14 +59,16 @@ bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)
         }                                                                      \
         return true;                                                           \
     } while (0)
+#include "vec_math_kernels.h"
+
+bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)
+{
+    return vk_unary(op, o, x, n);
+}
 
 bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64_t n)
 {
-    switch (op) {
-    case TT_VEC2_GELU_BACKWARD: BINARY_LOOP(vk_gelu_backward);
-    case TT_VEC2_GELU_TANH_BACKWARD: BINARY_LOOP(vk_gelu_tanh_backward);
-    default: return false;
-    }
+    return vk_binary(op, o, a, b, n);
 }
 #else
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)

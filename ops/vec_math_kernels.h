@@ -44,7 +44,11 @@
  *                p in [0.5, 2] and integral float n in [-150, 150]
  *   V_SIGN(x)    x's sign bit alone;  V_OR(a,b) bitwise or
  *   V_LT_SEL(a, b, x, y)  lanes where a < b take x, the others y
- *   V_NAN_SEL(x, y)       lanes where x is NaN take x, the others y */
+ *   V_NAN_SEL(x, y)       lanes where x is NaN take x, the others y
+ * and, for the drivers at the end (vk_unary, vk_binary), SLEEF's kernels
+ * V_SLEEF_EXP(v) V_SLEEF_LOG(v) V_SLEEF_SIN(v) V_SLEEF_COS(v) and its loops
+ * VK_UNARY_LOOP(F) and VK_BINARY_LOOP(F), which run o[i] = F(x[i]) (or
+ * F(a[i], b[i])) over n floats, tail included, and return true. */
 
 /* e^r - 1 = r + r^2 P(r) for |r| <= ln2/2, after the Cody-Waite reduction
  * x = n ln2 + r (ln2's high part has trailing zeros, so n ln2_hi is
@@ -187,4 +191,37 @@ static inline V vk_gelu_tanh_backward(V g, V x)
     V du2 = V_FMA(V_SET1((float)(6 * 0.044715 * 0.79788456080286535588)), s,
                   V_SET1((float)(2 * 0.79788456080286535588)));
     return V_MUL(g, V_FMA(V_MUL(xc, du2), V_MUL(V_MUL(e, r), r), r));
+}
+
+static inline V vk_sigmoid(V x)
+{
+    return V_DIV(V_SET1(1.0f), V_ADD(V_SET1(1.0f), V_SLEEF_EXP(V_SUB(V_SET1(0.0f), x))));
+}
+
+/* o[i] = f(x[i]) for TT_VEC_* op f; false for an op without a kernel.
+ * One loop per kernel (not one loop around a switch), so each keeps its
+ * constants in registers and its iterations overlap. */
+static inline bool vk_unary(int op, float *o, const float *x, int64_t n)
+{
+    switch (op) {
+    case TT_VEC_EXP: VK_UNARY_LOOP(V_SLEEF_EXP);
+    case TT_VEC_LOG: VK_UNARY_LOOP(V_SLEEF_LOG);
+    case TT_VEC_SIN: VK_UNARY_LOOP(V_SLEEF_SIN);
+    case TT_VEC_COS: VK_UNARY_LOOP(V_SLEEF_COS);
+    case TT_VEC_TANH: VK_UNARY_LOOP(vk_tanh);
+    case TT_VEC_SIGMOID: VK_UNARY_LOOP(vk_sigmoid);
+    case TT_VEC_GELU: VK_UNARY_LOOP(vk_gelu);
+    case TT_VEC_GELU_TANH: VK_UNARY_LOOP(vk_gelu_tanh);
+    default: return false;
+    }
+}
+
+/* o[i] = f(a[i], b[i]) for TT_VEC2_* op f, as vk_unary. */
+static inline bool vk_binary(int op, float *o, const float *a, const float *b, int64_t n)
+{
+    switch (op) {
+    case TT_VEC2_GELU_BACKWARD: VK_BINARY_LOOP(vk_gelu_backward);
+    case TT_VEC2_GELU_TANH_BACKWARD: VK_BINARY_LOOP(vk_gelu_tanh_backward);
+    default: return false;
+    }
 }
