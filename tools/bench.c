@@ -21,6 +21,7 @@
  *   --quick: fewer repetitions, and the largest sizes are skipped. */
 #include "tensortrace.h"
 #include "gpt2.h"
+#include "gpt2_reference_tt.h"
 #include "mlp_step.h"
 
 #include <cblas.h>
@@ -778,6 +779,45 @@ static bool bench_gpt2_step(const bench *b, const bench_opts *o, double *value, 
     return ok;
 }
 
+/* The same step by the plain-C reference (examples/gpt2/reference, our
+ * re-implementation of llm.c's algorithm: hand-written loops, -Ofast,
+ * OpenMP) from the same init on the same batch. */
+typedef struct {
+    gpt2_ctx g;
+    gpt2ref *r;
+} gpt2_reference_ctx;
+
+static bool gpt2_reference(void *p)
+{
+    gpt2_reference_ctx *x = p;
+    double loss;
+    return gpt2_reference_step(x->r, x->g.tokens, x->g.targets, 1, &x->g.a, &loss) == TT_OK;
+}
+
+/* Milliseconds per reference step on b->n OpenMP threads, beside the same
+ * floor as the lines above (raw sgemm on b->n threads), so the ratios
+ * read alike. */
+static bool bench_gpt2_reference(const bench *b, const bench_opts *o, double *value,
+                                 double *limit)
+{
+    int ot, ob, oref = gpt2ref_threads();
+    set_threads((int)b->n, &ot, &ob);
+    gpt2ref_set_threads((int)b->n);
+    gpt2_reference_ctx x = {0};
+    double ts = 0, tg = 0;
+    bool ok = gpt2_setup(&x.g, false) &&
+              (x.r = gpt2_reference_from_state(&x.g.s, G_B, G_T)) != NULL &&
+              best_pair(gpt2_reference, &x, gpt2_gemms, &x.g, o, o->quick ? 2 : 3, 1, &ts, &tg);
+    *value = ts * 1e3;
+    *limit = tg * 1e3;
+    gpt2ref_free(x.r);
+    gpt2_free(&x.g);
+    gpt2ref_set_threads(oref);
+    set_threads(ot, NULL, NULL);
+    openblas_set_num_threads(ob);
+    return ok;
+}
+
 /* Tokens per second of the compiled step on b->n threads, beside the
  * tokens per second its matrix products alone would allow. */
 static bool bench_gpt2_tokens(const bench *b, const bench_opts *o, double *value,
@@ -990,6 +1030,10 @@ static const bench benches[] = {
     {"gpt2_train_step_ms_compiled_1t", "ms", bench_gpt2_step, 1, true, false, 0},
     {"gpt2_train_step_ms_eager_2t", "ms", bench_gpt2_step, 2, false, false, 0},
     {"gpt2_train_step_ms_compiled_2t", "ms", bench_gpt2_step, 2, true, false, 0},
+    /* the same step by the plain-C reference (our re-implementation of
+     * llm.c's algorithm, OpenMP threads); limit: the same floor */
+    {"gpt2_train_step_ms_reference_1t", "ms", bench_gpt2_reference, 1, false, false, 0},
+    {"gpt2_train_step_ms_reference_2t", "ms", bench_gpt2_reference, 2, false, false, 0},
     /* limit: the tokens/s the floor allows */
     {"gpt2_tokens_per_s_compiled_2t", "tokens/s", bench_gpt2_tokens, 2, true, false, 0},
     /* limit: the MB of every value the step's graph computes */

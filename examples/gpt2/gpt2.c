@@ -5,8 +5,11 @@
  * the README ("GPT-2") and gpt2.h.
  *
  * Usage: gpt2 [options]  (gpt2 --help lists them)
- * Build: cc gpt2.c gpt2_model.c $(pkg-config --cflags --libs tensortrace) -lm -o gpt2 */
+ * Build: cc gpt2.c gpt2_model.c reference/gpt2_reference_tt.c $(pkg-config --cflags --libs
+ *   tensortrace) -lm -o gpt2 plus reference/gpt2_reference.c built with -Ofast -march=native
+ *   -fopenmp (as meson builds it). */
 #include "gpt2.h"
+#include "reference/gpt2_reference_tt.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -21,7 +24,7 @@ typedef struct {
     const char *checkpoint, *tokens, *text, *write_checkpoint, *dot, *block_svg;
     int batch, seq_len, steps, threads, layers, heads, channels, max_seq_len, check;
     double lr, clip;
-    bool compiled, quiet;
+    bool compiled, quiet, reference;
     uint64_t seed;
 } options;
 
@@ -38,6 +41,9 @@ static void usage(FILE *f)
             "  -l, --lr X              AdamW learning rate (default 1e-4, as llm.c)\n"
             "  -j, --threads N         threads (default: the library's)\n"
             "      --compiled          trace the step once (fullgraph) and replay it\n"
+            "      --reference         train with the plain-C reference instead (our own\n"
+            "                          re-implementation of llm.c's algorithm, OpenMP\n"
+            "                          threads); with --check, it joins the check\n"
             "      --clip X            clip the gradient norm at X (default 0: off)\n"
             "      --layers N --heads N --channels N --max-seq-len N\n"
             "                          config of a random init (default 2, 4, 64, 256)\n"
@@ -64,6 +70,9 @@ static bool parse_args(int argc, char **argv, options *o)
             exit(0);
         } else if (OPT("--compiled", "--compiled")) {
             o->compiled = true;
+            continue;
+        } else if (OPT("--reference", "--reference")) {
+            o->reference = true;
             continue;
         } else if (OPT("-q", "--quiet")) {
             o->quiet = true;
@@ -122,6 +131,11 @@ static bool parse_args(int argc, char **argv, options *o)
                         "multiple of heads\n");
         return false;
     }
+    if (o->reference && (o->compiled || o->dot)) {
+        fprintf(stderr, "gpt2: --reference trains with the plain-C reference; it does not "
+                        "combine with --compiled or --dot\n");
+        return false;
+    }
     return true;
 }
 
@@ -133,11 +147,12 @@ static double now_ms(void)
 }
 
 
-/* Trains `steps` steps of state s, eager or compiled (c non-NULL), writing
- * each loss into losses[] (may be NULL) and one line per step unless quiet.
+/* Trains `steps` steps of state s, eager, compiled (c non-NULL) or with
+ * the plain-C reference (r non-NULL, holding s's parameters), writing each
+ * loss into losses[] (may be NULL) and one line per step unless quiet.
  * *ms gets the time of the steps after the first (the first traces). */
 static tt_status train(gpt2_state *s, const gpt2_tokens *tf, const options *o, tt_compiled *c,
-                       gpt2_step_args *sa, double *losses, double *ms)
+                       gpt2ref *r, gpt2_step_args *sa, double *losses, double *ms)
 {
     int64_t B = o->batch, T = o->seq_len;
     tt_tensor *tokens = tt_zeros(TT_SHAPE(B, T), TT_I64);
@@ -151,8 +166,11 @@ static tt_status train(gpt2_state *s, const gpt2_tokens *tf, const options *o, t
         tt_tensor *l = NULL;
         if ((st = gpt2_next_batch(tf, i, B, T, tokens, targets)) || (st = tt_fill_(s->step, i + 1)))
             break;
-        st = c ? tt_compiled_call(c, in, &l) : gpt2_train_step(in, GPT2_NFIXED + 3 * s->np, &l, 1, sa);
-        if (!st)
+        if (r)
+            st = gpt2_reference_step(r, tokens, targets, i + 1, sa, &loss);
+        else
+            st = c ? tt_compiled_call(c, in, &l) : gpt2_train_step(in, GPT2_NFIXED + 3 * s->np, &l, 1, sa);
+        if (!st && !r)
             st = tt_item(l, &loss);
         tt_release(l);
         double dt = now_ms() - t0;
@@ -256,6 +274,7 @@ int main(int argc, char **argv)
     gpt2_tokens tf = {0};
     gpt2_state s = {0};
     tt_compiled *c = NULL;
+    gpt2ref *r = NULL;
     gpt2_step_args sa = {0};
     double *losses = NULL, ms = 0;
     tt_status st = TT_OK;
@@ -264,6 +283,8 @@ int main(int argc, char **argv)
         return 2;
     if (o.threads > 0)
         tt_set_num_threads(o.threads);
+    if (o.reference)
+        gpt2ref_set_threads(o.threads);
     if (o.block_svg) {
         st = block_picture(&o);
         goto out;
@@ -297,28 +318,36 @@ int main(int argc, char **argv)
     printf("gpt2: %d layers, %d heads, %d channels, vocab %d (padded %d), max_seq_len %d; "
            "batch %d, seq_len %d, %d threads, %s\n", s.cfg.num_layers, s.cfg.num_heads,
            s.cfg.channels, s.cfg.vocab_size, s.cfg.padded_vocab_size, s.cfg.max_seq_len,
-           o.batch, o.seq_len, tt_get_num_threads(), o.compiled ? "compiled" : "eager");
+           o.batch, o.seq_len, o.reference && !o.check ? gpt2ref_threads() : tt_get_num_threads(),
+           o.reference && !o.check ? "reference (plain C)" : o.compiled ? "compiled" : "eager");
     if (o.check > 0) {
         /* Eager, then compiled from the same start: the losses agree. */
         double *le = calloc((size_t)o.check, sizeof *le), *lc = calloc((size_t)o.check, sizeof *lc);
+        double *lr = calloc((size_t)o.check, sizeof *lr);
         options oc = o;
         oc.steps = o.check;
-        gpt2_state s2 = {0};
-        if (!le || !lc)
+        gpt2_state s2 = {0}, s3 = {0};
+        if (!le || !lc || !lr)
             st = tt_error(TT_ENOMEM, "gpt2: out of memory");
         if (!st)
-            st = train(&s, &tf, &oc, NULL, &sa, le, &ms);
+            st = train(&s, &tf, &oc, NULL, NULL, &sa, le, &ms);
         if (!st)
             st = state_start(&s2, &o, 256);
         if (!st && !(c = gpt2_compile_step(&sa)))
             st = tt_errcode();
         if (!st)
-            st = train(&s2, &tf, &oc, c, &sa, lc, &ms);
+            st = train(&s2, &tf, &oc, c, NULL, &sa, lc, &ms);
+        /* --reference: the plain-C reference from the same start too */
+        if (!st && o.reference && !(st = state_start(&s3, &o, 256)) &&
+            !(r = gpt2_reference_from_state(&s3, o.batch, o.seq_len)))
+            st = tt_errcode();
+        if (!st && r)
+            st = train(&s3, &tf, &oc, NULL, r, &sa, lr, &ms);
         /* Another batch and sequence size replays the same plan: B and T
          * are symbols in it. */
         oc.steps = 1, oc.batch = o.batch + 1, oc.seq_len = o.seq_len / 2 > 1 ? o.seq_len / 2 : 2;
         if (!st)
-            st = train(&s2, &tf, &oc, c, &sa, NULL, &ms);
+            st = train(&s2, &tf, &oc, c, NULL, &sa, NULL, &ms);
         tt_compile_stats cs;
         tt_compiled_stats(c, &cs);
         if (!st)
@@ -329,23 +358,35 @@ int main(int argc, char **argv)
             st = tt_error(TT_EINVAL, "gpt2: the step traced %d times (%s)", cs.plans, cs.last_miss);
         for (int i = 0; !st && i < o.check; i++) {
             double rel = fabs(le[i] - lc[i]) / fabs(le[i]);
-            printf("check step %d: eager %.6f compiled %.6f (rel diff %.2e)\n", i, le[i], lc[i], rel);
+            printf("check step %d: eager %.6f compiled %.6f (rel diff %.2e)", i, le[i], lc[i], rel);
+            if (r) /* issue 16's tolerance for the reference */
+                printf(" reference %.6f (rel diff %.2e)", lr[i], fabs(lr[i] - le[i]) / fabs(le[i]));
+            printf("\n");
             if (!(rel <= 1e-5))
                 st = tt_error(TT_EINVAL, "gpt2: step %d: compiled loss %.9g differs from eager "
                                          "%.9g", i, lc[i], le[i]);
+            else if (r && !(fabs(lr[i] - le[i]) <= 1e-4 * fabs(le[i])))
+                st = tt_error(TT_EINVAL, "gpt2: step %d: the reference's loss %.9g differs from "
+                                         "eager %.9g by more than 1e-4 relative", i, lr[i], le[i]);
         }
         if (!st) /* a data read or an op without a fake kernel would show here */
             st = explain_step(&s2, &tf, &o, &sa);
         gpt2_state_free(&s2);
+        gpt2_state_free(&s3);
         free(le);
         free(lc);
+        free(lr);
         goto out;
     }
     if (o.compiled && !(c = gpt2_compile_step(&sa))) {
         st = tt_errcode();
         goto out;
     }
-    if ((st = train(&s, &tf, &o, c, &sa, NULL, &ms)))
+    if (o.reference && !(r = gpt2_reference_from_state(&s, o.batch, o.seq_len))) {
+        st = tt_errcode();
+        goto out;
+    }
+    if ((st = train(&s, &tf, &o, c, r, &sa, NULL, &ms)))
         goto out;
     if (o.steps > 1)
         printf("gpt2: %.1f ms per step, %.0f tokens/s (steps 1..%d)\n", ms / (o.steps - 1),
@@ -357,12 +398,15 @@ int main(int argc, char **argv)
         if (f)
             fclose(f);
     }
+    if (!st && r && o.write_checkpoint) /* the reference trained its own copy */
+        st = gpt2_reference_to_state(r, &s);
     if (!st && o.write_checkpoint)
         st = gpt2_checkpoint_write(&s, o.write_checkpoint);
 out:
     if (st)
         fprintf(stderr, "gpt2: %s\n", tt_errmsg());
     tt_compiled_free(c);
+    gpt2ref_free(r);
     gpt2_step_args_free(&sa);
     gpt2_state_free(&s);
     free(tf.tok);
