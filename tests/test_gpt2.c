@@ -57,45 +57,72 @@ static void files_teardown(void)
     tt_test_teardown();
 }
 
+/* A training run from the checkpoint on the tokens, as gpt2 makes it. */
+typedef struct {
+    gpt2_state s;
+    gpt2_tokens tf;
+    gpt2_step_args sa;
+    tt_tensor *tokens, *targets, *pos, **in;
+} run;
+
+static void run_start(run *r, double lr)
+{
+    memset(r, 0, sizeof *r);
+    OK(gpt2_checkpoint_read(&r->s, ckpt));
+    OK(gpt2_tokens_read(&r->tf, toks));
+    OK(gpt2_step_args_init(&r->sa, &r->s.cfg, lr, 0));
+    r->tokens = NN(tt_zeros(TT_SHAPE(B_, T_), TT_I64));
+    r->targets = NN(tt_zeros(TT_SHAPE(B_, T_), TT_I64));
+    r->pos = NN(tt_arange(0, T_, 1, TT_I64));
+    r->in = NN(gpt2_step_inputs(&r->s, r->tokens, r->targets, r->pos));
+}
+
+/* Step i of a tensortrace run (batch i is the token file's window i; AdamW
+ * update i + 1), eager or compiled (c); returns the loss. */
+static double run_step(run *r, int i, tt_compiled *c)
+{
+    tt_tensor *l = NULL;
+    double loss;
+    OK(gpt2_next_batch(&r->tf, i, B_, T_, r->tokens, r->targets));
+    OK(tt_fill_(r->s.step, i + 1));
+    OK(c ? tt_compiled_call(c, r->in, &l)
+         : gpt2_train_step(r->in, GPT2_NFIXED + 3 * r->s.np, &l, 1, &r->sa));
+    OK(tt_item(l, &loss));
+    tt_release(l);
+    return loss;
+}
+
+static void run_end(run *r)
+{
+    free(r->in);
+    tt_release(r->pos);
+    tt_release(r->targets);
+    tt_release(r->tokens);
+    gpt2_step_args_free(&r->sa);
+    gpt2_state_free(&r->s);
+    free(r->tf.tok);
+}
+
 typedef enum { EAGER, COMPILED, REFERENCE } mode;
 
-/* The first STEPS losses of training from the checkpoint on the tokens, as
- * gpt2 does (batch i is the token file's window i; AdamW update i + 1). */
+/* The first STEPS losses of a run at learning rate 1e-3. */
 static void train(mode md, double *losses)
 {
-    gpt2_state s = {0};
-    gpt2_tokens tf = {0};
-    gpt2_step_args sa;
-    OK(gpt2_checkpoint_read(&s, ckpt));
-    OK(gpt2_tokens_read(&tf, toks));
-    OK(gpt2_step_args_init(&sa, &s.cfg, 1e-3, 0));
-    tt_tensor *tokens = NN(tt_zeros(TT_SHAPE(B_, T_), TT_I64));
-    tt_tensor *targets = NN(tt_zeros(TT_SHAPE(B_, T_), TT_I64));
-    tt_tensor *pos = NN(tt_arange(0, T_, 1, TT_I64));
-    tt_tensor **in = NN(gpt2_step_inputs(&s, tokens, targets, pos));
-    tt_compiled *c = md == COMPILED ? NN(gpt2_compile_step(&sa)) : NULL;
-    gpt2ref *r = md == REFERENCE ? NN(gpt2_reference_from_state(&s, B_, T_)) : NULL;
+    run u;
+    run_start(&u, 1e-3);
+    tt_compiled *c = md == COMPILED ? NN(gpt2_compile_step(&u.sa)) : NULL;
+    gpt2ref *r = md == REFERENCE ? NN(gpt2_reference_from_state(&u.s, B_, T_)) : NULL;
     for (int i = 0; i < STEPS; i++) {
-        OK(gpt2_next_batch(&tf, i, B_, T_, tokens, targets));
-        if (r) {
-            OK(gpt2_reference_step(r, tokens, targets, i + 1, &sa, &losses[i]));
+        if (!r) {
+            losses[i] = run_step(&u, i, c);
             continue;
         }
-        tt_tensor *l = NULL;
-        OK(tt_fill_(s.step, i + 1));
-        OK(c ? tt_compiled_call(c, in, &l) : gpt2_train_step(in, GPT2_NFIXED + 3 * s.np, &l, 1, &sa));
-        OK(tt_item(l, &losses[i]));
-        tt_release(l);
+        OK(gpt2_next_batch(&u.tf, i, B_, T_, u.tokens, u.targets));
+        OK(gpt2_reference_step(r, u.tokens, u.targets, i + 1, &u.sa, &losses[i]));
     }
     gpt2ref_free(r);
     tt_compiled_free(c);
-    free(in);
-    tt_release(pos);
-    tt_release(targets);
-    tt_release(tokens);
-    gpt2_step_args_free(&sa);
-    gpt2_state_free(&s);
-    free(tf.tok);
+    run_end(&u);
 }
 
 START_TEST(test_losses_agree)
@@ -123,35 +150,22 @@ END_TEST
  * agrees with the reference's to 1e-4 in norm (relative to its norm). */
 START_TEST(test_first_step_gradients)
 {
-    gpt2_state s = {0};
-    gpt2_tokens tf = {0};
-    gpt2_step_args sa;
-    OK(gpt2_checkpoint_read(&s, ckpt));
-    OK(gpt2_tokens_read(&tf, toks));
-    OK(gpt2_step_args_init(&sa, &s.cfg, 0, 0));
-    sa.adamw.beta1 = 0;
-    tt_tensor *tokens = NN(tt_zeros(TT_SHAPE(B_, T_), TT_I64));
-    tt_tensor *targets = NN(tt_zeros(TT_SHAPE(B_, T_), TT_I64));
-    tt_tensor *pos = NN(tt_arange(0, T_, 1, TT_I64));
-    tt_tensor **in = NN(gpt2_step_inputs(&s, tokens, targets, pos));
-    gpt2ref *r = NN(gpt2_reference_from_state(&s, B_, T_));
-    OK(gpt2_next_batch(&tf, 0, B_, T_, tokens, targets));
-    OK(tt_fill_(s.step, 1));
-    tt_tensor *l = NULL;
-    OK(gpt2_train_step(in, GPT2_NFIXED + 3 * s.np, &l, 1, &sa));
-    double loss;
-    OK(tt_item(l, &loss));
-    tt_release(l);
+    run u;
+    run_start(&u, 0);
+    u.sa.adamw.beta1 = 0;
+    gpt2_state *s = &u.s;
+    gpt2ref *r = NN(gpt2_reference_from_state(s, B_, T_));
+    double loss = run_step(&u, 0, NULL);
 
-    int64_t *ids = tt_data(tokens), *next = tt_data(targets);
+    int64_t *ids = tt_data(u.tokens), *next = tt_data(u.targets);
     double rloss = gpt2ref_forward(r, ids, next);
     gpt2ref_backward(r);
     ck_assert_double_eq_tol(rloss, loss, 1e-4 * loss);
     const float *g = gpt2ref_grads(r);
     double worst = 0;
-    for (int i = 0; i < s.np; i++) {
-        double *tg = tt_test_values(s.t[s.np + i]), diff = 0, norm = 0;
-        int64_t n = tt_numel(s.t[i]);
+    for (int i = 0; i < s->np; i++) {
+        double *tg = tt_test_values(s->t[s->np + i]), diff = 0, norm = 0;
+        int64_t n = tt_numel(s->t[i]);
         for (int64_t j = 0; j < n; j++) {
             diff += (g[j] - tg[j]) * (g[j] - tg[j]);
             norm += tg[j] * tg[j];
@@ -164,15 +178,9 @@ START_TEST(test_first_step_gradients)
         free(tg);
     }
     printf("gpt2 reference: first-step gradients of %d tensors agree, max rel diff (norm) "
-           "%.2e\n", s.np, worst);
+           "%.2e\n", s->np, worst);
     gpt2ref_free(r);
-    free(in);
-    tt_release(pos);
-    tt_release(targets);
-    tt_release(tokens);
-    gpt2_step_args_free(&sa);
-    gpt2_state_free(&s);
-    free(tf.tok);
+    run_end(&u);
 }
 END_TEST
 
@@ -224,22 +232,29 @@ START_TEST(test_reference_errors)
     tt_tensor *f32 = NN(tt_zeros(TT_SHAPE(B_, T_), TT_F32));
     tt_tensor *big = NN(tt_full(TT_SHAPE(B_, T_), V_, TT_I64));
 
-    ck_assert_int_eq(gpt2_reference_step(r, wide, ok, 1, &sa, &loss), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "gpt2_reference_step: argument 'tokens': expected i64[2, 16] "
-                               "(the reference's batch), got i64[2, 17]");
-    ck_assert_int_eq(gpt2_reference_step(r, ok, f32, 1, &sa, &loss), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "argument 'targets': expected i64[2, 16] (the reference's "
-                               "batch), got f32[2, 16]");
-    ck_assert_int_eq(gpt2_reference_step(r, ok, big, 1, &sa, &loss), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "gpt2_reference_step: argument 'targets': token 64 at 0 is "
-                               "outside the vocabulary of 64");
-    ck_assert_int_eq(gpt2_reference_step(r, ok, ok, 0, &sa, &loss), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "gpt2_reference_step: argument 'step': expected an update "
-                               "number >= 1, got 0");
-    sa.clip = 1;
-    ck_assert_int_eq(gpt2_reference_step(r, ok, ok, 1, &sa, &loss), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "gpt2_reference_step: gradient clipping (clip 1) is not part "
-                               "of the reference; expected clip 0");
+    struct {
+        tt_tensor *tokens, *targets;
+        int step;
+        double clip;
+        const char *msg;
+    } bad[] = {
+        {wide, ok, 1, 0, "gpt2_reference_step: argument 'tokens': expected i64[2, 16] (the "
+                         "reference's batch), got i64[2, 17]"},
+        {ok, f32, 1, 0, "gpt2_reference_step: argument 'targets': expected i64[2, 16] (the "
+                        "reference's batch), got f32[2, 16]"},
+        {ok, big, 1, 0, "gpt2_reference_step: argument 'targets': token 64 at 0 is outside "
+                        "the vocabulary of 64"},
+        {ok, ok, 0, 0, "gpt2_reference_step: argument 'step': expected an update number >= "
+                       "1, got 0"},
+        {ok, ok, 1, 1, "gpt2_reference_step: gradient clipping (clip 1) is not part of the "
+                       "reference; expected clip 0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sa.clip = bad[i].clip;
+        ck_assert_int_eq(gpt2_reference_step(r, bad[i].tokens, bad[i].targets, bad[i].step,
+                                             &sa, &loss), TT_EINVAL);
+        ck_assert_error(TT_EINVAL, bad[i].msg);
+    }
     ck_assert_double_eq(loss, 0); /* no step ran */
     ck_assert_int_eq(gpt2_reference_to_state(r, &other), TT_EINVAL);
     ck_assert_error(TT_EINVAL, "gpt2_reference_to_state: argument 's': a model of 1 layers, 2 "
