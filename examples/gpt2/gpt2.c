@@ -5,9 +5,10 @@
  * the README ("GPT-2") and gpt2.h.
  *
  * Usage: gpt2 [options]  (gpt2 --help lists them)
- * Build: cc gpt2.c gpt2_model.c reference/gpt2_reference_tt.c $(pkg-config --cflags --libs
- *   tensortrace) -lm -o gpt2 plus reference/gpt2_reference.c built with -Ofast -march=native
- *   -fopenmp (as meson builds it). */
+ * Build: cc -Ofast -march=native -fopenmp -c reference/gpt2_reference.c
+ *        cc gpt2.c gpt2_model.c reference/gpt2_reference_tt.c gpt2_reference.o -fopenmp \
+ *           $(pkg-config --cflags --libs tensortrace) -lm -o gpt2
+ * (the plain-C reference alone gets -Ofast, as meson builds it). */
 #include "gpt2.h"
 #include "reference/gpt2_reference_tt.h"
 

@@ -8,7 +8,7 @@
 #ifndef GPT2_REFERENCE_TT_H
 #define GPT2_REFERENCE_TT_H
 
-#include "gpt2.h"
+#include "../gpt2.h"
 #include "gpt2_reference.h"
 
 /* A reference model for batches of B x T tokens holding a copy of s's
