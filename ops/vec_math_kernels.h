@@ -32,6 +32,7 @@
  *   gelu's derivatives keep Phi from erfc by Abramowitz and Stegun 7.1.26
  *            (absolute error <= 1.5e-7), as PyTorch's vectorized erf: they
  *            need e^(-x^2/2) anyway, and erfc is that times a polynomial.
+ * tools/vec_math_fit.py fits the polynomials (and reproduces them).
  *
  * The includer provides:
  *   V_SET1(c) V_ADD(a,b) V_SUB(a,b) V_MUL(a,b) V_DIV(a,b)
