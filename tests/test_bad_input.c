@@ -35,7 +35,8 @@ START_TEST(test_trace_opts)
 
     tt_trace_opts bad_nout = {.mode = TT_TRACE_FAKE, .nout = -1};
     ck_assert_ptr_null(tt_trace(identity, 1, &x, &bad_nout));
-    ck_assert_error(TT_EINVAL, "tt_trace: argument 'opts->nout' is -1; expected 0 (one output) to");
+    ck_assert_error(TT_EINVAL, "tt_trace: argument 'opts->nout' is -1; expected 0 (one output) "
+                                   "or more");
     ck_assert_ptr_null(tt_explain_run(identity, 1, &x, &bad_nout));
     ck_assert_error(TT_EINVAL, "tt_explain_run: argument 'opts->nout' is -1");
 

@@ -34,6 +34,11 @@ struct tt_compiled {
     tt_trace_opts opts;
     const char *name; /* opts.name or "forward", for the log */
     cplan *plans, *last;
+    /* Symbolic mode: a call's bindings of the plans' symbols to the
+     * inputs' sizes (at most TT_MAX_DIMS per input), made once here so a
+     * replay makes no allocator calls. */
+    tt_size *syms;
+    int64_t *vals;
     bool eager; /* the function breaks the graph: run it eagerly */
     bool warned_limit; /* the recompile limit's warning was printed */
     tt_compile_stats stats;
@@ -44,10 +49,9 @@ struct tt_compiled {
 
 tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
 {
-    if (!fn || nin < 0 || nin > TT_TRACE_MAX_INPUTS || nout < 1 || nout > TT_TRACE_MAX_OUTS) {
-        tt_error(TT_EINVAL, "tt_compile: expects a function, 0 to %d inputs and 1 to %d "
-                            "outputs (got %d and %d)", TT_TRACE_MAX_INPUTS, TT_TRACE_MAX_OUTS,
-                 nin, nout);
+    if (!fn || nin < 0 || nin > TT_TRACE_MAX_INPUTS || nout < 1) {
+        tt_error(TT_EINVAL, "tt_compile: expects a function, 0 to %d inputs and 1 or more "
+                            "outputs (got %d and %d)", TT_TRACE_MAX_INPUTS, nin, nout);
         return NULL;
     }
     if (tt__check_trace_opts("tt_compile", opts))
@@ -61,6 +65,16 @@ tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
     if (!c) {
         tt_error(TT_ENOMEM, "tt_compile: out of memory");
         return NULL;
+    }
+    if (opts && opts->mode == TT_TRACE_SYMBOLIC && nin > 0) {
+        size_t n = (size_t)nin * TT_MAX_DIMS;
+        c->syms = tt__malloc(sizeof *c->syms * n);
+        c->vals = tt__malloc(sizeof *c->vals * n);
+        if (!c->syms || !c->vals) {
+            tt_compiled_free(c);
+            tt_error(TT_ENOMEM, "tt_compile: out of memory");
+            return NULL;
+        }
     }
     c->fn = fn;
     c->nin = nin;
@@ -90,6 +104,8 @@ tt_compiled *tt_compiled_free(tt_compiled *c)
         next = p->next;
         free_cplan(p);
     }
+    tt__free(c->syms);
+    tt__free(c->vals);
     tt__free(c);
     return NULL;
 }
@@ -251,14 +267,14 @@ static void note_break(tt_compiled *c, const tracer *tr, char *brief, size_t n)
 }
 
 /* TT_LOG=guards, graph, plan and perf for plan k, just made. */
-static void log_plan(const tt_compiled *c, const cplan *p, const tracer *tr, tt_tensor **in,
+static void log_plan(const tt_compiled *c, const cplan *p, tt_tensor **in,
                      int k, double trace_ms, double plan_ms)
 {
     char nm[64], text[600];
     if (tt__log_on(TT_LOG_GUARDS)) {
         for (int i = 0; i < c->nin; i++) {
-            if (tr->sym) { /* sizes as symbols, the layout as traced */
-                const sym_input *si = &tr->sym->inputs[i];
+            if (p->sym_inputs) { /* sizes as symbols, the layout as traced */
+                const sym_input *si = &p->sym_inputs[i];
                 char sizes[256];
                 tt_size_list_str(si->ndim, si->sizes, false, sizes, sizeof sizes);
                 snprintf(text, sizeof text, "check_tensor(%s, requires_grad=%s, size=%s, "
@@ -332,17 +348,12 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out, char *br
         memcpy(ig->strides, tt_strides(in[i]), sizeof(tt_size) * (size_t)ig->ndim);
     }
     if (!st && tr.sym) {
-        p->sym_inputs = tt__malloc(sizeof *p->sym_inputs * (size_t)(c->nin ? c->nin : 1));
-        p->sym_guards = tt__malloc(sizeof *p->sym_guards * (size_t)(tr.sym->nguards ? tr.sym->nguards : 1));
-        if (!p->sym_inputs || !p->sym_guards) {
-            st = tt_error(TT_ENOMEM, "tt_compile: out of memory");
-        } else {
-            memcpy(p->sym_inputs, tr.sym->inputs, sizeof *p->sym_inputs * (size_t)c->nin);
-            if (tr.sym->nguards) /* guards is NULL when there are none */
-                memcpy(p->sym_guards, tr.sym->guards,
-                       sizeof *p->sym_guards * (size_t)tr.sym->nguards);
-            p->nsym_guards = tr.sym->nguards;
-        }
+        /* The plan takes the trace's arrays (NULL when there are none). */
+        p->sym_inputs = tr.sym->inputs;
+        p->sym_guards = tr.sym->guards;
+        p->nsym_guards = tr.sym->nguards;
+        tr.sym->inputs = NULL;
+        tr.sym->guards = NULL;
     }
     if (!st) {
         p->plan = tt__plan_new(g, c->opts.passes_off); /* takes the graph */
@@ -351,7 +362,7 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, cplan **out, char *br
             st = tt_errcode();
     }
     if (!st)
-        log_plan(c, p, &tr, in, c->stats.plans, t1 - t0, tt__now_ms() - t1);
+        log_plan(c, p, in, c->stats.plans, t1 - t0, tt__now_ms() - t1);
     tt__tracer_end(&tr);
     if (st) {
         tt_graph_free(g);
@@ -394,8 +405,8 @@ tt_status tt_compiled_call(tt_compiled *c, tt_tensor **in, tt_tensor **out)
         return run_eager(c, in, out);
     bool symbolic = c->opts.mode == TT_TRACE_SYMBOLIC;
     char why[256] = "first call";
-    tt_size syms[TT_TRACE_MAX_INPUTS * TT_MAX_DIMS];
-    int64_t vals[TT_TRACE_MAX_INPUTS * TT_MAX_DIMS];
+    tt_size *syms = c->syms;
+    int64_t *vals = c->vals;
     int nsyms = 0;
     for (cplan *p = c->plans; p; p = p->next) {
         bool ok = symbolic ? check_symbolic(c, p, in, syms, vals, &nsyms, why, sizeof why)

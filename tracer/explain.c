@@ -178,9 +178,9 @@ static tt_status on_break(tracer *tr, tt_break_kind kind, const tt_op *op, const
 tt_status tt__explain_probe_fake(tracer *tr, const tt_op *op, const tt_value *args,
                                  int nargs, int nouts)
 {
-    tt_value fouts[TT_TRACE_MAX_OUTS];
+    tt_value fouts[TT_MAX_RETURNS_PUBLIC];
     tt__argset fa;
-    if (nouts > TT_TRACE_MAX_OUTS)
+    if (nouts > TT_MAX_RETURNS_PUBLIC)
         return TT_OK; /* the real call says what is wrong */
     tt_status st = tt__argset_copy(&fa, args, nargs, true);
     if (!st) {
@@ -322,10 +322,12 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
     double started = tt__now_ms();
     split_state s = {e, 0, started, TT_OK};
     tracer tr;
-    tt_tensor *vals[TT_TRACE_MAX_INPUTS], *outs[TT_TRACE_MAX_OUTS] = {0};
+    tt_tensor **vals = NULL, **outs = NULL;
     tt_status st = tt__tracer_begin(&tr, &o, "graph_1");
     tr.on_break = on_break;
     tr.split = &s;
+    if (!st)
+        st = tt__tracer_io_alloc("tt_explain_run", nin, tr.opts.nout, &vals, &outs);
     int made = 0;
     if (!st) {
         st = tt__tracer_add_inputs(&tr, nin, inputs, vals);
@@ -344,8 +346,9 @@ tt_explain *tt_explain_run(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace
         st = finish(e);
     for (int i = 0; i < made; i++)
         tt_release(vals[i]);
-    for (int i = 0; i < tr.opts.nout && i < TT_TRACE_MAX_OUTS; i++)
+    for (int i = 0; outs && i < tr.opts.nout; i++)
         tt_release(outs[i]);
+    tt__free(vals); /* outs too: one block */
     tt_graph_free(tr.g);
     tt__tracer_end(&tr);
     if (st)

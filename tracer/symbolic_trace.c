@@ -57,9 +57,19 @@ tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x)
     sym_state *s = state_of(tr);
     if (!s)
         return NULL;
-    if (s->ninputs == TT_TRACE_MAX_INPUTS) {
-        tt_error(TT_EINVAL, "tt_trace: at most %d inputs", TT_TRACE_MAX_INPUTS);
-        return NULL;
+    if (s->ninputs == s->cap_inputs) {
+        /* The entry points bound the inputs at TT_TRACE_MAX_INPUTS, far
+         * below where the doubling could overflow an int. */
+        int nc = s->cap_inputs ? s->cap_inputs * 2 : 16;
+        sym_input *ni = tt__realloc(s->inputs, sizeof *ni * (size_t)s->cap_inputs,
+                                    sizeof *ni * (size_t)nc);
+        if (!ni) {
+            tt_error(TT_ENOMEM, "tt_trace: out of memory making symbolic input %d",
+                     s->ninputs);
+            return NULL;
+        }
+        s->inputs = ni;
+        s->cap_inputs = nc;
     }
     sym_input *in = &s->inputs[s->ninputs];
     int nd = tt_ndim(x);
@@ -100,6 +110,7 @@ void tt__symbolic_end(tracer *tr)
     if (!tr->sym)
         return;
     tt__free(tr->sym->guards);
+    tt__free(tr->sym->inputs);
     tt__free(tr->sym);
     tr->sym = NULL;
 }

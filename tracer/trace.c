@@ -676,15 +676,28 @@ tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_ten
 
 tt_status tt__tracer_set_outputs(tracer *tr, tt_tensor **outs, int nout)
 {
-    gref refs[TT_TRACE_MAX_OUTS];
-    if (nout > TT_TRACE_MAX_OUTS)
-        return tt_error(TT_EINVAL, "tt_trace: at most %d outputs", TT_TRACE_MAX_OUTS);
-    for (int i = 0; i < nout; i++) {
-        tt_status st = ref_of(tr, outs[i], &refs[i]);
-        if (st)
-            return st;
-    }
-    return tt__graph_set_output(tr->g, refs, nout) < 0 ? tt_errcode() : TT_OK;
+    gref *refs = tt__malloc(sizeof *refs * (size_t)(nout ? nout : 1));
+    if (!refs)
+        return tt_error(TT_ENOMEM, "tt_trace: out of memory recording %d outputs", nout);
+    tt_status st = TT_OK;
+    for (int i = 0; i < nout && !st; i++)
+        st = ref_of(tr, outs[i], &refs[i]);
+    if (!st && tt__graph_set_output(tr->g, refs, nout) < 0)
+        st = tt_errcode();
+    tt__free(refs);
+    return st;
+}
+
+tt_status tt__tracer_io_alloc(const char *fn, int nin, int nout, tt_tensor ***vals,
+                              tt_tensor ***outs)
+{
+    /* nin is at most TT_TRACE_MAX_INPUTS and nout an int: no overflow. */
+    size_t n = (size_t)nin + (size_t)nout;
+    *vals = tt__calloc(n ? n : 1, sizeof **vals);
+    *outs = *vals ? *vals + nin : NULL;
+    return *vals ? TT_OK
+                 : tt_error(TT_ENOMEM, "%s: out of memory for the function's inputs and "
+                                               "outputs (%d and %d)", fn, nin, nout);
 }
 
 tt_status tt__check_trace_opts(const char *fn, const tt_trace_opts *o)
@@ -692,9 +705,9 @@ tt_status tt__check_trace_opts(const char *fn, const tt_trace_opts *o)
     if (o && (unsigned)o->mode > TT_TRACE_SYMBOLIC)
         return tt_error(TT_EINVAL, "%s: argument 'opts->mode' is %d; expected TT_TRACE_FAKE (0), "
                                    "TT_TRACE_REAL (1) or TT_TRACE_SYMBOLIC (2)", fn, (int)o->mode);
-    if (o && o->nout < 0) /* above the limit: each entry point says its own */
+    if (o && o->nout < 0)
         return tt_error(TT_EINVAL, "%s: argument 'opts->nout' is %d; expected 0 (one output) "
-                                   "to %d", fn, o->nout, TT_TRACE_MAX_OUTS);
+                                   "or more", fn, o->nout);
     return TT_OK;
 }
 
@@ -711,14 +724,14 @@ tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
                  TT_TRACE_MAX_INPUTS);
         return NULL;
     }
-    tt_tensor *vals[TT_TRACE_MAX_INPUTS], *outs[TT_TRACE_MAX_OUTS] = {0};
+    tt_tensor **vals = NULL, **outs = NULL;
     /* The tracer runs fn and holds and releases what it makes itself, so
      * nothing of it goes into a scope the caller has open (whose end would
      * release the graph's values a second time). */
     tt_scope_pause();
     tt_status st = tt__tracer_begin(tr, opts, NULL);
-    if (!st && tr->opts.nout > TT_TRACE_MAX_OUTS)
-        st = tt_error(TT_EINVAL, "tt_trace: at most %d outputs", TT_TRACE_MAX_OUTS);
+    if (!st)
+        st = tt__tracer_io_alloc("tt_trace", nin, tr->opts.nout, &vals, &outs);
     int nin_made = 0;
     if (!st) {
         st = tt__tracer_add_inputs(tr, nin, inputs, vals);
@@ -732,8 +745,9 @@ tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
         st = tt_graph_verify(tr->g);
     for (int i = 0; i < nin_made; i++)
         tt_release(vals[i]);
-    for (int i = 0; i < TT_TRACE_MAX_OUTS && i < tr->opts.nout; i++)
+    for (int i = 0; outs && i < tr->opts.nout; i++)
         tt_release(outs[i]);
+    tt__free(vals); /* outs too: one block */
     if (st)
         tr->g = tt_graph_free(tr->g);
     tt_scope_resume();

@@ -5,11 +5,15 @@
 
 #include "graph_impl.h"
 
+#include <limits.h>
 #include <stdio.h>
 
 #define TT_TRACE_MAX_ARGS 32
-#define TT_TRACE_MAX_INPUTS 256
-#define TT_TRACE_MAX_OUTS 64
+/* Inputs and outputs are sized by the call (a training step passes every
+ * parameter, its gradient and its optimizer moments). The one bound: a
+ * compiled call binds up to TT_MAX_DIMS symbols per input in one array
+ * indexed by int. */
+#define TT_TRACE_MAX_INPUTS (INT_MAX / TT_MAX_DIMS)
 
 /* tt_status on a NULL tensor argument, with the library's wording. */
 #define TT_CHECK_TENSOR_PUBLIC(fn, arg, t)                                     \
@@ -34,8 +38,8 @@ typedef struct {
 } sym_input;
 
 typedef struct sym_state {
-    sym_input inputs[TT_TRACE_MAX_INPUTS];
-    int ninputs;
+    sym_input *inputs; /* grown as inputs come; compile may take it */
+    int ninputs, cap_inputs;
     sym_guard *guards;
     int nguards, cap_guards;
     bool oom;
@@ -101,9 +105,14 @@ tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
                            const char *op, tt_srcloc loc);
 tt_status tt__tracer_begin(tracer *tr, const tt_trace_opts *opts, const char *name);
 /* TT_EINVAL naming fn when opts (may be NULL) has an unknown mode or a
- * negative or too large output count. */
+ * negative output count. */
 tt_status tt__check_trace_opts(const char *fn, const tt_trace_opts *opts);
 tt_tensor *tt__tracer_input(tracer *tr, tt_tensor *x);
+/* The traced function's input values and outputs, in one zeroed block
+ * from the library's allocator: *outs follows *vals. The caller frees
+ * *vals with tt__free. TT_ENOMEM naming fn. */
+tt_status tt__tracer_io_alloc(const char *fn, int nin, int nout, tt_tensor ***vals,
+                              tt_tensor ***outs);
 tt_status tt__tracer_add_inputs(tracer *tr, int nin, tt_tensor **inputs, tt_tensor **vals);
 tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_tensor **outs);
 tt_status tt__tracer_set_outputs(tracer *tr, tt_tensor **outs, int nout);
