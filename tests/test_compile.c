@@ -94,6 +94,46 @@ static void release_all(tt_tensor **t, int n)
         t[i] = tt_release(t[i]);
 }
 
+/* One call of an out-of-memory sweep: tt_trace, tt_explain_run or
+ * tt_compiled_call, and what it made. */
+enum { CALL_TRACE, CALL_EXPLAIN, CALL_COMPILED };
+typedef struct {
+    int kind;
+    tt_fn fn;
+    int nin;
+    tt_tensor **in;
+    const tt_trace_opts *opts;
+    tt_compiled *c; /* CALL_COMPILED */
+    tt_tensor **got; /* its outputs */
+    tt_graph *g;
+    tt_explain *e;
+} oom_call;
+
+/* Runs k with allocation request n failing (n = 0: none, and *total gets
+ * the requests the successful call makes). A failed call must fail with
+ * TT_ENOMEM. */
+static tt_status oom_run(oom_call *k, int64_t n, int64_t *total, const char *label)
+{
+    int64_t before = tt_debug_alloc_count();
+    tt_debug_fail_alloc(n);
+    tt_status st;
+    if (k->kind == CALL_TRACE)
+        st = (k->g = tt_trace(k->fn, k->nin, k->in, k->opts)) ? TT_OK : tt_errcode();
+    else if (k->kind == CALL_EXPLAIN)
+        st = (k->e = tt_explain_run(k->fn, k->nin, k->in, k->opts)) ? TT_OK : tt_errcode();
+    else
+        st = tt_compiled_call(k->c, k->in, k->got);
+    tt_debug_fail_alloc(0);
+    if (n == 0) {
+        *total = tt_debug_alloc_count() - before;
+        OK(st);
+    }
+    if (st)
+        ck_assert_msg(st == TT_ENOMEM, "%s/%lld: %s: %s", label, (long long)n,
+                      tt_status_name(st), tt_errmsg());
+    return st;
+}
+
 /* ============================================================ custom ops */
 
 static tt_library *lib;
@@ -1163,45 +1203,30 @@ START_TEST(test_many_inputs_out_of_memory)
         ck_assert_ptr_null(c);
         ck_assert_error(TT_ENOMEM, "tt_compile: out of memory");
     }
+    const char *labels[] = {"trace", "explain", "compiled", "compiled symbolic"};
     for (int what = 0; what < 4; what++) {
         int64_t total = 0, failed = 0;
         for (int64_t n = 0; n <= total; n++) {
             tt_trace_opts o = {.nout = 2, .mode = what == 3 ? TT_TRACE_SYMBOLIC : TT_TRACE_FAKE};
-            tt_compiled *c = what >= 2 ? NN(tt_compile(sum_all, N, 2, &o)) : NULL;
             tt_tensor *got[2] = {0};
-            int64_t before = tt_debug_alloc_count();
-            tt_debug_fail_alloc(n);
-            tt_graph *g = NULL;
-            tt_explain *e = NULL;
-            tt_status st;
-            if (what == 0)
-                st = (g = tt_trace(sum_all, N, in, &o)) ? TT_OK : tt_errcode();
-            else if (what == 1)
-                st = (e = tt_explain_run(sum_all, N, in, &o)) ? TT_OK : tt_errcode();
-            else
-                st = tt_compiled_call(c, in, got);
-            tt_debug_fail_alloc(0);
-            if (n == 0) {
-                total = tt_debug_alloc_count() - before;
-                OK(st);
-            }
-            if (st) {
+            oom_call k = {.kind = what < CALL_COMPILED ? what : CALL_COMPILED, .fn = sum_all,
+                          .nin = N, .in = in, .opts = &o, .got = got,
+                          .c = what >= 2 ? NN(tt_compile(sum_all, N, 2, &o)) : NULL};
+            if (oom_run(&k, n, &total, labels[what])) {
                 failed++;
-                ck_assert_msg(st == TT_ENOMEM, "%d/%lld: %s: %s", what, (long long)n,
-                              tt_status_name(st), tt_errmsg());
                 ck_assert_ptr_null(got[0]);
-            } else if (what == 0) {
-                ck_assert_int_eq(tt_graph_num_inputs(g), N);
-            } else if (what == 1) {
-                ck_assert_int_eq(tt_explain_break_count(e), 0);
+            } else if (what == CALL_TRACE) {
+                ck_assert_int_eq(tt_graph_num_inputs(k.g), N);
+            } else if (what == CALL_EXPLAIN) {
+                ck_assert_int_eq(tt_explain_break_count(k.e), 0);
             } else {
                 assert_same(got[0], want[0], "sum");
                 assert_same(got[1], want[1], "2 * in0");
             }
-            tt_graph_free(g);
-            tt_explain_free(e);
+            tt_graph_free(k.g);
+            tt_explain_free(k.e);
             release_all(got, 2);
-            tt_compiled_free(c);
+            tt_compiled_free(k.c);
             ck_assert_msg(tt_live_tensors() == live, "%d/%lld: %lld tensors leaked", what,
                           (long long)n, (long long)(tt_live_tensors() - live));
         }
@@ -1286,18 +1311,9 @@ START_TEST(test_out_of_memory)
                 OK(tt_compiled_call(c, in, &got));
                 got = tt_release(got);
             }
-            int64_t before = tt_debug_alloc_count();
-            tt_debug_fail_alloc(n);
-            tt_status st = tt_compiled_call(c, in, &got);
-            tt_debug_fail_alloc(0);
-            if (n == 0) {
-                total = tt_debug_alloc_count() - before;
-                OK(st);
-            }
-            if (st) {
+            oom_call k = {.kind = CALL_COMPILED, .c = c, .in = in, .got = &got};
+            if (oom_run(&k, n, &total, replay ? "replay" : "trace")) {
                 failed++;
-                ck_assert_msg(st == TT_ENOMEM, "%d/%lld: %s: %s", replay, (long long)n,
-                              tt_status_name(st), tt_errmsg());
                 ck_assert_ptr_null(got);
                 OK(tt_compiled_call(c, in, &got)); /* still usable */
             }
