@@ -993,9 +993,10 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
                   int nin, tt_tensor *const *inputs, tt_tensor **grads_out)
 {
     const char *fn = "tt_grad";
-    if (nout < 1 || nin < 0 || !outputs || (nin > 0 && (!inputs || !grads_out)) ||
-        nout > 64 || nin > 256)
-        return tt_error(TT_EINVAL, "%s: expects 1 to 64 outputs and 0 to 256 inputs with "
+    /* No bound on the counts: a training step may differentiate with
+     * respect to every parameter of a large model. */
+    if (nout < 1 || nin < 0 || !outputs || (nin > 0 && (!inputs || !grads_out)))
+        return tt_error(TT_EINVAL, "%s: expects 1 or more outputs and 0 or more inputs with "
                                    "their arrays", fn);
     /* As torch.autograd.grad: "grad requires non-empty inputs". */
     if (nin == 0)
@@ -1015,8 +1016,13 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
         if (st)
             return st;
     }
-    capture caps[256];
-    tt_tensor *roots_g[64];
+    capture *caps = tt__calloc((size_t)nin, sizeof *caps);
+    tt_tensor **roots_g = caps ? tt__calloc((size_t)nout, sizeof *roots_g) : NULL;
+    if (!roots_g) {
+        tt__free(caps);
+        return tt_error(TT_ENOMEM, "%s: out of memory for the gradients of %d inputs", fn,
+                        nin);
+    }
     for (int i = 0; i < nin; i++) {
         tt_tensor *t = inputs[i];
         bool leaf = tt_is_leaf(t);
@@ -1038,7 +1044,7 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
     if (st) {
         for (int i = 0; i < nout; i++)
             tt_release(roots_g[i]);
-        return st;
+        goto out;
     }
     st = run_engine(nout, outputs, roots_g, caps, nin, false);
     for (int i = 0; i < nin; i++) {
@@ -1067,5 +1073,8 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
     if (st)
         for (int i = 0; i < nin; i++)
             grads_out[i] = tt_release(grads_out[i]);
+out:
+    tt__free(roots_g);
+    tt__free(caps);
     return st;
 }
