@@ -839,6 +839,10 @@ static void plan_place(tt_mem_plan *mp)
     }
     mp->size = top;
     mp->state = MP_READY;
+    /* The recorded run's storage sits in the caches now, and the block
+     * replaces it: give the cached blocks back before the block's pages
+     * are touched, or the process would hold both. */
+    tt_empty_cache();
 }
 
 void tt__mem_plan_end(tt_mem_plan *mp)

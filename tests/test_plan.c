@@ -182,6 +182,65 @@ START_TEST(test_replay_makes_no_allocator_calls)
 }
 END_TEST
 
+/* relu(x * 2 + 1) @ w, summed: intermediates whose sizes follow x's rows. */
+static tt_status rows_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *h = tt_relu(tt_add_scalar(tt_mul_scalar(in[0], 2), 1));
+    out[0] = tt_keep(tt_sum_all(tt_matmul(h, in[1])));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* A symbolic plan gets a memory plan per binding of its symbols: a second
+ * call with rows already seen makes no allocator calls and reports its
+ * binding's block; the first 4 bindings are planned, a fifth runs on the
+ * allocator (0 planned bytes); every call equals eager. */
+START_TEST(test_symbolic_plan_per_binding)
+{
+    tt_set_allocator(&(tt_allocator){counting_alloc, counting_free, NULL});
+    tt_tensor *w = NN(tt_randn(TT_SHAPE(16, 8), TT_F32));
+    tt_compiled *c = NN(tt_compile(rows_model, 2, 1,
+                                   &(tt_trace_opts){.fullgraph = true,
+                                                    .mode = TT_TRACE_SYMBOLIC}));
+    static const int64_t rows[] = {64, 64, 64, 200, 200, 200, 64, 30, 90, 120, 200};
+    int64_t bytes_of[256] = {0};
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        tt_tensor *x = NN(tt_randn(TT_SHAPE(rows[k], 16), TT_F32));
+        tt_tensor *in[2] = {x, w}, *got = NULL, *want = NULL;
+        int64_t before = hook_allocs;
+        OK(tt_compiled_call(c, in, &got));
+        int64_t calls = hook_allocs - before;
+        OK(rows_model(in, 2, &want, 1, NULL));
+        assert_close(got, want, 1e-5, "symbolic plan per binding");
+        tt_compile_stats st;
+        tt_compiled_stats(c, &st);
+        ck_assert_int_eq(st.plans, 1);
+        int64_t r = rows[k];
+        if (r == 120) { /* the fifth binding */
+            ck_assert_int_eq(st.planned_bytes, 0);
+        } else {
+            ck_assert_int_gt(st.planned_bytes, 0);
+            if (bytes_of[r])
+                ck_assert_int_eq(st.planned_bytes, bytes_of[r]);
+            bytes_of[r] = st.planned_bytes;
+        }
+        /* The third call of a binding: recorded, warmed, then nothing. */
+        if (k == 2 || k == 5)
+            ck_assert_msg(!CACHES || calls == 0, "call %zu made %lld allocator calls", k,
+                          (long long)calls);
+        tt_release(got);
+        tt_release(want);
+        tt_release(x);
+    }
+    ck_assert_int_gt(bytes_of[200], bytes_of[64]);
+    tt_compiled_free(c);
+    tt_release(w);
+    tt_set_allocator(NULL);
+}
+END_TEST
+
 /* Inputs sharing memory (x and b1 are two parts of one buffer) take the
  * plan's safe path, the graph's own ops, and still equal eager. */
 START_TEST(test_aliased_inputs_take_the_safe_path)
@@ -488,6 +547,7 @@ static Suite *plan_suite(void)
     suite_add_tcase(s, tc);
     tc = tt_tcase("memory");
     tcase_add_test(tc, test_replay_makes_no_allocator_calls);
+    tcase_add_test(tc, test_symbolic_plan_per_binding);
     tcase_add_test(tc, test_run_keeping_a_planned_block);
     suite_add_tcase(s, tc);
     return s;

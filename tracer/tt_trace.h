@@ -201,7 +201,10 @@ typedef struct {
     int fused_steps;       /* elementwise chains (or lone ops run in place) */
     int fused_ops;         /* ops inside them */
     int epilogues;         /* updates folded into their matrix product */
-    int64_t planned_bytes; /* the memory plan's block (after its first run) */
+    /* The memory plan's block (after its first run); a symbolic plan has
+     * one per binding of its symbols (the first 4), and this is the last
+     * call's (0 for a binding past the first 4). */
+    int64_t planned_bytes;
 } tt_compile_stats;
 
 tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts);
