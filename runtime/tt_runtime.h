@@ -184,7 +184,8 @@ int64_t tt_live_storages(void);
  * the library's own blocks it freed (tensor structs, graph nodes) up to
  * 256 MiB until it exits, so a large trace's memory serves the next one.
  * tt_empty_cache returns the shared cache and the calling thread's blocks
- * to the system. */
+ * to the system; a compiled plan does the same once, when it places its
+ * memory plan after its first call. */
 void tt_empty_cache(void);
 size_t tt_cached_bytes(void);
 
