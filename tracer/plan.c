@@ -433,6 +433,29 @@ static tt_status mem_plan_for(tt_plan *p, const int64_t *vals, int nsyms, tt_mem
     return TT_OK;
 }
 
+/* True when no two of the n inputs share a storage: sorted by storage,
+ * sharing ones are neighbours (n log n; a training step passes every
+ * parameter, gradient and moment, hundreds of inputs). scratch has room
+ * for n pointers (the run's value slots, all NULL before the inputs go
+ * in) and is left NULL. */
+static int by_storage(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)(*(tt_tensor *const *)a)->storage;
+    uintptr_t y = (uintptr_t)(*(tt_tensor *const *)b)->storage;
+    return x < y ? -1 : x > y;
+}
+
+static bool inputs_share_no_storage(tt_tensor **in, int n, tt_tensor **scratch)
+{
+    memcpy(scratch, in, sizeof *in * (size_t)n);
+    qsort(scratch, (size_t)n, sizeof *scratch, by_storage);
+    bool none = true;
+    for (int i = 1; i < n && none; i++)
+        none = scratch[i]->storage != scratch[i - 1]->storage;
+    memset(scratch, 0, sizeof *scratch * (size_t)n);
+    return none;
+}
+
 tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int nout,
                        const tt_size *syms, const int64_t *vals, int nsyms)
 {
@@ -460,6 +483,8 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
     tt_status st = TT_OK;
     tt_scope_pause();
     tt_no_grad_begin();
+    /* The fast path needs inputs that share no memory. */
+    bool fast = !p->variants || inputs_share_no_storage(in, nin, slots);
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
         if (n->kind == TT_NODE_PLACEHOLDER)
@@ -467,11 +492,6 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         else if (n->kind == TT_NODE_CONSTANT)
             slots[p->offset[i]] = tt_retain(n->vals[0]);
     }
-    /* The fast path needs inputs that share no memory. */
-    bool fast = true;
-    for (int i = 0; p->variants && i < nin && fast; i++)
-        for (int j = i + 1; j < nin && fast; j++)
-            fast = !tt_same_storage(in[i], in[j]);
     for (int k = 0; k < p->nsteps && !st; k++) {
         const step *s = &p->steps[k];
         const gnode *n = &g->nodes[s->node];
