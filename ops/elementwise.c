@@ -7,6 +7,7 @@
  * fake (meta) kernel, and they cannot disagree. Loops run in the common
  * dtype over a contiguous inner dimension (see tt_for_each). */
 #include "ops_impl.h"
+#include "transposed_binary.h"
 #include "vec_math.h"
 
 #include <math.h>
@@ -437,9 +438,19 @@ static tt_status binary_compute(binop op, tt_tensor *result, const tt_tensor *a,
     uint64_t alpha_bits = 0;
     tt__store(&alpha_bits, common, scalar_num(alpha));
     /* xa, xb are only read (an in-place target overlapping them got a
-     * separate one above). */
-    st = tt__for_each_in(3, 1, (tt_tensor *[]){target, &xa, &xb}, bin_loops[common][op],
-                         &alpha_bits);
+     * separate one above). An f32 operand that is a transposed view of
+     * the others' layout has a kernel of its own. */
+    float alpha_f32;
+    memcpy(&alpha_f32, &alpha_bits, sizeof alpha_f32);
+    _Static_assert((int)BIN_ADD == TT_TB_ADD && (int)BIN_SUB == TT_TB_SUB &&
+                   (int)BIN_MUL == TT_TB_MUL && (int)BIN_DIV == TT_TB_DIV,
+                   "binop and the transposed kernel's ops agree");
+    if (common == TT_F32 && op <= BIN_DIV &&
+        tt__binary_transposed_f32((int)op, alpha_f32, target, &xa, &xb))
+        st = TT_OK;
+    else
+        st = tt__for_each_in(3, 1, (tt_tensor *[]){target, &xa, &xb}, bin_loops[common][op],
+                             &alpha_bits);
     if (!st && target != result)
         st = tt__copy_raw(result, target);
 done:

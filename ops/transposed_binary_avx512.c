@@ -1,0 +1,150 @@
+/* The AVX-512F kernel of transposed_binary.h: out = x op t^T in 16x16
+ * blocks transposed in registers. This file alone is compiled with
+ * -mavx512f; transposed_binary.c calls it only on a CPU that has AVX-512F.
+ *
+ * Why not the iterator's tiles: copying a tile of t into a row-major
+ * buffer and running the contiguous loop over it passes every element of
+ * t through memory twice more (store to the buffer, load back); here the
+ * sixteen rows of t that make a 16x16 block are loaded once, transposed
+ * with 64 shuffles, and combined with x's rows straight into out. */
+#include "transposed_binary.h"
+
+#include <immintrin.h>
+#include <stdlib.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* r[k] (row k of a 16x16 block) becomes column k: after the call, lane i
+ * of r[k] holds what was lane k of r[i]. Four rounds: pairs of rows
+ * interleave by floats, then by float pairs (each 128-bit lane then holds
+ * four rows of one column), then 128-bit lanes gather twice. */
+INLINE void transpose16(__m512 r[16])
+{
+    __m512 a[16];
+    for (int k = 0; k < 16; k += 2) {
+        a[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
+        a[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
+    }
+    /* s[4g + c], lane L: rows 4g..4g+3 of column 4L + c. */
+    __m512 s[16];
+    for (int g = 0; g < 16; g += 4) {
+        __m512d a0 = _mm512_castps_pd(a[g]), a1 = _mm512_castps_pd(a[g + 1]);
+        __m512d a2 = _mm512_castps_pd(a[g + 2]), a3 = _mm512_castps_pd(a[g + 3]);
+        s[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        s[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        s[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        s[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+    }
+    for (int c = 0; c < 4; c++) {
+        /* lanes: (g0, L0) (g0, L2) (g1, L0) (g1, L2), and (g2..g3) */
+        __m512 u = _mm512_shuffle_f32x4(s[c], s[4 + c], 0x88);
+        __m512 v = _mm512_shuffle_f32x4(s[8 + c], s[12 + c], 0x88);
+        /* lanes: (g0, L1) (g0, L3) (g1, L1) (g1, L3), and (g2..g3) */
+        __m512 u1 = _mm512_shuffle_f32x4(s[c], s[4 + c], 0xdd);
+        __m512 v1 = _mm512_shuffle_f32x4(s[8 + c], s[12 + c], 0xdd);
+        r[c] = _mm512_shuffle_f32x4(u, v, 0x88);
+        r[8 + c] = _mm512_shuffle_f32x4(u, v, 0xdd);
+        r[4 + c] = _mm512_shuffle_f32x4(u1, v1, 0x88);
+        r[12 + c] = _mm512_shuffle_f32x4(u1, v1, 0xdd);
+    }
+}
+
+/* The same operations, in the same order, as elementwise.c's loops: a
+ * and b are the op's first and second operands. */
+INLINE __m512 apply(int op, __m512 a, __m512 b, __m512 alpha)
+{
+    switch (op) {
+    case TT_TB_ADD: return _mm512_add_ps(a, _mm512_mul_ps(alpha, b));
+    case TT_TB_SUB: return _mm512_sub_ps(a, _mm512_mul_ps(alpha, b));
+    case TT_TB_MUL: return _mm512_mul_ps(a, b);
+    default: return _mm512_div_ps(a, b);
+    }
+}
+
+/* The block of output rows i0.. (nrows of them, lanes `rows` of t's
+ * loads) and columns j0.. (ncols, lanes `cols` of x and out). A full block
+ * (16 x 16, known at compile time) takes plain loads and stores. */
+INLINE void block(const tt_tb_job *j, int op, bool t_first, __m512 alpha, int64_t i0,
+                  int64_t j0, int nrows, int ncols, __mmask16 rows, __mmask16 cols)
+{
+    bool full = nrows == 16 && ncols == 16;
+    __m512 r[16];
+    for (int k = 0; k < 16; k++) {
+        const float *tp = j->t + (j0 + k) * j->ldt + i0;
+        r[k] = k >= ncols ? _mm512_setzero_ps()
+               : full     ? _mm512_loadu_ps(tp)
+                          : _mm512_maskz_loadu_ps(rows, tp);
+    }
+    transpose16(r);
+    for (int i = 0; i < nrows; i++) {
+        const float *xp = j->x + (i0 + i) * j->ldx + j0;
+        float *op_ = j->out + (i0 + i) * j->ldo + j0;
+        __m512 xv = full ? _mm512_loadu_ps(xp) : _mm512_maskz_loadu_ps(cols, xp);
+        __m512 v = t_first ? apply(op, r[i], xv, alpha) : apply(op, xv, r[i], alpha);
+        if (full)
+            _mm512_storeu_ps(op_, v);
+        else
+            _mm512_mask_storeu_ps(op_, cols, v);
+    }
+}
+
+static int knob(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    return s ? atoi(s) : dflt;
+}
+
+/* Output rows [r0, r1): strips of up to TT_TB_STRIP rows; along a strip,
+ * 16 columns at a time, the strip's 16-row blocks one after the other
+ * (each row of t then gives TT_TB_STRIP * 4 contiguous bytes per step). */
+INLINE void rows_impl(const tt_tb_job *j, int64_t r0, int64_t r1, int op, bool t_first)
+{
+    static int h = -1, pf = -1;
+    if (h < 0) {
+        h = knob("TT_TB_H", 64);
+        pf = knob("TT_TB_PF", 0);
+    }
+    __m512 alpha = _mm512_set1_ps(j->alpha);
+    int64_t cols = j->cols;
+    for (int64_t s0 = r0; s0 < r1; s0 += h) {
+        int64_t s1 = s0 + h < r1 ? s0 + h : r1;
+        for (int64_t j0 = 0; j0 < cols; j0 += 16) {
+            int nc = cols - j0 < 16 ? (int)(cols - j0) : 16;
+            if (pf && j0 + 16 * pf < cols) {
+                for (int k = 0; k < 16 && j0 + 16 * pf + k < cols; k++)
+                    for (int64_t i = s0; i < s1; i += 16)
+                        _mm_prefetch((const char *)(j->t + (j0 + 16 * pf + k) * j->ldt + i),
+                                     _MM_HINT_T0);
+            }
+            for (int64_t i0 = s0; i0 < s1; i0 += 16) {
+                int nr = s1 - i0 < 16 ? (int)(s1 - i0) : 16;
+                if (nr == 16 && nc == 16)
+                    block(j, op, t_first, alpha, i0, j0, 16, 16, 0xffff, 0xffff);
+                else
+                    block(j, op, t_first, alpha, i0, j0, nr, nc,
+                          (__mmask16)((1u << nr) - 1), (__mmask16)((1u << nc) - 1));
+            }
+        }
+    }
+}
+
+#define ROWS_FN(NAME, OP, T_FIRST)                                             \
+    static void NAME(const tt_tb_job *j, int64_t r0, int64_t r1)               \
+    {                                                                          \
+        rows_impl(j, r0, r1, OP, T_FIRST);                                     \
+    }
+ROWS_FN(add_xt, TT_TB_ADD, false)
+ROWS_FN(add_tx, TT_TB_ADD, true)
+ROWS_FN(sub_xt, TT_TB_SUB, false)
+ROWS_FN(sub_tx, TT_TB_SUB, true)
+ROWS_FN(mul_xt, TT_TB_MUL, false)
+ROWS_FN(mul_tx, TT_TB_MUL, true)
+ROWS_FN(div_xt, TT_TB_DIV, false)
+ROWS_FN(div_tx, TT_TB_DIV, true)
+
+void tt__tb_rows_avx512(const tt_tb_job *j, int64_t r0, int64_t r1)
+{
+    static void (*const fns[4][2])(const tt_tb_job *, int64_t, int64_t) = {
+        {add_xt, add_tx}, {sub_xt, sub_tx}, {mul_xt, mul_tx}, {div_xt, div_tx}};
+    fns[j->op][j->t_first](j, r0, r1);
+}
