@@ -39,11 +39,21 @@ static bool two_dims(const tt_tensor *t, int dims[2])
  * iterator's grain). */
 #define GRAIN 32768
 
-static void run_strips(int64_t begin, int64_t end, void *vjob)
+typedef struct {
+    tt_tb_job job;
+    int64_t parts, part_cols; /* each strip's parts, their width */
+} split;
+
+/* Tasks [begin, end): task k is part k % parts of strip k / parts. */
+static void run_tasks(int64_t begin, int64_t end, void *vs)
 {
-    const tt_tb_job *j = vjob;
-    int64_t r1 = end * TT_TB_STRIP;
-    tt__tb_rows_avx512(j, begin * TT_TB_STRIP, r1 < j->rows ? r1 : j->rows);
+    const split *s = vs;
+    for (int64_t k = begin; k < end; k++) {
+        int64_t r0 = k / s->parts * TT_TB_STRIP, c0 = k % s->parts * s->part_cols;
+        int64_t r1 = r0 + TT_TB_STRIP, c1 = c0 + s->part_cols;
+        tt__tb_block_avx512(&s->job, r0, r1 < s->job.rows ? r1 : s->job.rows, c0,
+                            c1 < s->job.cols ? c1 : s->job.cols);
+    }
 }
 
 bool tt__binary_transposed_f32(int op, float alpha, const tt_tensor *out,
@@ -80,13 +90,19 @@ bool tt__binary_transposed_f32(int op, float alpha, const tt_tensor *out,
     bool t_first = transposed[1] && row_major[2];
     if (!row_major[0] || !(t_first || (row_major[1] && transposed[2])))
         return false;
-    tt_tb_job j = {
+    split s = {.job = {
         .op = op, .t_first = t_first, .alpha = alpha, .rows = rows, .cols = cols,
         .out = (float *)tt__ptr(out),
         .x = (const float *)tt__ptr(t_first ? b : a), .t = (const float *)tt__ptr(t_first ? a : b),
         .ldo = st[0][0], .ldx = st[t_first ? 2 : 1][0], .ldt = st[t_first ? 1 : 2][1],
-    };
-    tt_parallel_for((rows + TT_TB_STRIP - 1) / TT_TB_STRIP, GRAIN / (TT_TB_STRIP * cols) + 1,
-                    run_strips, &j);
+    }};
+    /* Few strips (a wide, short output) are cut into parts across their
+     * columns (multiples of 16), so that every thread gets work. */
+    int64_t strips = (rows + TT_TB_STRIP - 1) / TT_TB_STRIP, threads = tt_get_num_threads();
+    s.parts = strips < threads ? (threads + strips - 1) / strips : 1;
+    s.part_cols = ((cols + s.parts - 1) / s.parts + 15) / 16 * 16;
+    s.parts = (cols + s.part_cols - 1) / s.part_cols;
+    int64_t task = (rows < TT_TB_STRIP ? rows : TT_TB_STRIP) * s.part_cols;
+    tt_parallel_for(strips * s.parts, GRAIN / task + 1, run_tasks, &s);
     return true;
 }

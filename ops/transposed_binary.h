@@ -33,12 +33,12 @@ typedef struct {
 bool tt__binary_transposed_f32(int op, float alpha, const tt_tensor *out,
                                const tt_tensor *a, const tt_tensor *b);
 
-/* Rows of the output per step of the kernel: a parallel chunk is a whole
- * number of these. */
-#define TT_TB_STRIP 64
+/* The parallel split: strips of this many output rows, each a task, or
+ * when there are fewer strips than threads, parts of strips. */
+#define TT_TB_STRIP 128
 
-/* transposed_binary_avx512.c: output rows [r0, r1) of job j (r0 a multiple
- * of TT_TB_STRIP). Call only on a CPU that has AVX-512F. */
-void tt__tb_rows_avx512(const tt_tb_job *j, int64_t r0, int64_t r1);
+/* transposed_binary_avx512.c: output rows [r0, r1), columns [c0, c1) of
+ * job j. Call only on a CPU that has AVX-512F. */
+void tt__tb_block_avx512(const tt_tb_job *j, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
 #endif

@@ -10,7 +10,6 @@
 #include "transposed_binary.h"
 
 #include <immintrin.h>
-#include <stdlib.h>
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -88,63 +87,54 @@ INLINE void block(const tt_tb_job *j, int op, bool t_first, __m512 alpha, int64_
     }
 }
 
-static int knob(const char *name, int dflt)
+/* Output rows [r0, r1) (one strip, at most TT_TB_STRIP rows), columns
+ * [c0, c1), 16 columns per step: a step reads 16 rows of t, each over the
+ * strip's width (TT_TB_STRIP * 4 contiguous bytes: whole lines, which
+ * strips of 16 or 32 rows read at far below the memory's speed), and
+ * writes the strip's 16-row blocks one after the other. The next step's
+ * rows of t are asked for (into L2) before this step's blocks run, so that
+ * their misses overlap the work instead of each stalling a block. */
+INLINE void strip(const tt_tb_job *j, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int op,
+                  bool t_first)
 {
-    const char *s = getenv(name);
-    return s ? atoi(s) : dflt;
-}
-
-/* Output rows [r0, r1): strips of up to TT_TB_STRIP rows; along a strip,
- * 16 columns at a time, the strip's 16-row blocks one after the other
- * (each row of t then gives TT_TB_STRIP * 4 contiguous bytes per step). */
-INLINE void rows_impl(const tt_tb_job *j, int64_t r0, int64_t r1, int op, bool t_first)
-{
-    static int h = -1, pf = -1;
-    if (h < 0) {
-        h = knob("TT_TB_H", 64);
-        pf = knob("TT_TB_PF", 0);
-    }
     __m512 alpha = _mm512_set1_ps(j->alpha);
-    int64_t cols = j->cols;
-    for (int64_t s0 = r0; s0 < r1; s0 += h) {
-        int64_t s1 = s0 + h < r1 ? s0 + h : r1;
-        for (int64_t j0 = 0; j0 < cols; j0 += 16) {
-            int nc = cols - j0 < 16 ? (int)(cols - j0) : 16;
-            if (pf && j0 + 16 * pf < cols) {
-                for (int k = 0; k < 16 && j0 + 16 * pf + k < cols; k++)
-                    for (int64_t i = s0; i < s1; i += 16)
-                        _mm_prefetch((const char *)(j->t + (j0 + 16 * pf + k) * j->ldt + i),
-                                     _MM_HINT_T0);
-            }
-            for (int64_t i0 = s0; i0 < s1; i0 += 16) {
-                int nr = s1 - i0 < 16 ? (int)(s1 - i0) : 16;
-                if (nr == 16 && nc == 16)
-                    block(j, op, t_first, alpha, i0, j0, 16, 16, 0xffff, 0xffff);
-                else
-                    block(j, op, t_first, alpha, i0, j0, nr, nc,
-                          (__mmask16)((1u << nr) - 1), (__mmask16)((1u << nc) - 1));
-            }
+    for (int64_t j0 = c0; j0 < c1; j0 += 16) {
+        for (int64_t k = j0 + 16; k < j0 + 32 && k < c1; k++)
+            for (int64_t i = r0; i < r1; i += 16)
+                _mm_prefetch((const char *)(j->t + k * j->ldt + i), _MM_HINT_T1);
+        int nc = c1 - j0 < 16 ? (int)(c1 - j0) : 16;
+        for (int64_t i0 = r0; i0 < r1; i0 += 16) {
+            int nr = r1 - i0 < 16 ? (int)(r1 - i0) : 16;
+            if (nr == 16 && nc == 16)
+                block(j, op, t_first, alpha, i0, j0, 16, 16, 0xffff, 0xffff);
+            else
+                block(j, op, t_first, alpha, i0, j0, nr, nc, (__mmask16)((1u << nr) - 1),
+                      (__mmask16)((1u << nc) - 1));
         }
     }
 }
 
-#define ROWS_FN(NAME, OP, T_FIRST)                                             \
-    static void NAME(const tt_tb_job *j, int64_t r0, int64_t r1)               \
+/* One function per op and operand order, so that strip() and block()
+ * compile to straight-line code for each. */
+typedef void strip_fn(const tt_tb_job *j, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+#define STRIP_FN(NAME, OP, T_FIRST)                                            \
+    static void NAME(const tt_tb_job *j, int64_t r0, int64_t r1, int64_t c0,   \
+                     int64_t c1)                                               \
     {                                                                          \
-        rows_impl(j, r0, r1, OP, T_FIRST);                                     \
+        strip(j, r0, r1, c0, c1, OP, T_FIRST);                                 \
     }
-ROWS_FN(add_xt, TT_TB_ADD, false)
-ROWS_FN(add_tx, TT_TB_ADD, true)
-ROWS_FN(sub_xt, TT_TB_SUB, false)
-ROWS_FN(sub_tx, TT_TB_SUB, true)
-ROWS_FN(mul_xt, TT_TB_MUL, false)
-ROWS_FN(mul_tx, TT_TB_MUL, true)
-ROWS_FN(div_xt, TT_TB_DIV, false)
-ROWS_FN(div_tx, TT_TB_DIV, true)
+STRIP_FN(add_xt, TT_TB_ADD, false)
+STRIP_FN(add_tx, TT_TB_ADD, true)
+STRIP_FN(sub_xt, TT_TB_SUB, false)
+STRIP_FN(sub_tx, TT_TB_SUB, true)
+STRIP_FN(mul_xt, TT_TB_MUL, false)
+STRIP_FN(mul_tx, TT_TB_MUL, true)
+STRIP_FN(div_xt, TT_TB_DIV, false)
+STRIP_FN(div_tx, TT_TB_DIV, true)
 
-void tt__tb_rows_avx512(const tt_tb_job *j, int64_t r0, int64_t r1)
+void tt__tb_block_avx512(const tt_tb_job *j, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
 {
-    static void (*const fns[4][2])(const tt_tb_job *, int64_t, int64_t) = {
+    static strip_fn *const fns[4][2] = {
         {add_xt, add_tx}, {sub_xt, sub_tx}, {mul_xt, mul_tx}, {div_xt, div_tx}};
-    fns[j->op][j->t_first](j, r0, r1);
+    fns[j->op][j->t_first](j, r0, r1, c0, c1);
 }
