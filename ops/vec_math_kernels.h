@@ -181,7 +181,8 @@ static inline V vk_gelu_backward(V g, V x)
  * 2^t) instead: 0.5 (1 + t) = 1/(1 + E) = r and 1 - t^2 = 4 (E r) r.
  * Past |x| = 10 the derivative is 0 or 1 to float precision (|u| > 43,
  * E r r < 2^-125): x is clamped there, which keeps E finite and x u'
- * small, so infinities get those limits and NaN stays NaN. */
+ * small. At +-inf PyTorch's formula gives NaN (inf * 0), and so does
+ * adding x - x (0 for finite x); NaN stays NaN. */
 static inline V vk_gelu_tanh_backward(V g, V x)
 {
     const double c1 = -2 * 1.44269504088896341 * 0.79788456080286535588;
@@ -191,7 +192,8 @@ static inline V vk_gelu_tanh_backward(V g, V x)
     /* 2 u' = 2 sqrt(2/pi) (1 + 3 0.044715 x^2) */
     V du2 = V_FMA(V_SET1((float)(6 * 0.044715 * 0.79788456080286535588)), s,
                   V_SET1((float)(2 * 0.79788456080286535588)));
-    return V_MUL(g, V_FMA(V_MUL(xc, du2), V_MUL(V_MUL(e, r), r), r));
+    V dy = V_FMA(V_MUL(xc, du2), V_MUL(V_MUL(e, r), r), r);
+    return V_MUL(g, V_ADD(dy, V_SUB(x, x)));
 }
 
 static inline V vk_sigmoid(V x)

@@ -836,11 +836,44 @@ static double ulp_f32(double v)
     return f < 1.2e-38f ? 1.4e-45 : (double)(nextafterf(f, INFINITY) - f);
 }
 
+/* Kernel k of the vector kernel tests: 0 tanh, 1 gelu, 2 gelu_tanh,
+ * 3 gelu_backward, 4 gelu_backward(approximate="tanh"), on t (and the
+ * gradient tg). Returns a new reference. */
+static tt_tensor *vec_kernel_run(int k, tt_tensor *t, tt_tensor *tg)
+{
+    const tt_op *gb = tt_op_find("tt::gelu_backward");
+    return k == 0   ? tt_tanh(t)
+         : k == 1 ? tt_gelu(t)
+         : k == 2 ? tt_gelu_tanh(t)
+                  : tt_call(gb, tt_v_tensor(tg), tt_v_tensor(t),
+                            tt_v_str(k == 3 ? "none" : "tanh"));
+}
+
+/* Kernel k's value at x = a (gradient g) in double, by PyTorch's formulas. */
+static double vec_kernel_ref(int k, double a, double g)
+{
+    double b = 0.79788456080286535588, c = 0.044715;
+    double th = tanh(b * (a + c * a * a * a));
+    return k == 0   ? tanh(a)
+         : k == 1 ? 0.5 * a * (1 + erf(a / sqrt(2.0)))
+         : k == 2 ? 0.5 * a * (1 + th)
+         : k == 3 ? g * (0.5 * (1 + erf(a / sqrt(2.0))) + a * exp(-0.5 * a * a) / sqrt(2 * M_PI))
+                  : g * (0.5 * (1 + th) + 0.5 * a * (1 - th * th) * b * (1 + 3 * c * a * a));
+}
+
+/* Kernel k's error bound at the exact value w (see above). */
+static double vec_kernel_bound(int k, double w)
+{
+    return (k == 0 ? 3 : k < 3 ? 4 : 8) * ulp_f32(w) +
+           (k == 0 ? 0 : k == 1 ? 4e-7 : k == 2 ? 1e-8 : k == 3 ? 8e-7 : 2e-7);
+}
+
+static const char *vec_kernel_names[] = {"tanh", "gelu", "gelu_tanh", "gelu_backward",
+                                         "gelu_backward tanh"};
+
 START_TEST(test_vector_kernels_dense)
 {
     enum { N = 200003 };
-    static const char *names[] = {"tanh", "gelu", "gelu_tanh", "gelu_backward",
-                                  "gelu_backward tanh"};
     float *x = malloc(sizeof *x * N), *g = malloc(sizeof *g * N);
     for (int i = 0; i < N; i++) {
         x[i] = -20.0f + 40.0f * (float)i / (N - 1); /* past every clamp */
@@ -848,39 +881,54 @@ START_TEST(test_vector_kernels_dense)
     }
     tt_tensor *t = tt_from_data(TT_SHAPE(N), TT_F32, x);
     tt_tensor *tg = tt_from_data(TT_SHAPE(N), TT_F32, g);
-    const tt_op *gb = tt_op_find("tt::gelu_backward");
     for (int k = 0; k < 5; k++) {
-        tt_tensor *r = NN(k == 0   ? tt_tanh(t)
-                          : k == 1 ? tt_gelu(t)
-                          : k == 2 ? tt_gelu_tanh(t)
-                                   : tt_call(gb, tt_v_tensor(tg), tt_v_tensor(t),
-                                             tt_v_str(k == 3 ? "none" : "tanh")));
+        tt_tensor *r = NN(vec_kernel_run(k, t, tg));
         const float *o = tt_data(r);
         double worst = 0, at = 0;
         for (int i = 0; i < N; i++) {
-            double a = x[i], b = 0.79788456080286535588, c = 0.044715;
-            double th = tanh(b * (a + c * a * a * a));
-            double w = k == 0 ? tanh(a)
-                     : k == 1 ? 0.5 * a * (1 + erf(a / sqrt(2.0)))
-                     : k == 2 ? 0.5 * a * (1 + th)
-                     : k == 3 ? g[i] * (0.5 * (1 + erf(a / sqrt(2.0))) +
-                                        a * exp(-0.5 * a * a) / sqrt(2 * M_PI))
-                              : g[i] * (0.5 * (1 + th) +
-                                        0.5 * a * (1 - th * th) * b * (1 + 3 * c * a * a));
-            double bound = (k == 0 ? 3 : k < 3 ? 4 : 8) * ulp_f32(w) +
-                           (k == 0 ? 0 : k == 1 ? 4e-7 : k == 2 ? 1e-8 : k == 3 ? 8e-7 : 2e-7);
-            double e = fabs(o[i] - w) / bound;
+            double w = vec_kernel_ref(k, x[i], g[i]);
+            double e = fabs(o[i] - w) / vec_kernel_bound(k, w);
             if (e > worst)
-                worst = e, at = a;
+                worst = e, at = x[i];
         }
-        ck_assert_msg(worst <= 1, "%s: error %.2f times the bound at x = %.9g", names[k], worst,
-                      at);
+        ck_assert_msg(worst <= 1, "%s: error %.2f times the bound at x = %.9g",
+                      vec_kernel_names[k], worst, at);
         tt_release(r);
     }
     tt_release(t);
     tt_release(tg);
     free(x);
     free(g);
+}
+END_TEST
+
+/* The same kernels at NaN, infinities, zeros, tiny and huge values (a full
+ * vector and a tail): NaN where PyTorch's formula gives NaN (gelu and the
+ * derivatives at -inf, the derivatives at +inf), otherwise within the
+ * bounds above, as the scalar loops of a CPU without the kernels. */
+START_TEST(test_vector_kernels_special)
+{
+    enum { N = 19 };
+    float x[N] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, -1e-30f, 1e-40f, -1e-40f,
+                  9.5f, -9.5f, 10.5f, -10.5f, 30, -30, 1e30f, -1e30f, 3e38f, -3e38f};
+    float g[N];
+    for (int i = 0; i < N; i++)
+        g[i] = 1.5f;
+    tt_tensor *t = tt_from_data(TT_SHAPE(N), TT_F32, x);
+    tt_tensor *tg = tt_from_data(TT_SHAPE(N), TT_F32, g);
+    for (int k = 0; k < 5; k++) {
+        tt_tensor *r = NN(vec_kernel_run(k, t, tg));
+        const float *o = tt_data(r);
+        for (int i = 0; i < N; i++) {
+            double w = vec_kernel_ref(k, x[i], g[i]);
+            ck_assert_msg(isnan(w) ? isnan(o[i])
+                                    : o[i] == w || fabs(o[i] - w) <= vec_kernel_bound(k, w),
+                          "%s(%g) = %g, expected %g", vec_kernel_names[k], x[i], o[i], w);
+        }
+        tt_release(r);
+    }
+    tt_release(t);
+    tt_release(tg);
 }
 END_TEST
 
@@ -1676,6 +1724,7 @@ static Suite *elementwise_suite(void)
     tcase_add_loop_test(tc, test_unary_tables, 0, U_COUNT);
     tcase_add_test(tc, test_unary_special_values);
     tcase_add_test(tc, test_vector_kernels_dense);
+    tcase_add_test(tc, test_vector_kernels_special);
     tcase_add_test(tc, test_gelu_backward);
     suite_add_tcase(s, tc);
 
