@@ -9,18 +9,8 @@
  * changes a result, not even a NaN's payload. */
 #include "ops_impl.h"
 #include "transposed_binary.h"
+#include "vec_math.h"
 
-#include <stdlib.h>
-
-static bool have_avx512(void)
-{
-    static _Atomic int level = -1; /* first calls on two threads may race: atomic */
-    if (level < 0) {
-        __builtin_cpu_init();
-        level = __builtin_cpu_supports("avx512f") && getenv("TT_NO_AVX512") == NULL;
-    }
-    return level > 0;
-}
 
 /* t's two dims of size above 1, outer first; false if it has not two. */
 static bool two_dims(const tt_tensor *t, int dims[2])
@@ -61,7 +51,7 @@ bool tt__binary_transposed_f32(int op, float alpha, const tt_tensor *out,
 {
     int dims[2];
     if (out->dtype != TT_F32 || a->dtype != TT_F32 || b->dtype != TT_F32 ||
-        !two_dims(out, dims) || !have_avx512())
+        !two_dims(out, dims) || tt__cpu_vector_level() < 2)
         return false;
     /* st[k] = operand k's steps along (rows, cols), out's rows first; the
      * operands have out's shape (broadcast views). */

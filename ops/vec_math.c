@@ -12,14 +12,11 @@
  * and compiled results agree bit for bit. */
 #include "vec_math.h"
 
-#if defined(TT_HAVE_SLEEF) && defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#include <sleef.h>
 #include <stdlib.h>
 
-/* 0: no vector kernels, 1: AVX2, 2: AVX-512F. */
-static int cpu_level(void)
+int tt__cpu_vector_level(void)
 {
+#if defined(__x86_64__) || defined(__i386__)
     static _Atomic int level = -1; /* first calls on two threads may race: atomic */
     if (level < 0) {
         __builtin_cpu_init();
@@ -29,7 +26,14 @@ static int cpu_level(void)
         level = l;
     }
     return level;
+#else
+    return 0;
+#endif
 }
+
+#if defined(TT_HAVE_SLEEF) && defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#include <sleef.h>
 
 #define V __m256
 #define V_SET1(c) _mm256_set1_ps(c)
@@ -98,7 +102,7 @@ static inline __m256 v_ldexp(__m256 p, __m256 n)
 
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
 {
-    int level = cpu_level();
+    int level = tt__cpu_vector_level();
     if (level == 0)
         return false;
     if (level == 2 && tt__vec_f32_avx512(op, o, x, n))
@@ -108,7 +112,7 @@ bool tt__vec_f32(int op, float *o, const float *x, int64_t n)
 
 bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n)
 {
-    int level = cpu_level();
+    int level = tt__cpu_vector_level();
     if (level == 0)
         return false;
     if (level == 2 && tt__vec2_f32_avx512(op, o, a, b, n))

@@ -10,6 +10,11 @@ enum {
     TT_VEC_SIGMOID, TT_VEC_GELU, TT_VEC_GELU_TANH,
 };
 
+/* What this CPU runs, decided once: 0 neither AVX2+FMA nor AVX-512F, 1
+ * AVX2+FMA, 2 AVX-512F too (unless TT_NO_AVX512 is set, which keeps every
+ * kernel choosing by it on AVX2 or below). */
+int tt__cpu_vector_level(void);
+
 /* Binary kernels: o[i] = f(a[i], b[i]). */
 enum { TT_VEC2_GELU_BACKWARD = 1, TT_VEC2_GELU_TANH_BACKWARD };
 
