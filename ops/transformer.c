@@ -26,10 +26,10 @@
 
 #define CHUNKS 64 /* fixed partial sums of a row reduction (see above) */
 
-
-/* Row sums of layer_norm are taken in LN_LANES double lanes (element j in
- * lane j % LN_LANES), added in lane order at the end: independent chains
- * that vectorize, in an order fixed by the row length alone. */
+/* Row sums of layer_norm and attention are taken in LN_LANES double lanes
+ * (element j in lane j % LN_LANES), added in lane order at the end:
+ * independent chains that vectorize, in an order fixed by the row length
+ * alone. */
 #define LN_LANES 8
 
 static double lanes_total(const double *l)
@@ -39,6 +39,40 @@ static double lanes_total(const double *l)
         t += l[i];
     return t;
 }
+
+/* A row's max and its dot product with another row (or its sum, b NULL)
+ * in lanes, the sums in double. The max skips NaN as a plain loop does (a
+ * NaN score still makes its row NaN through exp). */
+#define ROW_LANES(T_)                                                          \
+    static inline T_ row_max_##T_(const T_ *restrict r, int64_t n)             \
+    {                                                                          \
+        T_ l[LN_LANES];                                                        \
+        for (int i = 0; i < LN_LANES; i++)                                     \
+            l[i] = -INFINITY;                                                  \
+        int64_t j = 0, body = n - n % LN_LANES;                                \
+        for (; j < body; j += LN_LANES)                                        \
+            for (int i = 0; i < LN_LANES; i++)                                 \
+                l[i] = r[j + i] > l[i] ? r[j + i] : l[i];                      \
+        for (; j < n; j++)                                                     \
+            l[j - body] = r[j] > l[j - body] ? r[j] : l[j - body];             \
+        T_ m = l[0];                                                           \
+        for (int i = 1; i < LN_LANES; i++)                                     \
+            m = l[i] > m ? l[i] : m;                                           \
+        return m;                                                              \
+    }                                                                          \
+    static inline double row_dot_##T_(const T_ *restrict a, const T_ *restrict b, int64_t n) \
+    {                                                                          \
+        double l[LN_LANES] = {0};                                              \
+        int64_t j = 0, body = n - n % LN_LANES;                                \
+        for (; j < body; j += LN_LANES)                                        \
+            for (int i = 0; i < LN_LANES; i++)                                 \
+                l[i] += (double)a[j + i] * (b ? (double)b[j + i] : 1.0);       \
+        for (; j < n; j++)                                                     \
+            l[j - body] += (double)a[j] * (b ? (double)b[j] : 1.0);            \
+        return lanes_total(l);                                                 \
+    }
+ROW_LANES(float)
+ROW_LANES(double)
 
 static bool is_fake(const tt_tensor *t) { return t && t->storage->fake; }
 
@@ -321,15 +355,10 @@ typedef struct {
     static inline void ln_stats_##T(const T *restrict x, int64_t n, double eps, double *mean, \
                                     double *rstd)                              \
     {                                                                          \
-        double s[LN_LANES] = {0}, v[LN_LANES] = {0};                           \
+        double v[LN_LANES] = {0};                                              \
+        double m = n ? row_dot_##T(x, NULL, n) / (double)n : 0;                \
         int64_t j = 0, body = n - n % LN_LANES;                                \
         for (; j < body; j += LN_LANES)                                        \
-            for (int l = 0; l < LN_LANES; l++)                                 \
-                s[l] += (double)x[j + l];                                      \
-        for (; j < n; j++)                                                     \
-            s[j - body] += (double)x[j];                                       \
-        double m = n ? lanes_total(s) / (double)n : 0;                         \
-        for (j = 0; j < body; j += LN_LANES)                                   \
             for (int l = 0; l < LN_LANES; l++)                                 \
                 v[l] += ((double)x[j + l] - m) * ((double)x[j + l] - m);       \
         for (; j < n; j++)                                                     \
@@ -650,41 +679,6 @@ static bool attn_parallel(const attn_plan *p)
            (double)ATTN_ROWS * (double)rows * (double)cols <= TT_BLAS_SINGLE_THREAD_MNK;
 }
 
-/* A row's max, sum and dot product in LN_LANES lanes (element j in lane
- * j % LN_LANES, sums in double), combined in lane order: vectorizable, in
- * an order fixed by the row length. The max skips NaN as the plain loop
- * did (a NaN score still makes its row NaN through exp). */
-#define ROW_LANES(T_)                                                          \
-    static inline T_ row_max_##T_(const T_ *restrict r, int64_t n)             \
-    {                                                                          \
-        T_ l[LN_LANES];                                                        \
-        for (int i = 0; i < LN_LANES; i++)                                     \
-            l[i] = -INFINITY;                                                  \
-        int64_t j = 0, body = n - n % LN_LANES;                                \
-        for (; j < body; j += LN_LANES)                                        \
-            for (int i = 0; i < LN_LANES; i++)                                 \
-                l[i] = r[j + i] > l[i] ? r[j + i] : l[i];                      \
-        for (; j < n; j++)                                                     \
-            l[j - body] = r[j] > l[j - body] ? r[j] : l[j - body];             \
-        T_ m = l[0];                                                           \
-        for (int i = 1; i < LN_LANES; i++)                                     \
-            m = l[i] > m ? l[i] : m;                                           \
-        return m;                                                              \
-    }                                                                          \
-    static inline double row_dot_##T_(const T_ *restrict a, const T_ *restrict b, int64_t n) \
-    {                                                                          \
-        double l[LN_LANES] = {0};                                              \
-        int64_t j = 0, body = n - n % LN_LANES;                                \
-        for (; j < body; j += LN_LANES)                                        \
-            for (int i = 0; i < LN_LANES; i++)                                 \
-                l[i] += (double)a[j + i] * (b ? (double)b[j + i] : 1.0);       \
-        for (; j < n; j++)                                                     \
-            l[j - body] += (double)a[j] * (b ? (double)b[j] : 1.0);            \
-        return lanes_total(l);                                                 \
-    }
-ROW_LANES(float)
-ROW_LANES(double)
-
 #define ATTN_GEMM(T_, GEMM, VEXP, EXP)                                         \
     static void gemm_##T_(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, \
                           const T_ *a, int64_t lda, const T_ *b, int64_t ldb, T_ *c,  \
@@ -716,7 +710,7 @@ ROW_LANES(double)
             if (!VEXP(r, len))                                                 \
                 for (int64_t j = 0; j < len; j++)                              \
                     r[j] = EXP(r[j]);                                          \
-            /* len == 0: NaN, as PyTorch */                                    \
+            /* len == 0 only with no keys at all: nothing to scale */         \
             T_ inv = (T_)(1.0 / row_dot_##T_(r, NULL, len));                   \
             for (int64_t j = 0; j < len; j++)                                  \
                 r[j] *= inv;                                                   \
