@@ -217,7 +217,38 @@ typedef struct {
     int64_t strides[3];
     int nops;
     void *ctx;
+    /* The output outgrows the cache (run_flat decides): a loop that can
+     * write around the cache itself is told so through *streams; for the
+     * others flat_chunk stages the output and streams it out. */
+    bool *streams;
+    bool stage;
 } flat_job;
+
+/* Elements per staging block of a streamed chunk: small, so that reading
+ * the inputs and streaming the output overlap (in blocks of 1,024
+ * elements the two phases take turns and the add gained little). */
+#define STREAM_BLOCK 128
+
+/* A streamed chunk: the loop writes each block into a buffer on the
+ * stack, which tt__stream_copy then writes out with non-temporal stores.
+ * A plain store first reads the output's line into the cache (a quarter
+ * of an add's memory traffic, a third of a unary op's) only to evict it
+ * again; the copy from L1 costs far less than that read. */
+static void flat_chunk_streamed(const flat_job *j, char **d, int64_t n)
+{
+    _Alignas(64) char buf[STREAM_BLOCK * 8]; /* 8: the widest element */
+    int64_t es = j->strides[0];
+    char *out = d[0];
+    d[0] = buf;
+    for (int64_t done = 0; done < n; done += STREAM_BLOCK) {
+        int64_t m = n - done < STREAM_BLOCK ? n - done : STREAM_BLOCK;
+        j->loop(d, j->strides, m, j->ctx);
+        tt__stream_copy(out + done * es, buf, (size_t)(m * es));
+        for (int k = 1; k < j->nops; k++)
+            d[k] += m * j->strides[k];
+    }
+    tt__stream_fence();
+}
 
 static void flat_chunk(int64_t begin, int64_t end, void *vjob)
 {
@@ -225,13 +256,30 @@ static void flat_chunk(int64_t begin, int64_t end, void *vjob)
     char *d[3];
     for (int k = 0; k < j->nops; k++)
         d[k] = j->data[k] + begin * j->strides[k];
-    j->loop(d, j->strides, end - begin, j->ctx);
+    if (j->stage) {
+        flat_chunk_streamed(j, d, end - begin);
+    } else {
+        j->loop(d, j->strides, end - begin, j->ctx);
+        if (j->streams && *j->streams)
+            tt__stream_fence();
+    }
 }
 
 #define FLAT_GRAIN 32768
 
+/* Streams the output when the operands together outgrow the last-level
+ * cache: the output cannot still be cached when the next op reads it, so
+ * there is nothing to lose by not caching it. */
 static void run_flat(flat_job *j, int64_t n)
 {
+    int64_t bytes = 0;
+    for (int k = 0; k < j->nops; k++)
+        bytes += n * j->strides[k];
+    bool big = j->strides[0] <= 8 && tt__stream_worthwhile(bytes);
+    if (j->streams)
+        *j->streams = big;
+    else
+        j->stage = big;
     if (n <= FLAT_GRAIN)
         flat_chunk(0, n, j);
     else
@@ -265,7 +313,7 @@ static tt_tensor *binary_fast(binop op, const tt_tensor *a, const tt_tensor *b,
     tt__store(&alpha_bits, dt, scalar_num(alpha));
     int64_t es = (int64_t)tt_dtype_size(dt);
     flat_job j = {bin_loops[dt][op], {tt__ptr(r), tt__ptr(a), tt__ptr(b)},
-                  {(int64_t)tt_dtype_size(out_dt), es, es}, 3, &alpha_bits};
+                  {(int64_t)tt_dtype_size(out_dt), es, es}, 3, &alpha_bits, NULL, false};
     run_flat(&j, tt_numel(r));
     return r;
 }
@@ -617,12 +665,14 @@ static int vec_of(unop op)
 typedef struct {
     int vec;
     tt_loop_fn scalar;
+    bool stream; /* write around the caches (run_flat decides) */
 } vec_ctx;
 
 static void vec_loop(char **d, const int64_t *s, int64_t n, void *vctx)
 {
     const vec_ctx *c = vctx;
-    if (!(s[0] == 4 && s[1] == 4 && tt__vec_f32(c->vec, (float *)d[0], (const float *)d[1], n)))
+    int op = c->vec | (c->stream ? TT_VEC_STREAM : 0);
+    if (!(s[0] == 4 && s[1] == 4 && tt__vec_f32(op, (float *)d[0], (const float *)d[1], n)))
         c->scalar(d, s, n, NULL);
 }
 
@@ -635,11 +685,12 @@ static tt_tensor *unary_fast(unop op, const tt_tensor *a)
     if (!r)
         return NULL;
     int64_t es = (int64_t)tt_dtype_size(dt);
-    vec_ctx vc = {vec_of(op), un_loops[dt][op]};
-    flat_job j = {un_loops[dt][op], {tt__ptr(r), tt__ptr(a)}, {es, es}, 2, NULL};
+    vec_ctx vc = {vec_of(op), un_loops[dt][op], false};
+    flat_job j = {un_loops[dt][op], {tt__ptr(r), tt__ptr(a)}, {es, es}, 2, NULL, NULL, false};
     if (dt == TT_F32 && vc.vec != TT_VEC_NONE) {
         j.loop = vec_loop;
         j.ctx = &vc;
+        j.streams = &vc.stream;
     }
     run_flat(&j, tt_numel(r));
     return r;
@@ -692,7 +743,7 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
         target = tt__ops_new(false, a->ndim, a->sizes, NULL, dt);
         st = target ? TT_OK : tt_errcode();
     }
-    vec_ctx vc = {vec_of(op), un_loops[dt][op]};
+    vec_ctx vc = {vec_of(op), un_loops[dt][op], false};
     if (!st)
         st = dt == TT_F32 && vc.vec != TT_VEC_NONE
                  ? tt__for_each_in(2, 1, (tt_tensor *[]){target, ca}, vec_loop, &vc)

@@ -1,10 +1,71 @@
 /* Registration of the built-in library and the helpers op families share. */
 #include "ops_impl.h"
+#include "vec_math.h"
 
 #include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* ------------------------------------------------------ streaming stores */
+
+/* The last-level cache's size from Linux's sysfs (which reads it right
+ * under a hypervisor where glibc's sysconf, from cpuid, can be 10x off);
+ * 32 MB when it does not say. */
+static int64_t last_level_cache_bytes(void)
+{
+    int64_t bytes = (int64_t)32 << 20;
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f) {
+        long long v = 0;
+        char unit = 0;
+        if (fscanf(f, "%lld%c", &v, &unit) >= 1 && v > 0)
+            bytes = (int64_t)v << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0);
+        fclose(f);
+    }
+    return bytes;
+}
+
+bool tt__stream_worthwhile(int64_t bytes)
+{
+#if defined(__SSE2__)
+    static _Atomic int64_t llc; /* two first calls may race: both store the same */
+    if (llc == 0)
+        llc = last_level_cache_bytes();
+    return bytes > llc;
+#else
+    (void)bytes;
+    return false;
+#endif
+}
+
+void tt__stream_copy(char *dst, const char *src, size_t bytes)
+{
+#if defined(__SSE2__)
+    if (tt__cpu_vector_level() == 2 && tt__stream_copy_avx512(dst, src, bytes))
+        return;
+    size_t head = (size_t)(-(uintptr_t)dst & 15); /* to the first aligned byte */
+    if (head > bytes)
+        head = bytes;
+    memcpy(dst, src, head);
+    dst += head, src += head, bytes -= head;
+    for (; bytes >= 16; dst += 16, src += 16, bytes -= 16)
+        _mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+    memcpy(dst, src, bytes);
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+void tt__stream_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
 
 /* ------------------------------------------------------------ the library */
 

@@ -66,38 +66,50 @@ static inline __m256 v_ldexp(__m256 p, __m256 n)
 #define V_SLEEF_LOG(v) Sleef_logf8_u10avx2(v)
 #define V_SLEEF_SIN(v) Sleef_sinf8_u35avx2(v)
 #define V_SLEEF_COS(v) Sleef_cosf8_u35avx2(v)
-/* The tail through one padded vector, so every element gets the same
- * kernel (results do not depend on the position). */
-#define VK_UNARY_LOOP(F)                                                       \
+/* The loops run o[i] = F(x[i]) (or F(a[i], b[i])) over n floats; the
+ * tail goes through one padded vector, so every element gets the same
+ * kernel and results do not depend on the position. A streamed loop
+ * (`stream`, set by the driver) first reaches o's next 32-byte boundary
+ * the same way, then writes with non-temporal stores. */
+#define VK_UNARY_AT(F, k, m)                                                   \
+    do {                                                                       \
+        float in_[8] = {0}, out_[8];                                           \
+        for (int64_t i_ = 0; i_ < (m); i_++)                                   \
+            in_[i_] = x[(k) + i_];                                             \
+        _mm256_storeu_ps(out_, F(_mm256_loadu_ps(in_)));                       \
+        for (int64_t i_ = 0; i_ < (m); i_++)                                   \
+            o[(k) + i_] = out_[i_];                                            \
+    } while (0)
+#define VK_BINARY_AT(F, k, m)                                                  \
+    do {                                                                       \
+        float ia_[8] = {0}, ib_[8] = {0}, out_[8];                             \
+        for (int64_t i_ = 0; i_ < (m); i_++)                                   \
+            ia_[i_] = a[(k) + i_], ib_[i_] = b[(k) + i_];                      \
+        _mm256_storeu_ps(out_, F(_mm256_loadu_ps(ia_), _mm256_loadu_ps(ib_))); \
+        for (int64_t i_ = 0; i_ < (m); i_++)                                   \
+            o[(k) + i_] = out_[i_];                                            \
+    } while (0)
+#define VK_LOOP(F, AT, FULL)                                                   \
     do {                                                                       \
         int64_t k = 0;                                                         \
-        for (; k + 8 <= n; k += 8)                                             \
-            _mm256_storeu_ps(o + k, F(_mm256_loadu_ps(x + k)));                \
-        if (k < n) {                                                           \
-            float in[8] = {0}, out[8];                                         \
-            for (int64_t i = k; i < n; i++)                                    \
-                in[i - k] = x[i];                                              \
-            _mm256_storeu_ps(out, F(_mm256_loadu_ps(in)));                     \
-            for (int64_t i = k; i < n; i++)                                    \
-                o[i] = out[i - k];                                             \
+        if (stream) {                                                          \
+            int64_t head = (int64_t)((-(uintptr_t)o & 31) / sizeof(float));   \
+            k = head < n ? head : n;                                           \
+            if (k > 0)                                                         \
+                AT(F, 0, k);                                                   \
+            for (; k + 8 <= n; k += 8)                                         \
+                _mm256_stream_ps(o + k, FULL(F, k));                           \
         }                                                                      \
+        for (; k + 8 <= n; k += 8)                                             \
+            _mm256_storeu_ps(o + k, FULL(F, k));                               \
+        if (k < n)                                                             \
+            AT(F, k, n - k);                                                   \
         return true;                                                           \
     } while (0)
-#define VK_BINARY_LOOP(F)                                                      \
-    do {                                                                       \
-        int64_t k = 0;                                                         \
-        for (; k + 8 <= n; k += 8)                                             \
-            _mm256_storeu_ps(o + k, F(_mm256_loadu_ps(a + k), _mm256_loadu_ps(b + k))); \
-        if (k < n) {                                                           \
-            float ia[8] = {0}, ib[8] = {0}, out[8];                            \
-            for (int64_t i = k; i < n; i++)                                    \
-                ia[i - k] = a[i], ib[i - k] = b[i];                            \
-            _mm256_storeu_ps(out, F(_mm256_loadu_ps(ia), _mm256_loadu_ps(ib))); \
-            for (int64_t i = k; i < n; i++)                                    \
-                o[i] = out[i - k];                                             \
-        }                                                                      \
-        return true;                                                           \
-    } while (0)
+#define VK_UNARY_FULL(F, k) F(_mm256_loadu_ps(x + (k)))
+#define VK_BINARY_FULL(F, k) F(_mm256_loadu_ps(a + (k)), _mm256_loadu_ps(b + (k)))
+#define VK_UNARY_LOOP(F) VK_LOOP(F, VK_UNARY_AT, VK_UNARY_FULL)
+#define VK_BINARY_LOOP(F) VK_LOOP(F, VK_BINARY_AT, VK_BINARY_FULL)
 #include "vec_math_kernels.h"
 
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n)

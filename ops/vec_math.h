@@ -3,6 +3,7 @@
 #define TT_VEC_MATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum {
@@ -18,6 +19,11 @@ int tt__cpu_vector_level(void);
 /* Binary kernels: o[i] = f(a[i], b[i]). */
 enum { TT_VEC2_GELU_BACKWARD = 1, TT_VEC2_GELU_TANH_BACKWARD };
 
+/* Or'ed into an op: write o with non-temporal stores, around the caches
+ * (for outputs too large to stay cached; ops_impl.h's tt__stream_*). The
+ * caller runs tt__stream_fence before the results are used elsewhere. */
+#define TT_VEC_STREAM 0x100
+
 /* o[i] = f(x[i]) for contiguous arrays; false when this CPU or build has
  * no vector kernel (the caller then runs its scalar loop). */
 bool tt__vec_f32(int op, float *o, const float *x, int64_t n);
@@ -25,5 +31,8 @@ bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n);
 /* vec_math_avx512.c: the same with AVX-512F; only on a CPU that has it. */
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n);
 bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64_t n);
+/* tt__stream_copy (ops_impl.h) in whole 64-byte lines; false when the
+ * build has no AVX-512 code. */
+bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes);
 
 #endif

@@ -4,6 +4,8 @@
  * that has AVX-512F (and whose OS saves its registers). */
 #include "vec_math.h"
 
+#include <string.h>
+
 #if defined(TT_HAVE_SLEEF) && defined(__AVX512F__)
 #include <immintrin.h>
 #include <sleef.h>
@@ -34,31 +36,39 @@
 #define V_SLEEF_LOG(v) Sleef_logf16_u10avx512f(v)
 #define V_SLEEF_SIN(v) Sleef_sinf16_u35avx512f(v)
 #define V_SLEEF_COS(v) Sleef_cosf16_u35avx512f(v)
-/* The tail through one masked vector: every element gets the same kernel,
- * so results do not depend on the position. */
-#define VK_UNARY_LOOP(F)                                                       \
+/* The loops run o[i] = F(x[i]) (or F(a[i], b[i])) over n floats; the
+ * tail goes through one masked vector, so every element gets the same
+ * kernel and results do not depend on the position. A streamed loop
+ * (`stream`, set by the driver) first reaches o's next 64-byte line with
+ * one masked vector, then writes whole lines with non-temporal stores. */
+#define VK_MASK(m) ((__mmask16)((1u << (m)) - 1))
+#define VK_UNARY_AT(F, k, m)                                                      \
+    _mm512_mask_storeu_ps(o + (k), VK_MASK(m), F(_mm512_maskz_loadu_ps(VK_MASK(m), x + (k))))
+#define VK_BINARY_AT(F, k, m)                                                     \
+    _mm512_mask_storeu_ps(o + (k), VK_MASK(m),                                 \
+                          F(_mm512_maskz_loadu_ps(VK_MASK(m), a + (k)),        \
+                            _mm512_maskz_loadu_ps(VK_MASK(m), b + (k))))
+#define VK_LOOP(F, AT, FULL)                                                      \
     do {                                                                       \
         int64_t k = 0;                                                         \
-        for (; k + 16 <= n; k += 16)                                           \
-            _mm512_storeu_ps(o + k, F(_mm512_loadu_ps(x + k)));                \
-        if (k < n) {                                                           \
-            __mmask16 m = (__mmask16)((1u << (n - k)) - 1);                    \
-            _mm512_mask_storeu_ps(o + k, m, F(_mm512_maskz_loadu_ps(m, x + k))); \
+        if (stream) {                                                          \
+            int64_t head = (int64_t)((-(uintptr_t)o & 63) / sizeof(float));   \
+            k = head < n ? head : n;                                           \
+            if (k > 0)                                                         \
+                AT(F, 0, k);                                                      \
+            for (; k + 16 <= n; k += 16)                                       \
+                _mm512_stream_ps(o + k, FULL(F, k));                              \
         }                                                                      \
+        for (; k + 16 <= n; k += 16)                                           \
+            _mm512_storeu_ps(o + k, FULL(F, k));                                  \
+        if (k < n)                                                             \
+            AT(F, k, n - k);                                                      \
         return true;                                                           \
     } while (0)
-#define VK_BINARY_LOOP(F)                                                      \
-    do {                                                                       \
-        int64_t k = 0;                                                         \
-        for (; k + 16 <= n; k += 16)                                           \
-            _mm512_storeu_ps(o + k, F(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k))); \
-        if (k < n) {                                                           \
-            __mmask16 m = (__mmask16)((1u << (n - k)) - 1);                    \
-            _mm512_mask_storeu_ps(o + k, m, F(_mm512_maskz_loadu_ps(m, a + k), \
-                                              _mm512_maskz_loadu_ps(m, b + k))); \
-        }                                                                      \
-        return true;                                                           \
-    } while (0)
+#define VK_UNARY_FULL(F, k) F(_mm512_loadu_ps(x + (k)))
+#define VK_BINARY_FULL(F, k) F(_mm512_loadu_ps(a + (k)), _mm512_loadu_ps(b + (k)))
+#define VK_UNARY_LOOP(F) VK_LOOP(F, VK_UNARY_AT, VK_UNARY_FULL)
+#define VK_BINARY_LOOP(F) VK_LOOP(F, VK_BINARY_AT, VK_BINARY_FULL)
 #include "vec_math_kernels.h"
 
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)
@@ -70,7 +80,26 @@ bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64
 {
     return vk_binary(op, o, a, b, n);
 }
+
+bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes)
+{
+    size_t head = (size_t)(-(uintptr_t)dst & 63); /* to dst's next line */
+    if (head > bytes)
+        head = bytes;
+    memcpy(dst, src, head);
+    dst += head, src += head, bytes -= head;
+    for (; bytes >= 64; dst += 64, src += 64, bytes -= 64)
+        _mm512_stream_si512((void *)dst, _mm512_loadu_si512((const void *)src));
+    memcpy(dst, src, bytes);
+    return true;
+}
 #else
+bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes)
+{
+    (void)dst, (void)src, (void)bytes;
+    return false;
+}
+
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n)
 {
     (void)op, (void)o, (void)x, (void)n;

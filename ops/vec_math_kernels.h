@@ -49,7 +49,8 @@
  * and, for the drivers at the end (vk_unary, vk_binary), SLEEF's kernels
  * V_SLEEF_EXP(v) V_SLEEF_LOG(v) V_SLEEF_SIN(v) V_SLEEF_COS(v) and its loops
  * VK_UNARY_LOOP(F) and VK_BINARY_LOOP(F), which run o[i] = F(x[i]) (or
- * F(a[i], b[i])) over n floats, tail included, and return true. */
+ * F(a[i], b[i])) over n floats, tail included, with non-temporal stores
+ * when `stream` is true, and return true. */
 
 /* e^r - 1 = r + r^2 P(r) for |r| <= ln2/2, after the Cody-Waite reduction
  * x = n ln2 + r (ln2's high part has trailing zeros, so n ln2_hi is
@@ -206,7 +207,8 @@ static inline V vk_sigmoid(V x)
  * constants in registers and its iterations overlap. */
 static inline bool vk_unary(int op, float *o, const float *x, int64_t n)
 {
-    switch (op) {
+    bool stream = (op & TT_VEC_STREAM) != 0;
+    switch (op & ~TT_VEC_STREAM) {
     case TT_VEC_EXP: VK_UNARY_LOOP(V_SLEEF_EXP);
     case TT_VEC_LOG: VK_UNARY_LOOP(V_SLEEF_LOG);
     case TT_VEC_SIN: VK_UNARY_LOOP(V_SLEEF_SIN);
@@ -222,7 +224,8 @@ static inline bool vk_unary(int op, float *o, const float *x, int64_t n)
 /* o[i] = f(a[i], b[i]) for TT_VEC2_* op f, as vk_unary. */
 static inline bool vk_binary(int op, float *o, const float *a, const float *b, int64_t n)
 {
-    switch (op) {
+    bool stream = (op & TT_VEC_STREAM) != 0;
+    switch (op & ~TT_VEC_STREAM) {
     case TT_VEC2_GELU_BACKWARD: VK_BINARY_LOOP(vk_gelu_backward);
     case TT_VEC2_GELU_TANH_BACKWARD: VK_BINARY_LOOP(vk_gelu_tanh_backward);
     default: return false;

@@ -1709,6 +1709,62 @@ START_TEST(test_transposed_operands_tiled)
 }
 END_TEST
 
+/* The size from which an op's operands outgrow the last-level cache and
+ * its output is written with non-temporal stores (ops_common.c reads the
+ * same file); 32 MB when the OS does not say. */
+static int64_t last_level_cache_bytes(void)
+{
+    long long v = 32 << 20;
+    char unit = 0;
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f) {
+        if (fscanf(f, "%lld%c", &v, &unit) >= 1)
+            v <<= unit == 'K' ? 10 : unit == 'M' ? 20 : 0;
+        fclose(f);
+    }
+    return (int64_t)v;
+}
+
+/* Outputs larger than the cache are streamed (written with non-temporal
+ * stores, through a staging block for the plain loops, directly by the
+ * vector kernels): bit for bit what the same op gives on small windows of
+ * the input, which are not streamed. The length is odd, so the second
+ * thread's chunk starts off a line boundary; the windows cover the
+ * start, the chunk boundary at n/2 and the end. */
+START_TEST(test_streamed_outputs)
+{
+    int64_t n = last_level_cache_bytes() / 8 + 4099;
+    tt_tensor *a = NN(tt_randn(TT_SHAPE(n), TT_F32)), *b = NN(tt_randn(TT_SHAPE(n), TT_F32));
+    tt_tensor *a64 = NN(tt_to_dtype(a, TT_F64));
+    const int64_t windows[][2] = {{0, 37}, {n / 2 - 50, 100}, {n / 2 + 1, 33},
+                                  {n / 3, 1000}, {n - 77, 77}};
+    for (int op = 0; op < 8; op++) {
+        static const char *names[] = {"add", "mul", "gt", "neg", "exp", "tanh", "gelu", "exp f64"};
+        tt_tensor *x = op == 7 ? a64 : a;
+        tt_tensor *(*unary)(const tt_tensor *) = op == 3 ? tt_neg : op == 4 || op == 7 ? tt_exp
+                                               : op == 5 ? tt_tanh : op == 6 ? tt_gelu : NULL;
+        tt_tensor *(*binary)(const tt_tensor *, const tt_tensor *) =
+            op == 0 ? tt_add : op == 1 ? tt_mul : op == 2 ? tt_gt : NULL;
+        tt_tensor *r = NN(unary ? unary(x) : binary(x, b));
+        for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+            int64_t at = windows[w][0], len = windows[w][1];
+            tt_tensor *xs = NN(tt_narrow(x, 0, at, len)), *bs = NN(tt_narrow(b, 0, at, len));
+            tt_tensor *rs = NN(tt_narrow(r, 0, at, len));
+            tt_tensor *want = NN(unary ? unary(xs) : binary(xs, bs));
+            tt_test_assert_same_bits(rs, want, names[op]);
+            tt_release(xs);
+            tt_release(bs);
+            tt_release(rs);
+            tt_release(want);
+        }
+        tt_release(r);
+    }
+    tt_release(a);
+    tt_release(b);
+    tt_release(a64);
+}
+END_TEST
+
 static Suite *elementwise_suite(void)
 {
     Suite *s = suite_create("ops_elementwise");
@@ -1717,6 +1773,7 @@ static Suite *elementwise_suite(void)
     tcase_add_loop_test(tc, test_binary_scalar_tables, 0, B_COUNT);
     tcase_add_test(tc, test_promotion_cases);
     tcase_add_test(tc, test_transposed_operands_tiled);
+    tcase_add_test(tc, test_streamed_outputs);
     tcase_add_test(tc, test_integer_edge_values);
     suite_add_tcase(s, tc);
 
