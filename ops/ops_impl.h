@@ -22,17 +22,6 @@
 #define CPU_CLONES /* clang (the fuzz build), TSan and other targets: one version */
 #endif
 
-/* Streaming stores (ops_common.c), for outputs that will not be read
- * again before they leave the cache: tt__stream_worthwhile says whether an
- * op touching `bytes` in all is that large (more than the last-level
- * cache); tt__stream_copy writes with non-temporal stores where the CPU
- * has them (memcpy elsewhere); tt__stream_fence orders those stores
- * before whatever the thread does next, e.g. telling the caller the
- * chunk is done. */
-bool tt__stream_worthwhile(int64_t bytes);
-void tt__stream_copy(char *dst, const char *src, size_t bytes);
-void tt__stream_fence(void);
-
 /* Each family registers its ops into the `tt` library. */
 tt_status tt__register_elementwise(tt_library *lib);
 tt_status tt__register_reduce(tt_library *lib);

@@ -1,4 +1,5 @@
-/* Internal: vectorized f32 math (vec_math.c). */
+/* Internal: vectorized f32 math (vec_math.c) and streaming stores
+ * (ops_common.c), shared by ops/ and tracer/'s fused loops. */
 #ifndef TT_VEC_MATH_H
 #define TT_VEC_MATH_H
 
@@ -31,8 +32,19 @@ bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n);
 /* vec_math_avx512.c: the same with AVX-512F; only on a CPU that has it. */
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n);
 bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64_t n);
-/* tt__stream_copy (ops_impl.h) in whole 64-byte lines; false when the
+/* tt__stream_copy (below) in whole 64-byte lines; false when the
  * build has no AVX-512 code. */
 bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes);
+
+/* Streaming stores (ops_common.c, baseline code), for outputs that will
+ * not be read again before they leave the cache: tt__stream_worthwhile
+ * says whether an op touching `bytes` in all is that large (more than the
+ * last-level cache); tt__stream_copy writes with non-temporal stores where the CPU
+ * has them (memcpy elsewhere); tt__stream_fence orders those stores
+ * before whatever the thread does next, e.g. telling the caller the
+ * chunk is done. */
+bool tt__stream_worthwhile(int64_t bytes);
+void tt__stream_copy(char *dst, const char *src, size_t bytes);
+void tt__stream_fence(void);
 
 #endif

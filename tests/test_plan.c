@@ -506,6 +506,58 @@ START_TEST(test_custom_pointwise_fuses)
 }
 END_TEST
 
+/* (x * 2 + y) -> tanh -> * x: one fused chain of built-ins. */
+static tt_status builtin_chain(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *t = tt_tanh(tt_add(tt_mul_scalar(in[0], 2), in[1]));
+    out[0] = tt_keep(tt_mul(t, in[0]));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* The size past which a chain's operands outgrow the last-level cache and
+ * its blocks are streamed out (ops_common.c reads the same file). */
+static int64_t last_level_cache_bytes(void)
+{
+    long long v = 32 << 20;
+    char unit = 0;
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f) {
+        if (fscanf(f, "%lld%c", &v, &unit) >= 1)
+            v <<= unit == 'K' ? 10 : unit == 'M' ? 20 : 0;
+        fclose(f);
+    }
+    return (int64_t)v;
+}
+
+/* A fused chain over more than the cache streams its output through a
+ * staging block: bit for bit the eager result (whose ops stream too), f32
+ * and f64, with a length that is no multiple of the block. */
+START_TEST(test_fused_chain_streamed)
+{
+    int64_t n = last_level_cache_bytes() / 12 + 4099;
+    for (int d = 0; d < 2; d++) {
+        tt_dtype dt = d ? TT_F64 : TT_F32;
+        int64_t len = d ? n / 2 + 1 : n;
+        tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(len), dt)), NN(tt_randn(TT_SHAPE(len), dt))};
+        tt_tensor *want, *got;
+        OK(builtin_chain(in, 2, &want, 1, NULL));
+        tt_compiled *c = NN(tt_compile(builtin_chain, 2, 1, &(tt_trace_opts){.fullgraph = true}));
+        OK(tt_compiled_call(c, in, &got));
+        tt_test_assert_same_bits(got, want, tt_dtype_name(dt));
+        tt_compile_stats st;
+        tt_compiled_stats(c, &st);
+        ck_assert_int_eq(st.fused_steps, 1);
+        tt_release(got);
+        tt_release(want);
+        tt_compiled_free(c);
+        release_all(in, 2);
+    }
+}
+END_TEST
+
 /* relu -> bad -> neg: bad's kernel returns f64 where its fake kernel said
  * f32. Eager calls do not check that; the fused chain must not copy f64
  * bytes as f32, so it fails naming the op. */
@@ -543,6 +595,7 @@ static Suite *plan_suite(void)
                         (int)(sizeof variants / sizeof variants[0]));
     tcase_add_test(tc, test_aliased_inputs_take_the_safe_path);
     tcase_add_test(tc, test_custom_pointwise_fuses);
+    tcase_add_test(tc, test_fused_chain_streamed);
     tcase_add_test(tc, test_custom_pointwise_wrong_output);
     suite_add_tcase(s, tc);
     tc = tt_tcase("memory");

@@ -488,6 +488,11 @@ typedef struct {
     char *in[FUSE_MAX + 1];
     char *out;
     int64_t n;
+    /* The operands outgrow the last-level cache: each block's result goes
+     * to a staging buffer (`stage`, each thread's own, set by run_range)
+     * and is streamed out with non-temporal stores, as eager ops do. */
+    bool stream;
+    char *stage;
 } fuse_job;
 
 /* Blocks of `block` elements from begin to end, with temporaries at tmp
@@ -503,15 +508,20 @@ static tt_status run_blocks_at(const fuse_job *j, int64_t begin, int64_t end, in
         for (int i = 0; i < j->f->ninputs; i++)
             in[i] = j->in[i] + (size_t)b * es;
         block_mem m = {in, tmp, block};
+        char *out = j->stage ? j->stage : j->out + (size_t)b * es;
         /* The pointers stay char * and are converted one by one: reading
          * this char * array through a double ** broke strict aliasing, and
          * at -O3 the f64 path read every block from the first one's
          * inputs. */
         if (j->f->dtype == TT_F32)
-            st = run_block_f32(j->f, &m, (float *)(j->out + (size_t)b * es), n, sizes);
+            st = run_block_f32(j->f, &m, (float *)(void *)out, n, sizes);
         else
-            st = run_block_f64(j->f, &m, (double *)(j->out + (size_t)b * es), n, sizes);
+            st = run_block_f64(j->f, &m, (double *)(void *)out, n, sizes);
+        if (j->stage)
+            tt__stream_copy(j->out + (size_t)b * es, out, (size_t)n * es);
     }
+    if (j->stage)
+        tt__stream_fence();
     return st;
 }
 
@@ -522,7 +532,10 @@ static void run_range(int64_t begin, int64_t end, void *vjob)
         float f[FUSE_MAX * BLOCK];
         double d[FUSE_MAX * BLOCK];
     } tmp;
-    (void)run_blocks_at(vjob, begin, end, BLOCK, (char *)&tmp, NULL);
+    _Alignas(64) double stage[BLOCK];
+    fuse_job j = *(const fuse_job *)vjob;
+    j.stage = j.stream ? (char *)stage : NULL;
+    (void)run_blocks_at(&j, begin, end, BLOCK, (char *)&tmp, NULL);
 }
 
 static void run_blocks(int64_t begin, int64_t end, void *vjob)
@@ -584,7 +597,7 @@ tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, uint64_t 
     if (!r)
         return tt_errcode();
     int64_t n = tt_numel(r);
-    fuse_job j = {f, {0}, tt_data(r), n};
+    fuse_job j = {f, {0}, tt_data(r), n, false, NULL};
     for (int i = 0; i < f->ninputs; i++)
         j.in[i] = tt_data(inputs[i]);
     if (n > 0 && (!j.out || (f->ninputs && !j.in[0]))) {
@@ -600,6 +613,7 @@ tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, uint64_t 
         *out = r;
         return TT_OK;
     }
+    j.stream = tt__stream_worthwhile(n * (int64_t)tt_dtype_size(f->dtype) * (f->ninputs + 1));
     /* Threads take whole blocks, so results do not depend on them. */
     if (n < PARALLEL_MIN) {
         run_range(0, n, &j);
