@@ -32,7 +32,6 @@
     _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
 #define V_LT_SEL(a, b, x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x)
 #define V_NAN_SEL(x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x)
-#define V_SLEEF_EXP(v) Sleef_expf16_u10avx512f(v)
 #define V_SLEEF_LOG(v) Sleef_logf16_u10avx512f(v)
 #define V_SLEEF_SIN(v) Sleef_sinf16_u35avx512f(v)
 #define V_SLEEF_COS(v) Sleef_cosf16_u35avx512f(v)
