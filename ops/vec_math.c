@@ -1,15 +1,15 @@
 /* Vectorized transcendental functions for contiguous f32 data, eight lanes
- * at a time through SLEEF's AVX2 kernels, or sixteen through its AVX-512F
- * ones (vec_math_avx512.c) on a CPU with AVX-512F, chosen once by CPU
- * feature. exp, log and sigmoid use SLEEF's 1.0-ULP kernels; sin and cos
- * its 3.5-ULP ones (the 1.0-ULP ones run at half the speed, below the
- * memory bandwidth; 3.5 ULP is well inside the float32 tolerance PyTorch's
- * own tests allow); tanh and gelu are our own (vec_math_kernels.h says
- * why and how). This file alone is compiled with -mavx2 -mfma; the rest
- * of the library stays baseline x86-64, and tt__vec_f32 answers false on
- * a CPU without AVX2/FMA (or a build without SLEEF) so callers fall back
- * to the scalar loops. One machine always runs the same variant, so eager
- * and compiled results agree bit for bit. */
+ * at a time with AVX2, or sixteen with AVX-512F (vec_math_avx512.c) on a
+ * CPU that has it, chosen once by CPU feature. log uses SLEEF's 1.0-ULP
+ * kernel; sin and cos its 3.5-ULP ones (the 1.0-ULP ones run at half the
+ * speed, below the memory bandwidth; 3.5 ULP is well inside the float32
+ * tolerance PyTorch's own tests allow); exp (and sigmoid through it),
+ * tanh and gelu are our own (vec_math_kernels.h says why and how). This
+ * file alone is compiled with -mavx2 -mfma; the rest of the library stays
+ * baseline x86-64, and tt__vec_f32 answers false on a CPU without
+ * AVX2/FMA (or a build without SLEEF) so callers fall back to the scalar
+ * loops. One machine always runs the same variant, so eager and compiled
+ * results agree bit for bit. */
 #include "vec_math.h"
 
 #include <stdlib.h>

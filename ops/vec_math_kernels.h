@@ -1,20 +1,25 @@
-/* Internal: tanh, gelu, gelu(approximate="tanh") and gelu's derivatives
- * written once over a vector type, for vec_math.c (AVX2, 8 lanes) and vec_math_avx512.c
- * (AVX-512F, 16 lanes). The includer defines V (the vector type) and the
- * operations below; everything here inlines into its loop.
+/* Internal: exp, tanh, gelu, gelu(approximate="tanh") and gelu's
+ * derivatives written once over a vector type, for vec_math.c (AVX2, 8
+ * lanes) and vec_math_avx512.c (AVX-512F, 16 lanes). The includer defines
+ * V (the vector type) and the operations below; everything here inlines
+ * into its loop.
  *
- * Why not SLEEF for these three: its tanhf and erff are accurate to 1 ULP
- * but cost 4-6x an exp (a call each, long polynomials and range splits),
- * so tanh and gelu ran at a fifth of the memory bandwidth the other
- * elementwise ops reach. Here the forward kernels are one short inline
- * exp, a few multiply-adds and one division each: the divider runs beside
- * the FMA units, so a division costs less than a refined reciprocal
- * estimate, and it is exact where AVX2's 12-bit estimate refined once
- * is not (tanh came to 4.7 ULP that way).
+ * Why not SLEEF for these: its tanhf and erff are accurate to 1 ULP but
+ * cost 4-6x an exp (a call each, long polynomials and range splits), so
+ * tanh and gelu ran at a fifth of the memory bandwidth the other
+ * elementwise ops reach; its expf (1 ULP too) costs about 1.6x ours, which
+ * kept exp under the bandwidth once outputs were streamed. Here the
+ * forward kernels are one short inline exp, a few multiply-adds and (but
+ * exp) one division each: the divider runs beside the FMA units, so a
+ * division costs less than a refined reciprocal estimate, and it is exact
+ * where AVX2's 12-bit estimate refined once is not (tanh came to 4.7 ULP
+ * that way).
  *
  *   exp(x)   Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, then
  *            e^r - 1 = r + r^2 P(r), P the minimax quartic (relative
- *            error of e^r - 1 below 1.4e-8), and 2^n put in the exponent.
+ *            error of e^r - 1 below 1.4e-8), and 2^n put in the exponent;
+ *            the exp op itself (vk_exp_any) takes P one degree higher,
+ *            so that it stays within 1 ULP, and covers every float.
  *   2^t      t = n + f, |f| <= 1/2: 2^f by the minimax sextic (relative
  *            error 1.9e-9), then 2^n by V_LDEXP.
  *   tanh(x)  odd, so on a = |x|: -m / (2 + m) with m = e^(-2a) - 1

@@ -9,7 +9,8 @@ the C code rounds the coefficients to float.
 
   exp2   2^f on [-1/2, 1/2], relative error (vk_exp2)
   expm1  (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2], weighted so the relative
-         error of e^r - 1 = r + r^2 P(r) is minimal (vk_exp_parts)
+         error of e^r - 1 = r + r^2 P(r) is minimal: degree 4 for
+         vk_exp_parts, degree 5 for the exp op's vk_exp_any
   gelu   q(s) = -log2(e) g(x) / x with s = x^2 and g = log(Phi / (1 - Phi)),
          Phi's logit, on x in [0, 5.5]; the error is weighted by what it
          does to gelu(x) = x / (1 + 2^(x q)) against the bound the tests
@@ -82,8 +83,9 @@ def show(name, fit):
 if __name__ == "__main__":
     show("exp2, 2^f = sum c_i f^i", lawson(lambda f: 2.0**f, lambda f: 2.0**-f, -0.5, 0.5, 6))
     half_ln2 = math.log(2) / 2
-    show("expm1, e^r - 1 = r + r^2 sum c_i r^i",
-         lawson(expm1_part, lambda r: r * r / abs(math.expm1(r)) if r else 0.0,
-                -half_ln2, half_ln2, 4))
+    for degree in (4, 5):
+        show("expm1, e^r - 1 = r + r^2 sum c_i r^i, degree %d" % degree,
+             lawson(expm1_part, lambda r: r * r / abs(math.expm1(r)) if r else 0.0,
+                    -half_ln2, half_ln2, degree))
     show("gelu, q(s) = sum c_i s^i (weighted error: of gelu against its bound)",
          lawson(gelu_q, gelu_weight, 0, 5.5**2, 6))
