@@ -57,15 +57,21 @@
  * F(a[i], b[i])) over n floats, tail included, with non-temporal stores
  * when `stream` is true, and return true. */
 
-/* e^r - 1 = r + r^2 P(r) for |r| <= ln2/2, after the Cody-Waite reduction
- * x = n ln2 + r (ln2's high part has trailing zeros, so n ln2_hi is
- * exact); *s receives 2^n. P is the minimax quartic for the relative
- * error of e^r - 1 (below 1.4e-8; Taylor's series needs a sextic). */
+/* The Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2 (ln2's high part
+ * has trailing zeros, so n ln2_hi is exact): returns r, *n receives n. */
+static inline V vk_exp_reduce(V x, V *n)
+{
+    *n = V_ROUND(V_MUL(x, V_SET1(1.44269504088896341f)));
+    V r = V_FMA(*n, V_SET1(-0.693145751953125f), x);
+    return V_FMA(*n, V_SET1(-1.428606765330187045e-06f), r);
+}
+
+/* e^r - 1 = r + r^2 P(r) for |r| <= ln2/2, after vk_exp_reduce; *s
+ * receives 2^n. P is the minimax quartic for the relative error of
+ * e^r - 1 (below 1.4e-8; Taylor's series needs a sextic). */
 static inline V vk_exp_parts(V x, V *s)
 {
-    V n = V_ROUND(V_MUL(x, V_SET1(1.44269504088896341f)));
-    V r = V_FMA(n, V_SET1(-0.693145751953125f), x);
-    r = V_FMA(n, V_SET1(-1.428606765330187045e-06f), r);
+    V n, r = vk_exp_reduce(x, &n);
     V p = V_SET1(1.388252247e-03f);
     p = V_FMA(p, r, V_SET1(8.366513997e-03f));
     p = V_FMA(p, r, V_SET1(4.166720062e-02f));
@@ -94,10 +100,7 @@ static inline V vk_exp(V x)
  * the clamps (V_MAX(c, NaN) is NaN) and every step after them. */
 static inline V vk_exp_any(V x)
 {
-    x = V_MIN(V_SET1(89.0f), V_MAX(V_SET1(-104.0f), x));
-    V n = V_ROUND(V_MUL(x, V_SET1(1.44269504088896341f)));
-    V r = V_FMA(n, V_SET1(-0.693145751953125f), x);
-    r = V_FMA(n, V_SET1(-1.428606765330187045e-06f), r);
+    V n, r = vk_exp_reduce(V_MIN(V_SET1(89.0f), V_MAX(V_SET1(-104.0f), x)), &n);
     V p = V_SET1(1.984587725e-04f);
     p = V_FMA(p, r, V_SET1(1.394061721e-03f));
     p = V_FMA(p, r, V_SET1(8.333389647e-03f));

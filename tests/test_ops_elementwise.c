@@ -1743,22 +1743,6 @@ START_TEST(test_transposed_operands_tiled)
 }
 END_TEST
 
-/* The size from which an op's operands outgrow the last-level cache and
- * its output is written with non-temporal stores (ops_common.c reads the
- * same file); 32 MB when the OS does not say. */
-static int64_t last_level_cache_bytes(void)
-{
-    long long v = 32 << 20;
-    char unit = 0;
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    if (f) {
-        if (fscanf(f, "%lld%c", &v, &unit) >= 1)
-            v <<= unit == 'K' ? 10 : unit == 'M' ? 20 : 0;
-        fclose(f);
-    }
-    return (int64_t)v;
-}
-
 /* Outputs larger than the cache are streamed (written with non-temporal
  * stores, through a staging block for the plain loops, directly by the
  * vector kernels): bit for bit what the same op gives on small windows of
@@ -1767,7 +1751,7 @@ static int64_t last_level_cache_bytes(void)
  * start, the chunk boundary at n/2 and the end. */
 START_TEST(test_streamed_outputs)
 {
-    int64_t n = last_level_cache_bytes() / 8 + 4099;
+    int64_t n = tt_test_last_level_cache_bytes() / 8 + 4099;
     tt_tensor *a = NN(tt_randn(TT_SHAPE(n), TT_F32)), *b = NN(tt_randn(TT_SHAPE(n), TT_F32));
     tt_tensor *a64 = NN(tt_to_dtype(a, TT_F64));
     const int64_t windows[][2] = {{0, 37}, {n / 2 - 50, 100}, {n / 2 + 1, 33},

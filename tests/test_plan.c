@@ -517,27 +517,12 @@ static tt_status builtin_chain(tt_tensor **in, int nin, tt_tensor **out, int nou
     return out[0] ? TT_OK : tt_errcode();
 }
 
-/* The size past which a chain's operands outgrow the last-level cache and
- * its blocks are streamed out (ops_common.c reads the same file). */
-static int64_t last_level_cache_bytes(void)
-{
-    long long v = 32 << 20;
-    char unit = 0;
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    if (f) {
-        if (fscanf(f, "%lld%c", &v, &unit) >= 1)
-            v <<= unit == 'K' ? 10 : unit == 'M' ? 20 : 0;
-        fclose(f);
-    }
-    return (int64_t)v;
-}
-
 /* A fused chain over more than the cache streams its output through a
  * staging block: bit for bit the eager result (whose ops stream too), f32
  * and f64, with a length that is no multiple of the block. */
 START_TEST(test_fused_chain_streamed)
 {
-    int64_t n = last_level_cache_bytes() / 12 + 4099;
+    int64_t n = tt_test_last_level_cache_bytes() / 12 + 4099;
     for (int d = 0; d < 2; d++) {
         tt_dtype dt = d ? TT_F64 : TT_F32;
         int64_t len = d ? n / 2 + 1 : n;

@@ -56,6 +56,22 @@ static inline TCase *tt_tcase(const char *name)
  * gives the pointer back (as void *, so any pointer type receives it). */
 #define NN(expr) tt_test_nn_((expr), #expr, __LINE__)
 
+/* The size past which an elementwise op's operands outgrow the last-level
+ * cache and its output is streamed (ops_common.c reads the same file);
+ * 32 MB when the OS does not say. */
+static inline int64_t tt_test_last_level_cache_bytes(void)
+{
+    long long v = 32 << 20;
+    char unit = 0;
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f) {
+        if (fscanf(f, "%lld%c", &v, &unit) >= 1)
+            v <<= unit == 'K' ? 10 : unit == 'M' ? 20 : 0;
+        fclose(f);
+    }
+    return (int64_t)v;
+}
+
 static inline void *tt_test_nn_(const void *p, const char *what, int line)
 {
     ck_assert_msg(p != NULL, "line %d: %s returned NULL: %s: %s", line, what,
