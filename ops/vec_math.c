@@ -88,6 +88,19 @@ static inline __m256 v_ldexp(__m256 p, __m256 n)
         for (int64_t i_ = 0; i_ < (m); i_++)                                   \
             o[(k) + i_] = out_[i_];                                            \
     } while (0)
+/* Four vectors per step, which the build interleaves (as in
+ * vec_math_avx512.c, which says why). */
+#define VK_STEP4(F, FULL, STORE)                                               \
+    for (; k + 32 <= n; k += 32) {                                             \
+        V v0_ = FULL(F, k), v1_ = FULL(F, k + 8), v2_ = FULL(F, k + 16);       \
+        V v3_ = FULL(F, k + 24);                                               \
+        STORE(o + k, v0_);                                                     \
+        STORE(o + k + 8, v1_);                                                 \
+        STORE(o + k + 16, v2_);                                                \
+        STORE(o + k + 24, v3_);                                                \
+    }                                                                          \
+    for (; k + 8 <= n; k += 8)                                                 \
+        STORE(o + k, FULL(F, k))
 #define VK_LOOP(F, AT, FULL)                                                   \
     do {                                                                       \
         int64_t k = 0;                                                         \
@@ -96,11 +109,9 @@ static inline __m256 v_ldexp(__m256 p, __m256 n)
             k = head < n ? head : n;                                           \
             if (k > 0)                                                         \
                 AT(F, 0, k);                                                   \
-            for (; k + 8 <= n; k += 8)                                         \
-                _mm256_stream_ps(o + k, FULL(F, k));                           \
+            VK_STEP4(F, FULL, _mm256_stream_ps);                               \
         }                                                                      \
-        for (; k + 8 <= n; k += 8)                                             \
-            _mm256_storeu_ps(o + k, FULL(F, k));                               \
+        VK_STEP4(F, FULL, _mm256_storeu_ps);                                   \
         if (k < n)                                                             \
             AT(F, k, n - k);                                                   \
         return true;                                                           \

