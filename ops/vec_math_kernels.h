@@ -23,7 +23,9 @@
  *   2^t      t = n + f, |f| <= 1/2: 2^f by the minimax sextic (relative
  *            error 1.9e-9), then 2^n by V_LDEXP.
  *   tanh(x)  odd, so on a = |x|: -m / (2 + m) with m = e^(-2a) - 1
- *            from an expm1 that does not cancel near 0: within 3 ULP.
+ *            = 2^n (e^r - 1) + (2^n - 1), which does not cancel near 0
+ *            (for n = 0 it is the series itself; for n <= -1 the two
+ *            terms cannot cancel): within 3 ULP.
  *   gelu(x)  x Phi(x) = x / (1 + e^(-g(x))), g = log(Phi / (1 - Phi)),
  *            Phi's logit, which is odd and smooth: g(x) = x q(x^2) with q
  *            a sextic fitted (Lawson's weighted minimax) to the error the
@@ -110,15 +112,6 @@ static inline V vk_exp_any(V x)
     return V_LDEXP(V_ADD(V_SET1(1.0f), V_FMA(V_MUL(p, r), r, r)), n);
 }
 
-/* e^x - 1 for x in [-87, 0], with no cancellation near 0: 2^n (e^r - 1) +
- * (2^n - 1); for n = 0 that is the series itself, for n <= -1 the two
- * terms cannot cancel (the result is below -0.29). */
-static inline V vk_expm1(V x)
-{
-    V s, q = vk_exp_parts(x, &s);
-    return V_FMA(s, q, V_SUB(s, V_SET1(1.0f)));
-}
-
 /* 2^t for any t: 0 below -150, infinity above 150, NaN for NaN (the
  * clamps keep t - round(t) finite at infinity and pass NaN). */
 static inline V vk_exp2(V t)
@@ -143,13 +136,24 @@ static inline V vk_x_over_1p_exp2(V x, V t)
     return V_DIV(x, V_ADD(V_SET1(1.0f), vk_exp2(t)));
 }
 
-/* A NaN x passes the clamp (V_MAX(c, NaN) is NaN) and every step after
- * it; -m / (2 + m) is +0 for x = +-0, and the sign comes from x. */
+/* On t = -2 min(|x|, 9) (past 9, tanh rounds to 1), so n is in [-26, 0]
+ * and one FMA with float(ln2) reduces well enough: its error
+ * n (ln2 - float(ln2)), below 5e-8, reaches m only times 2^n. Then
+ * m / (-2 - m) = -m / (2 + m), +0 for x = +-0, and the sign comes from x.
+ * A NaN x passes the clamp (V_MIN(c, NaN) is NaN) and every step after. */
 static inline V vk_tanh(V x)
 {
-    V e = vk_expm1(V_MAX(V_SET1(-87.0f), V_MUL(V_ABS(x), V_SET1(-2.0f))));
-    V y = V_DIV(V_SUB(V_SET1(0.0f), e), V_ADD(V_SET1(2.0f), e));
-    return V_OR(y, V_SIGN(x));
+    V t = V_MUL(V_MIN(V_SET1(9.0f), V_ABS(x)), V_SET1(-2.0f));
+    V n = V_ROUND(V_MUL(t, V_SET1(1.44269504088896341f)));
+    V r = V_FMA(n, V_SET1(-0.693147180559945309f), t);
+    V p = V_SET1(1.388252247e-03f);
+    p = V_FMA(p, r, V_SET1(8.366513997e-03f));
+    p = V_FMA(p, r, V_SET1(4.166720062e-02f));
+    p = V_FMA(p, r, V_SET1(1.666654348e-01f));
+    p = V_FMA(p, r, V_SET1(4.999999702e-01f));
+    V s = V_POW2(n), q = V_FMA(V_MUL(p, r), r, r);
+    V m = V_FMA(s, q, V_SUB(s, V_SET1(1.0f)));
+    return V_OR(V_DIV(m, V_SUB(V_SET1(-2.0f), m)), V_SIGN(x));
 }
 
 /* x / (1 + 2^t) with t = -log2(e) g(x) = x q(x^2), q the sextic below.
