@@ -818,9 +818,10 @@ static tt_tensor *argmax(const tt_tensor *a, const tt_value *dimv, bool keepdim)
 
 #define SM_LANES 64
 
-/* y[i] = exp(y[i]) for n elements: f32 through the shared AVX2 kernels
- * (SLEEF, 1 ulp) when the CPU and build have them, f64 two at a time with
- * SLEEF's SSE2 kernel when the build has SLEEF; libm otherwise. */
+/* y[i] = exp(y[i]) for n elements: f32 through the shared vector kernels
+ * (ours, within 1 ulp; AVX-512 or AVX2) when the CPU and build have them,
+ * f64 two at a time with SLEEF's SSE2 kernel when the build has SLEEF;
+ * libm otherwise. */
 static void exp_f32(float *y, int64_t n)
 {
     if (tt__vec_f32(TT_VEC_EXP, y, y, n))
