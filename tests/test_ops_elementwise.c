@@ -874,7 +874,7 @@ static const char *vec_kernel_names[] = {"tanh", "gelu", "gelu_tanh", "gelu_back
 
 START_TEST(test_vector_kernels_dense)
 {
-    enum { N = 200003 };
+    enum { N = 2000003 };
     float *x = malloc(sizeof *x * N), *g = malloc(sizeof *g * N);
     for (int i = 0; i < N; i++) {
         x[i] = -20.0f + 40.0f * (float)i / (N - 1); /* past every clamp */
