@@ -1,10 +1,11 @@
 /* Vectorized transcendental functions for contiguous f32 data, eight lanes
  * at a time with AVX2, or sixteen with AVX-512F (vec_math_avx512.c) on a
  * CPU that has it, chosen once by CPU feature. log uses SLEEF's 1.0-ULP
- * kernel; sin and cos its 3.5-ULP ones (the 1.0-ULP ones run at half the
- * speed, below the memory bandwidth; 3.5 ULP is well inside the float32
- * tolerance PyTorch's own tests allow); exp (and sigmoid through it),
- * tanh and gelu are our own (vec_math_kernels.h says why and how). This
+ * kernel; cos its 3.5-ULP one, and sin past |x| = 1000 (the 1.0-ULP ones
+ * run at half the speed, below the memory bandwidth; 3.5 ULP is well
+ * inside the float32 tolerance PyTorch's own tests allow); exp (and
+ * sigmoid through it), sin, tanh and gelu are our own (vec_math_kernels.h
+ * says why and how). This
  * file alone is compiled with -mavx2 -mfma; the rest of the library stays
  * baseline x86-64, and tt__vec_f32 answers false on a CPU without
  * AVX2/FMA (or a build without SLEEF) so callers fall back to the scalar
@@ -62,6 +63,9 @@ static inline __m256 v_ldexp(__m256 p, __m256 n)
 #define V_OR(a, b) _mm256_or_ps(a, b)
 #define V_LT_SEL(a, b, x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
 #define V_NAN_SEL(x, y) _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q))
+#define V_XOR(a, b) _mm256_xor_ps(a, b)
+#define V_ODD_SIGN(n) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtps_epi32(n), 31))
+#define V_ALL_LT(a, b) (_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ)) == 0xff)
 #define V_SLEEF_LOG(v) Sleef_logf8_u10avx2(v)
 #define V_SLEEF_SIN(v) Sleef_sinf8_u35avx2(v)
 #define V_SLEEF_COS(v) Sleef_cosf8_u35avx2(v)
@@ -101,7 +105,7 @@ static inline __m256 v_ldexp(__m256 p, __m256 n)
     }                                                                          \
     for (; k + 8 <= n; k += 8)                                                 \
         STORE(o + k, FULL(F, k))
-#define VK_LOOP(F, AT, FULL)                                                   \
+#define VK_LOOP_STEPS(F, AT, FULL, STEP4)                                                \
     do {                                                                       \
         int64_t k = 0;                                                         \
         if (stream) {                                                          \
@@ -109,14 +113,17 @@ static inline __m256 v_ldexp(__m256 p, __m256 n)
             k = head < n ? head : n;                                           \
             if (k > 0)                                                         \
                 AT(F, 0, k);                                                   \
-            VK_STEP4(F, FULL, _mm256_stream_ps);                               \
+            STEP4(F, FULL, _mm256_stream_ps);                                  \
         }                                                                      \
-        VK_STEP4(F, FULL, _mm256_storeu_ps);                                   \
+        STEP4(F, FULL, _mm256_storeu_ps);                                      \
         if (k < n)                                                             \
             AT(F, k, n - k);                                                   \
         return true;                                                           \
     } while (0)
+#define VK_LOOP(F, AT, FULL) VK_LOOP_STEPS(F, AT, FULL, VK_STEP4)
 #define VK_UNARY_FULL(F, k) F(_mm256_loadu_ps(x + (k)))
+#define V_LOADU(p) _mm256_loadu_ps(p)
+#define V_WIDTH 8
 #define VK_BINARY_FULL(F, k) F(_mm256_loadu_ps(a + (k)), _mm256_loadu_ps(b + (k)))
 #define VK_UNARY_LOOP(F) VK_LOOP(F, VK_UNARY_AT, VK_UNARY_FULL)
 #define VK_BINARY_LOOP(F) VK_LOOP(F, VK_BINARY_AT, VK_BINARY_FULL)

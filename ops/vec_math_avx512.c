@@ -32,6 +32,10 @@
     _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
 #define V_LT_SEL(a, b, x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x)
 #define V_NAN_SEL(x, y) _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x)
+#define V_XOR(a, b)                                                            \
+    _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define V_ODD_SIGN(n) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtps_epi32(n), 31))
+#define V_ALL_LT(a, b) (_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ) == 0xffff)
 #define V_SLEEF_LOG(v) Sleef_logf16_u10avx512f(v)
 #define V_SLEEF_SIN(v) Sleef_sinf16_u35avx512f(v)
 #define V_SLEEF_COS(v) Sleef_cosf16_u35avx512f(v)
@@ -63,7 +67,7 @@
     }                                                                          \
     for (; k + 16 <= n; k += 16)                                               \
         STORE(o + k, FULL(F, k))
-#define VK_LOOP(F, AT, FULL)                                                   \
+#define VK_LOOP_STEPS(F, AT, FULL, STEP4)                                                \
     do {                                                                       \
         int64_t k = 0;                                                         \
         if (stream) {                                                          \
@@ -71,14 +75,17 @@
             k = head < n ? head : n;                                           \
             if (k > 0)                                                         \
                 AT(F, 0, k);                                                   \
-            VK_STEP4(F, FULL, _mm512_stream_ps);                               \
+            STEP4(F, FULL, _mm512_stream_ps);                                  \
         }                                                                      \
-        VK_STEP4(F, FULL, _mm512_storeu_ps);                                   \
+        STEP4(F, FULL, _mm512_storeu_ps);                                      \
         if (k < n)                                                             \
             AT(F, k, n - k);                                                   \
         return true;                                                           \
     } while (0)
+#define VK_LOOP(F, AT, FULL) VK_LOOP_STEPS(F, AT, FULL, VK_STEP4)
 #define VK_UNARY_FULL(F, k) F(_mm512_loadu_ps(x + (k)))
+#define V_LOADU(p) _mm512_loadu_ps(p)
+#define V_WIDTH 16
 #define VK_BINARY_FULL(F, k) F(_mm512_loadu_ps(a + (k)), _mm512_loadu_ps(b + (k)))
 #define VK_UNARY_LOOP(F) VK_LOOP(F, VK_UNARY_AT, VK_UNARY_FULL)
 #define VK_BINARY_LOOP(F) VK_LOOP(F, VK_BINARY_AT, VK_BINARY_FULL)

@@ -1,4 +1,4 @@
-/* Internal: exp, tanh, gelu, gelu(approximate="tanh") and gelu's
+/* Internal: exp, sin, tanh, gelu, gelu(approximate="tanh") and gelu's
  * derivatives written once over a vector type, for vec_math.c (AVX2, 8
  * lanes) and vec_math_avx512.c (AVX-512F, 16 lanes). The includer defines
  * V (the vector type) and the operations below; everything here inlines
@@ -8,12 +8,13 @@
  * cost 4-6x an exp (a call each, long polynomials and range splits), so
  * tanh and gelu ran at a fifth of the memory bandwidth the other
  * elementwise ops reach; its expf (1 ULP too) costs about 1.6x ours, which
- * kept exp under the bandwidth once outputs were streamed. Here the
- * forward kernels are one short inline exp, a few multiply-adds and (but
- * exp) one division each: the divider runs beside the FMA units, so a
- * division costs less than a refined reciprocal estimate, and it is exact
- * where AVX2's 12-bit estimate refined once is not (tanh came to 4.7 ULP
- * that way).
+ * kept exp under the bandwidth once outputs were streamed, and its sinf
+ * is a call per vector, which does not interleave (vk_sin). Here exp and
+ * sin are a reduction and a polynomial; tanh and gelu one short inline
+ * exp, a few multiply-adds and one division each: the divider runs beside
+ * the FMA units, so a division costs less than a refined reciprocal
+ * estimate, and it is exact where AVX2's 12-bit estimate refined once is
+ * not (tanh came to 4.7 ULP that way).
  *
  *   exp(x)   Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, then
  *            e^r - 1 = r + r^2 P(r), P the minimax quartic (relative
@@ -36,6 +37,8 @@
  *            out as x * Phi gives them.
  *   gelu_tanh(x) = 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)),
  *            u = sqrt(2/pi) (x + 0.044715 x^3): the same quotient.
+ *   sin(x)   (-1)^n sin(r), r = |x| - n pi in three parts, for |x| up to
+ *            1000; SLEEF's kernel past that (vk_sin says more).
  *   gelu's derivatives keep Phi from erfc by Abramowitz and Stegun 7.1.26
  *            (absolute error <= 1.5e-7), as PyTorch's vectorized erf: they
  *            need e^(-x^2/2) anyway, and erfc is that times a polynomial.
@@ -50,14 +53,19 @@
  *   V_POW2(n)    2^n for integral float n in [-126, 127]
  *   V_LDEXP(p,n) p 2^n, rounded (to 0 or infinity past float's range), for
  *                p in [0.5, 2] and integral float n in [-150, 150]
- *   V_SIGN(x)    x's sign bit alone;  V_OR(a,b) bitwise or
+ *   V_SIGN(x)    x's sign bit alone;  V_OR(a,b) V_XOR(a,b) bitwise
+ *   V_ODD_SIGN(n) the sign bit where integral float n is odd
  *   V_LT_SEL(a, b, x, y)  lanes where a < b take x, the others y
  *   V_NAN_SEL(x, y)       lanes where x is NaN take x, the others y
+ *   V_ALL_LT(a, b)        whether a < b in every lane
+ *   V_LOADU(p), V_WIDTH   an unaligned load, the lanes of V
  * and, for the drivers at the end (vk_unary, vk_binary), SLEEF's kernels
- * V_SLEEF_LOG(v) V_SLEEF_SIN(v) V_SLEEF_COS(v) and its loops
- * VK_UNARY_LOOP(F) and VK_BINARY_LOOP(F), which run o[i] = F(x[i]) (or
- * F(a[i], b[i])) over n floats, tail included, with non-temporal stores
- * when `stream` is true, and return true. */
+ * V_SLEEF_LOG(v) V_SLEEF_SIN(v) V_SLEEF_COS(v) and its loops:
+ * VK_LOOP_STEPS(F, AT, FULL, STEP4) runs o[i] = F(x[i]) (or F(a[i], b[i]))
+ * over n floats, STEP4 taking four vectors a step, AT the head and the
+ * tail, with non-temporal stores when `stream` is true, and returns true;
+ * VK_UNARY_LOOP(F) and VK_BINARY_LOOP(F) are it with the includer's own
+ * VK_STEP4. */
 
 /* The Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2 (ln2's high part
  * has trailing zeros, so n ln2_hi is exact): returns r, *n receives n. */
@@ -233,6 +241,65 @@ static inline V vk_gelu_tanh_backward(V g, V x)
     return V_MUL(g, V_ADD(dy, V_SUB(x, x)));
 }
 
+/* sin(x) = (-1)^n sin(r), r = |x| - n pi, |r| <= pi/2, with pi in three
+ * float parts (from pi to 80 digits: a double's pi is off by most of the
+ * last part): for n <= 318 (|x| up to 1000) |x| - n pi_hi is exact inside
+ * its FMA and the other two parts leave r its relative precision, so
+ * r + r^3 P(r^2) (P the minimax cubic for sin's relative error, 6e-9) is
+ * within 1.9 ULP there. Lanes with larger n (and infinite or NaN ones) take SLEEF's
+ * result, whose reduction covers every float: vk_sin_fix. Inline, four
+ * vectors interleave, where SLEEF's calls run one after the other. */
+static inline V vk_sin_small(V x, V *n)
+{
+    V a = V_ABS(x);
+    *n = V_ROUND(V_MUL(a, V_SET1(0.318309886183790671538f)));
+    V r = V_FMA(*n, V_SET1(-3.141592741e+00f), a);
+    r = V_FMA(*n, V_SET1(8.742277657e-08f), r);
+    r = V_FMA(*n, V_SET1(3.430249020e-15f), r);
+    V s = V_MUL(r, r);
+    V p = V_SET1(2.605780310e-06f);
+    p = V_FMA(p, s, V_SET1(-1.980960224e-04f));
+    p = V_FMA(p, s, V_SET1(8.333066478e-03f));
+    p = V_FMA(p, s, V_SET1(-1.666665971e-01f));
+    V y = V_FMA(V_MUL(p, s), r, r);
+    return V_XOR(y, V_XOR(V_SIGN(x), V_ODD_SIGN(*n)));
+}
+
+#define VK_SIN_N_MAX 318.5f
+
+static inline V vk_sin_fix(V x, V n, V y)
+{
+    return V_LT_SEL(n, V_SET1(VK_SIN_N_MAX), y, V_SLEEF_SIN(x));
+}
+
+static inline V vk_sin(V x)
+{
+    V n, y = vk_sin_small(x, &n);
+    return V_ALL_LT(n, V_SET1(VK_SIN_N_MAX)) ? y : vk_sin_fix(x, n, y);
+}
+
+/* sin's VK_STEP4: the four vectors first, then one check of their n for
+ * all four (a branch between them would keep them apart, and a check per
+ * vector costs about what interleaving gains). */
+#define VK_SIN_STEP4(F, FULL, STORE)                                           \
+    for (; k + 4 * V_WIDTH <= n; k += 4 * V_WIDTH) {                           \
+        V x0_ = V_LOADU(x + k), x1_ = V_LOADU(x + k + V_WIDTH);                \
+        V x2_ = V_LOADU(x + k + 2 * V_WIDTH), x3_ = V_LOADU(x + k + 3 * V_WIDTH); \
+        V n0_, n1_, n2_, n3_;                                                  \
+        V y0_ = vk_sin_small(x0_, &n0_), y1_ = vk_sin_small(x1_, &n1_);        \
+        V y2_ = vk_sin_small(x2_, &n2_), y3_ = vk_sin_small(x3_, &n3_);        \
+        if (!V_ALL_LT(V_MAX(V_MAX(n0_, n1_), V_MAX(n2_, n3_)), V_SET1(VK_SIN_N_MAX))) { \
+            y0_ = vk_sin_fix(x0_, n0_, y0_), y1_ = vk_sin_fix(x1_, n1_, y1_);  \
+            y2_ = vk_sin_fix(x2_, n2_, y2_), y3_ = vk_sin_fix(x3_, n3_, y3_);  \
+        }                                                                      \
+        STORE(o + k, y0_);                                                     \
+        STORE(o + k + V_WIDTH, y1_);                                           \
+        STORE(o + k + 2 * V_WIDTH, y2_);                                       \
+        STORE(o + k + 3 * V_WIDTH, y3_);                                       \
+    }                                                                          \
+    for (; k + V_WIDTH <= n; k += V_WIDTH)                                     \
+        STORE(o + k, FULL(F, k))
+
 static inline V vk_sigmoid(V x)
 {
     return V_DIV(V_SET1(1.0f), V_ADD(V_SET1(1.0f), vk_exp_any(V_SUB(V_SET1(0.0f), x))));
@@ -247,7 +314,7 @@ static inline bool vk_unary(int op, float *o, const float *x, int64_t n)
     switch (op & ~TT_VEC_STREAM) {
     case TT_VEC_EXP: VK_UNARY_LOOP(vk_exp_any);
     case TT_VEC_LOG: VK_UNARY_LOOP(V_SLEEF_LOG);
-    case TT_VEC_SIN: VK_UNARY_LOOP(V_SLEEF_SIN);
+    case TT_VEC_SIN: VK_LOOP_STEPS(vk_sin, VK_UNARY_AT, VK_UNARY_FULL, VK_SIN_STEP4);
     case TT_VEC_COS: VK_UNARY_LOOP(V_SLEEF_COS);
     case TT_VEC_TANH: VK_UNARY_LOOP(vk_tanh);
     case TT_VEC_SIGMOID: VK_UNARY_LOOP(vk_sigmoid);

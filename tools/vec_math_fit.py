@@ -11,6 +11,9 @@ the C code rounds the coefficients to float.
   expm1  (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2], weighted so the relative
          error of e^r - 1 = r + r^2 P(r) is minimal: degree 4 for
          vk_exp_parts, degree 5 for the exp op's vk_exp_any
+  sin    (sin r - r) / r^3 as P(r^2) on r in [0, pi/2], weighted so the
+         relative error of sin r = r + r^3 P(r^2) is minimal (vk_sin_small),
+         and pi's three float parts for its reduction, from pi to 80 digits
   gelu   q(s) = -log2(e) g(x) / x with s = x^2 and g = log(Phi / (1 - Phi)),
          Phi's logit, on x in [0, 5.5]; the error is weighted by what it
          does to gelu(x) = x / (1 + 2^(x q)) against the bound the tests
@@ -74,6 +77,26 @@ def expm1_part(r):
     return (math.expm1(r) - r) / (r * r) if abs(r) > 1e-4 else 0.5 + r / 6 + r * r / 24
 
 
+def sin_part(s):
+    if s == 0:
+        return -1 / 6
+    r = math.sqrt(s)
+    return (math.sin(r) - r) / (r * r * r)
+
+
+def pi_parts():
+    """pi = hi + mid + lo, each a float, from pi to 80 digits (a double's pi
+    is off by 1.2e-16, which would be most of lo)."""
+    from fractions import Fraction
+    pi = Fraction("3.1415926535897932384626433832795028841971693993751058209749445923078164062862")
+    parts = []
+    for _ in range(3):
+        p = np.float32(float(pi))
+        parts.append(p)
+        pi -= Fraction(float(p))
+    return parts
+
+
 def show(name, fit):
     e, c = fit
     print("/* %s: weighted error %.3g */" % (name, e))
@@ -87,5 +110,9 @@ if __name__ == "__main__":
         show("expm1, e^r - 1 = r + r^2 sum c_i r^i, degree %d" % degree,
              lawson(expm1_part, lambda r: r * r / abs(math.expm1(r)) if r else 0.0,
                     -half_ln2, half_ln2, degree))
+    show("sin, sin r = r + r^3 sum c_i s^i, s = r^2",
+         lawson(sin_part, lambda s: s * math.sqrt(s) / math.sin(math.sqrt(s)) if s else 0.0,
+                0, (math.pi / 2) ** 2, 3))
+    print("/* pi = hi + mid + lo */\n    " + ", ".join("%.9e" % v for v in pi_parts()))
     show("gelu, q(s) = sum c_i s^i (weighted error: of gelu against its bound)",
          lawson(gelu_q, gelu_weight, 0, 5.5**2, 6))
