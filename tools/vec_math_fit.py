@@ -7,7 +7,8 @@ minimax polynomial found by Lawson's algorithm (least squares reweighted by
 the error until the error levels), on Chebyshev nodes, in double precision;
 the C code rounds the coefficients to float.
 
-  exp2   2^f on [-1/2, 1/2], relative error (vk_exp2)
+  exp2   2^f on [-1/2, 1/2], relative error: degree 6 for vk_exp2, 5 for
+         gelu's vk_exp2_quintic
   expm1  (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2], weighted so the relative
          error of e^r - 1 = r + r^2 P(r) is minimal: degree 4 for
          vk_exp_parts, degree 5 for the exp op's vk_exp_any
@@ -104,7 +105,9 @@ def show(name, fit):
 
 
 if __name__ == "__main__":
-    show("exp2, 2^f = sum c_i f^i", lawson(lambda f: 2.0**f, lambda f: 2.0**-f, -0.5, 0.5, 6))
+    for degree in (6, 5):
+        show("exp2, 2^f = sum c_i f^i, degree %d" % degree,
+             lawson(lambda f: 2.0**f, lambda f: 2.0**-f, -0.5, 0.5, degree))
     half_ln2 = math.log(2) / 2
     for degree in (4, 5):
         show("expm1, e^r - 1 = r + r^2 sum c_i r^i, degree %d" % degree,
