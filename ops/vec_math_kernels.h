@@ -121,12 +121,20 @@ static inline V vk_exp_any(V x)
     return V_LDEXP(V_ADD(V_SET1(1.0f), V_FMA(V_MUL(p, r), r, r)), n);
 }
 
-/* 2^t for any t: 0 below -150, infinity above 150, NaN for NaN (the
- * clamps keep t - round(t) finite at infinity and pass NaN). */
-static inline V vk_exp2(V t)
+/* t = n + f, |f| <= 1/2, for 2^t = 2^n 2^f: returns f, *n receives n.
+ * t is clamped to [-150, 150] first, where 2^t is 0 or infinity anyway:
+ * the clamps keep t - round(t) finite at infinity and pass NaN. */
+static inline V vk_exp2_reduce(V t, V *n)
 {
     t = V_MIN(V_SET1(150.0f), V_MAX(V_SET1(-150.0f), t));
-    V n = V_ROUND(t), f = V_SUB(t, n);
+    *n = V_ROUND(t);
+    return V_SUB(t, *n);
+}
+
+/* 2^t for any t: 0 below -150, infinity above 150, NaN for NaN. */
+static inline V vk_exp2(V t)
+{
+    V n, f = vk_exp2_reduce(t, &n);
     V p = V_SET1(1.534581243e-04f);
     p = V_FMA(p, f, V_SET1(1.339993207e-03f));
     p = V_FMA(p, f, V_SET1(9.618489072e-03f));
@@ -144,8 +152,7 @@ static inline V vk_exp2(V t)
  * (1.12 times the bound near x = -1.87). One FMA fewer: 5% of gelu. */
 static inline V vk_exp2_quintic(V t)
 {
-    t = V_MIN(V_SET1(150.0f), V_MAX(V_SET1(-150.0f), t));
-    V n = V_ROUND(t), f = V_SUB(t, n);
+    V n, f = vk_exp2_reduce(t, &n);
     V p = V_SET1(1.327647245e-03f);
     p = V_FMA(p, f, V_SET1(9.675541893e-03f));
     p = V_FMA(p, f, V_SET1(5.550713092e-02f));

@@ -933,6 +933,18 @@ START_TEST(test_vector_kernels_special)
 }
 END_TEST
 
+/* n floats evenly spaced from lo to hi, then the s values of edge: a new
+ * array, for the kernel tests below (free it). */
+static float *grid_and_edges(float lo, float hi, int n, const float *edge, int s)
+{
+    float *x = malloc(sizeof *x * (size_t)(n + s));
+    ck_assert_ptr_nonnull(x);
+    for (int i = 0; i < n; i++)
+        x[i] = lo + (hi - lo) * (float)i / (n - 1);
+    memcpy(x + n, edge, sizeof *edge * (size_t)s);
+    return x;
+}
+
 /* exp's vector kernel (ops/vec_math_kernels.h, our own since it runs at
  * 0.6 of SLEEF's cost) within 1 ULP over its whole range, dense, and at
  * the edges: the last finite result and the first infinite one, results
@@ -941,13 +953,10 @@ END_TEST
 START_TEST(test_exp_kernel)
 {
     enum { N = 200003, S = 14 };
-    float *x = malloc(sizeof *x * (N + S));
-    for (int i = 0; i < N; i++)
-        x[i] = -105.0f + 195.0f * (float)i / (N - 1);
     const float edge[S] = {88.72283f, 88.72284f, 88.7f, -87.33655f, -87.5f, -100.0f,
                            -103.27893f, -103.97208f, -104.5f, 1e-30f, -0.0f, NAN,
                            INFINITY, -INFINITY};
-    memcpy(x + N, edge, sizeof edge);
+    float *x = grid_and_edges(-105.0f, 90.0f, N, edge, S);
     tt_tensor *t = tt_from_data(TT_SHAPE(N + S), TT_F32, x);
     tt_tensor *r = NN(tt_exp(t));
     const float *o = tt_data(r);
@@ -976,13 +985,10 @@ END_TEST
 START_TEST(test_sin_kernel)
 {
     enum { N = 400003, S = 18 };
-    float *x = malloc(sizeof *x * (N + S));
-    for (int i = 0; i < N; i++)
-        x[i] = -1100.0f + 2200.0f * (float)i / (N - 1);
     const float edge[S] = {0.0f, -0.0f, 1e-40f, -1e-30f, 3.14159274f, -6.28318548f,
                            355.0f, 710.0f, 999.99f, 1000.01f, -1000.5f, 102.101761f,
                            1e5f, -3e7f, 1e30f, INFINITY, -INFINITY, NAN};
-    memcpy(x + N, edge, sizeof edge);
+    float *x = grid_and_edges(-1100.0f, 1100.0f, N, edge, S);
     tt_tensor *t = tt_from_data(TT_SHAPE(N + S), TT_F32, x);
     tt_tensor *r = NN(tt_sin(t));
     const float *o = tt_data(r);
