@@ -131,10 +131,13 @@ INT_DIVS(i32, int32_t, uint32_t)
 static inline uint8_t divtrunc_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b); }
 static inline uint8_t divfloor_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b); }
 
-#define ARITH_LOOPS(SUF, T, POW)                                               \
-    BINARY_LOOP(add_##SUF, T, T, a + alpha * b)                                \
-    BINARY_LOOP(sub_##SUF, T, T, a - alpha * b)                                \
-    BINARY_LOOP(mul_##SUF, T, T, a * b)                                        \
+/* W is the type add, sub and mul compute in: the type itself for floats,
+ * its unsigned twin for integers, so an overflow wraps (PyTorch's result on
+ * every CPU) instead of being undefined behaviour. */
+#define ARITH_LOOPS(SUF, T, POW, W)                                            \
+    BINARY_LOOP(add_##SUF, T, T, (W)a + (W)alpha * (W)b)                       \
+    BINARY_LOOP(sub_##SUF, T, T, (W)a - (W)alpha * (W)b)                       \
+    BINARY_LOOP(mul_##SUF, T, T, (W)a * (W)b)                                  \
     BINARY_LOOP(div_##SUF, T, T, a / b)                                        \
     BINARY_LOOP(pow_##SUF, T, T, POW)                                          \
     BINARY_LOOP(divt_##SUF, T, T, divtrunc_##SUF(a, b))                        \
@@ -146,11 +149,11 @@ static inline uint8_t divfloor_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b
     BINARY_LOOP(gt_##SUF, T, bool, a > b)                                      \
     BINARY_LOOP(ge_##SUF, T, bool, a >= b)
 
-ARITH_LOOPS(f32, float, powf(a, b))
-ARITH_LOOPS(f64, double, pow(a, b))
-ARITH_LOOPS(i64, int64_t, ipow(a, b))
-ARITH_LOOPS(i32, int32_t, (int32_t)ipow(a, b))
-ARITH_LOOPS(u8, uint8_t, (uint8_t)ipow(a, b))
+ARITH_LOOPS(f32, float, powf(a, b), float)
+ARITH_LOOPS(f64, double, pow(a, b), double)
+ARITH_LOOPS(i64, int64_t, ipow(a, b), uint64_t)
+ARITH_LOOPS(i32, int32_t, (int32_t)ipow(a, b), uint32_t)
+ARITH_LOOPS(u8, uint8_t, (uint8_t)ipow(a, b), unsigned)
 /* bool: add is logical or, mul logical and (PyTorch); sub, div and pow
  * never get here (sub and pow are refused, div promotes). */
 BINARY_LOOP(add_b8, bool, bool, a || (alpha && b))
@@ -618,14 +621,15 @@ static bool un_floating(unop op)
 FLOAT_UNARY(f32, float, f)
 FLOAT_UNARY(f64, double, )
 
-#define INT_UNARY(SUF, T)                                                      \
-    UNARY_LOOP(neg_##SUF, T, -a)                                               \
+/* neg and abs of the most negative value wrap to itself, as PyTorch's. */
+#define INT_UNARY(SUF, T, UT)                                                  \
+    UNARY_LOOP(neg_##SUF, T, 0 - (UT)a)                                        \
     UNARY_LOOP(relu_##SUF, T, a > 0 ? a : 0)                                   \
-    UNARY_LOOP(abs_##SUF, T, a < 0 ? -a : a)                                   \
+    UNARY_LOOP(abs_##SUF, T, a < 0 ? 0 - (UT)a : (UT)a)                        \
     UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))
 
-INT_UNARY(i64, int64_t)
-INT_UNARY(i32, int32_t)
+INT_UNARY(i64, int64_t, uint64_t)
+INT_UNARY(i32, int32_t, uint32_t)
 UNARY_LOOP(neg_u8, uint8_t, -a)
 UNARY_LOOP(relu_u8, uint8_t, a)
 UNARY_LOOP(abs_u8, uint8_t, a)
@@ -1243,9 +1247,21 @@ static tt_status save_some(tt_autograd_ctx *ctx, const tt_value *in, int nin,
             ts[n] = keep >> n & 1 ? in[i].u.t : NULL;
             n++;
         }
-    if (nout > 0 && out[0].kind == TT_V_TENSOR)
+    int ninputs = n;
+    const tt_tensor *written = NULL; /* an in-place op's self, after the write */
+    if (nout > 0 && out[0].kind == TT_V_TENSOR) {
         ts[n++] = keep & KEEP_OUT ? out[0].u.t : NULL;
-    return tt_ctx_save_for_backward(ctx, n, ts);
+        if (tt_schema_arg(tt_op_schema(tt_ctx_op(ctx)), 0)->is_write)
+            written = out[0].u.t;
+    }
+    tt_status st = tt_ctx_save_for_backward(ctx, n, ts);
+    /* setup runs after the kernel: an in-place op's operand that shares
+     * self's storage (x.mul_(x)) was overwritten by the write. (Argument 0
+     * of an op that saves self is autograd's copy: TT_BUILTIN_SAVES_SELF.) */
+    for (int k = 0; !st && written && k < ninputs; k++)
+        if (ts[k] && tt_same_storage(ts[k], written))
+            tt__ctx_saved_before_write(ctx, k);
+    return st;
 }
 
 /* Saves every tensor argument and the output, in that order. */

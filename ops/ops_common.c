@@ -80,7 +80,7 @@ static void init(void)
         tt__register_linalg, tt__register_shape,       tt__register_loss,
         tt__register_factories, tt__register_transformer,
     };
-    builtin_lib = tt_library_new(TT_LIB_DEF, "tt");
+    builtin_lib = tt__builtin_library_new();
     if (!builtin_lib) {
         init_status = tt_errcode();
         return;
@@ -117,7 +117,7 @@ tt_status tt__define_builtins(tt_library *lib, const tt__builtin_row *rows, int 
         tt_op *op = tt_custom_op_define(lib, &rows[i].spec);
         if (!op)
             return tt_errcode();
-        tt__set_builtin(rows[i].id, op);
+        tt__set_builtin(rows[i].id, op, rows[i].flags);
     }
     return TT_OK;
 }

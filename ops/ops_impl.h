@@ -46,12 +46,14 @@ tt_status tt__register_transformer(tt_library *lib);
 typedef struct {
     tt_builtin_id id;
     tt_custom_op_spec spec;
+    unsigned flags; /* TT_BUILTIN_* */
 } tt__builtin_row;
 #define TT__ROW(id, sch, k, fk, bw, setup, data, flags)                        \
     {TT_OP_##id,                                                               \
      {.schema = sch, .kernel = k, .fake = fk, .backward = bw,                  \
       .setup_context = setup, .userdata = (void *)(intptr_t)(data),           \
-      .nondifferentiable = ((flags) & TT_BUILTIN_NONDIFF) != 0}},
+      .nondifferentiable = ((flags) & TT_BUILTIN_NONDIFF) != 0},               \
+     (flags)},
 #define TT__NO_ROW(...)
 #define TT__VIEWS_ROWS                                                         \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__ROW,    \

@@ -273,6 +273,12 @@ tt_status tt_set_grad(tt_tensor *t, const tt_tensor *grad)
 
 /* ------------------------------------------------------------- contexts */
 
+void tt__ctx_saved_before_write(tt_autograd_ctx *ctx, int k)
+{
+    if (ctx && k >= 0 && k < ctx->nsaved && ctx->saved[k])
+        ctx->versions[k] = tt_version(ctx->saved[k]) - 1;
+}
+
 tt_status tt_ctx_save_for_backward(tt_autograd_ctx *ctx, int n, tt_tensor *const *ts)
 {
     if (!ctx || n < 0 || (n > 0 && !ts))
@@ -528,9 +534,27 @@ tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
                                           "update parameters under tt_no_grad_begin()",
                             op->name, tt_schema_arg(op->schema, i)->name);
     }
+    /* An op whose derivative needs self before the write (mul_.Tensor)
+     * copies it first; setup_context sees the copy as argument 0. No
+     * gradient flows through the copy (it is only read by the rule). */
+    tt_value before[TT_MAX_ARGS];
+    const tt_value *setup_args = args;
+    tt_tensor *old_self = NULL;
+    if (op->saves_self && args[0].kind == TT_V_TENSOR && args[0].u.t) {
+        tt__autograd_off++;
+        old_self = tt__call_op_as_caller(TT_OP_CLONE, TT_ARGS(tt_v_tensor(args[0].u.t)));
+        tt__autograd_off--;
+        if (!old_self)
+            return tt_errcode();
+        memcpy(before, args, sizeof(tt_value) * (size_t)nargs);
+        before[0].u.t = old_self;
+        setup_args = before;
+    }
     tt_status st = tt__dispatch_backend(op, args, nargs, outs, nouts);
-    if (st)
+    if (st) {
+        tt__unref(old_self);
         return st;
+    }
 
     node *n = tt__calloc(1, sizeof *n);
     if (!n)
@@ -566,7 +590,7 @@ tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
     }
     if (op->setup_context) {
         tt__autograd_off++;
-        st = op->setup_context(&n->ctx, args, nargs, outs, nouts);
+        st = op->setup_context(&n->ctx, setup_args, nargs, outs, nouts);
         tt__autograd_off--;
         if (st) {
             if (tt_errcode() == TT_OK)
@@ -594,10 +618,12 @@ tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
         t->flags |= TT_TF_REQUIRES_GRAD;
     }
     node_release(n); /* the outputs hold it now */
+    tt__unref(old_self); /* the saved copy, if setup kept it */
     return TT_OK;
 oom:
     st = tt_errcode() ? tt_errcode() : TT_ENOMEM;
 fail:
+    tt__unref(old_self);
     if (n)
         node_release(n);
     for (int j = 0; j < nouts; j++)

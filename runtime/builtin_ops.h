@@ -27,7 +27,13 @@
  *          read it with tt_frame_userdata, backward rules with
  *          tt_ctx_userdata, so one function serves several rows (softmax
  *          and log_softmax) without reading the op's name.
- * flags    0, or TT_BUILTIN_NONDIFF: the outputs never carry a gradient.
+ * flags    0, or TT_BUILTIN_NONDIFF: the outputs never carry a gradient;
+ *          TT_BUILTIN_SAVES_SELF: an in-place op whose derivative needs
+ *          self as it was before the write (mul_.Tensor: d/dother = g *
+ *          old self). Autograd copies self before the kernel runs, through
+ *          the modes above it (so a trace records the copy), and
+ *          setup_context sees the copy as its argument 0, as PyTorch's
+ *          original_self.
  *
  * The runtime expands the table only for the ids (it cannot see the
  * functions); each ops/ family file expands its own rows into specs
@@ -41,6 +47,7 @@
 #include <stdatomic.h>
 
 #define TT_BUILTIN_NONDIFF 1
+#define TT_BUILTIN_SAVES_SELF 2
 
 /* clang-format off */
 #define TT_BUILTIN_OPS(ELEMENTWISE, REDUCE, LINALG, SHAPE, VIEWS, LOSS, FACTORIES, \
@@ -132,9 +139,8 @@
           binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, 0) \
     ELEMENTWISE(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, 0) \
-    /* mul_.Tensor has no derivative: the old self it needs is overwritten. */ \
     ELEMENTWISE(MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_MUL, 0) \
+          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_SAVES_SELF) \
     ELEMENTWISE(MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, 0) \
     ELEMENTWISE(DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
@@ -362,7 +368,14 @@ typedef enum {
 extern const tt_op *tt__builtins[TT_OP_COUNT];
 static inline const tt_op *tt__op(tt_builtin_id id) { return tt__builtins[id]; }
 /* Records `op` as built-in `id` (ops/ does, as it defines each row). */
-void tt__set_builtin(tt_builtin_id id, tt_op *op);
+void tt__set_builtin(tt_builtin_id id, tt_op *op, unsigned flags);
+/* Saved tensor k of ctx is an input the op itself wrote afterwards (the
+ * `other` of x.mul_(x), saved after the kernel ran): it is recorded at its
+ * version before the write, so a backward that reads it fails as
+ * modified in place, as PyTorch's does, instead of reading the new value. */
+void tt__ctx_saved_before_write(tt_autograd_ctx *ctx, int k);
+/* The built-ins' library (DEF of "tt"), which only ops/ may make. */
+tt_library *tt__builtin_library_new(void);
 /* How error messages name built-in `id`: "tt::add" for tt::add.Tensor. */
 const char *tt__op_label(tt_builtin_id id);
 /* The tt_builtin_id of op, or -1 for an op that is not a built-in. */
@@ -381,6 +394,10 @@ static inline bool tt__fast_path(tt_builtin_id id, int n, const tt_tensor *const
 }
 /* Calls built-in `id` through the dispatcher; one tensor result. */
 tt_tensor *tt__call_op(tt_builtin_id id, const tt_value *args, int nargs);
+/* Calls built-in `id` from below the modes (autograd) as if the user had
+ * called it just before the op being dispatched: the modes that op went
+ * through (a tracer) see this call too, so a graph records it. */
+tt_tensor *tt__call_op_as_caller(tt_builtin_id id, const tt_value *args, int nargs);
 /* The same for ops that return their mutated argument: drops the result. */
 tt_status tt__call_op_status(tt_builtin_id id, const tt_value *args, int nargs);
 

@@ -178,7 +178,9 @@ tt_status tt_copy_(tt_tensor *dst, const tt_tensor *src)
     if ((st = TT_CHECK_TENSOR("tt_copy_", "self", dst)) ||
         (st = TT_CHECK_TENSOR("tt_copy_", "src", src)))
         return st;
-    if (tt__needs_dispatch1(dst)) {
+    /* src too: a copy from a tensor that requires grad records the edge
+     * to it (PyTorch's CopyBackwards), even into a plain buffer. */
+    if (tt__needs_dispatch(2, (const tt_tensor *const[]){dst, src})) {
         return tt__call_op_status(TT_OP_COPY_, TT_ARGS(tt_v_tensor(dst), tt_v_tensor(src)));
     }
     if (dst->storage->fake || src->storage->fake) {

@@ -297,17 +297,24 @@ tt_status tt__dispatch_below_modes(const tt_opdef *op, const tt_value *args,
     return tt__dispatch_backend(op, args, nargs, outs, nouts);
 }
 
+/* The mode level a call entered at, while its mode handlers and what runs
+ * below them (autograd) run; 0 outside any handler. */
+static _Thread_local int handler_entry_level;
+
 static tt_status dispatch_from_modes(const tt_opdef *op, const tt_value *args,
                                      int nargs, tt_value *outs, int nouts)
 {
     if (modes.level == 0)
         return tt__dispatch_below_modes(op, args, nargs, outs, nouts);
-    int saved = modes.level;
+    int saved = modes.level, saved_entry = handler_entry_level;
+    if (!handler_entry_level)
+        handler_entry_level = saved;
     tt_mode *m = modes.stack[--modes.level];
     for (int i = 0; i < nouts; i++)
         outs[i] = tt_v_none();
     tt_status st = m->call(m, op->handle, args, nargs, outs, nouts);
     modes.level = saved;
+    handler_entry_level = saved_entry;
     if (st)
         clear_outs(outs, nouts);
     return st;
@@ -611,14 +618,42 @@ bool tt__needs_dispatch(int n, const tt_tensor *const *ts)
 
 const tt_op *tt__builtins[TT_OP_COUNT];
 
+/* Built-in `id`'s handle, or NULL with the error when ops/ never
+ * registered the built-ins (a static link that pulled in no object of it). */
+static const tt_op *builtin(tt_builtin_id id)
+{
+    const tt_op *op = tt__builtins[id];
+    if (!op)
+        tt_error(TT_EINTERNAL, "the built-in ops are not registered, so no built-in can run: "
+                               "with a static libtensortrace.a, link it as pkg-config --static "
+                               "--libs tensortrace says (it keeps ops/ in), or call "
+                               "tt_ops_init() once");
+    return op;
+}
+
 tt_tensor *tt__call_op(tt_builtin_id id, const tt_value *args, int nargs)
 {
-    return tt_op_call1(tt__builtins[id], args, nargs);
+    const tt_op *op = builtin(id);
+    return op ? tt_op_call1(op, args, nargs) : NULL;
+}
+
+tt_tensor *tt__call_op_as_caller(tt_builtin_id id, const tt_value *args, int nargs)
+{
+    int saved = modes.level, saved_entry = handler_entry_level;
+    if (handler_entry_level)
+        modes.level = handler_entry_level;
+    handler_entry_level = 0;
+    const tt_op *op = builtin(id);
+    tt_tensor *t = op ? tt_op_call1(op, args, nargs) : NULL;
+    modes.level = saved;
+    handler_entry_level = saved_entry;
+    return t;
 }
 
 tt_status tt__call_op_status(tt_builtin_id id, const tt_value *args, int nargs)
 {
-    tt_tensor *t = tt_op_call1(tt__builtins[id], args, nargs);
+    const tt_op *op = builtin(id);
+    tt_tensor *t = op ? tt_op_call1(op, args, nargs) : NULL;
     if (!t)
         return tt_errcode();
     tt_release(t);

@@ -39,6 +39,7 @@ struct tt_opdef {
     bool builtin;
     int builtin_id;    /* its tt_builtin_id, or -1 for a user's op */
     bool nondiff;      /* outputs never require grad */
+    bool saves_self;   /* TT_BUILTIN_SAVES_SELF (builtin_ops.h) */
     tt_opkind kind;
     uint32_t mutated;       /* bit i: argument i is written (a!) */
     uint32_t device_mask;   /* devices the spec's kernel serves */

@@ -10,6 +10,10 @@ static _Thread_local tt_status err_code;
 static _Thread_local char err_msg[TT_ERRMSG_MAX];
 /* The user has read the error (tt_errcode / tt_errmsg): error_impl.h. */
 static _Thread_local bool err_seen;
+/* How many TT_ENOMEM errors this thread has raised: error_impl.h. */
+static _Thread_local int64_t oom_raised;
+
+int64_t tt__oom_raised(void) { return oom_raised; }
 
 static const char *const status_names[] = {
 #define TT_X_NAME(code, text) #code,
@@ -56,6 +60,7 @@ tt_status tt__errorv(tt_status code, const char *fmt, va_list ap)
     memcpy(err_msg, buf, sizeof buf);
     err_code = code;
     err_seen = false;
+    oom_raised += code == TT_ENOMEM;
     return code;
 }
 

@@ -23,4 +23,10 @@ const char *tt__errmsg(void);
  * message. */
 tt_status tt__null_arg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* How many TT_ENOMEM errors this thread has raised so far. A caller that
+ * runs a long computation and turns its failures into findings of its own
+ * (opcheck) compares it before and after: a finding made while memory ran
+ * out is no finding, and the call fails with TT_ENOMEM instead. */
+int64_t tt__oom_raised(void);
+
 #endif

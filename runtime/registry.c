@@ -251,6 +251,17 @@ static const char *at_str(tt_srcloc loc, char *buf, size_t n)
     return buf;
 }
 
+/* Set while ops/ makes the built-ins' library: the one DEF of "tt". */
+static _Thread_local bool making_builtins;
+
+tt_library *tt__builtin_library_new(void)
+{
+    making_builtins = true;
+    tt_library *lib = tt_library_new_at(TT_LIB_DEF, "tt", (tt_srcloc){0});
+    making_builtins = false;
+    return lib;
+}
+
 tt_library *tt_library_new_at(tt_library_kind kind, const char *ns, tt_srcloc loc)
 {
     if (kind != TT_LIB_DEF && kind != TT_LIB_FRAGMENT && kind != TT_LIB_IMPL) {
@@ -271,21 +282,21 @@ tt_library *tt_library_new_at(tt_library_kind kind, const char *ns, tt_srcloc lo
     }
     *lib = (tt_library){kind, nsc, 0, loc};
     pthread_rwlock_wrlock(&lock);
-    /* The built-ins' library is the first DEF of "tt" (ops/ makes it when
-     * the library loads); after it, "tt" takes kernels (IMPL) only. */
-    if (kind != TT_LIB_IMPL && strcmp(ns, "tt") == 0)
-        for (int i = 0; i < nlibs; i++)
-            if (libs[i]->kind == TT_LIB_DEF && strcmp(libs[i]->ns, "tt") == 0) {
-                pthread_rwlock_unlock(&lock);
-                tt__free(nsc);
-                tt__free(lib);
-                tt_error(TT_EINVAL, "tt_library_new: namespace 'tt' belongs to the built-in "
-                                    "ops, so a %s library cannot add ops to it; define your "
-                                    "ops in a namespace of your own (such as 'mylib'), or "
-                                    "override a built-in's kernel with a TT_LIB_IMPL library",
-                         kind_name(kind));
-                return NULL;
-            }
+    /* "tt" is the built-ins' (ops/ makes its library when it loads) and
+     * takes kernels (IMPL) only, even where ops/ was never loaded (a
+     * static link that references none of it): an op a user defined there
+     * would pass for a built-in that has no place in the table. */
+    if (kind != TT_LIB_IMPL && strcmp(ns, "tt") == 0 && !making_builtins) {
+        pthread_rwlock_unlock(&lock);
+        tt__free(nsc);
+        tt__free(lib);
+        tt_error(TT_EINVAL, "tt_library_new: namespace 'tt' belongs to the built-in "
+                            "ops, so a %s library cannot add ops to it; define your "
+                            "ops in a namespace of your own (such as 'mylib'), or "
+                            "override a built-in's kernel with a TT_LIB_IMPL library",
+                 kind_name(kind));
+        return NULL;
+    }
     if (kind == TT_LIB_DEF)
         for (int i = 0; i < nlibs; i++)
             if (libs[i]->kind == TT_LIB_DEF && strcmp(libs[i]->ns, ns) == 0) {
@@ -432,10 +443,11 @@ const tt_schema *tt_op_schema(const tt_op *op)
 
 bool tt_op_is_builtin(const tt_op *op) { return op && op->builtin; }
 
-void tt__set_builtin(tt_builtin_id id, tt_op *op)
+void tt__set_builtin(tt_builtin_id id, tt_op *op, unsigned flags)
 {
     op->builtin_id = (int)id;
     atomic_load(&op->def)->builtin_id = (int)id;
+    atomic_load(&op->def)->saves_self = (flags & TT_BUILTIN_SAVES_SELF) != 0;
     tt__builtins[id] = op;
 }
 

@@ -894,10 +894,8 @@ START_TEST(test_inplace_on_leaf)
     ck_assert_error(TT_EAUTOGRAD, "tt::relu_: argument 'self' is a leaf tensor");
     ck_assert_int_eq(tt_zero_(x), TT_EAUTOGRAD);
     ck_assert_error(TT_EAUTOGRAD, "tt::zero_: argument 'self' is a leaf tensor");
-    /* tt::mul_.Tensor has no derivative at all. */
     ck_assert_int_eq(tt_mul_(x, o), TT_EAUTOGRAD);
-    ck_assert_error(TT_EAUTOGRAD, "tt::mul_.Tensor: argument 'self' requires grad, but the "
-                                  "op is not differentiable");
+    ck_assert_error(TT_EAUTOGRAD, "tt::mul_.Tensor: argument 'self' is a leaf tensor");
     /* Nothing was written. */
     ck_assert_uint_eq(tt_version(x), 0);
     expect(x, 1, A(2), D(-1, 2), 0);
@@ -960,18 +958,24 @@ START_TEST(test_inplace_on_nonleaf)
     expect_grad(w, gw, 1e-15);
     expect_grad(b, gb, 1e-15);
     tt_release(y);
-    /* mul_ (no derivative) on a non-leaf that requires grad. */
+    /* mul_ on a non-leaf that requires grad: d/dself = other. */
     y = ok(tt_mul_scalar(x, 2));
-    ck_assert_int_eq(tt_mul_(y, g), TT_EAUTOGRAD);
-    ck_assert_error(TT_EAUTOGRAD, "tt::mul_.Tensor: argument 'self' requires grad, but the "
-                                  "op is not differentiable");
-    ck_assert_str_eq(tt_grad_fn_name(y), "tt::mul.Scalar");
+    OK(tt_mul_(y, g));
+    ck_assert_str_eq(tt_grad_fn_name(y), "tt::mul_.Tensor");
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(y, g));
+    expect_grad(x, D(2, 2, 2, 2), 0); /* 2 * g * g, g all ones */
     tt_release(y);
-    /* ... or with only `other` requiring grad. */
+    /* ... or with only `other` requiring grad: d/dother = self before
+     * the write (the copy autograd keeps), not the product. */
     tt_tensor *p = mk(1, A(4), TT_F64, D(1, 2, 3, 4));
-    ck_assert_int_eq(tt_mul_(p, x), TT_EAUTOGRAD);
-    ck_assert_error(TT_EAUTOGRAD, "tt::mul_.Tensor: argument 'other' requires grad");
-    expect(p, 1, A(4), D(1, 2, 3, 4), 0);
+    OK(tt_mul_(p, x));
+    ck_assert_str_eq(tt_grad_fn_name(p), "tt::mul_.Tensor");
+    OK(tt_set_grad(x, NULL));
+    OK(tt_backward(p, g));
+    expect_grad(x, D(1, 2, 3, 4), 0);
+    tt_release(p);
+    p = mk(1, A(4), TT_F64, D(1, 2, 3, 4));
     /* A tensor that did not require grad starts to, by an in-place op
      * with an input that does. */
     OK(tt_add_(p, x));

@@ -1856,6 +1856,37 @@ START_TEST(test_streamed_outputs)
 }
 END_TEST
 
+/* Integer overflow wraps, as PyTorch's kernels do on every CPU, instead of
+ * being undefined behaviour in C (the ASan+UBSan pass runs this):
+ * inf -> i64 saturates to INT64_MAX, and INT64_MAX * 3 wraps to
+ * 2^63 - 3 (PyTorch 1.13: tensor([2**63-1]) * 3 == 9223372036854775805). */
+START_TEST(test_integer_overflow_wraps)
+{
+    tt_scope_begin();
+    tt_tensor *inf = tt_full(TT_SHAPE(2), INFINITY, TT_F64);
+    tt_tensor *big = tt_to_dtype(inf, TT_I64);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_int_eq(((const int64_t *)tt_data(big))[0], INT64_MAX);
+    tt_tensor *m = tt_mul_scalar(big, 3);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(((const int64_t *)tt_data(m))[1], INT64_MAX - 2);
+    tt_tensor *p = tt_add_scalar(big, 1);
+    ck_assert_int_eq(((const int64_t *)tt_data(p))[0], INT64_MIN);
+    tt_tensor *n = tt_neg(p), *a = tt_abs(p);
+    ck_assert_int_eq(((const int64_t *)tt_data(n))[0], INT64_MIN);
+    ck_assert_int_eq(((const int64_t *)tt_data(a))[0], INT64_MIN);
+    tt_tensor *d = tt_sub(p, big); /* INT64_MIN - INT64_MAX = 1 */
+    ck_assert_int_eq(((const int64_t *)tt_data(d))[0], 1);
+    int32_t v32[2] = {INT32_MAX, INT32_MIN};
+    tt_tensor *i = tt_from_data(TT_SHAPE(2), TT_I32, v32);
+    tt_tensor *i2 = tt_mul(i, i);
+    ck_assert_int_eq(((const int32_t *)tt_data(i2))[0], 1); /* (2^31-1)^2 mod 2^32 */
+    ck_assert_int_eq(((const int32_t *)tt_data(i2))[1], 0);
+    tt_scope_end();
+    ck_assert_int_eq(tt_live_tensors(), 0);
+}
+END_TEST
+
 static Suite *elementwise_suite(void)
 {
     Suite *s = suite_create("ops_elementwise");
@@ -1898,6 +1929,7 @@ static Suite *elementwise_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tt_tcase("errors");
+    tcase_add_test(tc, test_integer_overflow_wraps);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_oom);
     suite_add_tcase(s, tc);

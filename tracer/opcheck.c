@@ -617,11 +617,19 @@ tt_status tt_opcheck(const tt_op *op, const tt_value *args, int nargs,
         e->result = TT_CHECK_NOT_RUN;
         if (!(which & (1u << k)) || (raise && failed >= 0))
             continue;
+        int64_t oom_before = tt__oom_raised();
         switch (k) {
         case 0: e->result = check_schema(op, full, n, e); break;
         case 1: e->result = check_autograd(op, full, n, e); break;
         case 2: e->result = check_fake(op, full, n, e); break;
         default: e->result = check_aot(op, full, n, opts, e); break;
+        }
+        /* A check that failed because memory ran out found nothing about
+         * the op: the call fails as out of memory, not as a broken op. */
+        if (e->result == TT_CHECK_FAILED && tt__oom_raised() != oom_before) {
+            e->result = TT_CHECK_NOT_RUN;
+            return tt_error(TT_ENOMEM, "tt_opcheck: %s: out of memory during the %s check (%s)",
+                            r->op, e->check, e->message);
         }
         if (e->result == TT_CHECK_FAILED && failed < 0)
             failed = k;
