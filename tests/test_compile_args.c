@@ -556,6 +556,43 @@ START_TEST(test_mutable_op_graph_run_and_dot)
 }
 END_TEST
 
+/* An in-place built-in over what a mutable op wrote into an input keeps
+ * writing the input: the plan's functionalization must not turn it into
+ * a functional add (the after-write value is the input itself). */
+static tt_status write_then_bump(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_status st = tt_op_call(kv_write, (tt_value[]){tt_v_tensor(in[0]), tt_v_tensor(in[1]),
+                                                     tt_v_int(1)},
+                              3, NULL, 0);
+    if (!st)
+        st = tt_add_scalar_(in[0], 1.0);
+    out[0] = st ? NULL : tt_mul_scalar(in[0], 2.0);
+    return st ? st : out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_inplace_after_mutable_op_keeps_writing_the_input)
+{
+    tt_tensor *cache = NN(tt_zeros(TT_SHAPE(3, 2), TT_F32));
+    tt_tensor *ref = NN(tt_zeros(TT_SHAPE(3, 2), TT_F32));
+    tt_tensor *k = NN(tt_randn(TT_SHAPE(1, 2), TT_F32));
+    tt_compiled *c = NN(tt_compile(write_then_bump, 2, 1, NULL));
+    for (int call = 0; call < 2; call++) { /* a trace, then a replay */
+        tt_tensor *got = NULL, *want = NULL;
+        OK(tt_compiled_call(c, (tt_tensor *[]){cache, k}, &got));
+        OK(write_then_bump((tt_tensor *[]){ref, k}, 2, &want, 1, NULL));
+        assert_close(got, want, "result");
+        assert_close(cache, ref, "the written input");
+        tt_release(got);
+        tt_release(want);
+    }
+    tt_compiled_free(c);
+    tt_release(cache);
+    tt_release(ref);
+    tt_release(k);
+}
+END_TEST
+
 static Suite *compile_args_suite(void)
 {
     Suite *s = suite_create("compile_args");
@@ -573,6 +610,7 @@ static Suite *compile_args_suite(void)
     TCase *mut = tt_tcase_with("mutations", kv_setup, kv_teardown);
     tcase_add_test(mut, test_mutable_op_write_is_a_data_edge);
     tcase_add_test(mut, test_mutable_op_graph_run_and_dot);
+    tcase_add_test(mut, test_inplace_after_mutable_op_keeps_writing_the_input);
     suite_add_tcase(s, mut);
     return s;
 }

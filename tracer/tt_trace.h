@@ -255,8 +255,9 @@ tt_status tt_compiled_call_args(tt_compiled *c, tt_tensor **inputs, tt_tensor **
  * missing argument, one of another kind, or a call outside a compiled
  * call returns 0 (NULL) with TT_EINVAL, and the compiled call fails with
  * that message once fn returns. tt_fn_arg_int gives an int (in a
- * symbolic trace a dynamic one is a size symbol: use tt_sym_* arithmetic
- * on it); tt_fn_arg_float a float (an int argument converts);
+ * symbolic trace a dynamic one is a size symbol: compute with tt_sym_*
+ * and compare with tt_size_eq/lt/le, which record guards, never with C
+ * operators); tt_fn_arg_float a float (an int argument converts);
  * tt_fn_arg_tensor a dynamic float as a borrowed 0-dim f64 tensor, a
  * graph input, so one plan serves every value. */
 int64_t tt_fn_arg_int(int i);
