@@ -303,6 +303,43 @@ START_TEST(test_int_arg_dynamic_symbolic)
 }
 END_TEST
 
+/* The same int read as a symbol and as a float: the float is a constant
+ * in the graph, so the plan is pinned to the value (never replayed with
+ * the float it traced for another position). */
+static tt_status step_sym_and_float(tt_tensor **in, int nin, tt_tensor **out, int nout,
+                                    void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *h = NULL;
+    tt_status st = prefix_weight(in, &h, tt_fn_arg_int(0));
+    out[0] = st ? NULL : tt_mul_scalar(h, tt_fn_arg_float(0));
+    tt_release(h);
+    return st ? st : out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_int_arg_symbol_read_as_float_too)
+{
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(8, 4), TT_F32));
+    tt_compiled *c = NN(tt_compile(step_sym_and_float, 1, 1, &(tt_trace_opts){
+        .mode = TT_TRACE_SYMBOLIC, .dynamic_args = 1}));
+    for (int n = 2; n < 5; n++) {
+        tt_tensor *got = NULL, *h = NULL;
+        OK(tt_compiled_call_args(c, &x, &got, (tt_value[]){tt_v_int(n)}, 1));
+        OK(prefix_weight(&x, &h, n));
+        tt_tensor *want = NN(tt_mul_scalar(h, n));
+        assert_close(got, want, "symbol and float");
+        tt_release(got);
+        tt_release(h);
+        tt_release(want);
+    }
+    ck_assert_int_eq(stats_of(c).plans, 3);
+    ck_assert_str_eq(stats_of(c).last_miss, "arg0 == 3 (got 4; the function read it as a float "
+                                            "too, a constant in the plan)");
+    tt_compiled_free(c);
+    tt_release(x);
+}
+END_TEST
+
 /* A float read as a number is a guarded constant; a dynamic float read
  * as a tensor is a graph input: one plan for every value. */
 static tt_status scale_num(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
@@ -604,6 +641,7 @@ static Suite *compile_args_suite(void)
     TCase *args = tt_tcase("scalar_args");
     tcase_add_test(args, test_int_arg_guarded);
     tcase_add_test(args, test_int_arg_dynamic_symbolic);
+    tcase_add_test(args, test_int_arg_symbol_read_as_float_too);
     tcase_add_test(args, test_float_args);
     tcase_add_test(args, test_arg_errors);
     suite_add_tcase(s, args);

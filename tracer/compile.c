@@ -26,11 +26,11 @@ typedef struct {
         AG_INT,    /* an int, this value */
         AG_FLOAT,  /* a float, this value */
         AG_SYM,    /* an int >= 2 bound to sym (a dynamic int, symbolic mode) */
-        AG_TENSOR, /* a float, a graph input (a dynamic float) */
-    } kind;
+    } kind; /* (dynamic floats, graph inputs, are cplan.tensor_args) */
     int64_t i;
     double f;
     tt_size sym;
+    bool pinned; /* AG_SYM: also read as a float, a constant: value i only */
 } arg_guard;
 
 typedef struct cplan {
@@ -371,7 +371,10 @@ double tt_fn_arg_float(int i)
         return 0;
     }
     const tt_value *v = &a->v[i];
-    if (a->tracing && !arg_guard_of(a, i))
+    arg_guard *g = a->tracing ? arg_guard_of(a, i) : NULL;
+    if (g && g->kind == AG_SYM)
+        g->pinned = true; /* the float is a constant in the graph */
+    else if (a->tracing && !g)
         a->guards[a->nguards++] = v->kind == TT_V_INT
                                       ? (arg_guard){.index = i, .kind = AG_INT, .i = v->u.i}
                                       : (arg_guard){.index = i, .kind = AG_FLOAT, .f = v->u.f};
@@ -443,6 +446,12 @@ static bool check_args(const tt_compiled *c, const cplan *p, const tt_value *arg
                          i, (long long)args[i].u.i);
                 return false;
             }
+            if (g->pinned && args[i].u.i != g->i) {
+                snprintf(why, n, "arg%d == %lld (got %lld; the function read it as a float "
+                                 "too, a constant in the plan)", i, (long long)g->i,
+                         (long long)args[i].u.i);
+                return false;
+            }
             syms[*nsyms] = g->sym;
             vals[(*nsyms)++] = args[i].u.i;
         }
@@ -502,15 +511,17 @@ static void log_plan(const tt_compiled *c, const cplan *p, tt_tensor **in,
                 snprintf(text, sizeof text, "== %lld", (long long)g->i);
             else if (g->kind == AG_FLOAT)
                 snprintf(text, sizeof text, "== %.17g", g->f);
-            else if (g->kind == AG_SYM) {
+            else {
                 tt_size_str(g->sym, sym, sizeof sym);
                 snprintf(text, sizeof text, "an int >= 2, bound to %s", sym);
             }
-            else
-                snprintf(text, sizeof text, "a float, a graph input");
             tt__log(TT_LOG_GUARDS, "guards %s plan %d: arg%d %s", c->name, k + 1, g->index,
                     text);
         }
+        for (int i = 0; i < TT_MAX_SCALAR_ARGS; i++)
+            if (p->tensor_args >> i & 1)
+                tt__log(TT_LOG_GUARDS, "guards %s plan %d: arg%d a float, a graph input",
+                        c->name, k + 1, i);
         if (p->ud_bytes)
             tt__log(TT_LOG_GUARDS, "guards %s plan %d: the %zu bytes of *ud as traced", c->name,
                     k + 1, c->opts.ud_size);
