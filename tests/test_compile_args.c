@@ -403,6 +403,12 @@ START_TEST(test_arg_errors)
     ck_assert_error(TT_EINVAL, "tt_fn_arg_tensor: called outside a compiled call");
     tt_tensor *in[2];
     decoder_inputs(in);
+    /* In a plain trace, where the 0 would be traced as the value: the
+     * trace fails. */
+    ck_assert_ptr_null(tt_trace(step_arg, 2, in, NULL));
+    ck_assert_error(TT_EGRAPHBREAK, "tt_fn_arg_int: called outside a compiled call "
+                                    "(tt_compiled_call_args passes the scalar arguments); a "
+                                    "plain trace has no scalar arguments");
     tt_compiled *c = NN(tt_compile(step_arg, 2, 1, NULL));
     tt_tensor *got = (tt_tensor *)1;
     /* A missing argument fails the call once fn returns (its trace). */

@@ -323,6 +323,19 @@ static void arg_fail(argctx *a, const char *what, int i)
         a->failed = TT_EINVAL;
         snprintf(a->msg, sizeof a->msg, "%s", m);
     }
+    tracer *tr = a ? NULL : tt__tracer_current();
+    if (tr) {
+        /* tt_trace or explain, which pass no scalars: the 0 returned
+         * would be recorded as if it were the value, so the trace fails
+         * (the break names the call, as a data read's does). */
+        char reason[384];
+        snprintf(reason, sizeof reason, "%s; a plain trace has no scalar arguments, and the 0 "
+                                        "it returns would be traced as the value", m);
+        if (tr->on_break)
+            tr->on_break(tr, TT_BREAK_EXPLICIT, NULL, reason, tt__callsite());
+        else
+            tt__tracer_break(tr, TT_BREAK_EXPLICIT, reason, NULL, tt__callsite());
+    }
     tt_error(TT_EINVAL, "%s", m);
 }
 
