@@ -1023,8 +1023,8 @@ START_TEST(test_e2e_pictures)
     run_begin(&r);
     TT(&r, "trace", "--lib", "LIB", "--fn", "numpy_sin_fn", "--input", "f32[3]");
     expect_status(&r, 0);
-    ck_assert_msg(strstr(r.out, "mylib::numpy_sin(x, empty_like)  # writes empty_like; "
-                                "example_model.c:"),
+    ck_assert_msg(strstr(r.out, "mylib::numpy_sin(x, empty_like)  # writes empty_like "
+                                "(empty_like is numpy_sin after the write); example_model.c:"),
                   "%.1500s", r.out);
     run_end(&r);
 }

@@ -483,9 +483,12 @@ START_TEST(test_mutated_arguments)
     /* The custom mutable op writes the input in0 (its dst) and reads add_. */
     ck_assert(is_write_edge(edge(ag, "n0", "n5", "#2 dst\\nwrites")));
     ck_assert(!is_write_edge(edge(ag, "n4", "n5", "#1 src")));
-    ck_assert_str_eq(attr(node(ag, "n5"), "label"), "fill_like\\nmylib::fill_like");
+    /* Its after-write value: in0 as fill_like left it, which the add
+     * after it reads (a data edge from the write, not from in0). */
+    ck_assert_str_eq(attr(node(ag, "n5"), "label"),
+                     "fill_like\\nmylib::fill_like\\ndst after the write: f32[2, 3]");
     ck_assert_str_eq(attr(node(ag, "n5"), "fillcolor"), "#f6b26b");
-    ck_assert(!is_write_edge(edge(ag, "n0", "n6", "#2 other")));
+    ck_assert(!is_write_edge(edge(ag, "n5", "n6", "#2 other")));
     agclose(ag);
     free(dot);
     tt_graph_free(g);

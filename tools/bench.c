@@ -369,7 +369,8 @@ static bool chain_trace(void *p)
 static bool chain_compile(void *p)
 {
     chain_ctx *c = p;
-    tt_trace_opts o = {.mode = TT_TRACE_FAKE, .fullgraph = true, .ud = &c->len};
+    tt_trace_opts o = {.mode = TT_TRACE_FAKE, .fullgraph = true, .ud = &c->len,
+                       .ud_size = sizeof c->len};
     tt_compiled *cc = tt_compile(chain_fn, 2, 1, &o);
     tt_tensor *r = NULL;
     bool ok = cc && tt_compiled_call(cc, c->in, &r) == TT_OK;
@@ -1058,9 +1059,10 @@ static bool bench_pointwise_fusion(const bench *b, const bench_opts *o, double *
                           : NULL;
     pointwise_ctx fused = {op, tt_randn(TT_SHAPE(b->n), TT_F32), NULL}, plain = fused;
     fused.c = tt_compile(pointwise_chain, 1, 1,
-                         &(tt_trace_opts){.fullgraph = true, .ud = &fused});
+                         &(tt_trace_opts){.fullgraph = true, .ud = &fused,
+                                          .ud_constant = true});
     plain.c = tt_compile(pointwise_chain, 1, 1, &(tt_trace_opts){
-        .fullgraph = true, .ud = &plain, .passes_off = TT_PASS_FUSE});
+        .fullgraph = true, .ud = &plain, .ud_constant = true, .passes_off = TT_PASS_FUSE});
     double tf = 0, tp = 0;
     bool ok = op && fused.x && fused.c && plain.c &&
               best_pair(pointwise_replay, &fused, pointwise_replay, &plain, o, 3, 1, &tf, &tp);

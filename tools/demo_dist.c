@@ -201,6 +201,7 @@ int main(int argc, char **argv)
     double lr = LR;
     tt_compiled *c = ok ? tt_compile(dist_mlp_dp_step, 6, 1,
                                      &(tt_trace_opts){.fullgraph = true, .ud = &lr,
+                                                      .ud_size = sizeof lr,
                                                       .name = "dp_step"})
                         : NULL;
     for (int step = 0; c && ok && step < STEPS; step++) {

@@ -98,6 +98,15 @@ static void node_label(sbuf *b, const gnode *n)
         sb_printf(b, "\n");
         if (n->nvals > 1)
             sb_printf(b, "[%d] ", j);
+        if (j >= tt__node_nrets(n)) { /* an after-write value: say whose */
+            int k = j - tt__node_nrets(n);
+            const tt_schema *s = tt_op_schema(n->op);
+            const tt_arg *sa = s ? tt_schema_arg(s, n->after_arg[k]) : NULL;
+            sb_printf(b, "%s", sa && sa->name[0] ? sa->name : "arg");
+            if (n->after_elem[k] >= 0)
+                sb_printf(b, "[%d]", n->after_elem[k]);
+            sb_printf(b, " after the write: ");
+        }
         print_type(b, n->vals[j]);
     }
 }

@@ -489,6 +489,33 @@ fail:
     return -1;
 }
 
+int tt__graph_add_after_write(tt_graph *g, int node, int arg, int elem, tt_tensor *value)
+{
+    gnode *n = &g->nodes[node];
+    /* The node's arrays live in the arena: grow by copying (a node writes
+     * few arguments, and the old arrays go with the graph). */
+    tt_tensor **vals = tt__arena_alloc(&g->arena, sizeof *vals * (size_t)(n->nvals + 1));
+    int *args = tt__arena_alloc(&g->arena, sizeof *args * (size_t)(n->nafter + 1) * 2);
+    if (!vals || !args) {
+        tt_error(TT_ENOMEM, "out of memory recording what %s writes", n->name);
+        return -1;
+    }
+    if (n->nvals)
+        memcpy(vals, n->vals, sizeof *vals * (size_t)n->nvals);
+    if (n->nafter) {
+        memcpy(args, n->after_arg, sizeof *args * (size_t)n->nafter);
+        memcpy(args + n->nafter + 1, n->after_elem, sizeof *args * (size_t)n->nafter);
+    }
+    args[n->nafter] = arg;
+    args[n->nafter + 1 + n->nafter] = elem;
+    vals[n->nvals] = tt_retain(value);
+    n->vals = vals;
+    n->after_arg = args;
+    n->after_elem = args + n->nafter + 1;
+    n->nafter++;
+    return n->nvals++;
+}
+
 int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts)
 {
     int id = new_node(g, TT_NODE_OUTPUT);
@@ -657,6 +684,17 @@ int tt_graph_node_num_outputs(const tt_graph *g, int i)
 {
     const gnode *n = node_at(g, i);
     return n ? n->nvals : 0;
+}
+
+int tt_graph_node_written_arg(const tt_graph *g, int i, int out)
+{
+    const gnode *n = node_at(g, i);
+    if (!n || out < 0 || out >= n->nvals) {
+        tt_error(TT_EINVAL, "tt_graph_node_written_arg: node %d output %d does not exist", i,
+                 out);
+        return -2;
+    }
+    return out < tt__node_nrets(n) ? -1 : n->after_arg[out - tt__node_nrets(n)];
 }
 
 tt_srcloc tt_graph_node_loc(const tt_graph *g, int i)
@@ -844,6 +882,18 @@ char *tt_graph_to_text(const tt_graph *g)
                     print_ref(&b, g, n->args[a].ref);
                     first = false;
                 }
+            /* Where later reads find what it wrote (its after-write
+             * values): "in0 is fill_like after the write". */
+            for (int k = 0; k < n->nafter; k++) {
+                const garg *wa = &n->args[n->after_arg[k]];
+                gref was = n->after_elem[k] < 0 ? wa->ref : wa->refs[n->after_elem[k]];
+                sb_printf(&b, "%s", k ? ", " : first ? "  # (" : " (");
+                print_ref(&b, g, was);
+                sb_printf(&b, " is ");
+                print_ref(&b, g, (gref){i, tt__node_nrets(n) + k});
+                sb_printf(&b, "%s", k + 1 == n->nafter ? " after the write)" : "");
+                first = false;
+            }
             if (n->loc.file) {
                 sb_printf(&b, "%s", first ? "  # " : "; ");
                 print_loc(&b, n->loc);

@@ -39,6 +39,15 @@ typedef struct {
     int nargs;
     tt_tensor **vals;   /* value of each output (owned) */
     int nvals;
+    /* A mutating op's written arguments that it does not return get an
+     * "after-write" value each, after its results: vals[nvals - nafter +
+     * k] is the tensor of argument after_arg[k] (list element after_elem[k],
+     * -1 for a lone tensor) once the op wrote it. Later reads of that
+     * tensor refer to it, so a read is a data edge from the write, as a
+     * built-in in-place op's result is. At run time it is the argument
+     * itself (tt__node_fill_after). */
+    int nafter;
+    int *after_arg, *after_elem;
     gref *outs;         /* TT_NODE_OUTPUT: the graph's results */
     int nouts;
     int *users;         /* nodes that read this one */
@@ -91,7 +100,33 @@ static inline bool tt__graph_is_output(const tt_graph *g, int node)
     return false;
 }
 
+/* The results the node's op returns (its values less the after-write
+ * ones): what a run asks the op for. */
+static inline int tt__node_nrets(const gnode *n) { return n->nvals - n->nafter; }
+
+/* After a run of node n's op with arguments args, fills its after-write
+ * values (vals[tt__node_nrets(n) ..]) with new references to the written
+ * arguments. */
+static inline void tt__node_fill_after(const gnode *n, const tt_value *args, tt_tensor **vals)
+{
+    for (int k = 0; k < n->nafter; k++) {
+        const tt_value *a = &args[n->after_arg[k]];
+        tt_tensor *t = n->after_elem[k] < 0 ? a->u.t : a->u.tensors[n->after_elem[k]];
+        vals[tt__node_nrets(n) + k] = tt_retain(t);
+    }
+}
+
+/* Whether r is an after-write value. */
+static inline bool tt__ref_is_after_write(const tt_graph *g, gref r)
+{
+    return r.out >= tt__node_nrets(&g->nodes[r.node]);
+}
+
 tt_graph *tt__graph_new(const char *name, tt_trace_mode mode);
+/* Appends an after-write value to op node `node` for its argument arg
+ * (list element elem, or -1), whose tensor is value (retained); returns
+ * its output index or -1 (error set). */
+int tt__graph_add_after_write(tt_graph *g, int node, int arg, int elem, tt_tensor *value);
 /* Appends a node; returns its index or -1 (error set). Takes no
  * ownership of anything passed. */
 /* name NULL: "in<k>" for the k-th input. */

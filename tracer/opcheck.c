@@ -511,7 +511,9 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
         goto done;
     }
     c.args = ca.v;
-    tt_trace_opts topts = {.mode = TT_TRACE_SYMBOLIC, .fullgraph = true, .ud = &c};
+    /* c holds the arguments, the same for the trace and the replay. */
+    tt_trace_opts topts = {.mode = TT_TRACE_SYMBOLIC, .fullgraph = true, .ud = &c,
+                           .ud_constant = true};
     comp = tt_compile(aot_fn, nt, nout, &topts);
     if (!comp || tt_compiled_call(comp, cts, co)) {
         /* The eager call just worked: unless the fake kernel is at fault,

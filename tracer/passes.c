@@ -246,7 +246,9 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         const tt_op *f = functional_variant(n->op);
         gref self = n->args[0].ref;
         tt_tensor *v = n->vals[0];
-        if (!f || !v || aliased(g, &vc, v, self.node, i) ||
+        /* An after-write value is the written argument itself (maybe an
+         * input), which the aliasing count cannot tell apart: keep it. */
+        if (!f || !v || tt__ref_is_after_write(g, self) || aliased(g, &vc, v, self.node, i) ||
             (!inputs_too && root[self.node] >= 0))
             continue;
         tt_tensor *fresh = tt_fake_like(v);

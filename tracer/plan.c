@@ -553,11 +553,13 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
             }
         }
         if (!st)
-            st = tt_op_call_unchecked(s->op, args, n->nargs, outs, n->nvals);
+            st = tt_op_call_unchecked(s->op, args, n->nargs, outs, tt__node_nrets(n));
+        for (int j = 0; !st && j < tt__node_nrets(n); j++)
+            slots[p->offset[s->node] + j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
+        if (!st)
+            tt__node_fill_after(n, args, &slots[p->offset[s->node]]);
         for (int a = 0; a < n->nargs; a++)
             tt__free(lists[a]);
-        for (int j = 0; !st && j < n->nvals; j++)
-            slots[p->offset[s->node] + j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
         for (int r = 0; !st && r < s->nrelease; r++)
             slots[s->release[r]] = tt_release(slots[s->release[r]]);
     }

@@ -485,6 +485,46 @@ static void free_gargs(garg *a, int n)
             tt__free(a[i].refs);
 }
 
+/* Whether tensor t is among the op's results. */
+static bool returned(const tt_tensor *t, const tt_value *outs, int nouts)
+{
+    for (int j = 0; j < nouts; j++)
+        if (outs[j].kind == TT_V_TENSOR && outs[j].u.t == t)
+            return true;
+    return false;
+}
+
+/* One rule for every op that writes an argument: later reads of the
+ * written tensor refer to a value of the writing node. A built-in
+ * in-place op returns what it writes, so tagging its result did that
+ * already; a mutable custom op ("Tensor(a!) cache -> ()") returns nothing,
+ * and without this its readers would refer to the value from before the
+ * write, an order no data edge records (a pass scheduling by data edges
+ * could move them above it). Each written tensor it does not return gets
+ * an after-write value of node id. */
+static tt_status record_writes(tracer *tr, const tt_op *op, int id, const tt_value *args,
+                               int nargs, const tt_value *outs, int nouts)
+{
+    const tt_schema *s = tt_op_schema(op);
+    for (int i = 0; s && i < nargs && i < tt_schema_nargs(s); i++) {
+        if (!tt_schema_arg(s, i)->is_write)
+            continue;
+        const tt_value *v = &args[i];
+        int n = v->kind == TT_V_TENSOR ? 1 : v->kind == TT_V_TENSORS ? v->n : 0;
+        for (int k = 0; k < n; k++) {
+            tt_tensor *t = v->kind == TT_V_TENSOR ? v->u.t : v->u.tensors[k];
+            if (!t || returned(t, outs, nouts))
+                continue;
+            int out = tt__graph_add_after_write(tr->g, id, i,
+                                                v->kind == TT_V_TENSOR ? -1 : k, t);
+            if (out < 0)
+                return tt_errcode();
+            tt__tracer_tag(tr, t, id, out);
+        }
+    }
+    return TT_OK;
+}
+
 static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, int nargs,
                             tt_value *outs, int nouts)
 {
@@ -566,6 +606,9 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
             for (int j = 0; j < nouts; j++)
                 if (outs[j].kind == TT_V_TENSOR && outs[j].u.t)
                     tt__tracer_tag(tr, outs[j].u.t, id, j);
+            st = record_writes(tr, op, id, args, nargs, outs, nouts);
+            for (int j = 0; st && j < nouts; j++)
+                tt_value_clear(&outs[j]);
         }
     }
     free_gargs(ga, nargs);

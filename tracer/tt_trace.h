@@ -62,6 +62,26 @@ typedef struct {
      * guard that keeps failing); 0: 8, as dynamo's cache_size_limit. */
     int recompile_limit;
     unsigned passes_off; /* tt_compile: TT_PASS_* bits of passes to skip */
+    /* tt_compile: what fn reads through ud is not a tensor, so the plan
+     * would freeze the values it saw while tracing. ud_size declares the
+     * bytes of *ud fn reads: each compiled call compares them with the
+     * bytes a plan was traced with and traces again when they differ
+     * (TT_LOG=recompiles names the byte), as dynamo guards on the Python
+     * values a function reads. Pointers inside *ud are guarded as
+     * addresses, not followed. Values that change per call are better
+     * passed as scalar arguments (tt_compiled_call_args). */
+    size_t ud_size;
+    /* tt_compile: the caller promises that nothing fn reads through ud
+     * ever changes (weights, a config): no guard. Without ud_size or this,
+     * a compile with a non-NULL ud warns once that ud is frozen. */
+    bool ud_constant;
+    /* tt_compile: bit i marks scalar argument i (tt_compiled_call_args)
+     * dynamic. A dynamic int is a symbol in symbolic mode (one plan for
+     * its values of 2 and more; 0 and 1 are specialized, as dynamo does),
+     * a guarded constant in fake mode; a dynamic float is read with
+     * tt_fn_arg_tensor as a 0-dim f64 graph input. Scalars not marked are
+     * constants in the plan, guarded: a new value traces again. */
+    uint64_t dynamic_args;
 } tt_trace_opts;
 
 typedef struct tt_graph tt_graph;
@@ -90,6 +110,14 @@ const tt_op *tt_graph_node_op(const tt_graph *g, int node);   /* op nodes */
  * and symbolic modes. */
 const tt_tensor *tt_graph_node_value(const tt_graph *g, int node, int out);
 int tt_graph_node_num_outputs(const tt_graph *g, int node);
+/* An op that writes an argument it does not return (a mutable custom op,
+ * schema "Tensor(a!) cache -> ()") gets an output after its results for
+ * each such argument: the argument's value after the write, which later
+ * reads of that tensor take as input (as they take a built-in in-place
+ * op's result), so the write comes before them in every data-edge order.
+ * tt_graph_node_written_arg gives the argument index of such an output,
+ * -1 for a result the op returns; -2 with TT_EINVAL for no such output. */
+int tt_graph_node_written_arg(const tt_graph *g, int node, int out);
 /* What a node reads: an op node's arguments in schema order (defaults
  * filled), or the output node's results. tt_graph_node_arg_text spells
  * argument i as the text print does ("in0", "[0, 0, 10, 10]", "0.5"; a
@@ -212,6 +240,29 @@ tt_compiled *tt_compiled_free(tt_compiled *c); /* NULL-safe; returns NULL */
 /* outputs receive new references. */
 tt_status tt_compiled_call(tt_compiled *c, tt_tensor **inputs, tt_tensor **outputs);
 void tt_compiled_stats(const tt_compiled *c, tt_compile_stats *out);
+
+/* A compiled call with scalar arguments (TT_V_INT or TT_V_FLOAT, at most
+ * TT_MAX_SCALAR_ARGS), the channel for values that change from call to
+ * call (a decoder's position, a learning rate). fn reads them with
+ * tt_fn_arg_int / tt_fn_arg_float / tt_fn_arg_tensor; a plan guards on each
+ * one fn read (its kind, and its value unless it is dynamic: see
+ * tt_trace_opts.dynamic_args), so a compiled call never replays a value
+ * it did not trace with. tt_compiled_call is this with no scalars. */
+#define TT_MAX_SCALAR_ARGS 64
+tt_status tt_compiled_call_args(tt_compiled *c, tt_tensor **inputs, tt_tensor **outputs,
+                                const tt_value *args, int nargs);
+/* Scalar argument i of the compiled call running fn on this thread. A
+ * missing argument, one of another kind, or a call outside a compiled
+ * call returns 0 (NULL) with TT_EINVAL, and the compiled call fails with
+ * that message once fn returns. tt_fn_arg_int gives an int (in a
+ * symbolic trace a dynamic one is a size symbol: compute with tt_sym_*
+ * and compare with tt_size_eq/lt/le, which record guards, never with C
+ * operators); tt_fn_arg_float a float (an int argument converts);
+ * tt_fn_arg_tensor a dynamic float as a borrowed 0-dim f64 tensor, a
+ * graph input, so one plan serves every value. */
+int64_t tt_fn_arg_int(int i);
+double tt_fn_arg_float(int i);
+tt_tensor *tt_fn_arg_tensor(int i);
 /* The graph of cached plan i (in the order they were made), after the
  * plan's passes; NULL when there is none. */
 const tt_graph *tt_compiled_graph(const tt_compiled *c, int i);

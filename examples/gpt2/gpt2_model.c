@@ -469,6 +469,8 @@ tt_compiled *gpt2_compile_step(gpt2_step_args *sa)
     return tt_compile(gpt2_train_step, nin, 1,
                       &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .fullgraph = true,
                                        .name = "gpt2_train_step", .ud = sa,
+                                       /* a changed hyperparameter traces again */
+                                       .ud_size = sizeof *sa,
                                        /* B and T vary; the parameters do not */
                                        .dynamic_inputs = GPT2_NFIXED});
 }
