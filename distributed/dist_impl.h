@@ -1,4 +1,4 @@
-/* Internal to dist/: the process group's communicator and the helpers the
+/* Internal to distributed/: the process group's communicator and the helpers the
  * collectives and the data-parallel helper share. Not installed. */
 #ifndef TT_DIST_IMPL_H
 #define TT_DIST_IMPL_H
