@@ -1,11 +1,12 @@
 /* The shape environment: symbolic sizes as hash-consed expression nodes.
  *
- * A symbolic tt_size is TT_SYM_BASE - index into `nodes`. Expressions are
- * built bottom-up by tt_sym_add & co.; constant operands fold, so concrete
- * arithmetic never allocates. Equal expressions get equal handles, which
- * makes "are these sizes equal" a handle comparison for the common cases.
- * Guards and constraint solving belong to the tracer; this file only
- * represents and prints. */
+ * A symbolic tt_size is a handle at or below TT_SYM_BASE that encodes the
+ * index of its node (see "Handles" below). Expressions are built bottom-up
+ * by tt_sym_add & co.; constant operands fold, so concrete arithmetic never
+ * allocates. Equal expressions get equal handles, which makes "are these
+ * sizes equal" a handle comparison for the common cases. Guards are
+ * recorded through the tracer's hook; this file represents, prints,
+ * evaluates and compares. */
 #include "tensor_impl.h"
 
 #include <pthread.h>
@@ -13,12 +14,15 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { SYM_SYMBOL, SYM_ADD, SYM_MUL, SYM_FLOORDIV, SYM_MOD } sym_kind;
+/* SYM_HOLE: an index whose handle was refused (see make_handle); it is
+ * never handed out, so it never validates. */
+typedef enum { SYM_SYMBOL, SYM_ADD, SYM_MUL, SYM_FLOORDIV, SYM_MOD, SYM_HOLE } sym_kind;
 
 typedef struct {
     sym_kind kind;
     tt_size a, b;  /* operands (expressions); unused for symbols */
     int64_t hint;  /* symbols: example value, -1 when unbacked */
+    int64_t lo, hi; /* unbacked symbols: the bounds the fake kernel stated */
     char name[16]; /* symbols */
 } sym_node;
 
@@ -29,8 +33,98 @@ static int64_t *table; /* open addressing: node index + 1, 0 = empty */
 static int64_t table_cap;
 static int64_t counters[26];
 
-static inline tt_size handle(int64_t idx) { return TT_SYM_BASE - idx; }
-static inline int64_t index_of(tt_size s) { return TT_SYM_BASE - s; }
+/* ---------------------------------------------------------------- Handles
+ *
+ * C cannot overload arithmetic, so `H - 1` on a handle H is plain integer
+ * arithmetic. With consecutive handles it landed on another valid handle
+ * (a wrong size that traced and replayed silently). So a handle is
+ * self-checking: TT_SYM_BASE - d with
+ *
+ *     d = spread(index) << CHECK_BITS | check(index)
+ *
+ * where spread is an odd multiplier modulo 2^46 (consecutive indices land
+ * far apart, and it inverts exactly) and check is a hash of the index in
+ * [2^14, 3 * 2^14). Then:
+ *  - H + k and H - k for 0 < |k| < 2^14 keep the index and change the
+ *    check bits: never a handle;
+ *  - H * k and H / k for 2 <= k <= 64 are refused at allocation time when
+ *    they would read as a concrete size (|v| < TT_SIZE_LIMIT) or as a
+ *    well-formed handle (make_handle skips such an index), so they are
+ *    always "no size";
+ *  - other arithmetic (H - W, H * W) gives a value that is a size or a
+ *    handle with probability about 2^-16 (the handles spread over 2^62).
+ * Validating costs a multiply and a compare, and only values already in
+ * the symbolic range (or beyond TT_SIZE_LIMIT) pay it. */
+#define CHECK_BITS 16
+#define SPREAD_BITS 46 /* CHECK_BITS + SPREAD_BITS = 62: d < 2^62 */
+#define SPREAD_MASK ((UINT64_C(1) << SPREAD_BITS) - 1)
+/* Odd, near 2^46 / golden ratio, so small differences of indices spread. */
+#define SPREAD_MUL UINT64_C(0x278DDE6E5FD3)
+
+static uint64_t spread_inv; /* SPREAD_MUL^-1 mod 2^46, computed once */
+static pthread_once_t inv_once = PTHREAD_ONCE_INIT;
+
+static void compute_inv(void)
+{
+    /* Newton's iteration doubles the correct low bits of an inverse. */
+    uint64_t x = SPREAD_MUL; /* correct to 3 bits: a * a == 1 mod 8 for odd a */
+    for (int i = 0; i < 6; i++)
+        x *= 2 - SPREAD_MUL * x;
+    spread_inv = x & SPREAD_MASK;
+}
+
+static uint64_t check_of(uint64_t idx)
+{
+    uint64_t h = idx * UINT64_C(0x9E3779B97F4A7C15);
+    h ^= h >> 29;
+    h *= UINT64_C(0xBF58476D1CE4E5B9);
+    return (UINT64_C(1) << (CHECK_BITS - 2)) + ((h >> 40) & ((UINT64_C(1) << (CHECK_BITS - 1)) - 1));
+}
+
+static tt_size encode(int64_t idx)
+{
+    uint64_t d = (((uint64_t)idx * SPREAD_MUL) & SPREAD_MASK) << CHECK_BITS | check_of((uint64_t)idx);
+    return (tt_size)((uint64_t)TT_SYM_BASE - d);
+}
+
+/* The index a value in the symbolic range encodes, or -1 when it is not
+ * well formed (no handle ever has this value). */
+static int64_t decode(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return -1;
+    uint64_t d = (uint64_t)TT_SYM_BASE - (uint64_t)s; /* in [0, 2^62] */
+    uint64_t hi = d >> CHECK_BITS;
+    if (hi > SPREAD_MASK)
+        return -1;
+    pthread_once(&inv_once, compute_inv);
+    uint64_t idx = (hi * spread_inv) & SPREAD_MASK;
+    return (d & ((UINT64_C(1) << CHECK_BITS) - 1)) == check_of(idx) ? (int64_t)idx : -1;
+}
+
+static inline tt_size handle(int64_t idx) { return encode(idx); }
+/* The node index of a handle; -1 for a value that is no live handle. Lock held. */
+static int64_t index_of(tt_size s)
+{
+    int64_t i = decode(s);
+    return i >= 0 && i < nnodes && nodes[i].kind != SYM_HOLE ? i : -1;
+}
+
+/* True when v reads as a concrete size or a well-formed handle: a product
+ * or quotient of a handle by a small constant must be neither. */
+static bool reads_as_size(tt_size v)
+{
+    return (v > -TT_SIZE_LIMIT && v < TT_SIZE_LIMIT) || decode(v) >= 0;
+}
+
+static bool acceptable(int64_t idx)
+{
+    tt_size h = encode(idx);
+    for (int64_t k = 2; k <= 64; k++)
+        if (reads_as_size((tt_size)((uint64_t)h * (uint64_t)k)) || reads_as_size(h / k))
+            return false;
+    return true;
+}
 
 static uint64_t hash3(uint64_t k, uint64_t a, uint64_t b)
 {
@@ -56,8 +150,8 @@ static bool grow(void)
         if (!t)
             return false;
         for (int64_t i = 0; i < nnodes; i++) {
-            if (nodes[i].kind == SYM_SYMBOL)
-                continue; /* symbols are never looked up by value */
+            if (nodes[i].kind == SYM_SYMBOL || nodes[i].kind == SYM_HOLE)
+                continue; /* never looked up by value */
             uint64_t h = hash3(nodes[i].kind, nodes[i].a, nodes[i].b);
             int64_t j = (int64_t)(h & (uint64_t)(nc - 1));
             while (t[j])
@@ -71,6 +165,20 @@ static bool grow(void)
     return true;
 }
 
+/* The index of a new node, skipping (as holes) the indices whose handles
+ * make_handle's rules refuse; -1 when out of memory. Lock held. */
+static int64_t new_index(void)
+{
+    for (;;) {
+        if (!grow())
+            return -1;
+        if (acceptable(nnodes))
+            return nnodes;
+        nodes[nnodes] = (sym_node){.kind = SYM_HOLE};
+        nnodes++;
+    }
+}
+
 tt_size tt_sym_new(const char *prefix, int64_t hint)
 {
     if (!prefix || prefix[0] < 'a' || prefix[0] > 'z' || prefix[1]) {
@@ -79,14 +187,22 @@ tt_size tt_sym_new(const char *prefix, int64_t hint)
                  prefix ? "'" : "NULL", prefix ? prefix : "", prefix ? "'" : "");
         return 0;
     }
+    if (hint >= TT_SIZE_LIMIT) {
+        tt_error(TT_EINVAL, "tt_sym_new: argument 'hint' is %lld; sizes are below 2^48",
+                 (long long)hint);
+        return 0;
+    }
     char p = prefix[0];
     pthread_mutex_lock(&lock);
     tt_size out = 0;
-    if (grow()) {
-        sym_node *n = &nodes[nnodes];
+    int64_t i = new_index();
+    if (i >= 0) {
+        sym_node *n = &nodes[i];
         memset(n, 0, sizeof *n);
         n->kind = SYM_SYMBOL;
         n->hint = hint < 0 ? -1 : hint;
+        n->lo = 0;
+        n->hi = INT64_MAX;
         snprintf(n->name, sizeof n->name, "%c%lld", p,
                  (long long)counters[p - 'a']++);
         out = handle(nnodes++);
@@ -115,7 +231,7 @@ static tt_size intern(sym_kind k, tt_size a, tt_size b)
 {
     pthread_mutex_lock(&lock);
     tt_size out = find_locked(k, a, b);
-    if (!out && grow()) {
+    if (!out && new_index() >= 0) {
         nodes[nnodes] = (sym_node){.kind = k, .a = a, .b = b, .hint = 0};
         uint64_t h = hash3(k, (uint64_t)a, (uint64_t)b);
         int64_t j = (int64_t)(h & (uint64_t)(table_cap - 1));
@@ -128,12 +244,12 @@ static tt_size intern(sym_kind k, tt_size a, tt_size b)
     return out;
 }
 
-/* Commutative operations list the symbolic operand first, then by handle,
- * so s0 + 4 and 4 + s0 are one node. */
+/* Commutative operations list the symbolic operand first, then the older
+ * node, so s0 + 4 and 4 + s0 are one node and s0*s1 prints in that order. */
 static void order(tt_size *a, tt_size *b)
 {
     if ((!tt_size_is_sym(*a) && tt_size_is_sym(*b)) ||
-        (tt_size_is_sym(*a) && tt_size_is_sym(*b) && *a < *b)) {
+        (tt_size_is_sym(*a) && tt_size_is_sym(*b) && decode(*a) > decode(*b))) {
         tt_size t = *a;
         *a = *b;
         *b = t;
@@ -146,7 +262,7 @@ static void order(tt_size *a, tt_size *b)
 __attribute__((format(printf, 2, 3)))
 static tt_size sym_fail(const char *fn, const char *fmt, ...)
 {
-    char why[200];
+    char why[800];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
@@ -160,9 +276,50 @@ static bool valid(tt_size s)
     if (!tt_size_is_sym(s))
         return true;
     pthread_mutex_lock(&lock);
-    bool ok = index_of(s) < nnodes;
+    bool ok = index_of(s) >= 0;
     pthread_mutex_unlock(&lock);
     return ok;
+}
+
+bool tt__sym_valid(tt_size s) { return valid(s); }
+
+/* The sentence explaining a value that is neither a size nor a handle. */
+static const char *why_not_a_size(tt_size s)
+{
+    if (tt_size_is_sym(s))
+        return "is not a symbolic size of the shape environment (never made, made before "
+               "tt_sym_reset, or the result of C arithmetic on a symbolic size)";
+    return "is no size: sizes, strides and offsets are below 2^48 in magnitude";
+}
+
+#define ARITH_HINT                                                                   \
+    "C arithmetic (+, -, *, /) on a symbolic size is the likely cause: a symbolic "   \
+    "size is a handle, not a number; compute with tt_sym_add, tt_sym_sub, "           \
+    "tt_sym_mul and tt_sym_floordiv (tt_sym_sub(tt_dim_size(x, 0), 1) for "           \
+    "tt_dim_size(x, 0) - 1)"
+
+tt_status tt__size_refuse(const char *fn, const char *arg, int index, tt_size s)
+{
+    if (index >= 0)
+        return tt_error(TT_EINVAL, "%s: argument '%s' has %lld at index %d, which %s. %s",
+                        fn, arg, (long long)s, index, why_not_a_size(s), ARITH_HINT);
+    return tt_error(TT_EINVAL, "%s: argument '%s' is %lld, which %s. %s", fn, arg,
+                    (long long)s, why_not_a_size(s), ARITH_HINT);
+}
+
+tt_status tt__size_check(const char *fn, const char *arg, int index, tt_size s)
+{
+    if (!tt__size_odd(s) || (tt_size_is_sym(s) && valid(s)))
+        return TT_OK;
+    return tt__size_refuse(fn, arg, index, s);
+}
+
+tt_status tt__sizes_check(const char *fn, const char *arg, int n, const tt_size *v)
+{
+    for (int i = 0; i < n; i++)
+        if (tt__size_odd(v[i]) && tt__size_check(fn, arg, i, v[i]))
+            return tt_errcode();
+    return TT_OK;
 }
 
 /* Both operands are sizes or handles of this environment. */
@@ -170,9 +327,8 @@ static bool operands_ok(const char *fn, tt_size a, tt_size b)
 {
     for (int i = 0; i < 2; i++)
         if (!valid(i ? b : a)) {
-            sym_fail(fn, "argument '%s' (%lld) is not a symbolic size of the shape "
-                         "environment (never made, or made before tt_sym_reset)",
-                     i ? "b" : "a", (long long)(i ? b : a));
+            sym_fail(fn, "argument '%s' (%lld) %s. %s", i ? "b" : "a",
+                     (long long)(i ? b : a), why_not_a_size(i ? b : a), ARITH_HINT);
             return false;
         }
     return true;
@@ -300,7 +456,7 @@ static bool node_of(tt_size s, sym_node *out)
 {
     pthread_mutex_lock(&lock);
     int64_t i = index_of(s);
-    bool ok = i >= 0 && i < nnodes;
+    bool ok = i >= 0;
     if (ok)
         *out = nodes[i];
     pthread_mutex_unlock(&lock);
@@ -363,6 +519,7 @@ static void print(tt_size s, char *buf, size_t n, int *len, int prec)
         return;
     }
     switch (nd.kind) {
+    case SYM_HOLE: put(buf, n, len, "?"); break; /* (node_of never gives one) */
     case SYM_SYMBOL: put(buf, n, len, nd.name); break;
     case SYM_ADD:
         if (prec > 1)

@@ -111,6 +111,14 @@ tt_dtype tt_promote_types(tt_dtype a, tt_dtype b);
 typedef int64_t tt_size;
 #define TT_SYM_BASE (INT64_MIN / 2)
 static inline bool tt_size_is_sym(tt_size s) { return s <= TT_SYM_BASE; }
+/* Concrete sizes, strides and offsets are below 2^48 (PyTorch allows up
+ * to 2^63; we give the range up so that a value from C arithmetic on a
+ * handle -- `H * 2`, `H / 2`, `H - W` -- cannot pass for a size). Handles
+ * are self-checking: `H + 1`, `H - 2`, `H * 2` is never another handle. A
+ * value that is neither a size nor a live handle is refused wherever a
+ * size is taken, naming tt_sym_add/sub/mul/floordiv, which is how C code
+ * computes with sizes that may be symbolic. */
+#define TT_SIZE_LIMIT ((int64_t)1 << 48)
 
 /* A new symbol. `prefix` is "s" for an input size (backed: `hint` is the
  * example value) or "u" for a data-dependent size (unbacked: hint < 0). Its
