@@ -126,7 +126,8 @@ tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
         tt_error(TT_EINVAL, "%s: argument 'dtype' is not a dtype (got %d)", fn, (int)dt);
         return NULL;
     }
-    if (tt__check_sizes(fn, ndim, sizes, NULL))
+    if (tt__check_sizes(fn, ndim, sizes, NULL) ||
+        (strides && tt__sizes_check(fn, "stride", ndim, strides)))
         return NULL;
     if (!fake)
         for (int i = 0; i < ndim; i++)
@@ -136,8 +137,6 @@ tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
                 return NULL;
             }
     tt_size st[TT_MAX_DIMS];
-    if (strides && tt__sizes_check(fn, "stride", ndim, strides))
-        return NULL;
     if (strides) {
         for (int i = 0; i < ndim; i++) {
             if (!tt_size_is_sym(strides[i]) && strides[i] < 0) {

@@ -202,7 +202,7 @@ tt_size tt_sym_new(const char *prefix, int64_t hint)
         n->kind = SYM_SYMBOL;
         n->hint = hint < 0 ? -1 : hint;
         n->lo = 0;
-        n->hi = INT64_MAX;
+        n->hi = TT_SIZE_LIMIT - 1;
         snprintf(n->name, sizeof n->name, "%c%lld", p,
                  (long long)counters[p - 'a']++);
         out = handle(nnodes++);
@@ -615,6 +615,8 @@ bool tt_sym_eval(tt_size s, int n, const tt_size *syms, const int64_t *vals, int
 static _Thread_local void (*guard_hook)(void *ud, tt_guard_op op, tt_size a, tt_size b,
                                         bool result);
 static _Thread_local void *guard_ud;
+static _Thread_local void (*undecided_hook)(void *ud, const char *expr, tt_srcloc loc);
+static _Thread_local void *undecided_ud;
 
 void tt_sym_set_guard_hook(void (*hook)(void *ud, tt_guard_op op, tt_size a, tt_size b,
                                         bool result),
@@ -624,36 +626,183 @@ void tt_sym_set_guard_hook(void (*hook)(void *ud, tt_guard_op op, tt_size a, tt_
     guard_ud = ud;
 }
 
-/* Decides a comparison on the example values; when a symbol is involved
- * the outcome is recorded as a guard, since it holds only for inputs whose
- * sizes make it hold. */
-static bool decide(tt_guard_op op, tt_size a, tt_size b)
+void tt_sym_set_undecided_hook(void (*hook)(void *ud, const char *expr, tt_srcloc loc),
+                               void *ud)
 {
-    bool sym = tt_size_is_sym(a) || tt_size_is_sym(b);
+    undecided_hook = hook;
+    undecided_ud = ud;
+}
+
+void tt__sym_get_undecided_hook(void (**hook)(void *ud, const char *expr, tt_srcloc loc),
+                                void **ud)
+{
+    *hook = undecided_hook;
+    *ud = undecided_ud;
+}
+
+tt_size tt__sym_new_unbacked(int64_t lo, int64_t hi)
+{
+    tt_size u = tt_sym_new("u", -1);
+    if (!u)
+        return 0;
+    pthread_mutex_lock(&lock);
+    int64_t i = index_of(u);
+    nodes[i].lo = lo;
+    nodes[i].hi = hi;
+    pthread_mutex_unlock(&lock);
+    return u;
+}
+
+/* ---------------------------------------------------------- value ranges */
+
+/* What is known of a size without a guard: an interval, saturated at
+ * +-2^62 (beyond every size). Concrete values are points; an unbacked
+ * symbol has its stated bounds (default [0, 2^48)); a backed one is an
+ * input size, >= 2 (0 and 1 are specialized, as PyTorch does). */
+#define RANGE_MAX ((int64_t)1 << 62)
+
+typedef struct {
+    int64_t lo, hi;
+} range;
+
+static int64_t sat(__int128 v)
+{
+    return v > RANGE_MAX ? RANGE_MAX : v < -RANGE_MAX ? -RANGE_MAX : (int64_t)v;
+}
+
+static range range_of(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return (range){s, s};
+    sym_node n;
+    if (!node_of(s, &n))
+        return (range){-RANGE_MAX, RANGE_MAX};
+    if (n.kind == SYM_SYMBOL)
+        return n.hint >= 0 ? (range){2, TT_SIZE_LIMIT - 1} : (range){n.lo, n.hi};
+    range a = range_of(n.a), b = range_of(n.b);
+    switch (n.kind) {
+    case SYM_ADD: return (range){sat((__int128)a.lo + b.lo), sat((__int128)a.hi + b.hi)};
+    case SYM_MUL: {
+        __int128 p[4] = {(__int128)a.lo * b.lo, (__int128)a.lo * b.hi, (__int128)a.hi * b.lo,
+                         (__int128)a.hi * b.hi};
+        __int128 lo = p[0], hi = p[0];
+        for (int i = 1; i < 4; i++) {
+            lo = p[i] < lo ? p[i] : lo;
+            hi = p[i] > hi ? p[i] : hi;
+        }
+        return (range){sat(lo), sat(hi)};
+    }
+    case SYM_FLOORDIV:
+        if (b.lo == b.hi && b.lo > 0) /* monotone in a */
+            return (range){floordiv64(a.lo, b.lo), floordiv64(a.hi, b.lo)};
+        break;
+    case SYM_MOD:
+        if (b.lo == b.hi && b.lo > 0)
+            return (range){0, b.lo - 1};
+        break;
+    default: break;
+    }
+    return (range){-RANGE_MAX, RANGE_MAX};
+}
+
+/* The comparison decided by ranges alone: 1 true, 0 false, -1 unknown. */
+static int by_ranges(tt_guard_op op, tt_size a, tt_size b)
+{
+    range x = range_of(a), y = range_of(b);
+    switch (op) {
+    case TT_GUARD_EQ:
+        if (x.hi < y.lo || y.hi < x.lo)
+            return 0;
+        return x.lo == x.hi && y.lo == y.hi && x.lo == y.lo ? 1 : -1;
+    case TT_GUARD_LT: return x.hi < y.lo ? 1 : x.lo >= y.hi ? 0 : -1;
+    case TT_GUARD_LE: return x.hi <= y.lo ? 1 : x.lo > y.hi ? 0 : -1;
+    }
+    return -1;
+}
+
+/* A comparison nobody can answer: the tracer's hook makes it a graph
+ * break at the caller's line (the innermost call made from the user's
+ * code when the comparison is inside the library's kernels). */
+static void undecided(const char *expr, tt_srcloc loc)
+{
+    if (undecided_hook) {
+        undecided_hook(undecided_ud, expr, loc);
+        return;
+    }
+    tt_error(TT_EINVAL, "Could not guard on data-dependent expression %s (at %s:%d in %s()): "
+                        "a data-dependent size (an unbacked symbol from "
+                        "tt_frame_new_dynamic_size) has no value until the real kernel runs; "
+                        "state its bounds with tt_frame_new_dynamic_size_bounded so the "
+                        "comparison is decided, or compare real sizes",
+             expr, loc.file ? loc.file : "?", loc.line, loc.func ? loc.func : "?");
+}
+
+static const char *const op_text[] = {"==", "<", "<="};
+
+/* Decides a comparison. With symbols involved: on the example values when
+ * every symbol has one (recording the outcome as a guard, since it holds
+ * only for inputs whose sizes make it hold); else by the value ranges
+ * (no guard needed); else it is undecided (see undecided()). */
+static bool decide(tt_guard_op op, tt_size a, tt_size b, tt_srcloc loc)
+{
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
+        return op == TT_GUARD_EQ ? a == b : op == TT_GUARD_LT ? a < b : a <= b;
+    if (a == b) /* the same expression: known without a guard */
+        return op != TT_GUARD_LT;
     int64_t x = 0, y = 0;
     /* Both hints are always computed (no short-circuit): x and y are read below. */
     bool known_a = hint_of(a, &x), known_b = hint_of(b, &y);
-    bool known = known_a && known_b;
-    bool r;
-    if (!known) /* unbacked: only identical expressions are known equal */
-        r = op == TT_GUARD_EQ ? a == b : op == TT_GUARD_LE ? a == b : false;
-    else
-        r = op == TT_GUARD_EQ ? x == y : op == TT_GUARD_LT ? x < y : x <= y;
-    if (sym && guard_hook && !(op == TT_GUARD_EQ && a == b))
-        guard_hook(guard_ud, op, a, b, r);
-    return r;
+    if (known_a && known_b) {
+        bool r = op == TT_GUARD_EQ ? x == y : op == TT_GUARD_LT ? x < y : x <= y;
+        if (guard_hook)
+            guard_hook(guard_ud, op, a, b, r);
+        return r;
+    }
+    int r = by_ranges(op, a, b);
+    if (r >= 0)
+        return r;
+    char as[128], bs[128], expr[300];
+    tt_size_str(a, as, sizeof as);
+    tt_size_str(b, bs, sizeof bs);
+    snprintf(expr, sizeof expr, "%s %s %s", as, op_text[op], bs);
+    undecided(expr, loc);
+    return false;
 }
 
-bool tt_size_eq(tt_size a, tt_size b) { return a == b || decide(TT_GUARD_EQ, a, b); }
-bool tt_size_lt(tt_size a, tt_size b) { return decide(TT_GUARD_LT, a, b); }
-bool tt_size_le(tt_size a, tt_size b) { return a == b || decide(TT_GUARD_LE, a, b); }
+static const tt_srcloc no_loc = {NULL, 0, NULL};
 
-int64_t tt_size_int(tt_size s)
+bool tt_size_eq_at(tt_size a, tt_size b, tt_srcloc loc)
+{
+    return a == b || decide(TT_GUARD_EQ, a, b, loc);
+}
+bool tt_size_lt_at(tt_size a, tt_size b, tt_srcloc loc) { return decide(TT_GUARD_LT, a, b, loc); }
+bool tt_size_le_at(tt_size a, tt_size b, tt_srcloc loc)
+{
+    return a == b || decide(TT_GUARD_LE, a, b, loc);
+}
+
+int64_t tt_size_int_at(tt_size s, tt_srcloc loc)
 {
     if (!tt_size_is_sym(s))
         return s;
-    int64_t v = tt_sym_hint(s);
-    if (guard_hook)
-        guard_hook(guard_ud, TT_GUARD_EQ, s, v, true);
-    return v;
+    int64_t v;
+    if (hint_of(s, &v)) {
+        if (guard_hook)
+            guard_hook(guard_ud, TT_GUARD_EQ, s, v, true);
+        return v;
+    }
+    range r = range_of(s);
+    if (r.lo == r.hi)
+        return r.lo;
+    char e[128], expr[160];
+    tt_size_str(s, e, sizeof e);
+    snprintf(expr, sizeof expr, "int(%s)", e);
+    undecided(expr, loc);
+    return -1;
 }
+
+/* The functions behind the macros, for callers that cannot be macros. */
+bool(tt_size_eq)(tt_size a, tt_size b) { return tt_size_eq_at(a, b, no_loc); }
+bool(tt_size_lt)(tt_size a, tt_size b) { return tt_size_lt_at(a, b, no_loc); }
+bool(tt_size_le)(tt_size a, tt_size b) { return tt_size_le_at(a, b, no_loc); }
+int64_t(tt_size_int)(tt_size s) { return tt_size_int_at(s, no_loc); }

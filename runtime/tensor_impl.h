@@ -194,6 +194,11 @@ bool tt__sym_valid(tt_size s); /* a live handle of the environment */
 tt_status tt__size_check(const char *fn, const char *arg, int index, tt_size s);
 tt_status tt__size_refuse(const char *fn, const char *arg, int index, tt_size s);
 tt_status tt__sizes_check(const char *fn, const char *arg, int n, const tt_size *v);
+/* A new unbacked symbol u<n> known to lie in [lo, hi]; 0 on failure. */
+tt_size tt__sym_new_unbacked(int64_t lo, int64_t hi);
+/* The thread's undecided hook, so a nested trace can restore it. */
+void tt__sym_get_undecided_hook(void (**hook)(void *ud, const char *expr, tt_srcloc loc),
+                                void **ud);
 
 /* ---- dtypes (dtype.c) */
 double tt__load(const void *p, tt_dtype dt);

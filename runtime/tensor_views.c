@@ -48,7 +48,9 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
         out[infer] = tt_sym_floordiv(numel, known);
         return TT_OK;
     }
-    if (infer < 0 && (known == numel || tt_sym_hint(known) == tt_sym_hint(numel)))
+    /* tt_size_eq: a guard on backed sizes, a graph break on data-dependent
+     * ones (their hints are both -1, which would compare equal). */
+    if (infer < 0 && tt_size_eq(known, numel))
         return TT_OK;
 bad:;
     char shape[256];
