@@ -83,7 +83,10 @@ static uint64_t check_of(uint64_t idx)
 
 static tt_size encode(int64_t idx)
 {
-    uint64_t d = (((uint64_t)idx * SPREAD_MUL) & SPREAD_MASK) << CHECK_BITS | check_of((uint64_t)idx);
+    /* idx + 1: index 0 would spread to 0, a handle next to TT_SYM_BASE
+     * whose small multiples read as sizes. */
+    uint64_t d = (((uint64_t)(idx + 1) * SPREAD_MUL) & SPREAD_MASK) << CHECK_BITS |
+                 check_of((uint64_t)idx);
     return (tt_size)((uint64_t)TT_SYM_BASE - d);
 }
 
@@ -98,7 +101,7 @@ static int64_t decode(tt_size s)
     if (hi > SPREAD_MASK)
         return -1;
     pthread_once(&inv_once, compute_inv);
-    uint64_t idx = (hi * spread_inv) & SPREAD_MASK;
+    uint64_t idx = ((hi * spread_inv) - 1) & SPREAD_MASK;
     return (d & ((UINT64_C(1) << CHECK_BITS) - 1)) == check_of(idx) ? (int64_t)idx : -1;
 }
 
