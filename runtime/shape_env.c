@@ -51,8 +51,10 @@ static int64_t counters[26];
  *    they would read as a concrete size (|v| < TT_SIZE_LIMIT) or as a
  *    well-formed handle (make_handle skips such an index), so they are
  *    always "no size";
- *  - other arithmetic (H - W, H * W) gives a value that is a size or a
- *    handle with probability about 2^-16 (the handles spread over 2^62).
+ *  - H - W, H + W and H * W of a new symbol and each of the 16 symbols
+ *    made before it are refused the same way (apart_from_recent);
+ *  - other arithmetic gives a value that is a size or a handle with
+ *    probability about 2^-16 (the handles spread over 2^62).
  * Validating costs a multiply and a compare, and only values already in
  * the symbolic range (or beyond TT_SIZE_LIMIT) pay it. */
 #define CHECK_BITS 16
@@ -168,14 +170,33 @@ static bool grow(void)
     return true;
 }
 
+/* The last symbols made: a new symbol's handle also keeps H - W, H + W
+ * and H * W with each of them from reading as a size (the conv output
+ * size H - K + 1, an im2col stride H * W, written in C on two input
+ * sizes). Lock held. */
+#define RECENT_SYMBOLS 16
+static tt_size recent[RECENT_SYMBOLS];
+static int nrecent;
+
+static bool apart_from_recent(tt_size h)
+{
+    for (int i = 0; i < nrecent && i < RECENT_SYMBOLS; i++) {
+        uint64_t a = (uint64_t)h, b = (uint64_t)recent[i];
+        if (reads_as_size((tt_size)(a - b)) || reads_as_size((tt_size)(b - a)) ||
+            reads_as_size((tt_size)(a + b)) || reads_as_size((tt_size)(a * b)))
+            return false;
+    }
+    return true;
+}
+
 /* The index of a new node, skipping (as holes) the indices whose handles
- * make_handle's rules refuse; -1 when out of memory. Lock held. */
-static int64_t new_index(void)
+ * the rules above refuse; -1 when out of memory. Lock held. */
+static int64_t new_index(bool symbol)
 {
     for (;;) {
         if (!grow())
             return -1;
-        if (acceptable(nnodes))
+        if (acceptable(nnodes) && (!symbol || apart_from_recent(encode(nnodes))))
             return nnodes;
         nodes[nnodes] = (sym_node){.kind = SYM_HOLE};
         nnodes++;
@@ -198,7 +219,7 @@ tt_size tt_sym_new(const char *prefix, int64_t hint)
     char p = prefix[0];
     pthread_mutex_lock(&lock);
     tt_size out = 0;
-    int64_t i = new_index();
+    int64_t i = new_index(true);
     if (i >= 0) {
         sym_node *n = &nodes[i];
         memset(n, 0, sizeof *n);
@@ -209,6 +230,7 @@ tt_size tt_sym_new(const char *prefix, int64_t hint)
         snprintf(n->name, sizeof n->name, "%c%lld", p,
                  (long long)counters[p - 'a']++);
         out = handle(nnodes++);
+        recent[nrecent++ % RECENT_SYMBOLS] = out;
     }
     pthread_mutex_unlock(&lock);
     return out; /* 0 only after an allocation failure, with the error set */
@@ -234,7 +256,7 @@ static tt_size intern(sym_kind k, tt_size a, tt_size b)
 {
     pthread_mutex_lock(&lock);
     tt_size out = find_locked(k, a, b);
-    if (!out && new_index() >= 0) {
+    if (!out && new_index(false) >= 0) {
         nodes[nnodes] = (sym_node){.kind = k, .a = a, .b = b, .hint = 0};
         uint64_t h = hash3(k, (uint64_t)a, (uint64_t)b);
         int64_t j = (int64_t)(h & (uint64_t)(table_cap - 1));
@@ -577,6 +599,7 @@ void tt_sym_reset(void)
     table = NULL;
     nnodes = cap_nodes = table_cap = 0;
     memset(counters, 0, sizeof counters);
+    nrecent = 0;
     pthread_mutex_unlock(&lock);
 }
 
