@@ -491,6 +491,72 @@ START_TEST(test_data_dependent_bounds_decide)
 }
 END_TEST
 
+/* A branch the bounds of positive_bounded decide: u0 <= 1000. */
+static tt_status bounded_branch(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *y = tt_call(positive_bounded_op, tt_v_tensor(in[0]));
+    if (!y)
+        return tt_errcode();
+    double v = tt_size_le(tt_dim_size(y, 0), 1000) ? 1 : 100;
+    tt_release(y);
+    out[0] = tt_add_scalar(in[0], v);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_data_dependent_bounds_compile)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(100), TT_F32)), *y = NULL;
+    for (int mode = 0; mode < 2; mode++) {
+        tt_compiled *c = NN(tt_compile(bounded_branch, 1, 1,
+                                       &(tt_trace_opts){.mode = mode ? TT_TRACE_SYMBOLIC
+                                                                     : TT_TRACE_FAKE,
+                                                        .fullgraph = true}));
+        OK(tt_compiled_call(c, &x, &y));
+        double v;
+        OK(tt_get(y, &v, 0));
+        ck_assert_double_eq(v, 2);
+        y = tt_release(y);
+        tt_compile_stats s;
+        tt_compiled_stats(c, &s);
+        ck_assert_int_eq(s.plans, 1);
+        tt_compiled_free(c);
+    }
+    tt_release(x);
+}
+END_TEST
+
+/* A fake kernel stating bounds that are no range. */
+static tt_status bad_bounds_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    tt_size u = tt_frame_new_dynamic_size_bounded(f, 10, 5);
+    return u ? tt_return(f, 0, tt_new_empty(x, 1, &u)) : tt_errcode();
+}
+
+START_TEST(test_bad_bounds)
+{
+    const tt_op *op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::bad_bounds(Tensor x) -> Tensor",
+        .mutates_args = "",
+        .kernel = positive_kernel,
+        .fake = bad_bounds_fake,
+    }));
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(4), TT_F32));
+    tt_fake_mode_begin();
+    tt_tensor *fx = NN(tt_fake_like(x));
+    ck_assert_ptr_null(tt_call(op, tt_v_tensor(fx)));
+    tt_release(fx);
+    tt_fake_mode_end();
+    ck_assert_error(TT_EINVAL, "mylib::bad_bounds: tt_frame_new_dynamic_size_bounded: bounds "
+                               "[10, 5] are not a range of sizes");
+    tt_release(x);
+}
+END_TEST
+
 static tt_status count_small_int(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
@@ -604,6 +670,8 @@ static Suite *symbolic_suite(void)
     tcase_add_test(tc, test_data_dependent_graph_break);
     tcase_add_test(tc, test_data_dependent_bounds_decide);
     tcase_add_test(tc, test_data_dependent_size_int);
+    tcase_add_test(tc, test_data_dependent_bounds_compile);
+    tcase_add_test(tc, test_bad_bounds);
     tcase_add_test(tc, test_backed_guards_kept);
     tcase_add_test(tc, test_bounded_outside_fake_kernel);
     suite_add_tcase(s, tc);
