@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* SYM_HOLE: an index whose handle was refused (see make_handle); it is
+/* SYM_HOLE: an index whose handle was refused (see new_index); it is
  * never handed out, so it never validates. */
 typedef enum { SYM_SYMBOL, SYM_ADD, SYM_MUL, SYM_FLOORDIV, SYM_MOD, SYM_HOLE } sym_kind;
 
@@ -49,7 +49,7 @@ static int64_t counters[26];
  *    check bits: never a handle;
  *  - H * k and H / k for 2 <= k <= 64 are refused at allocation time when
  *    they would read as a concrete size (|v| < TT_SIZE_LIMIT) or as a
- *    well-formed handle (make_handle skips such an index), so they are
+ *    well-formed handle (new_index skips such an index), so they are
  *    always "no size";
  *  - H - W, H + W and H * W of a new symbol and each of the 16 symbols
  *    made before it are refused the same way (apart_from_recent);
@@ -673,8 +673,10 @@ tt_size tt__sym_new_unbacked(int64_t lo, int64_t hi)
         return 0;
     pthread_mutex_lock(&lock);
     int64_t i = index_of(u);
-    nodes[i].lo = lo;
-    nodes[i].hi = hi;
+    if (i >= 0) { /* (a tt_sym_reset on another thread may have dropped it) */
+        nodes[i].lo = lo;
+        nodes[i].hi = hi;
+    }
     pthread_mutex_unlock(&lock);
     return u;
 }
