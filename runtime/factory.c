@@ -20,8 +20,11 @@ tt_status tt__check_sizes(const char *fn, int ndim, const int64_t *sizes,
     int64_t n = 1;
     bool overflow = false;
     for (int i = 0; i < ndim; i++) {
-        if (tt_size_is_sym(sizes[i]))
-            continue; /* only fake tensors get here with symbols */
+        if (tt__size_odd(sizes[i])) {
+            if (tt__size_check(fn, "size", i, sizes[i]))
+                return tt_errcode();
+            continue; /* a live handle: only fake tensors get here with one */
+        }
         if (sizes[i] < 0)
             return tt_error(TT_EINVAL, "%s: argument 'size' has a negative "
                                        "dimension %lld at index %d", fn,
@@ -123,7 +126,8 @@ tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
         tt_error(TT_EINVAL, "%s: argument 'dtype' is not a dtype (got %d)", fn, (int)dt);
         return NULL;
     }
-    if (tt__check_sizes(fn, ndim, sizes, NULL))
+    if (tt__check_sizes(fn, ndim, sizes, NULL) ||
+        (strides && tt__sizes_check(fn, "stride", ndim, strides)))
         return NULL;
     if (!fake)
         for (int i = 0; i < ndim; i++)
@@ -441,6 +445,8 @@ tt_tensor *tt_from_buffer(int ndim, const int64_t *sizes,
     if (tt__check_sizes(fn, ndim, sizes, NULL))
         return NULL;
     tt_size st[TT_MAX_DIMS];
+    if (strides && tt__sizes_check(fn, "strides", ndim, strides))
+        return NULL;
     if (strides) {
         for (int i = 0; i < ndim; i++) {
             if (strides[i] < 0) {

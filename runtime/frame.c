@@ -277,3 +277,20 @@ tt_size tt_frame_new_dynamic_size(tt_frame *f)
     /* Unbacked: no example value exists until the real kernel runs. */
     return tt_sym_new("u", -1);
 }
+
+tt_size tt_frame_new_dynamic_size_bounded(tt_frame *f, int64_t min, int64_t max)
+{
+    const char *who = f && f->op ? f->op->name : "tt_frame_new_dynamic_size_bounded";
+    if (!f || !f->fake) {
+        tt_error(TT_EINVAL, "%s: tt_frame_new_dynamic_size_bounded can only be called in a "
+                            "fake kernel (a real kernel knows its sizes)", who);
+        return 0;
+    }
+    if (min < 0 || max < min || max >= TT_SIZE_LIMIT) {
+        tt_error(TT_EINVAL, "%s: tt_frame_new_dynamic_size_bounded: bounds [%lld, %lld] are "
+                            "not a range of sizes (expected 0 <= min <= max < 2^48)",
+                 who, (long long)min, (long long)max);
+        return 0;
+    }
+    return tt__sym_new_unbacked(min, max);
+}

@@ -1,11 +1,12 @@
 /* The shape environment: symbolic sizes as hash-consed expression nodes.
  *
- * A symbolic tt_size is TT_SYM_BASE - index into `nodes`. Expressions are
- * built bottom-up by tt_sym_add & co.; constant operands fold, so concrete
- * arithmetic never allocates. Equal expressions get equal handles, which
- * makes "are these sizes equal" a handle comparison for the common cases.
- * Guards and constraint solving belong to the tracer; this file only
- * represents and prints. */
+ * A symbolic tt_size is a handle at or below TT_SYM_BASE that encodes the
+ * index of its node (see "Handles" below). Expressions are built bottom-up
+ * by tt_sym_add & co.; constant operands fold, so concrete arithmetic never
+ * allocates. Equal expressions get equal handles, which makes "are these
+ * sizes equal" a handle comparison for the common cases. Guards are
+ * recorded through the tracer's hook; this file represents, prints,
+ * evaluates and compares. */
 #include "tensor_impl.h"
 
 #include <pthread.h>
@@ -13,12 +14,15 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { SYM_SYMBOL, SYM_ADD, SYM_MUL, SYM_FLOORDIV, SYM_MOD } sym_kind;
+/* SYM_HOLE: an index whose handle was refused (see new_index); it is
+ * never handed out, so it never validates. */
+typedef enum { SYM_SYMBOL, SYM_ADD, SYM_MUL, SYM_FLOORDIV, SYM_MOD, SYM_HOLE } sym_kind;
 
 typedef struct {
     sym_kind kind;
     tt_size a, b;  /* operands (expressions); unused for symbols */
     int64_t hint;  /* symbols: example value, -1 when unbacked */
+    int64_t lo, hi; /* unbacked symbols: the bounds the fake kernel stated */
     char name[16]; /* symbols */
 } sym_node;
 
@@ -29,8 +33,103 @@ static int64_t *table; /* open addressing: node index + 1, 0 = empty */
 static int64_t table_cap;
 static int64_t counters[26];
 
-static inline tt_size handle(int64_t idx) { return TT_SYM_BASE - idx; }
-static inline int64_t index_of(tt_size s) { return TT_SYM_BASE - s; }
+/* ---------------------------------------------------------------- Handles
+ *
+ * C cannot overload arithmetic, so `H - 1` on a handle H is plain integer
+ * arithmetic. With consecutive handles it landed on another valid handle
+ * (a wrong size that traced and replayed silently). So a handle is
+ * self-checking: TT_SYM_BASE - d with
+ *
+ *     d = spread(index) << CHECK_BITS | check(index)
+ *
+ * where spread is an odd multiplier modulo 2^46 (consecutive indices land
+ * far apart, and it inverts exactly) and check is a hash of the index in
+ * [2^14, 3 * 2^14). Then:
+ *  - H + k and H - k for 0 < |k| < 2^14 keep the index and change the
+ *    check bits: never a handle;
+ *  - H * k and H / k for 2 <= k <= 64 are refused at allocation time when
+ *    they would read as a concrete size (|v| < TT_SIZE_LIMIT) or as a
+ *    well-formed handle (new_index skips such an index), so they are
+ *    always "no size";
+ *  - H - W, H + W and H * W of a new symbol and each of the 16 symbols
+ *    made before it are refused the same way (apart_from_recent);
+ *  - other arithmetic gives a value that is a size or a handle with
+ *    probability about 2^-16 (the handles spread over 2^62).
+ * Validating costs a multiply and a compare, and only values already in
+ * the symbolic range (or beyond TT_SIZE_LIMIT) pay it. */
+#define CHECK_BITS 16
+#define SPREAD_BITS 46 /* CHECK_BITS + SPREAD_BITS = 62: d < 2^62 */
+#define SPREAD_MASK ((UINT64_C(1) << SPREAD_BITS) - 1)
+/* Odd, near 2^46 / golden ratio, so small differences of indices spread. */
+#define SPREAD_MUL UINT64_C(0x278DDE6E5FD3)
+
+static uint64_t spread_inv; /* SPREAD_MUL^-1 mod 2^46, computed once */
+static pthread_once_t inv_once = PTHREAD_ONCE_INIT;
+
+static void compute_inv(void)
+{
+    /* Newton's iteration doubles the correct low bits of an inverse. */
+    uint64_t x = SPREAD_MUL; /* correct to 3 bits: a * a == 1 mod 8 for odd a */
+    for (int i = 0; i < 6; i++)
+        x *= 2 - SPREAD_MUL * x;
+    spread_inv = x & SPREAD_MASK;
+}
+
+static uint64_t check_of(uint64_t idx)
+{
+    uint64_t h = idx * UINT64_C(0x9E3779B97F4A7C15);
+    h ^= h >> 29;
+    h *= UINT64_C(0xBF58476D1CE4E5B9);
+    return (UINT64_C(1) << (CHECK_BITS - 2)) + ((h >> 40) & ((UINT64_C(1) << (CHECK_BITS - 1)) - 1));
+}
+
+static tt_size encode(int64_t idx)
+{
+    /* idx + 1: index 0 would spread to 0, a handle next to TT_SYM_BASE
+     * whose small multiples read as sizes. */
+    uint64_t d = (((uint64_t)(idx + 1) * SPREAD_MUL) & SPREAD_MASK) << CHECK_BITS |
+                 check_of((uint64_t)idx);
+    return (tt_size)((uint64_t)TT_SYM_BASE - d);
+}
+
+/* The index a value in the symbolic range encodes, or -1 when it is not
+ * well formed (no handle ever has this value). */
+static int64_t decode(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return -1;
+    uint64_t d = (uint64_t)TT_SYM_BASE - (uint64_t)s; /* in [0, 2^62] */
+    uint64_t hi = d >> CHECK_BITS;
+    if (hi > SPREAD_MASK)
+        return -1;
+    pthread_once(&inv_once, compute_inv);
+    uint64_t idx = ((hi * spread_inv) - 1) & SPREAD_MASK;
+    return (d & ((UINT64_C(1) << CHECK_BITS) - 1)) == check_of(idx) ? (int64_t)idx : -1;
+}
+
+static inline tt_size handle(int64_t idx) { return encode(idx); }
+/* The node index of a handle; -1 for a value that is no live handle. Lock held. */
+static int64_t index_of(tt_size s)
+{
+    int64_t i = decode(s);
+    return i >= 0 && i < nnodes && nodes[i].kind != SYM_HOLE ? i : -1;
+}
+
+/* True when v reads as a concrete size or a well-formed handle: a product
+ * or quotient of a handle by a small constant must be neither. */
+static bool reads_as_size(tt_size v)
+{
+    return (v > -TT_SIZE_LIMIT && v < TT_SIZE_LIMIT) || decode(v) >= 0;
+}
+
+static bool acceptable(int64_t idx)
+{
+    tt_size h = encode(idx);
+    for (int64_t k = 2; k <= 64; k++)
+        if (reads_as_size((tt_size)((uint64_t)h * (uint64_t)k)) || reads_as_size(h / k))
+            return false;
+    return true;
+}
 
 static uint64_t hash3(uint64_t k, uint64_t a, uint64_t b)
 {
@@ -56,8 +155,8 @@ static bool grow(void)
         if (!t)
             return false;
         for (int64_t i = 0; i < nnodes; i++) {
-            if (nodes[i].kind == SYM_SYMBOL)
-                continue; /* symbols are never looked up by value */
+            if (nodes[i].kind == SYM_SYMBOL || nodes[i].kind == SYM_HOLE)
+                continue; /* never looked up by value */
             uint64_t h = hash3(nodes[i].kind, nodes[i].a, nodes[i].b);
             int64_t j = (int64_t)(h & (uint64_t)(nc - 1));
             while (t[j])
@@ -71,6 +170,39 @@ static bool grow(void)
     return true;
 }
 
+/* The last symbols made: a new symbol's handle also keeps H - W, H + W
+ * and H * W with each of them from reading as a size (the conv output
+ * size H - K + 1, an im2col stride H * W, written in C on two input
+ * sizes). Lock held. */
+#define RECENT_SYMBOLS 16
+static tt_size recent[RECENT_SYMBOLS];
+static int nrecent;
+
+static bool apart_from_recent(tt_size h)
+{
+    for (int i = 0; i < nrecent && i < RECENT_SYMBOLS; i++) {
+        uint64_t a = (uint64_t)h, b = (uint64_t)recent[i];
+        if (reads_as_size((tt_size)(a - b)) || reads_as_size((tt_size)(b - a)) ||
+            reads_as_size((tt_size)(a + b)) || reads_as_size((tt_size)(a * b)))
+            return false;
+    }
+    return true;
+}
+
+/* The index of a new node, skipping (as holes) the indices whose handles
+ * the rules above refuse; -1 when out of memory. Lock held. */
+static int64_t new_index(bool symbol)
+{
+    for (;;) {
+        if (!grow())
+            return -1;
+        if (acceptable(nnodes) && (!symbol || apart_from_recent(encode(nnodes))))
+            return nnodes;
+        nodes[nnodes] = (sym_node){.kind = SYM_HOLE};
+        nnodes++;
+    }
+}
+
 tt_size tt_sym_new(const char *prefix, int64_t hint)
 {
     if (!prefix || prefix[0] < 'a' || prefix[0] > 'z' || prefix[1]) {
@@ -79,17 +211,26 @@ tt_size tt_sym_new(const char *prefix, int64_t hint)
                  prefix ? "'" : "NULL", prefix ? prefix : "", prefix ? "'" : "");
         return 0;
     }
+    if (hint >= TT_SIZE_LIMIT) {
+        tt_error(TT_EINVAL, "tt_sym_new: argument 'hint' is %lld; sizes are below 2^48",
+                 (long long)hint);
+        return 0;
+    }
     char p = prefix[0];
     pthread_mutex_lock(&lock);
     tt_size out = 0;
-    if (grow()) {
-        sym_node *n = &nodes[nnodes];
+    int64_t i = new_index(true);
+    if (i >= 0) {
+        sym_node *n = &nodes[i];
         memset(n, 0, sizeof *n);
         n->kind = SYM_SYMBOL;
         n->hint = hint < 0 ? -1 : hint;
+        n->lo = 0;
+        n->hi = TT_SIZE_LIMIT - 1;
         snprintf(n->name, sizeof n->name, "%c%lld", p,
                  (long long)counters[p - 'a']++);
         out = handle(nnodes++);
+        recent[nrecent++ % RECENT_SYMBOLS] = out;
     }
     pthread_mutex_unlock(&lock);
     return out; /* 0 only after an allocation failure, with the error set */
@@ -115,7 +256,7 @@ static tt_size intern(sym_kind k, tt_size a, tt_size b)
 {
     pthread_mutex_lock(&lock);
     tt_size out = find_locked(k, a, b);
-    if (!out && grow()) {
+    if (!out && new_index(false) >= 0) {
         nodes[nnodes] = (sym_node){.kind = k, .a = a, .b = b, .hint = 0};
         uint64_t h = hash3(k, (uint64_t)a, (uint64_t)b);
         int64_t j = (int64_t)(h & (uint64_t)(table_cap - 1));
@@ -128,12 +269,12 @@ static tt_size intern(sym_kind k, tt_size a, tt_size b)
     return out;
 }
 
-/* Commutative operations list the symbolic operand first, then by handle,
- * so s0 + 4 and 4 + s0 are one node. */
+/* Commutative operations list the symbolic operand first, then the older
+ * node, so s0 + 4 and 4 + s0 are one node and s0*s1 prints in that order. */
 static void order(tt_size *a, tt_size *b)
 {
     if ((!tt_size_is_sym(*a) && tt_size_is_sym(*b)) ||
-        (tt_size_is_sym(*a) && tt_size_is_sym(*b) && *a < *b)) {
+        (tt_size_is_sym(*a) && tt_size_is_sym(*b) && decode(*a) > decode(*b))) {
         tt_size t = *a;
         *a = *b;
         *b = t;
@@ -146,7 +287,7 @@ static void order(tt_size *a, tt_size *b)
 __attribute__((format(printf, 2, 3)))
 static tt_size sym_fail(const char *fn, const char *fmt, ...)
 {
-    char why[200];
+    char why[800];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
@@ -160,9 +301,50 @@ static bool valid(tt_size s)
     if (!tt_size_is_sym(s))
         return true;
     pthread_mutex_lock(&lock);
-    bool ok = index_of(s) < nnodes;
+    bool ok = index_of(s) >= 0;
     pthread_mutex_unlock(&lock);
     return ok;
+}
+
+bool tt__sym_valid(tt_size s) { return valid(s); }
+
+/* The sentence explaining a value that is neither a size nor a handle. */
+static const char *why_not_a_size(tt_size s)
+{
+    if (tt_size_is_sym(s))
+        return "is not a symbolic size of the shape environment (never made, made before "
+               "tt_sym_reset, or the result of C arithmetic on a symbolic size)";
+    return "is no size: sizes, strides and offsets are below 2^48 in magnitude";
+}
+
+#define ARITH_HINT                                                                   \
+    "C arithmetic (+, -, *, /) on a symbolic size is the likely cause: a symbolic "   \
+    "size is a handle, not a number; compute with tt_sym_add, tt_sym_sub, "           \
+    "tt_sym_mul and tt_sym_floordiv (tt_sym_sub(tt_dim_size(x, 0), 1) for "           \
+    "tt_dim_size(x, 0) - 1)"
+
+tt_status tt__size_refuse(const char *fn, const char *arg, int index, tt_size s)
+{
+    if (index >= 0)
+        return tt_error(TT_EINVAL, "%s: argument '%s' has %lld at index %d, which %s. %s",
+                        fn, arg, (long long)s, index, why_not_a_size(s), ARITH_HINT);
+    return tt_error(TT_EINVAL, "%s: argument '%s' is %lld, which %s. %s", fn, arg,
+                    (long long)s, why_not_a_size(s), ARITH_HINT);
+}
+
+tt_status tt__size_check(const char *fn, const char *arg, int index, tt_size s)
+{
+    if (!tt__size_odd(s) || (tt_size_is_sym(s) && valid(s)))
+        return TT_OK;
+    return tt__size_refuse(fn, arg, index, s);
+}
+
+tt_status tt__sizes_check(const char *fn, const char *arg, int n, const tt_size *v)
+{
+    for (int i = 0; i < n; i++)
+        if (tt__size_odd(v[i]) && tt__size_check(fn, arg, i, v[i]))
+            return tt_errcode();
+    return TT_OK;
 }
 
 /* Both operands are sizes or handles of this environment. */
@@ -170,9 +352,8 @@ static bool operands_ok(const char *fn, tt_size a, tt_size b)
 {
     for (int i = 0; i < 2; i++)
         if (!valid(i ? b : a)) {
-            sym_fail(fn, "argument '%s' (%lld) is not a symbolic size of the shape "
-                         "environment (never made, or made before tt_sym_reset)",
-                     i ? "b" : "a", (long long)(i ? b : a));
+            sym_fail(fn, "argument '%s' (%lld) %s. %s", i ? "b" : "a",
+                     (long long)(i ? b : a), why_not_a_size(i ? b : a), ARITH_HINT);
             return false;
         }
     return true;
@@ -300,7 +481,7 @@ static bool node_of(tt_size s, sym_node *out)
 {
     pthread_mutex_lock(&lock);
     int64_t i = index_of(s);
-    bool ok = i >= 0 && i < nnodes;
+    bool ok = i >= 0;
     if (ok)
         *out = nodes[i];
     pthread_mutex_unlock(&lock);
@@ -363,6 +544,7 @@ static void print(tt_size s, char *buf, size_t n, int *len, int prec)
         return;
     }
     switch (nd.kind) {
+    case SYM_HOLE: put(buf, n, len, "?"); break; /* (node_of never gives one) */
     case SYM_SYMBOL: put(buf, n, len, nd.name); break;
     case SYM_ADD:
         if (prec > 1)
@@ -417,6 +599,7 @@ void tt_sym_reset(void)
     table = NULL;
     nnodes = cap_nodes = table_cap = 0;
     memset(counters, 0, sizeof counters);
+    nrecent = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -458,6 +641,8 @@ bool tt_sym_eval(tt_size s, int n, const tt_size *syms, const int64_t *vals, int
 static _Thread_local void (*guard_hook)(void *ud, tt_guard_op op, tt_size a, tt_size b,
                                         bool result);
 static _Thread_local void *guard_ud;
+static _Thread_local void (*undecided_hook)(void *ud, const char *expr, tt_srcloc loc);
+static _Thread_local void *undecided_ud;
 
 void tt_sym_set_guard_hook(void (*hook)(void *ud, tt_guard_op op, tt_size a, tt_size b,
                                         bool result),
@@ -467,36 +652,185 @@ void tt_sym_set_guard_hook(void (*hook)(void *ud, tt_guard_op op, tt_size a, tt_
     guard_ud = ud;
 }
 
-/* Decides a comparison on the example values; when a symbol is involved
- * the outcome is recorded as a guard, since it holds only for inputs whose
- * sizes make it hold. */
-static bool decide(tt_guard_op op, tt_size a, tt_size b)
+void tt_sym_set_undecided_hook(void (*hook)(void *ud, const char *expr, tt_srcloc loc),
+                               void *ud)
 {
-    bool sym = tt_size_is_sym(a) || tt_size_is_sym(b);
+    undecided_hook = hook;
+    undecided_ud = ud;
+}
+
+void tt__sym_get_undecided_hook(void (**hook)(void *ud, const char *expr, tt_srcloc loc),
+                                void **ud)
+{
+    *hook = undecided_hook;
+    *ud = undecided_ud;
+}
+
+tt_size tt__sym_new_unbacked(int64_t lo, int64_t hi)
+{
+    tt_size u = tt_sym_new("u", -1);
+    if (!u)
+        return 0;
+    pthread_mutex_lock(&lock);
+    int64_t i = index_of(u);
+    if (i >= 0) { /* (a tt_sym_reset on another thread may have dropped it) */
+        nodes[i].lo = lo;
+        nodes[i].hi = hi;
+    }
+    pthread_mutex_unlock(&lock);
+    return u;
+}
+
+/* ---------------------------------------------------------- value ranges */
+
+/* What is known of a size without a guard: an interval, saturated at
+ * +-2^62 (beyond every size). Concrete values are points; an unbacked
+ * symbol has its stated bounds (default [0, 2^48)); a backed one is an
+ * input size, >= 2 (0 and 1 are specialized, as PyTorch does). */
+#define RANGE_MAX ((int64_t)1 << 62)
+
+typedef struct {
+    int64_t lo, hi;
+} range;
+
+static int64_t sat(__int128 v)
+{
+    return v > RANGE_MAX ? RANGE_MAX : v < -RANGE_MAX ? -RANGE_MAX : (int64_t)v;
+}
+
+static range range_of(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return (range){s, s};
+    sym_node n;
+    if (!node_of(s, &n))
+        return (range){-RANGE_MAX, RANGE_MAX};
+    if (n.kind == SYM_SYMBOL)
+        return n.hint >= 0 ? (range){2, TT_SIZE_LIMIT - 1} : (range){n.lo, n.hi};
+    range a = range_of(n.a), b = range_of(n.b);
+    switch (n.kind) {
+    case SYM_ADD: return (range){sat((__int128)a.lo + b.lo), sat((__int128)a.hi + b.hi)};
+    case SYM_MUL: {
+        __int128 p[4] = {(__int128)a.lo * b.lo, (__int128)a.lo * b.hi, (__int128)a.hi * b.lo,
+                         (__int128)a.hi * b.hi};
+        __int128 lo = p[0], hi = p[0];
+        for (int i = 1; i < 4; i++) {
+            lo = p[i] < lo ? p[i] : lo;
+            hi = p[i] > hi ? p[i] : hi;
+        }
+        return (range){sat(lo), sat(hi)};
+    }
+    case SYM_FLOORDIV:
+        if (b.lo == b.hi && b.lo > 0) /* monotone in a */
+            return (range){floordiv64(a.lo, b.lo), floordiv64(a.hi, b.lo)};
+        break;
+    case SYM_MOD:
+        if (b.lo == b.hi && b.lo > 0)
+            return (range){0, b.lo - 1};
+        break;
+    default: break;
+    }
+    return (range){-RANGE_MAX, RANGE_MAX};
+}
+
+/* The comparison decided by ranges alone: 1 true, 0 false, -1 unknown. */
+static int by_ranges(tt_guard_op op, tt_size a, tt_size b)
+{
+    range x = range_of(a), y = range_of(b);
+    switch (op) {
+    case TT_GUARD_EQ:
+        if (x.hi < y.lo || y.hi < x.lo)
+            return 0;
+        return x.lo == x.hi && y.lo == y.hi && x.lo == y.lo ? 1 : -1;
+    case TT_GUARD_LT: return x.hi < y.lo ? 1 : x.lo >= y.hi ? 0 : -1;
+    case TT_GUARD_LE: return x.hi <= y.lo ? 1 : x.lo > y.hi ? 0 : -1;
+    }
+    return -1;
+}
+
+/* A comparison nobody can answer: the tracer's hook makes it a graph
+ * break at the caller's line (the innermost call made from the user's
+ * code when the comparison is inside the library's kernels). */
+static void undecided(const char *expr, tt_srcloc loc)
+{
+    if (undecided_hook) {
+        undecided_hook(undecided_ud, expr, loc);
+        return;
+    }
+    tt_error(TT_EINVAL, "Could not guard on data-dependent expression %s (at %s:%d in %s()): "
+                        "a data-dependent size (an unbacked symbol from "
+                        "tt_frame_new_dynamic_size) has no value until the real kernel runs; "
+                        "state its bounds with tt_frame_new_dynamic_size_bounded so the "
+                        "comparison is decided, or compare real sizes",
+             expr, loc.file ? loc.file : "?", loc.line, loc.func ? loc.func : "?");
+}
+
+static const char *const op_text[] = {"==", "<", "<="};
+
+/* Decides a comparison. With symbols involved: on the example values when
+ * every symbol has one (recording the outcome as a guard, since it holds
+ * only for inputs whose sizes make it hold); else by the value ranges
+ * (no guard needed); else it is undecided (see undecided()). */
+static bool decide(tt_guard_op op, tt_size a, tt_size b, tt_srcloc loc)
+{
+    if (!tt_size_is_sym(a) && !tt_size_is_sym(b))
+        return op == TT_GUARD_EQ ? a == b : op == TT_GUARD_LT ? a < b : a <= b;
+    if (a == b) /* the same expression: known without a guard */
+        return op != TT_GUARD_LT;
     int64_t x = 0, y = 0;
     /* Both hints are always computed (no short-circuit): x and y are read below. */
     bool known_a = hint_of(a, &x), known_b = hint_of(b, &y);
-    bool known = known_a && known_b;
-    bool r;
-    if (!known) /* unbacked: only identical expressions are known equal */
-        r = op == TT_GUARD_EQ ? a == b : op == TT_GUARD_LE ? a == b : false;
-    else
-        r = op == TT_GUARD_EQ ? x == y : op == TT_GUARD_LT ? x < y : x <= y;
-    if (sym && guard_hook && !(op == TT_GUARD_EQ && a == b))
-        guard_hook(guard_ud, op, a, b, r);
-    return r;
+    if (known_a && known_b) {
+        bool r = op == TT_GUARD_EQ ? x == y : op == TT_GUARD_LT ? x < y : x <= y;
+        if (guard_hook)
+            guard_hook(guard_ud, op, a, b, r);
+        return r;
+    }
+    int r = by_ranges(op, a, b);
+    if (r >= 0)
+        return r;
+    char as[128], bs[128], expr[300];
+    tt_size_str(a, as, sizeof as);
+    tt_size_str(b, bs, sizeof bs);
+    snprintf(expr, sizeof expr, "%s %s %s", as, op_text[op], bs);
+    undecided(expr, loc);
+    return false;
 }
 
-bool tt_size_eq(tt_size a, tt_size b) { return a == b || decide(TT_GUARD_EQ, a, b); }
-bool tt_size_lt(tt_size a, tt_size b) { return decide(TT_GUARD_LT, a, b); }
-bool tt_size_le(tt_size a, tt_size b) { return a == b || decide(TT_GUARD_LE, a, b); }
+static const tt_srcloc no_loc = {NULL, 0, NULL};
 
-int64_t tt_size_int(tt_size s)
+bool tt_size_eq_at(tt_size a, tt_size b, tt_srcloc loc)
+{
+    return a == b || decide(TT_GUARD_EQ, a, b, loc);
+}
+bool tt_size_lt_at(tt_size a, tt_size b, tt_srcloc loc) { return decide(TT_GUARD_LT, a, b, loc); }
+bool tt_size_le_at(tt_size a, tt_size b, tt_srcloc loc)
+{
+    return a == b || decide(TT_GUARD_LE, a, b, loc);
+}
+
+int64_t tt_size_int_at(tt_size s, tt_srcloc loc)
 {
     if (!tt_size_is_sym(s))
         return s;
-    int64_t v = tt_sym_hint(s);
-    if (guard_hook)
-        guard_hook(guard_ud, TT_GUARD_EQ, s, v, true);
-    return v;
+    int64_t v;
+    if (hint_of(s, &v)) {
+        if (guard_hook)
+            guard_hook(guard_ud, TT_GUARD_EQ, s, v, true);
+        return v;
+    }
+    range r = range_of(s);
+    if (r.lo == r.hi)
+        return r.lo;
+    char e[128], expr[160];
+    tt_size_str(s, e, sizeof e);
+    snprintf(expr, sizeof expr, "int(%s)", e);
+    undecided(expr, loc);
+    return -1;
 }
+
+/* The functions behind the macros, for callers that cannot be macros. */
+bool(tt_size_eq)(tt_size a, tt_size b) { return tt_size_eq_at(a, b, no_loc); }
+bool(tt_size_lt)(tt_size a, tt_size b) { return tt_size_lt_at(a, b, no_loc); }
+bool(tt_size_le)(tt_size a, tt_size b) { return tt_size_le_at(a, b, no_loc); }
+int64_t(tt_size_int)(tt_size s) { return tt_size_int_at(s, no_loc); }

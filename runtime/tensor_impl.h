@@ -179,6 +179,26 @@ tt_status tt__fill_raw(tt_tensor *t, double value);
  * checks, which must not allocate: an expression nobody made cannot be a
  * tensor's stride. */
 tt_size tt__sym_mul_find(tt_size a, tt_size b);
+/* True for a value that is neither a plain size (|v| < TT_SIZE_LIMIT;
+ * negative ones get the caller's own message) nor obviously fine: a
+ * symbolic handle (to validate) or a value beyond the limit. One compare,
+ * so concrete sizes pay nothing more. */
+static inline bool tt__size_odd(tt_size v)
+{
+    return (uint64_t)v + (uint64_t)TT_SIZE_LIMIT >= 2 * (uint64_t)TT_SIZE_LIMIT;
+}
+bool tt__sym_valid(tt_size s); /* a live handle of the environment */
+/* TT_EINVAL naming fn, the argument (index -1: a scalar argument) and that
+ * C arithmetic on a symbolic size is the likely cause, unless s is a
+ * plain value or a live handle. tt__sizes_check checks n values. */
+tt_status tt__size_check(const char *fn, const char *arg, int index, tt_size s);
+tt_status tt__size_refuse(const char *fn, const char *arg, int index, tt_size s);
+tt_status tt__sizes_check(const char *fn, const char *arg, int n, const tt_size *v);
+/* A new unbacked symbol u<n> known to lie in [lo, hi]; 0 on failure. */
+tt_size tt__sym_new_unbacked(int64_t lo, int64_t hi);
+/* The thread's undecided hook, so a nested trace can restore it. */
+void tt__sym_get_undecided_hook(void (**hook)(void *ud, const char *expr, tt_srcloc loc),
+                                void **ud);
 
 /* ---- dtypes (dtype.c) */
 double tt__load(const void *p, tt_dtype dt);

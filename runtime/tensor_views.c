@@ -19,6 +19,8 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
     int infer = -1;
     tt_size known = 1;
     bool overflow = false;
+    if (tt__sizes_check(fn, "size", ndim, sizes))
+        return tt_errcode();
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] == -1) {
             if (infer >= 0)
@@ -46,7 +48,9 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
         out[infer] = tt_sym_floordiv(numel, known);
         return TT_OK;
     }
-    if (infer < 0 && (known == numel || tt_sym_hint(known) == tt_sym_hint(numel)))
+    /* tt_size_eq: a guard on backed sizes, a graph break on data-dependent
+     * ones (their hints are both -1, which would compare equal). */
+    if (infer < 0 && tt_size_eq(known, numel))
         return TT_OK;
 bad:;
     char shape[256];
@@ -267,7 +271,8 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
         return NULL;
     }
     int d = tt__wrap_dim("tt_narrow", dim, t->ndim);
-    if (d < 0)
+    if (d < 0 || (tt_size_is_sym(start) && tt__size_check("tt_narrow", "start", -1, start)) ||
+        (tt_size_is_sym(len) && tt__size_check("tt_narrow", "length", -1, len)))
         return NULL;
     int64_t n = t->sizes[d];
     if (tt_size_is_sym(n)) { /* as tt_slice; the range checks below need a number */
@@ -343,6 +348,8 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
         tt_error(TT_EINVAL, "tt_expand: argument 'size' is NULL for %d dimensions", ndim);
         return NULL;
     }
+    if (ndim <= TT_MAX_DIMS && tt__sizes_check("tt_expand", "size", ndim, sizes))
+        return NULL;
     if (ndim < t->ndim || ndim > TT_MAX_DIMS) {
         tt_error(TT_EINVAL, "tt_expand: the number of sizes provided (%d) must be "
                             "greater or equal to the number of dimensions in the "
@@ -494,6 +501,12 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
 {
     const char *fn = "tt_as_strided";
     if (TT_CHECK_TENSOR("tt_as_strided", "self", t))
+        return NULL;
+    /* Before dispatch too, so a bad value is refused by this call's name
+     * whatever mode runs it. */
+    if (tt__check_sizes(fn, ndim, sizes, NULL) ||
+        (strides && tt__sizes_check(fn, "stride", ndim, strides)) ||
+        tt__size_check(fn, "storage_offset", -1, storage_offset))
         return NULL;
     if (tt__needs_dispatch1(t)) {
         return tt__call_op(TT_OP_AS_STRIDED, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides), tt_v_int(storage_offset)));

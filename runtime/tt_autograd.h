@@ -99,6 +99,11 @@ void *tt_ctx_userdata(const tt_autograd_ctx *ctx);
  * u1, ...) for an output whose size depends on data, like nonzero's.
  * Returns 0 with the error set outside a fake kernel. */
 tt_size tt_frame_new_dynamic_size(tt_frame *f);
+/* The same with what the fake kernel knows of it: min <= size <= max
+ * (PyTorch's new_dynamic_size(min=, max=)). A comparison these bounds
+ * decide (nonzero's count <= numel) needs no guard and no graph break.
+ * The unbounded one is [0, 2^48). */
+tt_size tt_frame_new_dynamic_size_bounded(tt_frame *f, int64_t min, int64_t max);
 /* True while the frame runs the op's fake kernel. */
 bool tt_frame_is_fake(const tt_frame *f);
 

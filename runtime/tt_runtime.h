@@ -111,6 +111,14 @@ tt_dtype tt_promote_types(tt_dtype a, tt_dtype b);
 typedef int64_t tt_size;
 #define TT_SYM_BASE (INT64_MIN / 2)
 static inline bool tt_size_is_sym(tt_size s) { return s <= TT_SYM_BASE; }
+/* Concrete sizes, strides and offsets are below 2^48 (PyTorch allows up
+ * to 2^63; we give the range up so that a value from C arithmetic on a
+ * handle -- `H * 2`, `H / 2`, `H - W` -- cannot pass for a size). Handles
+ * are self-checking: `H + 1`, `H - 2`, `H * 2` is never another handle. A
+ * value that is neither a size nor a live handle is refused wherever a
+ * size is taken, naming tt_sym_add/sub/mul/floordiv, which is how C code
+ * computes with sizes that may be symbolic. */
+#define TT_SIZE_LIMIT ((int64_t)1 << 48)
 
 /* A new symbol. `prefix` is "s" for an input size (backed: `hint` is the
  * example value) or "u" for a data-dependent size (unbacked: hint < 0). Its
@@ -143,19 +151,45 @@ bool tt_sym_eval(tt_size s, int n, const tt_size *syms, const int64_t *vals,
                  int64_t *out);
 
 /* Comparing sizes. C code that may run under a symbolic trace compares
- * sizes through these: on symbolic sizes they decide on the example
- * values and record the outcome as a guard (the compiled graph is reused
- * only for inputs where it holds). tt_size_int specializes a size to its
- * example value (guarding on it). */
+ * sizes through these, never with ==, < or <= (a symbolic size is a
+ * handle, not a number). On backed symbols (s0: an input's size) they
+ * decide on the example values and record the outcome as a guard (the
+ * compiled graph is reused only for inputs where it holds). tt_size_int
+ * specializes a size to its example value (guarding on it).
+ *
+ * A data-dependent size (u0, from tt_frame_new_dynamic_size) has no
+ * example value. A comparison its bounds (and the range of input sizes,
+ * >= 2) decide needs no guard; any other is never answered silently: as
+ * PyTorch's "Could not guard on data-dependent expression", it is a graph
+ * break at the caller's line -- TT_EGRAPHBREAK naming the expression under
+ * tt_compile(.fullgraph = true); without fullgraph tt_compile runs the
+ * function eagerly, on real values. (Outside a trace: TT_EINVAL.) The
+ * answer given then is false (tt_size_int: -1), with the error set.
+ * They are macros recording the caller's line; the functions of the same
+ * names (callable through pointers, or as `(tt_size_lt)(a, b)`) do the
+ * same with no line. */
 typedef enum { TT_GUARD_EQ, TT_GUARD_LT, TT_GUARD_LE } tt_guard_op;
 bool tt_size_eq(tt_size a, tt_size b);
 bool tt_size_lt(tt_size a, tt_size b);
 bool tt_size_le(tt_size a, tt_size b);
 int64_t tt_size_int(tt_size s);
+bool tt_size_eq_at(tt_size a, tt_size b, tt_srcloc loc);
+bool tt_size_lt_at(tt_size a, tt_size b, tt_srcloc loc);
+bool tt_size_le_at(tt_size a, tt_size b, tt_srcloc loc);
+int64_t tt_size_int_at(tt_size s, tt_srcloc loc);
+#define tt_size_eq(a, b) tt_size_eq_at((a), (b), TT_HERE)
+#define tt_size_lt(a, b) tt_size_lt_at((a), (b), TT_HERE)
+#define tt_size_le(a, b) tt_size_le_at((a), (b), TT_HERE)
+#define tt_size_int(s) tt_size_int_at((s), TT_HERE)
 /* Per thread: the tracer's hook that records guards. */
 void tt_sym_set_guard_hook(void (*hook)(void *ud, tt_guard_op op, tt_size a,
                                         tt_size b, bool result),
                            void *ud);
+/* Per thread: the tracer's hook for a comparison that cannot be decided
+ * (a data-dependent size): `expr` is its text ("u0 < 3"), `loc` the
+ * caller's line. It sets the error; without a hook TT_EINVAL is set. */
+void tt_sym_set_undecided_hook(void (*hook)(void *ud, const char *expr, tt_srcloc loc),
+                               void *ud);
 
 /* ------------------------------------------------------------------ memory */
 

@@ -128,7 +128,12 @@ char *tt_value_describe(const tt_value *v, char *buf, size_t n)
             snprintf(buf, n, "None"); /* Tensor? passed as NULL */
         break;
     case TT_V_INT:
-        snprintf(buf, n, "int %lld", (long long)v->u.i);
+        if (tt_size_is_sym(v->u.i)) { /* a symbol by its name, never its handle */
+            tt_size_str(v->u.i, tmp, sizeof tmp);
+            snprintf(buf, n, "int %s", tmp);
+        } else {
+            snprintf(buf, n, "int %lld", (long long)v->u.i);
+        }
         break;
     case TT_V_FLOAT:
         tt__format_double(v->u.f, tmp, sizeof tmp);

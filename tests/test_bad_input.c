@@ -111,21 +111,26 @@ END_TEST
 START_TEST(test_fake_size_limit)
 {
     /* 2^60 f64 elements are 2^63 bytes: refused like tt_empty does */
-    tt_size huge[1] = {(tt_size)1 << 60};
-    ck_assert_ptr_null(tt_fake_empty(1, huge, TT_F64));
+    tt_size huge[2] = {(tt_size)1 << 30, (tt_size)1 << 30};
+    ck_assert_ptr_null(tt_fake_empty(2, huge, TT_F64));
     ck_assert_error(TT_EINVAL, "tt_fake_empty: the byte size of the requested tensor overflows "
-                               "(1 dims of f64)");
-    ck_assert_ptr_null(tt_empty(1, huge, TT_F64));
+                               "(2 dims of f64)");
+    ck_assert_ptr_null(tt_empty(2, huge, TT_F64));
     ck_assert_error(TT_EINVAL, "tt_empty: the byte size of the requested tensor overflows "
-                               "(1 dims of f64)");
+                               "(2 dims of f64)");
+    /* A size of 2^48 or more is no size (TT_SIZE_LIMIT). */
+    tt_size over[1] = {(tt_size)1 << 60};
+    ck_assert_ptr_null(tt_fake_empty(1, over, TT_F64));
+    ck_assert_error(TT_EINVAL, "tt_fake_empty: argument 'size' has 1152921504606846976 at "
+                               "index 0, which is no size");
     tt_size big[2] = {(tt_size)1 << 31, (tt_size)1 << 31};
     tt_size st[2] = {(tt_size)1 << 31, 1};
     ck_assert_ptr_null(tt_fake_empty_strided(2, big, st, TT_F64));
     ck_assert_error(TT_EINVAL, "the byte size of the requested tensor overflows");
     /* just under the limit: a fake tensor, never any memory */
-    tt_size ok[1] = {((tt_size)1 << 59) - 1};
-    tt_tensor *f = NN(tt_fake_empty(1, ok, TT_F64));
-    ck_assert_uint_eq(tt_storage_nbytes(f), (((size_t)1 << 59) - 1) * 8);
+    tt_size ok[2] = {(tt_size)1 << 30, ((tt_size)1 << 29) - 1};
+    tt_tensor *f = NN(tt_fake_empty(2, ok, TT_F64));
+    ck_assert_uint_eq(tt_storage_nbytes(f), ((size_t)1 << 30) * (((size_t)1 << 29) - 1) * 8);
     tt_release(f);
 }
 END_TEST

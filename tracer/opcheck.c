@@ -458,6 +458,95 @@ static int close_enough(const tt_tensor *a, const tt_tensor *b, double atol, dou
     return ok;
 }
 
+/* A bare unbacked symbol ("u3"): its value is whatever the real kernel
+ * made, so it is bound from the real output. */
+static bool bare_unbacked(tt_size s)
+{
+    char t[32];
+    tt_size_str(s, t, sizeof t);
+    return tt_size_is_sym(s) && t[0] == 'u' && strspn(t + 1, "0123456789") == strlen(t + 1);
+}
+
+/* Adds sym = val to the binding unless sym is bound already. */
+static void bind(tt_size sym, int64_t val, tt_size *syms, int64_t *vals, int *n, int cap)
+{
+    for (int i = 0; i < *n; i++)
+        if (syms[i] == sym)
+            return;
+    if (*n < cap) {
+        syms[*n] = sym;
+        vals[*n] = val;
+        (*n)++;
+    }
+}
+
+/* The symbolic trace's fake outputs, evaluated under this call's binding
+ * (the placeholders' symbols bound to the real inputs' sizes), must have
+ * the real outputs' sizes, strides and offset. The replay runs the real
+ * kernel, so a fake kernel that states a wrong symbolic size (s0 - 1 for
+ * s0) would otherwise pass unseen. */
+static tt_check_result check_fake_metadata(const tt_graph *g, tt_tensor **in, int nin,
+                                           tt_tensor **real, int nres, tt_opcheck_entry *e)
+{
+    enum { CAP = 64 };
+    tt_size syms[CAP];
+    int64_t vals[CAP];
+    int nb = 0;
+    if (!g || g->output < 0)
+        return TT_CHECK_PASSED;
+    for (int k = 0, p = 0; k < g->n && p < nin; k++) {
+        if (g->nodes[k].kind != TT_NODE_PLACEHOLDER)
+            continue;
+        const tt_tensor *f = g->nodes[k].vals[0];
+        for (int d = 0; d < tt_ndim(f) && d < tt_ndim(in[p]); d++)
+            if (tt_size_is_sym(tt_sizes(f)[d]))
+                bind(tt_sizes(f)[d], tt_sizes(in[p])[d], syms, vals, &nb, CAP);
+        p++;
+    }
+    const gnode *o = &g->nodes[g->output];
+    for (int j = 0; j < nres && j < o->nouts; j++) {
+        const tt_tensor *f = g->nodes[o->outs[j].node].vals[o->outs[j].out], *r = real[j];
+        if (!f || !r || tt_ndim(f) != tt_ndim(r))
+            continue; /* a rank difference is the shape comparison's to report */
+        for (int d = 0; d < tt_ndim(f); d++)
+            if (bare_unbacked(tt_sizes(f)[d]))
+                bind(tt_sizes(f)[d], tt_sizes(r)[d], syms, vals, &nb, CAP);
+        for (int d = -1; d < 2 * tt_ndim(f); d++) {
+            /* d = -1: the storage offset; then the sizes, then the strides */
+            bool size = d >= 0 && d < tt_ndim(f);
+            int dim = size ? d : d - tt_ndim(f);
+            tt_size fs = d < 0 ? tt_storage_offset(f) : size ? tt_sizes(f)[dim] : tt_strides(f)[dim];
+            int64_t rs = d < 0 ? tt_storage_offset(r) : size ? tt_sizes(r)[dim] : tt_strides(r)[dim];
+            int64_t v;
+            if (!tt_size_is_sym(fs) && !size)
+                continue; /* concrete strides and offsets: the faketensor check's */
+            if (!size && d >= 0 && tt_sizes(r)[dim] <= 1)
+                continue; /* any stride is right for a dim of size 0 or 1 */
+            if (!tt_sym_eval(fs, nb, syms, vals, &v) || v == rs)
+                continue;
+            char expr[128], binding[512] = "";
+            tt_size_str(fs, expr, sizeof expr);
+            for (int i = 0; i < nb; i++) {
+                char nm[32];
+                size_t len = strlen(binding);
+                tt_size_str(syms[i], nm, sizeof nm);
+                snprintf(binding + len, sizeof binding - len, "%s%s = %lld", i ? ", " : "", nm,
+                         (long long)vals[i]);
+            }
+            char what[48];
+            if (d < 0)
+                snprintf(what, sizeof what, "storage offset");
+            else
+                snprintf(what, sizeof what, "%s of dimension %d", size ? "size" : "stride", dim);
+            return fail(e, "output %d: the fake kernel's %s is %s, which is %lld for this "
+                           "call's sizes (%s), but the real kernel's is %lld: the fake kernel "
+                           "must compute the real output's metadata for every input size",
+                        j, what, expr, (long long)v, binding, (long long)rs);
+        }
+    }
+    return TT_CHECK_PASSED;
+}
+
 static tt_check_result check_aot(const tt_op *op, const tt_value *args, int nargs,
                                  const tt_opcheck_opts *o, tt_opcheck_entry *e)
 {
@@ -528,6 +617,7 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
                          "use tt_size_eq/tt_size_lt/tt_size_le, not ==, < or <=");
         goto done;
     }
+    res = check_fake_metadata(tt_compiled_graph(comp, 0), cts, nt, eo, c.nres, e);
     for (int j = 0; j < nout && res == TT_CHECK_PASSED; j++) {
         double md, va = 0, vb = 0;
         int64_t where;

@@ -24,6 +24,7 @@ const char *tt_break_kind_name(tt_break_kind k)
     case TT_BREAK_DATA_READ: return "data read";
     case TT_BREAK_NO_FAKE_KERNEL: return "op without a fake kernel";
     case TT_BREAK_EXPLICIT: return "explicit graph break";
+    case TT_BREAK_DATA_DEPENDENT: return "data-dependent size comparison";
     }
     return "?";
 }
@@ -254,6 +255,11 @@ tt_status tt__tracer_break(tracer *tr, tt_break_kind kind, const char *reason,
         : kind == TT_BREAK_NO_FAKE_KERNEL
             ? "register a fake kernel for the op (tt_register_fake or the spec's .fake) "
               "that computes its output's metadata from its inputs' metadata"
+        : kind == TT_BREAK_DATA_DEPENDENT
+            ? "state what the fake kernel knows of the size "
+              "(tt_frame_new_dynamic_size_bounded(f, min, max)) so its bounds decide the "
+              "comparison, move the code that needs the value into a custom op, or compile "
+              "without fullgraph so the function runs on real values"
             : "remove the tt_graph_break call, or trace without fullgraph to split the "
               "graph here";
     char where[512];
@@ -434,6 +440,23 @@ static void free_stand_ins(tracer *tr)
     tt__free(tr->stand_ins);
     tr->stand_ins = NULL;
     tr->nstand_ins = tr->cap_stand_ins = 0;
+}
+
+/* A comparison of sizes nobody can answer (shape_env.c): a data-dependent
+ * size, as PyTorch's GuardOnDataDependentSymNode. */
+static void trace_undecided(void *ud, const char *expr, tt_srcloc loc)
+{
+    tracer *tr = ud;
+    char why[768], site[300];
+    tt__callsite_text(site, sizeof site);
+    snprintf(why, sizeof why,
+             "Could not guard on data-dependent expression %s: a size made by "
+             "tt_frame_new_dynamic_size has no value until the real kernel runs, so the "
+             "trace cannot tell which way the C code goes%s%s",
+             expr, *site ? " (compared" : "", *site ? site : "");
+    if (*site)
+        snprintf(why + strlen(why), sizeof why - strlen(why), ")");
+    tt__tracer_break(tr, TT_BREAK_DATA_DEPENDENT, why, NULL, loc);
 }
 
 tt_status tt_graph_break_at(const char *reason, tt_srcloc loc)
@@ -684,6 +707,10 @@ tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_ten
     if (tr->fake)
         tt_fake_mode_begin();
     tt__symbolic_start(tr);
+    void (*saved_hook)(void *, const char *, tt_srcloc);
+    void *saved_ud;
+    tt__sym_get_undecided_hook(&saved_hook, &saved_ud);
+    tt_sym_set_undecided_hook(trace_undecided, tr);
     tt_clear_error();
     /* The traced function's nodes get the lines of its own calls, never
      * that of an op call the trace may have started inside (a compiled
@@ -692,6 +719,7 @@ tt_status tt__tracer_run(tracer *tr, tt_fn fn, int nin, tt_tensor **vals, tt_ten
     tt_callframe_top = NULL;
     st = fn(vals, nin, outs, nout, tr->opts.ud);
     tt_callframe_top = frames;
+    tt_sym_set_undecided_hook(saved_hook, saved_ud);
     tt__symbolic_stop(tr);
     if (tr->fake)
         tt_fake_mode_end();

@@ -173,6 +173,9 @@ typedef enum {
     TT_BREAK_DATA_READ,      /* tt_data / tt_item / tt_get on a traced tensor */
     TT_BREAK_NO_FAKE_KERNEL, /* an op that cannot run on fake tensors */
     TT_BREAK_EXPLICIT,       /* tt_graph_break("...") */
+    /* tt_size_lt/le/eq/int on a data-dependent size its bounds do not
+     * decide (PyTorch: "Could not guard on data-dependent expression") */
+    TT_BREAK_DATA_DEPENDENT,
 } tt_break_kind;
 
 typedef struct {
