@@ -24,9 +24,9 @@ static tt_status broadcast_to(const char *fn, const tt_tensor *src,
         int j = i - (dst->ndim - src->ndim);
         if (j < 0)
             strides[i] = 0;
-        else if (src->sizes[j] == dst->sizes[i])
+        else if (tt__sz_eq(src->sizes[j], dst->sizes[i]))
             strides[i] = src->strides[j];
-        else if (src->sizes[j] == 1)
+        else if (tt__sz_is_one(src->sizes[j]))
             strides[i] = 0;
         else
             goto bad;

@@ -214,6 +214,16 @@ tt_tensor *tt_t(const tt_tensor *t)
                        : tt_transpose(t, 0, 1);
 }
 
+/* A size as text for a message: "8", "s0", "s0 - 1". */
+static const char *sz_text(tt_size s, char *buf, size_t n)
+{
+    tt_size_str(s, buf, n);
+    return buf;
+}
+
+/* Sizes, starts, ends and indices may be symbols (PyTorch's SymInt
+ * arguments): every decision below goes through tt__sz_*, which guards on
+ * symbols, and arithmetic through tt_sym_*. */
 tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
                     int64_t step)
 {
@@ -229,30 +239,40 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
     int d = tt__wrap_dim("tt_slice", dim, t->ndim);
     if (d < 0)
         return NULL;
-    if (step <= 0) {
-        tt_error(TT_EINVAL, "tt_slice: argument 'step' must be positive (got %lld)",
-                 (long long)step);
+    char b1[64];
+    if (tt__sz_le(step, 0)) {
+        tt_error(TT_EINVAL, "tt_slice: argument 'step' must be positive (got %s)",
+                 sz_text(step, b1, sizeof b1));
         return NULL;
     }
-    int64_t n = t->sizes[d];
-    if (tt_size_is_sym(n)) {
-        tt_error(TT_EINVAL, "tt_slice: slicing a symbolic dimension is not supported");
-        return NULL;
-    }
+    tt_size n = t->sizes[d];
     /* Python's clamping of out-of-range bounds. */
-    if (start < 0)
-        start += n;
-    if (end < 0)
-        end += n;
-    start = start < 0 ? 0 : start > n ? n : start;
-    end = end < start ? start : end > n ? n : end;
+    if (tt__sz_lt(start, 0))
+        start = tt_sym_add(start, n);
+    if (tt__sz_lt(end, 0))
+        end = tt_sym_add(end, n);
+    if (tt__sz_lt(start, 0))
+        start = 0;
+    else if (tt__sz_gt(start, n))
+        start = n;
+    if (tt__sz_lt(end, start))
+        end = start;
+    else if (tt__sz_gt(end, n))
+        end = n;
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     memcpy(sz, t->sizes, sizeof sz);
     memcpy(st, t->strides, sizeof st);
-    sz[d] = (end - start + step - 1) / step;
+    if (tt__sz_concrete2(start, end) && !tt_size_is_sym(step))
+        sz[d] = (end - start + step - 1) / step;
+    else if (tt__sz_eq(step, 1))
+        sz[d] = tt_sym_sub(end, start);
+    else
+        sz[d] = tt_sym_floordiv(tt_sym_add(tt_sym_sub(end, start), tt_sym_sub(step, 1)), step);
     st[d] = tt_sym_mul(t->strides[d], step);
-    return tt__make_view(t, t->ndim, sz, st,
-                         tt_sym_add(t->offset, tt_sym_mul(start, t->strides[d])));
+    tt_size off = tt_sym_add(t->offset, tt_sym_mul(start, t->strides[d]));
+    if (sz[d] == -1 || st[d] == -1 || off == -1)
+        return NULL; /* the symbolic arithmetic failed; its error is set */
+    return tt__make_view(t, t->ndim, sz, st, off);
 }
 
 tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
@@ -269,31 +289,29 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
     int d = tt__wrap_dim("tt_narrow", dim, t->ndim);
     if (d < 0)
         return NULL;
-    int64_t n = t->sizes[d];
-    if (tt_size_is_sym(n)) { /* as tt_slice; the range checks below need a number */
-        tt_error(TT_EINVAL, "tt_narrow: narrowing a symbolic dimension is not supported");
+    tt_size n = t->sizes[d];
+    char b1[64], b2[64], b3[64];
+    if (tt__sz_lt(len, 0)) {
+        tt_error(TT_EINVAL, "tt_narrow: argument 'length' must be non-negative (got %s)",
+                 sz_text(len, b1, sizeof b1));
         return NULL;
     }
-    if (len < 0) {
-        tt_error(TT_EINVAL, "tt_narrow: argument 'length' must be non-negative (got %lld)",
-                 (long long)len);
-        return NULL;
-    }
-    if (start < -n || start > n) {
+    tt_size neg_n = tt_sym_sub(0, n);
+    if (tt__sz_lt(start, neg_n) || tt__sz_gt(start, n)) {
         tt_error(TT_EINVAL, "tt_narrow: start out of range (expected to be in range "
-                            "of [%lld, %lld], but got %lld)", -(long long)n,
-                 (long long)n, (long long)start);
+                            "of [%s, %s], but got %s)", sz_text(neg_n, b1, sizeof b1),
+                 sz_text(n, b2, sizeof b2), sz_text(start, b3, sizeof b3));
         return NULL;
     }
-    if (start < 0)
-        start += n;
-    if (len > n - start) { /* (start + len could overflow) */
-        tt_error(TT_EINVAL, "tt_narrow: start (%lld) + length (%lld) exceeds "
-                            "dimension size (%lld)", (long long)start,
-                 (long long)len, (long long)n);
+    if (tt__sz_lt(start, 0))
+        start = tt_sym_add(start, n);
+    if (tt__sz_gt(len, tt_sym_sub(n, start))) { /* (start + len could overflow) */
+        tt_error(TT_EINVAL, "tt_narrow: start (%s) + length (%s) exceeds "
+                            "dimension size (%s)", sz_text(start, b1, sizeof b1),
+                 sz_text(len, b2, sizeof b2), sz_text(n, b3, sizeof b3));
         return NULL;
     }
-    return tt_slice(t, d, start, start + len, 1);
+    return tt_slice(t, d, start, tt_sym_add(start, len), 1);
 }
 
 tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
@@ -310,16 +328,16 @@ tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
     int d = tt__wrap_dim("tt_select", dim, t->ndim);
     if (d < 0)
         return NULL;
-    int64_t n = t->sizes[d];
-    if (!tt_size_is_sym(n) && (index < -n || index >= n)) {
-        char s[256];
-        tt_error(TT_EINVAL, "tt_select: index %lld out of range for tensor of size "
-                            "%s at dimension %d", (long long)index,
+    tt_size n = t->sizes[d];
+    if (tt__sz_lt(index, tt_sym_sub(0, n)) || tt__sz_ge(index, n)) {
+        char s[256], i[64];
+        tt_error(TT_EINVAL, "tt_select: index %s out of range for tensor of size "
+                            "%s at dimension %d", sz_text(index, i, sizeof i),
                  tt_shape_str(t, s, sizeof s), d);
         return NULL;
     }
-    if (index < 0)
-        index += n;
+    if (tt__sz_lt(index, 0))
+        index = tt_sym_add(index, n);
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
     for (int i = 0; i < t->ndim; i++)
@@ -327,8 +345,10 @@ tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
             sz[k] = t->sizes[i];
             st[k++] = t->strides[i];
         }
-    return tt__make_view(t, t->ndim - 1, sz, st,
-                         tt_sym_add(t->offset, tt_sym_mul(index, t->strides[d])));
+    tt_size off = tt_sym_add(t->offset, tt_sym_mul(index, t->strides[d]));
+    if (off == -1)
+        return NULL; /* the symbolic arithmetic failed; its error is set */
+    return tt__make_view(t, t->ndim - 1, sz, st, off);
 }
 
 tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
@@ -363,15 +383,15 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
             /* PyTorch's inferExpandGeometry: a new leading dim of size 1
              * gets the stride of a contiguous outer dim; others step 0. */
             sz[i] = want;
-            st[i] = want == 1 && t->ndim > 0 ? tt_sym_mul(sz[i + 1], st[i + 1]) : 0;
+            st[i] = tt__sz_is_one(want) && t->ndim > 0 ? tt_sym_mul(sz[i + 1], st[i + 1]) : 0;
             continue;
         }
         if (want == -1)
             want = t->sizes[j];
-        if (t->sizes[j] == want) {
+        if (tt__sz_eq(t->sizes[j], want)) {
             sz[i] = want;
             st[i] = t->strides[j];
-        } else if (t->sizes[j] == 1 && (want >= 0 || tt_size_is_sym(want))) {
+        } else if (tt__sz_is_one(t->sizes[j]) && (want >= 0 || tt_size_is_sym(want))) {
             sz[i] = want;
             st[i] = 0;
         } else {
