@@ -42,11 +42,13 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
         out[infer] = numel / known;
         return TT_OK;
     }
-    if (infer >= 0 && (tt_size_is_sym(known) || tt_size_is_sym(numel)) && known != 0) {
+    /* Symbolic: the count must divide (or match), decided through guards. */
+    if (infer >= 0 && (tt_size_is_sym(known) || tt_size_is_sym(numel)) && known != 0 &&
+        tt__sz_eq(tt_sym_mod(numel, known), 0)) {
         out[infer] = tt_sym_floordiv(numel, known);
         return TT_OK;
     }
-    if (infer < 0 && (known == numel || tt_sym_hint(known) == tt_sym_hint(numel)))
+    if (infer < 0 && tt__sz_eq(known, numel))
         return TT_OK;
 bad:;
     char shape[256];
@@ -74,13 +76,13 @@ static bool view_strides(int on, const tt_size *osz, const tt_size *ost, int nn,
     for (int td = on - 1; td >= 0; td--) {
         tnumel = tt_sym_mul(tnumel, osz[td]);
         if (td == 0 ||
-            (osz[td - 1] != 1 && ost[td - 1] != tt_sym_mul(tnumel, chunk))) {
-            while (vd >= 0 && (tt_sym_hint(vnumel) < tt_sym_hint(tnumel) || nsz[vd] == 1)) {
+            (!tt__sz_is_one(osz[td - 1]) && tt__sz_ne(ost[td - 1], tt_sym_mul(tnumel, chunk)))) {
+            while (vd >= 0 && (tt__sz_lt(vnumel, tnumel) || tt__sz_is_one(nsz[vd]))) {
                 nst[vd] = tt_sym_mul(vnumel, chunk);
                 vnumel = tt_sym_mul(vnumel, nsz[vd]);
                 vd--;
             }
-            if (vnumel != tnumel && tt_sym_hint(vnumel) != tt_sym_hint(tnumel))
+            if (tt__sz_ne(vnumel, tnumel))
                 return false;
             if (td > 0) {
                 chunk = ost[td - 1];
@@ -214,11 +216,53 @@ tt_tensor *tt_t(const tt_tensor *t)
                        : tt_transpose(t, 0, 1);
 }
 
-/* A size as text for a message: "8", "s0", "s0 - 1". */
+/* True when v is a handle the shape environment knows. A start, end or
+ * index in the handle range that it does not know is a plain (very
+ * negative) integer from C, such as INT64_MIN for "from the start", as a
+ * Python int is never a SymInt. */
+static bool known_sym(tt_size v)
+{
+    if (!tt_size_is_sym(v))
+        return false;
+    if (tt_sym_add(v, 0) != -1)
+        return true;
+    tt_clear_error(); /* asked, not failed */
+    return false;
+}
+
+/* v as an argument of the arithmetic: a known symbol or a plain integer;
+ * one below every size that is no symbol becomes the least such integer
+ * (every comparison with a size answers the same). */
+static tt_size int_arg(tt_size v)
+{
+    return tt_size_is_sym(v) && !known_sym(v) ? TT_SYM_BASE + 1 : v;
+}
+
+/* A size or an integer argument as text for a message: "8", "s0",
+ * "s0 - 1", "-9223372036854775808". */
 static const char *sz_text(tt_size s, char *buf, size_t n)
 {
-    tt_size_str(s, buf, n);
+    if (tt_size_is_sym(s) && known_sym(s))
+        tt_size_str(s, buf, n);
+    else
+        snprintf(buf, n, "%lld", (long long)s);
     return buf;
+}
+
+/* The view of `len` elements of t's dim d from `start` every `step`
+ * (checked by the caller). */
+static tt_tensor *range_view(const tt_tensor *t, int d, tt_size start, tt_size len,
+                             tt_size step)
+{
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    memcpy(sz, t->sizes, sizeof sz);
+    memcpy(st, t->strides, sizeof st);
+    sz[d] = len;
+    st[d] = tt_sym_mul(t->strides[d], step);
+    tt_size off = tt_sym_add(t->offset, tt_sym_mul(start, t->strides[d]));
+    if (len == -1 || st[d] == -1 || off == -1)
+        return NULL; /* the symbolic arithmetic failed; its error is set */
+    return tt__make_view(t, t->ndim, sz, st, off);
 }
 
 /* Sizes, starts, ends and indices may be symbols (PyTorch's SymInt
@@ -240,6 +284,7 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
     if (d < 0)
         return NULL;
     char b1[64];
+    start = int_arg(start), end = int_arg(end), step = int_arg(step);
     if (tt__sz_le(step, 0)) {
         tt_error(TT_EINVAL, "tt_slice: argument 'step' must be positive (got %s)",
                  sz_text(step, b1, sizeof b1));
@@ -259,20 +304,14 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
         end = start;
     else if (tt__sz_gt(end, n))
         end = n;
-    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
-    memcpy(sz, t->sizes, sizeof sz);
-    memcpy(st, t->strides, sizeof st);
+    tt_size len;
     if (tt__sz_concrete2(start, end) && !tt_size_is_sym(step))
-        sz[d] = (end - start + step - 1) / step;
+        len = (end - start + step - 1) / step;
     else if (tt__sz_eq(step, 1))
-        sz[d] = tt_sym_sub(end, start);
+        len = tt_sym_sub(end, start);
     else
-        sz[d] = tt_sym_floordiv(tt_sym_add(tt_sym_sub(end, start), tt_sym_sub(step, 1)), step);
-    st[d] = tt_sym_mul(t->strides[d], step);
-    tt_size off = tt_sym_add(t->offset, tt_sym_mul(start, t->strides[d]));
-    if (sz[d] == -1 || st[d] == -1 || off == -1)
-        return NULL; /* the symbolic arithmetic failed; its error is set */
-    return tt__make_view(t, t->ndim, sz, st, off);
+        len = tt_sym_floordiv(tt_sym_add(tt_sym_sub(end, start), tt_sym_sub(step, 1)), step);
+    return range_view(t, d, start, len, step);
 }
 
 tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
@@ -291,13 +330,13 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
         return NULL;
     tt_size n = t->sizes[d];
     char b1[64], b2[64], b3[64];
-    if (tt__sz_lt(len, 0)) {
+    if (tt__sz_lt(int_arg(len), 0)) {
         tt_error(TT_EINVAL, "tt_narrow: argument 'length' must be non-negative (got %s)",
                  sz_text(len, b1, sizeof b1));
         return NULL;
     }
     tt_size neg_n = tt_sym_sub(0, n);
-    if (tt__sz_lt(start, neg_n) || tt__sz_gt(start, n)) {
+    if (tt__sz_lt(int_arg(start), neg_n) || tt__sz_gt(start, n)) {
         tt_error(TT_EINVAL, "tt_narrow: start out of range (expected to be in range "
                             "of [%s, %s], but got %s)", sz_text(neg_n, b1, sizeof b1),
                  sz_text(n, b2, sizeof b2), sz_text(start, b3, sizeof b3));
@@ -311,7 +350,9 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
                  sz_text(len, b2, sizeof b2), sz_text(n, b3, sizeof b3));
         return NULL;
     }
-    return tt_slice(t, d, start, tt_sym_add(start, len), 1);
+    /* The view directly (not tt_slice(start, start + len)), so that its
+     * size is len itself and not the expression (start + len) - start. */
+    return range_view(t, d, start, len, 1);
 }
 
 tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
@@ -329,7 +370,7 @@ tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
     if (d < 0)
         return NULL;
     tt_size n = t->sizes[d];
-    if (tt__sz_lt(index, tt_sym_sub(0, n)) || tt__sz_ge(index, n)) {
+    if (tt__sz_lt(int_arg(index), tt_sym_sub(0, n)) || tt__sz_ge(index, n)) {
         char s[256], i[64];
         tt_error(TT_EINVAL, "tt_select: index %s out of range for tensor of size "
                             "%s at dimension %d", sz_text(index, i, sizeof i),
