@@ -202,7 +202,7 @@ static tt_status squeeze_dims_kernel(tt_frame *f)
         int d = tt__op_dim(tt__op_label(TT_OP_SQUEEZE_DIMS), "dim", 2, dims[i], self->ndim);
         if (d < 0)
             return tt_errcode();
-        if (self->ndim > 0 && self->sizes[d] == 1)
+        if (self->ndim > 0 && tt__sz_is_one(self->sizes[d]))
             drop[d] = true;
     }
     tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];

@@ -460,7 +460,7 @@ tt_tensor *tt_squeeze(const tt_tensor *t, int dim)
     int d = tt__wrap_dim("tt_squeeze", dim, t->ndim);
     if (d < 0)
         return NULL;
-    if (t->ndim == 0 || t->sizes[d] != 1)
+    if (t->ndim == 0 || !tt__sz_is_one(t->sizes[d]))
         return tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
@@ -482,7 +482,7 @@ tt_tensor *tt_squeeze_all(const tt_tensor *t)
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
     for (int i = 0; i < t->ndim; i++)
-        if (t->sizes[i] != 1) {
+        if (!tt__sz_is_one(t->sizes[i])) {
             sz[k] = t->sizes[i];
             st[k++] = t->strides[i];
         }

@@ -308,6 +308,22 @@ static tt_status ce_model(tt_tensor **in, int nin, tt_tensor **out, int nout, vo
 START_TEST(test_cross_entropy)
 {
     ck_assert_int_eq(check_symbolic(ce_model, 2, 1, make_ce, false), 1);
+    /* The batch of the target matched self's as a guard, not by the
+     * example values: another target size retraces, and fails as eager. */
+    tt_compiled *c = NN(tt_compile(ce_model, 2, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    tt_tensor *in[2], *bad[2], *got = NULL;
+    make_ce(3, in);
+    make_ce(4, bad);
+    OK(tt_compiled_call(c, in, &got));
+    tt_release(got);
+    tt_tensor *mixed[2] = {bad[0], in[1]};
+    ck_assert_int_eq(tt_compiled_call(c, mixed, &got), TT_ESHAPE);
+    ck_assert_error(TT_ESHAPE, "expected shape [N] to match the batch of 'self'");
+    for (int i = 0; i < 2; i++) {
+        tt_release(in[i]);
+        tt_release(bad[i]);
+    }
+    tt_compiled_free(c);
 }
 END_TEST
 
