@@ -273,6 +273,9 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
 {
     if (TT_CHECK_TENSOR("tt_slice", "self", t))
         return NULL;
+    /* Before dispatch, so that a trace records the plain integer (a
+     * graph reads any argument in the handle range as a symbol). */
+    start = int_arg(start), end = int_arg(end), step = int_arg(step);
     if (tt__needs_dispatch1(t)) {
         return tt__call_op(TT_OP_SLICE_TENSOR, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(end), tt_v_int(step)));
     }
@@ -284,7 +287,6 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
     if (d < 0)
         return NULL;
     char b1[64];
-    start = int_arg(start), end = int_arg(end), step = int_arg(step);
     if (tt__sz_le(step, 0)) {
         tt_error(TT_EINVAL, "tt_slice: argument 'step' must be positive (got %s)",
                  sz_text(step, b1, sizeof b1));

@@ -8,6 +8,7 @@
 #include "tt_test.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -81,7 +82,7 @@ static tt_status finish(tt_tensor **out, tt_tensor *r)
 
 /* ============================================ N10: slice, narrow, select */
 
-/* x[1:-1] * 2, narrow(x, 0, 1, 2), x[-1]: slicing a symbolic dim. */
+/* x[1:-1], narrow(x, 0, 1, 2), x[-1], x[::2]: slicing a symbolic dim. */
 static tt_status slice_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
@@ -90,8 +91,11 @@ static tt_status slice_model(tt_tensor **in, int nin, tt_tensor **out, int nout,
     tt_tensor *s = tt_slice(x, 0, 1, -1, 1);
     tt_tensor *n = tt_narrow(x, 0, 1, 2);
     tt_tensor *l = tt_select(x, 0, -1);
+    tt_tensor *all = tt_slice(x, 0, INT64_MIN, INT64_MAX, 2); /* x[::2] */
     tt_tensor *sn = s && n ? tt_sum(s, 1, (int64_t[]){0}, false) : NULL;
-    tt_tensor *r = sn ? tt_add(sn, l) : NULL;
+    tt_tensor *as = all ? tt_sum(all, 1, (int64_t[]){0}, false) : NULL;
+    tt_tensor *r = sn && as && l ? tt_add(sn, l) : NULL;
+    r = r ? tt_add(r, as) : NULL;
     tt_tensor *ns = n ? tt_sum(n, 1, (int64_t[]){0}, false) : NULL;
     r = r && ns ? tt_add(r, ns) : NULL;
     return finish(out, r);
