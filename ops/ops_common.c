@@ -195,17 +195,18 @@ void tt__elementwise_strides(int n, const tt_tensor *const *ins, int ndim,
      * nothing to follow) gives a contiguous output; inputs all of the
      * output's shape, dense and with equal strides give those strides. */
     bool all_contig = true, same_dense = true;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         all_contig = all_contig && (ins[i]->flags & TT_TF_CONTIGUOUS);
+    if (all_contig || n == 0 || ndim <= 1) { /* (the eager hot path: first) */
+        tt__contiguous_strides(ndim, sizes, strides);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
         bool full = ins[i]->ndim == ndim;
         for (int d = 0; full && d < ndim; d++)
             full = tt__sz_eq(ins[i]->sizes[d], sizes[d]);
         same_dense = same_dense && full && tt__is_non_overlapping_and_dense(ins[i]) &&
                      memcmp(ins[i]->strides, ins[0]->strides, sizeof(tt_size) * (size_t)ndim) == 0;
-    }
-    if (all_contig || n == 0 || ndim <= 1) {
-        tt__contiguous_strides(ndim, sizes, strides);
-        return;
     }
     if (same_dense) {
         memcpy(strides, ins[0]->strides, sizeof(tt_size) * (size_t)ndim);
