@@ -405,6 +405,11 @@ static tt_status copy_kernel(tt_frame *f)
                                        "broadcast to the destination's shape %s",
                             tt_shape_str(src, a, sizeof a), tt_shape_str(self, b, sizeof b));
         }
+        /* The overlap checks of the real copy (PyTorch's meta copy_ makes
+         * them too), on symbolic extents through guards. */
+        if ((st = tt__check_write("tt_copy_", self, NULL)) ||
+            (st = tt__check_write("tt_copy_", self, src)))
+            return st;
         if (!self->storage->fake)
             return tt_error(TT_EFAKE, "tt_copy_: cannot copy a fake tensor into a real one");
     } else if ((st = tt__copy_raw(self, src))) {

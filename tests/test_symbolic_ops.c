@@ -331,6 +331,48 @@ START_TEST(test_cross_entropy)
 }
 END_TEST
 
+/* x[1:].copy_(x[:-1]): the two overlap partly, which eager refuses; so
+ * must a symbolic trace. And x[:, 0:1].expand(B, 4).add_(1) writes one
+ * element from several places. */
+static tt_status overlap_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *x = tt_clone(in[0]);
+    tt_size b = tt_dim_size(in[0], 0);
+    tt_tensor *hi = x ? tt_slice(x, 0, 1, b, 1) : NULL;
+    tt_tensor *lo = x ? tt_slice(x, 0, 0, tt_sym_sub(b, 1), 1) : NULL;
+    tt_status st = hi && lo ? tt_copy_(hi, lo) : tt_errcode();
+    return finish(out, st ? NULL : x);
+}
+
+static tt_status expanded_write(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *x = tt_clone(in[0]);
+    tt_tensor *c = x ? tt_slice(x, 1, 0, 1, 1) : NULL;
+    tt_tensor *e = c ? tt_expand(c, 2, (int64_t[]){tt_dim_size(in[0], 0), 4}) : NULL;
+    tt_status st = e ? tt_add_scalar_(e, 1) : tt_errcode();
+    return finish(out, st ? NULL : x);
+}
+
+START_TEST(test_overlapping_writes)
+{
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(5, 4), TT_F32)), *got = NULL;
+    tt_trace_opts o = {.mode = TT_TRACE_SYMBOLIC, .fullgraph = true};
+    ck_assert_int_eq(overlap_model(&x, 1, &got, 1, NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "some elements of the input tensor and the written-to tensor");
+    ck_assert_ptr_null(tt_trace(overlap_model, 1, &x, &o));
+    ck_assert_error(TT_EINVAL, "some elements of the input tensor and the written-to tensor");
+    ck_assert_int_eq(expanded_write(&x, 1, &got, 1, NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "more than one element of the written-to tensor");
+    ck_assert_ptr_null(tt_trace(expanded_write, 1, &x, &o));
+    ck_assert_error(TT_EINVAL, "more than one element of the written-to tensor");
+    tt_release(x);
+}
+END_TEST
+
 /* x + ones(4), x < ones(4), where(...): broadcasting a static size
  * against a symbol. */
 static tt_status bcast_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
@@ -438,6 +480,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_cat_stack);
     tcase_add_test(tc, test_cross_entropy);
     tcase_add_test(tc, test_broadcast);
+    tcase_add_test(tc, test_overlapping_writes);
     suite_add_tcase(s, tc);
     tc = tt_tcase("layout_and_grad");
     tcase_add_test(tc, test_permuted_strides);
