@@ -161,6 +161,30 @@ START_TEST(test_slice_records_symbolic_shape)
 }
 END_TEST
 
+/* c[0:s0] clamps its end to c's 16 rows: a guard s0 <= 16, so a batch
+ * past 16 retraces and gets eager's [16, 8]. */
+START_TEST(test_slice_clamp_guard)
+{
+    tt_compiled *c = NN(tt_compile(slice_shape_model, 1, 1,
+                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    const int64_t batches[] = {5, 7, 20, 30};
+    for (int k = 0; k < 4; k++) {
+        tt_tensor *x = NN(tt_randn(TT_SHAPE(batches[k], 4), TT_F32)), *got, *want;
+        OK(tt_compiled_call(c, &x, &got));
+        OK(slice_shape_model(&x, 1, &want, 1, NULL));
+        assert_close(got, want, "c[0:B]");
+        ck_assert_int_eq(tt_dim_size(got, 0), batches[k] < 16 ? batches[k] : 16);
+        tt_release(got);
+        tt_release(want);
+        tt_release(x);
+    }
+    tt_compile_stats s;
+    tt_compiled_stats(c, &s);
+    ck_assert_int_eq(s.misses, 2); /* the first call, and the first past 16 */
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* Messages print symbols by name, never their handles. */
 static tt_status bad_narrow(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
@@ -470,6 +494,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_slice_symbolic_dim);
     tcase_add_test(tc, test_symbolic_bounds);
     tcase_add_test(tc, test_slice_records_symbolic_shape);
+    tcase_add_test(tc, test_slice_clamp_guard);
     tcase_add_test(tc, test_symbolic_messages);
     suite_add_tcase(s, tc);
     tc = tt_tcase("guards");
