@@ -473,6 +473,29 @@ static tt_status cat_grad_model(tt_tensor **in, int nin, tt_tensor **out, int no
     return st;
 }
 
+/* d sum(x[1:B] * 2 + x[B - 1] + x[::2].sum(0)) / dx, with symbolic
+ * starts, lengths and indices in the saved arguments of the backward. */
+static tt_status view_grad_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *x = in[0];
+    tt_size b = tt_dim_size(x, 0), b1 = tt_sym_sub(b, 1);
+    tt_tensor *n = tt_narrow(x, 0, 1, b1);
+    tt_tensor *l = tt_select(x, 0, b1);
+    tt_tensor *e = tt_slice(x, 0, 0, b, 2);
+    tt_tensor *es = e ? tt_sum(e, 1, (int64_t[]){0}, false) : NULL;
+    tt_tensor *n2 = n ? tt_mul_scalar(n, 2) : NULL;
+    tt_tensor *y = n2 && l ? tt_add(n2, l) : NULL;
+    y = y && es ? tt_add(y, es) : NULL;
+    tt_tensor *s = y ? tt_sum(y, 0, NULL, false) : NULL;
+    tt_tensor *g = NULL;
+    tt_status st = s ? tt_grad(1, &s, NULL, 1, &x, &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    return st;
+}
+
 static void make_x_grad(int64_t b, tt_tensor **in)
 {
     make_x(b, in);
@@ -482,6 +505,12 @@ static void make_x_grad(int64_t b, tt_tensor **in)
 START_TEST(test_cat_gradient)
 {
     ck_assert_int_eq(check_symbolic(cat_grad_model, 1, 1, make_x_grad, false), 1);
+}
+END_TEST
+
+START_TEST(test_view_gradients)
+{
+    ck_assert_int_eq(check_symbolic(view_grad_model, 1, 1, make_x_grad, false), 1);
 }
 END_TEST
 
@@ -510,6 +539,7 @@ static Suite *suite(void)
     tc = tt_tcase("layout_and_grad");
     tcase_add_test(tc, test_permuted_strides);
     tcase_add_test(tc, test_cat_gradient);
+    tcase_add_test(tc, test_view_gradients);
     suite_add_tcase(s, tc);
     return s;
 }
