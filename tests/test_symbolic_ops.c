@@ -297,6 +297,47 @@ START_TEST(test_matmul)
 }
 END_TEST
 
+/* a @ b with both inputs symbolic: the plan serves every (n, k, m) and
+ * never replays on inner sizes that differ. */
+static tt_status mm2_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    out[0] = tt_matmul(in[0], in[1]);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_matmul_two_symbolic)
+{
+    tt_compiled *c = NN(tt_compile(mm2_model, 2, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    const int64_t shapes[][3] = {{3, 4, 5}, {5, 6, 2}, {7, 3, 9}};
+    for (int k = 0; k < 3; k++) {
+        tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(shapes[k][0], shapes[k][1]), TT_F32)),
+                            NN(tt_randn(TT_SHAPE(shapes[k][1], shapes[k][2]), TT_F32))};
+        tt_tensor *got, *want;
+        OK(tt_compiled_call(c, in, &got));
+        OK(mm2_model(in, 2, &want, 1, NULL));
+        assert_close(got, want, "a @ b");
+        tt_release(got);
+        tt_release(want);
+        tt_release(in[0]);
+        tt_release(in[1]);
+    }
+    tt_compile_stats s;
+    tt_compiled_stats(c, &s);
+    ck_assert_int_eq(s.misses, 1);
+    /* Inner sizes that differ miss the guard and fail as eager does,
+     * instead of replaying the plan on them. */
+    tt_tensor *a = NN(tt_randn(TT_SHAPE(5, 6), TT_F32)), *b = NN(tt_randn(TT_SHAPE(7, 2), TT_F32));
+    tt_tensor *got = NULL;
+    ck_assert_int_eq(tt_compiled_call(c, (tt_tensor *[]){a, b}, &got), TT_ESHAPE);
+    ck_assert_error(TT_ESHAPE, "shapes cannot be multiplied");
+    ck_assert_ptr_null(got);
+    tt_release(a);
+    tt_release(b);
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* cat([x, ones(3, 4)]), stack([x, 2x]) */
 static tt_status cat_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
@@ -531,6 +572,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_copy);
     tcase_add_test(tc, test_view);
     tcase_add_test(tc, test_matmul);
+    tcase_add_test(tc, test_matmul_two_symbolic);
     tcase_add_test(tc, test_cat_stack);
     tcase_add_test(tc, test_cross_entropy);
     tcase_add_test(tc, test_broadcast);
