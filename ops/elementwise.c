@@ -417,7 +417,7 @@ static tt_status check_inplace_target(const char *name, const tt_tensor *out, in
 {
     bool same = nd == out->ndim;
     for (int d = 0; same && d < nd; d++)
-        same = sizes[d] == out->sizes[d];
+        same = tt__sz_eq(sizes[d], out->sizes[d]);
     if (!same) {
         char s1[256], s2[256];
         tt_size_list_str(nd, sizes, false, s2, sizeof s2);

@@ -99,14 +99,6 @@ static char *shape_str(int nd, const tt_size *sizes, char *buf, size_t n)
     return tt_shape_str(&tmp, buf, n);
 }
 
-/* Equal sizes; two symbolic sizes count as equal when their hints are (the
- * check a fake trace can make, as tt__broadcast does). */
-static bool sym_eq(tt_size a, tt_size b)
-{
-    return a == b || (tt_size_is_sym(a) && tt_size_is_sym(b) &&
-                      tt_sym_hint(a) == tt_sym_hint(b) && tt_sym_hint(a) >= 0);
-}
-
 static tt_size prod(int n, const tt_size *s)
 {
     tt_size p = 1;
@@ -447,7 +439,7 @@ static tt_tensor *product(const names *nm, const tt_tensor *a, const tt_tensor *
         bool ok = bias->ndim <= ond;
         for (int i = 0; ok && i < bias->ndim; i++) {
             tt_size s = bias->sizes[i], o = osz[ond - bias->ndim + i];
-            ok = s == 1 || sym_eq(s, o);
+            ok = tt__sz_is_one(s) || tt__sz_eq(s, o);
         }
         if (!ok) {
             char s1[256], s2[256];
@@ -495,7 +487,7 @@ static tt_tensor *mm_impl(const tt_tensor *a, const tt_tensor *b)
         return fail(&MM, 2, TT_ESHAPE, "mat2 must be a matrix (got a %dD tensor)", b->ndim);
     if (!check_dtypes(&MM, a, b))
         return NULL;
-    if (!sym_eq(a->sizes[1], b->sizes[0]))
+    if (!tt__sz_eq(a->sizes[1], b->sizes[0]))
         return fail(&MM, 2, TT_ESHAPE, "mat1 and mat2 shapes cannot be multiplied (%sx%s and %sx%s)",
                     sz(s0, a->sizes[0]), sz(s1, a->sizes[1]), sz(s2, b->sizes[0]),
                     sz(s3, b->sizes[1]));
@@ -513,7 +505,7 @@ static tt_tensor *bmm_impl(const tt_tensor *a, const tt_tensor *b)
         return fail(&BMM, 2, TT_ESHAPE, "batch2 must be a 3D tensor (got a %dD tensor)", b->ndim);
     if (!check_dtypes(&BMM, a, b))
         return NULL;
-    if (!sym_eq(a->sizes[0], b->sizes[0]) || !sym_eq(a->sizes[2], b->sizes[1]))
+    if (!tt__sz_eq(a->sizes[0], b->sizes[0]) || !tt__sz_eq(a->sizes[2], b->sizes[1]))
         return fail(&BMM, 2, TT_ESHAPE, "Expected size for first two dimensions of batch2 "
                                         "tensor to be: [%s, %s] but got: [%s, %s].",
                     sz(s0, a->sizes[0]), sz(s1, a->sizes[2]), sz(s2, b->sizes[0]),
@@ -576,9 +568,9 @@ static tt_tensor *matmul_impl(const names *nm, const tt_tensor *a, const tt_tens
     for (int d = 0; d < nb; d++) {
         int ia = d - (nb - nba), ib = d - (nb - nbb);
         tt_size sa = ia >= 0 ? ma.sizes[ia] : 1, sb = ib >= 0 ? mb.sizes[ib] : 1;
-        if (sa == 1 || sym_eq(sa, sb)) {
+        if (tt__sz_is_one(sa) || tt__sz_eq(sa, sb)) {
             bs[d] = sb;
-        } else if (sb == 1) {
+        } else if (tt__sz_is_one(sb)) {
             bs[d] = sa;
         } else {
             szbuf s0, s1;
@@ -587,7 +579,7 @@ static tt_tensor *matmul_impl(const names *nm, const tt_tensor *a, const tt_tens
                         sz(s0, sa), sz(s1, sb), d);
         }
     }
-    if (!sym_eq(ma.sizes[nba + 1], mb.sizes[nbb]))
+    if (!tt__sz_eq(ma.sizes[nba + 1], mb.sizes[nbb]))
         return inner_mismatch(nm, d1, d2, &ma, &mb, nb, bs);
     tt_size osz[TT_MAX_DIMS + 1];
     int ond = nb;

@@ -53,12 +53,6 @@ static void task_rows(int64_t b, int64_t e, void *vp)
     }
 }
 
-static bool size_eq(tt_size a, tt_size b)
-{
-    return a == b || (tt_size_is_sym(a) && tt_size_is_sym(b) && tt_sym_hint(a) == tt_sym_hint(b) &&
-                      tt_sym_hint(a) >= 0);
-}
-
 /* The arguments of cross_entropy and of its backward, checked:
  * self [C], [N, C] or [N, C, d1, ...] (the class dim is 1, or 0 for [C]);
  * target class indices (i64) of self's shape without the class dim, or
@@ -112,7 +106,7 @@ static tt_status ce_check(const char *name, ce_args *a, const char *red_s)
     for (int d = 0, k = 0; shape_ok && d < x->ndim; d++) {
         if (d == cd && !a->probs)
             continue;
-        shape_ok = size_eq(t->sizes[k++], x->sizes[d]);
+        shape_ok = tt__sz_eq(t->sizes[k++], x->sizes[d]);
     }
     if (!shape_ok) {
         if (a->probs)
@@ -127,13 +121,15 @@ static tt_status ce_check(const char *name, ce_args *a, const char *red_s)
     a->C = x->sizes[cd];
     a->N = x->ndim >= 2 ? x->sizes[0] : 1;
     a->S = 1;
-    for (int d = 2; d < x->ndim; d++)
-        a->S *= x->sizes[d];
-    if (a->w && (a->w->ndim != 1 || !size_eq(a->w->sizes[0], a->C) ||
+    for (int d = 2; d < x->ndim; d++) /* (symbolic in a fake call, which never reads it) */
+        a->S = tt_sym_mul(a->S, x->sizes[d]);
+    char c_str[64];
+    tt_size_str(a->C, c_str, sizeof c_str);
+    if (a->w && (a->w->ndim != 1 || !tt__sz_eq(a->w->sizes[0], a->C) ||
                  (tt_dtype)a->w->dtype != dt))
         return tt_error(TT_ESHAPE, "%s: argument 'weight': expected a %s tensor of one weight "
-                                   "per class [%lld], got %s %s", name, tt_dtype_name(dt),
-                        (long long)a->C, tt_dtype_name((tt_dtype)a->w->dtype),
+                                   "per class [%s], got %s %s", name, tt_dtype_name(dt),
+                        c_str, tt_dtype_name((tt_dtype)a->w->dtype),
                         tt_shape_str(a->w, s1, sizeof s1));
     if (!(a->smooth >= 0 && a->smooth <= 1))
         return tt_error(TT_EINVAL, "%s: argument 'label_smoothing': expected a value in [0, 1], "

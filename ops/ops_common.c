@@ -138,10 +138,6 @@ bool tt__any_fake(int n, const tt_tensor *const *ts)
     return false;
 }
 
-/* Broadcasting compares sizes through tt_size_eq, so that under a
- * symbolic trace the outcome becomes a guard. */
-static bool sym_eq(tt_size a, tt_size b) { return tt_size_eq(a, b); }
-
 tt_status tt__broadcast(const char *op, int n, const tt_tensor *const *ts,
                         const char *const *names, const int *argno, int *ndim,
                         tt_size *sizes)
@@ -157,11 +153,12 @@ tt_status tt__broadcast(const char *op, int n, const tt_tensor *const *ts,
         for (int k = 0; k < t->ndim; k++) {
             int d = nd - t->ndim + k;
             tt_size s = t->sizes[k];
-            if (s == 1)
+            /* Under a symbolic trace these comparisons become guards. */
+            if (tt__sz_is_one(s))
                 continue;
-            if (sizes[d] == 1) {
+            if (tt__sz_is_one(sizes[d])) {
                 sizes[d] = s;
-            } else if (!sym_eq(sizes[d], s)) {
+            } else if (!tt__sz_eq(sizes[d], s)) {
                 char a[256], b[256];
                 /* The shape so far, from the earlier arguments. */
                 tt_tensor tmp;
@@ -187,7 +184,7 @@ void tt__broadcast_alias(tt_tensor *out, const tt_tensor *t, int ndim,
     for (int d = ndim - 1; d >= 0; d--) {
         int k = d - (ndim - t->ndim);
         out->sizes[d] = sizes[d];
-        out->strides[d] = k >= 0 && t->sizes[k] == sizes[d] ? t->strides[k] : 0;
+        out->strides[d] = k >= 0 && tt__sz_eq(t->sizes[k], sizes[d]) ? t->strides[k] : 0;
     }
 }
 
@@ -198,17 +195,18 @@ void tt__elementwise_strides(int n, const tt_tensor *const *ins, int ndim,
      * nothing to follow) gives a contiguous output; inputs all of the
      * output's shape, dense and with equal strides give those strides. */
     bool all_contig = true, same_dense = true;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         all_contig = all_contig && (ins[i]->flags & TT_TF_CONTIGUOUS);
-        bool full = ins[i]->ndim == ndim;
-        for (int d = 0; full && d < ndim; d++)
-            full = ins[i]->sizes[d] == sizes[d];
-        same_dense = same_dense && full && tt__is_non_overlapping_and_dense(ins[i]) &&
-                     memcmp(ins[i]->strides, ins[0]->strides, sizeof(tt_size) * (size_t)ndim) == 0;
-    }
-    if (all_contig || n == 0 || ndim <= 1) {
+    if (all_contig || n == 0 || ndim <= 1) { /* (the eager hot path: first) */
         tt__contiguous_strides(ndim, sizes, strides);
         return;
+    }
+    for (int i = 0; i < n; i++) {
+        bool full = ins[i]->ndim == ndim;
+        for (int d = 0; full && d < ndim; d++)
+            full = tt__sz_eq(ins[i]->sizes[d], sizes[d]);
+        same_dense = same_dense && full && tt__is_non_overlapping_and_dense(ins[i]) &&
+                     memcmp(ins[i]->strides, ins[0]->strides, sizeof(tt_size) * (size_t)ndim) == 0;
     }
     if (same_dense) {
         memcpy(strides, ins[0]->strides, sizeof(tt_size) * (size_t)ndim);

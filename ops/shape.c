@@ -16,14 +16,6 @@ enum { JOIN_CAT, JOIN_STACK };
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Equal sizes: the same value or handle, or (for symbolic sizes) the same
- * backed example value, as the rest of the ops compare them. */
-static bool size_eq(tt_size a, tt_size b)
-{
-    return a == b || (tt_size_is_sym(a) && tt_size_is_sym(b) &&
-                      tt_sym_hint(a) >= 0 && tt_sym_hint(a) == tt_sym_hint(b));
-}
-
 /* PyTorch skips a 1-d input of size 0 in cat: before tensors could have
  * any empty shape, torch.cat([torch.empty(0), x]) was the way to start an
  * accumulation, and it still is allowed for compatibility. Only a concrete
@@ -243,7 +235,7 @@ static tt_tensor *cat_impl(const char *name, int n, const tt_tensor *const *ts, 
             return NULL;
         }
         for (int k = 0; k < t->ndim; k++)
-            if (k != d && !size_eq(first->sizes[k], t->sizes[k])) {
+            if (k != d && !tt__sz_eq(first->sizes[k], t->sizes[k])) {
                 char want[64], got[64];
                 tt_error(TT_ESHAPE, "%s: Sizes of tensors must match except in dimension "
                                     "%d. Expected size %s but got size %s for tensor "
@@ -291,7 +283,7 @@ static tt_tensor *stack_impl(int n, const tt_tensor *const *ts, int64_t dim)
     for (int i = 1; i < n; i++) {
         bool same = ts[i]->ndim == t0->ndim;
         for (int k = 0; same && k < t0->ndim; k++)
-            same = size_eq(ts[i]->sizes[k], t0->sizes[k]);
+            same = tt__sz_eq(ts[i]->sizes[k], t0->sizes[k]);
         if (!same) {
             char a[256], b[256];
             tt_error(TT_ESHAPE, "%s: stack expects each tensor to be equal size, but got "
@@ -413,17 +405,19 @@ static tt_status cat_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     if ((st = tt_ctx_get_int(ctx, "dim", &dim)) || (st = tt_ctx_get_ints(ctx, "extents", &ext, &n)))
         return st;
     int base = tt_ctx_input_slot(ctx, 0);
-    int64_t offset = 0;
+    /* An extent may be a symbol (whose handle is negative): -1 alone marks
+     * a skipped input, and offsets add up through tt_sym_add. */
+    tt_size offset = 0;
     for (int i = 0; i < n && !st; i++) {
-        if (ext[i] < 0 || !tt_ctx_needs_input_grad(ctx, base + i)) {
-            offset += ext[i] > 0 ? ext[i] : 0;
+        if (ext[i] == -1)
             continue;
+        if (tt_ctx_needs_input_grad(ctx, base + i)) {
+            gi[base + i] = stack ? tt_select(g[0], (int)dim, i)
+                                 : tt_narrow(g[0], (int)dim, offset, ext[i]);
+            if (!gi[base + i])
+                st = tt_errcode();
         }
-        gi[base + i] = stack ? tt_select(g[0], (int)dim, i)
-                             : tt_narrow(g[0], (int)dim, offset, ext[i]);
-        if (!gi[base + i])
-            st = tt_errcode();
-        offset += ext[i];
+        offset = tt_sym_add(offset, ext[i]);
     }
     return st;
 }

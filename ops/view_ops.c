@@ -202,7 +202,7 @@ static tt_status squeeze_dims_kernel(tt_frame *f)
         int d = tt__op_dim(tt__op_label(TT_OP_SQUEEZE_DIMS), "dim", 2, dims[i], self->ndim);
         if (d < 0)
             return tt_errcode();
-        if (self->ndim > 0 && self->sizes[d] == 1)
+        if (self->ndim > 0 && tt__sz_is_one(self->sizes[d]))
             drop[d] = true;
     }
     tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
@@ -299,10 +299,12 @@ static tt_status format_strides(tt_frame *f, int arg, const tt_tensor *self, boo
         /* C moves fastest, then the spatial dims from the last, then N. */
         tt_size step = 1;
         strides[1] = step;
-        step *= self->sizes[1] > 1 ? self->sizes[1] : 1;
+        if (tt__sz_gt(self->sizes[1], 1))
+            step = tt_sym_mul(step, self->sizes[1]);
         for (int d = nd - 1; d >= 2; d--) {
             strides[d] = step;
-            step *= self->sizes[d] > 1 ? self->sizes[d] : 1;
+            if (tt__sz_gt(self->sizes[d], 1))
+                step = tt_sym_mul(step, self->sizes[d]);
         }
         strides[0] = step;
     } else {
@@ -342,7 +344,7 @@ static tt_status contiguous_kernel(tt_frame *f)
         return st;
     bool same = true;
     for (int d = 0; d < self->ndim && same; d++)
-        same = self->sizes[d] <= 1 || self->strides[d] == strides[d];
+        same = tt__sz_le(self->sizes[d], 1) || tt__sz_eq(self->strides[d], strides[d]);
     if (same)
         return ret(f, tt__make_view(self, self->ndim, self->sizes, self->strides, self->offset));
     return ret(f, copy_strided(self, strides));
@@ -380,7 +382,7 @@ static bool broadcasts_to(const tt_tensor *src, const tt_tensor *dst)
         return false;
     for (int i = 1; i <= src->ndim; i++) {
         tt_size s = src->sizes[src->ndim - i], d = dst->sizes[dst->ndim - i];
-        if (s != d && s != 1)
+        if (!tt__sz_eq(s, d) && !tt__sz_is_one(s))
             return false;
     }
     return true;
@@ -403,6 +405,11 @@ static tt_status copy_kernel(tt_frame *f)
                                        "broadcast to the destination's shape %s",
                             tt_shape_str(src, a, sizeof a), tt_shape_str(self, b, sizeof b));
         }
+        /* The overlap checks of the real copy (PyTorch's meta copy_ makes
+         * them too), on symbolic extents through guards. */
+        if ((st = tt__check_write("tt_copy_", self, NULL)) ||
+            (st = tt__check_write("tt_copy_", self, src)))
+            return st;
         if (!self->storage->fake)
             return tt_error(TT_EFAKE, "tt_copy_: cannot copy a fake tensor into a real one");
     } else if ((st = tt__copy_raw(self, src))) {
@@ -553,9 +560,9 @@ static tt_status slice_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
          * it is in range); slice would read [start, start + len) as Python
          * bounds, where -2 + 2 = 0 is an empty end. */
         int64_t d = dim < 0 ? dim + n : dim;
-        if (start < 0 && d >= 0 && d < n)
-            start += shape[d];
-        end = start + len;
+        if (d >= 0 && d < n && tt__sz_lt(start, 0))
+            start = tt_sym_add(start, shape[d]);
+        end = tt_sym_add(start, len);
     } else {
         tt_ctx_get_int(ctx, "a2", &start);
         tt_ctx_get_int(ctx, "a3", &end);

@@ -24,9 +24,9 @@ static tt_status broadcast_to(const char *fn, const tt_tensor *src,
         int j = i - (dst->ndim - src->ndim);
         if (j < 0)
             strides[i] = 0;
-        else if (src->sizes[j] == dst->sizes[i])
+        else if (tt__sz_eq(src->sizes[j], dst->sizes[i]))
             strides[i] = src->strides[j];
-        else if (src->sizes[j] == 1)
+        else if (tt__sz_is_one(src->sizes[j]))
             strides[i] = 0;
         else
             goto bad;
@@ -96,6 +96,21 @@ static int overlap_status(const tt_tensor *a, const tt_tensor *b)
     if (a->storage != b->storage || tt_numel(a) == 0 || tt_numel(b) == 0 ||
         !tt__is_non_overlapping_and_dense(a) || !tt__is_non_overlapping_and_dense(b))
         return OVERLAP_NO;
+    if ((a->flags | b->flags) & TT_TF_HAS_SYM) {
+        /* Symbolic extents (a symbolic trace): the same rule, its
+         * comparisons decided through guards. */
+        tt_size ea = (tt_size)tt_dtype_size((tt_dtype)a->dtype);
+        tt_size eb = (tt_size)tt_dtype_size((tt_dtype)b->dtype);
+        tt_size a0 = tt_sym_mul(a->offset, ea), a1 = tt_sym_add(a0, tt_sym_mul(tt_numel(a), ea));
+        tt_size b0 = tt_sym_mul(b->offset, eb), b1 = tt_sym_add(b0, tt_sym_mul(tt_numel(b), eb));
+        if (tt__sz_eq(a0, b0) && tt__sz_eq(a1, b1)) {
+            bool same = a->ndim == b->ndim;
+            for (int d = 0; same && d < a->ndim; d++)
+                same = tt__sz_eq(a->strides[d], b->strides[d]);
+            return same ? OVERLAP_FULL : OVERLAP_PARTIAL;
+        }
+        return tt__sz_lt(a0, b1) && tt__sz_lt(b0, a1) ? OVERLAP_PARTIAL : OVERLAP_NO;
+    }
     size_t ea = tt_dtype_size((tt_dtype)a->dtype), eb = tt_dtype_size((tt_dtype)b->dtype);
     size_t a0 = (size_t)a->offset * ea, a1 = a0 + (size_t)tt_numel(a) * ea;
     size_t b0 = (size_t)b->offset * eb, b1 = b0 + (size_t)tt_numel(b) * eb;
@@ -111,7 +126,7 @@ tt_status tt__check_write(const char *fn, const tt_tensor *dst, const tt_tensor 
 {
     if (!src && !tt__is_non_overlapping_and_dense(dst))
         for (int d = 0; d < dst->ndim; d++)
-            if (dst->sizes[d] > 1 && dst->strides[d] == 0)
+            if (dst->strides[d] == 0 && tt__sz_gt(dst->sizes[d], 1))
                 return tt_error(TT_EINVAL, "%s: unsupported operation: more than one "
                                            "element of the written-to tensor refers to a "
                                            "single memory location. Please clone() the "

@@ -562,14 +562,17 @@ void tt__dense_strides_in_order(int n, const tt_size *const *strides, int ndim,
         for (int d0 = i - 1; d0 >= 0; d0--) {
             int cmp = 0;
             for (int k = 0; k < n && cmp == 0; k++) {
+                /* Symbolic strides and sizes compare through guards (a
+                 * handle's integer value says nothing of its order). A
+                 * symbolic stride is never 0. */
                 tt_size s0 = strides[k][perm[d0]], s1 = strides[k][perm[d1]];
                 if (s0 == 0 || s1 == 0)
                     continue;
-                if (s0 < s1)
+                if (tt__sz_lt(s0, s1))
                     cmp = -1;
-                else if (s0 > s1)
+                else if (tt__sz_gt(s0, s1))
                     cmp = 1;
-                else if (sizes[perm[d0]] > sizes[perm[d1]])
+                else if (tt__sz_gt(sizes[perm[d0]], sizes[perm[d1]]))
                     cmp = 1;
             }
             if (cmp > 0) {

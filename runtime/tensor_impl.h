@@ -200,6 +200,42 @@ tt_size tt__sym_new_unbacked(int64_t lo, int64_t hi);
 void tt__sym_get_undecided_hook(void (**hook)(void *ud, const char *expr, tt_srcloc loc),
                                 void **ud);
 
+/* Size comparisons for code that may run on symbolic sizes (meta
+ * functions, views, broadcasting). Two concrete sizes compare as plain
+ * integers, inline, so eager code pays nothing; otherwise the comparison
+ * goes through tt_size_eq/lt/le, which decide on the example values and
+ * record a guard, as PyTorch's SymInt comparisons do. Never compare a
+ * size that may be symbolic with C's == or <: a handle is no number. */
+static inline bool tt__sz_concrete2(tt_size a, tt_size b)
+{
+    return !tt_size_is_sym(a) && !tt_size_is_sym(b);
+}
+static inline bool tt__sz_eq(tt_size a, tt_size b)
+{
+    return tt__sz_concrete2(a, b) ? a == b : tt_size_eq(a, b);
+}
+static inline bool tt__sz_ne(tt_size a, tt_size b) { return !tt__sz_eq(a, b); }
+static inline bool tt__sz_lt(tt_size a, tt_size b)
+{
+    return tt__sz_concrete2(a, b) ? a < b : tt_size_lt(a, b);
+}
+static inline bool tt__sz_le(tt_size a, tt_size b)
+{
+    return tt__sz_concrete2(a, b) ? a <= b : tt_size_le(a, b);
+}
+static inline bool tt__sz_gt(tt_size a, tt_size b) { return tt__sz_lt(b, a); }
+static inline bool tt__sz_ge(tt_size a, tt_size b) { return tt__sz_le(b, a); }
+/* s == 1, for broadcasting. A size with no example value (an unbacked,
+ * data-dependent one) is taken to be no 1 without a guard, as PyTorch's
+ * guard_size_oblivious does: broadcasting it then requires the other side
+ * to match it. */
+static inline bool tt__sz_is_one(tt_size s)
+{
+    if (!tt_size_is_sym(s))
+        return s == 1;
+    return tt_sym_hint(s) >= 0 && tt_size_eq(s, 1);
+}
+
 /* ---- dtypes (dtype.c) */
 double tt__load(const void *p, tt_dtype dt);
 void tt__store(void *p, tt_dtype dt, double v);

@@ -44,13 +44,15 @@ static tt_status infer_size(const char *fn, const tt_tensor *t, int ndim,
         out[infer] = numel / known;
         return TT_OK;
     }
-    if (infer >= 0 && (tt_size_is_sym(known) || tt_size_is_sym(numel)) && known != 0) {
+    /* Symbolic: the count must divide (or match), decided through guards. */
+    if (infer >= 0 && (tt_size_is_sym(known) || tt_size_is_sym(numel)) && known != 0 &&
+        tt__sz_eq(tt_sym_mod(numel, known), 0)) {
         out[infer] = tt_sym_floordiv(numel, known);
         return TT_OK;
     }
-    /* tt_size_eq: a guard on backed sizes, a graph break on data-dependent
-     * ones (their hints are both -1, which would compare equal). */
-    if (infer < 0 && tt_size_eq(known, numel))
+    /* A guard on backed sizes, a graph break on data-dependent ones (their
+     * hints are both -1, which would compare equal). */
+    if (infer < 0 && tt__sz_eq(known, numel))
         return TT_OK;
 bad:;
     char shape[256];
@@ -78,13 +80,13 @@ static bool view_strides(int on, const tt_size *osz, const tt_size *ost, int nn,
     for (int td = on - 1; td >= 0; td--) {
         tnumel = tt_sym_mul(tnumel, osz[td]);
         if (td == 0 ||
-            (osz[td - 1] != 1 && ost[td - 1] != tt_sym_mul(tnumel, chunk))) {
-            while (vd >= 0 && (tt_sym_hint(vnumel) < tt_sym_hint(tnumel) || nsz[vd] == 1)) {
+            (!tt__sz_is_one(osz[td - 1]) && tt__sz_ne(ost[td - 1], tt_sym_mul(tnumel, chunk)))) {
+            while (vd >= 0 && (tt__sz_lt(vnumel, tnumel) || tt__sz_is_one(nsz[vd]))) {
                 nst[vd] = tt_sym_mul(vnumel, chunk);
                 vnumel = tt_sym_mul(vnumel, nsz[vd]);
                 vd--;
             }
-            if (vnumel != tnumel && tt_sym_hint(vnumel) != tt_sym_hint(tnumel))
+            if (tt__sz_ne(vnumel, tnumel))
                 return false;
             if (td > 0) {
                 chunk = ost[td - 1];
@@ -218,11 +220,66 @@ tt_tensor *tt_t(const tt_tensor *t)
                        : tt_transpose(t, 0, 1);
 }
 
+/* True when v is a handle the shape environment knows. A start, end or
+ * index in the handle range that it does not know is a plain (very
+ * negative) integer from C, such as INT64_MIN for "from the start", as a
+ * Python int is never a SymInt. */
+static bool known_sym(tt_size v)
+{
+    if (!tt_size_is_sym(v))
+        return false;
+    if (tt_sym_add(v, 0) != -1)
+        return true;
+    tt_clear_error(); /* asked, not failed */
+    return false;
+}
+
+/* v as an argument of the arithmetic: a known symbol or a plain integer;
+ * one below every size that is no symbol becomes the least such integer
+ * (every comparison with a size answers the same). */
+static tt_size int_arg(tt_size v)
+{
+    return tt_size_is_sym(v) && !known_sym(v) ? TT_SYM_BASE + 1 : v;
+}
+
+/* A size or an integer argument as text for a message: "8", "s0",
+ * "s0 - 1", "-9223372036854775808". */
+static const char *sz_text(tt_size s, char *buf, size_t n)
+{
+    if (tt_size_is_sym(s) && known_sym(s))
+        tt_size_str(s, buf, n);
+    else
+        snprintf(buf, n, "%lld", (long long)s);
+    return buf;
+}
+
+/* The view of `len` elements of t's dim d from `start` every `step`
+ * (checked by the caller). */
+static tt_tensor *range_view(const tt_tensor *t, int d, tt_size start, tt_size len,
+                             tt_size step)
+{
+    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
+    memcpy(sz, t->sizes, sizeof sz);
+    memcpy(st, t->strides, sizeof st);
+    sz[d] = len;
+    st[d] = tt_sym_mul(t->strides[d], step);
+    tt_size off = tt_sym_add(t->offset, tt_sym_mul(start, t->strides[d]));
+    if (len == -1 || st[d] == -1 || off == -1)
+        return NULL; /* the symbolic arithmetic failed; its error is set */
+    return tt__make_view(t, t->ndim, sz, st, off);
+}
+
+/* Sizes, starts, ends and indices may be symbols (PyTorch's SymInt
+ * arguments): every decision below goes through tt__sz_*, which guards on
+ * symbols, and arithmetic through tt_sym_*. */
 tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
                     int64_t step)
 {
     if (TT_CHECK_TENSOR("tt_slice", "self", t))
         return NULL;
+    /* Before dispatch, so that a trace records the plain integer (a
+     * graph reads any argument in the handle range as a symbol). */
+    start = int_arg(start), end = int_arg(end), step = int_arg(step);
     if (tt__needs_dispatch1(t)) {
         return tt__call_op(TT_OP_SLICE_TENSOR, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(end), tt_v_int(step)));
     }
@@ -233,30 +290,34 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
     int d = tt__wrap_dim("tt_slice", dim, t->ndim);
     if (d < 0)
         return NULL;
-    if (step <= 0) {
-        tt_error(TT_EINVAL, "tt_slice: argument 'step' must be positive (got %lld)",
-                 (long long)step);
+    char b1[64];
+    if (tt__sz_le(step, 0)) {
+        tt_error(TT_EINVAL, "tt_slice: argument 'step' must be positive (got %s)",
+                 sz_text(step, b1, sizeof b1));
         return NULL;
     }
-    int64_t n = t->sizes[d];
-    if (tt_size_is_sym(n)) {
-        tt_error(TT_EINVAL, "tt_slice: slicing a symbolic dimension is not supported");
-        return NULL;
-    }
+    tt_size n = t->sizes[d];
     /* Python's clamping of out-of-range bounds. */
-    if (start < 0)
-        start += n;
-    if (end < 0)
-        end += n;
-    start = start < 0 ? 0 : start > n ? n : start;
-    end = end < start ? start : end > n ? n : end;
-    tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
-    memcpy(sz, t->sizes, sizeof sz);
-    memcpy(st, t->strides, sizeof st);
-    sz[d] = (end - start + step - 1) / step;
-    st[d] = tt_sym_mul(t->strides[d], step);
-    return tt__make_view(t, t->ndim, sz, st,
-                         tt_sym_add(t->offset, tt_sym_mul(start, t->strides[d])));
+    if (tt__sz_lt(start, 0))
+        start = tt_sym_add(start, n);
+    if (tt__sz_lt(end, 0))
+        end = tt_sym_add(end, n);
+    if (tt__sz_lt(start, 0))
+        start = 0;
+    else if (tt__sz_gt(start, n))
+        start = n;
+    if (tt__sz_lt(end, start))
+        end = start;
+    else if (tt__sz_gt(end, n))
+        end = n;
+    tt_size len;
+    if (tt__sz_concrete2(start, end) && !tt_size_is_sym(step))
+        len = (end - start + step - 1) / step;
+    else if (tt__sz_eq(step, 1))
+        len = tt_sym_sub(end, start);
+    else
+        len = tt_sym_floordiv(tt_sym_add(tt_sym_sub(end, start), tt_sym_sub(step, 1)), step);
+    return range_view(t, d, start, len, step);
 }
 
 tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
@@ -274,31 +335,31 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
     if (d < 0 || (tt_size_is_sym(start) && tt__size_check("tt_narrow", "start", -1, start)) ||
         (tt_size_is_sym(len) && tt__size_check("tt_narrow", "length", -1, len)))
         return NULL;
-    int64_t n = t->sizes[d];
-    if (tt_size_is_sym(n)) { /* as tt_slice; the range checks below need a number */
-        tt_error(TT_EINVAL, "tt_narrow: narrowing a symbolic dimension is not supported");
+    tt_size n = t->sizes[d];
+    char b1[64], b2[64], b3[64];
+    if (tt__sz_lt(int_arg(len), 0)) {
+        tt_error(TT_EINVAL, "tt_narrow: argument 'length' must be non-negative (got %s)",
+                 sz_text(len, b1, sizeof b1));
         return NULL;
     }
-    if (len < 0) {
-        tt_error(TT_EINVAL, "tt_narrow: argument 'length' must be non-negative (got %lld)",
-                 (long long)len);
-        return NULL;
-    }
-    if (start < -n || start > n) {
+    tt_size neg_n = tt_sym_sub(0, n);
+    if (tt__sz_lt(int_arg(start), neg_n) || tt__sz_gt(start, n)) {
         tt_error(TT_EINVAL, "tt_narrow: start out of range (expected to be in range "
-                            "of [%lld, %lld], but got %lld)", -(long long)n,
-                 (long long)n, (long long)start);
+                            "of [%s, %s], but got %s)", sz_text(neg_n, b1, sizeof b1),
+                 sz_text(n, b2, sizeof b2), sz_text(start, b3, sizeof b3));
         return NULL;
     }
-    if (start < 0)
-        start += n;
-    if (len > n - start) { /* (start + len could overflow) */
-        tt_error(TT_EINVAL, "tt_narrow: start (%lld) + length (%lld) exceeds "
-                            "dimension size (%lld)", (long long)start,
-                 (long long)len, (long long)n);
+    if (tt__sz_lt(start, 0))
+        start = tt_sym_add(start, n);
+    if (tt__sz_gt(len, tt_sym_sub(n, start))) { /* (start + len could overflow) */
+        tt_error(TT_EINVAL, "tt_narrow: start (%s) + length (%s) exceeds "
+                            "dimension size (%s)", sz_text(start, b1, sizeof b1),
+                 sz_text(len, b2, sizeof b2), sz_text(n, b3, sizeof b3));
         return NULL;
     }
-    return tt_slice(t, d, start, start + len, 1);
+    /* The view directly (not tt_slice(start, start + len)), so that its
+     * size is len itself and not the expression (start + len) - start. */
+    return range_view(t, d, start, len, 1);
 }
 
 tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
@@ -315,16 +376,16 @@ tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
     int d = tt__wrap_dim("tt_select", dim, t->ndim);
     if (d < 0)
         return NULL;
-    int64_t n = t->sizes[d];
-    if (!tt_size_is_sym(n) && (index < -n || index >= n)) {
-        char s[256];
-        tt_error(TT_EINVAL, "tt_select: index %lld out of range for tensor of size "
-                            "%s at dimension %d", (long long)index,
+    tt_size n = t->sizes[d];
+    if (tt__sz_lt(int_arg(index), tt_sym_sub(0, n)) || tt__sz_ge(index, n)) {
+        char s[256], i[64];
+        tt_error(TT_EINVAL, "tt_select: index %s out of range for tensor of size "
+                            "%s at dimension %d", sz_text(index, i, sizeof i),
                  tt_shape_str(t, s, sizeof s), d);
         return NULL;
     }
-    if (index < 0)
-        index += n;
+    if (tt__sz_lt(index, 0))
+        index = tt_sym_add(index, n);
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
     for (int i = 0; i < t->ndim; i++)
@@ -332,8 +393,10 @@ tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
             sz[k] = t->sizes[i];
             st[k++] = t->strides[i];
         }
-    return tt__make_view(t, t->ndim - 1, sz, st,
-                         tt_sym_add(t->offset, tt_sym_mul(index, t->strides[d])));
+    tt_size off = tt_sym_add(t->offset, tt_sym_mul(index, t->strides[d]));
+    if (off == -1)
+        return NULL; /* the symbolic arithmetic failed; its error is set */
+    return tt__make_view(t, t->ndim - 1, sz, st, off);
 }
 
 tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
@@ -370,15 +433,15 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
             /* PyTorch's inferExpandGeometry: a new leading dim of size 1
              * gets the stride of a contiguous outer dim; others step 0. */
             sz[i] = want;
-            st[i] = want == 1 && t->ndim > 0 ? tt_sym_mul(sz[i + 1], st[i + 1]) : 0;
+            st[i] = tt__sz_is_one(want) && t->ndim > 0 ? tt_sym_mul(sz[i + 1], st[i + 1]) : 0;
             continue;
         }
         if (want == -1)
             want = t->sizes[j];
-        if (t->sizes[j] == want) {
+        if (tt__sz_eq(t->sizes[j], want)) {
             sz[i] = want;
             st[i] = t->strides[j];
-        } else if (t->sizes[j] == 1 && (want >= 0 || tt_size_is_sym(want))) {
+        } else if (tt__sz_is_one(t->sizes[j]) && (want >= 0 || tt_size_is_sym(want))) {
             sz[i] = want;
             st[i] = 0;
         } else {
@@ -406,7 +469,7 @@ tt_tensor *tt_squeeze(const tt_tensor *t, int dim)
     int d = tt__wrap_dim("tt_squeeze", dim, t->ndim);
     if (d < 0)
         return NULL;
-    if (t->ndim == 0 || t->sizes[d] != 1)
+    if (t->ndim == 0 || !tt__sz_is_one(t->sizes[d]))
         return tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
@@ -428,7 +491,7 @@ tt_tensor *tt_squeeze_all(const tt_tensor *t)
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
     for (int i = 0; i < t->ndim; i++)
-        if (t->sizes[i] != 1) {
+        if (!tt__sz_is_one(t->sizes[i])) {
             sz[k] = t->sizes[i];
             st[k++] = t->strides[i];
         }
