@@ -433,7 +433,7 @@ static const struct fused_case {
     {"neg", f_neg, true}, {"exp", f_exp, true}, {"log", f_log, true}, {"sqrt", f_sqrt, true},
     {"rsqrt", f_rsqrt, true}, {"sin", f_sin, true}, {"cos", f_cos, true},
     {"tanh", f_tanh, true}, {"sigmoid", f_sigmoid, true}, {"relu", f_relu, true},
-    {"gelu", f_gelu, false}, {"gelu tanh", f_gelu_tanh, false}, {"abs", f_abs, true},
+    {"gelu", f_gelu, true}, {"gelu tanh", f_gelu_tanh, false}, {"abs", f_abs, true},
     {"y * (x > 0)", gt0_mul, true},
 };
 enum { NFUSED = sizeof fused_cases / sizeof fused_cases[0] };
@@ -542,6 +542,72 @@ START_TEST(test_n12_epilogue_steps_aside)
 }
 END_TEST
 
+/* ============================ a failing step always says why */
+
+/* soundtest::flaky(Tensor x) -> Tensor, pointwise: traces (its fake
+ * kernel gives x's metadata), and its real kernel fails without a word. */
+static tt_status flaky_kernel(tt_frame *f)
+{
+    (void)f;
+    return TT_EINVAL;
+}
+
+static tt_status flaky_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_empty_like(x));
+}
+
+/* neg(flaky(exp(x))): fused as one chain, or three steps. */
+static tt_status flaky_chain(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    tt_tensor *a = NULL, *b = NULL, *c = NULL;
+    TRY(a, tt_exp(in[0]));
+    TRY(b, tt_op_call1((const tt_op *)ud, (tt_value[]){tt_v_tensor(a)}, 1));
+    TRY(c, tt_neg(b));
+    out[0] = st ? NULL : tt_keep(c);
+    tt_scope_end();
+    return st;
+}
+
+START_TEST(test_failing_step_has_message)
+{
+    tt_library *lib = NN(tt_library_new(TT_LIB_DEF, "soundtest"));
+    const tt_op *flaky = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "soundtest::flaky(Tensor x) -> Tensor",
+        .mutates_args = "",
+        .kernel = flaky_kernel,
+        .fake = flaky_fake,
+        .tags = TT_TAG_POINTWISE,
+    }));
+    for (int v = 0; v < NVARIANTS; v++) {
+        tt_tensor *x = values(4, 6, 41), *out[1] = {NULL};
+        tt_compiled *c = NN(tt_compile(flaky_chain, 1, 1,
+                                       &(tt_trace_opts){.fullgraph = true,
+                                                        .passes_off = variants[v],
+                                                        .ud = (void *)flaky}));
+        for (int call = 0; call < 2; call++) {
+            tt_clear_error();
+            ck_assert_int_eq(tt_compiled_call(c, &x, out), TT_EINVAL);
+            ck_assert_ptr_null(out[0]);
+            ck_assert_error(TT_EINVAL, "soundtest::flaky: the kernel failed (TT_EINVAL) "
+                                       "without a message");
+        }
+        tt_compile_stats st;
+        tt_compiled_stats(c, &st);
+        if (!(variants[v] & TT_PASS_FUSE))
+            ck_assert_int_eq(st.fused_ops, 3); /* the custom op ran inside a chain */
+        tt_compiled_free(c);
+        tt_release(x);
+    }
+    tt_library_free(lib);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("compile_sound");
@@ -565,6 +631,9 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tt_tcase("n12_epilogue_steps_aside");
     tcase_add_test(tc, test_n12_epilogue_steps_aside);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("failing_step_has_message");
+    tcase_add_test(tc, test_failing_step_has_message);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

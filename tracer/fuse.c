@@ -158,6 +158,10 @@ static bool fusable(const tt_graph *g, int i)
         if (ga->kind == GARG_REF && !dense_like(v, out) &&
             !(code == U_MUL && is_mask(g, ga->ref) && same_dense_shape(v, out)))
             return false;
+        /* gelu's approximate: the fused formula is the erf form only. */
+        if (ga->kind == GARG_CONST && code == U_GELU && ga->v.kind == TT_V_STR &&
+            ga->v.u.s && strcmp(ga->v.u.s, "none") == 0)
+            continue;
         if (ga->kind == GARG_CONST && code != U_CUSTOM && ga->v.kind != TT_V_INT &&
             ga->v.kind != TT_V_FLOAT && ga->v.kind != TT_V_BOOL)
             return false;
