@@ -78,7 +78,7 @@ static void run_program(const program *p, unsigned off)
         ck_assert_msg(st == TT_OK, "%s (passes_off %#x, call %d): compiled call failed: %s: %s",
                       p->name, off, call, tt_status_name(st), tt_errmsg());
         OK(p->fn(ei, p->nin, eo, p->nout, p->ud));
-        char what[160];
+        char what[800];
         for (int k = 0; k < p->nout; k++) {
             snprintf(what, sizeof what, "%s (passes_off %#x, call %d): output %d", p->name,
                      off, call, k);
@@ -608,6 +608,122 @@ START_TEST(test_failing_step_has_message)
 }
 END_TEST
 
+/* ============================================ random programs */
+
+/* Small random programs over [4, 6] tensors in the shapes of the
+ * findings: elementwise ops, in-place writes into inputs, intermediates
+ * and views (which alias what they view), and outputs taken from any
+ * value, inputs included. */
+enum { R_UNARY, R_BINARY, R_SCALAR, R_INPLACE_S, R_INPLACE_T, R_RELU_, R_VIEW, R_COPY_, R_OPS };
+enum { RMAX_INSTR = 12, RMAX_VALS = 2 + RMAX_INSTR };
+
+typedef struct {
+    int op, a, b, k;
+} rinstr;
+
+typedef struct {
+    int n;
+    rinstr code[RMAX_INSTR];
+    int out[2];
+} rprogram;
+
+static tt_tensor *r_unary(int k, const tt_tensor *x)
+{
+    switch (k % 5) {
+    case 0: return tt_abs(x);
+    case 1: return tt_neg(x);
+    case 2: return tt_tanh(x);
+    case 3: return tt_relu(x);
+    default: return tt_sigmoid(x);
+    }
+}
+
+static tt_tensor *r_binary(int k, const tt_tensor *x, const tt_tensor *y)
+{
+    switch (k % 4) {
+    case 0: return tt_add(x, y);
+    case 1: return tt_sub(x, y);
+    case 2: return tt_mul(x, y);
+    default: return tt_div(x, y);
+    }
+}
+
+static tt_status random_program(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    const rprogram *p = ud;
+    tt_tensor *v[RMAX_VALS] = {in[0], in[1]};
+    int nv = 2;
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    for (int i = 0; i < p->n && !st; i++) {
+        const rinstr *c = &p->code[i];
+        tt_tensor *a = v[c->a], *b = v[c->b], *r = NULL;
+        switch (c->op) {
+        case R_UNARY: TRY(r, r_unary(c->k, a)); break;
+        case R_BINARY: TRY(r, r_binary(c->k, a, b)); break;
+        case R_SCALAR: TRY(r, c->k % 2 ? tt_add_scalar(a, 0.5) : tt_mul_scalar(a, -1.5)); break;
+        case R_INPLACE_S: st = c->k % 2 ? tt_add_scalar_(a, 1) : tt_mul_scalar_(a, 2); break;
+        case R_INPLACE_T: st = c->k % 2 ? tt_add_(a, b) : tt_mul_(a, b); break;
+        case R_RELU_: st = tt_relu_(a); break;
+        case R_VIEW: TRY(r, tt_view(a, 2, (int64_t[]){4, 6})); break;
+        default: st = tt_copy_(a, b); break;
+        }
+        if (r)
+            v[nv++] = r;
+    }
+    for (int k = 0; k < 2; k++) {
+        out[k] = st ? NULL : tt_clone(v[p->out[k]]);
+        if (out[k])
+            tt_keep(out[k]);
+    }
+    tt_scope_end();
+    for (int k = 0; k < 2 && !st; k++)
+        if (!out[k])
+            st = tt_errcode();
+    return st;
+}
+
+static uint32_t rnd(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+static void make_random_inputs(tt_tensor **in)
+{
+    in[0] = values(4, 6, 51);
+    in[1] = values(4, 6, 52);
+}
+
+START_TEST(test_random_programs)
+{
+    uint32_t seed = 2026u + (uint32_t)_i;
+    for (int k = 0; k < 40; k++) {
+        rprogram p = {.n = 2 + (int)(rnd(&seed) % (RMAX_INSTR - 1))};
+        int nv = 2;
+        char text[512] = "";
+        for (int i = 0; i < p.n; i++) {
+            rinstr *c = &p.code[i];
+            c->op = (int)(rnd(&seed) % R_OPS);
+            c->a = (int)(rnd(&seed) % (uint32_t)nv);
+            c->b = (int)(rnd(&seed) % (uint32_t)nv);
+            c->k = (int)(rnd(&seed) % 8);
+            nv += c->op == R_UNARY || c->op == R_BINARY || c->op == R_SCALAR || c->op == R_VIEW;
+            size_t len = strlen(text);
+            snprintf(text + len, sizeof text - len, "%s%d(%d,%d,%d)", i ? " " : "", c->op,
+                     c->a, c->b, c->k);
+        }
+        p.out[0] = (int)(rnd(&seed) % (uint32_t)nv);
+        p.out[1] = (int)(rnd(&seed) % (uint32_t)nv);
+        char name[600];
+        snprintf(name, sizeof name, "random program %d.%d [%s] -> %d, %d", _i, k, text,
+                 p.out[0], p.out[1]);
+        run_all_variants(&(program){name, random_program, 2, 2, make_random_inputs, 0, &p});
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("compile_sound");
@@ -631,6 +747,9 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tt_tcase("n12_epilogue_steps_aside");
     tcase_add_test(tc, test_n12_epilogue_steps_aside);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("random_programs");
+    tcase_add_loop_test(tc, test_random_programs, 0, 5);
     suite_add_tcase(s, tc);
     tc = tt_tcase("failing_step_has_message");
     tcase_add_test(tc, test_failing_step_has_message);
