@@ -614,17 +614,27 @@ END_TEST
  * findings: elementwise ops, in-place writes into inputs, intermediates
  * and views (which alias what they view), and outputs taken from any
  * value, inputs included. */
-enum { R_UNARY, R_BINARY, R_SCALAR, R_INPLACE_S, R_INPLACE_T, R_RELU_, R_VIEW, R_COPY_, R_OPS };
+enum {
+    R_UNARY, R_BINARY, R_SCALAR, R_INPLACE_S, R_INPLACE_T, R_RELU_, R_VIEW, R_COPY_,
+    R_MUL_F64_, /* a.mul_(b.double()): self keeps its dtype */
+    R_SOFTMAX,  /* not elementwise: ends a fused chain */
+    R_OPS
+};
 enum { RMAX_INSTR = 12, RMAX_VALS = 2 + RMAX_INSTR };
 
 typedef struct {
     int op, a, b, k;
 } rinstr;
 
+/* With grad, the program starts from in0 * 1 and in1 * 1 (inputs that
+ * require grad cannot be written in place), backpropagates the sum of
+ * its two results and the starting values, and returns the inputs'
+ * gradients (zeros for none). */
 typedef struct {
     int n;
     rinstr code[RMAX_INSTR];
     int out[2];
+    bool grad;
 } rprogram;
 
 static tt_tensor *r_unary(int k, const tt_tensor *x)
@@ -656,6 +666,8 @@ static tt_status random_program(tt_tensor **in, int nin, tt_tensor **out, int no
     int nv = 2;
     tt_status st = TT_OK;
     tt_scope_begin();
+    for (int k = 0; k < 2 && p->grad; k++)
+        TRY(v[k], tt_mul_scalar(in[k], 1));
     for (int i = 0; i < p->n && !st; i++) {
         const rinstr *c = &p->code[i];
         tt_tensor *a = v[c->a], *b = v[c->b], *r = NULL;
@@ -667,10 +679,41 @@ static tt_status random_program(tt_tensor **in, int nin, tt_tensor **out, int no
         case R_INPLACE_T: st = c->k % 2 ? tt_add_(a, b) : tt_mul_(a, b); break;
         case R_RELU_: st = tt_relu_(a); break;
         case R_VIEW: TRY(r, tt_view(a, 2, (int64_t[]){4, 6})); break;
-        default: st = tt_copy_(a, b); break;
+        case R_COPY_: st = tt_copy_(a, b); break;
+        case R_MUL_F64_: {
+            tt_tensor *d = NULL;
+            TRY(d, tt_to_dtype(b, TT_F64));
+            if (!st)
+                st = tt_mul_(a, d);
+            break;
+        }
+        default: TRY(r, tt_softmax(a, 1)); break;
         }
         if (r)
             v[nv++] = r;
+    }
+    if (p->grad) {
+        tt_tensor *loss = NULL, *terms[4] = {v[p->out[0]], v[p->out[1]], v[0], v[1]};
+        for (int k = 0; k < 4 && !st; k++) {
+            tt_tensor *sk = NULL;
+            TRY(sk, tt_sum(terms[k], 0, NULL, false));
+            TRY(loss, k ? tt_add(loss, sk) : sk);
+        }
+        if (!st)
+            st = tt_backward(loss, NULL);
+        for (int k = 0; k < 2; k++) {
+            tt_tensor *g = st ? NULL : tt_get_grad(in[k]);
+            out[k] = st ? NULL : g ? g : tt_zeros(2, (int64_t[]){4, 6}, TT_F32);
+            if (!st && !out[k])
+                st = tt_errcode();
+            if (!st && g)
+                st = tt_set_grad(in[k], NULL);
+        }
+        tt_scope_end();
+        if (st)
+            for (int k = 0; k < 2; k++)
+                out[k] = tt_release(out[k]);
+        return st;
     }
     for (int k = 0; k < 2; k++) {
         out[k] = st ? NULL : tt_clone(v[p->out[k]]);
@@ -696,20 +739,52 @@ static void make_random_inputs(tt_tensor **in)
     in[1] = values(4, 6, 52);
 }
 
+static void make_random_grad_inputs(tt_tensor **in)
+{
+    make_random_inputs(in);
+    OK(tt_set_requires_grad(in[0], true));
+    OK(tt_set_requires_grad(in[1], true));
+}
+
+/* Whether p runs eagerly (a program may write a value its backward
+ * needs, which autograd refuses; compiled, it may fail too). */
+static bool runs_eagerly(rprogram *p)
+{
+    tt_tensor *in[2], *out[2];
+    (p->grad ? make_random_grad_inputs : make_random_inputs)(in);
+    tt_status st = random_program(in, 2, out, 2, p);
+    for (int k = 0; k < 2; k++) {
+        if (!st)
+            tt_release(out[k]);
+        tt_release(in[k]);
+    }
+    if (st && getenv("SOUND_DEBUG"))
+        fprintf(stderr, "%s\n", tt_errmsg());
+    tt_clear_error();
+    return st == TT_OK;
+}
+
 START_TEST(test_random_programs)
 {
     uint32_t seed = 2026u + (uint32_t)_i;
+    int ran = 0;
     for (int k = 0; k < 40; k++) {
-        rprogram p = {.n = 2 + (int)(rnd(&seed) % (RMAX_INSTR - 1))};
+        rprogram p = {.n = 2 + (int)(rnd(&seed) % (RMAX_INSTR - 1)), .grad = _i >= 3};
         int nv = 2;
         char text[512] = "";
         for (int i = 0; i < p.n; i++) {
             rinstr *c = &p.code[i];
             c->op = (int)(rnd(&seed) % R_OPS);
+            /* Autograd refuses tt::mul_.Tensor ("not differentiable"). */
+            if (p.grad && c->op == R_MUL_F64_)
+                c->op = R_INPLACE_S;
             c->a = (int)(rnd(&seed) % (uint32_t)nv);
             c->b = (int)(rnd(&seed) % (uint32_t)nv);
             c->k = (int)(rnd(&seed) % 8);
-            nv += c->op == R_UNARY || c->op == R_BINARY || c->op == R_SCALAR || c->op == R_VIEW;
+            if (p.grad && c->op == R_INPLACE_T)
+                c->k |= 1; /* add_ */
+            nv += c->op == R_UNARY || c->op == R_BINARY || c->op == R_SCALAR ||
+                  c->op == R_VIEW || c->op == R_SOFTMAX;
             size_t len = strlen(text);
             snprintf(text + len, sizeof text - len, "%s%d(%d,%d,%d)", i ? " " : "", c->op,
                      c->a, c->b, c->k);
@@ -717,10 +792,17 @@ START_TEST(test_random_programs)
         p.out[0] = (int)(rnd(&seed) % (uint32_t)nv);
         p.out[1] = (int)(rnd(&seed) % (uint32_t)nv);
         char name[600];
-        snprintf(name, sizeof name, "random program %d.%d [%s] -> %d, %d", _i, k, text,
-                 p.out[0], p.out[1]);
-        run_all_variants(&(program){name, random_program, 2, 2, make_random_inputs, 0, &p});
+        snprintf(name, sizeof name, "random program %d.%d%s [%s] -> %d, %d", _i, k,
+                 p.grad ? " (grad)" : "", text, p.out[0], p.out[1]);
+        if (!runs_eagerly(&p))
+            continue;
+        ran++;
+        /* Sums and softmax reduce in another order once fused around. */
+        run_all_variants(&(program){name, random_program, 2, 2,
+                                    p.grad ? make_random_grad_inputs : make_random_inputs,
+                                    p.grad ? 1e-5 : 0, &p});
     }
+    ck_assert_int_ge(ran, 15);
 }
 END_TEST
 
@@ -749,7 +831,7 @@ int main(void)
     tcase_add_test(tc, test_n12_epilogue_steps_aside);
     suite_add_tcase(s, tc);
     tc = tt_tcase("random_programs");
-    tcase_add_loop_test(tc, test_random_programs, 0, 5);
+    tcase_add_loop_test(tc, test_random_programs, 0, 8);
     suite_add_tcase(s, tc);
     tc = tt_tcase("failing_step_has_message");
     tcase_add_test(tc, test_failing_step_has_message);
