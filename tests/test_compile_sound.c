@@ -25,8 +25,8 @@ static void assert_agree(const tt_tensor *a, const tt_tensor *b, double rtol, co
     for (int64_t i = 0; i < tt_numel(a); i++) {
         bool ok = rtol == 0 ? memcmp(&va[i], &vb[i], sizeof va[i]) == 0 ||
                                   (isnan(va[i]) && isnan(vb[i]))
-                            : fabs(va[i] - vb[i]) <= rtol * fmax(fabs(vb[i]), 1e-6) ||
-                                  (isnan(va[i]) && isnan(vb[i]));
+                            : va[i] == vb[i] || (isnan(va[i]) && isnan(vb[i])) ||
+                                  fabs(va[i] - vb[i]) <= rtol * fmax(fabs(vb[i]), 1e-6);
         ck_assert_msg(ok, "%s: element %lld is %.17g compiled, %.17g eager", what, (long long)i,
                       va[i], vb[i]);
     }
@@ -676,7 +676,9 @@ static tt_status random_program(tt_tensor **in, int nin, tt_tensor **out, int no
         case R_BINARY: TRY(r, r_binary(c->k, a, b)); break;
         case R_SCALAR: TRY(r, c->k % 2 ? tt_add_scalar(a, 0.5) : tt_mul_scalar(a, -1.5)); break;
         case R_INPLACE_S: st = c->k % 2 ? tt_add_scalar_(a, 1) : tt_mul_scalar_(a, 2); break;
-        case R_INPLACE_T: st = c->k % 2 ? tt_add_(a, b) : tt_mul_(a, b); break;
+        case R_INPLACE_T:
+            st = c->k % 2 ? tt_add_(a, b) : c->k & 2 ? tt_div_(a, b) : tt_mul_(a, b);
+            break;
         case R_RELU_: st = tt_relu_(a); break;
         case R_VIEW: TRY(r, tt_view(a, 2, (int64_t[]){4, 6})); break;
         case R_COPY_: st = tt_copy_(a, b); break;
@@ -782,7 +784,7 @@ START_TEST(test_random_programs)
             c->b = (int)(rnd(&seed) % (uint32_t)nv);
             c->k = (int)(rnd(&seed) % 8);
             if (p.grad && c->op == R_INPLACE_T)
-                c->k |= 1; /* add_ */
+                c->k |= 2; /* add_ or div_ */
             nv += c->op == R_UNARY || c->op == R_BINARY || c->op == R_SCALAR ||
                   c->op == R_VIEW || c->op == R_SOFTMAX;
             size_t len = strlen(text);
