@@ -1,7 +1,11 @@
 /* Compiled plans never crash and never change an answer: each program a
  * random-program tester found (one TCase per finding) runs compiled, with
  * every pass on and with each pass off in turn, and eagerly from the same
- * inputs; the outputs and the inputs' final values must agree. */
+ * inputs; the outputs and the inputs' final values must agree. Random
+ * programs of the same kinds (in-place writes into inputs, intermediates
+ * and views, backward through them) check the mechanisms, not only the
+ * cases: a program eager refuses must fail compiled alike, with a
+ * message. */
 #include "tt_test.h"
 
 #include <math.h>
@@ -748,22 +752,42 @@ static void make_random_grad_inputs(tt_tensor **in)
     OK(tt_set_requires_grad(in[1], true));
 }
 
-/* Whether p runs eagerly (a program may write a value its backward
- * needs, which autograd refuses; compiled, it may fail too). */
-static bool runs_eagerly(rprogram *p)
+/* How p runs eagerly (a program may write a value its backward needs,
+ * which autograd refuses); on failure, the message's op ("tt::relu_")
+ * into why. */
+static tt_status runs_eagerly(rprogram *p, char *why, size_t n)
 {
     tt_tensor *in[2], *out[2];
     (p->grad ? make_random_grad_inputs : make_random_inputs)(in);
     tt_status st = random_program(in, 2, out, 2, p);
+    if (st)
+        snprintf(why, n, "%.*s", (int)strcspn(tt_errmsg(), ":"), tt_errmsg());
     for (int k = 0; k < 2; k++) {
         if (!st)
             tt_release(out[k]);
         tt_release(in[k]);
     }
-    if (st && getenv("SOUND_DEBUG"))
-        fprintf(stderr, "%s\n", tt_errmsg());
     tt_clear_error();
-    return st == TT_OK;
+    return st;
+}
+
+/* A program eager refuses fails compiled too, with the same status and
+ * a message from the same op. */
+static void compiled_fails_alike(rprogram *p, tt_status want, const char *op, const char *name)
+{
+    tt_tensor *in[2], *out[2] = {NULL, NULL};
+    (p->grad ? make_random_grad_inputs : make_random_inputs)(in);
+    tt_compiled *c = NN(tt_compile(random_program, 2, 2,
+                                   &(tt_trace_opts){.fullgraph = true, .ud = p}));
+    tt_status st = tt_compiled_call(c, in, out);
+    ck_assert_msg(st == want && strncmp(tt_errmsg(), op, strlen(op)) == 0,
+                  "%s: eager fails with %s in %s; compiled: %s: %s", name,
+                  tt_status_name(want), op, tt_status_name(st), tt_errmsg());
+    ck_assert_ptr_null(out[0]);
+    tt_clear_error();
+    tt_compiled_free(c);
+    tt_release(in[0]);
+    tt_release(in[1]);
 }
 
 START_TEST(test_random_programs)
@@ -796,8 +820,12 @@ START_TEST(test_random_programs)
         char name[600];
         snprintf(name, sizeof name, "random program %d.%d%s [%s] -> %d, %d", _i, k,
                  p.grad ? " (grad)" : "", text, p.out[0], p.out[1]);
-        if (!runs_eagerly(&p))
+        char why[512];
+        tt_status est = runs_eagerly(&p, why, sizeof why);
+        if (est) {
+            compiled_fails_alike(&p, est, why, name);
             continue;
+        }
         ran++;
         /* Sums and softmax reduce in another order once fused around. */
         run_all_variants(&(program){name, random_program, 2, 2,
