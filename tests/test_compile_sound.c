@@ -185,6 +185,60 @@ START_TEST(test_n1_functionalize_copy_backs)
 }
 END_TEST
 
+/* The graph after tt_graph_functionalize, run by the interpreter, has the
+ * eager function's effect: its output and the inputs' final values. */
+static void assert_graph_runs_like_eager(const tt_graph *g, int nops)
+{
+    tt_tensor *init[4], *gi[4], *ei[4], *go = NULL, *eo = NULL;
+    make_four(init);
+    clone_inputs(gi, init, 4);
+    clone_inputs(ei, init, 4);
+    OK(tt_graph_run(g, 4, gi, 1, &go));
+    OK(add_to_inputs(ei, 4, &eo, 1, &nops));
+    assert_agree(go, eo, 0, "functionalized graph: output");
+    for (int i = 0; i < 4; i++) {
+        assert_agree(gi[i], ei[i], 0, "functionalized graph: input after the run");
+        tt_release(gi[i]);
+        tt_release(ei[i]);
+        tt_release(init[i]);
+    }
+    tt_release(go);
+    tt_release(eo);
+}
+
+/* Out of memory at each allocation the pass makes: an error with a
+ * message, or a graph that still writes every input. */
+START_TEST(test_n1_functionalize_out_of_memory)
+{
+    tt_tensor *in[4];
+    make_four(in);
+    int nops = 3;
+    tt_graph *g = NN(tt_trace(add_to_inputs, 4, in, &(tt_trace_opts){.ud = &nops}));
+    int64_t before = tt_debug_alloc_count();
+    OK(tt_graph_functionalize(g));
+    int64_t used = tt_debug_alloc_count() - before;
+    assert_graph_runs_like_eager(g, nops);
+    tt_graph_free(g);
+    ck_assert_int_gt(used, 0);
+    for (int64_t n = 1; n <= used; n++) {
+        g = NN(tt_trace(add_to_inputs, 4, in, &(tt_trace_opts){.ud = &nops}));
+        tt_debug_fail_alloc(n);
+        tt_status st = tt_graph_functionalize(g);
+        tt_debug_fail_alloc(0);
+        if (st) {
+            ck_assert_msg(strlen(tt_errmsg()) > 0, "allocation %lld: %s without a message",
+                          (long long)n, tt_status_name(st));
+            tt_clear_error();
+        } else {
+            assert_graph_runs_like_eager(g, nops);
+        }
+        tt_graph_free(g);
+    }
+    for (int i = 0; i < 4; i++)
+        tt_release(in[i]);
+}
+END_TEST
+
 /* ========================================== N2 intermediates read outside */
 
 /* a = abs(x); b = a + 0.5; c = a / b; d = c * 2; return (d + d, b) */
@@ -841,6 +895,7 @@ int main(void)
     Suite *s = suite_create("compile_sound");
     TCase *tc = tt_tcase("n1_functionalize_copy_backs");
     tcase_add_test(tc, test_n1_functionalize_copy_backs);
+    tcase_add_test(tc, test_n1_functionalize_out_of_memory);
     suite_add_tcase(s, tc);
     tc = tt_tcase("n2_fused_intermediate_read_outside");
     tcase_add_test(tc, test_n2_fused_intermediate_read_outside);

@@ -363,7 +363,10 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
          * swapped before it. */
         int id = tt__graph_add_op(g, copy, args, 2, &res, 1, (tt_srcloc){0});
         if (id < 0) {
-            tt_clear_error();
+            /* Without its copy-back the graph would lose a write into an
+             * input: an error (with the graph's message), never a quiet
+             * success. */
+            rewritten = -1;
             break;
         }
         g->nodes[id].loc = g->nodes[last[p]].loc; /* the line of the last write */
@@ -444,6 +447,10 @@ tt_status tt_graph_functionalize(tt_graph *g)
     if (!g || g->output < 0)
         return tt_error(TT_EINVAL, "tt_graph_functionalize: argument 'graph' is %s",
                         g ? "not finished" : "NULL");
-    tt__pass_functionalize(g, true);
+    if (tt__pass_functionalize(g, true) < 0)
+        return tt_error(tt_errcode() ? tt_errcode() : TT_ENOMEM,
+                        "tt_graph_functionalize: could not add the copy-back into a written "
+                        "input (%s); the graph is left partly functionalized",
+                        tt_errcode() ? tt_errmsg() : "out of memory");
     return tt_graph_verify(g);
 }
