@@ -676,6 +676,8 @@ enum {
     R_UNARY, R_BINARY, R_SCALAR, R_INPLACE_S, R_INPLACE_T, R_RELU_, R_VIEW, R_COPY_,
     R_MUL_F64_, /* a.mul_(b.double()): self keeps its dtype */
     R_SOFTMAX,  /* not elementwise: ends a fused chain */
+    R_PART_,    /* a write through a view of part of a value: narrow or select */
+    R_T_,       /* a write through a transposed (non-contiguous) view */
     R_OPS
 };
 enum { RMAX_INSTR = 12, RMAX_VALS = 2 + RMAX_INSTR };
@@ -745,6 +747,20 @@ static tt_status random_program(tt_tensor **in, int nin, tt_tensor **out, int no
             TRY(d, tt_to_dtype(b, TT_F64));
             if (!st)
                 st = tt_mul_(a, d);
+            break;
+        }
+        case R_PART_: {
+            tt_tensor *part = NULL;
+            TRY(part, c->k % 2 ? tt_narrow(a, 0, 1, 2) : tt_select(a, 1, c->k % 6));
+            if (!st)
+                st = c->k & 2 ? tt_mul_scalar_(part, -2) : tt_relu_(part);
+            break;
+        }
+        case R_T_: {
+            tt_tensor *t = NULL;
+            TRY(t, tt_t(a));
+            if (!st)
+                st = tt_add_scalar_(t, 0.25);
             break;
         }
         default: TRY(r, tt_softmax(a, 1)); break;
