@@ -559,15 +559,33 @@ END_TEST
 
 /* ============================ N12 a GEMM epilogue that cannot apply */
 
-/* loss = sum(linear(expand(v, [3, 8, 4]), w)); backward; w.add_(grad,
+/* loss = sum(linear(x, w)) for x = expand(v, [3, 8, 4]) (ud NULL) or
+ * another layout of v [8, 4] (*ud: 1 transposed twice, 2 columns of a
+ * wider tensor, 3 rows strided by 2); backward; w.add_(grad,
  * alpha=-0.25); returns loss */
 static tt_status expand_sgd(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
-    (void)nin, (void)nout, (void)ud;
+    (void)nin, (void)nout;
+    int kind = ud ? *(const int *)ud : 0;
     tt_status st = TT_OK;
     tt_scope_begin();
-    tt_tensor *e = NULL, *l = NULL, *loss = NULL, *g = NULL;
-    TRY(e, tt_expand(in[0], 3, (int64_t[]){3, 8, 4}));
+    tt_tensor *e = NULL, *l = NULL, *loss = NULL, *g = NULL, *tmp = NULL;
+    switch (kind) {
+    case 0: TRY(e, tt_expand(in[0], 3, (int64_t[]){3, 8, 4})); break;
+    case 1:
+        TRY(tmp, tt_t(in[0]));
+        TRY(tmp, tt_contiguous(tmp));
+        TRY(e, tt_t(tmp));
+        break;
+    case 2:
+        TRY(tmp, tt_cat(2, (tt_tensor *[]){in[0], in[0]}, 1));
+        TRY(e, tt_narrow(tmp, 1, 2, 4));
+        break;
+    default:
+        TRY(tmp, tt_cat(2, (tt_tensor *[]){in[0], in[0]}, 0));
+        TRY(e, tt_as_strided(tmp, 2, (int64_t[]){8, 4}, (int64_t[]){8, 1}, 0));
+        break;
+    }
     TRY(l, tt_linear(e, in[1], NULL));
     TRY(loss, tt_sum(l, 0, NULL, false));
     if (!st)
@@ -597,6 +615,25 @@ START_TEST(test_n12_epilogue_steps_aside)
 {
     run_all_variants(&(program){"linear(expand(v), w); SGD", expand_sgd, 2, 1,
                                 make_expand_sgd, 1e-5, NULL});
+    static const char *const layouts[] = {"", "transposed twice", "columns of a wider tensor",
+                                          "rows strided by 2"};
+    for (int kind = 1; kind < 4; kind++) {
+        char name[96];
+        snprintf(name, sizeof name, "linear(v %s, w); SGD", layouts[kind]);
+        run_all_variants(&(program){name, expand_sgd, 2, 1, make_expand_sgd, 1e-5, &kind});
+    }
+    /* The expanded operand does not fit one GEMM: the pass stepped aside. */
+    tt_tensor *in[2], *out[1];
+    make_expand_sgd(in);
+    tt_compiled *c = NN(tt_compile(expand_sgd, 2, 1, &(tt_trace_opts){.fullgraph = true}));
+    OK(tt_compiled_call(c, in, out));
+    tt_compile_stats st;
+    tt_compiled_stats(c, &st);
+    ck_assert_int_eq(st.epilogues, 0);
+    tt_release(out[0]);
+    tt_release(in[0]);
+    tt_release(in[1]);
+    tt_compiled_free(c);
 }
 END_TEST
 
