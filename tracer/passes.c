@@ -353,9 +353,15 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
      * output node, so the plan's effect on its inputs stays the same. */
     const tt_op *copy = tt__op(TT_OP_COPY_);
     bool moved = false;
-    for (int p = 0; p < g->ninputs && g->output == g->n - 1; p++) {
+    for (int p = 0; p < g->ninputs && rewritten >= 0; p++) {
         if (!dirty[p])
             continue;
+        if (g->output != g->n - 1) { /* a traced graph ends with its output */
+            tt_error(TT_EINTERNAL, "functionalization: the graph's output is not its last "
+                                   "node; no copy-back can go before it");
+            rewritten = -1;
+            break;
+        }
         garg args[2] = {{.kind = GARG_REF, .ref = {p, 0}},
                         {.kind = GARG_REF, .ref = {last[p], 0}}};
         tt_value res = tt_v_tensor(g->nodes[p].vals[0]);
