@@ -456,19 +456,24 @@ static tt_tensor *product(const names *nm, const tt_tensor *a, const tt_tensor *
     return out;
 }
 
+bool tt__gemm_accumulate_fits(const tt_tensor *out, const tt_tensor *a, const tt_tensor *b)
+{
+    tt_dtype dt = (tt_dtype)out->dtype;
+    return (dt == TT_F32 || dt == TT_F64) && a->dtype == out->dtype &&
+           b->dtype == out->dtype && a->ndim == 2 && b->ndim == 2 && out->ndim == 2 &&
+           !((a->flags | b->flags | out->flags) & TT_TF_HAS_SYM) &&
+           a->sizes[0] == out->sizes[0] && b->sizes[1] == out->sizes[1] &&
+           a->sizes[1] == b->sizes[0] && tt_is_contiguous(out) && out->sizes[0] <= INT_MAX &&
+           out->sizes[1] <= INT_MAX && a->sizes[1] <= INT_MAX && matrix_blas_ok(a) &&
+           matrix_blas_ok(b);
+}
+
 tt_status tt__gemm_accumulate(tt_tensor *out, const tt_tensor *a, const tt_tensor *b,
                               double alpha)
 {
-    tt_dtype dt = (tt_dtype)out->dtype;
-    bool fits = (dt == TT_F32 || dt == TT_F64) && a->dtype == out->dtype &&
-                b->dtype == out->dtype && a->ndim == 2 && b->ndim == 2 && out->ndim == 2 &&
-                !a->storage->fake && !b->storage->fake && !out->storage->fake &&
-                !((a->flags | b->flags | out->flags) & TT_TF_HAS_SYM) &&
-                a->sizes[0] == out->sizes[0] && b->sizes[1] == out->sizes[1] &&
-                a->sizes[1] == b->sizes[0] && tt_is_contiguous(out) &&
-                out->storage != a->storage && out->storage != b->storage &&
-                out->sizes[0] <= INT_MAX && out->sizes[1] <= INT_MAX && a->sizes[1] <= INT_MAX &&
-                matrix_blas_ok(a) && matrix_blas_ok(b);
+    bool fits = tt__gemm_accumulate_fits(out, a, b) && !a->storage->fake &&
+                !b->storage->fake && !out->storage->fake && out->storage != a->storage &&
+                out->storage != b->storage;
     if (!fits)
         return tt_error(TT_EINVAL, "tt__gemm_accumulate: the operands do not fit one BLAS "
                                    "GEMM into the output");

@@ -14,5 +14,9 @@
  * TT_EINVAL when the operands do not fit (nothing is written then). */
 tt_status tt__gemm_accumulate(tt_tensor *out, const tt_tensor *a, const tt_tensor *b,
                               double alpha);
+/* Whether out, a and b fit tt__gemm_accumulate by their metadata alone
+ * (dtypes, sizes, layouts; fake tensors are judged as real ones), so a
+ * plan folds only what will run. */
+bool tt__gemm_accumulate_fits(const tt_tensor *out, const tt_tensor *a, const tt_tensor *b);
 
 #endif

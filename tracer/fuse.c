@@ -158,6 +158,10 @@ static bool fusable(const tt_graph *g, int i)
         if (ga->kind == GARG_REF && !dense_like(v, out) &&
             !(code == U_MUL && is_mask(g, ga->ref) && same_dense_shape(v, out)))
             return false;
+        /* gelu's approximate: the fused formula is the erf form only. */
+        if (ga->kind == GARG_CONST && code == U_GELU && ga->v.kind == TT_V_STR &&
+            ga->v.u.s && strcmp(ga->v.u.s, "none") == 0)
+            continue;
         if (ga->kind == GARG_CONST && code != U_CUSTOM && ga->v.kind != TT_V_INT &&
             ga->v.kind != TT_V_FLOAT && ga->v.kind != TT_V_BOOL)
             return false;
@@ -296,13 +300,21 @@ int tt__fuse_plan(const tt_graph *g, fused_step **steps_out, int *step_of_node, 
             continue;
         }
         /* Close the chain: keep the longest prefix whose intermediates are
-         * used only inside it; fuse it if it has two or more ops. */
+         * used only inside it; fuse it if it has two or more ops. Cutting
+         * the chain shorter can leave an earlier intermediate read by a
+         * member cut off (a = abs(x), b = a + 0.5, c = a / b with b read
+         * outside: cut after b, a's reader c is outside), so check again
+         * until the prefix holds. */
         int keep = n;
-        for (int k = 0; k + 1 < keep; k++)
-            if (!contained(g, members[k], members, keep)) {
-                keep = k + 1;
-                break;
-            }
+        for (bool cut = true; cut;) {
+            cut = false;
+            for (int k = 0; k + 1 < keep; k++)
+                if (!contained(g, members[k], members, keep)) {
+                    keep = k + 1;
+                    cut = true;
+                    break;
+                }
+        }
         if ((keep >= 2 || (keep == 1 && singles && single_in_place(g, members[0]))) &&
             nsteps < max_steps) {
             bool oom = false;
@@ -440,7 +452,7 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
             case U_DIVS: for (int64_t i = 0; i < n; i++) d[i] = a[i] / s; break;       \
             case U_POWS: for (int64_t i = 0; i < n; i++) d[i] = pow##F(a[i], s); break; \
             case U_NEG: for (int64_t i = 0; i < n; i++) d[i] = -a[i]; break;           \
-            case U_RELU: for (int64_t i = 0; i < n; i++) d[i] = a[i] > 0 ? a[i] : 0; break; \
+            case U_RELU: for (int64_t i = 0; i < n; i++) d[i] = a[i] <= 0 ? 0 : a[i]; break; \
             case U_ABS: for (int64_t i = 0; i < n; i++) d[i] = fabs##F(a[i]); break;   \
             case U_GT: for (int64_t i = 0; i < n; i++) d[i] = a[i] > s ? (T)1 : (T)0; break; \
             case U_SQRT: for (int64_t i = 0; i < n; i++) d[i] = sqrt##F(a[i]); break;  \
@@ -595,14 +607,22 @@ tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, uint64_t 
     if (!r)
         r = tt_empty(tt_ndim(first), tt_sizes(first), f->dtype);
     if (!r)
-        return tt_errcode();
+        return tt_errcode() ? tt_errcode()
+                            : tt_error(TT_ENOMEM, "compiled plan: out of memory for a fused "
+                                                  "elementwise chain's result");
     int64_t n = tt_numel(r);
     fuse_job j = {f, {0}, tt_data(r), n, false, NULL};
-    for (int i = 0; i < f->ninputs; i++)
+    bool no_data = n > 0 && !j.out;
+    for (int i = 0; i < f->ninputs; i++) {
         j.in[i] = tt_data(inputs[i]);
-    if (n > 0 && (!j.out || (f->ninputs && !j.in[0]))) {
+        no_data |= n > 0 && !j.in[i];
+    }
+    if (no_data) {
         tt_release(r);
-        return tt_errcode();
+        /* A fake tensor reached a real run: say so, whatever tt_data said. */
+        return tt_errcode() ? tt_errcode()
+                            : tt_error(TT_EINTERNAL, "compiled plan: a fused elementwise "
+                                                     "chain got a tensor without data");
     }
     if (f->custom) {
         tt_status st = run_custom_chain(&j, first);

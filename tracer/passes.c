@@ -219,37 +219,122 @@ static bool aliased(const tt_graph *g, value_counts *vc, const tt_tensor *v, int
     return others > 0;
 }
 
+/* Whether the functional form of in-place node n computes a value of
+ * v's dtype and layout: an in-place op keeps self's dtype (y.mul_(x) with
+ * y f32 and x f64 stays f32) where its functional form promotes, so an
+ * operand of another dtype keeps the mutation; and the fresh value is
+ * made contiguous, so self must be. */
+static bool same_result_type(const tt_graph *g, const gnode *n, const tt_tensor *v)
+{
+    if (!tt_is_contiguous(v))
+        return false;
+    for (int a = 0; a < n->nargs; a++) {
+        const garg *ga = &n->args[a];
+        if (ga->kind == GARG_REFS)
+            return false;
+        if (ga->kind != GARG_REF)
+            continue;
+        const tt_tensor *x = g->nodes[ga->ref.node].vals[ga->ref.out];
+        if (!x || tt_dtype_of(x) != tt_dtype_of(v))
+            return false;
+    }
+    return true;
+}
+
+/* Moves the output node (the last) behind the node appended after it. */
+static void output_last(tt_graph *g)
+{
+    gnode out = g->nodes[g->output];
+    g->nodes[g->output] = g->nodes[g->n - 1];
+    g->nodes[g->n - 1] = out;
+    g->output = g->n - 1;
+}
+
+/* The node whose value is node r's memory now: a rewritten in-place op
+ * took over its self's value (cur[s] = i), and may itself have been
+ * taken over since. */
+static int current(int *cur, int r)
+{
+    while (cur[r] != r)
+        r = cur[r] = cur[cur[r]];
+    return r;
+}
+
+static void to_current(int *cur, gref *r)
+{
+    if (r->node >= 0 && r->out == 0)
+        r->node = current(cur, r->node);
+}
+
+/* Points node n's references at the current values. */
+static void read_current(gnode *n, int *cur)
+{
+    for (int a = 0; a < n->nargs; a++) {
+        garg *ga = &n->args[a];
+        if (ga->kind == GARG_REF)
+            to_current(cur, &ga->ref);
+        for (int r = 0; ga->kind == GARG_REFS && r < ga->nrefs; r++)
+            to_current(cur, &ga->refs[r]);
+    }
+    for (int o = 0; o < n->nouts; o++)
+        to_current(cur, &n->outs[o]);
+}
+
 int tt__pass_functionalize(tt_graph *g, bool inputs_too)
 {
     int rewritten = 0;
-    /* root[i]: the input whose value node i's chain of rewritten in-place
-     * ops descends from (-1: none); last[p]: the final value of input p. */
+    /* root[i]: the input whose memory node i's value is, through a chain
+     * of in-place ops (rewritten or not; -1: none); last[p]: the node
+     * holding input p's final value; dirty[p]: a write into p was
+     * rewritten, so p needs a copy-back. */
     int *root = tt__malloc(sizeof *root * (size_t)(g->n + 1));
     int *last = tt__malloc(sizeof *last * (size_t)(g->ninputs + 1));
+    bool *dirty = tt__calloc((size_t)(g->ninputs + 1), sizeof *dirty);
+    /* The graph reads memory: a reference to a node made before an
+     * in-place write into its value reads the value after the write (a
+     * backward's saved result of y.div_(v) is recorded as y's node). A
+     * rewrite gives the write a fresh value, so the readers after it are
+     * pointed at that value (cur), as PyTorch's functionalization
+     * replaces every later use of a mutated tensor. */
+    int *cur = tt__malloc(sizeof *cur * (size_t)(g->n + 1));
     value_counts vc = {.extra = g->n};
-    if (!root || !last) {
+    if (!root || !last || !dirty || !cur) {
         tt__free(root);
         tt__free(last);
+        tt__free(dirty);
+        tt__free(cur);
+        tt_clear_error();
         return 0; /* the pass is optional */
     }
-    for (int i = 0; i < g->n; i++)
+    for (int i = 0; i < g->n; i++) {
         root[i] = i < g->ninputs ? i : -1;
+        cur[i] = i;
+    }
     for (int i = 0; i < g->ninputs; i++)
         last[i] = -1;
     for (int i = g->ninputs; i < g->n; i++) {
         gnode *n = &g->nodes[i];
+        if (rewritten)
+            read_current(n, cur);
         /* The op's schema first: it is shared and in cache, the node's
          * arguments are not (on a large graph). */
         if (n->kind != TT_NODE_OP || n->nvals != 1 || n->nargs < 1 ||
             !tt_schema_arg(tt_op_schema(n->op), 0)->is_write || n->args[0].kind != GARG_REF)
             continue;
-        const tt_op *f = functional_variant(n->op);
         gref self = n->args[0].ref;
+        /* Every in-place op carries its root on, also one left in place:
+         * a later write through it is still a write into the input. */
+        root[i] = root[self.node];
+        if (root[i] >= 0)
+            last[root[i]] = i;
+        if (!inputs_too && root[i] >= 0)
+            continue;
+        const tt_op *f = functional_variant(n->op);
         tt_tensor *v = n->vals[0];
         /* An after-write value is the written argument itself (maybe an
          * input), which the aliasing count cannot tell apart: keep it. */
-        if (!f || !v || tt__ref_is_after_write(g, self) || aliased(g, &vc, v, self.node, i) ||
-            (!inputs_too && root[self.node] >= 0))
+        if (!f || !v || self.out != 0 || tt__ref_is_after_write(g, self) ||
+            !same_result_type(g, n, v) || aliased(g, &vc, v, self.node, i))
             continue;
         tt_tensor *fresh = tt_fake_like(v);
         if (!fresh) {
@@ -262,35 +347,48 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         value_counts_add(&vc, fresh, 1);
         tt_release(v);
         rewritten++;
-        root[i] = root[self.node];
+        cur[self.node] = i;
         if (root[i] >= 0)
-            last[root[i]] = i;
+            dirty[root[i]] = true;
     }
     /* Copy-backs into the inputs that were written, right before the
      * output node, so the plan's effect on its inputs stays the same. */
     const tt_op *copy = tt__op(TT_OP_COPY_);
-    for (int p = 0; p < g->ninputs && g->output == g->n - 1; p++) {
-        if (last[p] < 0)
+    bool moved = false;
+    for (int p = 0; p < g->ninputs && rewritten >= 0; p++) {
+        if (!dirty[p])
             continue;
-        gnode out = g->nodes[g->output];
-        g->n--;
+        if (g->output != g->n - 1) { /* a traced graph ends with its output */
+            tt_error(TT_EINTERNAL, "functionalization: the graph's output is not its last "
+                                   "node; no copy-back can go before it");
+            rewritten = -1;
+            break;
+        }
         garg args[2] = {{.kind = GARG_REF, .ref = {p, 0}},
                         {.kind = GARG_REF, .ref = {last[p], 0}}};
         tt_value res = tt_v_tensor(g->nodes[p].vals[0]);
+        /* Appended after the output (the array grows as needed), then
+         * swapped before it. */
         int id = tt__graph_add_op(g, copy, args, 2, &res, 1, (tt_srcloc){0});
-        if (id >= 0) /* the line of the last write it makes visible */
-            g->nodes[id].loc = g->nodes[last[p]].loc;
-        g->output = g->n;
-        g->nodes[g->n++] = out;
         if (id < 0) {
-            tt_clear_error();
+            /* Without its copy-back the graph would lose a write into an
+             * input: an error (with the graph's message), never a quiet
+             * success. */
+            rewritten = -1;
             break;
         }
+        g->nodes[id].loc = g->nodes[last[p]].loc; /* the line of the last write */
+        output_last(g);
+        moved = true;
     }
+    if (moved)
+        tt__graph_reindex_names(g);
     tt__graph_rebuild_users(g);
     value_counts_free(&vc);
     tt__free(root);
     tt__free(last);
+    tt__free(dirty);
+    tt__free(cur);
     return rewritten;
 }
 
@@ -357,6 +455,10 @@ tt_status tt_graph_functionalize(tt_graph *g)
     if (!g || g->output < 0)
         return tt_error(TT_EINVAL, "tt_graph_functionalize: argument 'graph' is %s",
                         g ? "not finished" : "NULL");
-    tt__pass_functionalize(g, true);
+    if (tt__pass_functionalize(g, true) < 0)
+        return tt_error(tt_errcode() ? tt_errcode() : TT_ENOMEM,
+                        "tt_graph_functionalize: could not add the copy-back into a written "
+                        "input (%s); the graph is left partly functionalized",
+                        tt_errcode() ? tt_errmsg() : "out of memory");
     return tt_graph_verify(g);
 }

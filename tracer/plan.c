@@ -233,8 +233,9 @@ static int epilogue_product(const tt_graph *g, int i)
     if ((dt != TT_F32 && dt != TT_F64) || !plain_matrix(w, dt) || !tt_is_contiguous(w) ||
         !plain_matrix(prod, dt) || !plain_matrix(value_of(g, mn->args[0].ref), dt) ||
         !plain_matrix(value_of(g, mn->args[1].ref), dt) ||
-        tt_sizes(w)[0] != tt_sizes(prod)[0] || tt_sizes(w)[1] != tt_sizes(prod)[1])
-        return -1;
+        tt_sizes(w)[0] != tt_sizes(prod)[0] || tt_sizes(w)[1] != tt_sizes(prod)[1] ||
+        !tt__gemm_accumulate_fits(w, value_of(g, mn->args[0].ref), value_of(g, mn->args[1].ref)))
+        return -1; /* a pass that cannot apply steps aside */
     int wr = mem_root(g, n->args[0].ref), ar = mem_root(g, mn->args[0].ref),
         br = mem_root(g, mn->args[1].ref);
     if (g->nodes[wr].kind != TT_NODE_PLACEHOLDER || ar == wr || br == wr)
@@ -492,8 +493,9 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         else if (n->kind == TT_NODE_CONSTANT)
             slots[p->offset[i]] = tt_retain(n->vals[0]);
     }
-    for (int k = 0; k < p->nsteps && !st; k++) {
-        const step *s = &p->steps[k];
+    int ran = 0; /* steps begun */
+    for (; ran < p->nsteps && !st; ran++) {
+        const step *s = &p->steps[ran];
         const gnode *n = &g->nodes[s->node];
         if ((s->when == RUN_FAST && !fast) || (s->when == RUN_SAFE && fast)) {
             /* Skipped; its releases still fall here (the other path's
@@ -504,12 +506,22 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         }
         if (s->kind == STEP_GEMM_ACC) {
             tt_tensor *w = slots[p->offset[s->acc[0].node] + s->acc[0].out];
-            st = tt__gemm_accumulate(w, slots[p->offset[s->acc[1].node] + s->acc[1].out],
-                                     slots[p->offset[s->acc[2].node] + s->acc[2].out], s->alpha);
-            if (!st) {
-                tt_bump_version(w);
-                slots[p->offset[s->node]] = tt_retain(w);
+            tt_tensor *a = slots[p->offset[s->acc[1].node] + s->acc[1].out];
+            tt_tensor *b = slots[p->offset[s->acc[2].node] + s->acc[2].out];
+            if (tt__gemm_accumulate_fits(w, a, b)) {
+                st = tt__gemm_accumulate(w, a, b, s->alpha);
+                if (!st)
+                    tt_bump_version(w);
+            } else {
+                /* Checked when planned; should a real layout differ from
+                 * the traced one, the graph's own ops still give the
+                 * answer. */
+                tt_tensor *prod = tt_matmul(a, b);
+                st = prod ? tt_add_scaled_(w, prod, s->alpha) : tt_errcode();
+                tt_release(prod);
             }
+            if (!st)
+                slots[p->offset[s->node]] = tt_retain(w);
             for (int r = 0; !st && r < s->nrelease; r++)
                 slots[s->release[r]] = tt_release(slots[s->release[r]]);
             continue;
@@ -565,6 +577,10 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
     }
     tt_no_grad_end();
     tt_scope_resume();
+    if (st && tt_errcode() == TT_OK && ran > 0) /* never a failure without a reason */
+        tt_error(st, "compiled plan: step %d (%s, graph node %s) failed (%s) without a "
+                     "message", ran, tt_op_name(p->steps[ran - 1].op),
+                 g->nodes[p->steps[ran - 1].node].name, tt_status_name(st));
     if (!st) {
         const gnode *o = &g->nodes[g->output];
         for (int k = 0; k < nout; k++)

@@ -33,7 +33,8 @@ int tt__pass_dce(tt_graph *g);
  * inputs_too, writes into graph inputs are rewritten as well and the final
  * value is copied back into each such input; plans leave those in place
  * (an in-place update of a weight is cheaper than an add and a copy).
- * Returns how many ops it rewrote. */
+ * Returns how many ops it rewrote, or -1 (error set) when a copy-back
+ * could not be added (only with inputs_too). */
 int tt__pass_functionalize(tt_graph *g, bool inputs_too);
 /* Drops clones of fresh, unaliased values read only by the clone. */
 int tt__pass_elide_clones(tt_graph *g);
