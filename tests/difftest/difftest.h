@@ -77,6 +77,7 @@ typedef struct {
     bool writable; /* no internal overlap (not from an expand) */
     bool contig;   /* known contiguous (view() is safe) */
     int root;      /* the slot whose storage it views */
+    bool saved;    /* (on a root) some view may be saved for backward */
 } dt_vtype;
 
 /* Generator configuration: program features that can be switched off. */
@@ -84,6 +85,7 @@ typedef struct {
     bool no_inplace, no_grad, no_breaks, no_layouts, no_batch;
     int min_ins, max_ins;
     const char *ops; /* comma list of op short names, NULL: all */
+    const char *no_ops; /* comma list of ops left out */
 } dt_genopts;
 
 /* ---- gen.c */

@@ -371,7 +371,7 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
     case OP_IADD: case OP_ISUB: case OP_IMUL: case OP_IDIV: case OP_IADDS:
     case OP_IMUL_SC: case OP_IADD_SC: case OP_ISUB_SC: case OP_IDIV_SC: case OP_IDIV_MODE:
     case OP_IRELU: case OP_IZERO: case OP_ICOPY: case OP_IFILL: {
-        if (!A->writable || A->rg || (grad && T[A->root].rg))
+        if (!A->writable || A->rg || (grad && (T[A->root].rg || T[A->root].saved)))
             return false;
         if (grad && slot - p->nin >= 0 && A->root < p->nin && p->in[A->root].rg)
             return false;
@@ -398,7 +398,7 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
             if (in->op == OP_ICOPY) d = A->dt;
             /* copy_ from a tensor that overlaps the target's memory:
              * PyTorch refuses partial overlap; keep it out. */
-            if (in->op == OP_ICOPY && B->root == A->root) return false;
+            if (B->root == A->root && in->b != in->a) return false;
             if (in->op == OP_ICOPY && is_f(B->dt) && !is_f(A->dt) && B->fuzzy) return false;
             if (!can_cast(d, A->dt)) return false;
         } else if (in->op == OP_IMUL_SC || in->op == OP_IADD_SC || in->op == OP_ISUB_SC ||
@@ -667,7 +667,7 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
     case OP_CONTIGUOUS: case OP_CLONE: case OP_DETACH:
         *res = *A;
         if (in->op == OP_CONTIGUOUS) { res->contig = true; res->writable = true; }
-        if (in->op == OP_CLONE) { res->root = slot; res->writable = true; res->contig = A->contig; }
+        if (in->op == OP_CLONE) { res->root = slot; res->writable = true; res->contig = A->contig; res->saved = false; }
         if (in->op == OP_DETACH) res->rg = false;
         return true;
     case OP_TO_DTYPE: {
@@ -791,6 +791,23 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
     }
 }
 
+/* model(), then: the operands of a result that requires grad may be saved
+ * for its backward, so their storage must not be written in place later
+ * (autograd's version check would refuse it, as PyTorch's does). */
+static bool model_step(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot, dt_vtype *res)
+{
+    if (!model(p, in, T, slot, res))
+        return false;
+    if (res->rg) {
+        int ops[3] = {in->a, in->b, in->c};
+        for (int k = 0; k < 3; k++)
+            if (ops[k] >= 0 && ops[k] < slot) T[T[ops[k]].root].saved = true;
+        if (res->root >= 0 && res->root < slot) T[res->root].saved = true;
+        res->saved = true;
+    }
+    return true;
+}
+
 static void input_types(const dt_program *p, dt_vtype *T)
 {
     for (int i = 0; i < p->nin; i++) {
@@ -810,7 +827,7 @@ bool dt_validate(const dt_program *p, dt_vtype *types)
         return false;
     input_types(p, T);
     for (int k = 0; k < p->n; k++)
-        if (!model(p, &p->ins[k], T, p->nin + k, &T[p->nin + k]))
+        if (!model_step(p, &p->ins[k], T, p->nin + k, &T[p->nin + k]))
             return false;
     for (int j = 0; j < p->nout; j++)
         if (p->out[j] < 0 || p->out[j] >= p->nin + p->n)
@@ -822,19 +839,26 @@ bool dt_validate(const dt_program *p, dt_vtype *types)
 
 /* ------------------------------------------------------------ generator */
 
+static bool in_list(const char *list, const char *name);
+
 static bool op_enabled(const dt_genopts *o, int op)
 {
     if (o->no_inplace && op >= OP_IADD && op <= OP_IFILL)
         return false;
     if (o->no_breaks && (op == OP_BREAK || op == OP_ITEM))
         return false;
-    if (!o->ops)
-        return true;
-    size_t n = strlen(op_names[op]);
-    for (const char *s = o->ops; *s;) {
+    if (o->no_ops && in_list(o->no_ops, op_names[op]))
+        return false;
+    return !o->ops || in_list(o->ops, op_names[op]);
+}
+
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = list; *s;) {
         const char *e = strchr(s, ',');
         size_t len = e ? (size_t)(e - s) : strlen(s);
-        if (len == n && !strncmp(s, op_names[op], n))
+        if (len == n && !strncmp(s, name, n))
             return true;
         if (!e)
             break;
@@ -1057,6 +1081,29 @@ static void propose(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
     }
 }
 
+/* Clears the operand fields op does not read (propose fills them all), so
+ * a slot's readers are exactly the instructions that use it. */
+static void clear_unused(dt_instr *in)
+{
+    bool b = false, c = false;
+    switch (in->op) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW: case OP_ADDS: case OP_CMP:
+    case OP_DIV_MODE: case OP_WHERE_SC: case OP_WHERE_OSC: case OP_IADD: case OP_ISUB:
+    case OP_IMUL: case OP_IDIV: case OP_IADDS: case OP_ICOPY: case OP_IDIV_MODE: case OP_MM:
+    case OP_BMM: case OP_MATMUL: case OP_CE: case OP_EMBEDDING: case OP_GLOBAL_NORM: case OP_ITEM:
+        b = true; break;
+    case OP_WHERE: case OP_CLAMP_T: case OP_LINEAR: case OP_CAT: case OP_STACK: case OP_LAYER_NORM:
+        b = c = true; break;
+    default: break;
+    }
+    if (!b) in->b = -1;
+    if (!c) in->c = -1;
+    bool bs = false;
+    if (in->op == OP_VIEW || in->op == OP_RESHAPE || in->op == OP_EXPAND)
+        for (int k = 0; k < in->ni; k++) bs |= in->i[k] == DT_B;
+    if (!bs) in->bslot = -1, in->bdim = 0;
+}
+
 void dt_generate(dt_program *p, uint64_t seed, const dt_genopts *o)
 {
     rng r = {seed * 0x2545f4914f6cdd1dull + 1};
@@ -1079,7 +1126,8 @@ void dt_generate(dt_program *p, uint64_t seed, const dt_genopts *o)
         propose(&r, p, T, slot, op, &in);
         dt_vtype save[DT_MAX_SLOTS];
         memcpy(save, T, sizeof(dt_vtype) * (size_t)slot);
-        if (model(p, &in, T, slot, &T[slot])) {
+        if (model_step(p, &in, T, slot, &T[slot])) {
+            clear_unused(&in);
             p->ins[p->n++] = in;
         } else {
             memcpy(T, save, sizeof(dt_vtype) * (size_t)slot); /* an in-place rule may have marked */
@@ -1605,6 +1653,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
 #undef Cc
     fprintf(f, ");\n");
     if (ip) fprintf(f, "    tt_tensor *v%d = v%d;\n", s, in->a);
+    fprintf(f, "    (void)v%d;\n", s);
 }
 
 static const char *lay_name[] = {"contiguous", "transposed", "strided", "offset", "expanded"};
@@ -1634,17 +1683,18 @@ void dt_print_summary(FILE *f, const dt_program *p)
 static const char *repro_prelude =
     "#include <tensortrace.h>\n\n"
     "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n"
+    "#define UNUSED __attribute__((unused))\n"
     "/* Fails the program (the op's error is in tt_errmsg()). */\n"
     "#define CHECK(x) must(x, #x)\n"
     "#define CHECK_OK(x) do { if ((x) != TT_OK) { fail_at(#x); goto fail; } } while (0)\n"
-    "static int failed;\n"
-    "static void fail_at(const char *what) { if (!failed) fprintf(stderr, \"error: %s: %s\\n\", what, tt_errmsg()); failed = 1; }\n"
-    "static tt_tensor *must(tt_tensor *t, const char *what) { if (!t) fail_at(what); return t; }\n"
-    "static tt_status call_inplace(tt_tensor *r) { if (!r) return tt_errcode(); tt_release(r); return TT_OK; }\n"
-    "static int64_t sizes_buf[8];\n"
-    "static const int64_t *sizes_of(const tt_tensor *t) { for (int k = 0; k < tt_ndim(t); k++) sizes_buf[k] = tt_dim_size(t, k); return sizes_buf; }\n"
-    "static tt_tensor *explicit_break(void) { tt_graph_break(\"difftest: explicit break\"); tt_clear_error(); return tt_scalar(1.0, TT_F32); }\n"
-    "static tt_tensor *item_scale(tt_tensor *a, tt_tensor *b) { double v = 0; tt_item(tt_sum_all(b), &v); tt_clear_error(); return tt_mul_scalar(a, v > 0 ? 1.0 : 2.0); }\n\n";
+    "UNUSED static int failed;\n"
+    "UNUSED static void fail_at(const char *what) { if (!failed) fprintf(stderr, \"error: %s: %s\\n\", what, tt_errmsg()); failed = 1; }\n"
+    "UNUSED static tt_tensor *must(tt_tensor *t, const char *what) { if (!t) fail_at(what); return t; }\n"
+    "UNUSED static tt_status call_inplace(tt_tensor *r) { if (!r) return tt_errcode(); tt_release(r); return TT_OK; }\n"
+    "UNUSED static int64_t sizes_buf[8];\n"
+    "UNUSED static const int64_t *sizes_of(const tt_tensor *t) { for (int k = 0; k < tt_ndim(t); k++) sizes_buf[k] = tt_dim_size(t, k); return sizes_buf; }\n"
+    "UNUSED static tt_tensor *explicit_break(void) { tt_graph_break(\"difftest: explicit break\"); tt_clear_error(); return tt_scalar(1.0, TT_F32); }\n"
+    "UNUSED static tt_tensor *item_scale(tt_tensor *a, tt_tensor *b) { double v = 0; tt_item(tt_sum_all(b), &v); tt_clear_error(); return tt_mul_scalar(a, v > 0 ? 1.0 : 2.0); }\n\n";
 
 static const char *repro_helpers =
     "/* An input: values (doubles) stored as `base` sizes in dtype dt, then viewed\n"
@@ -1694,7 +1744,7 @@ void dt_print_c(FILE *f, const dt_program *p, int64_t b, const char *comment, in
     fputs(repro_prelude, f);
     fprintf(f, "static tt_status fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)\n{\n");
     fprintf(f, "    (void)nin; (void)nout; (void)ud;\n    failed = 0;\n    tt_scope_begin();\n");
-    for (int i = 0; i < p->nin; i++) fprintf(f, "    tt_tensor *v%d = in[%d];\n", i, i);
+    for (int i = 0; i < p->nin; i++) fprintf(f, "    tt_tensor *v%d = in[%d];\n    (void)v%d;\n", i, i, i);
     for (int k = 0; k < p->n; k++) print_instr(f, p, k);
     for (int j = 0; j < p->nout; j++) fprintf(f, "    out[%d] = tt_retain(v%d);\n", j, p->out[j]);
     if (p->grad) {
@@ -1721,7 +1771,7 @@ void dt_print_c(FILE *f, const dt_program *p, int64_t b, const char *comment, in
         }
         fprintf(f, "    tt_no_grad_end();\n");
     }
-    fprintf(f, "    tt_scope_end();\n    return TT_OK;\nfail:\n    tt_scope_end();\n");
+    fprintf(f, "    if (failed) goto fail;\n    tt_scope_end();\n    return TT_OK;\nfail:\n    tt_scope_end();\n");
     fprintf(f, "    for (int j = 0; j < %d; j++) out[j] = tt_release(out[j]);\n    return tt_errcode();\n}\n\n", nout);
     fputs(repro_helpers, f);
     fprintf(f, "static void inputs(tt_tensor **in)\n{\n");
@@ -1760,5 +1810,9 @@ void dt_print_c(FILE *f, const dt_program *p, int64_t b, const char *comment, in
     fprintf(f, "        if (d > 1e-3) { printf(\"output %%d differs by %%g\\neager:\\n\", j, d); tt_print(eout[j]); printf(\"compiled:\\n\"); tt_print(cout[j]); bad = 1; }\n    }\n");
     fprintf(f, "    for (int i = 0; i < %d; i++) {\n        double d = maxdiff(ein[i], cin[i]);\n", p->nin);
     fprintf(f, "        if (d > 1e-3) { printf(\"input %%d's final value differs by %%g\\neager:\\n\", i, d); tt_print(ein[i]); printf(\"compiled:\\n\"); tt_print(cin[i]); bad = 1; }\n    }\n");
+    fprintf(f, "    for (int j = 0; j < %d; j++) { tt_release(eout[j]); tt_release(cout[j]); }\n", nout);
+    fprintf(f, "    for (int i = 0; i < %d; i++) { tt_release(ein[i]); tt_release(cin[i]); }\n", p->nin);
+    fprintf(f, "    %s;\n", check_kind == 0 ? "tt_compiled_free(c)" : "tt_graph_free(g)");
+    fprintf(f, "    if (tt_live_tensors() != 0) { printf(\"LEAK: %%lld tensors alive at the end\\n\", (long long)tt_live_tensors()); bad = 1; }\n");
     fprintf(f, "    printf(bad ? \"MISMATCH\\n\" : \"ok\\n\");\n    return bad;\n}\n");
 }

@@ -3,7 +3,7 @@
  * differed on a pipe, one line each; the parent classifies, names the
  * pass, shrinks and prints reproducers.
  *
- *   tt-difftest --seeds A:B [--mode fake|symbolic|real] [--ops list]
+ *   tt-difftest --seeds A:B [--mode fake|symbolic|real] [--ops list] [--no-ops list]
  *               [--no-grad] [--no-inplace] [--no-symbolic] [--no-breaks]
  *               [--no-layouts] [--max-ins N] [--budget-seconds N]
  *               [--repro DIR] [--no-shrink] [--quiet] [--list-uncovered]
@@ -28,7 +28,7 @@ static const char *kind_names[] = {"crash", "wrong", "refused", "metadata", "gen
 
 /* A check: compile (tt_compile + 3 calls), or trace + graph run (with or
  * without functionalization; the trace's metadata checked too). */
-enum { CK_COMPILE, CK_GRAPH, CK_FUNC };
+enum { CK_COMPILE, CK_GRAPH, CK_FUNC, CK_EAGER };
 typedef struct {
     int check;
     tt_trace_mode mode;
@@ -334,7 +334,7 @@ static void child_main(const dt_program *p, const runopts *ro, const config *onl
         }
     }
     config cs[32];
-    int n = only ? 1 : make_configs(p, ro, cs);
+    int n = only ? (only->check == CK_EAGER ? 0 : 1) : make_configs(p, ro, cs);
     if (only) cs[0] = *only;
     /* every check must leave the live tensor count where it found it */
     int64_t base = tt_live_tensors();
@@ -376,6 +376,7 @@ static int run_child(const dt_program *p, const runopts *ro, const config *only,
     if (pid == 0) {
         close(fd[0]);
         report_fd = fd[1];
+        if (ro->quiet && !freopen("/dev/null", "w", stderr)) { /* keep stderr */ }
         alarm(120); /* a hang is a finding too */
         child_main(p, ro, only);
         _exit(0);
@@ -419,6 +420,7 @@ static bool parse_cfg(const char *key, config *c)
 {
     char ck[32], mode[32], rest[64] = "";
     memset(c, 0, sizeof *c);
+    if (!strcmp(key, "eager")) { c->check = CK_EAGER; return true; }
     if (sscanf(key, "%31s %31s %63[^\n]", ck, mode, rest) < 2) return false;
     c->check = !strcmp(ck, "compile") ? CK_COMPILE : !strcmp(ck, "graph-run") ? CK_GRAPH
              : !strcmp(ck, "functionalize") ? CK_FUNC : -1;
@@ -445,13 +447,13 @@ static bool still_fails(const dt_program *p, const runopts *ro, const finding *f
     return false;
 }
 
-/* Drops instruction k (and, transitively, every instruction that reads
- * a dropped slot); renumbers the slots. */
+/* Drops the marked instructions. A dropped instruction's readers read its
+ * first operand instead (the model then decides whether that is still a
+ * valid program); with no operand they are dropped too. Slots are
+ * renumbered; outputs follow the same redirection. */
 static bool drop_instrs(dt_program *p, const bool *drop_in)
 {
-    bool dead[DT_MAX_SLOTS] = {0};
     int map[DT_MAX_SLOTS];
-    for (int k = 0; k < p->n; k++) dead[p->nin + k] = drop_in[k];
     dt_program q = *p;
     q.n = 0;
     int next = p->nin;
@@ -459,31 +461,61 @@ static bool drop_instrs(dt_program *p, const bool *drop_in)
     for (int k = 0; k < p->n; k++) {
         dt_instr in = p->ins[k];
         int s = p->nin + k;
-        if (!dead[s]) {
+        bool dead = drop_in[k];
+        if (!dead) {
             int *refs[4] = {&in.a, &in.b, &in.c, &in.bslot};
             for (int r = 0; r < 4; r++) {
                 if (*refs[r] < 0) continue;
-                if (dead[*refs[r]]) { dead[s] = true; break; }
+                if (map[*refs[r]] < 0) { dead = true; break; }
                 *refs[r] = map[*refs[r]];
             }
         }
-        if (dead[s]) { map[s] = -1; continue; }
+        if (dead) {
+            map[s] = p->ins[k].a >= 0 ? map[p->ins[k].a] : -1;
+            continue;
+        }
         map[s] = next++;
         q.ins[q.n++] = in;
     }
     q.nout = 0;
-    for (int j = 0; j < p->nout; j++)
-        if (!dead[p->out[j]] && map[p->out[j]] >= 0) q.out[q.nout++] = map[p->out[j]];
+    for (int j = 0; j < p->nout; j++) {
+        int m = map[p->out[j]];
+        bool dup = false;
+        for (int k = 0; k < q.nout; k++) dup |= q.out[k] == m;
+        if (m >= 0 && !dup) q.out[q.nout++] = m;
+    }
     if (q.nout == 0 || q.n == p->n) return false;
     *p = q;
     return true;
 }
 
+/* Removes input i when no instruction or output reads it. */
+static bool drop_input(dt_program *p, int i)
+{
+    for (int k = 0; k < p->n; k++) {
+        dt_instr *in = &p->ins[k];
+        if (in->a == i || in->b == i || in->c == i || in->bslot == i) return false;
+    }
+    for (int j = 0; j < p->nout; j++) if (p->out[j] == i) return false;
+    for (int k = 0; k < p->n; k++) {
+        dt_instr *in = &p->ins[k];
+        int *refs[4] = {&in->a, &in->b, &in->c, &in->bslot};
+        for (int r = 0; r < 4; r++) if (*refs[r] > i) (*refs[r])--;
+    }
+    for (int j = 0; j < p->nout; j++) if (p->out[j] > i) p->out[j]--;
+    memmove(p->in + i, p->in + i + 1, sizeof(dt_input) * (size_t)(p->nin - i - 1));
+    p->nin--;
+    return true;
+}
+
 static void shrink(dt_program *p, const runopts *ro, const finding *f)
 {
-    int budget = 300;
-    /* delta debugging over instructions: chunks, halving */
-    for (int chunk = p->n / 2; chunk >= 1 && budget > 0; chunk /= 2) {
+    int budget = 400;
+    /* delta debugging over instructions: chunks, halving, until a whole
+     * round removes nothing */
+    for (int before = -1; before != p->n && budget > 0;) {
+    before = p->n;
+    for (int chunk = p->n / 2 > 0 ? p->n / 2 : 1; chunk >= 1 && budget > 0; chunk /= 2) {
         for (int start = p->n - chunk; start >= 0 && budget > 0; start -= chunk) {
             bool drop[DT_MAX_INS] = {0};
             for (int k = start; k < start + chunk && k < p->n; k++) drop[k] = true;
@@ -495,6 +527,14 @@ static void shrink(dt_program *p, const runopts *ro, const finding *f)
                 if (start > p->n) start = p->n;
             }
         }
+    }
+    }
+    /* inputs nothing reads */
+    for (int i = p->nin - 1; i >= 0 && p->nin > 1 && budget > 0; i--) {
+        dt_program q = *p;
+        if (!drop_input(&q, i)) continue;
+        budget--;
+        if (still_fails(&q, ro, f)) *p = q;
     }
     /* single outputs */
     for (int j = p->nout - 1; j >= 0 && p->nout > 1 && budget > 0; j--) {
@@ -568,6 +608,11 @@ static void visit_uncovered(const tt_op *op, void *ud)
             while (*s == ' ') s++;
         }
     }
+    /* derivatives are reached through the gradient programs, not drawn */
+    if (strstr(name, "_backward")) {
+        printf("through gradients only: %s\n", name);
+        return;
+    }
     printf("uncovered: %s\n", name);
     (*(int *)ud)++;
 }
@@ -582,7 +627,7 @@ static void list_uncovered(void)
 static int usage(void)
 {
     fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake|symbolic|real] [--ops a,b] [--no-grad]\n"
-                    "       [--no-inplace] [--no-symbolic] [--no-breaks] [--no-layouts] [--no-batch]\n"
+                    "       [--no-ops a,b] [--no-inplace] [--no-symbolic] [--no-breaks] [--no-layouts] [--no-batch]\n"
                     "       [--max-ins N] [--budget-seconds N] [--repro DIR] [--no-shrink] [--quiet]\n"
                     "       [--list-uncovered]\n");
     return 2;
@@ -607,6 +652,7 @@ int main(int argc, char **argv)
             if (!ro.mode_fake && !ro.mode_sym && !ro.mode_real) return usage();
             i++;
         } else if (!strcmp(s, "--ops") && v) { ro.gen.ops = v; i++; }
+        else if (!strcmp(s, "--no-ops") && v) { ro.gen.no_ops = v; i++; }
         else if (!strcmp(s, "--max-ins") && v) { ro.gen.max_ins = atoi(v); i++; }
         else if (!strcmp(s, "--budget-seconds") && v) { budget = atof(v); i++; }
         else if (!strcmp(s, "--repro") && v) { ro.repro = v; i++; }
@@ -625,7 +671,7 @@ int main(int argc, char **argv)
     if (ro.repro) mkdir(ro.repro, 0777);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int64_t programs = 0, total = 0, by_kind[K_COUNT] = {0};
+    int64_t programs = 0, failed_programs = 0, total = 0, by_kind[K_COUNT] = {0};
     static seen_sig seen[512];
     int nseen = 0;
     for (uint64_t seed = a; seed < b; seed++) {
@@ -637,11 +683,16 @@ int main(int argc, char **argv)
         finding fs[MAX_FIND];
         int n = run_child(&p, &ro, NULL, fs, MAX_FIND);
         if (!n) continue;
+        failed_programs++;
         /* one report per (kind, config family) in a program: the pass-off
          * variants of one bug are one finding */
         for (int i = 0; i < n; i++) {
             finding *f = &fs[i];
             config c;
+            bool again = false; /* the same check failing on another call */
+            for (int k = 0; k < i; k++)
+                again |= fs[k].kind == f->kind && !strcmp(fs[k].cfg, f->cfg);
+            if (again) continue;
             if (parse_cfg(f->cfg, &c) && c.check == CK_COMPILE && c.passes_off) {
                 bool dup = false;
                 for (int k = 0; k < n; k++) {
@@ -662,7 +713,7 @@ int main(int argc, char **argv)
             bool fresh = true;
             for (int k = 0; k < nseen; k++) fresh &= strcmp(seen[k].sig, pre) != 0;
             if (fresh && nseen < 512) snprintf(seen[nseen++].sig, sizeof seen[0].sig, "%s", pre);
-            if (fresh && ro.shrink && f->kind != K_LEAK) shrink(&q, &ro, f);
+            if (fresh && ro.shrink) shrink(&q, &ro, f);
             if (!ro.quiet || fresh) {
                 printf("FINDING seed=%llu kind=%s config=\"%s\" pass=%s last-op=%s: %s\n",
                        (unsigned long long)seed, kind_names[f->kind], f->cfg, pass,
@@ -689,6 +740,10 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    /* Check's summary line too, so tools/run counts programs as checks */
+    printf("%d%%: Checks: %lld, Failures: %lld, Errors: 0\n",
+           programs ? (int)(100 * (programs - failed_programs) / programs) : 100,
+           (long long)programs, (long long)failed_programs);
     printf("difftest: %lld programs, %lld findings (", (long long)programs, (long long)total);
     for (int k = 0; k < K_COUNT; k++) printf("%s%s %lld", k ? ", " : "", kind_names[k], (long long)by_kind[k]);
     printf(")\n");
