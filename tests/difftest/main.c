@@ -3,7 +3,7 @@
  * differed on a pipe, one line each; the parent classifies, names the
  * pass, shrinks and prints reproducers.
  *
- *   tt-difftest --seeds A:B [--mode fake|symbolic|real] [--ops list] [--no-ops list]
+ *   tt-difftest --seeds A:B [--mode fake,symbolic,real] [--ops list] [--no-ops list]
  *               [--no-grad] [--no-inplace] [--no-symbolic] [--no-breaks]
  *               [--no-layouts] [--max-ins N] [--budget-seconds N]
  *               [--repro DIR] [--no-shrink] [--quiet] [--list-uncovered]
@@ -591,7 +591,31 @@ static void name_pass(const finding *fs, int n, const finding *f, char *out, siz
     if (!out[0]) snprintf(out, cap, "none (with every pass off too)");
 }
 
-typedef struct { char sig[200]; } seen_sig;
+/* Signatures met so far (true when s was already there). */
+static bool seen_before(const char *s)
+{
+    static char seen[1024][320];
+    static int n;
+    for (int k = 0; k < n; k++)
+        if (!strncmp(seen[k], s, sizeof seen[0] - 1)) return true;
+    if (n < 1024) snprintf(seen[n++], sizeof seen[0], "%s", s);
+    return false;
+}
+
+/* A finding's message without the call, numbers and values: what kind
+ * of difference it is. */
+static void norm_msg(const char *msg, char *out, size_t cap)
+{
+    const char *s = strstr(msg, "): ");
+    s = s && !strncmp(msg, "call ", 5) ? s + 3 : msg;
+    size_t k = 0;
+    for (; *s && k + 1 < cap; s++) {
+        if (*s >= '0' && *s <= '9') { if (k == 0 || out[k - 1] != '#') out[k++] = '#'; }
+        else out[k++] = *s;
+        if (!strncmp(s, " vs eager", 9) || !strncmp(s, ": element", 9)) break;
+    }
+    out[k] = 0;
+}
 
 /* Prints each built-in op that no entry of the generator's table names. */
 static void visit_uncovered(const tt_op *op, void *ud)
@@ -626,7 +650,7 @@ static void list_uncovered(void)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake|symbolic|real] [--ops a,b] [--no-grad]\n"
+    fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake,symbolic,real] [--ops a,b] [--no-grad]\n"
                     "       [--no-ops a,b] [--no-inplace] [--no-symbolic] [--no-breaks] [--no-layouts] [--no-batch]\n"
                     "       [--max-ins N] [--budget-seconds N] [--repro DIR] [--no-shrink] [--quiet]\n"
                     "       [--list-uncovered]\n");
@@ -636,6 +660,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     runopts ro = {.mode_fake = true, .mode_sym = true, .mode_real = true, .shrink = true};
+    int max_shrinks = 200;
     uint64_t a = 0, b = 100;
     double budget = 0;
     for (int i = 1; i < argc; i++) {
@@ -646,13 +671,17 @@ int main(int argc, char **argv)
             if (sscanf(v, "%llu:%llu", &x, &y) != 2 || y < x) return usage();
             a = x; b = y; i++;
         } else if (!strcmp(s, "--mode") && v) {
-            ro.mode_fake = !strcmp(v, "fake");
-            ro.mode_sym = !strcmp(v, "symbolic");
-            ro.mode_real = !strcmp(v, "real");
+            /* a comma list: fake (fullgraph fake traces and compiles),
+             * symbolic (the same, symbolic), real (compile without
+             * fullgraph, breaks run eagerly) */
+            ro.mode_fake = strstr(v, "fake") != NULL;
+            ro.mode_sym = strstr(v, "symbolic") != NULL;
+            ro.mode_real = strstr(v, "real") != NULL;
             if (!ro.mode_fake && !ro.mode_sym && !ro.mode_real) return usage();
             i++;
         } else if (!strcmp(s, "--ops") && v) { ro.gen.ops = v; i++; }
         else if (!strcmp(s, "--no-ops") && v) { ro.gen.no_ops = v; i++; }
+        else if (!strcmp(s, "--max-shrinks") && v) { max_shrinks = atoi(v); i++; }
         else if (!strcmp(s, "--max-ins") && v) { ro.gen.max_ins = atoi(v); i++; }
         else if (!strcmp(s, "--budget-seconds") && v) { budget = atof(v); i++; }
         else if (!strcmp(s, "--repro") && v) { ro.repro = v; i++; }
@@ -672,8 +701,7 @@ int main(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int64_t programs = 0, failed_programs = 0, total = 0, by_kind[K_COUNT] = {0};
-    static seen_sig seen[512];
-    int nseen = 0;
+    int shrinks = 0, distinct = 0;
     for (uint64_t seed = a; seed < b; seed++) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         if (budget > 0 && (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) > budget) break;
@@ -708,17 +736,28 @@ int main(int argc, char **argv)
             char pass[64];
             name_pass(fs, n, f, pass, sizeof pass);
             dt_program q = p;
-            char pre[200];
-            snprintf(pre, sizeof pre, "%s|%s|%s", kind_names[f->kind], f->cfg, pass);
-            bool fresh = true;
-            for (int k = 0; k < nseen; k++) fresh &= strcmp(seen[k].sig, pre) != 0;
-            if (fresh && nseen < 512) snprintf(seen[nseen++].sig, sizeof seen[0].sig, "%s", pre);
-            if (fresh && ro.shrink) shrink(&q, &ro, f);
+            char pre[300], nm[80], sig[300];
+            norm_msg(f->msg, nm, sizeof nm);
+            snprintf(pre, sizeof pre, "%s|%s|%s|%s", kind_names[f->kind], f->cfg, pass, nm);
+            bool shrunk = false;
+            if (ro.shrink && !seen_before(pre) && shrinks < max_shrinks) {
+                shrink(&q, &ro, f);
+                shrinks++;
+                shrunk = true;
+            }
+            /* the signature: kind, op, pass, check (mode and passes apart) */
+            char fam[96];
+            snprintf(fam, sizeof fam, "%s", f->cfg);
+            fam[strcspn(fam, " ")] = 0;
+            snprintf(sig, sizeof sig, "%s|%s|%s|%s|%.40s", kind_names[f->kind], dt_op_name(dt_op_of_last(&q)),
+                     pass, fam, nm);
+            bool fresh = shrunk && !seen_before(sig);
+            if (fresh) distinct++;
             if (!ro.quiet || fresh) {
-                printf("FINDING seed=%llu kind=%s config=\"%s\" pass=%s last-op=%s: %s\n",
-                       (unsigned long long)seed, kind_names[f->kind], f->cfg, pass,
+                printf("%s seed=%llu kind=%s config=\"%s\" pass=%s last-op=%s: %s\n",
+                       fresh ? "NEW" : "FINDING", (unsigned long long)seed, kind_names[f->kind], f->cfg, pass,
                        dt_op_name(dt_op_of_last(&q)), f->msg);
-                printf("  program (%d ops%s): ", q.n, fresh && ro.shrink ? ", shrunk" : "");
+                printf("  program (%d ops%s): ", q.n, shrunk ? ", shrunk" : "");
                 dt_print_summary(stdout, &q);
             }
             if (fresh && ro.repro) {
@@ -731,8 +770,9 @@ int main(int argc, char **argv)
                 snprintf(comment, sizeof comment, "tt-difftest seed %llu: %s in %s (pass: %s): %s",
                          (unsigned long long)seed, kind_names[f->kind], f->cfg, pass, f->msg);
                 if (out) {
-                    dt_print_c(out, &q, B1, comment, hc ? (int)cc.mode : 0, hc ? cc.fullgraph : true,
-                               hc ? cc.passes_off : 0, hc ? (cc.check == CK_COMPILE ? 0 : cc.check == CK_GRAPH ? 1 : 2) : 0);
+                    dt_print_c(out, &q, B1, comment, hc && cc.check != CK_EAGER ? (int)cc.mode : 0,
+                               hc ? cc.fullgraph || cc.check == CK_EAGER : true, hc ? cc.passes_off : 0,
+                               hc ? (cc.check == CK_GRAPH ? 1 : cc.check == CK_FUNC ? 2 : 0) : 0);
                     fclose(out);
                     printf("  reproducer: %s\n", path);
                 }
@@ -744,6 +784,8 @@ int main(int argc, char **argv)
     printf("%d%%: Checks: %lld, Failures: %lld, Errors: 0\n",
            programs ? (int)(100 * (programs - failed_programs) / programs) : 100,
            (long long)programs, (long long)failed_programs);
+    if (ro.shrink)
+        printf("distinct signatures (kind, op, pass, check): %d\n", distinct);
     printf("difftest: %lld programs, %lld findings (", (long long)programs, (long long)total);
     for (int k = 0; k < K_COUNT; k++) printf("%s%s %lld", k ? ", " : "", kind_names[k], (long long)by_kind[k]);
     printf(")\n");
