@@ -435,6 +435,8 @@ static bool parse_cfg(const char *key, config *c)
     return true;
 }
 
+static void norm_msg(const char *msg, char *out, size_t cap);
+
 static bool still_fails(const dt_program *p, const runopts *ro, const finding *f)
 {
     if (!dt_validate(p, NULL)) return false;
@@ -442,8 +444,13 @@ static bool still_fails(const dt_program *p, const runopts *ro, const finding *f
     finding fs[MAX_FIND];
     bool has = parse_cfg(f->cfg, &c);
     int n = run_child(p, ro, has ? &c : NULL, fs, MAX_FIND);
-    for (int i = 0; i < n; i++)
-        if (fs[i].kind == f->kind && !strcmp(fs[i].cfg, f->cfg)) return true;
+    /* the same kind of difference, not another bug met on the way */
+    char want[80], got[80];
+    norm_msg(f->msg, want, sizeof want);
+    for (int i = 0; i < n; i++) {
+        norm_msg(fs[i].msg, got, sizeof got);
+        if (fs[i].kind == f->kind && !strcmp(fs[i].cfg, f->cfg) && !strncmp(got, want, 40)) return true;
+    }
     return false;
 }
 
@@ -484,6 +491,8 @@ static bool drop_instrs(dt_program *p, const bool *drop_in)
         for (int k = 0; k < q.nout; k++) dup |= q.out[k] == m;
         if (m >= 0 && !dup) q.out[q.nout++] = m;
     }
+    if (q.nout == 0 && next > 0)
+        q.out[q.nout++] = next - 1; /* the failure may not need the outputs */
     if (q.nout == 0 || q.n == p->n) return false;
     *p = q;
     return true;
@@ -600,6 +609,24 @@ static bool seen_before(const char *s)
         if (!strncmp(seen[k], s, sizeof seen[0] - 1)) return true;
     if (n < 1024) snprintf(seen[n++], sizeof seen[0], "%s", s);
     return false;
+}
+
+/* The op a finding names: the one its message names ("tt_expand: ...",
+ * "tt::div_: ..."), else the shrunk program's last op. */
+static void op_of(const finding *f, const dt_program *q, char *out, size_t cap)
+{
+    const char *s = strstr(f->msg, "tt::");
+    const char *u = strstr(f->msg, ": tt_");
+    if (u && strncmp(u, ": tt_compile", 12) && strncmp(u, ": tt_trace", 10) && strncmp(u, ": tt_graph", 10))
+        s = u + 2;
+    else if (f->kind == K_WRONG || f->kind == K_LEAK)
+        s = NULL;
+    if (s) {
+        size_t n = strcspn(s, ": (");
+        snprintf(out, cap, "%.*s", (int)n, s);
+    } else {
+        snprintf(out, cap, "%s", dt_op_name(dt_op_of_last(q)));
+    }
 }
 
 /* A finding's message without the call, numbers and values: what kind
@@ -749,14 +776,15 @@ int main(int argc, char **argv)
             char fam[96];
             snprintf(fam, sizeof fam, "%s", f->cfg);
             fam[strcspn(fam, " ")] = 0;
-            snprintf(sig, sizeof sig, "%s|%s|%s|%s|%.40s", kind_names[f->kind], dt_op_name(dt_op_of_last(&q)),
-                     pass, fam, nm);
+            char opn[48];
+            op_of(f, &q, opn, sizeof opn);
+            snprintf(sig, sizeof sig, "%s|%s|%s|%s|%.40s", kind_names[f->kind], opn, pass, fam, nm);
             bool fresh = shrunk && !seen_before(sig);
             if (fresh) distinct++;
             if (!ro.quiet || fresh) {
-                printf("%s seed=%llu kind=%s config=\"%s\" pass=%s last-op=%s: %s\n",
+                printf("%s seed=%llu kind=%s config=\"%s\" pass=%s op=%s: %s\n",
                        fresh ? "NEW" : "FINDING", (unsigned long long)seed, kind_names[f->kind], f->cfg, pass,
-                       dt_op_name(dt_op_of_last(&q)), f->msg);
+                       opn, f->msg);
                 printf("  program (%d ops%s): ", q.n, shrunk ? ", shrunk" : "");
                 dt_print_summary(stdout, &q);
             }
