@@ -29,6 +29,8 @@
     X(WHERE, "where", "tt::where.self")                                                     \
     X(WHERE_SC, "where_scalar", "tt::where.ScalarSelf")                                     \
     X(WHERE_OSC, "where_other_scalar", "tt::where.ScalarOther")                             \
+    X(WHERE_SS, "where_scalars", "tt::where.Scalar")                                        \
+    X(AS_STRIDED, "as_strided", "tt::as_strided")                                           \
     X(CLAMP, "clamp", "tt::clamp")                                                          \
     X(CLAMP_T, "clamp_tensor", "tt::clamp.Tensor")                                          \
     X(UNARY, "unary", "tt::neg tt::exp tt::log tt::sqrt tt::rsqrt tt::sin tt::cos tt::tanh " \
@@ -339,6 +341,32 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         res->fuzzy = A->fuzzy || (B && B->fuzzy) || (C && C->fuzzy);
         res->rg = is_f(d) && (A->rg || (B && B->rg) || (C && C->rg));
         res->contig = false;
+        return true;
+    }
+    case OP_WHERE_SS:
+        if (A->dt != TT_BOOL) return false;
+        rs_scalar(&rs, in->f);
+        rs_scalar(&rs, in->g);
+        *res = fresh(rs_result(&rs), A->nd, A->s, slot);
+        res->contig = A->contig;
+        return true;
+    case OP_AS_STRIDED: {
+        /* over the storage of a tensor that has at least its concrete
+         * numel of elements (not an expand: its storage is smaller) */
+        int nbd;
+        int64_t n = cnumel(A, &nbd), hi = in->i[4];
+        if (!A->writable || A->rg || in->ni < 1 || in->ni > 2 || in->i[4] < 0) return false;
+        for (int k = 0; k < in->ni; k++) {
+            if (in->i[k] < 1 || in->i[2 + k] < 0) return false;
+            hi += (in->i[k] - 1) * in->i[2 + k];
+            r[k] = in->i[k];
+        }
+        if (hi >= n) return false;
+        *res = *A;
+        res->nd = in->ni;
+        memcpy(res->s, r, sizeof(int64_t) * (size_t)in->ni);
+        res->contig = false;
+        res->writable = false; /* may overlap itself */
         return true;
     }
     case OP_CLAMP:
@@ -967,6 +995,15 @@ static void propose(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         in->g = rbool(r, 70) ? pick_scalar(r) + 1 : NAN;
         break;
     case OP_CLAMP_T: if (rbool(r, 30)) in->b = -1; break;
+    case OP_WHERE_SS: in->g = pick_scalar(r); break;
+    case OP_AS_STRIDED:
+        in->ni = 1 + rint_(r, 2);
+        in->i[0] = 1 + rint_(r, 4);
+        in->i[1] = 1 + rint_(r, 3);
+        in->i[2] = rint_(r, 3);
+        in->i[3] = rint_(r, 3);
+        in->i[4] = rint_(r, 3);
+        break;
     case OP_UNARY: in->mode = rint_(r, U_COUNT); break;
     case OP_SUM: case OP_MEAN: case OP_AMAX: case OP_AMIN:
         in->ni = 1 + (nd > 1 && rbool(r, 30));
@@ -1257,6 +1294,11 @@ static tt_tensor *exec1(const dt_program *p, const dt_instr *in, tt_tensor **S)
     case OP_WHERE: return tt_where(a, b, c);
     case OP_WHERE_SC: return tt_where_scalar(a, in->f, b);
     case OP_WHERE_OSC: return tt_where_other_scalar(a, b, in->f);
+    case OP_WHERE_SS: return tt_call(tt_op_find("tt::where.Scalar"), tt_v_tensor(a), num(in->f), num(in->g));
+    case OP_AS_STRIDED: {
+        int64_t sz[2] = {in->i[0], in->i[1]}, st[2] = {in->i[2], in->i[3]};
+        return tt_as_strided(a, in->ni, sz, st, in->i[4]);
+    }
     case OP_CLAMP: return tt_clamp(a, in->f, in->g);
     case OP_CLAMP_T: return tt_clamp_tensor(a, b, c);
     case OP_UNARY: return unary(in->mode, a);
@@ -1570,6 +1612,11 @@ static void print_instr(FILE *f, const dt_program *p, int k)
     case OP_WHERE: fprintf(f, "tt_where(v%d, v%d, v%d)", A, B, Cc); break;
     case OP_WHERE_SC: fprintf(f, "tt_where_scalar(v%d, ", A); pr_num(f, in->f); fprintf(f, ", v%d)", B); break;
     case OP_WHERE_OSC: fprintf(f, "tt_where_other_scalar(v%d, v%d, ", A, B); pr_num(f, in->f); fprintf(f, ")"); break;
+    case OP_WHERE_SS: fprintf(f, "tt_call(tt_op_find(\"tt::where.Scalar\"), tt_v_tensor(v%d), ", A); pr_val(f, in->f); fprintf(f, ", "); pr_val(f, in->g); fprintf(f, ")"); break;
+    case OP_AS_STRIDED:
+        fprintf(f, "tt_as_strided(v%d, %d, (const int64_t[]){%lld, %lld}, (const int64_t[]){%lld, %lld}, %lld)", A, in->ni,
+                (long long)in->i[0], (long long)in->i[1], (long long)in->i[2], (long long)in->i[3], (long long)in->i[4]);
+        break;
     case OP_CLAMP: fprintf(f, "tt_clamp(v%d, ", A); pr_num(f, in->f); fprintf(f, ", "); pr_num(f, in->g); fprintf(f, ")"); break;
     case OP_CLAMP_T:
         fprintf(f, "tt_clamp_tensor(v%d, ", A);
