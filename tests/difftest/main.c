@@ -405,7 +405,7 @@ static int run_child(const dt_program *p, const runopts *ro, const config *only,
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if ((WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status))) && n < max && strcmp(last, "end")) {
         fs[n].kind = K_CRASH;
-        snprintf(fs[n].cfg, sizeof fs[n].cfg, "%s", last);
+        snprintf(fs[n].cfg, sizeof fs[n].cfg, "%.90s", last);
         if (WIFSIGNALED(status))
             snprintf(fs[n].msg, sizeof fs[n].msg, "killed by signal %d (%s)%s", WTERMSIG(status),
                      strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGALRM ? ": a hang" : "");
@@ -622,7 +622,7 @@ static void op_of(const finding *f, const dt_program *q, char *out, size_t cap)
     else if (f->kind == K_WRONG || f->kind == K_LEAK)
         s = NULL;
     if (s) {
-        size_t n = strcspn(s, ": (");
+        size_t skip = !strncmp(s, "tt::", 4) ? 4 : 0, n = skip + strcspn(s + skip, ": (");
         snprintf(out, cap, "%.*s", (int)n, s);
     } else {
         snprintf(out, cap, "%s", dt_op_name(dt_op_of_last(q)));
