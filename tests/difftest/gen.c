@@ -857,9 +857,14 @@ bool dt_validate(const dt_program *p, dt_vtype *types)
     for (int k = 0; k < p->n; k++)
         if (!model_step(p, &p->ins[k], T, p->nin + k, &T[p->nin + k]))
             return false;
-    for (int j = 0; j < p->nout; j++)
+    bool rg_out = false;
+    for (int j = 0; j < p->nout; j++) {
         if (p->out[j] < 0 || p->out[j] >= p->nin + p->n)
             return false;
+        rg_out |= T[p->out[j]].rg;
+    }
+    if (p->grad && !rg_out) /* the loss needs an output that requires grad */
+        return false;
     if (types)
         memcpy(types, T, sizeof(dt_vtype) * (size_t)(p->nin + p->n));
     return true;
@@ -1161,10 +1166,10 @@ void dt_generate(dt_program *p, uint64_t seed, const dt_genopts *o)
         int slot = p->nin + p->n;
         dt_instr in;
         propose(&r, p, T, slot, op, &in);
+        clear_unused(&in); /* before the model, which must not see stray operands */
         dt_vtype save[DT_MAX_SLOTS];
         memcpy(save, T, sizeof(dt_vtype) * (size_t)slot);
         if (model_step(p, &in, T, slot, &T[slot])) {
-            clear_unused(&in);
             p->ins[p->n++] = in;
         } else {
             memcpy(T, save, sizeof(dt_vtype) * (size_t)slot); /* an in-place rule may have marked */

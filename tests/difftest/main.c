@@ -635,6 +635,8 @@ static void norm_msg(const char *msg, char *out, size_t cap)
 {
     const char *s = strstr(msg, "): ");
     s = s && !strncmp(msg, "call ", 5) ? s + 3 : msg;
+    if (!strncmp(msg, "eager call ", 11) && strstr(msg, "failed: "))
+        s = strstr(msg, "failed: ") + 8;
     size_t k = 0;
     for (; *s && k + 1 < cap; s++) {
         if (*s >= '0' && *s <= '9') { if (k == 0 || out[k - 1] != '#') out[k++] = '#'; }
@@ -779,7 +781,7 @@ int main(int argc, char **argv)
             char opn[48];
             op_of(f, &q, opn, sizeof opn);
             snprintf(sig, sizeof sig, "%s|%s|%s|%s|%.40s", kind_names[f->kind], opn, pass, fam, nm);
-            bool fresh = shrunk && !seen_before(sig);
+            bool fresh = (shrunk || !ro.shrink) && !seen_before(sig);
             if (fresh) distinct++;
             if (!ro.quiet || fresh) {
                 printf("%s seed=%llu kind=%s config=\"%s\" pass=%s op=%s: %s\n",
