@@ -111,5 +111,8 @@ void dt_print_c(FILE *f, const dt_program *p, int64_t b, const char *cfg_comment
 /* One line: "in: f32[B,3] T, i64[4]; ins: add mul(...) ..." */
 void dt_print_summary(FILE *f, const dt_program *p);
 int dt_op_of_last(const dt_program *p);
+/* --self-test: 1 makes tt_neg on a fake tensor (what traces see) call
+ * tt_abs, 2 makes it crash; 0 (the default) plants nothing. */
+extern int dt_plant;
 
 #endif

@@ -677,12 +677,65 @@ static void list_uncovered(void)
     printf("%d built-in ops not generated yet\n", n);
 }
 
+/* Plants a wrong op, then a crash, where only traces see them, and checks
+ * that the runner reports each with the right kind and shrinks it to the
+ * planted op. 0 when the tool works. */
+static int self_test(runopts *ro)
+{
+    struct { int plant, kind; } cases[] = {{1, K_WRONG}, {2, K_CRASH}};
+    int bad = 0;
+    ro->gen.ops = "unary,add,mul,sum,transpose";
+    ro->gen.no_grad = true;
+    ro->mode_sym = ro->mode_real = false;
+    for (int c = 0; c < 2; c++) {
+        dt_plant = cases[c].plant;
+        bool seen = false;
+        for (uint64_t seed = 0; seed < 40 && !seen; seed++) {
+            dt_program p;
+            finding fs[MAX_FIND];
+            dt_generate(&p, seed, &ro->gen);
+            int n = run_child(&p, ro, NULL, fs, MAX_FIND);
+            for (int i = 0; i < n && !seen; i++) {
+                if (fs[i].kind != cases[c].kind)
+                    continue; /* the library's own bug, not the plant: not the tool's business here */
+                seen = true;
+                shrink(&p, ro, &fs[i]);
+                bool neg_last = p.n >= 1 && !strcmp(dt_op_name(dt_op_of_last(&p)), "unary");
+                printf("self-test: plant %d: %s finding at seed %llu, shrunk to %d ops: ", cases[c].plant,
+                       kind_names[fs[i].kind], (unsigned long long)seed, p.n);
+                dt_print_summary(stdout, &p);
+                if (p.n > 2 || !neg_last) {
+                    printf("self-test: plant %d: not shrunk to the planted op\n", cases[c].plant);
+                    bad = 1;
+                }
+                /* without the plant, the shrunk program passes */
+                dt_plant = 0;
+                finding again[MAX_FIND];
+                int m = run_child(&p, ro, NULL, again, MAX_FIND);
+                dt_plant = cases[c].plant;
+                if (m) {
+                    printf("self-test: plant %d: the shrunk program fails without the plant too: %s\n",
+                           cases[c].plant, again[0].msg);
+                    bad = 1;
+                }
+            }
+        }
+        if (!seen) {
+            printf("self-test: plant %d: no %s finding in 40 programs\n", cases[c].plant, kind_names[cases[c].kind]);
+            bad = 1;
+        }
+    }
+    dt_plant = 0;
+    printf("self-test: %s\n", bad ? "FAILED" : "ok");
+    return bad;
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake,symbolic,real] [--ops a,b] [--no-grad]\n"
                     "       [--no-ops a,b] [--no-inplace] [--no-symbolic] [--no-breaks] [--no-layouts] [--no-batch]\n"
                     "       [--max-ins N] [--budget-seconds N] [--repro DIR] [--no-shrink] [--quiet]\n"
-                    "       [--list-uncovered]\n");
+                    "       [--list-uncovered] [--self-test]\n");
     return 2;
 }
 
@@ -723,6 +776,7 @@ int main(int argc, char **argv)
         else if (!strcmp(s, "--no-shrink")) ro.shrink = false;
         else if (!strcmp(s, "--quiet")) ro.quiet = true;
         else if (!strcmp(s, "--list-uncovered")) { list_uncovered(); return 0; }
+        else if (!strcmp(s, "--self-test")) { ro.quiet = true; return self_test(&ro); }
         else return usage();
     }
     if (ro.gen.max_ins && ro.gen.max_ins < 5) ro.gen.min_ins = ro.gen.max_ins;
