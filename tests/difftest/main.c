@@ -730,6 +730,14 @@ static int self_test(runopts *ro)
     return bad;
 }
 
+/* True when budget seconds (> 0) have passed since t0. */
+static bool past(const struct timespec *t0, double budget)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return budget > 0 && (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec) > budget;
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake,symbolic,real] [--ops a,b] [--no-grad]\n"
@@ -781,13 +789,12 @@ int main(int argc, char **argv)
     }
     if (ro.gen.max_ins && ro.gen.max_ins < 5) ro.gen.min_ins = ro.gen.max_ins;
     if (ro.repro) mkdir(ro.repro, 0777);
-    struct timespec t0, t1;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int64_t programs = 0, failed_programs = 0, total = 0, by_kind[K_COUNT] = {0};
     int shrinks = 0, distinct = 0;
     for (uint64_t seed = a; seed < b; seed++) {
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (budget > 0 && (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) > budget) break;
+        if (past(&t0, budget)) break;
         dt_program p;
         dt_generate(&p, seed, &ro.gen);
         programs++;
@@ -823,7 +830,7 @@ int main(int argc, char **argv)
             norm_msg(f->msg, nm, sizeof nm);
             snprintf(pre, sizeof pre, "%s|%s|%s|%s", kind_names[f->kind], f->cfg, pass, nm);
             bool shrunk = false;
-            if (ro.shrink && !seen_before(pre) && shrinks < max_shrinks) {
+            if (ro.shrink && !seen_before(pre) && shrinks < max_shrinks && !past(&t0, budget)) {
                 shrink(&q, &ro, f);
                 shrinks++;
                 shrunk = true;

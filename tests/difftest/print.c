@@ -305,6 +305,17 @@ void dt_print_c(FILE *f, const dt_program *p, int64_t b, const char *comment, in
     } else {
         fprintf(f, "    tt_graph *g = tt_trace(fn, %d, cin, &o);\n", p->nin);
         fprintf(f, "    for (int i = 0; i < %d; i++) { tt_release(cin[i]); } inputs(cin);\n", p->nin);
+        /* the trace's outputs' metadata against eager's (sizes by their hints) */
+        fprintf(f, "    for (int j = 0, on = g ? tt_graph_num_nodes(g) - 1 : -1; on >= 0 && j < %d; j++) {\n", nout);
+        fprintf(f, "        int nd = tt_graph_node_arg_node(g, on, j);\n");
+        fprintf(f, "        const tt_tensor *v = nd >= 0 ? tt_graph_node_value(g, nd, 0) : NULL;\n");
+        fprintf(f, "        char a[128], b[128], sa[128], sb[128];\n");
+        fprintf(f, "        int same = v && tt_dtype_of(v) == tt_dtype_of(eout[j]) && tt_ndim(v) == tt_ndim(eout[j]);\n");
+        fprintf(f, "        for (int k = 0; same && k < tt_ndim(v); k++)\n");
+        fprintf(f, "            same = tt_sym_hint(tt_dim_size(v, k)) == tt_dim_size(eout[j], k) &&\n");
+        fprintf(f, "                   (tt_dim_size(eout[j], k) <= 1 || tt_sym_hint(tt_dim_stride(v, k)) == tt_dim_stride(eout[j], k));\n");
+        fprintf(f, "        if (v && !same) { printf(\"output %%d: traced %%s strides %%s, eager %%s strides %%s\\n\", j, tt_describe(v, a, sizeof a), tt_strides_str(v, sa, sizeof sa), tt_describe(eout[j], b, sizeof b), tt_strides_str(eout[j], sb, sizeof sb)); bad = 1; }\n");
+        fprintf(f, "    }\n");
         if (check_kind == 2) fprintf(f, "    if (g && tt_graph_functionalize(g) != TT_OK) { printf(\"functionalize failed: %%s\\n\", tt_errmsg()); return 1; }\n");
         fprintf(f, "    tt_status st = g ? tt_graph_run(g, %d, cin, %d, cout) : tt_errcode();\n", p->nin, nout);
     }
