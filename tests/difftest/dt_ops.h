@@ -88,6 +88,7 @@
     X(GLOBAL_NORM, "global_norm", "tt::global_norm")                                        \
     X(FULL, "full", "tt::full")                                                             \
     X(ARANGE, "arange", "tt::arange.start_step")                                            \
+    X(LINSPACE, "linspace", "tt::linspace")                                                 \
     X(BREAK, "graph_break", "")                                                             \
     X(ITEM, "item", "")
 

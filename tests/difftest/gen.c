@@ -158,7 +158,7 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
     const dt_vtype *A = in->a >= 0 && in->a < slot ? &T[in->a] : NULL;
     const dt_vtype *B = in->b >= 0 && in->b < slot ? &T[in->b] : NULL;
     const dt_vtype *C = in->c >= 0 && in->c < slot ? &T[in->c] : NULL;
-    bool needA = in->op != OP_FULL && in->op != OP_ARANGE && in->op != OP_BREAK;
+    bool needA = in->op != OP_FULL && in->op != OP_ARANGE && in->op != OP_LINSPACE && in->op != OP_BREAK;
     if (needA && !A)
         return false;
     if (in->a >= slot || in->b >= slot || in->c >= slot)
@@ -711,6 +711,15 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         *res = fresh(d, 1, r, slot);
         return true;
     }
+    case OP_LINSPACE: {
+        /* float only: PyTorch's integer linspace rounds in ways of its own */
+        tt_dtype d = (tt_dtype)in->mode;
+        if ((d != TT_F32 && d != TT_F64) || in->i[0] < 1 || in->i[0] > 8) return false;
+        r[0] = in->i[0];
+        *res = fresh(d, 1, r, slot);
+        res->fuzzy = true;
+        return true;
+    }
     case OP_BREAK:
         if (A) return false;
         *res = fresh(TT_F32, 0, NULL, slot);
@@ -1006,9 +1015,9 @@ static void propose(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
     case OP_FLATTEN:
         if (nd && in->i[0] > in->i[1]) { int64_t t = in->i[0]; in->i[0] = in->i[1]; in->i[1] = t; }
         break;
-    case OP_TO_DTYPE: case OP_FULL: case OP_ARANGE:
+    case OP_TO_DTYPE: case OP_FULL: case OP_ARANGE: case OP_LINSPACE:
         in->mode = (int)all_dt[rint_(r, 6)];
-        if (op == OP_ARANGE) {
+        if (op == OP_ARANGE || op == OP_LINSPACE) {
             in->i[0] = 1;
             for (int k = 0; k < nd; k++) if (A->s[k] != DT_B) in->i[0] = A->s[k];
             in->a = -1;
@@ -1297,6 +1306,7 @@ static tt_tensor *exec1(const dt_program *p, const dt_instr *in, tt_tensor **S)
         return tt_full(n, s, in->f, (tt_dtype)in->mode);
     }
     case OP_ARANGE: return tt_arange(0, (double)in->i[0], 1, (tt_dtype)in->mode);
+    case OP_LINSPACE: return tt_linspace(-1, 2, in->i[0], (tt_dtype)in->mode);
     case OP_BREAK: {
         /* an explicit break; the value is a constant */
         tt_status st = tt_graph_break("difftest: explicit break");

@@ -145,6 +145,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
         break;
     }
     case OP_ARANGE: fprintf(f, "tt_arange(0, %lld, 1, %s)", (long long)in->i[0], dt_c((tt_dtype)in->mode)); break;
+    case OP_LINSPACE: fprintf(f, "tt_linspace(-1, 2, %lld, %s)", (long long)in->i[0], dt_c((tt_dtype)in->mode)); break;
     case OP_BREAK: fprintf(f, "explicit_break()"); break;
     case OP_ITEM: fprintf(f, "item_scale(v%d, v%d)", A, B); break;
     default: fprintf(f, "NULL"); break;
