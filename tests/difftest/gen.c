@@ -514,7 +514,7 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         }
         if (sz == DT_B) return false;
         if (in->op == OP_NARROW) {
-            if (in->i[1] < 0 || in->i[2] < 0 || in->i[1] + in->i[2] > sz) return false;
+            if (in->i[1] < 0 || in->i[2] < 1 || in->i[1] + in->i[2] > sz) return false;
             res->s[d] = in->i[2];
             return true;
         }
@@ -526,7 +526,9 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         st = st < 0 ? 0 : (st > sz ? sz : st);
         en = en < st ? st : (en > sz ? sz : en);
         res->s[d] = (en - st + step - 1) / step;
-        return true;
+        /* no empty tensors: amax, argmax and friends refuse them, as
+         * PyTorch does, and the model does not track emptiness */
+        return res->s[d] >= 1;
     }
     case OP_EXPAND: {
         if (in->ni < A->nd || in->ni > DT_MAX_ND) return false;

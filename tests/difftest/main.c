@@ -3,7 +3,7 @@
  * differed on a pipe, one line each; the parent classifies, names the
  * pass, shrinks and prints reproducers.
  *
- *   tt-difftest --seeds A:B [--mode fake,symbolic,real] [--ops list] [--no-ops list]
+ *   tt-difftest --seeds A:B [--mode fake,symbolic,real|eager] [--ops list] [--no-ops list]
  *               [--no-grad] [--no-inplace] [--no-symbolic] [--no-breaks]
  *               [--no-layouts] [--max-ins N] [--budget-seconds N]
  *               [--repro DIR] [--no-shrink] [--quiet] [--list-uncovered]
@@ -740,7 +740,7 @@ static bool past(const struct timespec *t0, double budget)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake,symbolic,real] [--ops a,b] [--no-grad]\n"
+    fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake,symbolic,real|eager] [--ops a,b] [--no-grad]\n"
                     "       [--no-ops a,b] [--no-inplace] [--no-symbolic] [--no-breaks] [--no-layouts] [--no-batch]\n"
                     "       [--max-ins N] [--budget-seconds N] [--repro DIR] [--no-shrink] [--quiet]\n"
                     "       [--list-uncovered] [--self-test]\n");
@@ -767,7 +767,8 @@ int main(int argc, char **argv)
             ro.mode_fake = strstr(v, "fake") != NULL;
             ro.mode_sym = strstr(v, "symbolic") != NULL;
             ro.mode_real = strstr(v, "real") != NULL;
-            if (!ro.mode_fake && !ro.mode_sym && !ro.mode_real) return usage();
+            /* "eager" alone checks only the generator's model */
+            if (!ro.mode_fake && !ro.mode_sym && !ro.mode_real && !strstr(v, "eager")) return usage();
             i++;
         } else if (!strcmp(s, "--ops") && v) { ro.gen.ops = v; i++; }
         else if (!strcmp(s, "--no-ops") && v) { ro.gen.no_ops = v; i++; }
