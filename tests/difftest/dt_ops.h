@@ -1,0 +1,118 @@
+/* tt-difftest's op table, shared by the generator (gen.c) and the
+ * reproducer printer (print.c). Internal to tests/difftest. */
+#ifndef DT_OPS_H
+#define DT_OPS_H
+
+#include "difftest.h"
+
+/* X(ID, short name, built-in ops it exercises) */
+#define DT_OPS(X)                                                                           \
+    X(ADD, "add", "tt::add.Tensor")                                                         \
+    X(SUB, "sub", "tt::sub.Tensor")                                                         \
+    X(MUL, "mul", "tt::mul.Tensor")                                                         \
+    X(DIV, "div", "tt::div.Tensor")                                                         \
+    X(POW, "pow", "tt::pow.Tensor_Tensor")                                                  \
+    X(ADDS, "add_scaled", "tt::add.Tensor")                                                 \
+    X(ADD_SC, "add_scalar", "tt::add.Scalar")                                               \
+    X(SUB_SC, "sub_scalar", "tt::sub.Scalar")                                               \
+    X(MUL_SC, "mul_scalar", "tt::mul.Scalar")                                               \
+    X(DIV_SC, "div_scalar", "tt::div.Scalar")                                               \
+    X(POW_SC, "pow_scalar", "tt::pow.Tensor_Scalar")                                        \
+    X(SC_POW, "scalar_pow", "tt::pow.Scalar")                                               \
+    X(DIV_MODE, "div_mode", "tt::div.Tensor_mode")                                          \
+    X(DIV_SC_MODE, "div_scalar_mode", "tt::div.Scalar_mode")                                \
+    X(CMP, "cmp", "tt::eq.Tensor tt::ne.Tensor tt::lt.Tensor tt::le.Tensor tt::gt.Tensor "  \
+                  "tt::ge.Tensor")                                                          \
+    X(CMP_SC, "cmp_scalar", "tt::eq.Scalar tt::ne.Scalar tt::lt.Scalar tt::le.Scalar "      \
+                            "tt::gt.Scalar tt::ge.Scalar")                                  \
+    X(WHERE, "where", "tt::where.self")                                                     \
+    X(WHERE_SC, "where_scalar", "tt::where.ScalarSelf")                                     \
+    X(WHERE_OSC, "where_other_scalar", "tt::where.ScalarOther")                             \
+    X(WHERE_SS, "where_scalars", "tt::where.Scalar")                                        \
+    X(AS_STRIDED, "as_strided", "tt::as_strided")                                           \
+    X(CLAMP, "clamp", "tt::clamp")                                                          \
+    X(CLAMP_T, "clamp_tensor", "tt::clamp.Tensor")                                          \
+    X(UNARY, "unary", "tt::neg tt::exp tt::log tt::sqrt tt::rsqrt tt::sin tt::cos tt::tanh " \
+                      "tt::sigmoid tt::relu tt::gelu tt::abs tt::sign")                     \
+    X(IADD, "add_", "tt::add_.Tensor")                                                      \
+    X(ISUB, "sub_", "tt::sub_.Tensor")                                                      \
+    X(IMUL, "mul_", "tt::mul_.Tensor")                                                      \
+    X(IDIV, "div_", "tt::div_.Tensor")                                                      \
+    X(IADDS, "add_scaled_", "tt::add_.Tensor")                                              \
+    X(IMUL_SC, "mul_scalar_", "tt::mul_.Scalar")                                            \
+    X(IADD_SC, "add_scalar_", "tt::add_.Scalar")                                            \
+    X(ISUB_SC, "sub_scalar_", "tt::sub_.Scalar")                                            \
+    X(IDIV_SC, "div_scalar_", "tt::div_.Scalar")                                            \
+    X(IDIV_MODE, "div_mode_", "tt::div_.Tensor_mode tt::div_.Scalar_mode")                  \
+    X(IRELU, "relu_", "tt::relu_")                                                          \
+    X(IZERO, "zero_", "tt::zero_")                                                          \
+    X(ICOPY, "copy_", "tt::copy_")                                                          \
+    X(IFILL, "fill_", "tt::fill_.Scalar")                                                   \
+    X(SUM, "sum", "tt::sum.dim_IntList")                                                    \
+    X(MEAN, "mean", "tt::mean.dim")                                                         \
+    X(AMAX, "amax", "tt::amax")                                                             \
+    X(AMIN, "amin", "tt::amin")                                                             \
+    X(SUM_ALL, "sum_all", "tt::sum")                                                        \
+    X(MEAN_ALL, "mean_all", "tt::mean")                                                     \
+    X(ARGMAX, "argmax", "tt::argmax")                                                       \
+    X(SOFTMAX, "softmax", "tt::softmax.int")                                                \
+    X(LOG_SOFTMAX, "log_softmax", "tt::log_softmax.int")                                    \
+    X(MM, "mm", "tt::mm")                                                                   \
+    X(BMM, "bmm", "tt::bmm")                                                                \
+    X(MATMUL, "matmul", "tt::matmul")                                                       \
+    X(LINEAR, "linear", "tt::linear")                                                       \
+    X(VIEW, "view", "tt::view")                                                             \
+    X(RESHAPE, "reshape", "tt::reshape")                                                    \
+    X(PERMUTE, "permute", "tt::permute")                                                    \
+    X(TRANSPOSE, "transpose", "tt::transpose.int")                                          \
+    X(T, "t", "tt::t")                                                                      \
+    X(NARROW, "narrow", "tt::narrow")                                                       \
+    X(SLICE, "slice", "tt::slice.Tensor")                                                   \
+    X(SELECT, "select", "tt::select.int")                                                   \
+    X(EXPAND, "expand", "tt::expand")                                                       \
+    X(SQUEEZE, "squeeze", "tt::squeeze.dim")                                                \
+    X(SQUEEZE_ALL, "squeeze_all", "tt::squeeze")                                            \
+    X(SQUEEZE_DIMS, "squeeze_dims", "tt::squeeze.dims")                                     \
+    X(UNSQUEEZE, "unsqueeze", "tt::unsqueeze")                                              \
+    X(FLATTEN, "flatten", "tt::flatten.using_ints")                                         \
+    X(CONTIGUOUS, "contiguous", "tt::contiguous")                                           \
+    X(CLONE, "clone", "tt::clone")                                                          \
+    X(TO_DTYPE, "to_dtype", "tt::_to_copy")                                                 \
+    X(DETACH, "detach", "tt::detach")                                                       \
+    X(CAT, "cat", "tt::cat")                                                                \
+    X(STACK, "stack", "tt::stack")                                                          \
+    X(CE, "cross_entropy", "tt::cross_entropy")                                             \
+    X(EMBEDDING, "embedding", "tt::embedding")                                              \
+    X(LAYER_NORM, "layer_norm", "tt::layer_norm")                                           \
+    X(SDPA, "sdpa", "tt::scaled_dot_product_attention")                                     \
+    X(GLOBAL_NORM, "global_norm", "tt::global_norm")                                        \
+    X(FULL, "full", "tt::full")                                                             \
+    X(ARANGE, "arange", "tt::arange.start_step")                                            \
+    X(LINSPACE, "linspace", "tt::linspace")                                                 \
+    X(BREAK, "graph_break", "")                                                             \
+    X(ITEM, "item", "")
+
+enum {
+#define X_ENUM(id, name, covers) OP_##id,
+    DT_OPS(X_ENUM)
+#undef X_ENUM
+    OP_COUNT
+};
+
+enum { U_NEG, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RELU,
+       U_GELU, U_GELU_TANH, U_ABS, U_SIGN, U_COUNT };
+
+extern const char *const dt_op_names[OP_COUNT];
+extern const char *const dt_unary_fn[U_COUNT];    /* the C call of each unary kind */
+extern const char *const dt_cmp_fn[6];            /* tt_eq ... tt_ge */
+extern const char *const dt_cmp_sc_op[6];         /* tt::eq.Scalar ... */
+extern const char *const dt_modes[2];             /* rounding modes */
+
+/* A whole number (passed as an int Scalar, as the library's wrappers do). */
+bool dt_integral(double x);
+/* Input i's values for value set vs, in its base (stored) layout. */
+void dt_input_values(const dt_program *p, int i, uint64_t vs, int64_t n, double *v);
+/* Input x's stored sizes bs and viewed sizes vs for batch b; its rank. */
+int dt_base_sizes_of(const dt_input *x, int64_t b, int64_t *bs, int64_t *vs);
+
+#endif
