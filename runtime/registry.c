@@ -420,6 +420,41 @@ tt_op *tt_op_find(const char *name)
     return NULL;
 }
 
+int tt_op_overloads(const char *name, const tt_op **out, int max)
+{
+    if (!name)
+        return 0;
+    /* "ns::name" and "ns::name.<overload>": the name itself first, then its
+     * overloads in the order they were first defined, as PyTorch's
+     * OpOverloadPacket tries them. */
+    char base[TT_MAX_OP_NAME + 1];
+    const char *sep = strstr(name, "::");
+    const char *dot = sep ? strchr(sep + 2, '.') : NULL;
+    size_t bl = dot ? (size_t)(dot - name) : strlen(name);
+    if (bl > TT_MAX_OP_NAME)
+        return 0;
+    memcpy(base, name, bl);
+    base[bl] = '\0';
+    int count = 0;
+    pthread_rwlock_rdlock(&lock);
+    tt_op *self = find_locked(base);
+    if (self && atomic_load(&self->def)) {
+        if (out && count < max)
+            out[count] = self;
+        count++;
+    }
+    for (int i = 0; i < nops; i++) {
+        const char *n = ops[i]->name;
+        if (atomic_load(&ops[i]->def) && strncmp(n, base, bl) == 0 && n[bl] == '.') {
+            if (out && count < max)
+                out[count] = ops[i];
+            count++;
+        }
+    }
+    pthread_rwlock_unlock(&lock);
+    return count;
+}
+
 const char *tt_op_name(const tt_op *op) { return op ? op->name : "(null)"; }
 
 /* Unpinned: the schema is freed with its definition, so it is valid while

@@ -84,6 +84,11 @@ char *tt_value_describe(const tt_value *v, char *buf, size_t n);
 typedef enum {
     TT_T_TENSOR, TT_T_INT, TT_T_SYMINT, TT_T_FLOAT, TT_T_BOOL, TT_T_STR,
     TT_T_SCALAR, TT_T_SCALARTYPE, TT_T_DEVICE,
+    /* PyTorch's enums, passed as their int codes (TT_V_INT), as TorchScript
+     * passes them: Layout (0 strided, the one tensortrace has) and
+     * MemoryFormat (0 contiguous_format, 1 preserve_format, 2 channels_last,
+     * 3 channels_last_3d). */
+    TT_T_LAYOUT, TT_T_MEMORY_FORMAT,
 } tt_base_type;
 
 typedef struct {
@@ -106,6 +111,9 @@ typedef struct {
     const char *alias_set; /* NULL when not annotated */
     bool is_write;
     bool alias_after_wildcard;
+    /* A ScalarType default written as PyTorch's enum code (dtype=4, as
+     * PyTorch prints long): printed back as the code. */
+    bool default_is_code;
 } tt_arg;
 
 /* The longest qualified op name, "ns::name.overload", in bytes: a schema
@@ -309,6 +317,20 @@ tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads,
  * call in flight uses it). */
 tt_op *tt_op_find(const char *name);
 const char *tt_op_name(const tt_op *op); /* "mylib::crop" / "tt::add.Tensor" */
+/* The defined ops a base name stands for: "ns::name" itself (first, if
+ * defined) and every "ns::name.overload", in definition order; an
+ * overload in `name` is ignored. Writes at most max into out (which may
+ * be NULL) and returns how many there are. */
+int tt_op_overloads(const char *name, const tt_op **out, int max);
+/* PyTorch's OpOverloadPacket: the op among "ns::name" and its overloads
+ * that takes these arguments (and returns nouts values). The op the name
+ * itself names wins when its arguments fit; else the one overload they
+ * fit. NULL with TT_EINVAL when they fit several (the message lists
+ * them) or none (it lists each with why), TT_ENOTFOUND when nothing has
+ * that name. A full "ns::name.overload" is looked up as tt_op_find does.
+ * tt_op_call through the handle of "ns::name" falls back to this when
+ * the arguments do not fit that op. */
+tt_op *tt_op_resolve(const char *name, const tt_value *args, int nargs, int nouts);
 /* NULL when not defined. Valid while the op stays defined (and inside a
  * call of it); another thread's tt_library_free may free it. */
 const tt_schema *tt_op_schema(const tt_op *op);
