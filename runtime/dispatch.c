@@ -249,10 +249,12 @@ static void registered_list(const tt_opdef *op, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
+    unsigned off = atomic_load(&op->disabled);
     for (int d = 0; d < TT_DEVICE_COUNT; d++)
         if (atomic_load(&op->kernels[d].fn))
-            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "",
-                                    tt_device_name((tt_device)d));
+            len += (size_t)snprintf(buf + len, n - len, "%s%s%s", len ? ", " : "",
+                                    tt_device_name((tt_device)d),
+                                    off >> d & 1 ? " (disabled)" : "");
     if (atomic_load(&op->default_kernel.fn) && len < n)
         len += (size_t)snprintf(buf + len, n - len, "%sdefault (all devices)", len ? ", " : "");
     if (atomic_load(&op->fake.fn) && len < n)
@@ -285,6 +287,10 @@ tt_status tt__dispatch_backend(const tt_opdef *op, const tt_value *args, int nar
     fake |= dev == TT_DEV_META; /* a meta call runs the fake (meta) kernel */
     /* The device's kernel, else the default one; never another device's. */
     tt_kernel_fn k = fake ? atomic_load(&op->fake.fn) : atomic_load(&op->kernels[dev].fn);
+    /* A disabled device kernel falls back to the default kernel, as
+     * PyTorch's set_kernel_enabled falls back to the op's own function. */
+    if (k && !fake && (atomic_load_explicit(&op->disabled, memory_order_relaxed) >> dev & 1))
+        k = NULL;
     if (!k && !fake)
         k = atomic_load(&op->default_kernel.fn);
     if (!k && fake && op->mutated && op->nreturns == 0) {

@@ -45,6 +45,9 @@ struct tt_opdef {
     int nargs, nreturns;
     kernel_slot kernels[TT_DEVICE_COUNT];
     kernel_slot default_kernel; /* every device */
+    /* bit d: device d's kernel is switched off (tt_op_set_kernel_enabled);
+     * calls fall back to the default kernel */
+    atomic_uint disabled;
     kernel_slot fake;
     _Atomic(tt_backward_fn) backward; /* tt_autograd_fallthrough: run unrecorded */
     tt_setup_context_fn setup_context;

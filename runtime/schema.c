@@ -1209,6 +1209,23 @@ static void put_default(sbuf *b, const tt_arg *a)
     }
 }
 
+int tt__arg_print(const tt_arg *a, bool with_alias, char *buf, size_t n)
+{
+    sbuf b = {buf, n, 0};
+    if (a->kwarg_only)
+        puts_(&b, "*, ");
+    put_type(&b, &a->type, with_alias ? a : NULL);
+    puts_(&b, " ");
+    puts_(&b, a->name);
+    if (a->has_default) {
+        puts_(&b, "=");
+        put_default(&b, a);
+    }
+    if (n > 0)
+        buf[b.len < n ? b.len : n - 1] = '\0';
+    return b.len > INT_MAX ? INT_MAX : (int)b.len;
+}
+
 int tt_schema_print(const tt_schema *s, char *buf, size_t n)
 {
     sbuf b = {buf, n, 0};

@@ -20,4 +20,9 @@ const char *tt__dtype_schema_name(tt_dtype dt);
  * prints a dtype default; -1 when out of range. */
 int tt__dtype_scalar_type_code(tt_dtype dt);
 
+/* One argument as a schema writes it ("float eps=1e-05"), with "*, "
+ * before a keyword-only one; its alias annotation only when with_alias.
+ * Returns the length needed, as snprintf. */
+int tt__arg_print(const tt_arg *a, bool with_alias, char *buf, size_t n);
+
 #endif

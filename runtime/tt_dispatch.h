@@ -227,13 +227,25 @@ typedef tt_status (*tt_backward_fn)(tt_autograd_ctx *ctx,
  *                          their broadcast shape (checked at definition);
  *                          with a fake kernel, compiled plans may fuse it
  *                          into elementwise chains, running its kernel on
- *                          slices of its inputs. */
+ *                          slices of its inputs;
+ *   INPLACE                torchgen's in-place variant, checked at definition:
+ *                          'ns::foo_' takes 'Tensor(a!) self' first and returns
+ *                          it, and the functional 'ns::foo' (same overload) is
+ *                          defined with the same other arguments;
+ *   OUT                    torchgen's out= variant: keyword-only 'Tensor(a!)'
+ *                          out arguments, returned in order, and the
+ *                          functional op is defined ('ns::foo' for 'foo.out',
+ *                          'ns::foo.X' for 'foo.X_out') with the same other
+ *                          arguments. An untagged out= overload is held to
+ *                          the same arguments when its functional op exists. */
 #define TT_TAG_LIST(X)                                                         \
     X(TT_TAG_PT2_COMPLIANT, "pt2_compliant_tag")                              \
     X(TT_TAG_NONDETERMINISTIC_SEEDED, "nondeterministic_seeded")              \
     X(TT_TAG_DATA_DEPENDENT_OUTPUT, "data_dependent_output")                  \
     X(TT_TAG_NEEDS_FIXED_STRIDE_ORDER, "needs_fixed_stride_order")            \
-    X(TT_TAG_POINTWISE, "pointwise")
+    X(TT_TAG_POINTWISE, "pointwise")                                          \
+    X(TT_TAG_INPLACE, "inplace")                                              \
+    X(TT_TAG_OUT, "out")
 enum {
 #define TT_X_TAG_BIT(tag, name) tag##_BIT,
     TT_TAG_LIST(TT_X_TAG_BIT)
@@ -305,6 +317,18 @@ tt_status tt_register_kernel_at(tt_library *lib, tt_opref op, const char *device
 tt_status tt_register_fake_at(tt_library *lib, tt_opref op, tt_kernel_fn fn, tt_srcloc loc);
 tt_status tt_register_autograd_at(tt_library *lib, tt_opref op, tt_backward_fn backward,
                                   tt_setup_context_fn setup_context, tt_srcloc loc);
+/* PyTorch's CustomOpDef.set_kernel_enabled: switches the kernel of a
+ * custom op for device_type ("cpu", "cuda", or a list) off or back on,
+ * without unregistering it. A call on that device then runs the default
+ * kernel (tt_register_kernel with device NULL), or fails with TT_ENOKERNEL
+ * listing what is registered ("cpu (disabled)"). Switching off a device
+ * with no kernel, a built-in's kernel or the fake ("meta") kernel is
+ * TT_EINVAL; switching on what is on is TT_OK. The state belongs to the
+ * op's definition: a kernel registered later for a switched-off device
+ * starts off. */
+tt_status tt_op_set_kernel_enabled(const tt_op *op, const char *device_type, bool enabled);
+/* True when op has a kernel for d and it is switched on. */
+bool tt_op_kernel_enabled(const tt_op *op, tt_device d);
 /* A backward to register, never called: see tt_register_autograd. */
 tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads, int ngrads,
                                   tt_tensor **grad_inputs, int ninputs);
@@ -317,6 +341,10 @@ tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads,
  * call in flight uses it). */
 tt_op *tt_op_find(const char *name);
 const char *tt_op_name(const tt_op *op); /* "mylib::crop" / "tt::add.Tensor" */
+/* The out= variant of a functional op (for "ns::foo", "ns::foo.out"; for
+ * "ns::foo.X", "ns::foo.X_out" or "ns::foo.out_X"), or NULL with
+ * TT_ENOTFOUND naming the names looked for. */
+tt_op *tt_op_out_variant(const tt_op *op);
 /* The defined ops a base name stands for: "ns::name" itself (first, if
  * defined) and every "ns::name.overload", in definition order; an
  * overload in `name` is ignored. Writes at most max into out (which may
