@@ -384,7 +384,11 @@ void tt_op_counts(int64_t *handles, int64_t *definitions);
  * them belong to the scope, as any tensor made there; a result that is one
  * of the arguments (what in-place and out= ops return) is an extra
  * reference to a tensor you already have, and stays yours to release
- * (tt_value_clear / tt_release) in or out of a scope. */
+ * (tt_value_clear / tt_release) in or out of a scope.
+ * Sized lists bind as PyTorch binds them, but held to their size: int[N]
+ * (SymInt[N], float[N]) takes N values, or one number repeated N times
+ * (max_pool2d(x, 2)); int[1] takes any number ("a dim or several"); []
+ * binds where the schema's default is [] (stride=[]: "unset"). */
 tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
                      tt_value *outs, int nouts);
 /* For ops returning one tensor: the result, or NULL with the error set. */
