@@ -1456,7 +1456,7 @@ static tt_status setup_unary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
         break;
     }
     case UN_LOG: case UN_SIN: case UN_COS: case UN_ABS: keep = 1u; break;
-    case UN_NEG: break;
+    case UN_NEG: case UN_SIGN: break;
     default: keep = KEEP_OUT; break; /* exp, sqrt, rsqrt, tanh, sigmoid, relu */
     }
     return save_some(ctx, in, nin, out, nout, keep);
@@ -1493,6 +1493,7 @@ static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
         break;
     }
     case UN_ABS: r = tt_mul(g[0], sign_of(x)); break;
+    case UN_SIGN: r = tt_zeros(tt_ndim(g[0]), tt_sizes(g[0]), tt_dtype_of(g[0])); break;
     default:
         tt_scope_end();
         return tt_error(TT_EINTERNAL, "%s: no derivative rule", tt_op_name(tt_ctx_op(ctx)));

@@ -221,9 +221,9 @@
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, 0) \
     ELEMENTWISE(ABS, "tt::abs(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, 0) \
-    /* sign is piecewise constant: no derivative, as no gradient flows. */ \
+    /* sign is piecewise constant: a zero gradient, as PyTorch's formula. */ \
     ELEMENTWISE(SIGN, "tt::sign(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, NULL, NULL, UN_SIGN, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGN, 0) \
     ELEMENTWISE(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
           "str approximate=\"none\") -> Tensor", \
           gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, 0) \

@@ -50,8 +50,39 @@ bool tt__factory_needs_dispatch(void)
 
 /* ------------------------------------------------------- argument binding */
 
-static bool value_fits(const tt_type *ty, const tt_value *v)
+/* A list's length against a sized list type T[N]. PyTorch's arg parser
+ * hands a list of any length to the kernel; we hold T[N] to N values, so a
+ * kernel reading int[4] gets 4, with PyTorch's two idioms: `int[1]` is
+ * how aten spells "one dim or several" (sum, var, amax take any number),
+ * and the empty list binds where the schema's own default is the empty
+ * list, its "unset" (max_pool2d's `int[2] stride=[]`: as kernel_size). */
+static bool list_len_ok(const tt_arg *a, int n)
 {
+    int want = a->type.list_size;
+    if (want == 0 || want == 1 || n == want)
+        return true;
+    return n == 0 && a->has_default && a->default_value.kind != TT_V_NONE &&
+           a->default_value.n == 0;
+}
+
+/* A single number for a sized list: PyTorch repeats it N times
+ * (max_pool2d(x, 2) is kernel_size [2, 2]). Int lists take an int, float
+ * lists an int or a float. */
+static bool broadcasts(const tt_type *ty, const tt_value *v)
+{
+    if (!ty->is_list || ty->list_size == 0)
+        return false;
+    switch (ty->base) {
+    case TT_T_INT:
+    case TT_T_SYMINT: return v->kind == TT_V_INT;
+    case TT_T_FLOAT: return v->kind == TT_V_INT || v->kind == TT_V_FLOAT;
+    default: return false;
+    }
+}
+
+static bool value_fits(const tt_arg *a, const tt_value *v)
+{
+    const tt_type *ty = &a->type;
     if (v->kind == TT_V_NONE)
         return ty->optional;
     if (ty->is_list) {
@@ -65,13 +96,13 @@ static bool value_fits(const tt_type *ty, const tt_value *v)
             return true;
         case TT_T_INT:
         case TT_T_SYMINT:
-            return v->kind == TT_V_INTS && (ty->list_size == 0 || v->n == ty->list_size) &&
-                   (v->n == 0 || v->u.ints);
+            return v->kind == TT_V_INTS && list_len_ok(a, v->n) && (v->n == 0 || v->u.ints);
         case TT_T_FLOAT:
         case TT_T_SCALAR:
-            return v->kind == TT_V_FLOATS && (ty->list_size == 0 || v->n == ty->list_size);
+            return v->kind == TT_V_FLOATS && list_len_ok(a, v->n) &&
+                   (v->n == 0 || v->u.floats);
         case TT_T_BOOL:
-            return v->kind == TT_V_BOOLS && (ty->list_size == 0 || v->n == ty->list_size);
+            return v->kind == TT_V_BOOLS && list_len_ok(a, v->n) && (v->n == 0 || v->u.bools);
         default:
             return false;
         }
@@ -89,6 +120,8 @@ static bool value_fits(const tt_type *ty, const tt_value *v)
         return v->kind == TT_V_DTYPE && (unsigned)v->u.dtype < TT_DTYPE_COUNT;
     case TT_T_DEVICE:
         return v->kind == TT_V_DEVICE && (unsigned)v->u.device < TT_DEVICE_COUNT;
+    case TT_T_LAYOUT: return v->kind == TT_V_INT && v->u.i == 0; /* strided */
+    case TT_T_MEMORY_FORMAT: return v->kind == TT_V_INT && v->u.i >= 0 && v->u.i <= 3;
     }
     return false;
 }
@@ -106,8 +139,57 @@ static tt_status arg_error(const tt_opdef *op, int i, const tt_value *v)
                     a->name, i + 1, want, got);
 }
 
+void *tt__bind_room(tt__bind_scratch *sc, size_t bytes)
+{
+    bytes = (bytes + 7) & ~(size_t)7;
+    if (sc->used + bytes <= sizeof sc->room) {
+        void *r = sc->room + sc->used;
+        sc->used += bytes;
+        return r;
+    }
+    if (sc->nheap == TT_MAX_ARGS)
+        return NULL;
+    void *r = tt__malloc(bytes);
+    if (r)
+        sc->heap[sc->nheap++] = r;
+    return r;
+}
+
+void tt__bind_scratch_free(tt__bind_scratch *sc)
+{
+    for (int i = 0; i < sc->nheap; i++)
+        tt__free(sc->heap[i]);
+    sc->nheap = 0;
+    sc->used = 0;
+}
+
+/* The scalar v repeated as the list argument a. */
+static tt_status broadcast(const tt_opdef *op, const tt_arg *a, const tt_value *v,
+                           tt_value *out, tt__bind_scratch *sc)
+{
+    int n = a->type.list_size;
+    if (a->type.base == TT_T_FLOAT) {
+        double *d = tt__bind_room(sc, sizeof *d * (size_t)n);
+        if (!d)
+            return tt_error(TT_ENOMEM, "%s: out of memory repeating argument '%s'", op->name,
+                            a->name);
+        for (int k = 0; k < n; k++)
+            d[k] = v->kind == TT_V_FLOAT ? v->u.f : (double)v->u.i;
+        *out = tt_v_floats(n, d);
+    } else {
+        int64_t *d = tt__bind_room(sc, sizeof *d * (size_t)n);
+        if (!d)
+            return tt_error(TT_ENOMEM, "%s: out of memory repeating argument '%s'", op->name,
+                            a->name);
+        for (int k = 0; k < n; k++)
+            d[k] = v->u.i;
+        *out = tt_v_ints(n, d);
+    }
+    return TT_OK;
+}
+
 tt_status tt__bind_args(const tt_opdef *op, const tt_value *args, int nargs,
-                        tt_value *full)
+                        tt_value *full, tt__bind_scratch *sc)
 {
     if (nargs < 0 || nargs > op->nargs)
         return tt_error(TT_EINVAL, "%s: expected at most %d argument%s, got %d",
@@ -118,7 +200,13 @@ tt_status tt__bind_args(const tt_opdef *op, const tt_value *args, int nargs,
     for (int i = 0; i < op->nargs; i++) {
         const tt_arg *a = tt_schema_arg(op->schema, i);
         if (i < nargs) {
-            if (!value_fits(&a->type, &args[i]))
+            if (broadcasts(&a->type, &args[i])) {
+                tt_status st = broadcast(op, a, &args[i], &full[i], sc);
+                if (st)
+                    return st;
+                continue;
+            }
+            if (!value_fits(a, &args[i]))
                 return arg_error(op, i, &args[i]);
             full[i] = args[i];
         } else if (a->has_default) {
@@ -161,10 +249,12 @@ static void registered_list(const tt_opdef *op, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
+    unsigned off = atomic_load(&op->disabled);
     for (int d = 0; d < TT_DEVICE_COUNT; d++)
         if (atomic_load(&op->kernels[d].fn))
-            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "",
-                                    tt_device_name((tt_device)d));
+            len += (size_t)snprintf(buf + len, n - len, "%s%s%s", len ? ", " : "",
+                                    tt_device_name((tt_device)d),
+                                    off >> d & 1 ? " (disabled)" : "");
     if (atomic_load(&op->default_kernel.fn) && len < n)
         len += (size_t)snprintf(buf + len, n - len, "%sdefault (all devices)", len ? ", " : "");
     if (atomic_load(&op->fake.fn) && len < n)
@@ -197,6 +287,10 @@ tt_status tt__dispatch_backend(const tt_opdef *op, const tt_value *args, int nar
     fake |= dev == TT_DEV_META; /* a meta call runs the fake (meta) kernel */
     /* The device's kernel, else the default one; never another device's. */
     tt_kernel_fn k = fake ? atomic_load(&op->fake.fn) : atomic_load(&op->kernels[dev].fn);
+    /* A disabled device kernel falls back to the default kernel, as
+     * PyTorch's set_kernel_enabled falls back to the op's own function. */
+    if (k && !fake && (atomic_load_explicit(&op->disabled, memory_order_relaxed) >> dev & 1))
+        k = NULL;
     if (!k && !fake)
         k = atomic_load(&op->default_kernel.fn);
     if (!k && fake && op->mutated && op->nreturns == 0) {
@@ -404,14 +498,21 @@ static tt_status adopt_outputs(const tt_value *args, int nargs, tt_value *outs, 
     return TT_OK;
 }
 
-/* tt_op_call on a pinned definition. */
+/* tt_op_call on a pinned definition; *bind_failed says the arguments (or
+ * the number of results) did not fit the schema. */
 static tt_status call_pinned(const tt_opdef *op, const tt_value *args, int nargs,
-                             tt_value *outs, int nouts)
+                             tt_value *outs, int nouts, bool *bind_failed)
 {
     tt_status st = check_call(op, outs, nouts);
     tt_value full[TT_MAX_ARGS];
-    if (st || (st = tt__bind_args(op, args, nargs, full)))
+    tt__bind_scratch sc;
+    sc.used = 0;
+    sc.nheap = 0;
+    if (st || (st = tt__bind_args(op, args, nargs, full, &sc))) {
+        tt__bind_scratch_free(&sc);
+        *bind_failed = true;
         return st;
+    }
     bool top = call_depth == 0;
     if (top)
         tt_scope_pause();
@@ -422,6 +523,173 @@ static tt_status call_pinned(const tt_opdef *op, const tt_value *args, int nargs
         tt_scope_resume();
         if (st == TT_OK)
             st = adopt_outputs(full, op->nargs, outs, nouts);
+    }
+    tt__bind_scratch_free(&sc);
+    return st;
+}
+
+/* ------------------------------------------------ overload resolution */
+
+#define MAX_OVERLOADS 64
+
+static bool has_overload(const char *name)
+{
+    const char *sep = strstr(name, "::");
+    return sep && strchr(sep + 2, '.');
+}
+
+/* Whether args bind to op and it returns nouts values; if not, why (the
+ * binding's message without the op's name) into why. */
+static bool binds(const tt_opdef *op, const tt_value *args, int nargs, int nouts, char *why,
+                  size_t n)
+{
+    if (op->nreturns != nouts) {
+        snprintf(why, n, "returns %d value%s, not %d", op->nreturns,
+                 op->nreturns == 1 ? "" : "s", nouts);
+        return false;
+    }
+    tt_value full[TT_MAX_ARGS];
+    tt__bind_scratch sc;
+    sc.used = 0;
+    sc.nheap = 0;
+    tt_status st = tt__bind_args(op, args, nargs, full, &sc);
+    tt__bind_scratch_free(&sc);
+    if (st) {
+        const char *m = tt_errmsg();
+        size_t nl = strlen(op->name);
+        if (strncmp(m, op->name, nl) == 0 && m[nl] == ':' && m[nl + 1] == ' ')
+            m += nl + 2;
+        snprintf(why, n, "%s", m);
+    }
+    return !st;
+}
+
+/* "(Tensor f32[2], int 1)" for a message. */
+static void describe_args(const tt_value *args, int nargs, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "(");
+    for (int i = 0; i < nargs && args && len < n; i++) {
+        char one[160];
+        tt_value_describe(&args[i], one, sizeof one);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", one);
+    }
+    if (len < n)
+        snprintf(buf + len, n - len, ")");
+}
+
+/* The pinned definition among cands that args fit (the first candidate,
+ * the name itself, wins when it fits); NULL with the error naming the
+ * candidates when they fit several or none. */
+static const tt_opdef *resolve_among(const char *base, const tt_op *const *cands, int ncands,
+                                     const tt_value *args, int nargs, int nouts)
+{
+    const tt_opdef *fit[MAX_OVERLOADS];
+    int nfit = 0;
+    char whys[2048] = "", got[512];
+    size_t wl = 0;
+    for (int i = 0; i < ncands; i++) {
+        const tt_opdef *d = pin_for_call(cands[i]);
+        if (!d)
+            continue; /* freed meanwhile */
+        char why[512];
+        if (binds(d, args, nargs, nouts, why, sizeof why)) {
+            if (i == 0 && !has_overload(d->name)) {
+                for (int k = 0; k < nfit; k++)
+                    unpin(fit[k]);
+                return d;
+            }
+            fit[nfit++] = d;
+            continue;
+        }
+        if (wl < sizeof whys - 1) {
+            char sch[512];
+            tt_schema_print(d->schema, sch, sizeof sch);
+            wl += (size_t)snprintf(whys + wl, sizeof whys - wl, "%s%s: %s", wl ? "; " : "",
+                                   sch, why);
+        }
+        unpin(d);
+    }
+    if (nfit == 1)
+        return fit[0];
+    describe_args(args, nargs, got, sizeof got);
+    if (nfit == 0) {
+        tt_error(TT_EINVAL, "%s: no overload takes the arguments %s: %s", base, got, whys);
+        return NULL;
+    }
+    char list[2048] = "";
+    size_t ll = 0;
+    for (int k = 0; k < nfit; k++) {
+        if (ll < sizeof list - 1) {
+            char sch[512];
+            tt_schema_print(fit[k]->schema, sch, sizeof sch);
+            ll += (size_t)snprintf(list + ll, sizeof list - ll, "%s%s", k ? "; " : "", sch);
+        }
+        unpin(fit[k]);
+    }
+    tt_error(TT_EINVAL, "%s: the arguments %s fit %d overloads, so the call is ambiguous: "
+                        "%s; call one by its full name", base, got, nfit, list);
+    return NULL;
+}
+
+tt_op *tt_op_resolve(const char *name, const tt_value *args, int nargs, int nouts)
+{
+    if (!name) {
+        tt_error(TT_EINVAL, "tt_op_resolve: argument 'name' is NULL");
+        return NULL;
+    }
+    if (nargs < 0 || (nargs > 0 && !args)) {
+        tt_error(TT_EINVAL, "tt_op_resolve: argument 'args' is NULL for %d arguments", nargs);
+        return NULL;
+    }
+    if (has_overload(name))
+        return tt_op_find(name);
+    const tt_op *cands[MAX_OVERLOADS];
+    int n = tt_op_overloads(name, cands, MAX_OVERLOADS);
+    if (n == 0)
+        return tt_op_find(name); /* its error says what exists */
+    const tt_opdef *d = resolve_among(name, cands, n < MAX_OVERLOADS ? n : MAX_OVERLOADS,
+                                      args, nargs, nouts);
+    if (!d)
+        return NULL;
+    tt_op *h = (tt_op *)d->handle;
+    unpin(d);
+    return h;
+}
+
+/* After the arguments did not fit op (the op its handle names, pinned):
+ * when op's name has no overload and other overloads of it exist, the one
+ * the arguments fit, pinned, as PyTorch's OpOverloadPacket picks it.
+ * NULL with op's own error kept when there is nothing else to try, or
+ * with resolve_among's error. A NULL tensor among the arguments is the
+ * error of the call that made it (the first cause wins): nothing to try. */
+static const tt_opdef *overload_for(const tt_opdef *op, const tt_value *args, int nargs,
+                                    int nouts)
+{
+    if (has_overload(op->name) || nargs < 0 || (nargs > 0 && !args))
+        return NULL;
+    for (int i = 0; i < nargs; i++)
+        if (args[i].kind == TT_V_TENSOR && !args[i].u.t)
+            return NULL;
+    const tt_op *cands[MAX_OVERLOADS];
+    int n = tt_op_overloads(op->name, cands, MAX_OVERLOADS);
+    if (n < 2 || cands[0] != op->handle)
+        return NULL;
+    return resolve_among(op->name, cands, n < MAX_OVERLOADS ? n : MAX_OVERLOADS, args, nargs,
+                         nouts);
+}
+
+/* call_pinned for one result, with the overload fallback: *op becomes the
+ * definition that ran (the caller unpins it). */
+static tt_status call_pinned1(const tt_opdef **op, const tt_value *args, int nargs,
+                              tt_value *out)
+{
+    bool bind_failed = false;
+    tt_status st = call_pinned(*op, args, nargs, out, 1, &bind_failed);
+    const tt_opdef *other = bind_failed ? overload_for(*op, args, nargs, 1) : NULL;
+    if (other) {
+        unpin(*op);
+        *op = other;
+        st = call_pinned(other, args, nargs, out, 1, &bind_failed);
     }
     return st;
 }
@@ -436,8 +704,14 @@ tt_status tt_op_call(const tt_op *h, const tt_value *args, int nargs,
     const tt_opdef *op = pin_for_call(h);
     if (!op)
         return tt_errcode();
-    tt_status st = call_pinned(op, args, nargs, outs, nouts);
+    bool bind_failed = false;
+    tt_status st = call_pinned(op, args, nargs, outs, nouts, &bind_failed);
+    const tt_opdef *other = bind_failed ? overload_for(op, args, nargs, nouts) : NULL;
     unpin(op);
+    if (other) {
+        st = call_pinned(other, args, nargs, outs, nouts, &bind_failed);
+        unpin(other);
+    }
     return st;
 }
 
@@ -452,7 +726,7 @@ tt_tensor *tt_op_call1(const tt_op *h, const tt_value *args, int nargs)
         tt_schema_return(op->schema, 0)->type.is_list)
         st = tt_error(TT_EINVAL, "%s: tt_op_call1 needs an op that returns one Tensor; "
                                  "use tt_op_call", op->name);
-    else if (!(st = call_pinned(op, args, nargs, &out, 1)) &&
+    else if (!(st = call_pinned1(&op, args, nargs, &out)) &&
              (out.kind != TT_V_TENSOR || !out.u.t)) {
         /* A Tensor? return may be None: NULL must still mean an error. */
         tt_value_clear(&out);
@@ -499,8 +773,12 @@ tt_status tt_op_redispatch(const tt_op *h, const tt_value *args, int nargs,
         return tt_errcode();
     tt_status st = check_call(op, outs, nouts);
     tt_value full[TT_MAX_ARGS];
-    if (!st && !(st = tt__bind_args(op, args, nargs, full)))
+    tt__bind_scratch sc;
+    sc.used = 0;
+    sc.nheap = 0;
+    if (!st && !(st = tt__bind_args(op, args, nargs, full, &sc)))
         st = dispatch_from_modes(op, full, op->nargs, outs, nouts);
+    tt__bind_scratch_free(&sc);
     unpin(op);
     return st;
 }

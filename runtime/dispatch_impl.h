@@ -46,6 +46,9 @@ struct tt_opdef {
     int nargs, nreturns;
     kernel_slot kernels[TT_DEVICE_COUNT];
     kernel_slot default_kernel; /* every device */
+    /* bit d: device d's kernel is switched off (tt_op_set_kernel_enabled);
+     * calls fall back to the default kernel */
+    atomic_uint disabled;
     kernel_slot fake;
     _Atomic(tt_backward_fn) backward; /* tt_autograd_fallthrough: run unrecorded */
     tt_setup_context_fn setup_context;
@@ -127,9 +130,20 @@ tt_status tt__checked_call(const tt_opdef *op, const tt_value *args, int nargs, 
 
 /* "Tensor", "int[4]" for argument i of op, into buf. */
 const char *tt__arg_type_str(const tt_opdef *op, int i, char *buf, size_t n);
+/* Memory for the lists a call's binding makes (a scalar repeated for a
+ * sized list), alive until the call ends: a small room, then the heap.
+ * Zero `used` and `nheap` before use; tt__bind_scratch_free after. */
+typedef struct {
+    _Alignas(8) unsigned char room[512];
+    size_t used;
+    void *heap[TT_MAX_ARGS];
+    int nheap;
+} tt__bind_scratch;
+void *tt__bind_room(tt__bind_scratch *sc, size_t bytes);
+void tt__bind_scratch_free(tt__bind_scratch *sc);
 /* Checks and completes a call's arguments against the schema into full
- * (defaults filled). */
+ * (defaults filled, scalars for sized lists repeated into sc). */
 tt_status tt__bind_args(const tt_opdef *op, const tt_value *args, int nargs,
-                        tt_value *full);
+                        tt_value *full, tt__bind_scratch *sc);
 
 #endif

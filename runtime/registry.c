@@ -26,6 +26,7 @@
  * Registration takes a write lock; look-ups take a read lock; calls read
  * the pinned definition's atomic kernel slots without locking. */
 #include "dispatch_impl.h"
+#include "schema_impl.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -431,6 +432,80 @@ tt_op *tt_op_find(const char *name)
     return NULL;
 }
 
+tt_op *tt_op_out_variant(const tt_op *h)
+{
+    if (!h) {
+        tt_error(TT_EINVAL, "tt_op_out_variant: argument 'op' is NULL");
+        return NULL;
+    }
+    const tt_opdef *op = tt__op_pin(h);
+    if (!op)
+        return NULL;
+    const tt_schema *s = op->schema;
+    const char *ovl = tt_schema_overload(s);
+    char names[2][TT_MAX_OP_NAME + 8];
+    int nn = 1;
+    snprintf(names[0], sizeof names[0], "%s::%s.%s%s", tt_schema_ns(s), tt_schema_name(s), ovl,
+             *ovl ? "_out" : "out");
+    if (*ovl)
+        snprintf(names[nn++], sizeof names[1], "%s::%s.out_%s", tt_schema_ns(s),
+                 tt_schema_name(s), ovl);
+    tt_op *found = NULL;
+    pthread_rwlock_rdlock(&lock);
+    for (int i = 0; i < nn && !found && op->kind == TT_OPKIND_FUNCTIONAL; i++) {
+        tt_op *v = find_locked(names[i]);
+        const tt_opdef *d = v ? atomic_load(&v->def) : NULL;
+        if (d && d->kind == TT_OPKIND_OUT)
+            found = v;
+    }
+    pthread_rwlock_unlock(&lock);
+    if (!found) {
+        if (op->kind != TT_OPKIND_FUNCTIONAL)
+            tt_error(TT_ENOTFOUND, "tt_op_out_variant: %s is not a functional op, so it has no "
+                                   "out= variant", op->name);
+        else
+            tt_error(TT_ENOTFOUND, "tt_op_out_variant: %s has no out= variant (looked for %s%s%s)",
+                     op->name, names[0], nn > 1 ? " and " : "", nn > 1 ? names[1] : "");
+    }
+    tt__op_unpin(op);
+    return found;
+}
+
+int tt_op_overloads(const char *name, const tt_op **out, int max)
+{
+    if (!name)
+        return 0;
+    /* "ns::name" and "ns::name.<overload>": the name itself first, then its
+     * overloads in the order they were first defined, as PyTorch's
+     * OpOverloadPacket tries them. */
+    char base[TT_MAX_OP_NAME + 1];
+    const char *sep = strstr(name, "::");
+    const char *dot = sep ? strchr(sep + 2, '.') : NULL;
+    size_t bl = dot ? (size_t)(dot - name) : strlen(name);
+    if (bl > TT_MAX_OP_NAME)
+        return 0;
+    memcpy(base, name, bl);
+    base[bl] = '\0';
+    int count = 0;
+    pthread_rwlock_rdlock(&lock);
+    tt_op *self = find_locked(base);
+    if (self && atomic_load(&self->def)) {
+        if (out && count < max)
+            out[count] = self;
+        count++;
+    }
+    for (int i = 0; i < nops; i++) {
+        const char *n = ops[i]->name;
+        if (atomic_load(&ops[i]->def) && strncmp(n, base, bl) == 0 && n[bl] == '.') {
+            if (out && count < max)
+                out[count] = ops[i];
+            count++;
+        }
+    }
+    pthread_rwlock_unlock(&lock);
+    return count;
+}
+
 const char *tt_op_name(const tt_op *op) { return op ? op->name : "(null)"; }
 
 /* Unpinned: the schema is freed with its definition, so it is valid while
@@ -556,6 +631,82 @@ static tt_status parse_mutates(const char *fn, const char *qual,
     return TT_OK;
 }
 
+/* aten names out= overloads "out", "X_out" (add.Scalar_out) or "out_X";
+ * "outer" or "output" is an ordinary overload and must not be held to
+ * out= rules. */
+static bool is_out_overload(const char *ovl)
+{
+    size_t n = strlen(ovl);
+    return strcmp(ovl, "out") == 0 || strncmp(ovl, "out_", 4) == 0 ||
+           (n > 4 && strcmp(ovl + n - 4, "_out") == 0);
+}
+
+/* ------------------------------------------------- variants (torchgen) */
+
+/* The functional op's name for a variant "ns::foo_.X" (in-place) or
+ * "ns::foo.out" / "ns::foo.X_out" / "ns::foo.out_X" (out=): "ns::foo.X". */
+static void functional_name(const tt_schema *s, tt_opkind kind, char *buf, size_t n)
+{
+    const char *name = tt_schema_name(s), *ovl = tt_schema_overload(s);
+    size_t nl = strlen(name), ol = strlen(ovl);
+    if (kind == TT_OPKIND_INPLACE) {
+        snprintf(buf, n, "%s::%.*s%s%s", tt_schema_ns(s), (int)(nl - 1), name, ol ? "." : "",
+                 ovl);
+    } else if (strcmp(ovl, "out") == 0) {
+        snprintf(buf, n, "%s::%s", tt_schema_ns(s), name);
+    } else if (strncmp(ovl, "out_", 4) == 0) {
+        snprintf(buf, n, "%s::%s.%s", tt_schema_ns(s), name, ovl + 4);
+    } else {
+        snprintf(buf, n, "%s::%s.%.*s", tt_schema_ns(s), name, (int)(ol - 4), ovl);
+    }
+}
+
+/* Why the variant's arguments are not the functional op's (plus, for an
+ * out= variant, its out arguments): TT_ESCHEMA naming the argument that
+ * differs, or TT_OK. torchgen's rule: one signature for the group. */
+static tt_status variant_check(const char *fn, const char *vqual, const tt_schema *vs,
+                               uint32_t vmut, tt_opkind kind, const char *fqual,
+                               const tt_schema *fs)
+{
+    bool inplace = kind == TT_OPKIND_INPLACE;
+    const char *what = inplace ? "an in-place variant" : "an out= variant";
+    int fn_args = tt_schema_nargs(fs), vn = tt_schema_nargs(vs), fi = 0;
+    int nout = 0;
+    for (int vi = 0; vi < vn; vi++) {
+        const tt_arg *va = tt_schema_arg(vs, vi);
+        if (!inplace && (vmut >> vi & 1) && va->kwarg_only) {
+            nout++;
+            continue; /* an out argument */
+        }
+        char vt[256], ft[256];
+        /* self of an in-place op is the functional's self, written. */
+        tt__arg_print(va, !(inplace && vi == 0), vt, sizeof vt);
+        if (fi >= fn_args)
+            return tt_error(TT_ESCHEMA, "%s: %s: %s takes the arguments of its functional op "
+                                        "%s, but argument '%s' ('%s') is not one of them",
+                            fn, vqual, what, fqual, va->name, vt);
+        const tt_arg *fa = tt_schema_arg(fs, fi++);
+        tt__arg_print(fa, true, ft, sizeof ft);
+        if (strcmp(vt, ft) != 0)
+            return tt_error(TT_ESCHEMA, "%s: %s: %s takes the arguments of its functional op "
+                                        "%s, but argument #%d differs: '%s' in %s, '%s' in %s",
+                            fn, vqual, what, fqual, vi + 1, vt, vqual, ft, fqual);
+    }
+    if (fi < fn_args)
+        return tt_error(TT_ESCHEMA, "%s: %s: %s takes the arguments of its functional op %s, "
+                                    "but argument '%s' of %s is missing",
+                        fn, vqual, what, fqual, tt_schema_arg(fs, fi)->name, fqual);
+    int fr = tt_schema_nreturns(fs);
+    if (!inplace && nout != fr)
+        return tt_error(TT_ESCHEMA, "%s: %s: an out= variant has one out argument per result "
+                                    "of its functional op %s (%d), but has %d", fn, vqual, fqual,
+                        fr, nout);
+    if (inplace && (fr != 1 || tt_schema_return(fs, 0)->type.base != TT_T_TENSOR))
+        return tt_error(TT_ESCHEMA, "%s: %s: an in-place variant's functional op %s returns "
+                                    "one Tensor (self's new value)", fn, vqual, fqual);
+    return TT_OK;
+}
+
 /* Classifies the op as torchgen does and enforces the conventions of the
  * in-place and out= forms. */
 static tt_status classify(const char *fn, const char *qual, const tt_schema *s,
@@ -587,9 +738,7 @@ static tt_status classify(const char *fn, const char *qual, const tt_schema *s,
     }
     size_t nl = strlen(name);
     bool inplace_name = nl > 1 && name[nl - 1] == '_' && name[nl - 2] != '_';
-    /* aten names out= overloads "out" or "out_<variant>"; "outer" or
-     * "output" is an ordinary overload and must not be held to out= rules. */
-    bool out_ovl = strcmp(ovl, "out") == 0 || strncmp(ovl, "out_", 4) == 0;
+    bool out_ovl = is_out_overload(ovl);
     /* torch.library.custom_op accepts 'name_' for any mutable op that
      * returns nothing; the self-returning form is torchgen's rule for
      * built-ins, and applies to 'name_' ops that return something. */
@@ -752,8 +901,17 @@ static tt_status tags_check(const char *fn, const char *qual, const tt_schema *s
     if (unknown)
         return tt_error(TT_EINVAL, "%s: %s: spec->tags has bits 0x%x that name no tag (the "
                                    "tags are TT_TAG_PT2_COMPLIANT, TT_TAG_NONDETERMINISTIC_SEEDED, "
-                                   "TT_TAG_DATA_DEPENDENT_OUTPUT, TT_TAG_NEEDS_FIXED_STRIDE_ORDER "
-                                   "and TT_TAG_POINTWISE)", fn, qual, unknown);
+                                   "TT_TAG_DATA_DEPENDENT_OUTPUT, TT_TAG_NEEDS_FIXED_STRIDE_ORDER, "
+                                   "TT_TAG_POINTWISE, TT_TAG_INPLACE and TT_TAG_OUT)", fn, qual,
+                        unknown);
+    if ((tags & TT_TAG_INPLACE) && kind != TT_OPKIND_INPLACE)
+        return tt_error(TT_ESCHEMA, "%s: %s: tagged inplace, but an in-place op is named "
+                                    "'name_', takes 'Tensor(a!) self' first and returns it as "
+                                    "'-> Tensor(a!)'", fn, qual);
+    if ((tags & TT_TAG_OUT) && kind != TT_OPKIND_OUT)
+        return tt_error(TT_ESCHEMA, "%s: %s: tagged out, but an out= op is an overload named "
+                                    "'out' (or 'X_out') with keyword-only 'Tensor(a!)' out "
+                                    "arguments that it returns", fn, qual);
     if (!(tags & TT_TAG_POINTWISE))
         return TT_OK;
     int nr = tt_schema_nreturns(s);
@@ -816,6 +974,64 @@ static void qualname(const tt_schema *s, char *buf, size_t n)
     const char *ovl = tt_schema_overload(s);
     snprintf(buf, n, "%s::%s%s%s", tt_schema_ns(s), tt_schema_name(s),
              *ovl ? "." : "", ovl);
+}
+
+/* A defined op's schema by name, or NULL. Caller holds the lock. */
+static const tt_opdef *defined_locked(const char *name)
+{
+    tt_op *h = find_locked(name);
+    return h ? atomic_load(&h->def) : NULL;
+}
+
+/* The variant rules between the op being defined and the ops of its group
+ * that exist: a tagged variant needs its functional op; an out= variant
+ * (tagged or not) takes its functional op's arguments; a functional op
+ * defined after its out= variant is held to the same. Caller holds the
+ * lock. */
+static tt_status variants_check_locked(const char *fn, const char *qual, const tt_schema *s,
+                                       uint32_t mutated, tt_opkind kind, unsigned tags)
+{
+    char fq[TT_MAX_OP_NAME + 8];
+    if (kind == TT_OPKIND_INPLACE || kind == TT_OPKIND_OUT) {
+        bool tagged = tags & (kind == TT_OPKIND_INPLACE ? TT_TAG_INPLACE : TT_TAG_OUT);
+        if (!tagged && kind == TT_OPKIND_INPLACE)
+            return TT_OK; /* untagged in-place ops keep torch.library's freedom */
+        functional_name(s, kind, fq, sizeof fq);
+        const tt_opdef *f = defined_locked(fq);
+        if (!f && tagged)
+            return tt_error(TT_ESCHEMA, "%s: %s: tagged %s, so its functional op %s must be "
+                                        "defined first (torchgen's rule: a variant belongs "
+                                        "to a functional op)", fn, qual,
+                            kind == TT_OPKIND_INPLACE ? "inplace" : "out", fq);
+        if (f && f->kind != TT_OPKIND_FUNCTIONAL)
+            return tagged ? tt_error(TT_ESCHEMA, "%s: %s: its functional op %s mutates its "
+                                                 "arguments, so it is not functional", fn,
+                                     qual, fq)
+                          : TT_OK;
+        return f ? variant_check(fn, qual, s, mutated, kind, fq, f->schema) : TT_OK;
+    }
+    if (kind != TT_OPKIND_FUNCTIONAL)
+        return TT_OK;
+    /* The out= variants this op would be the functional op of. */
+    const char *ovl = tt_schema_overload(s);
+    for (int form = 0; form < 3; form++) {
+        if (!*ovl && form > 0)
+            break;
+        if (form == 0)
+            snprintf(fq, sizeof fq, "%s::%s.%s%s", tt_schema_ns(s), tt_schema_name(s), ovl,
+                     *ovl ? "_out" : "out");
+        else if (form == 1)
+            snprintf(fq, sizeof fq, "%s::%s.out_%s", tt_schema_ns(s), tt_schema_name(s), ovl);
+        else
+            break;
+        const tt_opdef *v = defined_locked(fq);
+        if (v && v->kind == TT_OPKIND_OUT &&
+            variant_check(fn, fq, v->schema, v->mutated, TT_OPKIND_OUT, qual, s))
+            return tt_error(TT_ESCHEMA, "%s: %s: its out= variant %s is defined and does not "
+                                        "match it (%s)", fn, qual, fq,
+                            tt_errmsg() + strlen(fn) + 2);
+    }
+    return TT_OK;
 }
 
 tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt_srcloc loc)
@@ -960,6 +1176,10 @@ tt_op *tt_custom_op_define_at(tt_library *lib, const tt_custom_op_spec *spec, tt
                             "#%d%s); the new definition was '%s'", fn, qual, have,
                  kind_name(had->def_lib->kind), had->def_lib->ns, had->def_lib->id,
                  at_str(had->def_where, at, sizeof at), spec->schema);
+        pthread_rwlock_unlock(&lock);
+        goto fail;
+    }
+    if (variants_check_locked(fn, qual, s, annotated, kind, spec->tags)) {
         pthread_rwlock_unlock(&lock);
         goto fail;
     }
@@ -1133,6 +1353,65 @@ tt_status tt_register_fake_at(tt_library *lib, tt_opref ref, tt_kernel_fn k, tt_
         pthread_rwlock_unlock(&lock);
     tt__op_unpin(pinned);
     return st;
+}
+
+tt_status tt_op_set_kernel_enabled(const tt_op *h, const char *device_type, bool enabled)
+{
+    const char *fn = "tt_op_set_kernel_enabled";
+    if (!h || !device_type)
+        return tt_error(TT_EINVAL, "%s: argument '%s' is NULL", fn, !h ? "op" : "device_type");
+    if (h->builtin)
+        return tt_error(TT_EINVAL, "%s: %s is a built-in op; kernels can be switched off for "
+                                   "custom ops (override a built-in's kernel with an IMPL "
+                                   "library instead)", fn, h->name);
+    uint32_t mask = 0;
+    tt_status st = parse_devices(fn, device_type, &mask);
+    if (st)
+        return st;
+    if (mask >> TT_DEV_META & 1)
+        return tt_error(TT_EINVAL, "%s: %s: device type 'meta' names the fake kernel, which "
+                                   "cannot be switched off; name a device (cpu, cuda)", fn,
+                        h->name);
+    const tt_opdef *op = tt__op_pin(h);
+    if (!op) {
+        return tt_error(TT_ENOTFOUND, "%s: %s is no longer defined (the library that defined "
+                                      "it was freed)", fn, h->name);
+    }
+    for (int d = 0; d < TT_DEVICE_COUNT && !st; d++)
+        if ((mask >> d & 1) && !enabled && !atomic_load(&op->kernels[d].fn)) {
+            char reg[256] = "";
+            size_t len = 0;
+            for (int e = 0; e < TT_DEVICE_COUNT; e++)
+                if (atomic_load(&op->kernels[e].fn))
+                    len += (size_t)snprintf(reg + len, sizeof reg - len, "%s%s",
+                                            len ? ", " : "", tt_device_name((tt_device)e));
+            st = tt_error(TT_EINVAL, "%s: %s has no %s kernel to switch off (device "
+                                     "kernels: %s%s)", fn, h->name,
+                          tt_device_name((tt_device)d), len ? reg : "none",
+                          atomic_load(&op->default_kernel.fn) ? "; the default kernel serves "
+                                                                "every device" : "");
+        }
+    if (!st) {
+        tt_opdef *w = (tt_opdef *)op; /* the flags are the registry's */
+        if (enabled)
+            atomic_fetch_and(&w->disabled, ~mask);
+        else
+            atomic_fetch_or(&w->disabled, mask);
+    }
+    tt__op_unpin(op);
+    return st;
+}
+
+bool tt_op_kernel_enabled(const tt_op *h, tt_device d)
+{
+    if (!h || (unsigned)d >= TT_DEVICE_COUNT)
+        return false;
+    const tt_opdef *op = pin_quiet(h);
+    if (!op)
+        return false;
+    bool on = atomic_load(&op->kernels[d].fn) && !(atomic_load(&op->disabled) >> d & 1);
+    tt__op_unpin(op);
+    return on;
 }
 
 tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads, int ngrads,

@@ -51,14 +51,15 @@ static const char *const base_names[] = {
     [TT_T_TENSOR] = "Tensor",  [TT_T_INT] = "int",       [TT_T_SYMINT] = "SymInt",
     [TT_T_FLOAT] = "float",    [TT_T_BOOL] = "bool",     [TT_T_STR] = "str",
     [TT_T_SCALAR] = "Scalar",  [TT_T_SCALARTYPE] = "ScalarType",
-    [TT_T_DEVICE] = "Device",
+    [TT_T_DEVICE] = "Device",  [TT_T_LAYOUT] = "Layout",   [TT_T_MEMORY_FORMAT] = "MemoryFormat",
 };
 #define N_BASE_TYPES ((int)(sizeof base_names / sizeof base_names[0]))
-#define KNOWN_TYPES "Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Device"
+#define KNOWN_TYPES                                                            \
+    "Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Device, Layout, MemoryFormat"
 
 /* Types PyTorch's schema parser knows that have no tt_value here. */
 static const char *const pytorch_only_types[] = {
-    "Generator", "Layout", "MemoryFormat", "Dimname", "Storage", "Stream",
+    "Generator", "Dimname", "Storage", "Stream",
     "QScheme", "Quantizer", "ConstQuantizerPtr", "DeviceIndex", "complex",
     "SymBool", "Any", "AnyClassType", "AnyEnumType", "Capsule", "None",
     "NoneType", "Dict", "Future", "Await", "RRef", "Union",
@@ -88,6 +89,7 @@ typedef struct {
     token tok;   /* the current token */
     tt_schema *s;
     bool failed; /* an error is set; the first one wins */
+    bool code_default; /* the last ScalarType default was a numeric code */
 } parser;
 
 static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
@@ -474,7 +476,8 @@ static bool parse_type(parser *p, tt_arg *a)
             return fail_at(p, pre_opt_pos, "only Tensor lists may have optional "
                                            "elements (Tensor?[]); '%s?[]' is not supported",
                            base_names[base]);
-        if (base == TT_T_STR || base == TT_T_SCALARTYPE || base == TT_T_DEVICE)
+        if (base == TT_T_STR || base == TT_T_SCALARTYPE || base == TT_T_DEVICE ||
+            base == TT_T_LAYOUT || base == TT_T_MEMORY_FORMAT)
             return fail_at(p, list_pos, "lists of %s are not supported; lists are "
                                         "int[], SymInt[], float[], bool[], Scalar[], "
                                         "Tensor[], Tensor?[]", base_names[base]);
@@ -641,6 +644,25 @@ static bool parse_value(parser *p, tt_base_type base, bool in_list,
     }
     case TT_T_SCALARTYPE: {
         int dt = -1;
+        if (p->tok.kind == T_NUMBER && number_is_integer(p, &p->tok)) {
+            /* PyTorch prints a dtype default as its c10::ScalarType code
+             * (randperm's `ScalarType? dtype=4` is long). */
+            static const int codes[][2] = {{0, TT_U8}, {3, TT_I32}, {4, TT_I64},
+                                           {6, TT_F32}, {7, TT_F64}, {11, TT_BOOL}};
+            long code = p->tok.len < 4 ? strtol(p->src + p->tok.pos, NULL, 10) : -1;
+            for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+                if (codes[i][0] == code)
+                    dt = codes[i][1];
+            if (dt < 0)
+                return fail_at(p, pos, "the ScalarType code %s (the default of '%s') names "
+                                       "no dtype tensortrace has; the codes are 0 (uint8), "
+                                       "3 (int32), 4 (int64), 6 (float32), 7 (float64), "
+                                       "11 (bool)", got, tname);
+            *out = tt_v_dtype((tt_dtype)dt);
+            p->code_default = true;
+            advance(p);
+            return true;
+        }
         if (p->tok.kind == T_IDENT) {
             char name[48];
             snprintf(name, sizeof name, "%.*s", (int)(p->tok.len < 40 ? p->tok.len : 40),
@@ -668,6 +690,24 @@ static bool parse_value(parser *p, tt_base_type base, bool in_list,
                                    "cuda, meta", s);
         *out = tt_v_device((tt_device)d);
         return true;
+    }
+    case TT_T_LAYOUT:
+    case TT_T_MEMORY_FORMAT: {
+        /* Their int codes, as PyTorch prints these defaults. */
+        int64_t max = base == TT_T_LAYOUT ? 0 : 3;
+        if (p->tok.kind == T_NUMBER && number_is_integer(p, &p->tok) && p->tok.len < 4) {
+            int64_t v = strtol(p->src + p->tok.pos, NULL, 10);
+            if (v <= max) {
+                *out = tt_v_int(v);
+                advance(p);
+                return true;
+            }
+        }
+        return fail_at(p, pos, "expected %s as the default of '%s' but found %s",
+                       base == TT_T_LAYOUT ? "0 (torch.strided, the only layout)"
+                                           : "a memory format code from 0 to 3 "
+                                             "(contiguous, preserve, channels_last, "
+                                             "channels_last_3d)", tname, got);
     }
     case TT_T_TENSOR:
         break;
@@ -732,10 +772,13 @@ static bool parse_list_default(parser *p, tt_arg *a, const char *tname)
             }
         }
         advance(p);
-        /* Stricter than PyTorch, which keeps a list of the wrong length. */
-        if (ty->list_size && n != ty->list_size) {
-            fail_at(p, pos, "the default of '%s' has %d value%s, expected %d", tname,
-                    n, n == 1 ? "" : "s", ty->list_size);
+        /* Stricter than PyTorch, which keeps a list of the wrong length,
+         * but with its two idioms: the empty list means "unset" (avg_pool2d's
+         * `int[2] stride=[]` is "as kernel_size"), and `int[1]` is how aten
+         * spells "one dim or several" (`int[1] dims=[]`), any length. */
+        if (ty->list_size > 1 && n != 0 && n != ty->list_size) {
+            fail_at(p, pos, "the default of '%s' has %d value%s, expected %d (or [] for "
+                            "\"unset\")", tname, n, n == 1 ? "" : "s", ty->list_size);
             goto out;
         }
     }
@@ -800,7 +843,11 @@ static bool parse_default(parser *p, tt_arg *a)
                        a->type.optional ? "" : ", and only when it is optional");
     if (a->type.is_list)
         return parse_list_default(p, a, tname);
-    return parse_value(p, a->type.base, false, tname, &a->default_value);
+    p->code_default = false;
+    if (!parse_value(p, a->type.base, false, tname, &a->default_value))
+        return false;
+    a->default_is_code = p->code_default;
+    return true;
 }
 
 /* --------------------------------------------------------- arguments */
@@ -1128,7 +1175,12 @@ static void put_default(sbuf *b, const tt_arg *a)
     case TT_V_FLOAT: put_double(b, v->u.f); break;
     case TT_V_BOOL: puts_(b, v->u.b ? "True" : "False"); break;
     case TT_V_STR: put_quoted(b, v->u.s); break;
-    case TT_V_DTYPE: puts_(b, tt__dtype_schema_name(v->u.dtype)); break;
+    case TT_V_DTYPE:
+        if (a->default_is_code)
+            putf(b, "%d", tt__dtype_scalar_type_code(v->u.dtype));
+        else
+            puts_(b, tt__dtype_schema_name(v->u.dtype));
+        break;
     case TT_V_DEVICE:
         /* PyTorch prints a Device default bare (cpu), which its own parser
          * does not read back; we keep the quotes it was written with. */
@@ -1155,6 +1207,23 @@ static void put_default(sbuf *b, const tt_arg *a)
         break;
     default: puts_(b, "?"); break;
     }
+}
+
+int tt__arg_print(const tt_arg *a, bool with_alias, char *buf, size_t n)
+{
+    sbuf b = {buf, n, 0};
+    if (a->kwarg_only)
+        puts_(&b, "*, ");
+    put_type(&b, &a->type, with_alias ? a : NULL);
+    puts_(&b, " ");
+    puts_(&b, a->name);
+    if (a->has_default) {
+        puts_(&b, "=");
+        put_default(&b, a);
+    }
+    if (n > 0)
+        buf[b.len < n ? b.len : n - 1] = '\0';
+    return b.len > INT_MAX ? INT_MAX : (int)b.len;
 }
 
 int tt_schema_print(const tt_schema *s, char *buf, size_t n)

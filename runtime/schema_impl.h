@@ -16,5 +16,13 @@ int tt__format_double(double v, char *buf, size_t n);
 /* PyTorch's name of a dtype as a schema default spells it ("float32",
  * "int64"); tt_dtype_from_name reads each back. "?" when out of range. */
 const char *tt__dtype_schema_name(tt_dtype dt);
+/* PyTorch's c10::ScalarType code of a dtype (int64 is 4), as PyTorch
+ * prints a dtype default; -1 when out of range. */
+int tt__dtype_scalar_type_code(tt_dtype dt);
+
+/* One argument as a schema writes it ("float eps=1e-05"), with "*, "
+ * before a keyword-only one; its alias annotation only when with_alias.
+ * Returns the length needed, as snprintf. */
+int tt__arg_print(const tt_arg *a, bool with_alias, char *buf, size_t n);
 
 #endif

@@ -84,6 +84,11 @@ char *tt_value_describe(const tt_value *v, char *buf, size_t n);
 typedef enum {
     TT_T_TENSOR, TT_T_INT, TT_T_SYMINT, TT_T_FLOAT, TT_T_BOOL, TT_T_STR,
     TT_T_SCALAR, TT_T_SCALARTYPE, TT_T_DEVICE,
+    /* PyTorch's enums, passed as their int codes (TT_V_INT), as TorchScript
+     * passes them: Layout (0 strided, the one tensortrace has) and
+     * MemoryFormat (0 contiguous_format, 1 preserve_format, 2 channels_last,
+     * 3 channels_last_3d). */
+    TT_T_LAYOUT, TT_T_MEMORY_FORMAT,
 } tt_base_type;
 
 typedef struct {
@@ -106,6 +111,9 @@ typedef struct {
     const char *alias_set; /* NULL when not annotated */
     bool is_write;
     bool alias_after_wildcard;
+    /* A ScalarType default written as PyTorch's enum code (dtype=4, as
+     * PyTorch prints long): printed back as the code. */
+    bool default_is_code;
 } tt_arg;
 
 /* The longest qualified op name, "ns::name.overload", in bytes: a schema
@@ -219,13 +227,25 @@ typedef tt_status (*tt_backward_fn)(tt_autograd_ctx *ctx,
  *                          their broadcast shape (checked at definition);
  *                          with a fake kernel, compiled plans may fuse it
  *                          into elementwise chains, running its kernel on
- *                          slices of its inputs. */
+ *                          slices of its inputs;
+ *   INPLACE                torchgen's in-place variant, checked at definition:
+ *                          'ns::foo_' takes 'Tensor(a!) self' first and returns
+ *                          it, and the functional 'ns::foo' (same overload) is
+ *                          defined with the same other arguments;
+ *   OUT                    torchgen's out= variant: keyword-only 'Tensor(a!)'
+ *                          out arguments, returned in order, and the
+ *                          functional op is defined ('ns::foo' for 'foo.out',
+ *                          'ns::foo.X' for 'foo.X_out') with the same other
+ *                          arguments. An untagged out= overload is held to
+ *                          the same arguments when its functional op exists. */
 #define TT_TAG_LIST(X)                                                         \
     X(TT_TAG_PT2_COMPLIANT, "pt2_compliant_tag")                              \
     X(TT_TAG_NONDETERMINISTIC_SEEDED, "nondeterministic_seeded")              \
     X(TT_TAG_DATA_DEPENDENT_OUTPUT, "data_dependent_output")                  \
     X(TT_TAG_NEEDS_FIXED_STRIDE_ORDER, "needs_fixed_stride_order")            \
-    X(TT_TAG_POINTWISE, "pointwise")
+    X(TT_TAG_POINTWISE, "pointwise")                                          \
+    X(TT_TAG_INPLACE, "inplace")                                              \
+    X(TT_TAG_OUT, "out")
 enum {
 #define TT_X_TAG_BIT(tag, name) tag##_BIT,
     TT_TAG_LIST(TT_X_TAG_BIT)
@@ -297,6 +317,18 @@ tt_status tt_register_kernel_at(tt_library *lib, tt_opref op, const char *device
 tt_status tt_register_fake_at(tt_library *lib, tt_opref op, tt_kernel_fn fn, tt_srcloc loc);
 tt_status tt_register_autograd_at(tt_library *lib, tt_opref op, tt_backward_fn backward,
                                   tt_setup_context_fn setup_context, tt_srcloc loc);
+/* PyTorch's CustomOpDef.set_kernel_enabled: switches the kernel of a
+ * custom op for device_type ("cpu", "cuda", or a list) off or back on,
+ * without unregistering it. A call on that device then runs the default
+ * kernel (tt_register_kernel with device NULL), or fails with TT_ENOKERNEL
+ * listing what is registered ("cpu (disabled)"). Switching off a device
+ * with no kernel, a built-in's kernel or the fake ("meta") kernel is
+ * TT_EINVAL; switching on what is on is TT_OK. The state belongs to the
+ * op's definition: a kernel registered later for a switched-off device
+ * starts off. */
+tt_status tt_op_set_kernel_enabled(const tt_op *op, const char *device_type, bool enabled);
+/* True when op has a kernel for d and it is switched on. */
+bool tt_op_kernel_enabled(const tt_op *op, tt_device d);
 /* A backward to register, never called: see tt_register_autograd. */
 tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads, int ngrads,
                                   tt_tensor **grad_inputs, int ninputs);
@@ -309,6 +341,24 @@ tt_status tt_autograd_fallthrough(tt_autograd_ctx *ctx, tt_tensor *const *grads,
  * call in flight uses it). */
 tt_op *tt_op_find(const char *name);
 const char *tt_op_name(const tt_op *op); /* "mylib::crop" / "tt::add.Tensor" */
+/* The out= variant of a functional op (for "ns::foo", "ns::foo.out"; for
+ * "ns::foo.X", "ns::foo.X_out" or "ns::foo.out_X"), or NULL with
+ * TT_ENOTFOUND naming the names looked for. */
+tt_op *tt_op_out_variant(const tt_op *op);
+/* The defined ops a base name stands for: "ns::name" itself (first, if
+ * defined) and every "ns::name.overload", in definition order; an
+ * overload in `name` is ignored. Writes at most max into out (which may
+ * be NULL) and returns how many there are. */
+int tt_op_overloads(const char *name, const tt_op **out, int max);
+/* PyTorch's OpOverloadPacket: the op among "ns::name" and its overloads
+ * that takes these arguments (and returns nouts values). The op the name
+ * itself names wins when its arguments fit; else the one overload they
+ * fit. NULL with TT_EINVAL when they fit several (the message lists
+ * them) or none (it lists each with why), TT_ENOTFOUND when nothing has
+ * that name. A full "ns::name.overload" is looked up as tt_op_find does.
+ * tt_op_call through the handle of "ns::name" falls back to this when
+ * the arguments do not fit that op. */
+tt_op *tt_op_resolve(const char *name, const tt_value *args, int nargs, int nouts);
 /* NULL when not defined. Valid while the op stays defined (and inside a
  * call of it); another thread's tt_library_free may free it. */
 const tt_schema *tt_op_schema(const tt_op *op);
@@ -334,7 +384,11 @@ void tt_op_counts(int64_t *handles, int64_t *definitions);
  * them belong to the scope, as any tensor made there; a result that is one
  * of the arguments (what in-place and out= ops return) is an extra
  * reference to a tensor you already have, and stays yours to release
- * (tt_value_clear / tt_release) in or out of a scope. */
+ * (tt_value_clear / tt_release) in or out of a scope.
+ * Sized lists bind as PyTorch binds them, but held to their size: int[N]
+ * (SymInt[N], float[N]) takes N values, or one number repeated N times
+ * (max_pool2d(x, 2)); int[1] takes any number ("a dim or several"); []
+ * binds where the schema's default is [] (stride=[]: "unset"). */
 tt_status tt_op_call(const tt_op *op, const tt_value *args, int nargs,
                      tt_value *outs, int nouts);
 /* For ops returning one tensor: the result, or NULL with the error set. */

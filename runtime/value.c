@@ -87,6 +87,19 @@ const char *tt__dtype_schema_name(tt_dtype dt)
     }
 }
 
+int tt__dtype_scalar_type_code(tt_dtype dt)
+{
+    switch (dt) {
+    case TT_U8: return 0;
+    case TT_I32: return 3;
+    case TT_I64: return 4;
+    case TT_F32: return 6;
+    case TT_F64: return 7;
+    case TT_BOOL: return 11;
+    default: return -1;
+    }
+}
+
 /* A string value for a message: quoted, escaped, cut after 32 bytes. */
 static void describe_str(const char *s, char *buf, size_t n)
 {

@@ -699,7 +699,8 @@ START_TEST(test_bind_errors)
     memset(&seen, 0, sizeof seen);
     const struct { int pos; tt_value v; const char *needle; } cases[] = {
         {1, tt_v_ints(TT_INTS(0, 0, 10)), "mylib::f: argument 'box' (#2) expects int[4], got int[3]"},
-        {1, tt_v_int(4), "mylib::f: argument 'box' (#2) expects int[4], got int 4"},
+        /* (A single int is PyTorch's form for int[N]: repeated N times.) */
+        {1, tt_v_bool(true), "mylib::f: argument 'box' (#2) expects int[4], got bool true"},
         {1, tt_v_floats(4, (const double[]){1, 2, 3, 4}), "argument 'box' (#2) expects int[4], got float[4]"},
         {0, tt_v_int(3), "mylib::f: argument 'x' (#1) expects Tensor, got int 3"},
         {0, tt_v_tensor(NULL), "mylib::f: argument 'x' (#1) expects Tensor, got NULL"},

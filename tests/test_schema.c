@@ -147,6 +147,12 @@ static const struct {
     {"mylib::out2.out(Tensor self, *, Tensor(a!) values, Tensor(b!) indices) -> "
      "(Tensor(a!) values, Tensor(b!) indices)", NULL},
     {"mylib::devices(Device a=\"cuda\", Device? b=\"meta\") -> ()", NULL},
+    /* PyTorch's own forms: dtype codes, Layout, MemoryFormat, [] for a
+     * sized list ("unset"), int[1] of any length. */
+    {"mylib::e(SymInt[] size, *, ScalarType? dtype=4, Layout? layout=0, MemoryFormat? "
+     "memory_format=1, ScalarType d2=7) -> Tensor", NULL},
+    {"mylib::pool(Tensor self, int[2] kernel_size, int[2] stride=[], int[1] dims=[], "
+     "int[1] two=[0, 1]) -> Tensor", NULL},
 };
 
 START_TEST(test_valid_round_trip)
@@ -400,7 +406,7 @@ static const struct {
     {"mylib::f.__add__(Tensor x) -> Tensor", "column 10: '__add__' is not a legal overload name"},
     {"mylib::f(Tensr x) -> Tensor",
      "column 10: unknown type 'Tensr'; known types are Tensor, int, SymInt, float, bool, str, "
-     "Scalar, ScalarType, Device"},
+     "Scalar, ScalarType, Device, Layout, MemoryFormat"},
     {"mylib::f(Generator g) -> Tensor", "column 10: type 'Generator' is not supported"},
     {"mylib::f(Tensor x -> Tensor", "column 19: expected ',' or ')' but found '->'"},
     {"mylib::f(Tensor x", "column 18: expected ',' or ')' but found the end of the schema"},
@@ -454,6 +460,13 @@ static const struct {
     {"mylib::f(Tensor x) -> Tensor=None", "column 29: a return cannot have a default"},
     {"mylib::f(Tensor x) -> Tensor $", "column 30: unexpected '$' after the end of the schema"},
     {"mylib::f(int[2] x=[1, 2) -> ()", "column 24: expected ',' or ']' in the list but found ')'"},
+    {"mylib::f(int[2] x=[1]) -> ()", "column 19: the default of 'int[2]' has 1 value, expected 2 (or []"},
+    {"mylib::f(ScalarType t=9) -> ()", "column 23: the ScalarType code '9' (the default of "
+                                       "'ScalarType') names no dtype tensortrace has"},
+    {"mylib::f(Layout l=1) -> ()", "column 19: expected 0 (torch.strided, the only layout) as "
+                                   "the default of 'Layout' but found '1'"},
+    {"mylib::f(MemoryFormat m=4) -> ()", "column 25: expected a memory format code from 0 to 3"},
+    {"mylib::f(Layout[] l) -> ()", "column 16: lists of Layout are not supported"},
 };
 
 START_TEST(test_invalid)
@@ -725,6 +738,257 @@ START_TEST(test_value_clear)
 }
 END_TEST
 
+/* ------------------------------------------- PyTorch's core ATen opset */
+
+/* The schemas of tests/data/core_aten_ops.txt (a copy of PyTorch's Core
+ * ATen opset as PyTorch 1.13 prints it), one per line; lines without
+ * "::" name ops 1.13 predates. Returns how many, into a malloc'd array. */
+static int read_core_aten(char ***out)
+{
+    const char *dir = getenv("TT_TEST_SRCDIR");
+    ck_assert_msg(dir != NULL, "TT_TEST_SRCDIR is not set (run the suite with meson test)");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/data/core_aten_ops.txt", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char line[4096];
+    int n = 0, cap = 256;
+    char **v = malloc(sizeof *v * (size_t)cap);
+    ck_assert_ptr_nonnull(v);
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '#' || !strstr(line, "::"))
+            continue;
+        ck_assert_int_lt(n, cap);
+        v[n] = strdup(line);
+        ck_assert_ptr_nonnull(v[n]);
+        n++;
+    }
+    fclose(f);
+    ck_assert_int_ge(n, 180); /* the file is whole */
+    *out = v;
+    return n;
+}
+
+static void free_lines(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Every schema parses and prints back to itself. One spelling differs on
+ * purpose: PyTorch's C++ printer writes an integral float default as "2.",
+ * torch.library (Python's repr) as "2.0", and we print Python's. */
+START_TEST(test_core_aten_round_trip)
+{
+    char **lines;
+    int n = read_core_aten(&lines);
+    for (int i = 0; i < n; i++) {
+        tt_schema *s = tt_schema_parse(lines[i]);
+        ck_assert_msg(s != NULL, "'%s' did not parse: %s", lines[i], tt_errmsg());
+        char want[4096];
+        size_t k = 0;
+        for (const char *c = lines[i]; *c && k < sizeof want - 2; c++) {
+            want[k++] = *c;
+            if (*c == '.' && c > lines[i] && c[-1] >= '0' && c[-1] <= '9' &&
+                (c[1] == ',' || c[1] == ')'))
+                want[k++] = '0';
+        }
+        want[k] = '\0';
+        char *p = print_schema(s);
+        ck_assert_str_eq(p, want);
+        tt_schema *s2 = parse_ok(p);
+        assert_schema_eq(s, s2);
+        free(p);
+        tt_schema_free(s);
+        tt_schema_free(s2);
+    }
+    free_lines(lines, n);
+}
+END_TEST
+
+/* A kernel that checks what binding handed it and fails with "bound" (so
+ * no op needs real outputs): each sized int list holds N values, or any
+ * number for int[1], or none where the schema's default is []. */
+static tt_status bound_kernel(tt_frame *f)
+{
+    const tt_schema *s = tt_op_schema(tt_frame_op(f));
+    for (int i = 0; i < tt_frame_nargs(f); i++) {
+        const tt_arg *a = tt_schema_arg(s, i);
+        const tt_value *v = tt_frame_arg(f, i);
+        if (a->type.is_list && a->type.list_size > 1 && v->kind == TT_V_INTS &&
+            v->n != a->type.list_size && !(v->n == 0 && a->default_value.kind == TT_V_INTS &&
+                                           a->default_value.n == 0))
+            return tt_frame_fail(f, TT_EINVAL, "'%s' has %d values", a->name, (int)v->n);
+    }
+    return tt_frame_fail(f, TT_EINVAL, "bound");
+}
+
+/* A value of a's type in one of PyTorch's forms: form 1 gives a sized
+ * list as one number (repeated), form 2 as a list (two dims for int[1]). */
+static tt_value aten_value(const tt_arg *a, int form, tt_tensor *x, tt_tensor *const *xs,
+                           tt_tensor *const *xs_opt)
+{
+    static const int64_t ints[8] = {0, 1, 1, 1, 1, 1, 1, 1};
+    static const double floats[2] = {0.5, 2};
+    static const bool bools[3] = {true, false, true};
+    const tt_type *t = &a->type;
+    if (t->is_list) {
+        int n = t->list_size > 1 ? t->list_size : 2;
+        switch (t->base) {
+        case TT_T_TENSOR: return tt_v_tensors(2, t->elem_optional ? xs_opt : xs);
+        case TT_T_INT:
+        case TT_T_SYMINT: return form == 1 && t->list_size ? tt_v_int(1) : tt_v_ints(n, ints);
+        case TT_T_BOOL: return tt_v_bools(t->list_size ? t->list_size : 3, bools);
+        default: return tt_v_floats(2, floats);
+        }
+    }
+    switch (t->base) {
+    case TT_T_TENSOR: return tt_v_tensor(x);
+    case TT_T_INT:
+    case TT_T_SYMINT: return tt_v_int(1);
+    case TT_T_FLOAT: return tt_v_float(0.5);
+    case TT_T_BOOL: return tt_v_bool(true);
+    case TT_T_STR: return tt_v_str("sum");
+    case TT_T_SCALAR: return tt_v_int(2);
+    case TT_T_SCALARTYPE: return tt_v_dtype(TT_F32);
+    case TT_T_DEVICE: return tt_v_device(TT_DEV_CPU);
+    case TT_T_LAYOUT:
+    case TT_T_MEMORY_FORMAT: return tt_v_int(0);
+    }
+    return tt_v_none();
+}
+
+/* Every schema binds PyTorch's argument forms: the required arguments
+ * alone (defaults filled in, [] included), every argument with sized
+ * lists as single numbers, and every argument with lists. */
+START_TEST(test_core_aten_bind)
+{
+    char **lines;
+    int n = read_core_aten(&lines);
+    tt_library *lib = tt_library_new(TT_LIB_DEF, "aten");
+    ck_assert_ptr_nonnull(lib);
+    tt_tensor *x = tt_zeros(TT_SHAPE(2, 3), TT_F32);
+    tt_tensor *xs[2] = {x, x}, *xs_opt[2] = {x, NULL};
+    for (int i = 0; i < n; i++) {
+        tt_op *op = tt_custom_op_define(lib, &(tt_custom_op_spec){.schema = lines[i],
+                                                                  .kernel = bound_kernel});
+        ck_assert_msg(op != NULL, "'%s' was not defined: %s", lines[i], tt_errmsg());
+        const tt_schema *s = tt_op_schema(op);
+        int na = tt_schema_nargs(s), nr = tt_schema_nreturns(s);
+        for (int form = 0; form < 3; form++) {
+            tt_value args[32], outs[8];
+            int given = 0;
+            for (int k = 0; k < na; k++) {
+                const tt_arg *a = tt_schema_arg(s, k);
+                if (form == 0 && a->has_default)
+                    break; /* the rest (kwarg-only ones too) take defaults */
+                args[given++] = aten_value(a, form, x, xs, xs_opt);
+            }
+            if (form == 0) {
+                /* A required keyword-only argument after a default
+                 * (var.correction's int? correction) needs a value. */
+                for (int k = given; k < na; k++)
+                    if (!tt_schema_arg(s, k)->has_default)
+                        for (; given <= k; given++)
+                            args[given] = tt_schema_arg(s, given)->has_default
+                                              ? tt_schema_arg(s, given)->default_value
+                                              : aten_value(tt_schema_arg(s, given), 0, x, xs,
+                                                           xs_opt);
+            }
+            tt_clear_error();
+            tt_status st = tt_op_call(op, args, given, outs, nr);
+            ck_assert_msg(st == TT_EINVAL && strstr(tt_errmsg(), ": bound"),
+                          "'%s' (form %d): %s", lines[i], form, tt_errmsg());
+        }
+    }
+    tt_release(x);
+    tt_library_free(lib);
+    free_lines(lines, n);
+}
+END_TEST
+
+/* The binding of sized lists in detail, on the schemas the issue names. */
+static tt_status echo_lists_kernel(tt_frame *f)
+{
+    char msg[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < tt_frame_nargs(f); i++) {
+        const tt_value *v = tt_frame_arg(f, i);
+        if (v->kind != TT_V_INTS)
+            continue;
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s[", len ? " " : "");
+        for (int k = 0; k < v->n; k++)
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%lld", k ? "," : "",
+                                    (long long)v->u.ints[k]);
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "]");
+    }
+    return tt_frame_fail(f, TT_EINVAL, "got %s", msg);
+}
+
+START_TEST(test_sized_list_binding)
+{
+    tt_library *lib = tt_library_new(TT_LIB_DEF, "sl");
+    ck_assert_ptr_nonnull(lib);
+    tt_op *pool = tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "sl::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] "
+                  "stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> "
+                  "(Tensor, Tensor)",
+        .kernel = echo_lists_kernel});
+    tt_op *var = tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "sl::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool "
+                  "keepdim=False) -> Tensor",
+        .kernel = echo_lists_kernel});
+    tt_op *roll = tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "sl::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
+        .kernel = echo_lists_kernel});
+    ck_assert_ptr_nonnull(pool);
+    ck_assert_ptr_nonnull(var);
+    ck_assert_ptr_nonnull(roll);
+    tt_tensor *x = tt_zeros(TT_SHAPE(2, 3), TT_F32);
+    tt_value outs[2];
+    /* max_pool2d(x, 2): a single int is repeated; stride stays []. */
+    ck_assert_int_eq(tt_op_call(pool, (tt_value[]){tt_v_tensor(x), tt_v_int(2)}, 2, outs, 2),
+                     TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "sl::max_pool2d_with_indices: got [2,2] [] [0,0] [1,1]");
+    ck_assert_int_eq(tt_op_call(pool, (tt_value[]){tt_v_tensor(x), tt_v_ints(TT_INTS(3, 2)),
+                                                   tt_v_ints(0, NULL), tt_v_int(1)},
+                                4, outs, 2),
+                     TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "sl::max_pool2d_with_indices: got [3,2] [] [1,1] [1,1]");
+    /* A list of another length for int[2] is refused (stricter than
+     * PyTorch, which leaves that to the kernel). */
+    ck_assert_int_eq(tt_op_call(pool, (tt_value[]){tt_v_tensor(x), tt_v_ints(TT_INTS(3, 2, 1))},
+                                2, outs, 2),
+                     TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "sl::max_pool2d_with_indices: argument 'kernel_size' (#2) "
+                               "expects int[2], got int[3]");
+    /* [] binds only where the default is []. */
+    ck_assert_int_eq(tt_op_call(pool, (tt_value[]){tt_v_tensor(x), tt_v_ints(0, NULL)}, 2, outs,
+                                2),
+                     TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "argument 'kernel_size' (#2) expects int[2], got int[0]");
+    /* var over two dims, over one (an int), over all (None). */
+    tt_tensor *r = tt_op_call1(var, (tt_value[]){tt_v_tensor(x), tt_v_ints(TT_INTS(0, 1))}, 2);
+    ck_assert_ptr_null(r);
+    ck_assert_error(TT_EINVAL, "sl::var.dim: got [0,1]");
+    ck_assert_ptr_null(tt_op_call1(var, (tt_value[]){tt_v_tensor(x), tt_v_int(1)}, 2));
+    ck_assert_error(TT_EINVAL, "sl::var.dim: got [1]");
+    ck_assert_ptr_null(tt_op_call1(var, (tt_value[]){tt_v_tensor(x), tt_v_none()}, 2));
+    ck_assert_error(TT_EINVAL, "sl::var.dim: got ");
+    /* roll with shifts for two dims, and with the [] default. */
+    ck_assert_ptr_null(tt_op_call1(roll, (tt_value[]){tt_v_tensor(x), tt_v_ints(TT_INTS(1, 2)),
+                                                      tt_v_ints(TT_INTS(0, 1))},
+                                   3));
+    ck_assert_error(TT_EINVAL, "sl::roll: got [1,2] [0,1]");
+    ck_assert_ptr_null(tt_op_call1(roll, (tt_value[]){tt_v_tensor(x), tt_v_int(3)}, 2));
+    ck_assert_error(TT_EINVAL, "sl::roll: got [3] []");
+    tt_release(x);
+    tt_library_free(lib);
+}
+END_TEST
+
 static Suite *schema_suite(void)
 {
     Suite *s = suite_create("schema");
@@ -756,6 +1020,12 @@ static Suite *schema_suite(void)
     tcase_add_test(tc, test_value_describe);
     tcase_add_test(tc, test_value_clear);
     tcase_add_test(tc, test_long_names);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("core_aten");
+    tcase_add_test(tc, test_core_aten_round_trip);
+    tcase_add_test(tc, test_core_aten_bind);
+    tcase_add_test(tc, test_sized_list_binding);
     suite_add_tcase(s, tc);
     return s;
 }

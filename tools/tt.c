@@ -463,9 +463,10 @@ static int unknown_op(const tt_cli_args *a)
 
 static int cmd_opcheck(const tt_cli_args *a)
 {
-    const tt_op *op = tt_op_find(a->op);
+    char why[4096];
+    const tt_op *op = tt_cli_find_op(a, why, sizeof why);
     if (!op)
-        return unknown_op(a);
+        return why[0] ? usage_error("%s%s", why, "") : unknown_op(a);
     tt_value args[TT_CLI_MAX_INPUTS];
     tt_tensor *owned[TT_CLI_MAX_INPUTS];
     int nargs = 0, nowned = 0, rc = 0;

@@ -1064,3 +1064,68 @@ int tt_cli_opcheck_args(const tt_op *op, const tt_cli_args *a, tt_value *args, i
     }
     return 0;
 }
+
+/* Whether the --input specs make op's arguments; why not into err. */
+static bool specs_fit(const tt_op *op, const tt_cli_args *a, char *err, size_t n)
+{
+    tt_value args[TT_CLI_MAX_INPUTS];
+    tt_tensor *owned[TT_CLI_MAX_INPUTS];
+    int nargs = 0, nowned = 0;
+    int64_t *lists = NULL;
+    bool fit = tt_cli_opcheck_args(op, a, args, &nargs, owned, &nowned, &lists, err, n) == 0;
+    for (int i = 0; i < nowned; i++)
+        tt_release(owned[i]);
+    free(lists);
+    return fit;
+}
+
+const tt_op *tt_cli_find_op(const tt_cli_args *a, char *err, size_t n)
+{
+    enum { MAX_CANDS = 64 };
+    const tt_op *c[MAX_CANDS];
+    err[0] = '\0';
+    const char *sep = a->op ? strstr(a->op, "::") : NULL;
+    int nc = a->op ? tt_op_overloads(a->op, c, MAX_CANDS) : 0;
+    /* One op, or a full name, or no --input to pick by: plain look-up
+     * (whose failure tt reports, listing the overloads). */
+    bool only_self = nc == 1 && strcmp(tt_op_name(c[0]), a->op) == 0;
+    if (nc == 0 || only_self || a->ninputs == 0 || (sep && strchr(sep + 2, '.'))) {
+        const tt_op *op = a->op ? tt_op_find(a->op) : NULL;
+        tt_clear_error();
+        return op;
+    }
+    nc = nc < MAX_CANDS ? nc : MAX_CANDS;
+    const tt_op *fit[MAX_CANDS];
+    int nfit = 0;
+    char whys[2048] = "";
+    size_t wl = 0;
+    for (int i = 0; i < nc; i++) {
+        char why[512], sch[512];
+        if (specs_fit(c[i], a, why, sizeof why)) {
+            if (i == 0 && strcmp(tt_op_name(c[i]), a->op) == 0)
+                return c[i]; /* the name itself wins when it fits */
+            fit[nfit++] = c[i];
+        } else if (wl < sizeof whys - 1) {
+            tt_schema_print(tt_op_schema(c[i]), sch, sizeof sch);
+            wl += (size_t)snprintf(whys + wl, sizeof whys - wl, "%s%s: %s", wl ? "; " : "", sch,
+                                   why);
+        }
+    }
+    tt_clear_error();
+    if (nfit == 1)
+        return fit[0];
+    if (nfit == 0) {
+        say(err, n, "--op %s: no overload takes the --input specs given: %s", a->op, whys);
+        return NULL;
+    }
+    char list[2048] = "";
+    size_t ll = 0;
+    for (int k = 0; k < nfit && ll < sizeof list - 1; k++) {
+        char sch[512];
+        tt_schema_print(tt_op_schema(fit[k]), sch, sizeof sch);
+        ll += (size_t)snprintf(list + ll, sizeof list - ll, "%s%s", k ? "; " : "", sch);
+    }
+    say(err, n, "--op %s: the --input specs fit %d overloads, so the op is ambiguous: %s; name "
+                "one (--op %s)", a->op, nfit, list, tt_op_name(fit[0]));
+    return NULL;
+}

@@ -109,4 +109,13 @@ int tt_cli_opcheck_args(const tt_op *op, const tt_cli_args *a, tt_value *args, i
                         tt_tensor **owned, int *nowned, int64_t **ints, char *err,
                         size_t n);
 
+/* The op --op names, picked as PyTorch's OpOverloadPacket picks it:
+ * "ns::name.overload" is that op; for "ns::name", the op of that name when
+ * the --input specs make its arguments, else the one overload they make
+ * arguments for (with no --input, or when "ns::name" has no overloads,
+ * the plain look-up). NULL with err empty when nothing has the name, or with a
+ * message in err when the specs fit several overloads (it lists them) or
+ * none (it lists each with why). */
+const tt_op *tt_cli_find_op(const tt_cli_args *a, char *err, size_t n);
+
 #endif /* TT_CLI_H */

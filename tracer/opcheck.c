@@ -206,9 +206,25 @@ static tt_check_result check_autograd(const tt_op *op, const tt_value *args, int
 {
     tt_tensor *ts[MAXT];
     int arg[MAXT], nt = tensors_of(args, nargs, ts, arg), trainable = -1;
+    /* A custom op that writes an argument cannot have an autograd formula
+     * (torch.library registers them on functional ops only): asking for an
+     * input with requires_grad, or for a registration, would mislead. */
+    const tt_schema *s = tt_op_schema(op);
+    int written = -1;
+    for (int i = 0; !tt_op_is_builtin(op) && i < tt_schema_nargs(s) && written < 0; i++)
+        if (tt_schema_arg(s, i)->is_write)
+            written = i;
     for (int k = 0; k < nt && trainable < 0; k++)
         if (tt_requires_grad(ts[k]))
             trainable = arg[k];
+    if (trainable < 0 && written >= 0) {
+        snprintf(e->message, sizeof e->message,
+                 "does not apply: %s mutates argument '%s', and only functional ops can have "
+                 "an autograd formula; to train through it, register autograd on a "
+                 "functional variant that returns new tensors", tt_op_name(op),
+                 arg_name(op, written));
+        return TT_CHECK_NOT_EXERCISED;
+    }
     if (trainable < 0) {
         snprintf(e->message, sizeof e->message,
                  "no tensor argument requires grad, so training was not exercised; pass an "
@@ -234,6 +250,12 @@ static tt_check_result check_autograd(const tt_op *op, const tt_value *args, int
     tt_clear_error();
     if (!st || res != TT_CHECK_PASSED)
         return res;
+    if (written >= 0)
+        return fail(e, "argument '%s' (#%d) requires grad, but %s mutates argument '%s', and "
+                       "only functional ops can have an autograd formula, so it will fail in "
+                       "training (TT_EAUTOGRAD); register autograd on a functional variant "
+                       "that returns new tensors", arg_name(op, trainable), trainable + 1,
+                    tt_op_name(op), arg_name(op, written));
     return fail(e, "argument '%s' (#%d) requires grad, but %s has no autograd registration, "
                    "so it will fail in training (calling it on inputs that require grad is "
                    "TT_EAUTOGRAD). Register a backward with tt_register_autograd(lib, \"%s\", "

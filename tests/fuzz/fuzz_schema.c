@@ -70,6 +70,8 @@ static tt_value make_value(call_args *c, int i, const tt_type *t, tt_tensor *x)
     case TT_T_STR: return tt_v_str("s");
     case TT_T_SCALARTYPE: return tt_v_dtype(TT_F32);
     case TT_T_DEVICE: return tt_v_device(TT_DEV_CPU);
+    case TT_T_LAYOUT:
+    case TT_T_MEMORY_FORMAT: return tt_v_int(0);
     }
     return tt_v_none();
 }
