@@ -158,6 +158,11 @@ def groups(path):
     section = ""
     last = None
     prev_line_end = -1
+    # Types (and TT_ constants) declared since the last function group, with
+    # their comments: a header often explains a function above the types
+    # it takes (tt_compile under "typedef struct tt_compiled"), so they go
+    # on the page of the functions that follow them.
+    types = []
     for kind, s, line in items(text):
         if kind == "blank":
             cur = None
@@ -169,6 +174,7 @@ def groups(path):
             if m:
                 section = m.group(1)
                 cur = pending = None
+                types = []
             elif cur is not None and last in ("decl", "pp") and prev_line_end == line:
                 # a trailing comment on the declaration's own line
                 cur["notes"].append((cur["decls"][-1][0], comment_text(s)))
@@ -185,16 +191,22 @@ def groups(path):
         prev_line_end = line + s.count("\n")
         last = kind
         if kind == "pp" and not names:
+            if re.match(r"#\s*define\s+TT_[A-Z0-9_]+\s", s) and pending:
+                types.append((pending, s.strip()))
+                pending = None
             continue
         if not names:
             # a type or a non-function: it ends the group that the comment
             # above it describes
+            if re.match(r"\s*(typedef|struct|enum|union)\b", s):
+                types.append((pending or "", s.strip()))
             cur = None
             pending = None
             continue
         if cur is None:
             cur = {"names": [], "decls": [], "comment": pending or "", "notes": [],
-                   "section": section, "header": os.path.basename(path)}
+                   "section": section, "header": os.path.basename(path), "types": types}
+            types = []
             out.append(cur)
         for nm in names:
             if nm not in cur["names"]:
@@ -242,8 +254,9 @@ def write_page(outdir, name, g, version):
     # An inline function shows its prototype; its body is no interface.
     decls = [re.sub(r"\)\s*\{.*\}\s*$", ");", d, flags=re.S) if re.match(r"static\s+inline", d) else d
              for _, d in g["decls"]]
-    desc = g["comment"]
+    desc = "\n\n".join([c for c, _ in g["types"] if c] + ([g["comment"]] if g["comment"] else []))
     names = g["names"]
+    types = [d for _, d in g["types"]]
     lines = [
         '.TH %s 3 "" "tensortrace %s" "tensortrace API"' % (title, version),
         ".SH NAME",
@@ -252,7 +265,7 @@ def write_page(outdir, name, g, version):
         ".nf",
         ".B #include <tensortrace.h>",
         "",
-        roff("\n".join(decls)),
+        roff("\n\n".join(types + ["\n".join(decls)])),
         ".fi",
         ".SH DESCRIPTION",
     ]
