@@ -3,8 +3,9 @@
 
 Usage: gen_bench.py OUT COMMAND LOG...
 
-LOG holds what tt-bench (and tt-bench-dist) printed; its lines
-`bench NAME VALUE UNIT limit LIMIT ratio RATIO` become the table. The
+LOG holds what tt-bench (and tt-bench-dist) printed, stderr included; its lines
+`bench NAME VALUE UNIT limit LIMIT ratio RATIO` become the table, and
+`tt-bench: NAME failed: WHY` a list after it. The
 header says when and how the table was made and on what machine (CPU
 model, hardware threads, load average at the end of the run), so a table
 is never pasted by hand: `tools/run bench` calls this after each run.
@@ -16,6 +17,7 @@ import re
 import sys
 
 LINE = re.compile(r"^bench (\S+) (\S+) (.+?) limit (\S+) ratio (\S+)\s*$")
+FAILED = re.compile(r"^tt-bench(?:-dist)?: (\S+) failed: (.*)$")
 
 
 def cpu_model():
@@ -34,13 +36,16 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     out, command, logs = argv[0], argv[1], argv[2:]
-    rows = []
+    rows, failed = [], []
     for log in logs:
         with open(log, encoding="utf-8", errors="replace") as f:
             for line in f:
                 m = LINE.match(line)
                 if m:
                     rows.append(m.groups())
+                m = FAILED.match(line.rstrip("\n"))
+                if m:
+                    failed.append(m.groups())
     if not rows:
         sys.stderr.write("gen_bench.py: no bench lines in %s; %s left as it was\n"
                          % (", ".join(logs), out))
@@ -74,6 +79,9 @@ def main(argv):
     ]
     for name, value, unit, limit, ratio in rows:
         lines.append("| %s | %s %s | %s | %s |" % (name, value, unit, limit, ratio))
+    if failed:
+        lines += ["", "Figures that failed in this run (no value):", ""]
+        lines += ["- %s: %s" % f for f in failed]
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print("gen_bench.py: wrote %s (%d figures)" % (out, len(rows)), file=sys.stderr)
