@@ -91,6 +91,7 @@ def extract_page(root, tag, path, work):
 
 
 def extract(root, work):
+    os.makedirs(work, exist_ok=True)
     total = 0
     for tag, path in pages(root):
         n, k = extract_page(root, tag, path, work)
