@@ -180,6 +180,13 @@ typedef struct tls_block {
     struct tls_block *next;
 } tls_block;
 
+/* Released tensor structs wait here, FIFO, before tt__free may hand their
+ * memory to a new tensor: while one waits, its poisoned count makes every
+ * entry point refuse it (tensor_impl.h), where a reused struct would let
+ * a double release free another tensor. A power of two; 256 structs are
+ * about 56 KiB a thread. */
+#define QUARANTINE 64
+
 typedef struct {
     tls_block *small[SMALL_CLASSES];
     tls_block *large[NCLASSES]; /* tt__malloc's larger blocks, by storage class */
@@ -188,6 +195,8 @@ typedef struct {
     int nstorage[STORAGE_TLS_CLASSES];
     int storage_hook; /* the allocator of the storage blocks held */
     bool registered;
+    void *quarantine[QUARANTINE]; /* released tensor structs, oldest at qnext */
+    unsigned qnext;
 } thread_cache;
 
 static _Thread_local thread_cache tcache;
@@ -208,6 +217,12 @@ static void flush_thread_storage(thread_cache *c)
 
 static void flush_thread_cache(thread_cache *c)
 {
+    /* First the quarantine, whose structs go to the lists emptied next. */
+    for (int i = 0; i < QUARANTINE; i++) {
+        void *p = c->quarantine[i];
+        c->quarantine[i] = NULL;
+        tt__free(p);
+    }
     for (int i = 0; i < SMALL_CLASSES; i++) {
         while (c->small[i]) {
             tls_block *b = c->small[i];
@@ -351,6 +366,18 @@ void tt__free(void *p)
         return;
     }
     hook_free((int)h->hook, h);
+}
+
+void tt__quarantine_tensor(tt_tensor *t)
+{
+    if (!cache_ready()) { /* no exit hook to flush it: no quarantine */
+        tt__free(t);
+        return;
+    }
+    unsigned i = tcache.qnext++ & (QUARANTINE - 1);
+    void *oldest = tcache.quarantine[i];
+    tcache.quarantine[i] = t;
+    tt__free(oldest);
 }
 
 char *tt__strdup(const char *s)

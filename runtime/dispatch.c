@@ -60,7 +60,8 @@ static bool value_fits(const tt_type *ty, const tt_value *v)
             if (v->kind != TT_V_TENSORS || (v->n > 0 && !v->u.tensors))
                 return false;
             for (int i = 0; i < v->n; i++)
-                if (!v->u.tensors[i] && !ty->elem_optional)
+                if ((!v->u.tensors[i] && !ty->elem_optional) ||
+                    (v->u.tensors[i] && tt__is_released(v->u.tensors[i])))
                     return false;
             return true;
         case TT_T_INT:
@@ -77,7 +78,8 @@ static bool value_fits(const tt_type *ty, const tt_value *v)
         }
     }
     switch (ty->base) {
-    case TT_T_TENSOR: return v->kind == TT_V_TENSOR && (v->u.t || ty->optional);
+    case TT_T_TENSOR:
+        return v->kind == TT_V_TENSOR && (v->u.t ? !tt__is_released(v->u.t) : ty->optional);
     case TT_T_INT:
     case TT_T_SYMINT: return v->kind == TT_V_INT;
     case TT_T_FLOAT: return v->kind == TT_V_FLOAT || v->kind == TT_V_INT;
@@ -101,6 +103,18 @@ static tt_status arg_error(const tt_opdef *op, int i, const tt_value *v)
     if (v->kind == TT_V_TENSOR && !v->u.t)
         return tt__null_arg_error("%s: argument '%s' (#%d) expects %s, got NULL", op->name,
                                   a->name, i + 1, want);
+    char what[256];
+    if (v->kind == TT_V_TENSOR && tt__is_released(v->u.t)) {
+        snprintf(what, sizeof what, "%s: argument '%s' (#%d)", op->name, a->name, i + 1);
+        return tt__released_error_at(what, false);
+    }
+    if (v->kind == TT_V_TENSORS)
+        for (int j = 0; j < v->n && v->u.tensors; j++)
+            if (v->u.tensors[j] && tt__is_released(v->u.tensors[j])) {
+                snprintf(what, sizeof what, "%s: argument '%s' (#%d) element %d", op->name,
+                         a->name, i + 1, j);
+                return tt__released_error_at(what, false);
+            }
     tt_value_describe(v, got, sizeof got);
     return tt_error(TT_EINVAL, "%s: argument '%s' (#%d) expects %s, got %s", op->name,
                     a->name, i + 1, want, got);
@@ -551,7 +565,9 @@ tt_mode *tt_mode_current(void)
 
 void tt_set_mode_tag(tt_tensor *t, uint64_t key, int64_t val)
 {
-    if (t) {
+    if (t && tt__is_released(t))
+        tt__released_error("tt_set_mode_tag", "t");
+    else if (t) {
         t->mode_key = key;
         t->mode_val = val;
     }
@@ -559,7 +575,7 @@ void tt_set_mode_tag(tt_tensor *t, uint64_t key, int64_t val)
 
 bool tt_get_mode_tag(const tt_tensor *t, uint64_t key, int64_t *val)
 {
-    if (!t || key == 0 || t->mode_key != key)
+    if (!t || key == 0 || tt__is_released(t) || t->mode_key != key)
         return false;
     *val = t->mode_val;
     return true;
@@ -572,7 +588,10 @@ bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts)
     bool grad = !tt__grad_disabled && !tt__autograd_off;
     for (int i = 0; i < n; i++) {
         const tt_tensor *t = ts[i];
-        if (!t || t->storage->fake || (grad && tt__tensor_requires_grad(t)))
+        /* A released tensor takes the checked (boxed) path, which reports
+         * it; the test shares its cache line with the storage load. */
+        if (!t || tt__is_released(t) || t->storage->fake ||
+            (grad && tt__tensor_requires_grad(t)))
             return false;
     }
     return true;
@@ -592,6 +611,10 @@ bool tt__needs_dispatch(int n, const tt_tensor *const *ts)
 {
     if (modes.level)
         return true;
+    /* A released tensor is reported by the op's argument check. */
+    for (int i = 0; i < n; i++)
+        if (ts[i] && tt__is_released(ts[i]))
+            return true;
     if (tt__autograd_off)
         return false;
     /* Some built-in's kernel is overridden: the op decides which kernel

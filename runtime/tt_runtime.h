@@ -337,8 +337,9 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
 /* A view of the same data that autograd does not track. */
 tt_tensor *tt_detach(const tt_tensor *t);
 
-/* Copies and layout. contiguous() returns t itself (a new reference) when it
- * is already contiguous. copy_ broadcasts src to dst's shape and converts
+/* Copies and layout. contiguous() returns a new tensor viewing t's data
+ * when t is already contiguous (never t itself, so in a scope the scope
+ * owns it, as any result). copy_ broadcasts src to dst's shape and converts
  * dtype; it bumps dst's version. */
 tt_tensor *tt_contiguous(const tt_tensor *t);
 tt_tensor *tt_clone(const tt_tensor *t); /* preserves the memory layout */
