@@ -84,6 +84,7 @@ static atomic_int_fast64_t live_tensors;
 static atomic_int_fast64_t live_storages;
 
 static void flush_storage_cache(void);
+static void empty_caches(void);
 
 tt_status tt_set_allocator(const tt_allocator *a)
 {
@@ -217,12 +218,6 @@ static void flush_thread_storage(thread_cache *c)
 
 static void flush_thread_cache(thread_cache *c)
 {
-    /* First the quarantine, whose structs go to the lists emptied next. */
-    for (int i = 0; i < QUARANTINE; i++) {
-        void *p = c->quarantine[i];
-        c->quarantine[i] = NULL;
-        tt__free(p);
-    }
     for (int i = 0; i < SMALL_CLASSES; i++) {
         while (c->small[i]) {
             tls_block *b = c->small[i];
@@ -251,7 +246,24 @@ static inline void storage_cache_sync(int h)
     }
 }
 
-static void thread_exit(void *p) { flush_thread_cache(p); }
+/* The quarantine goes at the thread's exit and with tt_empty_cache (the
+ * user's "give everything back"), not with the library's own flushes
+ * (empty_caches): a compiled plan's after its first call would otherwise
+ * make its next 64 releases miss the free lists. */
+static void flush_quarantine(thread_cache *c)
+{
+    for (int i = 0; i < QUARANTINE; i++) {
+        void *q = c->quarantine[i];
+        c->quarantine[i] = NULL;
+        tt__free(q);
+    }
+}
+
+static void thread_exit(void *p)
+{
+    flush_quarantine(p);
+    flush_thread_cache(p);
+}
 static void make_key(void) { pthread_key_create(&tcache_key, thread_exit); }
 
 /* True when the thread's cache may keep blocks (its exit will flush it). */
@@ -532,7 +544,7 @@ static void *cache_alloc(size_t nbytes, size_t *capacity)
     void *p = hook_alloc(h, cap, 64);
     if (!p) {
         /* The cache may hold enough in other classes: give it back, retry. */
-        tt_empty_cache();
+        empty_caches();
         p = hook_alloc(h, cap, 64);
     }
     if (!p) {
@@ -597,10 +609,16 @@ static void flush_storage_cache(void)
     pthread_mutex_unlock(&cache_lock);
 }
 
-void tt_empty_cache(void)
+static void empty_caches(void)
 {
     flush_thread_cache(&tcache);
     flush_storage_cache();
+}
+
+void tt_empty_cache(void)
+{
+    flush_quarantine(&tcache);
+    empty_caches();
 }
 
 size_t tt_cached_bytes(void)
@@ -869,7 +887,7 @@ static void plan_place(tt_mem_plan *mp)
     /* The recorded run's storage sits in the caches now, and the block
      * replaces it: give the cached blocks back before the block's pages
      * are touched, or the process would hold both. */
-    tt_empty_cache();
+    empty_caches();
 }
 
 void tt__mem_plan_end(tt_mem_plan *mp)

@@ -252,7 +252,7 @@ tt_status tt__dispatch_backend(const tt_opdef *op, const tt_value *args, int nar
     fake_kernel_reader = fake && modes.n ? modes.stack[modes.n - 1] : NULL;
     tt__autograd_off++;
     kernel_depth++;
-    tt_clear_error();
+    uint64_t gen = tt__err_gen;
     tt_status st = !fake && !op->builtin && tt_checked_mode()
                        ? tt__checked_call(op, args, nargs, outs, nouts, k)
                        : k(&f);
@@ -277,7 +277,7 @@ tt_status tt__dispatch_backend(const tt_opdef *op, const tt_value *args, int nar
         if (!st && (!op->builtin || (!fake && tt__builtin_overridden[op->builtin_id])) &&
             tt__alias_violation(op->schema, args, nargs, outs, nouts, why, sizeof why))
             st = tt_error(TT_ESCHEMA, "%s: %s%s", op->name, fake ? "fake kernel: " : "", why);
-    } else if (tt_errcode() == TT_OK) {
+    } else if (tt__err_gen == gen) {
         tt_error(st, "%s: the %skernel failed (%s) without a message", op->name,
                  fake ? "fake " : "", tt_status_name(st));
     } else if (fake && tt_errcode() == TT_EFAKE) {
@@ -489,6 +489,40 @@ const char *tt__callsite_text(char *buf, size_t n)
     snprintf(buf, n, " in %s, called from %s:%d in %s", f->fn ? f->fn : "a call",
              f->loc.file, f->loc.line, f->loc.func ? f->loc.func : "?");
     return buf;
+}
+
+/* The call-site chain can be long (a kernel's calls inside a model's
+ * inside helpers): the innermost few say where. */
+#define MAX_CALLSITES_SHOWN 6
+
+void tt_callframe_fail(void)
+{
+    const tt_callframe *f = tt_callframe_top;
+    if (!f || !f->loc.file || tt_errcode() == TT_OK)
+        return;
+    /* Already there: the innermost frame's own report (a graph break, an
+     * allocation failure name the line), or this error passing through an
+     * enclosing call on the same line (tt_relu(tt_add(a, b))). */
+    char here[300];
+    snprintf(here, sizeof here, "%s:%d", f->loc.file, f->loc.line);
+    const char *msg = tt_errmsg();
+    if (strstr(msg, here))
+        return;
+    char text[1024];
+    size_t len = 0;
+    const tt_callframe *last = NULL;
+    for (int shown = 0; f && len < sizeof text && shown < MAX_CALLSITES_SHOWN; f = f->prev) {
+        if (!f->loc.file)
+            continue;
+        /* Nested calls in one expression share a line: say it once. */
+        if (last && last->loc.line == f->loc.line && strcmp(last->loc.file, f->loc.file) == 0)
+            continue;
+        len += (size_t)snprintf(text + len, sizeof text - len, ", called from %s:%d in %s",
+                                f->loc.file, f->loc.line, f->loc.func ? f->loc.func : "?");
+        last = f;
+        shown++;
+    }
+    tt__error_append(text);
 }
 
 tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs, tt_srcloc loc)

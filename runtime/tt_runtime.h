@@ -52,8 +52,12 @@ typedef enum {
     TT_STATUS_COUNT
 } tt_status;
 
-/* The last error of the calling thread. The message stays until the next
- * error or tt_clear_error(). */
+/* The last error of the calling thread. The thread holds it until the
+ * next error or tt_clear_error(); reading it changes nothing. While it is
+ * held, a call given a NULL tensor reports it as the cause (the first
+ * cause wins: tt_softmax(tt_linear(x, w_bad, b), 1) fails with
+ * tt_linear's error, "(then tt::softmax: ...)" added), so code that
+ * handles an error and goes on acknowledges it with tt_clear_error(). */
 tt_status tt_errcode(void);
 const char *tt_errmsg(void);
 void tt_clear_error(void);
