@@ -184,9 +184,11 @@ typedef struct tls_block {
 /* Released tensor structs wait here, FIFO, before tt__free may hand their
  * memory to a new tensor: while one waits, its poisoned count makes every
  * entry point refuse it (tensor_impl.h), where a reused struct would let
- * a double release free another tensor. A power of two; 256 structs are
- * about 56 KiB a thread. */
-#define QUARANTINE 64
+ * a double release free another tensor. A power of two, and small: the
+ * struct a new tensor gets is the one pushed out, so the queue's structs
+ * must stay in L1 (dispatch_add_1elem: 16 within noise of none, 32 and 64
+ * 3-10% slower on the 2-core build machine). */
+#define QUARANTINE 16
 
 typedef struct {
     tls_block *small[SMALL_CLASSES];
@@ -249,7 +251,7 @@ static inline void storage_cache_sync(int h)
 /* The quarantine goes at the thread's exit and with tt_empty_cache (the
  * user's "give everything back"), not with the library's own flushes
  * (empty_caches): a compiled plan's after its first call would otherwise
- * make its next 64 releases miss the free lists. */
+ * make its next QUARANTINE releases miss the free lists. */
 static void flush_quarantine(thread_cache *c)
 {
     for (int i = 0; i < QUARANTINE; i++) {

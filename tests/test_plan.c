@@ -193,7 +193,7 @@ static tt_status rows_model(tt_tensor **in, int nin, tt_tensor **out, int nout, 
     return out[0] ? TT_OK : tt_errcode();
 }
 
-/* Released tensor structs wait in a per-thread quarantine (64 of them,
+/* Released tensor structs wait in a per-thread quarantine (16 of them,
  * runtime/alloc.c) before their memory serves new tensors, and switching
  * allocators empties it: fill it, as a running program has, so the counts
  * below see the steady state rather than its first 64 releases. */
