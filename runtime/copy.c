@@ -243,8 +243,13 @@ tt_tensor *tt_contiguous(const tt_tensor *t)
     if (tt__needs_dispatch1(t)) {
         return tt__call_op(TT_OP_CONTIGUOUS, TT_ARGS(tt_v_tensor(t)));
     }
+    /* Already contiguous: a new tensor viewing t (as the contiguous op's
+     * kernel returns), not t itself with one more reference. Inside a
+     * scope that extra reference would belong to nobody (t already has its
+     * scope slot), so t would outlive tt_scope_end; a new tensor goes to
+     * the scope like any result, and outside one the caller owns it. */
     if (t->flags & TT_TF_CONTIGUOUS)
-        return tt_retain((tt_tensor *)t);
+        return tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
     return copy_into_new(t, NULL, (tt_dtype)t->dtype);
 }
 

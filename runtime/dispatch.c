@@ -91,7 +91,8 @@ static bool value_fits(const tt_arg *a, const tt_value *v)
             if (v->kind != TT_V_TENSORS || (v->n > 0 && !v->u.tensors))
                 return false;
             for (int i = 0; i < v->n; i++)
-                if (!v->u.tensors[i] && !ty->elem_optional)
+                if ((!v->u.tensors[i] && !ty->elem_optional) ||
+                    (v->u.tensors[i] && tt__is_released(v->u.tensors[i])))
                     return false;
             return true;
         case TT_T_INT:
@@ -108,7 +109,8 @@ static bool value_fits(const tt_arg *a, const tt_value *v)
         }
     }
     switch (ty->base) {
-    case TT_T_TENSOR: return v->kind == TT_V_TENSOR && (v->u.t || ty->optional);
+    case TT_T_TENSOR:
+        return v->kind == TT_V_TENSOR && (v->u.t ? !tt__is_released(v->u.t) : ty->optional);
     case TT_T_INT:
     case TT_T_SYMINT: return v->kind == TT_V_INT;
     case TT_T_FLOAT: return v->kind == TT_V_FLOAT || v->kind == TT_V_INT;
@@ -134,6 +136,18 @@ static tt_status arg_error(const tt_opdef *op, int i, const tt_value *v)
     if (v->kind == TT_V_TENSOR && !v->u.t)
         return tt__null_arg_error("%s: argument '%s' (#%d) expects %s, got NULL", op->name,
                                   a->name, i + 1, want);
+    char what[256];
+    if (v->kind == TT_V_TENSOR && tt__is_released(v->u.t)) {
+        snprintf(what, sizeof what, "%s: argument '%s' (#%d)", op->name, a->name, i + 1);
+        return tt__released_error_at(what, false);
+    }
+    if (v->kind == TT_V_TENSORS)
+        for (int j = 0; j < v->n && v->u.tensors; j++)
+            if (v->u.tensors[j] && tt__is_released(v->u.tensors[j])) {
+                snprintf(what, sizeof what, "%s: argument '%s' (#%d) element %d", op->name,
+                         a->name, i + 1, j);
+                return tt__released_error_at(what, false);
+            }
     tt_value_describe(v, got, sizeof got);
     return tt_error(TT_EINVAL, "%s: argument '%s' (#%d) expects %s, got %s", op->name,
                     a->name, i + 1, want, got);
@@ -332,7 +346,7 @@ tt_status tt__dispatch_backend(const tt_opdef *op, const tt_value *args, int nar
     fake_kernel_reader = fake && modes.n ? modes.stack[modes.n - 1] : NULL;
     tt__autograd_off++;
     kernel_depth++;
-    tt_clear_error();
+    uint64_t gen = tt__err_gen;
     tt_status st = !fake && !op->builtin && tt_checked_mode()
                        ? tt__checked_call(op, args, nargs, outs, nouts, k)
                        : k(&f);
@@ -357,7 +371,7 @@ tt_status tt__dispatch_backend(const tt_opdef *op, const tt_value *args, int nar
         if (!st && (!op->builtin || (!fake && tt__builtin_overridden[op->builtin_id])) &&
             tt__alias_violation(op->schema, args, nargs, outs, nouts, why, sizeof why))
             st = tt_error(TT_ESCHEMA, "%s: %s%s", op->name, fake ? "fake kernel: " : "", why);
-    } else if (tt_errcode() == TT_OK) {
+    } else if (tt__err_gen == gen) {
         tt_error(st, "%s: the %skernel failed (%s) without a message", op->name,
                  fake ? "fake " : "", tt_status_name(st));
     } else if (fake && tt_errcode() == TT_EFAKE) {
@@ -758,6 +772,40 @@ const char *tt__callsite_text(char *buf, size_t n)
     return buf;
 }
 
+/* The call-site chain can be long (a kernel's calls inside a model's
+ * inside helpers): the innermost few say where. */
+#define MAX_CALLSITES_SHOWN 6
+
+void tt_callframe_fail(void)
+{
+    const tt_callframe *f = tt_callframe_top;
+    if (!f || !f->loc.file || tt_errcode() == TT_OK)
+        return;
+    /* Already there: the innermost frame's own report (a graph break, an
+     * allocation failure name the line), or this error passing through an
+     * enclosing call on the same line (tt_relu(tt_add(a, b))). */
+    char here[300];
+    snprintf(here, sizeof here, "%s:%d", f->loc.file, f->loc.line);
+    const char *msg = tt_errmsg();
+    if (strstr(msg, here))
+        return;
+    char text[1024];
+    size_t len = 0;
+    const tt_callframe *last = NULL;
+    for (int shown = 0; f && len < sizeof text && shown < MAX_CALLSITES_SHOWN; f = f->prev) {
+        if (!f->loc.file)
+            continue;
+        /* Nested calls in one expression share a line: say it once. */
+        if (last && last->loc.line == f->loc.line && strcmp(last->loc.file, f->loc.file) == 0)
+            continue;
+        len += (size_t)snprintf(text + len, sizeof text - len, ", called from %s:%d in %s",
+                                f->loc.file, f->loc.line, f->loc.func ? f->loc.func : "?");
+        last = f;
+        shown++;
+    }
+    tt__error_append(text);
+}
+
 tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs, tt_srcloc loc)
 {
     tt_callframe f = {loc, NULL, "tt_call"};
@@ -836,7 +884,9 @@ tt_mode *tt_mode_current(void)
 
 void tt_set_mode_tag(tt_tensor *t, uint64_t key, int64_t val)
 {
-    if (t) {
+    if (t && tt__is_released(t))
+        tt__released_error("tt_set_mode_tag", "t");
+    else if (t) {
         t->mode_key = key;
         t->mode_val = val;
     }
@@ -844,7 +894,7 @@ void tt_set_mode_tag(tt_tensor *t, uint64_t key, int64_t val)
 
 bool tt_get_mode_tag(const tt_tensor *t, uint64_t key, int64_t *val)
 {
-    if (!t || key == 0 || t->mode_key != key)
+    if (!t || key == 0 || tt__is_released(t) || t->mode_key != key)
         return false;
     *val = t->mode_val;
     return true;
@@ -857,7 +907,10 @@ bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts)
     bool grad = !tt__grad_disabled && !tt__autograd_off;
     for (int i = 0; i < n; i++) {
         const tt_tensor *t = ts[i];
-        if (!t || t->storage->fake || (grad && tt__tensor_requires_grad(t)))
+        /* A released tensor takes the checked (boxed) path, which reports
+         * it; the test shares its cache line with the storage load. */
+        if (!t || tt__is_released(t) || t->storage->fake ||
+            (grad && tt__tensor_requires_grad(t)))
             return false;
     }
     return true;
@@ -877,6 +930,10 @@ bool tt__needs_dispatch(int n, const tt_tensor *const *ts)
 {
     if (modes.level)
         return true;
+    /* A released tensor is reported by the op's argument check. */
+    for (int i = 0; i < n; i++)
+        if (ts[i] && tt__is_released(ts[i]))
+            return true;
     if (tt__autograd_off)
         return false;
     /* Some built-in's kernel is overridden: the op decides which kernel

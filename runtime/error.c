@@ -8,8 +8,8 @@
 
 static _Thread_local tt_status err_code;
 static _Thread_local char err_msg[TT_ERRMSG_MAX];
-/* The user has read the error (tt_errcode / tt_errmsg): error_impl.h. */
-static _Thread_local bool err_seen;
+/* Counts the errors set on this thread (error_impl.h). */
+_Thread_local uint64_t tt__err_gen;
 /* How many TT_ENOMEM errors this thread has raised: error_impl.h. */
 static _Thread_local int64_t oom_raised;
 
@@ -21,22 +21,12 @@ static const char *const status_names[] = {
 #undef TT_X_NAME
 };
 
-#undef tt_errcode
-#undef tt_errmsg
-tt_status tt__errcode(void) { return err_code; }
-const char *tt__errmsg(void) { return err_code == TT_OK ? "" : err_msg; }
-
-tt_status tt_errcode(void)
-{
-    err_seen = true;
-    return err_code;
-}
-
-const char *tt_errmsg(void)
-{
-    err_seen = true;
-    return tt__errmsg();
-}
+/* The getters are pure: reading an error changes nothing, so whether a
+ * later NULL argument reports it as its cause does not depend on whether
+ * anyone printed it. The thread holds an error until the next one or
+ * tt_clear_error (tt_runtime.h). */
+tt_status tt_errcode(void) { return err_code; }
+const char *tt_errmsg(void) { return err_code == TT_OK ? "" : err_msg; }
 
 void tt_clear_error(void)
 {
@@ -59,7 +49,7 @@ tt_status tt__errorv(tt_status code, const char *fmt, va_list ap)
     vsnprintf(buf, sizeof buf, fmt, ap);
     memcpy(err_msg, buf, sizeof buf);
     err_code = code;
-    err_seen = false;
+    tt__err_gen++;
     oom_raised += code == TT_ENOMEM;
     return code;
 }
@@ -73,6 +63,12 @@ tt_status tt_error(tt_status code, const char *fmt, ...)
     return code;
 }
 
+void tt__error_append(const char *text)
+{
+    size_t len = strlen(err_msg);
+    snprintf(err_msg + len, sizeof err_msg - len, "%s", text);
+}
+
 tt_status tt__null_arg_error(const char *fmt, ...)
 {
     char ctx[TT_ERRMSG_MAX / 2];
@@ -80,12 +76,13 @@ tt_status tt__null_arg_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(ctx, sizeof ctx, fmt, ap);
     va_end(ap);
-    if (err_code == TT_OK || err_seen)
+    if (err_code == TT_OK)
         return tt_error(TT_EINVAL, "%s", ctx);
     /* The NULL is most likely the result of the call that failed: its
      * error is the cause, this call is what it led to. The cause comes
      * first, so a long chain loses its outer context, never the cause. */
     size_t len = strlen(err_msg);
     snprintf(err_msg + len, sizeof err_msg - len, " (then %s)", ctx);
+    tt__err_gen++;
     return err_code;
 }

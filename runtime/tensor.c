@@ -91,6 +91,8 @@ tt_status tt_scope_adopt(tt_tensor *t)
 {
     if (!t)
         return TT_OK;
+    if (tt__is_released(t))
+        return tt__released_error("tt_scope_adopt", "t");
     return tt__scope_add(t) ? TT_OK : tt_errcode();
 }
 
@@ -161,6 +163,10 @@ tt_status tt_scope_end(void)
 
 tt_tensor *tt_keep(tt_tensor *t)
 {
+    if (t && tt__is_released(t)) {
+        tt__released_error("tt_keep", "t");
+        return NULL;
+    }
     if (t && t->scope_slot >= 0)
         t->flags |= TT_TF_KEPT;
     return t;
@@ -246,23 +252,64 @@ tt_tensor *tt__make_view(const tt_tensor *t, int ndim, const tt_size *sizes,
 
 tt_tensor *tt_retain(tt_tensor *t)
 {
+    if (t && tt__is_released(t)) {
+        /* A reference to freed memory is no reference: NULL, so the
+         * caller's next call reports this cause (the first cause wins). */
+        tt__released_error("tt_retain", "t");
+        return NULL;
+    }
     if (t)
         atomic_fetch_add(&t->refcnt, 1);
     return t;
+}
+
+/* What a released tensor's storage pointer points at: an empty fake
+ * storage that is never freed, so a stray read of a released tensor's
+ * metadata (in code that did not check) finds no bytes instead of freed
+ * memory. */
+static tt_storage released_storage = {.refcnt = INT64_MAX / 2, .fake = true};
+
+tt_status tt__released_error(const char *fn, const char *arg)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s: argument '%s'", fn, arg);
+    return tt__released_error_at(what, strcmp(fn, "tt_release") == 0);
+}
+
+tt_status tt__released_error_at(const char *what, bool release)
+{
+    if (release)
+        return tt_error(TT_EINVAL, "%s was already released: a double release (it was not "
+                                   "freed again; a tensor made inside a scope is released by "
+                                   "tt_scope_end, release it yourself only after tt_keep or "
+                                   "tt_retain)", what);
+    return tt_error(TT_EINVAL, "%s was already released (tt_release or tt_scope_end dropped "
+                               "its last reference): a use after release", what);
 }
 
 void tt__autograd_meta_free(struct tt_autograd_meta *m); /* autograd.c */
 
 void tt__unref(tt_tensor *t)
 {
-    if (!t || atomic_fetch_sub(&t->refcnt, 1) != 1)
+    if (!t)
+        return;
+    if (tt__is_released(t)) {
+        tt__released_error("tt_release", "t"); /* never freed twice */
+        return;
+    }
+    if (atomic_fetch_sub(&t->refcnt, 1) != 1)
         return;
     scope_remove(t);
     if (t->autograd)
         tt__autograd_meta_free(t->autograd);
+    t->autograd = NULL;
     tt__storage_release(t->storage);
+    /* Poisoned (tensor_impl.h): every entry point refuses it from now on,
+     * while the quarantine keeps the struct from being reused. */
+    t->storage = &released_storage;
+    atomic_store_explicit(&t->refcnt, TT_REFCNT_RELEASED, memory_order_relaxed);
     tt__count_tensor(-1);
-    tt__free(t);
+    tt__quarantine_tensor(t);
 }
 
 tt_tensor *tt_release(tt_tensor *t)
@@ -270,7 +317,10 @@ tt_tensor *tt_release(tt_tensor *t)
     /* A plain decrement. It never gives up a scope's reference early: a
      * balanced retain/release pair on a scoped tensor (common in kernels,
      * e.g. releasing what tt_contiguous returned) must leave it scoped. A
-     * scoped tensor whose count reaches zero leaves its scope. */
+     * scoped tensor whose count reaches zero leaves its scope.
+     * A released t (a double release) is not freed again: the error says
+     * so, the result stays NULL as for any release, and every later call
+     * given t reports it too. */
     tt__unref(t);
     return NULL;
 }
@@ -289,15 +339,43 @@ int tt__wrap_dim(const char *fn, int dim, int ndim)
     return dim < 0 ? dim + n : dim;
 }
 
-int tt_ndim(const tt_tensor *t) { return t ? t->ndim : 0; }
-tt_dtype tt_dtype_of(const tt_tensor *t) { return t ? (tt_dtype)t->dtype : TT_F32; }
-const tt_size *tt_sizes(const tt_tensor *t) { return t ? t->sizes : NULL; }
-const tt_size *tt_strides(const tt_tensor *t) { return t ? t->strides : NULL; }
-tt_size tt_storage_offset(const tt_tensor *t) { return t ? t->offset : 0; }
-size_t tt_storage_nbytes(const tt_tensor *t) { return t ? t->storage->nbytes : 0; }
-bool tt_is_contiguous(const tt_tensor *t) { return t && (t->flags & TT_TF_CONTIGUOUS); }
-bool tt_is_fake(const tt_tensor *t) { return t && t->storage->fake; }
-bool tt_has_sym_sizes(const tt_tensor *t) { return t && (t->flags & TT_TF_HAS_SYM); }
+/* The accessors that cannot return an error answer for a released tensor
+ * as for NULL, with the error set: `ok(t, fn)` is false for both. */
+static inline bool ok(const tt_tensor *t, const char *fn)
+{
+    if (!t)
+        return false;
+    if (tt__is_released(t)) {
+        tt__released_error(fn, "t");
+        return false;
+    }
+    return true;
+}
+
+int tt_ndim(const tt_tensor *t) { return ok(t, "tt_ndim") ? t->ndim : 0; }
+tt_dtype tt_dtype_of(const tt_tensor *t)
+{
+    return ok(t, "tt_dtype_of") ? (tt_dtype)t->dtype : TT_F32;
+}
+const tt_size *tt_sizes(const tt_tensor *t) { return ok(t, "tt_sizes") ? t->sizes : NULL; }
+const tt_size *tt_strides(const tt_tensor *t) { return ok(t, "tt_strides") ? t->strides : NULL; }
+tt_size tt_storage_offset(const tt_tensor *t)
+{
+    return ok(t, "tt_storage_offset") ? t->offset : 0;
+}
+size_t tt_storage_nbytes(const tt_tensor *t)
+{
+    return ok(t, "tt_storage_nbytes") ? t->storage->nbytes : 0;
+}
+bool tt_is_contiguous(const tt_tensor *t)
+{
+    return ok(t, "tt_is_contiguous") && (t->flags & TT_TF_CONTIGUOUS);
+}
+bool tt_is_fake(const tt_tensor *t) { return ok(t, "tt_is_fake") && t->storage->fake; }
+bool tt_has_sym_sizes(const tt_tensor *t)
+{
+    return ok(t, "tt_has_sym_sizes") && (t->flags & TT_TF_HAS_SYM);
+}
 
 static tt_size dim_query(const tt_tensor *t, int dim, const char *fn, bool stride)
 {
@@ -313,7 +391,7 @@ static tt_size dim_query(const tt_tensor *t, int dim, const char *fn, bool strid
 
 tt_size tt_dim_size(const tt_tensor *t, int dim)
 {
-    if (t && t->ndim == 0)
+    if (t && !tt__is_released(t) && t->ndim == 0)
         return tt_error(TT_EINVAL, "tt_dim_size: a 0-dim tensor has no "
                                    "dimension %d", dim), -1;
     return dim_query(t, dim, "tt_dim_size", false);
@@ -321,7 +399,7 @@ tt_size tt_dim_size(const tt_tensor *t, int dim)
 
 tt_size tt_dim_stride(const tt_tensor *t, int dim)
 {
-    if (t && t->ndim == 0)
+    if (t && !tt__is_released(t) && t->ndim == 0)
         return tt_error(TT_EINVAL, "tt_dim_stride: a 0-dim tensor has no "
                                    "dimension %d", dim), -1;
     return dim_query(t, dim, "tt_dim_stride", true);
@@ -329,7 +407,7 @@ tt_size tt_dim_stride(const tt_tensor *t, int dim)
 
 tt_size tt_numel(const tt_tensor *t)
 {
-    if (!t)
+    if (!ok(t, "tt_numel"))
         return 0;
     for (int i = 0; i < t->ndim; i++)
         if (t->sizes[i] == 0)
@@ -342,17 +420,17 @@ tt_size tt_numel(const tt_tensor *t)
 
 bool tt_same_storage(const tt_tensor *a, const tt_tensor *b)
 {
-    return a && b && a->storage == b->storage;
+    return ok(a, "tt_same_storage") && ok(b, "tt_same_storage") && a->storage == b->storage;
 }
 
 uint64_t tt_version(const tt_tensor *t)
 {
-    return t ? atomic_load(&t->storage->version) : 0;
+    return ok(t, "tt_version") ? atomic_load(&t->storage->version) : 0;
 }
 
 void tt_bump_version(tt_tensor *t)
 {
-    if (t)
+    if (ok(t, "tt_bump_version"))
         atomic_fetch_add(&t->storage->version, 1);
 }
 
@@ -373,6 +451,9 @@ char *tt_size_list_str(int n, const tt_size *v, bool tuple, char *buf, size_t ca
     return buf;
 }
 
+/* These read only the struct's own sizes, so they take a released tensor
+ * (held in quarantine, its sizes intact) and the library's stack-made
+ * shapes, whose count is 0, alike. */
 char *tt_shape_str(const tt_tensor *t, char *buf, size_t n)
 {
     return tt_size_list_str(t ? t->ndim : 0, t ? t->sizes : NULL, false, buf, n);
@@ -387,6 +468,12 @@ char *tt_describe(const tt_tensor *t, char *buf, size_t n)
 {
     if (!t) {
         snprintf(buf, n, "NULL");
+        return buf;
+    }
+    if (tt__is_released(t)) {
+        /* Error messages describe their arguments: no error set here, the
+         * caller's says what went wrong. */
+        snprintf(buf, n, "a released tensor");
         return buf;
     }
     char shape[256];
@@ -410,6 +497,8 @@ static tt_status check_readable(const tt_tensor *t, const char *what,
     if (!t)
         return tt_error(TT_EINVAL, "%s: argument 'self' expects a tensor, got NULL",
                         what);
+    if (tt__is_released(t))
+        return tt__released_error(what, "self");
     tt_status st = TT_OK;
     void *stand_in = NULL;
     if (tt__data_read_hook) {
@@ -557,6 +646,11 @@ tt_status tt_to_buffer_at(const tt_tensor *t, void *dst, size_t nbytes,
 void tt_print(const tt_tensor *t)
 {
     char d[300];
+    if (t && tt__is_released(t)) {
+        tt__released_error("tt_print", "t");
+        printf("tensor(released)\n");
+        return;
+    }
     if (!t || t->storage->fake || (t->flags & TT_TF_HAS_SYM)) {
         printf("tensor(%s)\n", tt_describe(t, d, sizeof d));
         return;

@@ -49,11 +49,35 @@ struct tt_tensor {
     int64_t mode_val;
 };
 
+/* ---- released tensors (tensor.c, alloc.c)
+ * The last tt_release of a tensor poisons its reference count (no live
+ * tensor has a count below 1) and points its storage at a static empty
+ * fake storage, and the struct waits in a per-thread FIFO quarantine
+ * (alloc.c) before its memory can be reused. So a use after release or a
+ * double release, in an ordinary build, is an error naming the call for
+ * as long as the struct is held back; past that, AddressSanitizer builds
+ * catch it (the README's debugging section). */
+#define TT_REFCNT_RELEASED ((int_fast64_t)-0x7e1ea5ed)
+static inline bool tt__is_released(const tt_tensor *t)
+{
+    return __builtin_expect(atomic_load_explicit(&((tt_tensor *)t)->refcnt,
+                                                 memory_order_relaxed) <= 0, 0);
+}
+/* Sets "fn: argument 'arg' was already released ..." and returns TT_EINVAL. */
+tt_status tt__released_error(const char *fn, const char *arg);
+/* The same with the argument already named ("tt::add: argument 'other'
+ * (#2)"); `release`: the call was a release (a double release). */
+tt_status tt__released_error_at(const char *what, bool release);
+/* Hands a released tensor struct to the thread's quarantine; the struct
+ * it pushes out goes to tt__free. */
+void tt__quarantine_tensor(tt_tensor *t);
+
 /* ---- errors (error.c) */
 tt_status tt__errorv(tt_status code, const char *fmt, va_list ap);
-/* Fails naming `fn` and `arg` when t is NULL (keeping the first cause). */
+/* Fails naming `fn` and `arg` when t is NULL (keeping the first cause) or
+ * was already released. */
 #define TT_CHECK_TENSOR(fn, arg, t)                                            \
-    ((t) ? TT_OK                                                               \
+    ((t) ? (tt__is_released(t) ? tt__released_error((fn), (arg)) : TT_OK)     \
          : tt__null_arg_error("%s: argument '%s' expects a tensor, got NULL",  \
                               (fn), (arg)))
 

@@ -442,13 +442,23 @@ static inline void tt_callframe_leave(void)
     if (f)
         tt_callframe_top = f->prev;
 }
+/* Ends the thread's error with the call sites on the chain, innermost
+ * first (", called from model.c:12 in mlp, called from main.c:40 in
+ * main"), unless it names the innermost one already; nothing when no
+ * error is held. The macros call it when a call fails, so every error of
+ * a user's call says which call it was. */
+void tt_callframe_fail(void);
 static inline tt_tensor *tt_callframe_leave_t(tt_tensor *result)
 {
+    if (__builtin_expect(!result, 0))
+        tt_callframe_fail();
     tt_callframe_leave();
     return result;
 }
 static inline tt_status tt_callframe_leave_s(tt_status result)
 {
+    if (__builtin_expect(result != 0, 0))
+        tt_callframe_fail();
     tt_callframe_leave();
     return result;
 }

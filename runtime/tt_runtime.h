@@ -52,8 +52,12 @@ typedef enum {
     TT_STATUS_COUNT
 } tt_status;
 
-/* The last error of the calling thread. The message stays until the next
- * error or tt_clear_error(). */
+/* The last error of the calling thread. The thread holds it until the
+ * next error or tt_clear_error(); reading it changes nothing. While it is
+ * held, a call given a NULL tensor reports it as the cause (the first
+ * cause wins: tt_softmax(tt_linear(x, w_bad, b), 1) fails with
+ * tt_linear's error, "(then tt::softmax: ...)" added), so code that
+ * handles an error and goes on acknowledges it with tt_clear_error(). */
 tt_status tt_errcode(void);
 const char *tt_errmsg(void);
 void tt_clear_error(void);
@@ -371,8 +375,9 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
 /* A view of the same data that autograd does not track. */
 tt_tensor *tt_detach(const tt_tensor *t);
 
-/* Copies and layout. contiguous() returns t itself (a new reference) when it
- * is already contiguous. copy_ broadcasts src to dst's shape and converts
+/* Copies and layout. contiguous() returns a new tensor viewing t's data
+ * when t is already contiguous (never t itself, so in a scope the scope
+ * owns it, as any result). copy_ broadcasts src to dst's shape and converts
  * dtype; it bumps dst's version. */
 tt_tensor *tt_contiguous(const tt_tensor *t);
 tt_tensor *tt_clone(const tt_tensor *t); /* preserves the memory layout */

@@ -841,13 +841,20 @@ START_TEST(test_nested_calls_keep_first_cause)
                                               "argument 'other' (#2) expects Tensor, got "
                                               "NULL)"));
 
-    /* Once the error was looked at, a NULL is the caller's own mistake. */
+    /* Looking at an error changes nothing; once acknowledged with
+     * tt_clear_error, a NULL is the caller's own mistake. */
+    tt_clear_error();
     ck_assert_fails(tt_exp(NULL), TT_EINVAL,
                     "tt::exp: argument 'self' (#1) expects Tensor, got NULL");
     tt_error(TT_ESHAPE, "an earlier failure");
     (void)tt_errcode();
+    (void)tt_errmsg();
     tt_tensor *e = tt_exp(NULL);
     ck_assert_ptr_null(e);
+    ck_assert_error(TT_ESHAPE, "an earlier failure (then tt::exp: argument 'self' (#1) "
+                               "expects Tensor, got NULL)");
+    tt_clear_error();
+    ck_assert_ptr_null(tt_exp(NULL));
     ck_assert_error(TT_EINVAL, "tt::exp: argument 'self' (#1) expects Tensor, got NULL");
     tt_release(fx);
     tt_library_free(lib);

@@ -625,9 +625,11 @@ START_TEST(test_is_contiguous)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         tt_tensor *t = tt_empty_strided(cases[c].n, cases[c].sizes, cases[c].strides, TT_F32);
         ck_assert_msg(tt_is_contiguous(t) == cases[c].want, "case %zu", c);
-        /* contiguous() returns the tensor itself exactly when it is. */
+        /* contiguous() returns a view of the same data exactly when it is
+         * (a new tensor, never t itself, so scopes own it). */
         tt_tensor *k = tt_contiguous(t);
-        ck_assert((k == t) == cases[c].want);
+        ck_assert(k != t);
+        ck_assert(tt_same_storage(k, t) == cases[c].want);
         ck_assert(tt_is_contiguous(k));
         tt_release(k);
         tt_release(t);
@@ -952,10 +954,13 @@ START_TEST(test_contiguous_clone_to_dtype)
                 contig_strides(S->n, S->s, cst);
                 if (tt_numel(in) > 0)
                     ck_assert(pt_dense(in) == brute_dense(in));
-                /* contiguous: itself when already contiguous, else a copy */
+                /* contiguous: a view of in when already contiguous, else a
+                 * copy; never in itself */
                 tt_tensor *c = tt_contiguous(in);
+                ck_assert_ptr_ne(c, in);
                 if (tt_is_contiguous(in)) {
-                    ck_assert_ptr_eq(c, in);
+                    ck_assert(tt_same_storage(c, in));
+                    ck_assert_int_eq(tt_storage_offset(c), tt_storage_offset(in));
                 } else {
                     ck_assert(!tt_same_storage(c, in));
                     expect_meta(c, S->n, S->s, cst, 0);
