@@ -1467,7 +1467,7 @@ START_TEST(test_log_topics)
     ASSERT_LOGGED(text, "perf forward plan 1: traced in ");
     ASSERT_LOGGED(text, " ms, planned in ");
     ASSERT_LOGGED(text, "guards forward plan 1: in0: check_tensor(f32, requires_grad=False, "
-                        "size=[s0, s1], dense in the traced dim order)\n");
+                        "size=[s0, s1], stride=[s1, 1])\n");
     char line[256];
     snprintf(line, sizeof line, "graph_break reader: data read at %s:%d in reads_data(): "
                                 "tt_data reads the data of", __FILE__, line_read);

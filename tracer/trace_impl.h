@@ -34,6 +34,10 @@ typedef struct {
     int ndim;
     tt_size sizes[TT_MAX_DIMS];    /* symbols, or the concrete 0/1 */
     int64_t concrete[TT_MAX_DIMS]; /* the example sizes */
+    /* The layout as traced: expressions of the sizes' symbols, or
+     * constants (see symbolic_trace.c); guarded by compile. */
+    tt_size strides[TT_MAX_DIMS];
+    tt_size offset;
     int order[TT_MAX_DIMS];        /* dims innermost first */
 } sym_input;
 
