@@ -19,20 +19,18 @@ typedef tt_tensor *(*make_fn)(int64_t b);
 static tt_status model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout, (void)ud;
+    tt_status st = TT_OK;
     tt_scope_begin();
     tt_tensor *x = in[0];
     int64_t last = -1;
-    tt_tensor *y = tt_add_scalar(tt_mul_scalar(x, 2), 1);
-    tt_tensor *s = tt_sum(x, 1, &last, true);
-    out[0] = tt_keep(y);
-    out[1] = tt_keep(s ? tt_sub(x, s) : NULL);
-    out[2] = tt_keep(tt_transpose(x, 0, -1));
-    out[3] = tt_retain(x);
+    tt_tensor *s = NULL, *y = tt_add_scalar(tt_mul_scalar(x, 2), 1);
+    /* Each status is read right after its call (a later call that
+     * succeeds clears the error). */
+    if (!(out[0] = tt_keep(y)) || !(s = tt_sum(x, 1, &last, true)) ||
+        !(out[1] = tt_keep(tt_sub(x, s))) || !(out[2] = tt_keep(tt_transpose(x, 0, -1))))
+        st = tt_errcode();
+    out[3] = st ? NULL : tt_retain(x);
     tt_scope_end();
-    tt_status st = TT_OK;
-    for (int j = 0; j < NOUT; j++)
-        if (!out[j])
-            st = tt_errcode();
     if (st)
         for (int j = 0; j < NOUT; j++)
             out[j] = tt_release(out[j]);
@@ -341,6 +339,53 @@ START_TEST(test_size_one_dims)
 }
 END_TEST
 
+/* Every allocation of a symbolic compile of a strided and an offset input
+ * (the layout's expressions, the offset view) failing in turn: the call
+ * fails with TT_ENOMEM or is right, and leaves nothing alive. */
+START_TEST(test_out_of_memory)
+{
+    make_fn makes[2] = {step_slice, offset_rows};
+    for (int m = 0; m < 2; m++) {
+        tt_tensor *x = NN(makes[m](4)), *want[NOUT] = {0};
+        OK(model(&x, 1, want, NOUT, NULL));
+        int64_t live = tt_live_tensors(), total = 0, failed = 0;
+        for (int64_t n = 0; n <= total; n++) {
+            tt_sym_reset(); /* so the expressions are made again */
+            tt_compiled *c = NN(tt_compile(model, 1, NOUT,
+                                           &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+            tt_tensor *got[NOUT] = {0};
+            int64_t before = tt_debug_alloc_count();
+            tt_debug_fail_alloc(n);
+            tt_status st = tt_compiled_call(c, &x, got);
+            tt_debug_fail_alloc(0);
+            if (n == 0) {
+                total = tt_debug_alloc_count() - before;
+                OK(st);
+            }
+            if (st) {
+                failed++;
+                ck_assert_msg(st == TT_ENOMEM, "layout %d, allocation %lld: %s: %s", m,
+                              (long long)n, tt_status_name(st), tt_errmsg());
+                for (int j = 0; j < NOUT; j++)
+                    ck_assert_ptr_null(got[j]);
+            } else {
+                for (int j = 0; j < NOUT; j++)
+                    assert_same_tensor(got[j], want[j], "after an allocation failure");
+            }
+            for (int j = 0; j < NOUT; j++)
+                tt_release(got[j]);
+            tt_compiled_free(c);
+            ck_assert_msg(tt_live_tensors() == live, "layout %d, allocation %lld: %lld leaked",
+                          m, (long long)n, (long long)(tt_live_tensors() - live));
+        }
+        ck_assert_int_gt(failed, total / 2);
+        for (int j = 0; j < NOUT; j++)
+            tt_release(want[j]);
+        tt_release(x);
+    }
+}
+END_TEST
+
 Suite *symbolic_layouts_suite(void)
 {
     Suite *s = suite_create("symbolic_layouts");
@@ -352,6 +397,7 @@ Suite *symbolic_layouts_suite(void)
     tcase_add_test(tc, test_offset);
     tcase_add_test(tc, test_expanded);
     tcase_add_test(tc, test_size_one_dims);
+    tcase_add_test(tc, test_out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -529,7 +529,7 @@ static void note_break(tt_compiled *c, const tracer *tr, char *brief, size_t n)
 static void log_plan(const tt_compiled *c, const cplan *p, tt_tensor **in,
                      int k, double trace_ms, double plan_ms)
 {
-    char nm[64], text[600];
+    char nm[64], text[1024];
     if (tt__log_on(TT_LOG_GUARDS)) {
         for (int i = 0; i < c->nin; i++) {
             if (p->sym_inputs) { /* sizes as symbols, the layout as traced */

@@ -95,8 +95,10 @@ static bool sym_layout(sym_input *in, const tt_size *st, tt_size offset)
         if (st[d] == 0 || in->concrete[d] < 2 ||
             __builtin_mul_overflow(st[d], in->concrete[d], &v))
             continue;
+        /* -1 on an arithmetic error, 0 out of memory (the product of a
+         * nonzero stride and a size >= 2 is never 0); the error is set. */
         tt_size ex = tt_sym_mul(e, in->sizes[d]);
-        if (ex == -1)
+        if (ex == -1 || ex == 0)
             return false;
         cval[nc] = v;
         cexpr[nc++] = ex;
