@@ -1241,7 +1241,7 @@ END_TEST
 START_TEST(test_errors)
 {
     ck_assert_ptr_null(tt_compile(NULL, 1, 1, NULL));
-    ck_assert_error(TT_EINVAL, "tt_compile: expects a function, 0 to 268435455 inputs and 1 "
+    ck_assert_error(TT_EINVAL, "tt_compile: expects a function, 0 to 238609294 inputs and 1 "
                                "or more outputs (got 1 and 1)");
     ck_assert_ptr_null(tt_compile(elementwise, -1, 1, NULL));
     ck_assert_error(TT_EINVAL, "(got -1 and 1)");

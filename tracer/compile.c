@@ -58,8 +58,8 @@ struct tt_compiled {
     const char *name; /* opts.name or "forward", for the log */
     cplan *plans, *last;
     /* Symbolic mode: a call's bindings of the plans' symbols to the
-     * inputs' sizes (at most TT_MAX_DIMS per input), made once here so a
-     * replay makes no allocator calls. */
+     * inputs' sizes and storage offsets (at most TT_MAX_DIMS + 1 per
+     * input), made once here so a replay makes no allocator calls. */
     tt_size *syms;
     int64_t *vals;
     bool eager; /* the function breaks the graph: run it eagerly */
@@ -96,8 +96,9 @@ tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
         return NULL;
     }
     if (opts && opts->mode == TT_TRACE_SYMBOLIC) {
-        /* The scalars' symbols are bound first, then the inputs' sizes. */
-        size_t n = (size_t)nin * TT_MAX_DIMS + TT_MAX_SCALAR_ARGS;
+        /* The scalars' symbols are bound first, then the inputs' sizes
+         * and storage offsets. */
+        size_t n = (size_t)nin * (TT_MAX_DIMS + 1) + TT_MAX_SCALAR_ARGS;
         c->syms = tt__malloc(sizeof *c->syms * n);
         c->vals = tt__malloc(sizeof *c->vals * n);
         if (!c->syms || !c->vals) {
@@ -217,9 +218,9 @@ static bool check_exact(const tt_compiled *c, const cplan *p, tt_tensor **in, ch
     return true;
 }
 
-/* Whether a call's stride or offset `got` is the traced one, `want` (an
- * expression of the sizes bound in syms/vals, or a constant). When not,
- * writes what was wanted: "1", or "2*s1 = 8". */
+/* Whether a call's stride `got` is the traced one, `want` (an expression
+ * of the sizes bound in syms/vals, or a constant). When not, writes what
+ * was wanted: "1", or "s1*2 = 8". */
 static bool layout_holds(tt_size want, int64_t got, int nsyms, const tt_size *syms,
                          const int64_t *vals, char *what, size_t n)
 {
@@ -272,8 +273,9 @@ static bool check_symbolic(const tt_compiled *c, const cplan *p, tt_tensor **in,
         }
         /* The layout as traced (innermost dim first, so a transposed call
          * names the dim whose stride should be 1): each stride of a dim
-         * the call has at size >= 2 (no kernel reads the others), then the
-         * storage offset, evaluated on the sizes just bound. */
+         * the call has at size >= 2 (no kernel reads the others),
+         * evaluated on the sizes just bound; then the storage offset, a
+         * symbol bound like a size or a specialized 0 or 1. */
         for (int j = 0; j < s->ndim; j++) {
             int d = s->order[j];
             if (sz[d] > 1 && !layout_holds(s->strides[d], st[d], k, syms, vals, what,
@@ -283,9 +285,18 @@ static bool check_symbolic(const tt_compiled *c, const cplan *p, tt_tensor **in,
                 return false;
             }
         }
-        if (!layout_holds(s->offset, tt_storage_offset(t), k, syms, vals, what, sizeof what)) {
-            snprintf(why, n, "%s.storage_offset() == %s (got %lld; the plan is for the traced "
-                             "layout)", NAME(i), what, (long long)tt_storage_offset(t));
+        int64_t off = tt_storage_offset(t);
+        if (tt_size_is_sym(s->offset)) {
+            if (off < 2) {
+                snprintf(why, n, "%s.storage_offset() >= 2 (got %lld; the plan's symbol for it "
+                                 "assumes it)", NAME(i), (long long)off);
+                return false;
+            }
+            syms[k] = s->offset;
+            vals[k++] = off;
+        } else if (off != s->offset) {
+            snprintf(why, n, "%s.storage_offset() == %lld (got %lld; the plan specialized "
+                             "it)", NAME(i), (long long)s->offset, (long long)off);
             return false;
         }
     }

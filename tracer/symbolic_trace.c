@@ -64,17 +64,20 @@ void tt__symbolic_stop(tracer *tr)
  * and outputs eager makes from the input keep it).
  *
  * A stride that matches no candidate (the 2 of a slice with step 2, the
- * row length of a column slice of a wider matrix), where dynamo would make
- * a stride symbol, stays a constant: guarded as such, and a factor of the
- * candidates after it (the rows of a step-2 slice are 2*s1 apart). The
- * storage offset is the same: a candidate's expression (a slice that
- * drops rows starts a whole number of rows in) or a guarded constant.
- * This is the simplest design that is correct: the sizes stay symbolic in
- * every layout, so a new batch size reuses the plan, and a call whose
- * layout the constants do not describe fails the guard and traces again
- * instead of running on a wrong layout. Returns false (error set) when
+ * row length of a column slice of a wider matrix), where dynamo makes a
+ * stride symbol, stays a constant: guarded as such, and a factor of the
+ * candidates after it (the rows of a step-2 slice are s1*2 apart). This is
+ * the simplest design that is correct: the sizes stay symbolic in every
+ * layout, so a new batch size reuses the plan, and a call whose layout
+ * the constants do not describe fails the guard and traces again instead
+ * of running on a wrong layout.
+ *
+ * The storage offset is its own symbol, as in dynamo, when it is 2 or
+ * more (0 and 1 are specialized, as sizes are): a loop over mini-batches
+ * narrowed from one tensor passes a new offset each call, which a
+ * constant would trace again every time. Returns false (error set) when
  * the arithmetic fails. */
-static bool sym_layout(sym_input *in, const tt_size *st, tt_size offset)
+static bool sym_layout(sym_input *in, const tt_size *st, tt_size offset, bool dynamic)
 {
     int nd = in->ndim;
     int64_t cval[TT_MAX_DIMS + 1];
@@ -103,13 +106,8 @@ static bool sym_layout(sym_input *in, const tt_size *st, tt_size offset)
         cval[nc] = v;
         cexpr[nc++] = ex;
     }
-    in->offset = offset;
-    for (int c = 0; c < nc && offset != 0; c++)
-        if (cval[c] == offset) {
-            in->offset = cexpr[c];
-            break;
-        }
-    return true;
+    in->offset = dynamic && offset >= 2 ? tt_sym_new("s", offset) : offset;
+    return in->offset != 0 || offset == 0; /* 0: tt_sym_new failed, error set */
 }
 
 tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x)
@@ -161,9 +159,10 @@ tt_tensor *tt__symbolic_input(tracer *tr, tt_tensor *x)
     if (keep) {
         memcpy(in->strides, st, sizeof *st * (size_t)nd);
         in->offset = tt_storage_offset(x);
-    } else if (!sym_layout(in, st, tt_storage_offset(x))) {
+    } else if (!sym_layout(in, st, tt_storage_offset(x), dynamic)) {
         return NULL;
     }
+    made |= in->offset != tt_storage_offset(x);
     tt_tensor *v;
     if (!made) {
         /* No symbol: the layout is x's, constants all; so is the storage
