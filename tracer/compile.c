@@ -2,10 +2,10 @@
  *
  * Each cached plan keeps its guards: for a fake-mode trace the exact
  * dtype, rank, sizes, strides and requires_grad of each input; for a
- * symbolic trace the dtype, rank, the sizes that were specialized (0 and
- * 1), the layout (strides and storage offset as expressions of the sizes,
- * or constants) and each comparison of symbolic sizes made while tracing,
- * re-evaluated on the new sizes. Besides its tensors a plan
+ * symbolic trace the dtype, rank, the sizes and storage offsets that were
+ * specialized (0 and 1), the strides (expressions of the sizes, or
+ * constants) and each comparison of symbolic sizes made while tracing,
+ * re-evaluated on the new sizes and offsets. Besides its tensors a plan
  * guards on what fn reads that is not a tensor: the scalar arguments it
  * read (tt_fn_arg_int ...) and the declared bytes of *ud. */
 #include "plan_impl.h"
