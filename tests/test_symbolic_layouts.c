@@ -335,6 +335,42 @@ START_TEST(test_offset)
 }
 END_TEST
 
+/* fn reads the input's offset and passes it on (as_strided over x's
+ * storage from x's first element): the graph holds the offset's symbol,
+ * so a call from another row reads its own elements, never the traced
+ * call's. */
+static tt_status window(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    out[0] = tt_as_strided(in[0], TT_SHAPE(2, 3), (int64_t[]){1, 2}, tt_storage_offset(in[0]));
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_offset_read_by_fn)
+{
+    tt_sym_reset();
+    tt_compiled *c = NN(tt_compile(window, 1, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    make_fn makes[3] = {offset_rows, offset_two_rows, offset_rows};
+    for (int k = 0; k < 3; k++) {
+        tt_tensor *x = NN(makes[k](4 + k)), *got = NULL, *want = NULL;
+        OK(tt_compiled_call(c, &x, &got));
+        OK(window(&x, 1, &want, 1, NULL));
+        assert_same_tensor(got, want, "as_strided from the input's offset");
+        tt_release(got);
+        tt_release(want);
+        tt_release(x);
+    }
+    tt_compile_stats st;
+    tt_compiled_stats(c, &st);
+    ck_assert_msg(st.plans == 1, "plans %d (last miss: %s)", st.plans, st.last_miss);
+    const tt_graph *g = NN(tt_compiled_graph(c, 0));
+    char *text = NN(tt_graph_to_text(g));
+    ck_assert_msg(strstr(text, "[1, 2], s2)"), "%s", text);
+    free(text);
+    tt_compiled_free(c);
+}
+END_TEST
+
 START_TEST(test_expanded)
 {
     check_layout(expanded, "size=[s0, s1], stride=[0, 1])");
@@ -405,6 +441,7 @@ Suite *symbolic_layouts_suite(void)
     tcase_add_test(tc, test_step_slice);
     tcase_add_test(tc, test_column_slice);
     tcase_add_test(tc, test_offset);
+    tcase_add_test(tc, test_offset_read_by_fn);
     tcase_add_test(tc, test_expanded);
     tcase_add_test(tc, test_size_one_dims);
     tcase_add_test(tc, test_out_of_memory);
