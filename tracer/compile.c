@@ -2,9 +2,10 @@
  *
  * Each cached plan keeps its guards: for a fake-mode trace the exact
  * dtype, rank, sizes, strides and requires_grad of each input; for a
- * symbolic trace the dtype, rank, layout (dim order), the sizes that were
- * specialized (0 and 1), and each comparison of symbolic sizes made while
- * tracing, re-evaluated on the new sizes. Besides its tensors a plan
+ * symbolic trace the dtype, rank, the sizes and storage offsets that were
+ * specialized (0 and 1), the strides (expressions of the sizes, or
+ * constants) and each comparison of symbolic sizes made while tracing,
+ * re-evaluated on the new sizes and offsets. Besides its tensors a plan
  * guards on what fn reads that is not a tensor: the scalar arguments it
  * read (tt_fn_arg_int ...) and the declared bytes of *ud. */
 #include "plan_impl.h"
@@ -57,8 +58,8 @@ struct tt_compiled {
     const char *name; /* opts.name or "forward", for the log */
     cplan *plans, *last;
     /* Symbolic mode: a call's bindings of the plans' symbols to the
-     * inputs' sizes (at most TT_MAX_DIMS per input), made once here so a
-     * replay makes no allocator calls. */
+     * inputs' sizes and storage offsets (at most TT_MAX_DIMS + 1 per
+     * input), made once here so a replay makes no allocator calls. */
     tt_size *syms;
     int64_t *vals;
     bool eager; /* the function breaks the graph: run it eagerly */
@@ -95,8 +96,9 @@ tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
         return NULL;
     }
     if (opts && opts->mode == TT_TRACE_SYMBOLIC) {
-        /* The scalars' symbols are bound first, then the inputs' sizes. */
-        size_t n = (size_t)nin * TT_MAX_DIMS + TT_MAX_SCALAR_ARGS;
+        /* The scalars' symbols are bound first, then the inputs' sizes
+         * and storage offsets. */
+        size_t n = (size_t)nin * (TT_MAX_DIMS + 1) + TT_MAX_SCALAR_ARGS;
         c->syms = tt__malloc(sizeof *c->syms * n);
         c->vals = tt__malloc(sizeof *c->vals * n);
         if (!c->syms || !c->vals) {
@@ -216,12 +218,33 @@ static bool check_exact(const tt_compiled *c, const cplan *p, tt_tensor **in, ch
     return true;
 }
 
-/* Symbolic plans: the layout and specialized sizes, then every guard on
- * the sizes bound to the symbols. Fills the bindings. */
+/* Whether a call's stride `got` is the traced one, `want` (an expression
+ * of the sizes bound in syms/vals, or a constant). When not, writes what
+ * was wanted: "1", or "s1*2 = 8". */
+static bool layout_holds(tt_size want, int64_t got, int nsyms, const tt_size *syms,
+                         const int64_t *vals, char *what, size_t n)
+{
+    int64_t v = want;
+    if (tt_size_is_sym(want) && !tt_sym_eval(want, nsyms, syms, vals, &v))
+        v = -1; /* not an expression of the bound sizes: never holds */
+    if (v == got)
+        return true;
+    if (tt_size_is_sym(want)) {
+        char e[64];
+        tt_size_str(want, e, sizeof e);
+        snprintf(what, n, "%s = %lld", e, (long long)v);
+    } else {
+        snprintf(what, n, "%lld", (long long)v);
+    }
+    return false;
+}
+
+/* Symbolic plans: the specialized sizes and the layout, then every guard
+ * on the sizes bound to the symbols. Fills the bindings. */
 static bool check_symbolic(const tt_compiled *c, const cplan *p, tt_tensor **in,
                            tt_size *syms, int64_t *vals, int *nsyms, char *why, size_t n)
 {
-    char nm[64];
+    char nm[64], what[96];
     int k = *nsyms; /* after the scalars' symbols */
     for (int i = 0; i < p->nin; i++) {
         const input_guard *g = &p->guards[i];
@@ -248,17 +271,33 @@ static bool check_symbolic(const tt_compiled *c, const cplan *p, tt_tensor **in,
             syms[k] = s->sizes[d];
             vals[k++] = sz[d];
         }
-        /* Dense in the traced dim order. */
-        int64_t run = 1;
+        /* The layout as traced (innermost dim first, so a transposed call
+         * names the dim whose stride should be 1): each stride of a dim
+         * the call has at size >= 2 (no kernel reads the others),
+         * evaluated on the sizes just bound; then the storage offset, a
+         * symbol bound like a size or a specialized 0 or 1. */
         for (int j = 0; j < s->ndim; j++) {
             int d = s->order[j];
-            if (sz[d] > 1 && st[d] != run) {
-                snprintf(why, n, "%s.stride(%d) == %lld (got %lld; the plan is for the "
-                                 "traced layout)", NAME(i), d, (long long)run,
-                         (long long)st[d]);
+            if (sz[d] > 1 && !layout_holds(s->strides[d], st[d], k, syms, vals, what,
+                                           sizeof what)) {
+                snprintf(why, n, "%s.stride(%d) == %s (got %lld; the plan is for the traced "
+                                 "layout)", NAME(i), d, what, (long long)st[d]);
                 return false;
             }
-            run *= sz[d] > 1 ? sz[d] : 1;
+        }
+        int64_t off = tt_storage_offset(t);
+        if (tt_size_is_sym(s->offset)) {
+            if (off < 2) {
+                snprintf(why, n, "%s.storage_offset() >= 2 (got %lld; the plan's symbol for it "
+                                 "assumes it)", NAME(i), (long long)off);
+                return false;
+            }
+            syms[k] = s->offset;
+            vals[k++] = off;
+        } else if (off != s->offset) {
+            snprintf(why, n, "%s.storage_offset() == %lld (got %lld; the plan specialized "
+                             "it)", NAME(i), (long long)s->offset, (long long)off);
+            return false;
         }
     }
     *nsyms = k;
@@ -501,17 +540,25 @@ static void note_break(tt_compiled *c, const tracer *tr, char *brief, size_t n)
 static void log_plan(const tt_compiled *c, const cplan *p, tt_tensor **in,
                      int k, double trace_ms, double plan_ms)
 {
-    char nm[64], text[600];
+    char nm[64], text[1024];
     if (tt__log_on(TT_LOG_GUARDS)) {
         for (int i = 0; i < c->nin; i++) {
             if (p->sym_inputs) { /* sizes as symbols, the layout as traced */
                 const sym_input *si = &p->sym_inputs[i];
-                char sizes[256];
+                char sizes[256], strides[256], off[96] = "";
                 tt_size_list_str(si->ndim, si->sizes, false, sizes, sizeof sizes);
+                tt_size_list_str(si->ndim, si->strides, false, strides, sizeof strides);
+                if (si->offset != 0) {
+                    char e[64];
+                    tt_size_str(si->offset, e, sizeof e);
+                    snprintf(off, sizeof off, ", storage_offset=%s", e);
+                }
+                /* The strides of dims of size 1 are not checked, as in
+                 * fake mode. */
                 snprintf(text, sizeof text, "check_tensor(%s, requires_grad=%s, size=%s, "
-                                            "dense in the traced dim order)",
+                                            "stride=%s%s)",
                          tt_dtype_name(tt_dtype_of(in[i])),
-                         tt_requires_grad(in[i]) ? "True" : "False", sizes);
+                         tt_requires_grad(in[i]) ? "True" : "False", sizes, strides, off);
             } else {
                 tt__guard_text(in[i], text, sizeof text);
             }

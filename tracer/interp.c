@@ -6,8 +6,8 @@
 
 #define MAX_ARGS 32
 
-/* The sizes of a symbolic graph's inputs, bound to the symbols its
- * placeholders were traced with. */
+/* The sizes and storage offsets of a symbolic graph's inputs, bound to
+ * the symbols its placeholders were traced with. */
 typedef struct {
     tt_size *syms;
     int64_t *vals;
@@ -18,7 +18,7 @@ static tt_status bind_symbols(const tt_graph *g, tt_tensor **inputs, bindings *b
 {
     int cap = 0;
     for (int i = 0; i < g->ninputs; i++)
-        cap += tt_ndim(g->nodes[i].vals[0]);
+        cap += tt_ndim(g->nodes[i].vals[0]) + 1;
     b->syms = tt__malloc(sizeof *b->syms * (size_t)(cap ? cap : 1));
     b->vals = tt__malloc(sizeof *b->vals * (size_t)(cap ? cap : 1));
     if (!b->syms || !b->vals)
@@ -30,6 +30,10 @@ static tt_status bind_symbols(const tt_graph *g, tt_tensor **inputs, bindings *b
                 b->syms[b->n] = tt_sizes(want)[d];
                 b->vals[b->n++] = tt_sizes(inputs[i])[d];
             }
+        if (tt_size_is_sym(tt_storage_offset(want))) {
+            b->syms[b->n] = tt_storage_offset(want);
+            b->vals[b->n++] = tt_storage_offset(inputs[i]);
+        }
     }
     return TT_OK;
 }

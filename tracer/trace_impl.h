@@ -11,9 +11,9 @@
 #define TT_TRACE_MAX_ARGS 32
 /* Inputs and outputs are sized by the call (a training step passes every
  * parameter, its gradient and its optimizer moments). The one bound: a
- * compiled call binds up to TT_MAX_DIMS symbols per input in one array
- * indexed by int. */
-#define TT_TRACE_MAX_INPUTS (INT_MAX / TT_MAX_DIMS)
+ * compiled call binds up to TT_MAX_DIMS + 1 symbols per input (its sizes
+ * and storage offset) in one array indexed by int. */
+#define TT_TRACE_MAX_INPUTS (INT_MAX / (TT_MAX_DIMS + 1))
 
 /* tt_status on a NULL tensor argument, with the library's wording. */
 #define TT_CHECK_TENSOR_PUBLIC(fn, arg, t)                                     \
@@ -34,6 +34,10 @@ typedef struct {
     int ndim;
     tt_size sizes[TT_MAX_DIMS];    /* symbols, or the concrete 0/1 */
     int64_t concrete[TT_MAX_DIMS]; /* the example sizes */
+    /* The layout as traced: expressions of the sizes' symbols, or
+     * constants (see symbolic_trace.c); guarded by compile. */
+    tt_size strides[TT_MAX_DIMS];
+    tt_size offset;
     int order[TT_MAX_DIMS];        /* dims innermost first */
 } sym_input;
 

@@ -210,9 +210,11 @@ char *tt_explain_to_text(const tt_explain *e);
  * symbolic mode, per opts) and builds a plan; later calls whose inputs
  * satisfy the plan's guards replay it without running fn. Guards: dtype,
  * rank, requires_grad, and sizes and strides (fake mode), or in symbolic
- * mode the layout, the 0/1 sizes that were specialized, and every
- * comparison of symbolic sizes made while tracing. A call failing every
- * cached plan's guards traces again and caches another plan. With
+ * mode the layout (each stride of a dim of size >= 2 as an expression
+ * of the symbolic sizes or a constant; the storage offset a symbol), the
+ * 0/1 sizes and offsets that were specialized, and every comparison of
+ * symbolic sizes made while tracing. A call failing every cached plan's
+ * guards traces again and caches another plan. With
  * fullgraph off, a function that breaks the graph runs eagerly (its result
  * is the eager result); with fullgraph on, the break is the call's error. */
 typedef struct tt_compiled tt_compiled;
