@@ -5,6 +5,7 @@
  * the call site; reading an error changes no later report. */
 #include "tt_test.h"
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* A released tensor: made, filled, released. The pointer is kept only to
  * hand it back to the library, as a buggy program would. */
 static tt_tensor *released(void)
@@ -169,6 +170,7 @@ START_TEST(test_use_after_scope_end)
     ck_assert_error(TT_EINVAL, "a double release");
 }
 END_TEST
+#endif
 
 /* ============================================ results that may be the argument */
 
@@ -335,7 +337,12 @@ END_TEST
 static Suite *release_suite(void)
 {
     Suite *s = suite_create("release");
-    TCase *tc = tt_tcase("released");
+    TCase *tc;
+#if !defined(__SANITIZE_ADDRESS__)
+    /* Under ASan a released struct goes back at once and the sanitizer
+     * reports the use (test_bad_input's "lifetimes"); these run in the
+     * builds users have. */
+    tc = tt_tcase("released");
     tcase_add_test(tc, test_double_release);
     tcase_add_test(tc, test_struct_reuse);
     tcase_add_test(tc, test_use_in_ops);
@@ -343,6 +350,7 @@ static Suite *release_suite(void)
     tcase_add_test(tc, test_use_in_accessors);
     tcase_add_test(tc, test_use_after_scope_end);
     suite_add_tcase(s, tc);
+#endif
 
     tc = tt_tcase("scopes");
     tcase_add_test(tc, test_same_results_in_scope);
