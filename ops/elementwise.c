@@ -7,6 +7,7 @@
  * fake (meta) kernel, and they cannot disagree. Loops run in the common
  * dtype over a contiguous inner dimension (see tt_for_each). */
 #include "ops_impl.h"
+#include "pointwise_ops.h"
 #include "transposed_binary.h"
 #include "vec_math.h"
 
@@ -16,18 +17,24 @@
 
 /* BIN_DIV_TRUNC and BIN_DIV_FLOOR are div with a rounding mode; the
  * comparisons come last (is_compare). */
+/* The kinds of the pointwise list (ops/pointwise_ops.h), with div's
+ * rounding modes between arithmetic and comparisons. */
+#define BIN_KIND(K, ...) BIN_##K,
 typedef enum {
-    BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_POW, BIN_DIV_TRUNC, BIN_DIV_FLOOR,
-    BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE,
+    TT_POINTWISE_ARITH(BIN_KIND)
+    BIN_DIV_TRUNC, BIN_DIV_FLOOR,
+    TT_POINTWISE_COMPARE(BIN_KIND)
     BIN_COUNT
 } binop;
+#undef BIN_KIND
 
 /* Each kind's Tensor overload: whose name its errors carry. */
+#define BIN_ID(K, TROW, ...) [BIN_##K] = TT_OP_##TROW,
 static const tt_builtin_id bin_ids[BIN_COUNT] = {
-    TT_OP_ADD_TENSOR, TT_OP_SUB_TENSOR, TT_OP_MUL_TENSOR, TT_OP_DIV_TENSOR,
-    TT_OP_POW_TENSOR_TENSOR, TT_OP_DIV_TENSOR, TT_OP_DIV_TENSOR, TT_OP_EQ_TENSOR,
-    TT_OP_NE_TENSOR, TT_OP_LT_TENSOR, TT_OP_LE_TENSOR, TT_OP_GT_TENSOR, TT_OP_GE_TENSOR,
+    TT_POINTWISE_ARITH(BIN_ID) TT_POINTWISE_COMPARE(BIN_ID)
+    [BIN_DIV_TRUNC] = TT_OP_DIV_TENSOR, [BIN_DIV_FLOOR] = TT_OP_DIV_TENSOR,
 };
+#undef BIN_ID
 
 static bool is_compare(binop op) { return op >= BIN_EQ; }
 
@@ -149,8 +156,22 @@ static inline uint8_t divfloor_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b
     BINARY_LOOP(gt_##SUF, T, bool, a > b)                                      \
     BINARY_LOOP(ge_##SUF, T, bool, a >= b)
 
-ARITH_LOOPS(f32, float, powf(a, b), float)
-ARITH_LOOPS(f64, double, pow(a, b), double)
+/* Floats: the pointwise list's formulas, and div's rounding modes. */
+#define BIN_LOOP_F32(K, TROW, SROW, F32, F64) BINARY_LOOP(bin_f32_##K, float, float, F32)
+#define BIN_LOOP_F64(K, TROW, SROW, F32, F64) BINARY_LOOP(bin_f64_##K, double, double, F64)
+#define CMP_LOOP_F32(K, TROW, SROW, F32, F64) BINARY_LOOP(bin_f32_##K, float, bool, F32)
+#define CMP_LOOP_F64(K, TROW, SROW, F32, F64) BINARY_LOOP(bin_f64_##K, double, bool, F64)
+TT_POINTWISE_ARITH(BIN_LOOP_F32)
+TT_POINTWISE_ARITH(BIN_LOOP_F64)
+TT_POINTWISE_COMPARE(CMP_LOOP_F32)
+TT_POINTWISE_COMPARE(CMP_LOOP_F64)
+BINARY_LOOP(bin_f32_DIV_TRUNC, float, float, divtrunc_f32(a, b))
+BINARY_LOOP(bin_f32_DIV_FLOOR, float, float, divfloor_f32(a, b))
+BINARY_LOOP(bin_f64_DIV_TRUNC, double, double, divtrunc_f64(a, b))
+BINARY_LOOP(bin_f64_DIV_FLOOR, double, double, divfloor_f64(a, b))
+#define BIN_F32(K, ...) [BIN_##K] = bin_f32_##K,
+#define BIN_F64(K, ...) [BIN_##K] = bin_f64_##K,
+/* Integers: in W, so that overflow wraps. */
 ARITH_LOOPS(i64, int64_t, ipow(a, b), uint64_t)
 ARITH_LOOPS(i32, int32_t, (int32_t)ipow(a, b), uint32_t)
 ARITH_LOOPS(u8, uint8_t, (uint8_t)ipow(a, b), unsigned)
@@ -170,7 +191,11 @@ BINARY_LOOP(ge_b8, bool, bool, a >= b)
      divf_##SUF, eq_##SUF, ne_##SUF, lt_##SUF, le_##SUF, gt_##SUF, ge_##SUF}
 /* [dtype][op]; NULL where the combination is refused before a loop runs. */
 static const tt_loop_fn bin_loops[TT_DTYPE_COUNT][BIN_COUNT] = {
-    [TT_F32] = ROW(f32), [TT_F64] = ROW(f64), [TT_I64] = ROW(i64),
+    [TT_F32] = {TT_POINTWISE_ARITH(BIN_F32) TT_POINTWISE_COMPARE(BIN_F32)
+                [BIN_DIV_TRUNC] = bin_f32_DIV_TRUNC, [BIN_DIV_FLOOR] = bin_f32_DIV_FLOOR},
+    [TT_F64] = {TT_POINTWISE_ARITH(BIN_F64) TT_POINTWISE_COMPARE(BIN_F64)
+                [BIN_DIV_TRUNC] = bin_f64_DIV_TRUNC, [BIN_DIV_FLOOR] = bin_f64_DIV_FLOOR},
+    [TT_I64] = ROW(i64),
     [TT_I32] = ROW(i32), [TT_U8] = ROW(u8),
     [TT_BOOL] = {add_b8, NULL, mul_b8, NULL, NULL, NULL, NULL, eq_b8, ne_b8,
                  lt_b8, le_b8, gt_b8, ge_b8},
@@ -562,16 +587,23 @@ done:
 
 /* ------------------------------------------------------------- unary */
 
+/* The unary kinds, from the pointwise list (ops/pointwise_ops.h). */
 typedef enum {
-    UN_NEG, UN_EXP, UN_LOG, UN_SQRT, UN_RSQRT, UN_SIN, UN_COS, UN_TANH,
-    UN_SIGMOID, UN_RELU, UN_GELU, UN_ABS, UN_SIGN, UN_GELU_TANH, UN_COUNT
+#define UN_KIND(K, ...) UN_##K,
+    TT_POINTWISE_UNARY(UN_KIND)
+#undef UN_KIND
+    UN_COUNT
 } unop;
 
-/* Each unary kind's op: whose name its errors carry. */
-static const tt_builtin_id un_ids[UN_COUNT] = {
-    TT_OP_NEG, TT_OP_EXP, TT_OP_LOG, TT_OP_SQRT, TT_OP_RSQRT, TT_OP_SIN, TT_OP_COS,
-    TT_OP_TANH, TT_OP_SIGMOID, TT_OP_RELU, TT_OP_GELU, TT_OP_ABS, TT_OP_SIGN, TT_OP_GELU,
-};
+/* Each unary kind's op: whose name its errors carry (gelu's tanh form,
+ * which has no row of its own, is gelu's). */
+#define UN_ID(K, ROW, ...) [UN_##K] = (int)TT_OP_##ROW,
+static const int un_rows[UN_COUNT] = {TT_POINTWISE_UNARY(UN_ID)};
+#undef UN_ID
+static tt_builtin_id un_id(unop op)
+{
+    return un_rows[op] == (int)TT_OP__NONE ? TT_OP_GELU : (tt_builtin_id)un_rows[op];
+}
 
 /* Ops whose integer inputs give a float result (PyTorch's int-to-float). */
 static bool un_floating(unop op)
@@ -598,28 +630,13 @@ static bool un_floating(unop op)
         }                                                                      \
     }
 
-#define FLOAT_UNARY(SUF, T, F)                                                 \
-    UNARY_LOOP(neg_##SUF, T, -a)                                               \
-    UNARY_LOOP(exp_##SUF, T, exp##F(a))                                        \
-    UNARY_LOOP(log_##SUF, T, log##F(a))                                        \
-    UNARY_LOOP(sqrt_##SUF, T, sqrt##F(a))                                      \
-    UNARY_LOOP(rsqrt_##SUF, T, (T)1 / sqrt##F(a))                              \
-    UNARY_LOOP(sin_##SUF, T, sin##F(a))                                        \
-    UNARY_LOOP(cos_##SUF, T, cos##F(a))                                        \
-    UNARY_LOOP(tanh_##SUF, T, tanh##F(a))                                      \
-    UNARY_LOOP(sigmoid_##SUF, T, (T)1 / ((T)1 + exp##F(-a)))                   \
-    UNARY_LOOP(relu_##SUF, T, a <= 0 ? (T)0 : a) /* NaN stays NaN */          \
-    UNARY_LOOP(gelu_##SUF, T, (T)0.5 * a * ((T)1 + erf##F(a * (T)0.70710678118654752440))) \
-    UNARY_LOOP(abs_##SUF, T, fabs##F(a))                                      \
-    UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))                          \
-    UNARY_LOOP(gelut_##SUF, T, (T)0.5 * a * ((T)1 + tanh##F(GELU_BETA * (a + GELU_KAPPA * a * a * a))))
-
-/* gelu(approximate="tanh"): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
-#define GELU_BETA 0.79788456080286535588
-#define GELU_KAPPA 0.044715
-
-FLOAT_UNARY(f32, float, f)
-FLOAT_UNARY(f64, double, )
+/* The float loops: each kind's formula from the pointwise list. */
+#define UN_LOOP_F32(K, ROW, F32, F64, VEC) UNARY_LOOP(un_f32_##K, float, F32)
+#define UN_LOOP_F64(K, ROW, F32, F64, VEC) UNARY_LOOP(un_f64_##K, double, F64)
+TT_POINTWISE_UNARY(UN_LOOP_F32)
+TT_POINTWISE_UNARY(UN_LOOP_F64)
+#define GELU_BETA TT_GELU_BETA
+#define GELU_KAPPA TT_GELU_KAPPA
 
 /* neg and abs of the most negative value wrap to itself, as PyTorch's. */
 #define INT_UNARY(SUF, T, UT)                                                  \
@@ -636,35 +653,24 @@ UNARY_LOOP(abs_u8, uint8_t, a)
 UNARY_LOOP(sign_u8, uint8_t, a > 0)
 UNARY_LOOP(sign_b8, bool, a)
 
-#define FROW(SUF)                                                              \
-    {neg_##SUF, exp_##SUF, log_##SUF, sqrt_##SUF, rsqrt_##SUF, sin_##SUF,      \
-     cos_##SUF, tanh_##SUF, sigmoid_##SUF, relu_##SUF, gelu_##SUF, abs_##SUF, \
-     sign_##SUF, gelut_##SUF}
+#define UN_F32(K, ...) [UN_##K] = un_f32_##K,
+#define UN_F64(K, ...) [UN_##K] = un_f64_##K,
 #define IROW(SUF)                                                              \
     {[UN_NEG] = neg_##SUF, [UN_RELU] = relu_##SUF, [UN_ABS] = abs_##SUF,      \
      [UN_SIGN] = sign_##SUF}
 static const tt_loop_fn un_loops[TT_DTYPE_COUNT][UN_COUNT] = {
-    [TT_F32] = FROW(f32), [TT_F64] = FROW(f64), [TT_I64] = IROW(i64),
+    [TT_F32] = {TT_POINTWISE_UNARY(UN_F32)}, [TT_F64] = {TT_POINTWISE_UNARY(UN_F64)},
+    [TT_I64] = IROW(i64),
     [TT_I32] = IROW(i32), [TT_U8] = IROW(u8),
     [TT_BOOL] = {[UN_SIGN] = sign_b8}, /* no abs of bool, as PyTorch */
 };
 
 /* f32 transcendentals go through the vector kernels when the CPU has
- * them; vec_of maps an op to its kernel. */
-static int vec_of(unop op)
-{
-    switch (op) {
-    case UN_EXP: return TT_VEC_EXP;
-    case UN_LOG: return TT_VEC_LOG;
-    case UN_SIN: return TT_VEC_SIN;
-    case UN_COS: return TT_VEC_COS;
-    case UN_TANH: return TT_VEC_TANH;
-    case UN_SIGMOID: return TT_VEC_SIGMOID;
-    case UN_GELU: return TT_VEC_GELU;
-    case UN_GELU_TANH: return TT_VEC_GELU_TANH;
-    default: return TT_VEC_NONE;
-    }
-}
+ * them: the kind's kernel, TT_VEC_NONE for a kind the list gives none. */
+#define UN_VEC(K, ROW, F32, F64, VEC) [UN_##K] = TT__PW_HAS_VEC(VEC) ? TT_VEC_##K : TT_VEC_NONE,
+static const int8_t un_vec[UN_COUNT] = {TT_POINTWISE_UNARY(UN_VEC)};
+#undef UN_VEC
+static int vec_of(unop op) { return un_vec[op]; }
 
 typedef struct {
     int vec;
@@ -703,7 +709,7 @@ static tt_tensor *unary_fast(unop op, const tt_tensor *a)
 /* Runs `op` on a into `out` (NULL: allocate like a). */
 static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
 {
-    const char *name = tt__op_label(un_ids[op]);
+    const char *name = tt__op_label(un_id(op));
     tt_dtype dt = (tt_dtype)a->dtype;
     if ((op == UN_GELU || op == UN_GELU_TANH) && !tt_dtype_is_float(dt)) {
         /* PyTorch has no integer gelu (no int-to-float promotion here). */

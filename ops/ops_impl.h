@@ -52,7 +52,8 @@ typedef struct {
     {TT_OP_##id,                                                               \
      {.schema = sch, .kernel = k, .fake = fk, .backward = bw,                  \
       .setup_context = setup, .userdata = (void *)(intptr_t)(data),           \
-      .nondifferentiable = ((flags) & TT_BUILTIN_NONDIFF) != 0},               \
+      .nondifferentiable = ((flags) & TT_BUILTIN_NONDIFF) != 0,                \
+      .tags = (flags) >> TT_BUILTIN_TAG_SHIFT},                                \
      (flags)},
 #define TT__NO_ROW(...)
 #define TT__VIEWS_ROWS                                                         \

@@ -33,7 +33,10 @@
  *          old self). Autograd copies self before the kernel runs, through
  *          the modes above it (so a trace records the copy), and
  *          setup_context sees the copy as its argument 0, as PyTorch's
- *          original_self.
+ *          original_self. Or'ed in, the op's tags, as a user op's
+ *          spec.tags: TT_BUILTIN_POINTWISE (PyTorch's `pointwise`: what
+ *          compiled plans fuse, when ops/pointwise_ops.h has the row's
+ *          formula), TT_BUILTIN_INPLACE, TT_BUILTIN_TAGS(any tt_tag).
  *
  * The runtime expands the table only for the ids (it cannot see the
  * functions); each ops/ family file expands its own rows into specs
@@ -48,6 +51,12 @@
 
 #define TT_BUILTIN_NONDIFF 1
 #define TT_BUILTIN_SAVES_SELF 2
+/* The op's tags (tt_tag bits, as a user op's spec.tags) ride in the flags
+ * above bit 8: TT_BUILTIN_TAGS(TT_TAG_POINTWISE). */
+#define TT_BUILTIN_TAG_SHIFT 8
+#define TT_BUILTIN_TAGS(tags) ((unsigned)(tags) << TT_BUILTIN_TAG_SHIFT)
+#define TT_BUILTIN_POINTWISE TT_BUILTIN_TAGS(TT_TAG_POINTWISE)
+#define TT_BUILTIN_INPLACE TT_BUILTIN_TAGS(TT_TAG_INPLACE)
 
 /* clang-format off */
 #define TT_BUILTIN_OPS(ELEMENTWISE, REDUCE, LINALG, SHAPE, VIEWS, LOSS, FACTORIES, \
@@ -116,133 +125,133 @@
     \
     /* ---- ops/elementwise.c: arithmetic, comparisons, unary math ------- */ \
     ELEMENTWISE(ADD_TENSOR, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
-          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, 0) \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(ADD_SCALAR, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
-          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, 0) \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(ADD__TENSOR, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, 0) \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(SUB_TENSOR, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
-          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, 0) \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(SUB_SCALAR, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
-          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, 0) \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, 0) \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(ADD__SCALAR, "tt::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
           "-> Tensor(a!)", \
-          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, 0) \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(SUB__SCALAR, "tt::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
           "-> Tensor(a!)", \
-          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, 0) \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, 0) \
+          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, 0) \
+          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_SAVES_SELF) \
+          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_SAVES_SELF | TT_BUILTIN_INPLACE) \
     ELEMENTWISE(MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, 0) \
+          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, 0) \
+          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(DIV_SCALAR, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, 0) \
+          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, 0) \
+          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(DIV__SCALAR, "tt::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, 0) \
+          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, TT_BUILTIN_INPLACE) \
     /* div with a rounding mode (None, "trunc", "floor"); rounding has a \
      * zero derivative, None is true division with div's. */ \
     ELEMENTWISE(DIV_TENSOR_MODE, "tt::div.Tensor_mode(Tensor self, Tensor other, *, " \
           "str? rounding_mode) -> Tensor", \
-          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(DIV_SCALAR_MODE, "tt::div.Scalar_mode(Tensor self, Scalar other, *, " \
           "str? rounding_mode) -> Tensor", \
-          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(DIV__TENSOR_MODE, "tt::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, " \
           "str? rounding_mode) -> Tensor(a!)", \
-          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(DIV__SCALAR_MODE, "tt::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, " \
           "str? rounding_mode) -> Tensor(a!)", \
-          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
-          binary_kernel, binary_kernel, pow_backward, save_all, BIN_POW, 0) \
+          binary_kernel, binary_kernel, pow_backward, save_all, BIN_POW, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
-          binary_kernel, binary_kernel, pow_scalar_backward, setup_pow_scalar, BIN_POW, 0) \
+          binary_kernel, binary_kernel, pow_scalar_backward, setup_pow_scalar, BIN_POW, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(POW_SCALAR, "tt::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", \
-          pow_base_kernel, pow_base_kernel, pow_base_backward, setup_pow_base, BIN_POW, 0) \
+          pow_base_kernel, pow_base_kernel, pow_base_backward, setup_pow_base, BIN_POW, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(NE_TENSOR, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(NE_SCALAR, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(LT_TENSOR, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(LT_SCALAR, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(LE_TENSOR, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(LE_SCALAR, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(GT_TENSOR, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(GT_SCALAR, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(GE_TENSOR, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, 0) \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(NEG, "tt::neg(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(EXP, "tt::exp(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_EXP, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_EXP, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(LOG, "tt::log(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(SQRT, "tt::sqrt(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SQRT, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SQRT, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(RSQRT, "tt::rsqrt(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RSQRT, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RSQRT, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(SIN, "tt::sin(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIN, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIN, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(COS, "tt::cos(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_COS, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_COS, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(TANH, "tt::tanh(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TANH, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TANH, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(SIGMOID, "tt::sigmoid(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGMOID, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGMOID, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(RELU, "tt::relu(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, TT_BUILTIN_INPLACE) \
     ELEMENTWISE(GELU, "tt::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(ABS, "tt::abs(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, TT_BUILTIN_POINTWISE) \
     /* sign is piecewise constant: a zero gradient, as PyTorch's formula. */ \
     ELEMENTWISE(SIGN, "tt::sign(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGN, 0) \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGN, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
           "str approximate=\"none\") -> Tensor", \
-          gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, 0) \
+          gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
-          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
+          where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(WHERE_SCALARSELF, "tt::where.ScalarSelf(Tensor condition, Scalar self, " \
           "Tensor other) -> Tensor", \
-          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
+          where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(WHERE_SCALAROTHER, "tt::where.ScalarOther(Tensor condition, Tensor self, " \
           "Scalar other) -> Tensor", \
-          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
+          where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(WHERE_SCALAR, "tt::where.Scalar(Tensor condition, Scalar self, Scalar other) " \
           "-> Tensor", \
-          where_kernel, where_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+          where_kernel, where_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
-          clamp_kernel, clamp_kernel, clamp_backward, setup_clamp, 0, 0) \
+          clamp_kernel, clamp_kernel, clamp_backward, setup_clamp, 0, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(CLAMP_TENSOR, "tt::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) " \
           "-> Tensor", \
-          clamp_tensor_kernel, clamp_tensor_kernel, clamp_tensor_backward, setup_clamp_tensor, 0, 0) \
+          clamp_tensor_kernel, clamp_tensor_kernel, clamp_tensor_backward, setup_clamp_tensor, 0, TT_BUILTIN_POINTWISE) \
     ELEMENTWISE(ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
           zero_kernel, zero_kernel, zero_backward, NULL, 0, 0) \
     \
@@ -315,9 +324,9 @@
           "ScalarType? dtype=None) -> Tensor", \
           linspace_kernel, linspace_kernel, NULL, NULL, 0, 0) \
     FACTORIES(RAND, "tt::rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
-          random_kernel, random_kernel, NULL, NULL, RANDOM_UNIFORM, 0) \
+          random_kernel, random_kernel, NULL, NULL, RANDOM_UNIFORM, TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
     FACTORIES(RANDN, "tt::randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
-          random_kernel, random_kernel, NULL, NULL, RANDOM_NORMAL, 0) \
+          random_kernel, random_kernel, NULL, NULL, RANDOM_NORMAL, TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
     FACTORIES(NEW_EMPTY, "tt::new_empty(Tensor self, SymInt[] size) -> Tensor", \
           new_empty_kernel, new_empty_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     FACTORIES(EMPTY_LIKE, "tt::empty_like(Tensor self) -> Tensor", \
