@@ -1,6 +1,6 @@
 /* Internal: every pointwise op's scalar formula, once. Not installed.
  *
- * The eager kernels (ops/elementwise.c), the vector kernels' dispatch
+ * The eager kernels (ops/binary.c, ops/unary.c), the vector kernels' dispatch
  * (ops/vec_math_kernels.h) and the fusion pass (tracer/fuse.c) all expand
  * these lists, so an op's kind, its vector kernel and its fused micro-op
  * are generated from one row and its formula is written once: eager and

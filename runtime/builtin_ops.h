@@ -7,7 +7,8 @@
  *   FAMILY(ID, "schema", kernel, fake, backward, setup_context, data, flags)
  *
  * FAMILY   the ops/ file that holds the functions the row names:
- *          ELEMENTWISE ops/elementwise.c, REDUCE ops/reduce.c, LINALG
+ *          BINARY ops/binary.c, UNARY ops/unary.c, WHERE_CLAMP
+ *          ops/where_clamp.c, REDUCE ops/reduce.c, LINALG
  *          ops/linalg.c, SHAPE ops/shape.c, VIEWS ops/view_ops.c, LOSS
  *          ops/loss.c, FACTORIES ops/factories.c, TRANSFORMER
  *          ops/transformer.c.
@@ -59,8 +60,8 @@
 #define TT_BUILTIN_INPLACE TT_BUILTIN_TAGS(TT_TAG_INPLACE)
 
 /* clang-format off */
-#define TT_BUILTIN_OPS(ELEMENTWISE, REDUCE, LINALG, SHAPE, VIEWS, LOSS, FACTORIES, \
-                       TRANSFORMER) \
+#define TT_BUILTIN_OPS(BINARY, UNARY, WHERE_CLAMP, REDUCE, LINALG, SHAPE, VIEWS, LOSS, \
+                       FACTORIES, TRANSFORMER) \
     /* ---- ops/view_ops.c: the runtime's views and copies as ops ---------- */ \
     VIEWS(VIEW, "tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", \
           view_kernel, view_kernel, reshape_backward, setup_shape, 0, 0) \
@@ -123,136 +124,138 @@
           "int dim, SymInt index) -> Tensor", \
           select_backward_kernel, select_backward_kernel, NULL, NULL, 0, 0) \
     \
-    /* ---- ops/elementwise.c: arithmetic, comparisons, unary math ------- */ \
-    ELEMENTWISE(ADD_TENSOR, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
+    /* ---- ops/binary.c: arithmetic and comparisons ---------------------- */ \
+    BINARY(ADD_TENSOR, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(ADD_SCALAR, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+    BINARY(ADD_SCALAR, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(ADD__TENSOR, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, " \
+    BINARY(ADD__TENSOR, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(SUB_TENSOR, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
+    BINARY(SUB_TENSOR, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(SUB_SCALAR, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+    BINARY(SUB_SCALAR, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
+    BINARY(SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(ADD__SCALAR, "tt::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
+    BINARY(ADD__SCALAR, "tt::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
           "-> Tensor(a!)", \
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(SUB__SCALAR, "tt::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
+    BINARY(SUB__SCALAR, "tt::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
           "-> Tensor(a!)", \
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
+    BINARY(MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
+    BINARY(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+    BINARY(MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_SAVES_SELF | TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
+    BINARY(MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
+    BINARY(DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(DIV_SCALAR, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor", \
+    BINARY(DIV_SCALAR, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+    BINARY(DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(DIV__SCALAR, "tt::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
+    BINARY(DIV__SCALAR, "tt::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, TT_BUILTIN_INPLACE) \
     /* div with a rounding mode (None, "trunc", "floor"); rounding has a \
      * zero derivative, None is true division with div's. */ \
-    ELEMENTWISE(DIV_TENSOR_MODE, "tt::div.Tensor_mode(Tensor self, Tensor other, *, " \
+    BINARY(DIV_TENSOR_MODE, "tt::div.Tensor_mode(Tensor self, Tensor other, *, " \
           "str? rounding_mode) -> Tensor", \
           div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(DIV_SCALAR_MODE, "tt::div.Scalar_mode(Tensor self, Scalar other, *, " \
+    BINARY(DIV_SCALAR_MODE, "tt::div.Scalar_mode(Tensor self, Scalar other, *, " \
           "str? rounding_mode) -> Tensor", \
           div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(DIV__TENSOR_MODE, "tt::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, " \
+    BINARY(DIV__TENSOR_MODE, "tt::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, " \
           "str? rounding_mode) -> Tensor(a!)", \
           div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(DIV__SCALAR_MODE, "tt::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, " \
+    BINARY(DIV__SCALAR_MODE, "tt::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, " \
           "str? rounding_mode) -> Tensor(a!)", \
           div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
+    BINARY(POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
           binary_kernel, binary_kernel, pow_backward, save_all, BIN_POW, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
+    BINARY(POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
           binary_kernel, binary_kernel, pow_scalar_backward, setup_pow_scalar, BIN_POW, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(POW_SCALAR, "tt::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", \
+    BINARY(POW_SCALAR, "tt::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", \
           pow_base_kernel, pow_base_kernel, pow_base_backward, setup_pow_base, BIN_POW, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
+    BINARY(EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
+    BINARY(EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(NE_TENSOR, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor", \
+    BINARY(NE_TENSOR, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_NE, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(NE_SCALAR, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor", \
+    BINARY(NE_SCALAR, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_NE, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(LT_TENSOR, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor", \
+    BINARY(LT_TENSOR, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LT, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(LT_SCALAR, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor", \
+    BINARY(LT_SCALAR, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LT, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(LE_TENSOR, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor", \
+    BINARY(LE_TENSOR, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LE, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(LE_SCALAR, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor", \
+    BINARY(LE_SCALAR, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LE, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(GT_TENSOR, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor", \
+    BINARY(GT_TENSOR, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GT, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(GT_SCALAR, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor", \
+    BINARY(GT_SCALAR, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GT, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(GE_TENSOR, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor", \
+    BINARY(GE_TENSOR, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
+    BINARY(GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(NEG, "tt::neg(Tensor self) -> Tensor", \
+    /* ---- ops/unary.c: unary math ---------------------------------------- */ \
+    UNARY(NEG, "tt::neg(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(EXP, "tt::exp(Tensor self) -> Tensor", \
+    UNARY(EXP, "tt::exp(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_EXP, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(LOG, "tt::log(Tensor self) -> Tensor", \
+    UNARY(LOG, "tt::log(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(SQRT, "tt::sqrt(Tensor self) -> Tensor", \
+    UNARY(SQRT, "tt::sqrt(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SQRT, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(RSQRT, "tt::rsqrt(Tensor self) -> Tensor", \
+    UNARY(RSQRT, "tt::rsqrt(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RSQRT, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(SIN, "tt::sin(Tensor self) -> Tensor", \
+    UNARY(SIN, "tt::sin(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIN, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(COS, "tt::cos(Tensor self) -> Tensor", \
+    UNARY(COS, "tt::cos(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_COS, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(TANH, "tt::tanh(Tensor self) -> Tensor", \
+    UNARY(TANH, "tt::tanh(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TANH, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(SIGMOID, "tt::sigmoid(Tensor self) -> Tensor", \
+    UNARY(SIGMOID, "tt::sigmoid(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGMOID, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(RELU, "tt::relu(Tensor self) -> Tensor", \
+    UNARY(RELU, "tt::relu(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
+    UNARY(RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, TT_BUILTIN_INPLACE) \
-    ELEMENTWISE(GELU, "tt::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", \
+    UNARY(GELU, "tt::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(ABS, "tt::abs(Tensor self) -> Tensor", \
+    UNARY(ABS, "tt::abs(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, TT_BUILTIN_POINTWISE) \
     /* sign is piecewise constant: a zero gradient, as PyTorch's formula. */ \
-    ELEMENTWISE(SIGN, "tt::sign(Tensor self) -> Tensor", \
+    UNARY(SIGN, "tt::sign(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGN, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
+    UNARY(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
           "str approximate=\"none\") -> Tensor", \
           gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
+    /* ---- ops/where_clamp.c: where, clamp, zero_ -------------------------- */ \
+    WHERE_CLAMP(WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(WHERE_SCALARSELF, "tt::where.ScalarSelf(Tensor condition, Scalar self, " \
+    WHERE_CLAMP(WHERE_SCALARSELF, "tt::where.ScalarSelf(Tensor condition, Scalar self, " \
           "Tensor other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(WHERE_SCALAROTHER, "tt::where.ScalarOther(Tensor condition, Tensor self, " \
+    WHERE_CLAMP(WHERE_SCALAROTHER, "tt::where.ScalarOther(Tensor condition, Tensor self, " \
           "Scalar other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(WHERE_SCALAR, "tt::where.Scalar(Tensor condition, Scalar self, Scalar other) " \
+    WHERE_CLAMP(WHERE_SCALAR, "tt::where.Scalar(Tensor condition, Scalar self, Scalar other) " \
           "-> Tensor", \
           where_kernel, where_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
+    WHERE_CLAMP(CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
           clamp_kernel, clamp_kernel, clamp_backward, setup_clamp, 0, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(CLAMP_TENSOR, "tt::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) " \
+    WHERE_CLAMP(CLAMP_TENSOR, "tt::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) " \
           "-> Tensor", \
           clamp_tensor_kernel, clamp_tensor_kernel, clamp_tensor_backward, setup_clamp_tensor, 0, TT_BUILTIN_POINTWISE) \
-    ELEMENTWISE(ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
+    WHERE_CLAMP(ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
           zero_kernel, zero_kernel, zero_backward, NULL, 0, 0) \
     \
     /* ---- ops/reduce.c: reductions and softmax -------------------------- */ \
@@ -366,7 +369,8 @@
 #define TT__BUILTIN_ID(id, ...) TT_OP_##id,
 typedef enum {
     TT_BUILTIN_OPS(TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
-                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID)
+                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
+                   TT__BUILTIN_ID, TT__BUILTIN_ID)
     TT_OP_COUNT
 } tt_builtin_id;
 #undef TT__BUILTIN_ID
