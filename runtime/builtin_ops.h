@@ -10,8 +10,9 @@
  *          BINARY ops/binary.c, UNARY ops/unary.c, WHERE_CLAMP
  *          ops/where_clamp.c, REDUCE ops/reduce.c, LINALG
  *          ops/linalg.c, SHAPE ops/shape.c, VIEWS ops/view_ops.c, LOSS
- *          ops/loss.c, FACTORIES ops/factories.c, TRANSFORMER
- *          ops/transformer.c.
+ *          ops/loss.c, FACTORIES ops/factories.c, EMBED
+ *          ops/embedding.c, NORMALIZATION ops/normalization.c, ATTENTION
+ *          ops/attention.c, OPTIMIZER ops/optimizer.c.
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
  *          namespace dropped (tt::add_.Tensor is TT_OP_ADD__TENSOR).
@@ -61,7 +62,7 @@
 
 /* clang-format off */
 #define TT_BUILTIN_OPS(BINARY, UNARY, WHERE_CLAMP, REDUCE, LINALG, SHAPE, VIEWS, LOSS, \
-                       FACTORIES, TRANSFORMER) \
+                       FACTORIES, EMBED, NORMALIZATION, ATTENTION, OPTIMIZER) \
     /* ---- ops/view_ops.c: the runtime's views and copies as ops ---------- */ \
     VIEWS(VIEW, "tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", \
           view_kernel, view_kernel, reshape_backward, setup_shape, 0, 0) \
@@ -335,34 +336,37 @@
     FACTORIES(EMPTY_LIKE, "tt::empty_like(Tensor self) -> Tensor", \
           empty_like_kernel, empty_like_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
-    /* ---- ops/transformer.c: embedding, layer norm, attention, AdamW ---- \
-     * (PyTorch's embedding also takes padding_idx, scale_grad_by_freq and \
-     * sparse, its layer_norm cudnn_enable: not taken here) */ \
-    TRANSFORMER(EMBEDDING, "tt::embedding(Tensor weight, Tensor indices) -> Tensor", \
+    /* ---- ops/embedding.c (PyTorch's embedding also takes padding_idx, \
+     * scale_grad_by_freq and sparse: not taken here) ------------------- */ \
+    EMBED(EMBEDDING, "tt::embedding(Tensor weight, Tensor indices) -> Tensor", \
           embedding_kernel, embedding_kernel, embedding_backward, setup_embedding, 0, 0) \
-    TRANSFORMER(EMBEDDING_DENSE_BACKWARD, "tt::embedding_dense_backward(Tensor grad_output, " \
+    EMBED(EMBEDDING_DENSE_BACKWARD, "tt::embedding_dense_backward(Tensor grad_output, " \
           "Tensor indices, SymInt num_weights) -> Tensor", \
           embedding_backward_kernel, embedding_backward_kernel, NULL, NULL, 0, 0) \
-    TRANSFORMER(LAYER_NORM, "tt::layer_norm(Tensor input, int[] normalized_shape, " \
+    /* ---- ops/normalization.c (PyTorch's layer_norm also takes \
+     * cudnn_enable: not taken here) ------------------------------------ */ \
+    NORMALIZATION(LAYER_NORM, "tt::layer_norm(Tensor input, int[] normalized_shape, " \
           "Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor", \
           layer_norm_kernel, layer_norm_kernel, layer_norm_backward, setup_layer_norm, 0, 0) \
-    TRANSFORMER(LAYER_NORM_BACKWARD, "tt::layer_norm_backward(Tensor grad_out, Tensor input, " \
+    NORMALIZATION(LAYER_NORM_BACKWARD, "tt::layer_norm_backward(Tensor grad_out, Tensor input, " \
           "int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) " \
           "-> (Tensor, Tensor, Tensor)", \
           layer_norm_backward_kernel, layer_norm_backward_kernel, NULL, NULL, 0, 0) \
-    TRANSFORMER(SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
+    /* ---- ops/attention.c ---------------------------------------------- */ \
+    ATTENTION(SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
           "Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, " \
           "bool is_causal=False, *, float? scale=None) -> Tensor", \
           sdpa_kernel, sdpa_kernel, sdpa_backward, setup_sdpa, 0, 0) \
-    TRANSFORMER(SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, \
+    ATTENTION(SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, \
           "tt::scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, " \
           "Tensor key, Tensor value, bool is_causal, float? scale) -> (Tensor, Tensor, Tensor)", \
           sdpa_backward_kernel, sdpa_backward_kernel, NULL, NULL, 0, 0) \
-    TRANSFORMER(ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \
+    /* ---- ops/optimizer.c: AdamW, the global norm for clipping --------- */ \
+    OPTIMIZER(ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \
           "Tensor(c!) exp_avg_sq, Tensor step, float lr, float beta1, float beta2, " \
           "float eps, float weight_decay) -> ()", \
           adamw_kernel, adamw_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
-    TRANSFORMER(GLOBAL_NORM, "tt::global_norm(Tensor[] tensors) -> Tensor", \
+    OPTIMIZER(GLOBAL_NORM, "tt::global_norm(Tensor[] tensors) -> Tensor", \
           global_norm_kernel, global_norm_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF)
 /* clang-format on */
 
@@ -370,7 +374,8 @@
 typedef enum {
     TT_BUILTIN_OPS(TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
                    TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
-                   TT__BUILTIN_ID, TT__BUILTIN_ID)
+                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
+                   TT__BUILTIN_ID)
     TT_OP_COUNT
 } tt_builtin_id;
 #undef TT__BUILTIN_ID
