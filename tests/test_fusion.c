@@ -195,7 +195,7 @@ static void make_inputs(tt_dtype dt, tt_tensor **in)
 
 static void describe(const fused_case *fc, tt_dtype dt, char *buf, size_t n)
 {
-    int len = snprintf(buf, n, "%s(", fc->op);
+    int len = snprintf(buf, n, "%s(%s", fc->op, fc->ntensors == 2 ? "x, y" : "x");
     for (int i = 0; i < fc->nextra && len < (int)n; i++) {
         const tt_value *v = &fc->extra[i];
         len += v->kind == TT_V_STR ? snprintf(buf + len, n - (size_t)len, ", '%s'", v->u.s)
