@@ -4,10 +4,13 @@
  * dtype becomes one fused step: the step walks memory once, in blocks of
  * BLOCK elements, running the whole chain on each block in small buffers
  * that stay in cache, and writes only the chain's result. The ops'
- * intermediate tensors are never allocated.
+ * intermediate tensors are never allocated. Which ops join is the
+ * pointwise tag's to say; a built-in's formula is its row in
+ * ops/pointwise_ops.h, the same expression its eager kernel runs
+ * (tests/test_fusion.c holds every tagged op to that, bit for bit).
  *
- * A comparison with zero feeding a product (ReLU's backward: g * (y > 0))
- * fuses too: inside the chain the mask is the float 1 or 0, and g * 1.0,
+ * A comparison feeding a product (ReLU's backward: g * (y > 0)) fuses
+ * too: inside the chain the mask is the float 1 or 0, and g * 1.0,
  * g * 0.0 are what eager's bool-to-float promotion computes, bit for bit.
  *
  * In place: when an input of the step dies at the step and nothing else
