@@ -1,7 +1,7 @@
 /* Built-in ops: matrix products — mm, bmm, matmul (numpy/PyTorch rules) and
  * linear — through OpenBLAS for f32/f64 and a plain loop for integers.
  *
- * As in elementwise.c, one function per op checks the arguments, computes
+ * As in binary.c and unary.c, one function per op checks the arguments, computes
  * the output's metadata and allocates it, and stops there for fake inputs,
  * so the same code is the real kernel and the fake kernel. Every op then
  * ends in one batched-GEMM engine (gemm_run) over "matrix views": stack

@@ -76,9 +76,11 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init(void)
 {
     tt_status (*families[])(tt_library *) = {
-        tt__register_views,  tt__register_elementwise, tt__register_reduce,
-        tt__register_linalg, tt__register_shape,       tt__register_loss,
-        tt__register_factories, tt__register_transformer,
+        tt__register_views,  tt__register_binary, tt__register_unary,
+        tt__register_where_clamp, tt__register_reduce, tt__register_linalg,
+        tt__register_shape, tt__register_loss, tt__register_factories,
+        tt__register_embedding, tt__register_normalization, tt__register_attention,
+        tt__register_optimizer,
     };
     builtin_lib = tt__builtin_library_new();
     if (!builtin_lib) {

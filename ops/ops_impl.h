@@ -23,7 +23,9 @@
 #endif
 
 /* Each family registers its ops into the `tt` library. */
-tt_status tt__register_elementwise(tt_library *lib);
+tt_status tt__register_binary(tt_library *lib);
+tt_status tt__register_unary(tt_library *lib);
+tt_status tt__register_where_clamp(tt_library *lib);
 tt_status tt__register_reduce(tt_library *lib);
 tt_status tt__register_linalg(tt_library *lib);
 /* blas.c: gives OpenBLAS tt_get_num_threads() threads; call before a GEMM. */
@@ -36,12 +38,15 @@ tt_status tt__register_shape(tt_library *lib);
 tt_status tt__register_views(tt_library *lib);
 tt_status tt__register_loss(tt_library *lib);
 tt_status tt__register_factories(tt_library *lib);
-tt_status tt__register_transformer(tt_library *lib);
+tt_status tt__register_embedding(tt_library *lib);
+tt_status tt__register_normalization(tt_library *lib);
+tt_status tt__register_attention(tt_library *lib);
+tt_status tt__register_optimizer(tt_library *lib);
 
 /* A family's rows of the built-in table (runtime/builtin_ops.h), as specs
  * for tt_custom_op_define, each with its id. A family file expands its own
  * rows where its functions are defined:
- *     static const tt__builtin_row rows[] = {TT__ELEMENTWISE_ROWS};
+ *     static const tt__builtin_row rows[] = {TT__BINARY_ROWS};
  * and the other families' rows expand to nothing. */
 typedef struct {
     tt_builtin_id id;
@@ -52,33 +57,77 @@ typedef struct {
     {TT_OP_##id,                                                               \
      {.schema = sch, .kernel = k, .fake = fk, .backward = bw,                  \
       .setup_context = setup, .userdata = (void *)(intptr_t)(data),           \
-      .nondifferentiable = ((flags) & TT_BUILTIN_NONDIFF) != 0},               \
+      .nondifferentiable = ((flags) & TT_BUILTIN_NONDIFF) != 0,                \
+      .tags = (flags) >> TT_BUILTIN_TAG_SHIFT},                                \
      (flags)},
 #define TT__NO_ROW(...)
-#define TT__VIEWS_ROWS                                                         \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__ROW,    \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__ELEMENTWISE_ROWS                                                   \
-    TT_BUILTIN_OPS(TT__ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW,    \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__REDUCE_ROWS                                                        \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW,    \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__LINALG_ROWS                                                        \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__ROW, TT__NO_ROW, TT__NO_ROW,    \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__SHAPE_ROWS                                                         \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__ROW, TT__NO_ROW,    \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__LOSS_ROWS                                                          \
+/* TT__<FAMILY>_ROWS_WITH(R): the family's rows expanded by R, the others
+ * dropped; TT__<FAMILY>_ROWS: as specs. */
+#define TT__BINARY_ROWS_WITH(R)                    \
+    TT_BUILTIN_OPS(R, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__BINARY_ROWS TT__BINARY_ROWS_WITH(TT__ROW)
+#define TT__UNARY_ROWS_WITH(R)                     \
+    TT_BUILTIN_OPS(TT__NO_ROW, R, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__UNARY_ROWS TT__UNARY_ROWS_WITH(TT__ROW)
+#define TT__WHERE_CLAMP_ROWS_WITH(R)               \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, R, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__WHERE_CLAMP_ROWS TT__WHERE_CLAMP_ROWS_WITH(TT__ROW)
+#define TT__REDUCE_ROWS_WITH(R)                    \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, R, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__REDUCE_ROWS TT__REDUCE_ROWS_WITH(TT__ROW)
+#define TT__LINALG_ROWS_WITH(R)                    \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, R, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__LINALG_ROWS TT__LINALG_ROWS_WITH(TT__ROW)
+#define TT__SHAPE_ROWS_WITH(R)                     \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__TRANSFORMER_ROWS                                                   \
+                   R, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__SHAPE_ROWS TT__SHAPE_ROWS_WITH(TT__ROW)
+#define TT__VIEWS_ROWS_WITH(R)                     \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__ROW)
-#define TT__FACTORIES_ROWS                                                     \
+                   TT__NO_ROW, R, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__VIEWS_ROWS TT__VIEWS_ROWS_WITH(TT__ROW)
+#define TT__LOSS_ROWS_WITH(R)                      \
     TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__ROW, TT__NO_ROW)
+                   TT__NO_ROW, TT__NO_ROW, R, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__LOSS_ROWS TT__LOSS_ROWS_WITH(TT__ROW)
+#define TT__FACTORIES_ROWS_WITH(R)                 \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, R, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__FACTORIES_ROWS TT__FACTORIES_ROWS_WITH(TT__ROW)
+#define TT__EMBED_ROWS_WITH(R)                 \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   R, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
+#define TT__EMBED_ROWS TT__EMBED_ROWS_WITH(TT__ROW)
+#define TT__NORMALIZATION_ROWS_WITH(R)             \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, R, TT__NO_ROW, TT__NO_ROW)
+#define TT__NORMALIZATION_ROWS TT__NORMALIZATION_ROWS_WITH(TT__ROW)
+#define TT__ATTENTION_ROWS_WITH(R)                 \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, R, TT__NO_ROW)
+#define TT__ATTENTION_ROWS TT__ATTENTION_ROWS_WITH(TT__ROW)
+#define TT__OPTIMIZER_ROWS_WITH(R)                 \
+    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
+                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, R)
+#define TT__OPTIMIZER_ROWS TT__OPTIMIZER_ROWS_WITH(TT__ROW)
 
 /* Defines every row through tt_custom_op_define and records each op under
  * its id; stops at the first failure. */

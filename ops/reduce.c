@@ -1,7 +1,7 @@
 /* Built-in ops: reductions (sum, mean, amax, amin, argmax) and softmax,
  * log_softmax.
  *
- * As in elementwise.c, one function per op computes the output's metadata
+ * As in binary.c and unary.c, one function per op computes the output's metadata
  * (PyTorch's result dtype and shape; outputs are contiguous, with size-1
  * dims where keepdim keeps them) and allocates it; for fake inputs it stops
  * there, so the real kernel and the fake kernel are the same code.

@@ -5,7 +5,7 @@
  * general loop, whose iterator walks such operands in buffered tiles.
  *
  * The kernel computes each element with the same float operations in the
- * same order as elementwise.c's scalar loops, so which path runs never
+ * same order as binary.c's scalar loops, so which path runs never
  * changes a result, not even a NaN's payload. */
 #include "ops_impl.h"
 #include "transposed_binary.h"

@@ -6,7 +6,7 @@
 
 #include "tt_runtime.h"
 
-/* The ops it computes, each exactly as elementwise.c's scalar loop does
+/* The ops it computes, each exactly as binary.c's scalar loop does
  * (add and sub scale the second operand by alpha, always). */
 enum { TT_TB_ADD, TT_TB_SUB, TT_TB_MUL, TT_TB_DIV };
 

@@ -49,7 +49,7 @@ INLINE void transpose16(__m512 r[16])
     }
 }
 
-/* The same operations, in the same order, as elementwise.c's loops: a
+/* The same operations, in the same order, as binary.c's loops: a
  * and b are the op's first and second operands. */
 INLINE __m512 apply(int op, __m512 a, __m512 b, __m512 alpha)
 {

@@ -7,10 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum {
-    TT_VEC_NONE, TT_VEC_EXP, TT_VEC_LOG, TT_VEC_SIN, TT_VEC_COS, TT_VEC_TANH,
-    TT_VEC_SIGMOID, TT_VEC_GELU, TT_VEC_GELU_TANH,
-};
+/* The unary kernels' ids, TT_VEC_<KIND>, come from the pointwise list. */
+#include "pointwise_ops.h"
 
 /* What this CPU runs, decided once: 0 neither AVX2+FMA nor AVX-512F, 1
  * AVX2+FMA, 2 AVX-512F too (unless TT_NO_AVX512 is set, which keeps every

@@ -338,14 +338,15 @@ static inline bool vk_unary(int op, float *o, const float *x, int64_t n)
 {
     bool stream = (op & TT_VEC_STREAM) != 0;
     switch (op & ~TT_VEC_STREAM) {
-    case TT_VEC_EXP: VK_UNARY_LOOP(vk_exp_any);
-    case TT_VEC_LOG: VK_UNARY_LOOP(V_SLEEF_LOG);
-    case TT_VEC_SIN: VK_LOOP_STEPS(vk_sin, VK_UNARY_AT, VK_UNARY_FULL, VK_SIN_STEP4);
-    case TT_VEC_COS: VK_UNARY_LOOP(V_SLEEF_COS);
-    case TT_VEC_TANH: VK_UNARY_LOOP(vk_tanh);
-    case TT_VEC_SIGMOID: VK_UNARY_LOOP(vk_sigmoid);
-    case TT_VEC_GELU: VK_UNARY_LOOP(vk_gelu);
-    case TT_VEC_GELU_TANH: VK_UNARY_LOOP(vk_gelu_tanh);
+#define PW_VEC(fn) VK_UNARY_LOOP(fn)
+#define PW_VEC_STEPS(fn, step4) VK_LOOP_STEPS(fn, VK_UNARY_AT, VK_UNARY_FULL, step4)
+#define PW_NOVEC return false
+#define VK_CASE(K, ROW, F32, F64, VEC) case TT_VEC_##K: VEC;
+    TT_POINTWISE_UNARY(VK_CASE)
+#undef VK_CASE
+#undef PW_VEC
+#undef PW_VEC_STEPS
+#undef PW_NOVEC
     default: return false;
     }
 }

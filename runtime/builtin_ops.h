@@ -7,10 +7,12 @@
  *   FAMILY(ID, "schema", kernel, fake, backward, setup_context, data, flags)
  *
  * FAMILY   the ops/ file that holds the functions the row names:
- *          ELEMENTWISE ops/elementwise.c, REDUCE ops/reduce.c, LINALG
+ *          BINARY ops/binary.c, UNARY ops/unary.c, WHERE_CLAMP
+ *          ops/where_clamp.c, REDUCE ops/reduce.c, LINALG
  *          ops/linalg.c, SHAPE ops/shape.c, VIEWS ops/view_ops.c, LOSS
- *          ops/loss.c, FACTORIES ops/factories.c, TRANSFORMER
- *          ops/transformer.c.
+ *          ops/loss.c, FACTORIES ops/factories.c, EMBED
+ *          ops/embedding.c, NORMALIZATION ops/normalization.c, ATTENTION
+ *          ops/attention.c, OPTIMIZER ops/optimizer.c.
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
  *          namespace dropped (tt::add_.Tensor is TT_OP_ADD__TENSOR).
@@ -33,7 +35,10 @@
  *          old self). Autograd copies self before the kernel runs, through
  *          the modes above it (so a trace records the copy), and
  *          setup_context sees the copy as its argument 0, as PyTorch's
- *          original_self.
+ *          original_self. Or'ed in, the op's tags, as a user op's
+ *          spec.tags: TT_BUILTIN_POINTWISE (PyTorch's `pointwise`: what
+ *          compiled plans fuse, when ops/pointwise_ops.h has the row's
+ *          formula), TT_BUILTIN_INPLACE, TT_BUILTIN_TAGS(any tt_tag).
  *
  * The runtime expands the table only for the ids (it cannot see the
  * functions); each ops/ family file expands its own rows into specs
@@ -48,10 +53,16 @@
 
 #define TT_BUILTIN_NONDIFF 1
 #define TT_BUILTIN_SAVES_SELF 2
+/* The op's tags (tt_tag bits, as a user op's spec.tags) ride in the flags
+ * above bit 8: TT_BUILTIN_TAGS(TT_TAG_POINTWISE). */
+#define TT_BUILTIN_TAG_SHIFT 8
+#define TT_BUILTIN_TAGS(tags) ((unsigned)(tags) << TT_BUILTIN_TAG_SHIFT)
+#define TT_BUILTIN_POINTWISE TT_BUILTIN_TAGS(TT_TAG_POINTWISE)
+#define TT_BUILTIN_INPLACE TT_BUILTIN_TAGS(TT_TAG_INPLACE)
 
 /* clang-format off */
-#define TT_BUILTIN_OPS(ELEMENTWISE, REDUCE, LINALG, SHAPE, VIEWS, LOSS, FACTORIES, \
-                       TRANSFORMER) \
+#define TT_BUILTIN_OPS(BINARY, UNARY, WHERE_CLAMP, REDUCE, LINALG, SHAPE, VIEWS, LOSS, \
+                       FACTORIES, EMBED, NORMALIZATION, ATTENTION, OPTIMIZER) \
     /* ---- ops/view_ops.c: the runtime's views and copies as ops ---------- */ \
     VIEWS(VIEW, "tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", \
           view_kernel, view_kernel, reshape_backward, setup_shape, 0, 0) \
@@ -114,136 +125,138 @@
           "int dim, SymInt index) -> Tensor", \
           select_backward_kernel, select_backward_kernel, NULL, NULL, 0, 0) \
     \
-    /* ---- ops/elementwise.c: arithmetic, comparisons, unary math ------- */ \
-    ELEMENTWISE(ADD_TENSOR, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
-          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, 0) \
-    ELEMENTWISE(ADD_SCALAR, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
-          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, 0) \
-    ELEMENTWISE(ADD__TENSOR, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, " \
+    /* ---- ops/binary.c: arithmetic and comparisons ---------------------- */ \
+    BINARY(ADD_TENSOR, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, TT_BUILTIN_POINTWISE) \
+    BINARY(ADD_SCALAR, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, TT_BUILTIN_POINTWISE) \
+    BINARY(ADD__TENSOR, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, 0) \
-    ELEMENTWISE(SUB_TENSOR, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
-          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, 0) \
-    ELEMENTWISE(SUB_SCALAR, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
-          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, 0) \
-    ELEMENTWISE(SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, TT_BUILTIN_INPLACE) \
+    BINARY(SUB_TENSOR, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, TT_BUILTIN_POINTWISE) \
+    BINARY(SUB_SCALAR, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, TT_BUILTIN_POINTWISE) \
+    BINARY(SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, 0) \
-    ELEMENTWISE(ADD__SCALAR, "tt::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
+          binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, TT_BUILTIN_INPLACE) \
+    BINARY(ADD__SCALAR, "tt::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
           "-> Tensor(a!)", \
-          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, 0) \
-    ELEMENTWISE(SUB__SCALAR, "tt::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, TT_BUILTIN_INPLACE) \
+    BINARY(SUB__SCALAR, "tt::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
           "-> Tensor(a!)", \
-          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, 0) \
-    ELEMENTWISE(MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, 0) \
-    ELEMENTWISE(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, 0) \
-    ELEMENTWISE(MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_SAVES_SELF) \
-    ELEMENTWISE(MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, 0) \
-    ELEMENTWISE(DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, 0) \
-    ELEMENTWISE(DIV_SCALAR, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, 0) \
-    ELEMENTWISE(DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, 0) \
-    ELEMENTWISE(DIV__SCALAR, "tt::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
-          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, 0) \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, TT_BUILTIN_INPLACE) \
+    BINARY(MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_POINTWISE) \
+    BINARY(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, TT_BUILTIN_POINTWISE) \
+    BINARY(MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_SAVES_SELF | TT_BUILTIN_INPLACE) \
+    BINARY(MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, TT_BUILTIN_INPLACE) \
+    BINARY(DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, TT_BUILTIN_POINTWISE) \
+    BINARY(DIV_SCALAR, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, TT_BUILTIN_POINTWISE) \
+    BINARY(DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, TT_BUILTIN_INPLACE) \
+    BINARY(DIV__SCALAR, "tt::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
+          binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, TT_BUILTIN_INPLACE) \
     /* div with a rounding mode (None, "trunc", "floor"); rounding has a \
      * zero derivative, None is true division with div's. */ \
-    ELEMENTWISE(DIV_TENSOR_MODE, "tt::div.Tensor_mode(Tensor self, Tensor other, *, " \
+    BINARY(DIV_TENSOR_MODE, "tt::div.Tensor_mode(Tensor self, Tensor other, *, " \
           "str? rounding_mode) -> Tensor", \
-          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
-    ELEMENTWISE(DIV_SCALAR_MODE, "tt::div.Scalar_mode(Tensor self, Scalar other, *, " \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_POINTWISE) \
+    BINARY(DIV_SCALAR_MODE, "tt::div.Scalar_mode(Tensor self, Scalar other, *, " \
           "str? rounding_mode) -> Tensor", \
-          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
-    ELEMENTWISE(DIV__TENSOR_MODE, "tt::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, " \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_POINTWISE) \
+    BINARY(DIV__TENSOR_MODE, "tt::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, " \
           "str? rounding_mode) -> Tensor(a!)", \
-          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
-    ELEMENTWISE(DIV__SCALAR_MODE, "tt::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, " \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_INPLACE) \
+    BINARY(DIV__SCALAR_MODE, "tt::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, " \
           "str? rounding_mode) -> Tensor(a!)", \
-          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, 0) \
-    ELEMENTWISE(POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
-          binary_kernel, binary_kernel, pow_backward, save_all, BIN_POW, 0) \
-    ELEMENTWISE(POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
-          binary_kernel, binary_kernel, pow_scalar_backward, setup_pow_scalar, BIN_POW, 0) \
-    ELEMENTWISE(POW_SCALAR, "tt::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", \
-          pow_base_kernel, pow_base_kernel, pow_base_backward, setup_pow_base, BIN_POW, 0) \
-    ELEMENTWISE(EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, 0) \
-    ELEMENTWISE(EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, 0) \
-    ELEMENTWISE(NE_TENSOR, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, 0) \
-    ELEMENTWISE(NE_SCALAR, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, 0) \
-    ELEMENTWISE(LT_TENSOR, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, 0) \
-    ELEMENTWISE(LT_SCALAR, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, 0) \
-    ELEMENTWISE(LE_TENSOR, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, 0) \
-    ELEMENTWISE(LE_SCALAR, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, 0) \
-    ELEMENTWISE(GT_TENSOR, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, 0) \
-    ELEMENTWISE(GT_SCALAR, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, 0) \
-    ELEMENTWISE(GE_TENSOR, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, 0) \
-    ELEMENTWISE(GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
-          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, 0) \
-    ELEMENTWISE(NEG, "tt::neg(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, 0) \
-    ELEMENTWISE(EXP, "tt::exp(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_EXP, 0) \
-    ELEMENTWISE(LOG, "tt::log(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG, 0) \
-    ELEMENTWISE(SQRT, "tt::sqrt(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SQRT, 0) \
-    ELEMENTWISE(RSQRT, "tt::rsqrt(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RSQRT, 0) \
-    ELEMENTWISE(SIN, "tt::sin(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIN, 0) \
-    ELEMENTWISE(COS, "tt::cos(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_COS, 0) \
-    ELEMENTWISE(TANH, "tt::tanh(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TANH, 0) \
-    ELEMENTWISE(SIGMOID, "tt::sigmoid(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGMOID, 0) \
-    ELEMENTWISE(RELU, "tt::relu(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, 0) \
-    ELEMENTWISE(RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, 0) \
-    ELEMENTWISE(GELU, "tt::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, 0) \
-    ELEMENTWISE(ABS, "tt::abs(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, 0) \
+          div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_INPLACE) \
+    BINARY(POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
+          binary_kernel, binary_kernel, pow_backward, save_all, BIN_POW, TT_BUILTIN_POINTWISE) \
+    BINARY(POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
+          binary_kernel, binary_kernel, pow_scalar_backward, setup_pow_scalar, BIN_POW, TT_BUILTIN_POINTWISE) \
+    BINARY(POW_SCALAR, "tt::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", \
+          pow_base_kernel, pow_base_kernel, pow_base_backward, setup_pow_base, BIN_POW, TT_BUILTIN_POINTWISE) \
+    BINARY(EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, TT_BUILTIN_POINTWISE) \
+    BINARY(EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, TT_BUILTIN_POINTWISE) \
+    BINARY(NE_TENSOR, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, TT_BUILTIN_POINTWISE) \
+    BINARY(NE_SCALAR, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_NE, TT_BUILTIN_POINTWISE) \
+    BINARY(LT_TENSOR, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, TT_BUILTIN_POINTWISE) \
+    BINARY(LT_SCALAR, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LT, TT_BUILTIN_POINTWISE) \
+    BINARY(LE_TENSOR, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, TT_BUILTIN_POINTWISE) \
+    BINARY(LE_SCALAR, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LE, TT_BUILTIN_POINTWISE) \
+    BINARY(GT_TENSOR, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, TT_BUILTIN_POINTWISE) \
+    BINARY(GT_SCALAR, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GT, TT_BUILTIN_POINTWISE) \
+    BINARY(GE_TENSOR, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
+    BINARY(GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
+    /* ---- ops/unary.c: unary math ---------------------------------------- */ \
+    UNARY(NEG, "tt::neg(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, TT_BUILTIN_POINTWISE) \
+    UNARY(EXP, "tt::exp(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_EXP, TT_BUILTIN_POINTWISE) \
+    UNARY(LOG, "tt::log(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG, TT_BUILTIN_POINTWISE) \
+    UNARY(SQRT, "tt::sqrt(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SQRT, TT_BUILTIN_POINTWISE) \
+    UNARY(RSQRT, "tt::rsqrt(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RSQRT, TT_BUILTIN_POINTWISE) \
+    UNARY(SIN, "tt::sin(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIN, TT_BUILTIN_POINTWISE) \
+    UNARY(COS, "tt::cos(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_COS, TT_BUILTIN_POINTWISE) \
+    UNARY(TANH, "tt::tanh(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TANH, TT_BUILTIN_POINTWISE) \
+    UNARY(SIGMOID, "tt::sigmoid(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGMOID, TT_BUILTIN_POINTWISE) \
+    UNARY(RELU, "tt::relu(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, TT_BUILTIN_POINTWISE) \
+    UNARY(RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, TT_BUILTIN_INPLACE) \
+    UNARY(GELU, "tt::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, TT_BUILTIN_POINTWISE) \
+    UNARY(ABS, "tt::abs(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, TT_BUILTIN_POINTWISE) \
     /* sign is piecewise constant: a zero gradient, as PyTorch's formula. */ \
-    ELEMENTWISE(SIGN, "tt::sign(Tensor self) -> Tensor", \
-          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGN, 0) \
-    ELEMENTWISE(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
+    UNARY(SIGN, "tt::sign(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGN, TT_BUILTIN_POINTWISE) \
+    UNARY(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
           "str approximate=\"none\") -> Tensor", \
-          gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, 0) \
-    ELEMENTWISE(WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
-          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
-    ELEMENTWISE(WHERE_SCALARSELF, "tt::where.ScalarSelf(Tensor condition, Scalar self, " \
+          gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
+    /* ---- ops/where_clamp.c: where, clamp, zero_ -------------------------- */ \
+    WHERE_CLAMP(WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
+          where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
+    WHERE_CLAMP(WHERE_SCALARSELF, "tt::where.ScalarSelf(Tensor condition, Scalar self, " \
           "Tensor other) -> Tensor", \
-          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
-    ELEMENTWISE(WHERE_SCALAROTHER, "tt::where.ScalarOther(Tensor condition, Tensor self, " \
+          where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
+    WHERE_CLAMP(WHERE_SCALAROTHER, "tt::where.ScalarOther(Tensor condition, Tensor self, " \
           "Scalar other) -> Tensor", \
-          where_kernel, where_kernel, where_backward, save_first, 0, 0) \
-    ELEMENTWISE(WHERE_SCALAR, "tt::where.Scalar(Tensor condition, Scalar self, Scalar other) " \
+          where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
+    WHERE_CLAMP(WHERE_SCALAR, "tt::where.Scalar(Tensor condition, Scalar self, Scalar other) " \
           "-> Tensor", \
-          where_kernel, where_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
-    ELEMENTWISE(CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
-          clamp_kernel, clamp_kernel, clamp_backward, setup_clamp, 0, 0) \
-    ELEMENTWISE(CLAMP_TENSOR, "tt::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) " \
+          where_kernel, where_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    WHERE_CLAMP(CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
+          clamp_kernel, clamp_kernel, clamp_backward, setup_clamp, 0, TT_BUILTIN_POINTWISE) \
+    WHERE_CLAMP(CLAMP_TENSOR, "tt::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) " \
           "-> Tensor", \
-          clamp_tensor_kernel, clamp_tensor_kernel, clamp_tensor_backward, setup_clamp_tensor, 0, 0) \
-    ELEMENTWISE(ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
+          clamp_tensor_kernel, clamp_tensor_kernel, clamp_tensor_backward, setup_clamp_tensor, 0, TT_BUILTIN_POINTWISE) \
+    WHERE_CLAMP(ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
           zero_kernel, zero_kernel, zero_backward, NULL, 0, 0) \
     \
     /* ---- ops/reduce.c: reductions and softmax -------------------------- */ \
@@ -315,49 +328,54 @@
           "ScalarType? dtype=None) -> Tensor", \
           linspace_kernel, linspace_kernel, NULL, NULL, 0, 0) \
     FACTORIES(RAND, "tt::rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
-          random_kernel, random_kernel, NULL, NULL, RANDOM_UNIFORM, 0) \
+          random_kernel, random_kernel, NULL, NULL, RANDOM_UNIFORM, TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
     FACTORIES(RANDN, "tt::randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
-          random_kernel, random_kernel, NULL, NULL, RANDOM_NORMAL, 0) \
+          random_kernel, random_kernel, NULL, NULL, RANDOM_NORMAL, TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
     FACTORIES(NEW_EMPTY, "tt::new_empty(Tensor self, SymInt[] size) -> Tensor", \
           new_empty_kernel, new_empty_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     FACTORIES(EMPTY_LIKE, "tt::empty_like(Tensor self) -> Tensor", \
           empty_like_kernel, empty_like_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
-    /* ---- ops/transformer.c: embedding, layer norm, attention, AdamW ---- \
-     * (PyTorch's embedding also takes padding_idx, scale_grad_by_freq and \
-     * sparse, its layer_norm cudnn_enable: not taken here) */ \
-    TRANSFORMER(EMBEDDING, "tt::embedding(Tensor weight, Tensor indices) -> Tensor", \
+    /* ---- ops/embedding.c (PyTorch's embedding also takes padding_idx, \
+     * scale_grad_by_freq and sparse: not taken here) ------------------- */ \
+    EMBED(EMBEDDING, "tt::embedding(Tensor weight, Tensor indices) -> Tensor", \
           embedding_kernel, embedding_kernel, embedding_backward, setup_embedding, 0, 0) \
-    TRANSFORMER(EMBEDDING_DENSE_BACKWARD, "tt::embedding_dense_backward(Tensor grad_output, " \
+    EMBED(EMBEDDING_DENSE_BACKWARD, "tt::embedding_dense_backward(Tensor grad_output, " \
           "Tensor indices, SymInt num_weights) -> Tensor", \
           embedding_backward_kernel, embedding_backward_kernel, NULL, NULL, 0, 0) \
-    TRANSFORMER(LAYER_NORM, "tt::layer_norm(Tensor input, int[] normalized_shape, " \
+    /* ---- ops/normalization.c (PyTorch's layer_norm also takes \
+     * cudnn_enable: not taken here) ------------------------------------ */ \
+    NORMALIZATION(LAYER_NORM, "tt::layer_norm(Tensor input, int[] normalized_shape, " \
           "Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor", \
           layer_norm_kernel, layer_norm_kernel, layer_norm_backward, setup_layer_norm, 0, 0) \
-    TRANSFORMER(LAYER_NORM_BACKWARD, "tt::layer_norm_backward(Tensor grad_out, Tensor input, " \
+    NORMALIZATION(LAYER_NORM_BACKWARD, "tt::layer_norm_backward(Tensor grad_out, Tensor input, " \
           "int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) " \
           "-> (Tensor, Tensor, Tensor)", \
           layer_norm_backward_kernel, layer_norm_backward_kernel, NULL, NULL, 0, 0) \
-    TRANSFORMER(SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
+    /* ---- ops/attention.c ---------------------------------------------- */ \
+    ATTENTION(SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
           "Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, " \
           "bool is_causal=False, *, float? scale=None) -> Tensor", \
           sdpa_kernel, sdpa_kernel, sdpa_backward, setup_sdpa, 0, 0) \
-    TRANSFORMER(SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, \
+    ATTENTION(SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, \
           "tt::scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, " \
           "Tensor key, Tensor value, bool is_causal, float? scale) -> (Tensor, Tensor, Tensor)", \
           sdpa_backward_kernel, sdpa_backward_kernel, NULL, NULL, 0, 0) \
-    TRANSFORMER(ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \
+    /* ---- ops/optimizer.c: AdamW, the global norm for clipping --------- */ \
+    OPTIMIZER(ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \
           "Tensor(c!) exp_avg_sq, Tensor step, float lr, float beta1, float beta2, " \
           "float eps, float weight_decay) -> ()", \
           adamw_kernel, adamw_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
-    TRANSFORMER(GLOBAL_NORM, "tt::global_norm(Tensor[] tensors) -> Tensor", \
+    OPTIMIZER(GLOBAL_NORM, "tt::global_norm(Tensor[] tensors) -> Tensor", \
           global_norm_kernel, global_norm_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF)
 /* clang-format on */
 
 #define TT__BUILTIN_ID(id, ...) TT_OP_##id,
 typedef enum {
     TT_BUILTIN_OPS(TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
-                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID)
+                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
+                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
+                   TT__BUILTIN_ID)
     TT_OP_COUNT
 } tt_builtin_id;
 #undef TT__BUILTIN_ID

@@ -491,7 +491,7 @@ static const struct fused_case {
     {"neg", f_neg, true}, {"exp", f_exp, true}, {"log", f_log, true}, {"sqrt", f_sqrt, true},
     {"rsqrt", f_rsqrt, true}, {"sin", f_sin, true}, {"cos", f_cos, true},
     {"tanh", f_tanh, true}, {"sigmoid", f_sigmoid, true}, {"relu", f_relu, true},
-    {"gelu", f_gelu, true}, {"gelu tanh", f_gelu_tanh, false}, {"abs", f_abs, true},
+    {"gelu", f_gelu, true}, {"gelu tanh", f_gelu_tanh, true}, {"abs", f_abs, true},
     {"y * (x > 0)", gt0_mul, true},
 };
 enum { NFUSED = sizeof fused_cases / sizeof fused_cases[0] };

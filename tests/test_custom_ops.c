@@ -1530,7 +1530,9 @@ START_TEST(test_tags)
         .tags = TT_TAG_PT2_COMPLIANT | TT_TAG_POINTWISE});
     ck_assert_uint_eq(tt_op_tags(op), TT_TAG_PT2_COMPLIANT | TT_TAG_POINTWISE);
     ck_assert_uint_eq(tt_op_tags(NULL), 0);
-    ck_assert_uint_eq(tt_op_tags(tt_op_find("tt::add.Tensor")), 0);
+    /* Built-ins carry PyTorch's tags too. */
+    ck_assert_uint_eq(tt_op_tags(tt_op_find("tt::add.Tensor")), TT_TAG_POINTWISE);
+    ck_assert_uint_eq(tt_op_tags(tt_op_find("tt::add_.Tensor")), TT_TAG_INPLACE);
     char text[256];
     ck_assert_int_eq(tt_op_describe(op, text, sizeof text), (int)strlen(text));
     ck_assert_str_eq(text, "mylib::twice(Tensor x) -> Tensor  [tags: pt2_compliant_tag, "

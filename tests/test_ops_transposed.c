@@ -52,7 +52,7 @@ static float alpha_of(top op)
     return op == T_ADD_ALPHA ? -2.5f : op == T_SUB_ALPHA ? 0.75f : 1.0f;
 }
 
-/* The scalar reference: elementwise.c's loops compute add and sub as
+/* The scalar reference: binary.c's loops compute add and sub as
  * a +- alpha * b (alpha 1 by default) in float, in this order. */
 static float ref(top op, float a, float b)
 {

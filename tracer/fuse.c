@@ -4,10 +4,13 @@
  * dtype becomes one fused step: the step walks memory once, in blocks of
  * BLOCK elements, running the whole chain on each block in small buffers
  * that stay in cache, and writes only the chain's result. The ops'
- * intermediate tensors are never allocated.
+ * intermediate tensors are never allocated. Which ops join is the
+ * pointwise tag's to say; a built-in's formula is its row in
+ * ops/pointwise_ops.h, the same expression its eager kernel runs
+ * (tests/test_fusion.c holds every tagged op to that, bit for bit).
  *
- * A comparison with zero feeding a product (ReLU's backward: g * (y > 0))
- * fuses too: inside the chain the mask is the float 1 or 0, and g * 1.0,
+ * A comparison feeding a product (ReLU's backward: g * (y > 0)) fuses
+ * too: inside the chain the mask is the float 1 or 0, and g * 1.0,
  * g * 0.0 are what eager's bool-to-float promotion computes, bit for bit.
  *
  * In place: when an input of the step dies at the step and nothing else
@@ -29,6 +32,7 @@
 #include "vec_math.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,28 +42,32 @@
 #define CUSTOM_MAX_ARGS 32
 #define NO_SRC INT32_MIN /* a custom op's argument that is no tensor */
 
+/* The micro-ops: the kinds of the pointwise list (ops/pointwise_ops.h),
+ * whose formulas the eager kernels run too, and a custom op. */
 typedef enum {
-    U_ADD, U_SUB, U_MUL, U_DIV, /* tensor-tensor; add/sub scale b by s (alpha) */
-    U_ADDS, U_SUBS, U_MULS, U_DIVS, U_POWS, /* with the scalar s */
-    U_NEG, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID,
-    U_RELU, U_GELU, U_ABS,
-    U_GT, /* a > s as 1 or 0 (a bool result: only inside a chain) */
+#define U_KIND(K, ...) U_##K,
+    TT_POINTWISE_ARITH(U_KIND)   /* a op b, b a tensor or the Scalar s */
+    TT_POINTWISE_COMPARE(U_KIND) /* a op b as 1 or 0: a bool result, so only
+                                    a mask inside a chain */
+    TT_POINTWISE_UNARY(U_KIND)
+#undef U_KIND
     U_CUSTOM, /* a custom op tagged pointwise: its kernel per chunk */
 } ucode;
 
-/* The micro-op of each fusible built-in, plus one (0: not fusible). */
-static const int8_t code_plus1[TT_OP_COUNT] = {
-    [TT_OP_ADD_TENSOR] = U_ADD + 1, [TT_OP_SUB_TENSOR] = U_SUB + 1,
-    [TT_OP_MUL_TENSOR] = U_MUL + 1, [TT_OP_DIV_TENSOR] = U_DIV + 1,
-    [TT_OP_ADD_SCALAR] = U_ADDS + 1, [TT_OP_SUB_SCALAR] = U_SUBS + 1,
-    [TT_OP_MUL_SCALAR] = U_MULS + 1, [TT_OP_DIV_SCALAR] = U_DIVS + 1,
-    [TT_OP_POW_TENSOR_SCALAR] = U_POWS + 1, [TT_OP_NEG] = U_NEG + 1,
-    [TT_OP_EXP] = U_EXP + 1, [TT_OP_LOG] = U_LOG + 1, [TT_OP_SQRT] = U_SQRT + 1,
-    [TT_OP_RSQRT] = U_RSQRT + 1, [TT_OP_SIN] = U_SIN + 1, [TT_OP_COS] = U_COS + 1,
-    [TT_OP_TANH] = U_TANH + 1, [TT_OP_SIGMOID] = U_SIGMOID + 1, [TT_OP_RELU] = U_RELU + 1,
-    [TT_OP_GELU] = U_GELU + 1, [TT_OP_ABS] = U_ABS + 1,
-    [TT_OP_GT_SCALAR] = U_GT + 1,
+static bool is_binary(int c) { return c >= 0 && c < U_NEG; }
+static bool is_compare(int c) { return c >= U_EQ && c < U_NEG; }
+
+/* The micro-op of each built-in row the list names, plus one (0: none).
+ * gelu's tanh form has no row (_NONE, the extra last entry): fusable()
+ * picks it by gelu's argument. */
+#define U_ROW_BIN(K, TROW, SROW, ...) [TT_OP_##TROW] = U_##K + 1, [TT_OP_##SROW] = U_##K + 1,
+#define U_ROW_UN(K, ROW, ...) [TT_OP_##ROW] = U_##K + 1,
+static const int8_t code_plus1[TT_OP_COUNT + 1] = {
+    TT_POINTWISE_ARITH(U_ROW_BIN) TT_POINTWISE_COMPARE(U_ROW_BIN)
+    TT_POINTWISE_UNARY(U_ROW_UN)
 };
+#undef U_ROW_BIN
+#undef U_ROW_UN
 
 /* A custom pointwise op's call: the recorded arguments, with a source
  * (as a uop's) for each tensor argument. */
@@ -70,12 +78,14 @@ typedef struct {
     tt_value args[CUSTOM_MAX_ARGS];
 } custom_call;
 
-/* One micro-op: dst = code(a, b, s) over a block. Sources index the step's
+/* One micro-op: dst = code(a, b) over a block, b the Scalar s when
+ * bscalar; alpha scales b for add and sub. Sources index the step's
  * temporaries (>= 0) or its external inputs (-1 - i). */
 typedef struct {
     ucode code;
     int a, b;
-    double s;
+    bool bscalar;
+    double s, alpha;
     custom_call *cc; /* U_CUSTOM */
 } uop;
 
@@ -91,13 +101,33 @@ struct fused_step {
     bool custom;               /* has a U_CUSTOM: runs in row chunks */
 };
 
+/* What fuses is decided by the pointwise tag, built-in or custom: a
+ * built-in's micro-op is its row's kind in the pointwise list (a tagged
+ * built-in the list does not name, such as where, is not fused), and a
+ * built-in whose kernel an IMPL library overrides runs that kernel, not
+ * the list's formula. A custom op's tag promises elementwise; its fake
+ * kernel is what let it trace. */
 static int code_of(const tt_op *op)
 {
+    if (!(tt_op_tags(op) & TT_TAG_POINTWISE))
+        return -1;
     int id = tt__builtin_id(op);
     if (id >= 0)
-        return code_plus1[id] - 1;
-    /* The tag promises elementwise; the fake kernel is what let it trace. */
-    return tt_op_tags(op) & TT_TAG_POINTWISE && tt_op_has_fake(op) ? U_CUSTOM : -1;
+        return atomic_load(&tt__builtin_overridden[id]) ? -1 : code_plus1[id] - 1;
+    return tt_op_has_fake(op) ? U_CUSTOM : -1;
+}
+
+/* A node's micro-op, its arguments read: gelu's approximate picks the erf
+ * or the tanh form (-1 for another string). */
+static int node_code(const gnode *n)
+{
+    int code = code_of(n->op);
+    if (code != U_GELU || n->nargs < 2)
+        return code;
+    const garg *ga = &n->args[1];
+    if (ga->kind != GARG_CONST || ga->v.kind != TT_V_STR || !ga->v.u.s)
+        return -1;
+    return !strcmp(ga->v.u.s, "none") ? U_GELU : !strcmp(ga->v.u.s, "tanh") ? U_GELU_TANH : -1;
 }
 
 static double scalar_of(const garg *a)
@@ -123,7 +153,7 @@ static bool dense_like(const tt_tensor *t, const tt_tensor *out)
 static bool is_mask(const tt_graph *g, gref r)
 {
     const gnode *n = &g->nodes[r.node];
-    return n->kind == TT_NODE_OP && code_of(n->op) == U_GT;
+    return n->kind == TT_NODE_OP && is_compare(code_of(n->op));
 }
 
 /* Whether node i can join a fused chain: a listed op whose tensor inputs
@@ -133,12 +163,12 @@ static bool is_mask(const tt_graph *g, gref r)
 static bool fusable(const tt_graph *g, int i)
 {
     const gnode *n = &g->nodes[i];
-    int code = n->kind == TT_NODE_OP && n->nvals == 1 ? code_of(n->op) : -1;
+    int code = n->kind == TT_NODE_OP && n->nvals == 1 ? node_code(n) : -1;
     if (code < 0)
         return false;
     const tt_tensor *out = n->vals[0];
     tt_dtype dt = out ? tt_dtype_of(out) : TT_BOOL;
-    if (code == U_GT) { /* compares float data: the input's dtype counts */
+    if (is_compare(code)) { /* compares float data: the input's dtype counts */
         gref r = n->args[0].ref;
         const tt_tensor *x = n->args[0].kind == GARG_REF ? g->nodes[r.node].vals[r.out] : NULL;
         if (!x || dt != TT_BOOL)
@@ -158,9 +188,8 @@ static bool fusable(const tt_graph *g, int i)
         if (ga->kind == GARG_REF && !dense_like(v, out) &&
             !(code == U_MUL && is_mask(g, ga->ref) && same_dense_shape(v, out)))
             return false;
-        /* gelu's approximate: the fused formula is the erf form only. */
-        if (ga->kind == GARG_CONST && code == U_GELU && ga->v.kind == TT_V_STR &&
-            ga->v.u.s && strcmp(ga->v.u.s, "none") == 0)
+        /* gelu's approximate: node_code read it. */
+        if (a == 1 && (code == U_GELU || code == U_GELU_TANH))
             continue;
         if (ga->kind == GARG_CONST && code != U_CUSTOM && ga->v.kind != TT_V_INT &&
             ga->v.kind != TT_V_FLOAT && ga->v.kind != TT_V_BOOL)
@@ -232,8 +261,9 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
     for (int k = 0; k < n; k++) {
         const gnode *x = &g->nodes[members[k]];
         uop *u = &f->uops[k];
-        u->code = (ucode)code_of(x->op);
-        u->s = 1;
+        u->code = (ucode)node_code(x);
+        u->s = 0;
+        u->alpha = 1;
         u->b = 0;
         f->nodes[k] = members[k];
         if (u->code == U_CUSTOM) {
@@ -253,14 +283,14 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
             continue;
         }
         u->a = source_of(f, x->args[0].ref, members, n);
-        if (u->code <= U_DIV) {
-            u->b = source_of(f, x->args[1].ref, members, n);
+        if (is_binary(u->code)) {
+            u->bscalar = x->args[1].kind != GARG_REF;
+            if (u->bscalar)
+                u->s = scalar_of(&x->args[1]);
+            else
+                u->b = source_of(f, x->args[1].ref, members, n);
             if ((u->code == U_ADD || u->code == U_SUB) && x->nargs > 2)
-                u->s = scalar_of(&x->args[2]);
-        } else if (u->code <= U_POWS || u->code == U_GT) {
-            u->s = scalar_of(&x->args[1]);
-            if ((u->code == U_ADDS || u->code == U_SUBS) && x->nargs > 2 && scalar_of(&x->args[2]) != 1)
-                return tt__fused_free(f); /* add(x, s, alpha) with alpha != 1: rare, left unfused */
+                u->alpha = scalar_of(&x->args[2]);
         }
     }
     f->nuops = n;
@@ -277,8 +307,8 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
 static bool single_in_place(const tt_graph *g, int i)
 {
     const gnode *n = &g->nodes[i];
-    int code = code_of(n->op);
-    if (code == U_GT || code == U_CUSTOM || n->args[0].kind != GARG_REF)
+    int code = node_code(n);
+    if (is_compare(code) || code == U_CUSTOM || n->args[0].kind != GARG_REF)
         return false;
     const gnode *src = &g->nodes[n->args[0].ref.node];
     return src->kind == TT_NODE_OP && src->nvals == 1 && src->nusers == 1 &&
@@ -425,16 +455,50 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
     return st;
 }
 
-#define RUN_BLOCK(T, F, VEC)                                                   \
+/* Each micro-op's loop over a block, from the pointwise list: the
+ * formula the eager kernel runs, on the same operands in the same dtype,
+ * so fused and eager agree bit for bit. f32 transcendentals use the
+ * vector kernels when the CPU has them, as eager does. */
+#define FUSE_BIN_CASE(T, K, EXPR)                                              \
+    case U_##K:                                                                \
+        if (B) {                                                               \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                T a = A[i], b = B[i];                                          \
+                d[i] = (T)(EXPR);                                              \
+            }                                                                  \
+        } else {                                                               \
+            const T b = s;                                                     \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                T a = A[i];                                                    \
+                d[i] = (T)(EXPR);                                              \
+            }                                                                  \
+        }                                                                      \
+        break;
+#define FUSE_BIN_F32(K, TROW, SROW, F32, F64) FUSE_BIN_CASE(float, K, F32)
+#define FUSE_BIN_F64(K, TROW, SROW, F32, F64) FUSE_BIN_CASE(double, K, F64)
+#define FUSE_UN_CASE(T, K, EXPR, HAS_VEC)                                      \
+    case U_##K:                                                                \
+        if (HAS_VEC && tt__vec_f32(TT_VEC_##K, (float *)d, (const float *)A, n)) \
+            break;                                                             \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            T a = A[i];                                                        \
+            d[i] = (T)(EXPR);                                                  \
+        }                                                                      \
+        break;
+#define FUSE_UN_F32(K, ROW, F32, F64, VEC) FUSE_UN_CASE(float, K, F32, TT__PW_HAS_VEC(VEC))
+#define FUSE_UN_F64(K, ROW, F32, F64, VEC) FUSE_UN_CASE(double, K, F64, 0)
+
+#define RUN_BLOCK(T, BIN, UN)                                                  \
     static tt_status run_block_##T(const fused_step *f, const block_mem *m, T *out, \
                                    int64_t n, const int64_t *sizes)            \
     {                                                                          \
         for (int k = 0; k < f->nuops; k++) {                                   \
             const uop *u = &f->uops[k];                                        \
-            const T *a = (const T *)src_ptr(m, u->a, sizeof(T));              \
-            const T *b = u->code <= U_DIV ? (const T *)src_ptr(m, u->b, sizeof(T)) : NULL; \
+            const T *A = (const T *)src_ptr(m, u->a, sizeof(T));              \
+            const T *B = is_binary(u->code) && !u->bscalar                     \
+                             ? (const T *)src_ptr(m, u->b, sizeof(T)) : NULL;  \
             T *d = k == f->nuops - 1 ? out : (T *)src_ptr(m, k, sizeof(T));   \
-            const T s = (T)u->s;                                               \
+            const T s = (T)u->s, alpha = (T)u->alpha;                          \
             switch (u->code) {                                                 \
             case U_CUSTOM: {                                                   \
                 tt_status st = run_custom(f, u->cc, m, (char *)d, n, sizes);   \
@@ -442,58 +506,18 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
                     return st;                                                 \
                 break;                                                         \
             }                                                                  \
-            case U_ADD: for (int64_t i = 0; i < n; i++) d[i] = a[i] + s * b[i]; break; \
-            case U_SUB: for (int64_t i = 0; i < n; i++) d[i] = a[i] - s * b[i]; break; \
-            case U_MUL: for (int64_t i = 0; i < n; i++) d[i] = a[i] * b[i]; break;     \
-            case U_DIV: for (int64_t i = 0; i < n; i++) d[i] = a[i] / b[i]; break;     \
-            case U_ADDS: for (int64_t i = 0; i < n; i++) d[i] = a[i] + s; break;       \
-            case U_SUBS: for (int64_t i = 0; i < n; i++) d[i] = a[i] - s; break;       \
-            case U_MULS: for (int64_t i = 0; i < n; i++) d[i] = a[i] * s; break;       \
-            case U_DIVS: for (int64_t i = 0; i < n; i++) d[i] = a[i] / s; break;       \
-            case U_POWS: for (int64_t i = 0; i < n; i++) d[i] = pow##F(a[i], s); break; \
-            case U_NEG: for (int64_t i = 0; i < n; i++) d[i] = -a[i]; break;           \
-            case U_RELU: for (int64_t i = 0; i < n; i++) d[i] = a[i] <= 0 ? 0 : a[i]; break; \
-            case U_ABS: for (int64_t i = 0; i < n; i++) d[i] = fabs##F(a[i]); break;   \
-            case U_GT: for (int64_t i = 0; i < n; i++) d[i] = a[i] > s ? (T)1 : (T)0; break; \
-            case U_SQRT: for (int64_t i = 0; i < n; i++) d[i] = sqrt##F(a[i]); break;  \
-            case U_RSQRT: for (int64_t i = 0; i < n; i++) d[i] = 1 / sqrt##F(a[i]); break; \
-            default:                                                           \
-                if (VEC(u->code, d, a, n))                                     \
-                    break;                                                     \
-                for (int64_t i = 0; i < n; i++) {                              \
-                    T x = a[i];                                                \
-                    d[i] = u->code == U_EXP ? exp##F(x)                        \
-                         : u->code == U_LOG ? log##F(x)                        \
-                         : u->code == U_SIN ? sin##F(x)                        \
-                         : u->code == U_COS ? cos##F(x)                        \
-                         : u->code == U_TANH ? tanh##F(x)                      \
-                         : u->code == U_SIGMOID ? 1 / (1 + exp##F(-x))         \
-                         : (T)0.5 * x * (1 + erf##F(x * (T)0.70710678118654752440)); \
-                }                                                              \
+            TT_POINTWISE_ARITH(BIN)                                            \
+            TT_POINTWISE_COMPARE(BIN)                                          \
+            TT_POINTWISE_UNARY(UN)                                             \
             }                                                                  \
         }                                                                      \
         return TT_OK;                                                          \
     }
 
-/* f32 transcendentals use the vector kernels when the CPU has them. */
-static bool vec_f32(ucode c, float *d, const float *a, int64_t n)
-{
-    int v = c == U_EXP ? TT_VEC_EXP : c == U_LOG ? TT_VEC_LOG : c == U_SIN ? TT_VEC_SIN
-          : c == U_COS ? TT_VEC_COS : c == U_TANH ? TT_VEC_TANH
-          : c == U_SIGMOID ? TT_VEC_SIGMOID : c == U_GELU ? TT_VEC_GELU : TT_VEC_NONE;
-    return v != TT_VEC_NONE && tt__vec_f32(v, d, a, n);
-}
-
-static bool vec_none(ucode c, double *d, const double *a, int64_t n)
-{
-    (void)c, (void)d, (void)a, (void)n;
-    return false;
-}
-
 typedef float f32;
 typedef double f64;
-RUN_BLOCK(f32, f, vec_f32)
-RUN_BLOCK(f64, , vec_none)
+RUN_BLOCK(f32, FUSE_BIN_F32, FUSE_UN_F32)
+RUN_BLOCK(f64, FUSE_BIN_F64, FUSE_UN_F64)
 
 typedef struct {
     const fused_step *f;

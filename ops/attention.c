@@ -1,0 +1,519 @@
+/* Built-in ops: causal (or full) scaled-dot-product attention and its
+ * derivative, scaled_dot_product_attention_backward, with the heads'
+ * products through BLAS (transformer_impl.h says how these kernels are
+ * built). */
+#include "transformer_impl.h"
+#include "vec_math.h"
+
+#include <cblas.h>
+
+/* The geometry of an attention call: `nb` independent heads (the leading
+ * dims), queries [T, D], keys [S, D], values [S, Dv] per head. Inputs may
+ * have any strides (a head's q, k, v are usually views of one projection);
+ * the last dim is made unit-stride. */
+typedef struct {
+    const char *q, *k, *v, *o, *go;
+    char *out, *dq, *dk, *dv;
+    int nlead;
+    int64_t lead[TT_MAX_DIMS];
+    int64_t qs[TT_MAX_DIMS], ks[TT_MAX_DIMS], vs[TT_MAX_DIMS], os[TT_MAX_DIMS],
+        gs[TT_MAX_DIMS]; /* element strides of every dim */
+    int64_t nb, T, S, D, Dv;
+    double scale;
+    bool causal;
+} attn_plan;
+
+/* Element offset of head `h` in a tensor with strides st. */
+static int64_t head_off(const attn_plan *p, const int64_t *st, int64_t h)
+{
+    int64_t off = 0;
+    for (int d = p->nlead - 1; d >= 0; d--) {
+        off += (h % p->lead[d]) * st[d];
+        h /= p->lead[d];
+    }
+    return off;
+}
+
+/* The visible keys of query row i. */
+static int64_t attn_len(const attn_plan *p, int64_t i)
+{
+    return p->causal ? (i + 1 < p->S ? i + 1 : p->S) : p->S;
+}
+
+/* exp over a row in place with the vector kernels; false when there are
+ * none (f64 has none). */
+static bool vexp_float(float *r, int64_t n) { return tt__vec_f32(TT_VEC_EXP, r, r, n); }
+static bool vexp_double(double *r, int64_t n)
+{
+    (void)r, (void)n;
+    return false;
+}
+
+/* The heads' products go through BLAS, a block of ATTN_ROWS query rows at
+ * a time: the block's scores Q K^T, turned into probabilities in place,
+ * then P V. A causal block needs the keys up to its last row only, so the
+ * products shrink to about (1 + 1/blocks) / 2 of the full block's. The
+ * backward recomputes the probabilities block by block (they are not kept
+ * between forward and backward), runs dP = dO V^T, dS and dQ per row block,
+ * then dV and dK per block of key rows, each over the query rows that can
+ * see those keys.
+ *
+ * Threads: heads run in parallel over our threads, each head on one
+ * thread, when every product of a head is small enough that OpenBLAS runs
+ * it on the calling thread (see linalg.c: then OpenBLAS's pool and ours
+ * never run at once); larger heads run one after the other with each
+ * product threaded by OpenBLAS. The blocks are the same either way, so
+ * the results do not depend on the thread count. */
+#define ATTN_ROWS 32
+
+/* The visible keys of the row block ending before row r1 (all the keys of
+ * a full mask). */
+static int64_t attn_keys(const attn_plan *p, int64_t r1)
+{
+    return p->causal ? (r1 < p->S ? r1 : p->S) : p->S;
+}
+
+/* The first query row that sees key j0 (0 for a full mask). */
+static int64_t attn_first_row(const attn_plan *p, int64_t j0)
+{
+    return p->causal ? (j0 < p->T ? j0 : p->T) : 0;
+}
+
+/* True when the heads can run in parallel: more than one thread and one
+ * head, and every product of a block small enough to stay on the calling
+ * thread in OpenBLAS. */
+static bool attn_parallel(const attn_plan *p)
+{
+    int64_t rows = p->T > p->S ? p->T : p->S, cols = p->D > p->Dv ? p->D : p->Dv;
+    return tt_get_num_threads() > 1 && p->nb > 1 &&
+           (double)ATTN_ROWS * (double)rows * (double)cols <= TT_BLAS_SINGLE_THREAD_MNK;
+}
+
+#define ATTN_GEMM(T_, GEMM, VEXP, EXP)                                         \
+    static void gemm_##T_(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, \
+                          const T_ *a, int64_t lda, const T_ *b, int64_t ldb, T_ *c,  \
+                          int64_t ldc)                                         \
+    {                                                                          \
+        if (m == 0 || n == 0)                                                  \
+            return;                                                            \
+        if (k == 0) { /* BLAS leaves C alone when k is 0; the product is 0 */  \
+            for (int64_t i = 0; i < m; i++)                                    \
+                memset(c + i * ldc, 0, sizeof(T_) * (size_t)n);                \
+            return;                                                            \
+        }                                                                      \
+        GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, \
+             (blasint)m, (blasint)n, (blasint)k, (T_)alpha, a, (blasint)lda, b,  \
+             (blasint)ldb, 0, c, (blasint)ldc);                                \
+    }                                                                          \
+    /* Rows [r0, r1) of scores (row r0 at s, rows S apart) into            \
+     * probabilities over their visible keys; the hidden ones, up to column \
+     * `width`, become 0. */                                                 \
+    CPU_CLONES static void softmax_rows_##T_(const attn_plan *p, T_ *s, int64_t r0, \
+                                             int64_t r1, int64_t width)        \
+    {                                                                          \
+        for (int64_t i = r0; i < r1; i++) {                                    \
+            T_ *r = s + (i - r0) * p->S;                                       \
+            int64_t len = attn_len(p, i);                                      \
+            T_ m = row_max_##T_(r, len);                                       \
+            for (int64_t j = 0; j < len; j++)                                  \
+                r[j] -= m;                                                     \
+            if (!VEXP(r, len))                                                 \
+                for (int64_t j = 0; j < len; j++)                              \
+                    r[j] = EXP(r[j]);                                          \
+            /* len == 0 only with no keys at all: nothing to scale */         \
+            T_ inv = (T_)(1.0 / row_dot_##T_(r, NULL, len));                   \
+            for (int64_t j = 0; j < len; j++)                                  \
+                r[j] *= inv;                                                   \
+            for (int64_t j = len; j < width; j++)                              \
+                r[j] = 0;                                                      \
+        }                                                                      \
+    }                                                                          \
+    /* Head h's output; s holds ATTN_ROWS rows of S scores. */                 \
+    static void attn_fwd_head_##T_(const attn_plan *p, int64_t h, T_ *s)       \
+    {                                                                          \
+        int nl = p->nlead;                                                     \
+        const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);                \
+        const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);                \
+        const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);                \
+        T_ *o = (T_ *)p->out + head_off(p, p->os, h);                          \
+        for (int64_t r0 = 0; r0 < p->T; r0 += ATTN_ROWS) {                     \
+            int64_t r1 = r0 + ATTN_ROWS < p->T ? r0 + ATTN_ROWS : p->T;        \
+            int64_t n = attn_keys(p, r1);                                      \
+            gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * p->qs[nl], \
+                      p->qs[nl], k, p->ks[nl], s, p->S);                       \
+            softmax_rows_##T_(p, s, r0, r1, n);                                  \
+            gemm_##T_(false, false, r1 - r0, p->Dv, n, 1, s, p->S, v, p->vs[nl], \
+                      o + r0 * p->os[nl], p->os[nl]);                          \
+        }                                                                      \
+    }                                                                          \
+    /* Head h's gradients: dP = dO V^T, dV = P^T dO, dS = P (dP - rowsum(P dP)), \
+     * dQ = scale dS K, dK = scale dS^T Q. s and ds are (T, S) each. */      \
+    CPU_CLONES static void attn_bwd_head_##T_(const attn_plan *p, int64_t h, T_ *s, \
+                                              T_ *ds)                          \
+    {                                                                          \
+        int nl = p->nlead;                                                     \
+        const T_ *q = (const T_ *)p->q + head_off(p, p->qs, h);                \
+        const T_ *k = (const T_ *)p->k + head_off(p, p->ks, h);                \
+        const T_ *v = (const T_ *)p->v + head_off(p, p->vs, h);                \
+        const T_ *go = (const T_ *)p->go + head_off(p, p->gs, h);              \
+        T_ *dq = (T_ *)p->dq + h * p->T * p->D;                                \
+        T_ *dk = (T_ *)p->dk + h * p->S * p->D;                                \
+        T_ *dv = (T_ *)p->dv + h * p->S * p->Dv;                               \
+        int64_t ldq = p->qs[nl], ldk = p->ks[nl], ldv = p->vs[nl], ldg = p->gs[nl]; \
+        for (int64_t r0 = 0; r0 < p->T; r0 += ATTN_ROWS) {                     \
+            int64_t r1 = r0 + ATTN_ROWS < p->T ? r0 + ATTN_ROWS : p->T;        \
+            int64_t n = attn_keys(p, r1);                                      \
+            T_ *sr = s + r0 * p->S, *dr0 = ds + r0 * p->S;                     \
+            gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * ldq, ldq, k, ldk, \
+                      sr, p->S);                                               \
+            /* whole rows: the key blocks below read above the diagonal */   \
+            softmax_rows_##T_(p, sr, r0, r1, p->S);                            \
+            gemm_##T_(false, true, r1 - r0, n, p->Dv, 1, go + r0 * ldg, ldg, v, ldv, \
+                      dr0, p->S);                                              \
+            for (int64_t i = r0; i < r1; i++) {                                \
+                T_ *pr = s + i * p->S, *dr = ds + i * p->S;                    \
+                int64_t len = attn_len(p, i);                                  \
+                double d = row_dot_##T_(pr, dr, len);                          \
+                for (int64_t j = 0; j < len; j++)                              \
+                    dr[j] = pr[j] * (dr[j] - (T_)d);                           \
+                for (int64_t j = len; j < p->S; j++)                           \
+                    dr[j] = 0;                                                 \
+            }                                                                  \
+            gemm_##T_(false, false, r1 - r0, p->D, n, p->scale, dr0, p->S, k, ldk, \
+                      dq + r0 * p->D, p->D);                                   \
+        }                                                                      \
+        for (int64_t j0 = 0; j0 < p->S; j0 += ATTN_ROWS) {                     \
+            int64_t j1 = j0 + ATTN_ROWS < p->S ? j0 + ATTN_ROWS : p->S;        \
+            int64_t i0 = attn_first_row(p, j0), m = p->T - i0;                 \
+            gemm_##T_(true, false, j1 - j0, p->Dv, m, 1, s + i0 * p->S + j0, p->S, \
+                      go + i0 * ldg, ldg, dv + j0 * p->Dv, p->Dv);             \
+            gemm_##T_(true, false, j1 - j0, p->D, m, p->scale, ds + i0 * p->S + j0, p->S, \
+                      q + i0 * ldq, ldq, dk + j0 * p->D, p->D);                \
+        }                                                                      \
+    }
+ATTN_GEMM(float, cblas_sgemm, vexp_float, expf)
+ATTN_GEMM(double, cblas_dgemm, vexp_double, exp)
+
+/* The heads [h0, h1) of one task, forward or backward, with the task's own
+ * scratch blocks. */
+typedef struct {
+    const attn_plan *p;
+    char *scratch;
+    size_t per_task; /* bytes of scratch per task */
+    int64_t ntasks;
+    bool f64, backward;
+} attn_run;
+
+static void attn_task(int64_t t0, int64_t t1, void *vr)
+{
+    const attn_run *r = vr;
+    const attn_plan *p = r->p;
+    size_t es = r->f64 ? sizeof(double) : sizeof(float);
+    for (int64_t t = t0; t < t1; t++) {
+        char *s = r->scratch + (size_t)t * r->per_task;
+        char *ds = s + es * (size_t)(p->T * p->S);
+        for (int64_t h = t * p->nb / r->ntasks; h < (t + 1) * p->nb / r->ntasks; h++) {
+            if (r->backward && r->f64)
+                attn_bwd_head_double(p, h, (double *)s, (double *)ds);
+            else if (r->backward)
+                attn_bwd_head_float(p, h, (float *)s, (float *)ds);
+            else if (r->f64)
+                attn_fwd_head_double(p, h, (double *)s);
+            else
+                attn_fwd_head_float(p, h, (float *)s);
+        }
+    }
+}
+
+/* Runs every head of p: forward (one block of ATTN_ROWS rows of scores per
+ * task) or backward (two (T, S) blocks per task). */
+static tt_status attn_run_heads(const char *op, const attn_plan *p, bool f64, bool backward)
+{
+    attn_run r = {.p = p, .f64 = f64, .backward = backward};
+    bool par = attn_parallel(p);
+    r.ntasks = par ? (tt_get_num_threads() < p->nb ? tt_get_num_threads() : p->nb) : 1;
+    int64_t rows = backward ? 2 * p->T : (p->T < ATTN_ROWS ? p->T : ATTN_ROWS);
+    r.per_task = (f64 ? sizeof(double) : sizeof(float)) *
+                 (size_t)(rows * p->S > 0 ? rows * p->S : 1);
+    r.scratch = tt__malloc(r.per_task * (size_t)r.ntasks);
+    if (!r.scratch)
+        return tt_error(TT_ENOMEM, "%s: out of memory for %lld blocks of [%lld, %lld] scores", op,
+                        (long long)(r.ntasks * (backward ? 2 : 1)),
+                        (long long)(backward ? p->T : rows), (long long)p->S);
+    if (par)
+        tt_parallel_for(r.ntasks, 1, attn_task, &r);
+    else
+        attn_task(0, 1, &r);
+    tt__free(r.scratch);
+    return TT_OK;
+}
+
+/* Checks q [..., T, D], k [..., S, D], v [..., S, Dv] and fills the
+ * geometry (sizes only; pointers and strides for real calls). */
+static tt_status attn_check(const char *op, const tt_tensor *q, const tt_tensor *k,
+                            const tt_tensor *v, attn_plan *p)
+{
+    tt_status st;
+    char s1[128], s2[128];
+    const tt_tensor *ts[3] = {q, k, v};
+    const char *names[3] = {"query", "key", "value"};
+    for (int i = 0; i < 3; i++) {
+        if ((st = want_float(op, names[i], i + 1, ts[i])) ||
+            (i && (st = want_same_dtype(op, names[i], i + 1, ts[i], q))))
+            return st;
+        if (tt_ndim(ts[i]) < 2 || tt_ndim(ts[i]) != tt_ndim(q))
+            return tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected [..., L, E] with the "
+                                       "rank of query %s, got %s", op, names[i], i + 1,
+                            tt_shape_str(q, s1, sizeof s1), tt_shape_str(ts[i], s2, sizeof s2));
+    }
+    int nd = tt_ndim(q);
+    p->nlead = nd - 2;
+    for (int d = 0; d < nd - 2; d++)
+        for (int i = 1; i < 3; i++)
+            if (!tt_size_eq(tt_sizes(ts[i])[d], tt_sizes(q)[d]))
+                return tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): leading sizes of %s do "
+                                           "not match query %s", op, names[i], i + 1,
+                                tt_shape_str(ts[i], s2, sizeof s2), tt_shape_str(q, s1, sizeof s1));
+    if (!tt_size_eq(tt_sizes(k)[nd - 1], tt_sizes(q)[nd - 1]))
+        return tt_error(TT_ESHAPE, "%s: argument 'key' (#2): last size of %s does not match "
+                                   "query %s", op, tt_shape_str(k, s2, sizeof s2),
+                        tt_shape_str(q, s1, sizeof s1));
+    if (!tt_size_eq(tt_sizes(v)[nd - 2], tt_sizes(k)[nd - 2]))
+        return tt_error(TT_ESHAPE, "%s: argument 'value' (#3): %s has not as many rows as "
+                                   "key %s", op, tt_shape_str(v, s2, sizeof s2),
+                        tt_shape_str(k, s1, sizeof s1));
+    return TT_OK;
+}
+
+/* A view of t whose last dim has unit stride and whose rows do not
+ * overlap (BLAS reads them as a matrix): t itself (retained) or a
+ * contiguous copy. */
+static tt_tensor *unit_last(const tt_tensor *t)
+{
+    int nd = tt_ndim(t);
+    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
+    bool unit = sz[nd - 1] <= 1 || st[nd - 1] == 1;
+    bool rows = sz[nd - 2] <= 1 || st[nd - 2] >= (sz[nd - 1] > 1 ? sz[nd - 1] : 1);
+    return unit && rows ? tt_retain((tt_tensor *)t) : tt_contiguous(t);
+}
+
+/* The BLAS leading dimension of t's (rows, cols) matrices: the row
+ * stride, which BLAS wants at least cols even when there is one row. */
+static int64_t lead_dim(const tt_tensor *t)
+{
+    int nd = tt_ndim(t);
+    int64_t cols = tt_sizes(t)[nd - 1] > 1 ? tt_sizes(t)[nd - 1] : 1;
+    return tt_sizes(t)[nd - 2] <= 1 || tt_strides(t)[nd - 2] < cols ? cols : tt_strides(t)[nd - 2];
+}
+
+/* Fills p's numbers and strides for real (concrete) tensors, whose last
+ * dims have unit stride. */
+static void attn_geometry(attn_plan *p, const tt_tensor *q, const tt_tensor *k,
+                          const tt_tensor *v, double scale, bool causal)
+{
+    int nd = tt_ndim(q);
+    p->nb = 1;
+    for (int d = 0; d < nd - 2; d++)
+        p->nb *= (p->lead[d] = tt_sizes(q)[d]);
+    p->T = tt_sizes(q)[nd - 2], p->D = tt_sizes(q)[nd - 1];
+    p->S = tt_sizes(k)[nd - 2], p->Dv = tt_sizes(v)[nd - 1];
+    for (int d = 0; d < nd; d++)
+        p->qs[d] = tt_strides(q)[d], p->ks[d] = tt_strides(k)[d], p->vs[d] = tt_strides(v)[d];
+    p->qs[nd - 2] = lead_dim(q), p->ks[nd - 2] = lead_dim(k), p->vs[nd - 2] = lead_dim(v);
+    p->q = tt__ptr(q), p->k = tt__ptr(k), p->v = tt__ptr(v);
+    p->scale = scale > 0 ? scale : 1.0 / sqrt((double)(p->D ? p->D : 1));
+    p->causal = causal;
+}
+
+/* The output's strides: for [B, H, T, Dv] the memory is [B, T, H, Dv], as
+ * PyTorch's flash attention lays it out, so that out.transpose(1, 2)
+ * (merging heads back into channels) is contiguous; other ranks are
+ * contiguous. */
+static void attn_out_strides(int nd, const tt_size *sz, tt_size *st)
+{
+    if (nd == 4) {
+        st[3] = 1;
+        st[1] = sz[3];
+        st[2] = tt_sym_mul(sz[1], sz[3]);
+        st[0] = tt_sym_mul(sz[2], st[2]);
+        return;
+    }
+    st[nd - 1] = 1;
+    for (int d = nd - 2; d >= 0; d--)
+        st[d] = tt_sym_mul(st[d + 1], sz[d + 1]);
+}
+
+static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor **v,
+                           bool *causal, double *scale, int first)
+{
+    tt_status st;
+    tt_tensor *mask;
+    double dropout;
+    const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
+    if ((st = tt_arg_tensor(f, first, q)) || (st = tt_arg_tensor(f, first + 1, k)) ||
+        (st = tt_arg_tensor(f, first + 2, v)))
+        return st;
+    if (first == 0) {
+        if ((st = tt_arg_tensor(f, 3, &mask)) || (st = tt_arg_float(f, 4, &dropout)))
+            return st;
+        /* Only what GPT-2 needs: a causal or full mask, no dropout. */
+        if (mask)
+            return tt_error(TT_EINVAL, "%s: argument 'attn_mask' (#4): only None is supported "
+                                       "(use is_causal=True for a causal mask)", op);
+        if (dropout != 0)
+            return tt_error(TT_EINVAL, "%s: argument 'dropout_p' (#5): only 0.0 is supported, "
+                                       "got %g", op, dropout);
+    }
+    int ci = first == 0 ? 5 : first + 3;
+    if ((st = tt_arg_bool(f, ci, causal)))
+        return st;
+    *scale = 0;
+    return tt_arg_is_none(f, ci + 1) ? TT_OK : tt_arg_float(f, ci + 1, scale);
+}
+
+/* tt::scaled_dot_product_attention: softmax(q k^T * scale + mask) v per
+ * head, scale 1/sqrt(D) by default, mask causal (query i sees keys j <= i,
+ * as PyTorch's is_causal) or none. Fused: the scores of one block of query
+ * rows live only while that block is computed. */
+static tt_status sdpa_kernel(tt_frame *f)
+{
+    tt_tensor *q, *k, *v;
+    bool causal;
+    double scale;
+    const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
+    attn_plan p = {0};
+    tt_status st = sdpa_args(f, &q, &k, &v, &causal, &scale, 0);
+    if (st || (st = attn_check(op, q, k, v, &p)))
+        return st;
+    int nd = tt_ndim(q);
+    tt_size sz[TT_MAX_DIMS], strides[TT_MAX_DIMS];
+    memcpy(sz, tt_sizes(q), sizeof(tt_size) * (size_t)nd);
+    sz[nd - 1] = tt_sizes(v)[nd - 1];
+    attn_out_strides(nd, sz, strides);
+    bool fake = tt_frame_is_fake(f) || is_fake(q) || is_fake(k) || is_fake(v);
+    tt_tensor *out = tt__ops_new(fake, nd, sz, strides, tt_dtype_of(q));
+    if (!out || fake)
+        return out ? tt_return(f, 0, out) : tt_errcode();
+    tt_tensor *qc = unit_last(q), *kc = unit_last(k), *vc = unit_last(v);
+    if (!qc || !kc || !vc) {
+        st = tt_errcode();
+        goto out;
+    }
+    attn_geometry(&p, qc, kc, vc, scale, causal);
+    for (int d = 0; d < nd; d++)
+        p.os[d] = strides[d];
+    p.out = tt__ptr(out);
+    st = attn_run_heads(op, &p, tt_dtype_of(q) == TT_F64, false);
+out:
+    tt_release(qc);
+    tt_release(kc);
+    tt_release(vc);
+    if (st) {
+        tt_release(out);
+        return st;
+    }
+    return tt_return(f, 0, out);
+}
+
+/* tt::scaled_dot_product_attention_backward(grad_out, query, key, value,
+ * is_causal, scale) -> (grad_query, grad_key, grad_value), contiguous:
+ * one kernel that recomputes the probabilities block by block. */
+static tt_status sdpa_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *q, *k, *v;
+    bool causal;
+    double scale;
+    const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD);
+    attn_plan p = {0};
+    tt_status st = tt_arg_tensor(f, 0, &g);
+    if (st || (st = sdpa_args(f, &q, &k, &v, &causal, &scale, 1)) ||
+        (st = attn_check(op, q, k, v, &p)))
+        return st;
+    int nd = tt_ndim(q);
+    tt_size gsz[TT_MAX_DIMS];
+    memcpy(gsz, tt_sizes(q), sizeof(tt_size) * (size_t)nd);
+    gsz[nd - 1] = tt_sizes(v)[nd - 1];
+    if ((st = want_sizes(op, "grad_out", 1, g, nd, gsz)) ||
+        (st = want_same_dtype(op, "grad_out", 1, g, q)))
+        return st;
+    bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(q) || is_fake(k) || is_fake(v);
+    tt_dtype dt = tt_dtype_of(q);
+    tt_tensor *outs[3] = {tt__ops_new(fake, nd, tt_sizes(q), NULL, dt),
+                          tt__ops_new(fake, nd, tt_sizes(k), NULL, dt),
+                          tt__ops_new(fake, nd, tt_sizes(v), NULL, dt)};
+    tt_tensor *qc = NULL, *kc = NULL, *vc = NULL, *gc = NULL;
+    if (!outs[0] || !outs[1] || !outs[2]) {
+        st = tt_errcode();
+        goto out;
+    }
+    if (fake)
+        goto out;
+    qc = unit_last(q), kc = unit_last(k), vc = unit_last(v), gc = unit_last(g);
+    if (!qc || !kc || !vc || !gc) {
+        st = tt_errcode();
+        goto out;
+    }
+    attn_geometry(&p, qc, kc, vc, scale, causal);
+    for (int d = 0; d < nd; d++)
+        p.gs[d] = tt_strides(gc)[d];
+    p.go = tt__ptr(gc);
+    p.dq = tt__ptr(outs[0]), p.dk = tt__ptr(outs[1]), p.dv = tt__ptr(outs[2]);
+    p.gs[nd - 2] = lead_dim(gc);
+    st = attn_run_heads(op, &p, dt == TT_F64, true);
+out:
+    tt_release(qc);
+    tt_release(kc);
+    tt_release(vc);
+    tt_release(gc);
+    return return3(f, st, outs);
+}
+
+static tt_status setup_sdpa(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                            const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 3, (tt_tensor *[]){in[0].u.t, in[1].u.t, in[2].u.t});
+    if (!st)
+        st = tt_ctx_save_int(ctx, "is_causal", in[5].u.b);
+    return st ? st : tt_ctx_save_float(ctx, "scale", in[6].kind == TT_V_NONE ? 0 : in[6].u.f);
+}
+
+static tt_status sdpa_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                               tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    int64_t causal;
+    double scale;
+    tt_status st;
+    if ((st = tt_ctx_get_int(ctx, "is_causal", &causal)) ||
+        (st = tt_ctx_get_float(ctx, "scale", &scale)))
+        return st;
+    tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+    st = tt_op_call(tt__op(TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD),
+                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                            tt_v_tensor(tt_ctx_saved(ctx, 1)), tt_v_tensor(tt_ctx_saved(ctx, 2)),
+                            tt_v_bool(causal != 0), scale > 0 ? tt_v_float(scale) : tt_v_none()),
+                    outs, 3);
+    if (st)
+        return st;
+    put_grads3(ctx, gi, outs, (int[]){0, 1, 2});
+    return TT_OK;
+}
+
+static const tt__builtin_row rows[] = {TT__ATTENTION_ROWS};
+
+tt_status tt__register_attention(tt_library *lib)
+{
+    return TT__DEFINE_ROWS(lib, rows);
+}
+
+/* ---------------------------------------------------------- typed wrappers */
+
+tt_tensor *tt_scaled_dot_product_attention(const tt_tensor *q, const tt_tensor *k,
+                                           const tt_tensor *v, bool is_causal, double scale)
+{
+    return tt__call_op(TT_OP_SCALED_DOT_PRODUCT_ATTENTION,
+                       TT_ARGS(tt_v_tensor(q), tt_v_tensor(k), tt_v_tensor(v), tt_v_none(),
+                               tt_v_float(0), tt_v_bool(is_causal),
+                               scale > 0 ? tt_v_float(scale) : tt_v_none()));
+}

@@ -1,0 +1,177 @@
+/* Built-in ops: embedding and its derivative, embedding_dense_backward
+ * (transformer_impl.h says how these kernels are built). */
+#include "transformer_impl.h"
+
+/* tt::embedding(weight [num, dim], indices [...] i64/i32) -> [..., dim]:
+ * row indices[...] of weight, in a new contiguous tensor. PyTorch's
+ * padding_idx, scale_grad_by_freq and sparse are not taken. */
+static tt_tensor *embedding(const tt_tensor *w, const tt_tensor *idx)
+{
+    const char *op = tt__op_label(TT_OP_EMBEDDING);
+    char s[128];
+    if (tt_ndim(w) != 2) {
+        tt_error(TT_ESHAPE, "%s: argument 'weight' (#1): expected a 2-d [num, dim] table, "
+                            "got %s", op, tt_shape_str(w, s, sizeof s));
+        return NULL;
+    }
+    tt_dtype it = tt_dtype_of(idx);
+    if (it != TT_I64 && it != TT_I32) {
+        tt_error(TT_EDTYPE, "%s: argument 'indices' (#2): expected i64 or i32 indices, got %s",
+                 op, tt_dtype_name(it));
+        return NULL;
+    }
+    if (tt_ndim(idx) + 1 > TT_MAX_DIMS) {
+        tt_error(TT_ESHAPE, "%s: argument 'indices' (#2): at most %d dims, got %d", op,
+                 TT_MAX_DIMS - 1, tt_ndim(idx));
+        return NULL;
+    }
+    tt_size sizes[TT_MAX_DIMS];
+    int nd = tt_ndim(idx);
+    memcpy(sizes, tt_sizes(idx), sizeof(tt_size) * (size_t)nd);
+    sizes[nd] = tt_sizes(w)[1];
+    bool fake = is_fake(w) || is_fake(idx);
+    tt_tensor *out = tt__ops_new(fake, nd + 1, sizes, NULL, tt_dtype_of(w));
+    if (!out || fake)
+        return out;
+    tt_tensor *ic = contig(idx), *wc = contig(w);
+    if (!ic || !wc)
+        goto fail;
+    int64_t n = tt_numel(idx), num = tt_sizes(w)[0], dim = tt_sizes(w)[1];
+    size_t row = (size_t)dim * tt_dtype_size(tt_dtype_of(w));
+    const char *ip = tt__ptr(ic), *wp = tt__ptr(wc);
+    char *op_ = tt__ptr(out);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = it == TT_I64 ? ((const int64_t *)ip)[i] : ((const int32_t *)ip)[i];
+        if (k < 0 || k >= num) {
+            tt_error(TT_EINVAL, "%s: argument 'indices' (#2): index %lld is out of range "
+                                "for a table of %lld rows", op, (long long)k, (long long)num);
+            goto fail;
+        }
+        memcpy(op_ + (size_t)i * row, wp + (size_t)k * row, row);
+    }
+    tt_release(ic);
+    tt_release(wc);
+    return out;
+fail:
+    tt_release(ic);
+    tt_release(wc);
+    return tt_release(out);
+}
+
+static tt_status embedding_kernel(tt_frame *f)
+{
+    tt_tensor *w, *idx;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &w)) || (st = tt_arg_tensor(f, 1, &idx)))
+        return st;
+    tt_tensor *r = embedding(w, idx);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+typedef struct {
+    const char *g, *ip;
+    char *out;
+    int64_t n, dim;
+    bool i64, f64;
+} emb_bw;
+
+/* Columns [b, e) of every row: each task owns its columns and visits the
+ * indices in order, so repeated indices accumulate in the same order on
+ * any thread count. */
+static void emb_bw_task(int64_t b, int64_t e, void *vp)
+{
+    const emb_bw *p = vp;
+    for (int64_t i = 0; i < p->n; i++) {
+        int64_t k = p->i64 ? ((const int64_t *)p->ip)[i] : ((const int32_t *)p->ip)[i];
+        if (p->f64) {
+            double *o = (double *)p->out + k * p->dim;
+            const double *g = (const double *)p->g + i * p->dim;
+            for (int64_t c = b; c < e; c++)
+                o[c] += g[c];
+        } else {
+            float *o = (float *)p->out + k * p->dim;
+            const float *g = (const float *)p->g + i * p->dim;
+            for (int64_t c = b; c < e; c++)
+                o[c] += g[c];
+        }
+    }
+}
+
+/* tt::embedding_dense_backward(grad_output [..., dim], indices [...],
+ * num_weights) -> [num_weights, dim]: row k is the sum of the gradient rows
+ * whose index is k (indices were checked by the forward). */
+static tt_status embedding_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *idx;
+    int64_t num;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &idx)) ||
+        (st = tt_arg_int(f, 2, &num)))
+        return st;
+    const char *op = tt__op_label(TT_OP_EMBEDDING_DENSE_BACKWARD);
+    if ((st = want_float(op, "grad_output", 1, g)))
+        return st;
+    if (tt_ndim(g) != tt_ndim(idx) + 1)
+        return tt_error(TT_ESHAPE, "%s: argument 'grad_output' (#1): expected %d dims (the "
+                                   "indices' and one more), got %d", op, tt_ndim(idx) + 1,
+                        tt_ndim(g));
+    tt_size sizes[2] = {num, tt_sizes(g)[tt_ndim(g) - 1]};
+    bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(idx);
+    tt_tensor *out = tt__ops_new(fake, 2, sizes, NULL, tt_dtype_of(g));
+    if (!out || fake)
+        return out ? tt_return(f, 0, out) : tt_errcode();
+    tt_tensor *gc = contig(g), *ic = contig(idx);
+    if (!gc || !ic) {
+        st = tt_errcode();
+        goto out;
+    }
+    memset(tt__ptr(out), 0, (size_t)tt_numel(out) * tt_dtype_size(tt_dtype_of(out)));
+    emb_bw p = {.g = tt__ptr(gc), .ip = tt__ptr(ic), .out = tt__ptr(out), .n = tt_numel(idx),
+                .dim = sizes[1], .i64 = tt_dtype_of(idx) == TT_I64,
+                .f64 = tt_dtype_of(g) == TT_F64};
+    tt_parallel_for(p.dim, p.n > 0 ? 16 : p.dim + 1, emb_bw_task, &p);
+out:
+    tt_release(gc);
+    tt_release(ic);
+    if (st) {
+        tt_release(out);
+        return st;
+    }
+    return tt_return(f, 0, out);
+}
+
+static tt_status setup_embedding(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                 const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 1, (tt_tensor *[]){in[1].u.t});
+    return st ? st : tt_ctx_save_int(ctx, "num_weights", tt_sizes(in[0].u.t)[0]);
+}
+
+static tt_status embedding_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                    tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    int64_t num;
+    tt_status st = tt_ctx_get_int(ctx, "num_weights", &num);
+    if (st || !tt_ctx_needs_input_grad(ctx, 0))
+        return st;
+    return tt__put_grad(ctx, gi, 0,
+                        tt__call_op(TT_OP_EMBEDDING_DENSE_BACKWARD,
+                                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                                            tt_v_int(num))));
+}
+
+static const tt__builtin_row rows[] = {TT__EMBED_ROWS};
+
+tt_status tt__register_embedding(tt_library *lib)
+{
+    return TT__DEFINE_ROWS(lib, rows);
+}
+
+/* ---------------------------------------------------------- typed wrappers */
+
+tt_tensor *tt_embedding(const tt_tensor *weight, const tt_tensor *indices)
+{
+    return tt__call_op(TT_OP_EMBEDDING, TT_ARGS(tt_v_tensor(weight), tt_v_tensor(indices)));
+}

@@ -1,0 +1,103 @@
+/* Internal: every pointwise op's scalar formula, once. Not installed.
+ *
+ * The eager kernels (ops/binary.c, ops/unary.c), the vector kernels' dispatch
+ * (ops/vec_math_kernels.h) and the fusion pass (tracer/fuse.c) all expand
+ * these lists, so an op's kind, its vector kernel and its fused micro-op
+ * are generated from one row and its formula is written once: eager and
+ * fused results agree bit for bit because they are the same expression.
+ * Each formula is a plain C expression of its operands (a, and b and
+ * alpha for binary ops), one for f32 and one for f64, so that a C code
+ * generator can expand the same list. Integer dtypes keep their own loops
+ * in the eager kernels (they wrap where floats round, as PyTorch's do).
+ *
+ *   TT_POINTWISE_UNARY(X)   X(KIND, ROW, f32 formula, f64 formula, VEC)
+ *   TT_POINTWISE_ARITH(X)   X(KIND, TENSOR_ROW, SCALAR_ROW, f32, f64)
+ *   TT_POINTWISE_COMPARE(X) X(KIND, TENSOR_ROW, SCALAR_ROW, f32, f64)
+ *
+ * KIND     the op kind: UN_<KIND> / BIN_<KIND> in the eager kernels (the
+ *          row's data in runtime/builtin_ops.h), TT_VEC_<KIND> for the
+ *          vector kernels, U_<KIND> in the fusion pass.
+ * ROW      the built-in row (TT_OP_<ROW>) whose call is this kind; _NONE
+ *          for a kind that is an argument form of another kind's row
+ *          (gelu's approximate="tanh").
+ * TENSOR_ROW, SCALAR_ROW  the overloads with a Tensor and a Scalar other
+ *          (the Scalar one computes with b = the Scalar, alpha = 1).
+ * VEC      the f32 vector kernel (vec_math_kernels.h): PW_VEC(fn) runs
+ *          fn on each vector, PW_VEC_STEPS(fn, step4) with its own loop
+ *          step, PW_NOVEC none (the formula runs). The includer defines
+ *          the three before expanding the list.
+ *
+ * A comparison's result is bool (eager) or the float 1 or 0 (inside a
+ * fused chain, where it can only be a mask feeding a product). */
+#ifndef TT_POINTWISE_OPS_H
+#define TT_POINTWISE_OPS_H
+
+#include "builtin_ops.h"
+
+/* gelu(approximate="tanh"): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+ * computed in double for f32 too (as it always was: the constants are
+ * doubles). */
+#define TT_GELU_BETA 0.79788456080286535588
+#define TT_GELU_KAPPA 0.044715
+
+/* clang-format off */
+#define TT_POINTWISE_UNARY(X) \
+    X(NEG, NEG, -a, -a, PW_NOVEC) \
+    X(EXP, EXP, expf(a), exp(a), PW_VEC(vk_exp_any)) \
+    X(LOG, LOG, logf(a), log(a), PW_VEC(V_SLEEF_LOG)) \
+    X(SQRT, SQRT, sqrtf(a), sqrt(a), PW_NOVEC) \
+    X(RSQRT, RSQRT, (float)1 / sqrtf(a), (double)1 / sqrt(a), PW_NOVEC) \
+    X(SIN, SIN, sinf(a), sin(a), PW_VEC_STEPS(vk_sin, VK_SIN_STEP4)) \
+    X(COS, COS, cosf(a), cos(a), PW_VEC(V_SLEEF_COS)) \
+    X(TANH, TANH, tanhf(a), tanh(a), PW_VEC(vk_tanh)) \
+    X(SIGMOID, SIGMOID, (float)1 / ((float)1 + expf(-a)), \
+      (double)1 / ((double)1 + exp(-a)), PW_VEC(vk_sigmoid)) \
+    /* NaN stays NaN: a <= 0 is false for it */ \
+    X(RELU, RELU, a <= 0 ? (float)0 : a, a <= 0 ? (double)0 : a, PW_NOVEC) \
+    X(GELU, GELU, (float)0.5 * a * ((float)1 + erff(a * (float)0.70710678118654752440)), \
+      (double)0.5 * a * ((double)1 + erf(a * (double)0.70710678118654752440)), \
+      PW_VEC(vk_gelu)) \
+    X(ABS, ABS, fabsf(a), fabs(a), PW_NOVEC) \
+    X(SIGN, SIGN, (float)((a > 0) - (a < 0)), (double)((a > 0) - (a < 0)), PW_NOVEC) \
+    X(GELU_TANH, _NONE, \
+      (float)((float)0.5 * a * ((float)1 + tanhf(TT_GELU_BETA * (a + TT_GELU_KAPPA * a * a * a)))), \
+      (double)0.5 * a * ((double)1 + tanh(TT_GELU_BETA * (a + TT_GELU_KAPPA * a * a * a))), \
+      PW_VEC(vk_gelu_tanh))
+
+#define TT_POINTWISE_ARITH(X) \
+    X(ADD, ADD_TENSOR, ADD_SCALAR, a + alpha * b, a + alpha * b) \
+    X(SUB, SUB_TENSOR, SUB_SCALAR, a - alpha * b, a - alpha * b) \
+    X(MUL, MUL_TENSOR, MUL_SCALAR, a * b, a * b) \
+    X(DIV, DIV_TENSOR, DIV_SCALAR, a / b, a / b) \
+    X(POW, POW_TENSOR_TENSOR, POW_TENSOR_SCALAR, powf(a, b), pow(a, b))
+
+#define TT_POINTWISE_COMPARE(X) \
+    X(EQ, EQ_TENSOR, EQ_SCALAR, a == b, a == b) \
+    X(NE, NE_TENSOR, NE_SCALAR, a != b, a != b) \
+    X(LT, LT_TENSOR, LT_SCALAR, a < b, a < b) \
+    X(LE, LE_TENSOR, LE_SCALAR, a <= b, a <= b) \
+    X(GT, GT_TENSOR, GT_SCALAR, a > b, a > b) \
+    X(GE, GE_TENSOR, GE_SCALAR, a >= b, a >= b)
+/* clang-format on */
+
+/* The ROW of a kind that has none: one past the last row, so tables of
+ * TT_OP_COUNT + 1 entries can be generated from the list. */
+enum { TT_OP__NONE = TT_OP_COUNT };
+
+/* The vector kernels' ids: TT_VEC_<KIND> for every unary kind (0 is
+ * none); a kind whose VEC is PW_NOVEC has none (tt__vec_f32 says false). */
+enum {
+    TT_VEC_NONE,
+#define TT__PW_VEC_ID(K, ...) TT_VEC_##K,
+    TT_POINTWISE_UNARY(TT__PW_VEC_ID)
+#undef TT__PW_VEC_ID
+};
+
+/* Whether unary kind K has a vector kernel, as an expression (the list's
+ * VEC column read as a flag). */
+#define TT__PW_HAS_VEC_PW_NOVEC 0
+#define TT__PW_HAS_VEC(vec) TT__PW_HAS_VEC_##vec
+#define TT__PW_HAS_VEC_PW_VEC(fn) 1
+#define TT__PW_HAS_VEC_PW_VEC_STEPS(fn, step) 1
+
+#endif
