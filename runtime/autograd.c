@@ -671,7 +671,7 @@ static tt_tensor *fit_grad(const tt_opdef *op, int slot, tt_tensor *g, const edg
             if (d < lead) {
                 dims[nd++] = d;
             } else if (!tt_size_eq(e->sizes[d - lead], g->sizes[d])) {
-                ok = e->sizes[d - lead] == 1;
+                ok = tt__sz_eq(e->sizes[d - lead], 1); /* a guard on a symbol */
                 dims[nd++] = d;
             }
         }

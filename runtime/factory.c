@@ -157,7 +157,8 @@ tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
     /* One size limit for fake and real tensors: a fake tensor is what a
      * real one would be, so it cannot be one no real tensor can be. */
     size_t elem = tt_dtype_size(dt), nbytes = 0;
-    if (!(fake && sym_extent(ndim, sizes, st)) &&
+    bool sym = fake && sym_extent(ndim, sizes, st);
+    if (!sym &&
         (!tt__span_bytes(ndim, sizes, st, 0, elem, &nbytes) ||
          nbytes > (size_t)INT64_MAX / 2)) {
         tt_error(TT_EINVAL, "%s: the byte size of the requested tensor overflows "
@@ -167,6 +168,7 @@ tt_tensor *tt__empty_named(const char *fn, int ndim, const tt_size *sizes,
     tt_storage *s = tt__storage_new(nbytes, fake);
     if (!s)
         return NULL;
+    s->sym_extent = sym;
     tt_tensor *t = tt__tensor_new(s, dt, ndim, sizes, st, 0);
     tt__storage_release(s); /* the tensor holds it now (or nothing does) */
     return t;
@@ -644,6 +646,7 @@ tt_tensor *tt_fake_like(const tt_tensor *t)
     tt_storage *s = tt__storage_new(t->storage->nbytes, true);
     if (!s)
         return NULL;
+    s->sym_extent = t->storage->sym_extent || (t->flags & TT_TF_HAS_SYM);
     tt_tensor *f = tt__tensor_new(s, (tt_dtype)t->dtype, t->ndim, t->sizes,
                                   t->strides, t->offset);
     tt__storage_release(s);

@@ -18,6 +18,9 @@ typedef struct tt_storage {
     size_t capacity;              /* bytes actually allocated (cache class) */
     void *data;
     bool fake;
+    /* A fake storage whose extent is symbolic: nbytes (0) is no bound, so
+     * views of it are not bounds-checked against it. */
+    bool sym_extent;
     bool from_cache; /* data came from the caching allocator */
     void (*release)(void *data, void *ctx); /* borrowed buffers */
     void *release_ctx;

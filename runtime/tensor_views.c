@@ -596,9 +596,10 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
     bool sym = tt_size_is_sym(storage_offset);
     for (int i = 0; i < ndim; i++)
         sym = sym || tt_size_is_sym(sizes[i]) || tt_size_is_sym(strides[i]);
-    /* A fake storage over symbolic sizes has no byte count to check. */
-    bool check = !sym && !(t->storage->fake && t->storage->nbytes == 0 &&
-                           (t->flags & TT_TF_HAS_SYM));
+    /* A fake storage over symbolic sizes has no byte count to check, also
+     * through a view of concrete sizes (x of [1, s0] viewed as [2] after
+     * a guard s0 == 2). */
+    bool check = !sym && !(t->storage->fake && t->storage->sym_extent);
     bool fits = check && tt__span_bytes(ndim, sizes, strides, storage_offset, elem, &need);
     if (check && (!fits || need > t->storage->nbytes)) {
         char a[256], b[256], n[64];

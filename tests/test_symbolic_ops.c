@@ -555,6 +555,67 @@ START_TEST(test_view_gradients)
 }
 END_TEST
 
+/* F10 (tests/difftest/FINDINGS.md): as_strided with concrete sizes over a
+ * view of a symbolic input. x: [b, 4] is a symbolic storage whose byte size
+ * is no number; its first row reshaped to [4] (a guard s1 == 4) has
+ * concrete sizes, and as_strided of it was refused as out of bounds of a
+ * storage of size 0. */
+static tt_status as_strided_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *row = tt_select(in[0], 0, 0); /* [s1] */
+    tt_tensor *four = row ? tt_reshape(row, TT_SHAPE(4)) : NULL; /* guard s1 == 4 */
+    tt_tensor *r = four ? tt_as_strided(four, 2, (int64_t[]){2, 2}, (int64_t[]){2, 1}, 0) : NULL;
+    return finish(out, r ? tt_mul_scalar(r, 3) : NULL);
+}
+
+START_TEST(test_as_strided_of_symbolic_storage)
+{
+    ck_assert_int_eq(check_symbolic(as_strided_model, 1, 1, make_x, true), 1);
+}
+END_TEST
+
+/* F8: a slice whose length is an expression equal to 1 at trace time
+ * ((b - 2 + 1) // 2 for b = 3) broadcast against [b, 4]: the gradient
+ * for it is summed back over the dim where its size is 1, decided through
+ * a guard (eager: 2 rows of x[2::2] for b = 5, one for b = 3). */
+static tt_status broadcast_slice_grad_model(tt_tensor **in, int nin, tt_tensor **out,
+                                            int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *x = in[0];
+    tt_tensor *sl = tt_slice(x, 0, 2, tt_dim_size(x, 0), 2); /* [(b - 1) // 2, 4] */
+    tt_tensor *y = sl ? tt_mul(x, sl) : NULL;
+    tt_tensor *s = y ? tt_sum_all(y) : NULL;
+    tt_tensor *g = NULL;
+    tt_status st = s ? tt_grad(1, &s, NULL, 1, &x, &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    return st;
+}
+
+START_TEST(test_size_one_expression_gradient)
+{
+    /* b = 3: the slice has one row and broadcasts; b = 5: two rows do not
+     * broadcast against 5, so eager refuses; call only b = 3 and b = 4. */
+    tt_compiled *c = NN(tt_compile(broadcast_slice_grad_model, 1, 1,
+                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    for (int64_t b = 3; b <= 4; b++) {
+        tt_tensor *in[1], *got = NULL, *want = NULL;
+        make_x_grad(b, in);
+        OK(tt_compiled_call(c, in, &got));
+        OK(broadcast_slice_grad_model(in, 1, &want, 1, NULL));
+        assert_close(got, want, b == 3 ? "batch 3" : "batch 4");
+        tt_release(got);
+        tt_release(want);
+        tt_release(in[0]);
+    }
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* ================================================================= suite */
 
 static Suite *suite(void)
@@ -582,6 +643,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_permuted_strides);
     tcase_add_test(tc, test_cat_gradient);
     tcase_add_test(tc, test_view_gradients);
+    tcase_add_test(tc, test_as_strided_of_symbolic_storage);
+    tcase_add_test(tc, test_size_one_expression_gradient);
     suite_add_tcase(s, tc);
     return s;
 }
