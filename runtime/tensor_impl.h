@@ -164,7 +164,7 @@ static inline char *tt__ptr(const tt_tensor *t)
            (size_t)t->offset * tt_dtype_size((tt_dtype)t->dtype);
 }
 
-/* ---- memory plans (alloc.c), for compiled plans' replays */
+/* ---- memory plans (plan_memory.c), for compiled plans' replays */
 typedef struct tt_mem_plan tt_mem_plan;
 tt_mem_plan *tt__mem_plan_new(void); /* NULL when out of memory (no error set) */
 void tt__mem_plan_free(tt_mem_plan *mp);
