@@ -266,7 +266,8 @@ void tt__store(void *p, tt_dtype dt, double v);
 
 /* ---- runtime functions that are also ops (dispatch.c) */
 /* True when a call on these tensors must go through the dispatcher: a mode
- * is on, or autograd would record it. Views and copies in the runtime check
+ * or fake mode is on, or autograd would record it (the rule: dispatch.c,
+ * "Skipping the dispatcher"). Views and copies in the runtime check
  * this and then call their op (registered by ops/); inside kernels it is
  * false, so kernels use the runtime functions directly. */
 bool tt__needs_dispatch(int n, const tt_tensor *const *ts);
@@ -282,7 +283,7 @@ static inline bool tt__needs_dispatch1(const tt_tensor *t)
 }
 
 /* " in tt_sin, called from model.c:12 in mlp": the user's innermost call
- * on this thread (dispatch.c), for errors raised far below it (out of
+ * on this thread (callsite.c), for errors raised far below it (out of
  * memory); "" outside any call made through the call-site macros. */
 const char *tt__callsite_text(char *buf, size_t n);
 
