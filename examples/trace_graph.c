@@ -5,7 +5,8 @@
  * graph without computing anything, so its size does not matter: here the
  * batch is 100,000 rows of 4096 features, 1.6 GB that are never allocated.
  *
- * Build: cc trace_graph.c $(pkg-config --cflags --libs tensortrace) -o trace_graph
+ * Build: cc trace_graph.c $(pkg-config --cflags --libs tensortrace tensortrace-render) \
+ *            -o trace_graph   (tt_graph_render is in libtensortrace-render)
  * Run:   ./trace_graph [DIR]   (writes DIR/mlp.dot and DIR/mlp.svg; DIR defaults to .) */
 #include <stdio.h>
 #include <tensortrace.h>

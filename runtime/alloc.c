@@ -2,8 +2,10 @@
  * switch that fails the n-th request, and live counts of tensors and
  * storages. Storage bytes come from a caching allocator: freed blocks wait
  * in size-class free lists, so the eager path of small ops does not pay for
- * malloc/free of data each call. */
+ * malloc/free of data each call. A compiled plan's memory plan
+ * (plan_memory.c) serves the storage of its runs from one block. */
 #include "tensor_impl.h"
+#include "plan_memory_impl.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -27,14 +29,7 @@
 #define CACHES 1
 #endif
 
-static _Thread_local struct tt_mem_plan *running; /* the plan run on this thread */
-static void *plan_alloc(size_t nbytes, size_t *capacity);
-static void plan_note(void *p);
-static void *cache_alloc(size_t nbytes, size_t *capacity);
-static void *plan_block_alloc(size_t nbytes, size_t *capacity);
 static size_t block_capacity(size_t nbytes, int *cls, bool *pooled);
-static int size_class(size_t n, size_t *cap);
-#define NCLASSES 160
 #define CACHE_MAX_BLOCK ((size_t)1 << 30)
 
 static void *default_alloc(size_t size, size_t align, void *ud)
@@ -84,7 +79,6 @@ static atomic_int_fast64_t live_tensors;
 static atomic_int_fast64_t live_storages;
 
 static void flush_storage_cache(void);
-static void empty_caches(void);
 
 tt_status tt_set_allocator(const tt_allocator *a)
 {
@@ -250,7 +244,7 @@ static inline void storage_cache_sync(int h)
 
 /* The quarantine goes at the thread's exit and with tt_empty_cache (the
  * user's "give everything back"), not with the library's own flushes
- * (empty_caches): a compiled plan's after its first call would otherwise
+ * (tt__empty_caches): a compiled plan's after its first call would otherwise
  * make its next QUARANTINE releases miss the free lists. */
 static void flush_quarantine(thread_cache *c)
 {
@@ -285,7 +279,7 @@ static bool cache_ready(void)
  * of that size are not kept. */
 static int large_class(size_t total, size_t *cap)
 {
-    int c = size_class(total, cap);
+    int c = tt__size_class(total, cap);
     if (CACHES && c < NCLASSES && *cap <= LARGE_KEEP_MAX_BLOCK)
         return c;
     *cap = total;
@@ -302,7 +296,7 @@ void *tt__malloc(size_t n)
     tls_block **from = !CACHES ? NULL : c < SMALL_CLASSES ? &tcache.small[c]
                                      : lc >= 0 ? &tcache.large[lc] : NULL;
     small_hdr *h = NULL;
-    if (from && *from && !(running && c >= SMALL_CLASSES)) {
+    if (from && *from && !(tt__mem_plan_running && c >= SMALL_CLASSES)) {
         h = (small_hdr *)*from;
         *from = (*from)->next;
         /* The next pop reads that block's link: fetch it now, as a list
@@ -312,11 +306,11 @@ void *tt__malloc(size_t n)
         tcache.kept_bytes -= c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : cap;
     } else {
         int k = hook_index();
-        if (running && c >= SMALL_CLASSES) {
+        if (tt__mem_plan_running && c >= SMALL_CLASSES) {
             /* A kernel's scratch while a plan runs: from the plan's block
              * (recorded on its first run), so a replay makes no allocator
              * calls. */
-            if ((h = plan_block_alloc(total, &cap)) != NULL)
+            if ((h = tt__mem_plan_alloc(total, &cap)) != NULL)
                 h->hook = FROM_STORAGE;
         } else if ((h = hook_alloc(k, c < SMALL_CLASSES ? (size_t)(c + 1) * 32 : cap, 16))) {
             h->hook = (size_t)k;
@@ -471,7 +465,7 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static block *free_lists[NCLASSES];
 static size_t cached_bytes;
 
-static int size_class(size_t n, size_t *cap)
+int tt__size_class(size_t n, size_t *cap)
 {
     if (n <= 512) {
         size_t c = n <= 64 ? 64 : (n + 63) & ~(size_t)63;
@@ -485,24 +479,12 @@ static int size_class(size_t n, size_t *cap)
     return 8 + (k - 9) * 4 + (int)(j - 1);
 }
 
-static bool plan_free(void *p);
-
 void *tt__alloc_storage(size_t nbytes, size_t *capacity)
 {
     if (!tt__alloc_request(nbytes))
         return NULL;
-    return running ? plan_block_alloc(nbytes, capacity) : cache_alloc(nbytes, capacity);
-}
-
-/* While a plan runs on this thread: its block's place for this request,
- * or (first run, or a request the plan did not see) the cache's, noted
- * so the plan places it next time. */
-static void *plan_block_alloc(size_t nbytes, size_t *capacity)
-{
-    void *p = plan_alloc(nbytes, capacity);
-    if (!p && (p = cache_alloc(nbytes, capacity)) != NULL)
-        plan_note(p);
-    return p;
+    return __builtin_expect(tt__mem_plan_running != NULL, 0) ? tt__mem_plan_alloc(nbytes, capacity)
+                                                         : tt__cache_alloc(nbytes, capacity);
 }
 
 /* The capacity of the block cache_alloc gives a request of nbytes: its
@@ -512,12 +494,12 @@ static void *plan_block_alloc(size_t nbytes, size_t *capacity)
 static size_t block_capacity(size_t nbytes, int *cls, bool *pooled)
 {
     size_t cap;
-    *cls = size_class(nbytes ? nbytes : 1, &cap);
+    *cls = tt__size_class(nbytes ? nbytes : 1, &cap);
     *pooled = CACHES && *cls < NCLASSES && cap <= CACHE_MAX_BLOCK;
     return *pooled ? cap : nbytes ? nbytes : 1;
 }
 
-static void *cache_alloc(size_t nbytes, size_t *capacity)
+void *tt__cache_alloc(size_t nbytes, size_t *capacity)
 {
     int c;
     bool pooled;
@@ -549,7 +531,7 @@ static void *cache_alloc(size_t nbytes, size_t *capacity)
     void *p = hook_alloc(h, cap, 64);
     if (!p) {
         /* The cache may hold enough in other classes: give it back, retry. */
-        empty_caches();
+        tt__empty_caches();
         p = hook_alloc(h, cap, 64);
     }
     if (!p) {
@@ -565,14 +547,14 @@ static void *cache_alloc(size_t nbytes, size_t *capacity)
 
 void tt__free_storage(void *p, size_t capacity)
 {
-    if (!p || plan_free(p))
+    if (!p || (tt__mem_plan_frees() && tt__mem_plan_take_free(p)))
         return;
     atomic_fetch_sub_explicit(&storage_blocks_out, 1, memory_order_relaxed);
     /* No switch happens while a block is out, so p is the current hook's. */
     int h = hook_index();
     storage_cache_sync(h);
     size_t cap;
-    int c = size_class(capacity, &cap);
+    int c = tt__size_class(capacity, &cap);
     if (CACHES && cap == capacity && c < STORAGE_TLS_CLASSES && tcache.nstorage[c] < STORAGE_TLS_KEEP &&
         cache_ready()) {
         tls_block *b = p;
@@ -614,7 +596,7 @@ static void flush_storage_cache(void)
     pthread_mutex_unlock(&cache_lock);
 }
 
-static void empty_caches(void)
+void tt__empty_caches(void)
 {
     flush_thread_cache(&tcache);
     flush_storage_cache();
@@ -623,8 +605,10 @@ static void empty_caches(void)
 void tt_empty_cache(void)
 {
     flush_quarantine(&tcache);
-    empty_caches();
+    tt__empty_caches();
 }
+
+tt_allocator tt__current_allocator(void) { return allocators[hook_index()]; }
 
 size_t tt_cached_bytes(void)
 {
@@ -632,295 +616,4 @@ size_t tt_cached_bytes(void)
     size_t n = cached_bytes;
     pthread_mutex_unlock(&cache_lock);
     return n;
-}
-
-/* ------------------------------------------------------------ memory plans
- *
- * A compiled plan replays the same ops on the same shapes, so the storage
- * requests of one run (on the thread running it) come in the same order
- * with the same sizes every time. The first run records them: the size,
- * and when each is freed in the run's sequence of requests and frees (a
- * request still alive at the end escapes: an output). Then the placement
- * is computed once, linearly: the requests replayed through free lists per
- * size class over one block, a request taking a block freed earlier in the
- * run when one of its class is free, else the block's end. Later runs take
- * request k from its place in the block, and their frees of it are no-ops:
- * no allocator calls, the same memory every run. A run whose requests
- * differ from the record (another size at some index) takes that request
- * and the rest of the run from the allocator; blocks of the run still held
- * at its end (they cannot be, unless the run differed) are kept apart until
- * the last one is freed and the plan records no more. */
-
-typedef struct {
-    size_t nbytes;
-    size_t cap;      /* capacity given to the storage */
-    size_t offset;   /* in the block */
-    int64_t freed;   /* event number of its free in the recorded run; -1: escapes */
-    int64_t made;    /* event number of its request */
-} plan_req;
-
-struct tt_mem_plan {
-    enum { MP_RECORD, MP_READY, MP_OFF } state;
-    tt_allocator owner; /* the hook the block came from */
-    atomic_flag busy; /* one run at a time */
-    plan_req *reqs;
-    int64_t nreqs, cap_reqs;
-    int64_t event;
-    /* Recording: the live requests' pointers, to find a free's request. */
-    void **live_ptr;
-    int64_t *live_req;
-    int64_t nlive, cap_live;
-    /* Ready: the block, and this run's position and state. */
-    char *block;
-    size_t size;
-    int64_t next;
-    int64_t held;  /* blocks of the current run not freed yet */
-    bool diverged; /* this run's requests left the record */
-};
-
-/* Blocks a run left held (see above): freed when their last piece is. */
-typedef struct orphan {
-    char *block;
-    size_t size;
-    tt_allocator owner;
-    int64_t held;
-    struct orphan *next;
-} orphan;
-
-static pthread_mutex_t orphan_lock = PTHREAD_MUTEX_INITIALIZER;
-static orphan *orphans;
-static atomic_int norphans;
-
-tt_mem_plan *tt__mem_plan_new(void)
-{
-    tt_mem_plan *mp = calloc(1, sizeof *mp);
-    if (mp)
-        atomic_flag_clear(&mp->busy);
-    return mp;
-}
-
-void tt__mem_plan_free(tt_mem_plan *mp)
-{
-    if (!mp)
-        return;
-    if (mp->block)
-        mp->owner.free(mp->block, mp->owner.ud);
-    free(mp->reqs);
-    free(mp->live_ptr);
-    free(mp->live_req);
-    free(mp);
-}
-
-size_t tt__mem_plan_bytes(const tt_mem_plan *mp)
-{
-    return mp && mp->state == MP_READY ? mp->size : 0;
-}
-
-bool tt__mem_plan_begin(tt_mem_plan *mp)
-{
-    if (!mp || mp->state == MP_OFF || running || atomic_flag_test_and_set(&mp->busy))
-        return false;
-    running = mp;
-    mp->event = 0;
-    mp->next = 0;
-    mp->held = 0;
-    mp->diverged = false;
-    return true;
-}
-
-/* Stops recording for good (out of memory for the record). */
-static void plan_give_up(tt_mem_plan *mp)
-{
-    mp->state = MP_OFF;
-    mp->nlive = 0;
-}
-
-static void *plan_alloc(size_t nbytes, size_t *capacity)
-{
-    tt_mem_plan *mp = running;
-    if (!mp)
-        return NULL;
-    if (mp->state == MP_READY) {
-        int64_t k = mp->next++;
-        if (mp->diverged || k >= mp->nreqs || mp->reqs[k].nbytes != nbytes) {
-            mp->diverged = true;
-            return NULL;
-        }
-        if (mp->reqs[k].freed < 0)
-            return NULL; /* escapes: the allocator's */
-        mp->held++;
-        *capacity = mp->reqs[k].cap;
-        return mp->block + mp->reqs[k].offset;
-    }
-    if (mp->state != MP_RECORD)
-        return NULL;
-    /* Recording: note the request; the allocator serves it (the caller
-     * continues below, and plan_note_made sees its pointer). */
-    if (mp->nreqs == mp->cap_reqs) {
-        int64_t nc = mp->cap_reqs ? 2 * mp->cap_reqs : 64;
-        plan_req *r = realloc(mp->reqs, sizeof *r * (size_t)nc);
-        if (!r) {
-            plan_give_up(mp);
-            return NULL;
-        }
-        mp->reqs = r;
-        mp->cap_reqs = nc;
-    }
-    mp->reqs[mp->nreqs++] = (plan_req){.nbytes = nbytes, .freed = -1, .made = mp->event++};
-    return NULL;
-}
-
-/* Recording: the request just noted got pointer p. */
-static void plan_note(void *p)
-{
-    tt_mem_plan *mp = running;
-    if (mp->state != MP_RECORD)
-        return;
-    if (mp->nlive == mp->cap_live) {
-        int64_t nc = mp->cap_live ? 2 * mp->cap_live : 64;
-        void **np = realloc(mp->live_ptr, sizeof *np * (size_t)nc);
-        if (np)
-            mp->live_ptr = np;
-        int64_t *nr = np ? realloc(mp->live_req, sizeof *nr * (size_t)nc) : NULL;
-        if (!nr) {
-            plan_give_up(mp);
-            return;
-        }
-        mp->live_req = nr;
-        mp->cap_live = nc;
-    }
-    mp->live_ptr[mp->nlive] = p;
-    mp->live_req[mp->nlive++] = mp->nreqs - 1;
-}
-
-/* True when p was a planned block (nothing to free). */
-static bool plan_free(void *p)
-{
-    tt_mem_plan *mp = running;
-    if (mp && mp->state == MP_READY && mp->block && (char *)p >= mp->block &&
-        (char *)p < mp->block + mp->size) {
-        mp->held--;
-        return true;
-    }
-    if (mp && mp->state == MP_RECORD) {
-        /* Newest first: a run's temporaries die young. */
-        for (int64_t i = mp->nlive - 1; i >= 0; i--)
-            if (mp->live_ptr[i] == p) {
-                mp->reqs[mp->live_req[i]].freed = mp->event++;
-                mp->live_ptr[i] = mp->live_ptr[mp->nlive - 1];
-                mp->live_req[i] = mp->live_req[mp->nlive - 1];
-                mp->nlive--;
-                break;
-            }
-        return false;
-    }
-    if (atomic_load(&norphans) == 0)
-        return false;
-    bool mine = false;
-    pthread_mutex_lock(&orphan_lock);
-    for (orphan **o = &orphans; *o; o = &(*o)->next) {
-        if ((char *)p < (*o)->block || (char *)p >= (*o)->block + (*o)->size)
-            continue;
-        mine = true;
-        if (--(*o)->held == 0) {
-            orphan *dead = *o;
-            *o = dead->next;
-            dead->owner.free(dead->block, dead->owner.ud);
-            free(dead);
-            atomic_fetch_sub(&norphans, 1);
-        }
-        break;
-    }
-    pthread_mutex_unlock(&orphan_lock);
-    return mine;
-}
-
-/* Places the recorded requests (see the top of this section). */
-static void plan_place(tt_mem_plan *mp)
-{
-    int64_t n = mp->nreqs, nev = mp->event;
-    int64_t *ev = malloc(sizeof *ev * (size_t)(nev ? nev : 1));
-    int64_t *next = malloc(sizeof *next * (size_t)(n ? n : 1));
-    int64_t head[NCLASSES];
-    if (!ev || !next) {
-        free(ev);
-        free(next);
-        plan_give_up(mp);
-        return;
-    }
-    for (int c = 0; c < NCLASSES; c++)
-        head[c] = -1;
-    for (int64_t k = 0; k < n; k++) {
-        ev[mp->reqs[k].made] = k;
-        if (mp->reqs[k].freed >= 0)
-            ev[mp->reqs[k].freed] = -1 - k;
-    }
-    size_t top = 0;
-    for (int64_t e = 0; e < nev; e++) {
-        int64_t k = ev[e] >= 0 ? ev[e] : -1 - ev[e];
-        plan_req *r = &mp->reqs[k];
-        if (r->freed < 0)
-            continue; /* escapes: not in the block */
-        size_t cap;
-        int c = size_class(r->nbytes ? r->nbytes : 1, &cap);
-        cap = (cap + 63) & ~(size_t)63;
-        bool pooled = c < NCLASSES;
-        if (ev[e] >= 0) { /* a request */
-            r->cap = cap;
-            if (pooled && head[c] >= 0) {
-                r->offset = mp->reqs[head[c]].offset;
-                head[c] = next[head[c]];
-            } else {
-                r->offset = top;
-                top += cap;
-            }
-        } else if (pooled) { /* a free: its block waits for its class */
-            next[k] = head[c];
-            head[c] = k;
-        }
-    }
-    free(ev);
-    free(next);
-    mp->owner = allocators[hook_index()];
-    mp->block = top ? mp->owner.alloc(top, 64, mp->owner.ud) : NULL;
-    if (top && !mp->block) {
-        plan_give_up(mp);
-        return;
-    }
-    mp->size = top;
-    mp->state = MP_READY;
-    /* The recorded run's storage sits in the caches now, and the block
-     * replaces it: give the cached blocks back before the block's pages
-     * are touched, or the process would hold both. */
-    empty_caches();
-}
-
-void tt__mem_plan_end(tt_mem_plan *mp)
-{
-    if (!mp || running != mp)
-        return;
-    running = NULL;
-    if (mp->state == MP_RECORD) {
-        plan_place(mp);
-        free(mp->live_ptr);
-        free(mp->live_req);
-        mp->live_ptr = NULL;
-        mp->live_req = NULL;
-        mp->nlive = mp->cap_live = 0;
-    } else if (mp->state == MP_READY && mp->held > 0) {
-        /* A run that left the record kept blocks past its end: the block
-         * is theirs now, and this plan stops planning. */
-        orphan *o = malloc(sizeof *o);
-        if (o) {
-            *o = (orphan){mp->block, mp->size, mp->owner, mp->held, NULL};
-            pthread_mutex_lock(&orphan_lock);
-            o->next = orphans;
-            orphans = o;
-            atomic_fetch_add(&norphans, 1);
-            pthread_mutex_unlock(&orphan_lock);
-        } /* else: leaked rather than freed under live tensors */
-        mp->block = NULL;
-        mp->state = MP_OFF;
-    }
-    atomic_flag_clear(&mp->busy);
 }

@@ -40,6 +40,29 @@ tt_status tt_fake_mode_end(void)
     return TT_OK;
 }
 bool tt_fake_mode_enabled(void) { return fake_mode > 0; }
+
+/* Skipping the dispatcher: one rule, three entry points.
+ *
+ * A call must go through its op when (1) a mode is on (it records the
+ * call), (2) fake mode is on (the op's fake kernel runs), (3) an IMPL
+ * library overrides a built-in (the op picks the kernel), or (4) autograd
+ * would record it (grad on, an input requires grad). A released input
+ * goes through too: the op's argument check reports it. Inside kernels
+ * and backward (tt__autograd_off), where modes are switched off, (3) and
+ * (4) do not count, and tt__needs_dispatch ignores (2) too: a kernel (a
+ * fake one included) built on the runtime's views must not call back into
+ * its own op; a factory inside a fake kernel still makes a fake tensor.
+ * The entry points differ only in what their direct path can do:
+ *   tt_dispatch_is_trivial (the typed wrappers' fast path, with
+ *     tt__fast_path's per-built-in override check): the direct path is
+ *     the real kernel, so any fake input, not only fake mode, dispatches;
+ *   tt__needs_dispatch (the runtime's views and copies): the direct path
+ *     handles fake tensors itself, so fake inputs stay direct, and an
+ *     override only matters for real inputs (fake ones run the fake
+ *     kernel whatever overrides the real one);
+ *   tt__factory_needs_dispatch (the factories): no inputs; (4) never holds.
+ * All three dispatch in fake mode outside kernels (test_modes.c's
+ * test_fake_mode_front_doors_agree). */
 bool tt__factory_needs_dispatch(void)
 {
     /* Outside kernels, an overridden built-in is found by its op. */
@@ -751,61 +774,6 @@ tt_tensor *tt_op_call1(const tt_op *h, const tt_value *args, int nargs)
     return st ? NULL : out.u.t;
 }
 
-/* The chain of the user's call sites on this thread (tt_dispatch.h). */
-_Thread_local const tt_callframe *tt_callframe_top;
-
-tt_srcloc tt_callsite(void)
-{
-    const tt_callframe *f = tt_callframe_top;
-    return f ? f->loc : (tt_srcloc){0};
-}
-
-const char *tt__callsite_text(char *buf, size_t n)
-{
-    const tt_callframe *f = tt_callframe_top;
-    if (!f || !f->loc.file) {
-        snprintf(buf, n, "%s", "");
-        return buf;
-    }
-    snprintf(buf, n, " in %s, called from %s:%d in %s", f->fn ? f->fn : "a call",
-             f->loc.file, f->loc.line, f->loc.func ? f->loc.func : "?");
-    return buf;
-}
-
-/* The call-site chain can be long (a kernel's calls inside a model's
- * inside helpers): the innermost few say where. */
-#define MAX_CALLSITES_SHOWN 6
-
-void tt_callframe_fail(void)
-{
-    const tt_callframe *f = tt_callframe_top;
-    if (!f || !f->loc.file || tt_errcode() == TT_OK)
-        return;
-    /* Already there: the innermost frame's own report (a graph break, an
-     * allocation failure name the line), or this error passing through an
-     * enclosing call on the same line (tt_relu(tt_add(a, b))). */
-    char here[300];
-    snprintf(here, sizeof here, "%s:%d", f->loc.file, f->loc.line);
-    const char *msg = tt_errmsg();
-    if (strstr(msg, here))
-        return;
-    char text[1024];
-    size_t len = 0;
-    const tt_callframe *last = NULL;
-    for (int shown = 0; f && len < sizeof text && shown < MAX_CALLSITES_SHOWN; f = f->prev) {
-        if (!f->loc.file)
-            continue;
-        /* Nested calls in one expression share a line: say it once. */
-        if (last && last->loc.line == f->loc.line && strcmp(last->loc.file, f->loc.file) == 0)
-            continue;
-        len += (size_t)snprintf(text + len, sizeof text - len, ", called from %s:%d in %s",
-                                f->loc.file, f->loc.line, f->loc.func ? f->loc.func : "?");
-        last = f;
-        shown++;
-    }
-    tt__error_append(text);
-}
-
 tt_tensor *tt_op_call1_at(const tt_op *op, const tt_value *args, int nargs, tt_srcloc loc)
 {
     tt_callframe f = {loc, NULL, "tt_call"};
@@ -936,6 +904,8 @@ bool tt__needs_dispatch(int n, const tt_tensor *const *ts)
             return true;
     if (tt__autograd_off)
         return false;
+    if (fake_mode)
+        return true; /* the op's fake kernel runs, as for every other op */
     /* Some built-in's kernel is overridden: the op decides which kernel
      * runs (real tensors only; a fake one runs the fake kernel anyway, and
      * inside kernels the runtime functions stay direct, so a built-in

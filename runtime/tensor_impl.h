@@ -167,7 +167,7 @@ static inline char *tt__ptr(const tt_tensor *t)
            (size_t)t->offset * tt_dtype_size((tt_dtype)t->dtype);
 }
 
-/* ---- memory plans (alloc.c), for compiled plans' replays */
+/* ---- memory plans (plan_memory.c), for compiled plans' replays */
 typedef struct tt_mem_plan tt_mem_plan;
 tt_mem_plan *tt__mem_plan_new(void); /* NULL when out of memory (no error set) */
 void tt__mem_plan_free(tt_mem_plan *mp);
@@ -269,7 +269,8 @@ void tt__store(void *p, tt_dtype dt, double v);
 
 /* ---- runtime functions that are also ops (dispatch.c) */
 /* True when a call on these tensors must go through the dispatcher: a mode
- * is on, or autograd would record it. Views and copies in the runtime check
+ * or fake mode is on, or autograd would record it (the rule: dispatch.c,
+ * "Skipping the dispatcher"). Views and copies in the runtime check
  * this and then call their op (registered by ops/); inside kernels it is
  * false, so kernels use the runtime functions directly. */
 bool tt__needs_dispatch(int n, const tt_tensor *const *ts);
@@ -285,7 +286,7 @@ static inline bool tt__needs_dispatch1(const tt_tensor *t)
 }
 
 /* " in tt_sin, called from model.c:12 in mlp": the user's innermost call
- * on this thread (dispatch.c), for errors raised far below it (out of
+ * on this thread (callsite.c), for errors raised far below it (out of
  * memory); "" outside any call made through the call-site macros. */
 const char *tt__callsite_text(char *buf, size_t n);
 

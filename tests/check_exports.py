@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """The shared library exports exactly the public API.
 
-Usage: check_exports.py LIBRARY HEADER...
+Usage: check_exports.py [--not-needed LIB,LIB...] LIBRARY HEADER...
 
 Every function (and extern variable) declared in the public headers must be
 defined and exported by LIBRARY, and LIBRARY must export nothing else (no internal tt__ symbol,
 no helper that lost its `static`). Prints a Check-style summary line so
 tools/run counts each direction as a check.
+
+--not-needed names libraries (by prefix: "libgvc" matches libgvc.so.6)
+LIBRARY must not link (its DT_NEEDED entries, from readelf): the core
+library keeps graphviz out, as only libtensortrace-render needs it. That is
+a third check.
 """
 import re
 import subprocess
@@ -56,8 +61,19 @@ def exported_symbols(lib):
     return syms
 
 
+def needed_libraries(lib):
+    out = subprocess.run(["readelf", "-d", lib], check=True, capture_output=True,
+                         text=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
 def main():
-    lib, headers = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    not_needed = []
+    if args[:1] == ["--not-needed"]:
+        not_needed = [n for n in args[1].split(",") if n]
+        args = args[2:]
+    lib, headers = args[0], args[1:]
     declared, types = set(), set()
     for h in headers:
         funcs, ts = declared_functions(h)
@@ -74,8 +90,17 @@ def main():
     if missing:
         failures += 1
         print("declared in a public header but not exported: " + ", ".join(missing))
+    checks = 2
+    if not_needed:
+        checks += 1
+        linked = [n for n in needed_libraries(lib)
+                  if any(n.startswith(prefix) for prefix in not_needed)]
+        if linked:
+            failures += 1
+            print("links what it must not: " + ", ".join(linked))
     print("%d public functions, %d exported symbols" % (len(declared), len(exported)))
-    print("%d%%: Checks: 2, Failures: %d, Errors: 0" % (100 * (2 - failures) // 2, failures))
+    print("%d%%: Checks: %d, Failures: %d, Errors: 0" % (100 * (checks - failures) // checks,
+                                                         checks, failures))
     return 1 if failures else 0
 
 

@@ -408,6 +408,104 @@ START_TEST(test_scope_inplace_on_outer_tensor)
 }
 END_TEST
 
+/* --------------------------------------------------------------- fake mode */
+
+/* A boxed argument list and its length, for tt_op_call. */
+#define VALS(...)                                                              \
+    (const tt_value[]){__VA_ARGS__},                                           \
+        (int)(sizeof((const tt_value[]){__VA_ARGS__}) / sizeof(tt_value))
+
+/* The built-in `name` called through the dispatcher, one tensor result. */
+static tt_tensor *via_op(const char *name, const tt_value *args, int nargs)
+{
+    const tt_op *op = tt_op_find(name);
+    ck_assert_msg(op != NULL, "%s: %s", name, tt_errmsg());
+    return tt_op_call1(op, args, nargs);
+}
+
+/* Same fakeness, sizes and strides (and, when real, storage sharing with
+ * `base` or not). */
+static void same_result(const char *what, tt_tensor *direct, tt_tensor *dispatched,
+                        const tt_tensor *base)
+{
+    ck_assert_msg(direct && dispatched, "%s: %s", what, tt_errmsg());
+    ck_assert_msg(tt_is_fake(direct) == tt_is_fake(dispatched), "%s: fake %d vs %d", what,
+                  tt_is_fake(direct), tt_is_fake(dispatched));
+    ck_assert_int_eq(tt_ndim(direct), tt_ndim(dispatched));
+    for (int d = 0; d < tt_ndim(direct); d++) {
+        ck_assert_int_eq(tt_dim_size(direct, d), tt_dim_size(dispatched, d));
+        ck_assert_int_eq(tt_dim_stride(direct, d), tt_dim_stride(dispatched, d));
+    }
+    if (base)
+        ck_assert_int_eq(tt_same_storage(direct, base), tt_same_storage(dispatched, base));
+    tt_release(direct);
+    tt_release(dispatched);
+}
+
+/* The three "skip the dispatcher?" rules (dispatch.c, "Skipping the
+ * dispatcher") agree on fake mode: the runtime's views, copies and
+ * factories and the typed wrappers all behave as their op called through
+ * the dispatcher does, on real and on fake inputs, and the typed wrappers'
+ * fast path is off while fake mode is on. */
+START_TEST(test_fake_mode_front_doors_agree)
+{
+    tt_tensor *real = tt_arange(0, 6, 1, TT_F32);
+    tt_tensor *fake = tt_fake_like(real);
+    ck_assert_ptr_nonnull(fake);
+    const int64_t shape23[2] = {2, 3}, shape2[1] = {2};
+    const tt_tensor *one[1] = {real};
+    ck_assert(tt_dispatch_is_trivial(1, one));
+    tt_fake_mode_begin();
+    ck_assert(!tt_dispatch_is_trivial(1, one));
+    tt_tensor *inputs[2] = {real, fake};
+    for (int i = 0; i < 2; i++) {
+        tt_tensor *x = inputs[i];
+        same_result("view", tt_view(x, TT_SHAPE(2, 3)),
+                    via_op("tt::view", VALS(tt_v_tensor(x), tt_v_ints(2, shape23))), x);
+        tt_tensor *m = tt_view(x, TT_SHAPE(2, 3));
+        ck_assert_ptr_nonnull(m);
+        same_result("transpose", tt_transpose(m, 0, 1),
+                    via_op("tt::transpose.int",
+                           VALS(tt_v_tensor(m), tt_v_int(0), tt_v_int(1))), x);
+        tt_tensor *mt = tt_transpose(m, 0, 1);
+        ck_assert_ptr_nonnull(mt);
+        same_result("contiguous", tt_contiguous(mt),
+                    via_op("tt::contiguous", VALS(tt_v_tensor(mt))), x);
+        same_result("add", tt_add(x, x),
+                    via_op("tt::add.Tensor", VALS(tt_v_tensor(x), tt_v_tensor(x))), x);
+        tt_release(mt);
+        tt_release(m);
+    }
+    same_result("zeros", tt_zeros(TT_SHAPE(2), TT_F32),
+                via_op("tt::full", VALS(tt_v_ints(1, shape2), tt_v_float(0),
+                                           tt_v_dtype(TT_F32))), NULL);
+    ck_assert_int_eq(tt_fake_mode_end(), TT_OK);
+    /* A copy between real tensors (made outside fake mode, where a factory
+     * makes fake ones): as the copy_ op does it. */
+    tt_tensor *a = tt_zeros(TT_SHAPE(6), TT_F32), *b = tt_zeros(TT_SHAPE(6), TT_F32);
+    ck_assert(a && b);
+    tt_fake_mode_begin();
+    ck_assert_int_eq(tt_copy_(a, real), TT_OK);
+    tt_value out;
+    ck_assert_int_eq(tt_op_call(tt_op_find("tt::copy_"),
+                                VALS(tt_v_tensor(b), tt_v_tensor(real)), &out, 1), TT_OK);
+    tt_value_clear(&out);
+    ck_assert_int_eq(tt_fake_mode_end(), TT_OK);
+    for (int k = 0; k < 6; k++) {
+        double va = -1, vb = -2;
+        ck_assert_int_eq(tt_get(a, &va, k), TT_OK);
+        ck_assert_int_eq(tt_get(b, &vb, k), TT_OK);
+        ck_assert_double_eq(va, vb);
+    }
+    ck_assert(tt_dispatch_is_trivial(1, one));
+    tt_release(a);
+    tt_release(b);
+    tt_release(fake);
+    tt_release(real);
+    ck_assert_int_eq(tt_live_tensors(), 0);
+}
+END_TEST
+
 static Suite *modes_suite(void)
 {
     Suite *s = suite_create("modes");
@@ -418,6 +516,7 @@ static Suite *modes_suite(void)
     tcase_add_test(tc, test_mode_push_errors);
     tcase_add_test(tc, test_mode_data_read_hook);
     tcase_add_test(tc, test_mode_is_per_thread);
+    tcase_add_test(tc, test_fake_mode_front_doors_agree);
     suite_add_tcase(s, tc);
 
     tc = tt_tcase("scopes");

@@ -1,7 +1,9 @@
 /* Rendering graphs and explain results to SVG or PNG through graphviz's
  * libgvc: our DOT text is parsed with agmemread, laid out with "dot" and
- * rendered with gvRenderFilename. This is the only file that includes
- * graphviz headers, so the rest of the library does not depend on them.
+ * rendered with gvRenderFilename. This file alone is libtensortrace-render
+ * (tt_render.h), the only code that includes graphviz headers or links
+ * graphviz, so neither the core library nor a program that never renders
+ * depends on them. It uses the core library's public API only.
  *
  * Graphviz keeps its error hook, its error counts and much else in
  * process-wide state and is not thread-safe, so every render holds one
@@ -13,7 +15,7 @@
  * in the context, so the second render with a fresh context read it after
  * gvFreeContext had freed it (a use-after-free that ASan reports). The dot
  * tool, too, keeps one context for all its graphs. */
-#include "tt_trace.h"
+#include "tt_render.h"
 
 #include <errno.h>
 #include <pthread.h>

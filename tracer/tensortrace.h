@@ -5,4 +5,5 @@
 #include "tt_ops.h"
 #include "tt_trace.h"
 #include "tt_model.h"
+#include "tt_render.h"
 #endif

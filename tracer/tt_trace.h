@@ -1,6 +1,6 @@
 /* tensortrace tracer: graphs of op calls recorded from C code, graph
  * breaks and their explanation, compiled replay, text and DOT printing,
- * and opcheck.
+ * and opcheck. (Rendering DOT to pictures: tt_render.h.)
  *
  * The tracer installs itself as a dispatch mode (tt_mode) of the runtime:
  * every op the traced function calls is recorded as a node holding the op,
@@ -305,10 +305,8 @@ tt_status tt_graph_write_dot(const tt_graph *g, FILE *f); /* f NULL: stdout */
  * drawn as a red octagon (kind, reason, file:line) between the graphs. */
 char *tt_explain_to_dot(const tt_explain *e);
 tt_status tt_explain_write_dot(const tt_explain *e, FILE *f);
-/* Renders through graphviz (dot layout) into the file at `path`; format
- * is "svg" or "png". Graphviz's messages become the error message. */
-tt_status tt_graph_render(const tt_graph *g, const char *format, const char *path);
-tt_status tt_explain_render(const tt_explain *e, const char *format, const char *path);
+/* Pictures (SVG, PNG) through graphviz: tt_render.h, in a library of its
+ * own (pkg-config module tensortrace-render). */
 
 /* --------------------------------------------------------------- opcheck */
 

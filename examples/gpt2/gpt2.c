@@ -7,7 +7,7 @@
  * Usage: gpt2 [options]  (gpt2 --help lists them)
  * Build: cc -Ofast -march=native -fopenmp -c reference/gpt2_reference.c
  *        cc gpt2.c gpt2_model.c reference/gpt2_reference_tt.c gpt2_reference.o -fopenmp \
- *           $(pkg-config --cflags --libs tensortrace) -lm -o gpt2
+ *           $(pkg-config --cflags --libs tensortrace tensortrace-render) -lm -o gpt2
  * (the plain-C reference alone gets -Ofast, as meson builds it). */
 #include "gpt2.h"
 #include "reference/gpt2_reference_tt.h"
