@@ -1334,39 +1334,6 @@ END_TEST
 
 /* ================================================================ logging */
 
-/* The log's lines go to a temporary file for the test to read. */
-static FILE *log_file;
-
-static void log_begin(const char *topics)
-{
-    log_file = tmpfile();
-    ck_assert_ptr_nonnull(log_file);
-    tt_set_log_stream(log_file);
-    OK(tt_set_log(topics));
-}
-
-/* Everything logged since log_begin (free() it); logging is off again. */
-static char *log_end(void)
-{
-    OK(tt_set_log(NULL));
-    tt_set_log_stream(NULL);
-    long n = ftell(log_file);
-    char *text = malloc((size_t)n + 1);
-    rewind(log_file);
-    ck_assert_int_eq(fread(text, 1, (size_t)n, log_file), n);
-    text[n] = '\0';
-    fclose(log_file);
-    return text;
-}
-
-static int count_lines_with(const char *text, const char *needle)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 #define ASSERT_LOGGED(text, needle)                                            \
     ck_assert_msg(strstr((text), (needle)) != NULL, "no \"%s\" in the log:\n%s", (needle), \
                   (text))
@@ -1375,7 +1342,7 @@ static int count_lines_with(const char *text, const char *needle)
  * then the guard that failed when the batch size changes. */
 START_TEST(test_log_recompiles_and_guards)
 {
-    log_begin("recompiles,guards");
+    tt_test_log_begin("recompiles,guards");
     tt_compiled *c = NN(tt_compile(elementwise, 2, 1, &(tt_trace_opts){.name = "mlp_step"}));
     tt_tensor *a[2] = {NN(tt_randn(TT_SHAPE(256, 4), TT_F32)), NN(tt_randn(TT_SHAPE(256, 4), TT_F32))};
     tt_tensor *b[2] = {NN(tt_randn(TT_SHAPE(128, 4), TT_F32)), NN(tt_randn(TT_SHAPE(128, 4), TT_F32))};
@@ -1386,14 +1353,14 @@ START_TEST(test_log_recompiles_and_guards)
     tt_release(got);
     OK(tt_compiled_call(c, b, &got));
     tt_release(got);
-    char *text = log_end();
+    char *text = tt_test_log_end();
     ASSERT_LOGGED(text, "guards mlp_step plan 1: in0: check_tensor(f32, requires_grad=False, "
                         "size=[256, 4], stride=[4, 1])\n");
     ASSERT_LOGGED(text, "guards mlp_step plan 1: in1: check_tensor(f32, ");
     ASSERT_LOGGED(text, "recompile mlp_step: guard failed: in0.size(0) == 256 (got 128)\n");
     ASSERT_LOGGED(text, "guards mlp_step plan 2: in0: check_tensor(f32, requires_grad=False, "
                         "size=[128, 4], stride=[4, 1])\n");
-    ck_assert_int_eq(count_lines_with(text, "recompile "), 1);
+    ck_assert_int_eq(tt_test_count(text, "recompile "), 1);
     ck_assert(strstr(text, "perf ") == NULL); /* not asked for */
     free(text);
     tt_compiled_free(c);
@@ -1420,13 +1387,13 @@ static tt_status clones(tt_tensor **in, int nin, tt_tensor **out, int nout, void
 
 START_TEST(test_clone_elision)
 {
-    log_begin("plan");
+    tt_test_log_begin("plan");
     tt_compiled *c = NN(tt_compile(clones, 1, 1, NULL));
     tt_tensor *x = NN(tt_randn(TT_SHAPE(3, 4), TT_F32)), *got, *want;
     OK(tt_compiled_call(c, &x, &got));
     OK(clones(&x, 1, &want, 1, NULL));
     assert_same(got, want, "clones");
-    char *text = log_end();
+    char *text = tt_test_log_end();
     ASSERT_LOGGED(text, "0 dead ops removed, 2 clones elided; ");
     free(text);
     tt_release(got);
@@ -1443,7 +1410,7 @@ START_TEST(test_log_topics)
     ck_assert_error(TT_EINVAL, "tt_set_log: argument 'topics' names 'bogus', which is no topic "
                                "(topics: graph_breaks, guards, recompiles, graph, plan, perf, "
                                "all)");
-    log_begin("all");
+    tt_test_log_begin("all");
     tt_compiled *c = NN(tt_compile(elementwise, 2, 1, NULL));
     tt_tensor *a[2] = {NN(tt_randn(TT_SHAPE(3, 4), TT_F32)), NN(tt_randn(TT_SHAPE(3, 4), TT_F32))};
     tt_tensor *got;
@@ -1458,7 +1425,7 @@ START_TEST(test_log_topics)
     /* A break, with explain. */
     tt_explain *e = NN(tt_explain_run(reads_data, 1, a, &(tt_trace_opts){.name = "reader"}));
     tt_explain_free(e);
-    char *text = log_end();
+    char *text = tt_test_log_end();
     ASSERT_LOGGED(text, "graph forward plan 1:\ndef forward(in0: \"f32[3, 4]\", in1: "
                         "\"f32[3, 4]\"):\n");
     ASSERT_LOGGED(text, "plan forward plan 1: passes: 0 in-place ops functionalized, 0 dead "
@@ -1475,12 +1442,12 @@ START_TEST(test_log_topics)
     ASSERT_LOGGED(text, "perf reader: explain traced 2 graphs in ");
     free(text);
     /* Off: nothing. */
-    log_begin("");
+    tt_test_log_begin("");
     c = NN(tt_compile(elementwise, 2, 1, NULL));
     OK(tt_compiled_call(c, a, &got));
     tt_release(got);
     tt_compiled_free(c);
-    text = log_end();
+    text = tt_test_log_end();
     ck_assert_str_eq(text, "");
     free(text);
     release_all(a, 2);
@@ -1492,7 +1459,7 @@ END_TEST
  * plans it has are still replayed. */
 START_TEST(test_recompile_limit)
 {
-    log_begin("");
+    tt_test_log_begin("");
     int runs = 0;
     /* ud counts runs, which the plans never read: no ud warning. */
     tt_compiled *c = NN(tt_compile(elementwise, 2, 1, &(tt_trace_opts){.name = "step",
@@ -1515,8 +1482,8 @@ START_TEST(test_recompile_limit)
     ck_assert_int_eq(stats_of(c).hits, 1);
     release_all(again, 2);
     tt_compiled_free(c);
-    char *text = log_end();
-    ck_assert_int_eq(count_lines_with(text, "warning "), 1);
+    char *text = tt_test_log_end();
+    ck_assert_int_eq(tt_test_count(text, "warning "), 1);
     ASSERT_LOGGED(text, "warning step: hit the recompile limit (2 plans): calls that fail every "
                         "plan's guards run eagerly from now on; the guard that keeps failing: "
                         "in0.size(0) == 2 (got 3)\n");
@@ -1527,9 +1494,9 @@ START_TEST(test_recompile_limit)
         tt_tensor *in[2] = {NN(tt_randn(TT_SHAPE(rows, 2), TT_F32)),
                             NN(tt_randn(TT_SHAPE(rows, 2), TT_F32))};
         tt_tensor *got;
-        log_begin("");
+        tt_test_log_begin("");
         OK(tt_compiled_call(c, in, &got));
-        free(log_end());
+        free(tt_test_log_end());
         tt_release(got);
         release_all(in, 2);
     }
@@ -1543,7 +1510,7 @@ END_TEST
  * once, and says so once, with the break's line. */
 START_TEST(test_eager_fallback_warns_once)
 {
-    log_begin("");
+    tt_test_log_begin("");
     tt_compiled *c = NN(tt_compile(reads_data, 1, 1, &(tt_trace_opts){.name = "reader"}));
     for (int i = 0; i < 3; i++) {
         tt_tensor *x = NN(tt_randn(TT_SHAPE(2, 2), TT_F32)), *got;
@@ -1552,7 +1519,7 @@ START_TEST(test_eager_fallback_warns_once)
         tt_release(x);
     }
     tt_compiled_free(c);
-    char *text = log_end();
+    char *text = tt_test_log_end();
     char want[512];
     snprintf(want, sizeof want, "warning reader: graph break (data read at %s:%d in "
                                 "reads_data()): without fullgraph the function runs eagerly "

@@ -15,38 +15,6 @@
 
 /* ------------------------------------------------------------- helpers */
 
-static FILE *log_file;
-
-static void log_begin(const char *topics)
-{
-    log_file = tmpfile();
-    ck_assert_ptr_nonnull(log_file);
-    tt_set_log_stream(log_file);
-    OK(tt_set_log(topics));
-}
-
-/* Everything logged since log_begin (free() it); logging is off again. */
-static char *log_end(void)
-{
-    OK(tt_set_log(NULL));
-    tt_set_log_stream(NULL);
-    long n = ftell(log_file);
-    char *text = malloc((size_t)n + 1);
-    rewind(log_file);
-    ck_assert_int_eq(fread(text, 1, (size_t)n, log_file), n);
-    text[n] = '\0';
-    fclose(log_file);
-    return text;
-}
-
-static int count_of(const char *text, const char *needle)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 static void assert_close(const tt_tensor *a, const tt_tensor *b, const char *what)
 {
     ck_assert_int_eq(tt_numel(a), tt_numel(b));
@@ -120,7 +88,7 @@ START_TEST(test_ud_size_guards_and_retraces)
     tt_tensor *in[2];
     decoder_inputs(in);
     int pos = 0;
-    log_begin("recompiles,guards");
+    tt_test_log_begin("recompiles,guards");
     tt_compiled *c = NN(tt_compile(step_ud, 2, 1, &(tt_trace_opts){
         .name = "decoder", .ud = &pos, .ud_size = sizeof pos}));
     for (pos = 0; pos < 4; pos++)
@@ -131,13 +99,13 @@ START_TEST(test_ud_size_guards_and_retraces)
     pos = 1;
     check_step(c, in, pos, NULL, 0);
     ck_assert_int_eq(stats_of(c).hits, 1);
-    char *text = log_end();
+    char *text = tt_test_log_end();
     ck_assert_msg(strstr(text, "recompile decoder: guard failed: ud[0] == 0x00 (got 0x01; "
                                "opts.ud_size declares the 4 bytes of *ud the function reads)\n"),
                   "%s", text);
     ck_assert_msg(strstr(text, "guards decoder plan 1: the 4 bytes of *ud as traced\n"), "%s",
                   text);
-    ck_assert_int_eq(count_of(text, "warning"), 0);
+    ck_assert_int_eq(tt_test_count(text, "warning"), 0);
     free(text);
     tt_compiled_free(c);
     tt_release(in[0]);
@@ -152,7 +120,7 @@ START_TEST(test_ud_undeclared_warns_once)
     tt_tensor *in[2];
     decoder_inputs(in);
     int pos = 0;
-    log_begin("");
+    tt_test_log_begin("");
     tt_compiled *c = NN(tt_compile(step_ud, 2, 1, &(tt_trace_opts){.name = "decoder",
                                                                    .ud = &pos}));
     for (pos = 0; pos < 3; pos++) {
@@ -161,8 +129,8 @@ START_TEST(test_ud_undeclared_warns_once)
         tt_release(got);
     }
     ck_assert_int_eq(stats_of(c).plans, 1);
-    char *text = log_end();
-    ck_assert_int_eq(count_of(text, "warning"), 1);
+    char *text = tt_test_log_end();
+    ck_assert_int_eq(tt_test_count(text, "warning"), 1);
     ck_assert_msg(strstr(text, "warning decoder: opts.ud is set but opts.ud_size is 0: the "
                                "compiled plan freezes whatever the function read through ud "
                                "while tracing"),
@@ -172,12 +140,12 @@ START_TEST(test_ud_undeclared_warns_once)
     free(text);
     tt_compiled_free(c);
     /* ud_constant: the caller's promise, no warning. */
-    log_begin("");
+    tt_test_log_begin("");
     c = NN(tt_compile(step_ud, 2, 1, &(tt_trace_opts){.ud = &pos, .ud_constant = true}));
     tt_tensor *got = NULL;
     OK(tt_compiled_call(c, in, &got));
     tt_release(got);
-    text = log_end();
+    text = tt_test_log_end();
     ck_assert_str_eq(text, "");
     free(text);
     tt_compiled_free(c);
@@ -200,7 +168,7 @@ START_TEST(test_ud_written_runs_eagerly)
     tt_tensor *in[2];
     decoder_inputs(in);
     int pos = 0;
-    log_begin("");
+    tt_test_log_begin("");
     tt_compiled *c = NN(tt_compile(step_and_advance, 2, 1, &(tt_trace_opts){
         .name = "decoder", .ud = &pos, .ud_size = sizeof pos}));
     for (int k = 0; k < 3; k++) {
@@ -215,7 +183,7 @@ START_TEST(test_ud_written_runs_eagerly)
     tt_compile_stats s = stats_of(c);
     ck_assert_int_eq(s.plans, 0);
     ck_assert_int_eq(s.eager_calls, 3);
-    char *text = log_end();
+    char *text = tt_test_log_end();
     ck_assert_msg(strstr(text, "warning decoder: the function wrote ud[0] while tracing, a side "
                                "effect a compiled replay would not repeat: the function runs "
                                "eagerly from now on\n"),
@@ -235,7 +203,7 @@ START_TEST(test_int_arg_guarded)
 {
     tt_tensor *in[2];
     decoder_inputs(in);
-    log_begin("");
+    tt_test_log_begin("");
     tt_compiled *c = NN(tt_compile(step_arg, 2, 1, &(tt_trace_opts){.name = "decoder"}));
     for (int pos = 0; pos < 4; pos++)
         check_step(c, in, pos, (tt_value[]){tt_v_int(pos)}, 1);
@@ -248,7 +216,7 @@ START_TEST(test_int_arg_guarded)
     check_step(c, in, 2, (tt_value[]){tt_v_int(2), tt_v_float(0.5)}, 2);
     check_step(c, in, 2, (tt_value[]){tt_v_int(2), tt_v_float(1.5)}, 2);
     ck_assert_int_eq(stats_of(c).hits, 3);
-    char *text = log_end();
+    char *text = tt_test_log_end();
     ck_assert_str_eq(text, ""); /* no ud: no warning */
     free(text);
     tt_compiled_free(c);
@@ -280,7 +248,7 @@ static tt_status step_sym(tt_tensor **in, int nin, tt_tensor **out, int nout, vo
 START_TEST(test_int_arg_dynamic_symbolic)
 {
     tt_tensor *x = NN(tt_randn(TT_SHAPE(8, 4), TT_F32));
-    log_begin("guards");
+    tt_test_log_begin("guards");
     tt_compiled *c = NN(tt_compile(step_sym, 1, 1, &(tt_trace_opts){
         .name = "prefix", .mode = TT_TRACE_SYMBOLIC, .dynamic_args = 1}));
     for (int n = 0; n < 7; n++) {
@@ -294,7 +262,7 @@ START_TEST(test_int_arg_dynamic_symbolic)
     /* 0, 1, then one symbolic plan for 2..6. */
     ck_assert_int_eq(stats_of(c).plans, 3);
     ck_assert_int_eq(stats_of(c).hits, 4);
-    char *text = log_end();
+    char *text = tt_test_log_end();
     ck_assert_msg(strstr(text, "guards prefix plan 3: arg0 an int >= 2, bound to s"), "%s",
                   text);
     free(text);

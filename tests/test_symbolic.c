@@ -13,34 +13,8 @@ static const tt_op *positive_op, *positive_bounded_op, *shrink_op, *half_op;
 /* ------------------------------------------------------------------ ops */
 
 /* mylib::positive(Tensor x) -> Tensor: the positive elements of x, in
- * order (a data-dependent size, as nonzero's). */
-static tt_status positive_kernel(tt_frame *f)
-{
-    tt_tensor *x;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    if (st)
-        return st;
-    double *v = tt_test_values(x);
-    int64_t k = 0;
-    for (int64_t i = 0; i < tt_numel(x); i++)
-        if (v[i] > 0)
-            v[k++] = v[i];
-    tt_tensor *out = tt_from_data(1, &k, TT_F64, v);
-    free(v);
-    tt_tensor *r = out ? tt_to_dtype(out, tt_dtype_of(x)) : NULL;
-    tt_release(out);
-    return tt_return(f, 0, r);
-}
-
-static tt_status positive_fake(tt_frame *f)
-{
-    tt_tensor *x;
-    tt_status st = tt_arg_tensor(f, 0, &x);
-    if (st)
-        return st;
-    tt_size u = tt_frame_new_dynamic_size(f);
-    return tt_return(f, 0, tt_new_empty(x, 1, &u));
-}
+ * order (a data-dependent size, as nonzero's): positive_op.h. */
+#include "positive_op.h"
 
 /* The same, with what the fake kernel knows: at most 1000 elements. */
 static tt_status positive_bounded_fake(tt_frame *f)

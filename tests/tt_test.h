@@ -372,6 +372,43 @@ static inline char *tt_test_strip_locs(char *text)
 }
 
 /* main() for a suite file: runs `suite`, returns non-zero on failure. */
+/* ---------------------------------------------------------------- logging */
+
+/* TT_LOG's lines go to a temporary file for the test to read:
+ * tt_test_log_begin("guards,recompiles"), run, then tt_test_log_end()
+ * returns everything logged since (free() it) and switches logging off. */
+static FILE *tt_test_log_file;
+
+static inline void tt_test_log_begin(const char *topics)
+{
+    tt_test_log_file = tmpfile();
+    ck_assert_ptr_nonnull(tt_test_log_file);
+    tt_set_log_stream(tt_test_log_file);
+    ck_assert_int_eq(tt_set_log(topics), TT_OK);
+}
+
+static inline char *tt_test_log_end(void)
+{
+    ck_assert_int_eq(tt_set_log(NULL), TT_OK);
+    tt_set_log_stream(NULL);
+    long n = ftell(tt_test_log_file);
+    char *text = malloc((size_t)n + 1);
+    rewind(tt_test_log_file);
+    ck_assert_int_eq(fread(text, 1, (size_t)n, tt_test_log_file), n);
+    text[n] = '\0';
+    fclose(tt_test_log_file);
+    return text;
+}
+
+/* How many times needle occurs in text. */
+static inline int tt_test_count(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
 #define TT_TEST_MAIN(make_suite)                                               \
     int main(void)                                                             \
     {                                                                          \
