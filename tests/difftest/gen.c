@@ -310,6 +310,10 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
     case OP_IRELU: case OP_IZERO: case OP_ICOPY: case OP_IFILL: {
         if (!A->writable || A->rg || (grad && (T[A->root].rg || T[A->root].saved)))
             return false;
+        /* An index input keeps its values in range for embedding and
+         * cross_entropy, which read it: it is never written. */
+        if (A->root < p->nin && p->in[A->root].val == VAL_INDEX)
+            return false;
         if (grad && slot - p->nin >= 0 && A->root < p->nin && p->in[A->root].rg)
             return false;
         bool two = in->op == OP_IADD || in->op == OP_ISUB || in->op == OP_IMUL ||
