@@ -41,12 +41,22 @@ void tt_set_num_threads(int n) { num_threads = n > 0 ? (n < MAX_THREADS ? n : MA
 
 int tt__num_threads_set(void) { return num_threads; }
 
+/* The online CPUs, asked once: glibc answers sysconf by opening and
+ * reading /sys/devices/system/cpu/online, three system calls that every
+ * parallel loop paid before this was cached. */
+static atomic_int online_cpus;
+
 int tt_get_num_threads(void)
 {
     if (num_threads)
         return num_threads;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+    int cpus = atomic_load_explicit(&online_cpus, memory_order_relaxed);
+    if (!cpus) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        cpus = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+        atomic_store_explicit(&online_cpus, cpus, memory_order_relaxed);
+    }
+    return cpus;
 }
 
 static void run_chunks(pool_job *j)
@@ -114,6 +124,10 @@ void tt_parallel_for(int64_t n, int64_t grain,
         return;
     if (grain < 1)
         grain = 1;
+    if (n <= grain) {
+        fn(0, n, ctx);
+        return;
+    }
     int threads = tt_get_num_threads();
     int64_t chunks = (n + grain - 1) / grain;
     if (chunks > threads)
