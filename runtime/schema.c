@@ -40,6 +40,7 @@ struct tt_schema {
     const char *ns, *name, *overload; /* in the arena */
     tt_arg *args, *rets;              /* tt__malloc'd arrays */
     int nargs, nrets, cap_args, cap_rets;
+    bool writes; /* some argument is written: asked per traced call */
     arena_chunk *arena;
 };
 
@@ -989,6 +990,8 @@ tt_schema *tt_schema_parse(const char *text)
         tt_schema_free(s);
         return NULL;
     }
+    for (int i = 0; i < s->nargs; i++)
+        s->writes |= s->args[i].is_write;
     return s;
 }
 
@@ -1021,13 +1024,7 @@ const tt_arg *tt_schema_return(const tt_schema *s, int i)
     return s && i >= 0 && i < s->nrets ? &s->rets[i] : NULL;
 }
 
-bool tt_schema_is_mutable(const tt_schema *s)
-{
-    for (int i = 0; s && i < s->nargs; i++)
-        if (s->args[i].is_write)
-            return true;
-    return false;
-}
+bool tt_schema_is_mutable(const tt_schema *s) { return s && s->writes; }
 
 /* Argument i becomes Tensor(a<i>!), the annotation torch.library's
  * infer_schema writes for a name in mutates_args. The set names are static
@@ -1048,6 +1045,7 @@ void tt__schema_mark_write(tt_schema *s, int i)
         return;
     tt_arg *a = &s->args[i];
     a->is_write = true;
+    s->writes = true;
     if (!a->alias_set && i < (int)(sizeof names / sizeof names[0]))
         a->alias_set = names[i];
 }

@@ -101,10 +101,10 @@ static void node_label(sbuf *b, const gnode *n)
         if (j >= tt__node_nrets(n)) { /* an after-write value: say whose */
             int k = j - tt__node_nrets(n);
             const tt_schema *s = tt_op_schema(n->op);
-            const tt_arg *sa = s ? tt_schema_arg(s, n->after_arg[k]) : NULL;
+            const tt_arg *sa = s ? tt_schema_arg(s, tt__after_arg(n, k)) : NULL;
             sb_printf(b, "%s", sa && sa->name[0] ? sa->name : "arg");
-            if (n->after_elem[k] >= 0)
-                sb_printf(b, "[%d]", n->after_elem[k]);
+            if (tt__after_elem(n, k) >= 0)
+                sb_printf(b, "[%d]", tt__after_elem(n, k));
             sb_printf(b, " after the write: ");
         }
         print_type(b, n->vals[j]);

@@ -502,16 +502,13 @@ int tt__graph_add_after_write(tt_graph *g, int node, int arg, int elem, tt_tenso
     }
     if (n->nvals)
         memcpy(vals, n->vals, sizeof *vals * (size_t)n->nvals);
-    if (n->nafter) {
-        memcpy(args, n->after_arg, sizeof *args * (size_t)n->nafter);
-        memcpy(args + n->nafter + 1, n->after_elem, sizeof *args * (size_t)n->nafter);
-    }
-    args[n->nafter] = arg;
-    args[n->nafter + 1 + n->nafter] = elem;
+    if (n->nafter)
+        memcpy(args, n->after, sizeof *args * (size_t)n->nafter * 2);
+    args[2 * n->nafter] = arg;
+    args[2 * n->nafter + 1] = elem;
     vals[n->nvals] = tt_retain(value);
     n->vals = vals;
-    n->after_arg = args;
-    n->after_elem = args + n->nafter + 1;
+    n->after = args;
     n->nafter++;
     return n->nvals++;
 }
@@ -694,7 +691,7 @@ int tt_graph_node_written_arg(const tt_graph *g, int i, int out)
                  out);
         return -2;
     }
-    return out < tt__node_nrets(n) ? -1 : n->after_arg[out - tt__node_nrets(n)];
+    return out < tt__node_nrets(n) ? -1 : tt__after_arg(n, out - tt__node_nrets(n));
 }
 
 tt_srcloc tt_graph_node_loc(const tt_graph *g, int i)
@@ -885,8 +882,9 @@ char *tt_graph_to_text(const tt_graph *g)
             /* Where later reads find what it wrote (its after-write
              * values): "in0 is fill_like after the write". */
             for (int k = 0; k < n->nafter; k++) {
-                const garg *wa = &n->args[n->after_arg[k]];
-                gref was = n->after_elem[k] < 0 ? wa->ref : wa->refs[n->after_elem[k]];
+                const garg *wa = &n->args[tt__after_arg(n, k)];
+                int elem = tt__after_elem(n, k);
+                gref was = elem < 0 ? wa->ref : wa->refs[elem];
                 sb_printf(&b, "%s", k ? ", " : first ? "  # (" : " (");
                 print_ref(&b, g, was);
                 sb_printf(&b, " is ");

@@ -32,26 +32,28 @@ typedef struct {
  * the order the nodes were made, so a pass over the graph streams through
  * them; they are freed with the graph, not with the node. */
 typedef struct {
+    /* The ints first and the pointers after, so the struct has no holes:
+     * a graph of 100,000 nodes is 100,000 of these in one array. */
     tt_node_kind kind;
-    char name[40];
-    const tt_op *op;    /* TT_NODE_OP */
-    garg *args;         /* TT_NODE_OP: schema order, defaults filled */
     int nargs;
-    tt_tensor **vals;   /* value of each output (owned) */
     int nvals;
     /* A mutating op's written arguments that it does not return get an
      * "after-write" value each, after its results: vals[nvals - nafter +
-     * k] is the tensor of argument after_arg[k] (list element after_elem[k],
+     * k] is the tensor of argument after[2k] (list element after[2k+1],
      * -1 for a lone tensor) once the op wrote it. Later reads of that
      * tensor refer to it, so a read is a data edge from the write, as a
      * built-in in-place op's result is. At run time it is the argument
      * itself (tt__node_fill_after). */
     int nafter;
-    int *after_arg, *after_elem;
-    gref *outs;         /* TT_NODE_OUTPUT: the graph's results */
     int nouts;
-    int *users;         /* nodes that read this one */
     int nusers, cap_users;
+    char name[40];
+    const tt_op *op;    /* TT_NODE_OP */
+    garg *args;         /* TT_NODE_OP: schema order, defaults filled */
+    tt_tensor **vals;   /* value of each output (owned) */
+    int *after;         /* nafter (argument, list element) pairs */
+    gref *outs;         /* TT_NODE_OUTPUT: the graph's results */
+    int *users;         /* nodes that read this one */
     /* The user's call that made it (op nodes; {0} when unknown): file and
      * func point into the graph's string table, so the graph outlives the
      * code it traced (a model library may be unloaded). */
@@ -104,14 +106,20 @@ static inline bool tt__graph_is_output(const tt_graph *g, int node)
  * ones): what a run asks the op for. */
 static inline int tt__node_nrets(const gnode *n) { return n->nvals - n->nafter; }
 
+/* The argument index and list element (-1: a lone tensor) of after-write
+ * value k of node n. */
+static inline int tt__after_arg(const gnode *n, int k) { return n->after[2 * k]; }
+static inline int tt__after_elem(const gnode *n, int k) { return n->after[2 * k + 1]; }
+
 /* After a run of node n's op with arguments args, fills its after-write
  * values (vals[tt__node_nrets(n) ..]) with new references to the written
  * arguments. */
 static inline void tt__node_fill_after(const gnode *n, const tt_value *args, tt_tensor **vals)
 {
     for (int k = 0; k < n->nafter; k++) {
-        const tt_value *a = &args[n->after_arg[k]];
-        tt_tensor *t = n->after_elem[k] < 0 ? a->u.t : a->u.tensors[n->after_elem[k]];
+        const tt_value *a = &args[tt__after_arg(n, k)];
+        int elem = tt__after_elem(n, k);
+        tt_tensor *t = elem < 0 ? a->u.t : a->u.tensors[elem];
         vals[tt__node_nrets(n) + k] = tt_retain(t);
     }
 }

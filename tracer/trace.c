@@ -529,7 +529,9 @@ static tt_status record_writes(tracer *tr, const tt_op *op, int id, const tt_val
                                int nargs, const tt_value *outs, int nouts)
 {
     const tt_schema *s = tt_op_schema(op);
-    for (int i = 0; s && i < nargs && i < tt_schema_nargs(s); i++) {
+    if (!tt_schema_is_mutable(s)) /* most ops: one pass over the flags */
+        return TT_OK;
+    for (int i = 0; i < nargs && i < tt_schema_nargs(s); i++) {
         if (!tt_schema_arg(s, i)->is_write)
             continue;
         const tt_value *v = &args[i];
