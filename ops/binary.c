@@ -220,10 +220,10 @@ static tt_tensor *binary_fast(binop op, const tt_tensor *a, const tt_tensor *b,
         return NULL;
     uint64_t alpha_bits = 0;
     tt__store(&alpha_bits, dt, scalar_num(alpha));
-    int64_t es = (int64_t)tt_dtype_size(dt);
+    int64_t es = (int64_t)tt__dtype_size(dt);
     flat_job j = {bin_loops[dt][op], {tt__ptr(r), tt__ptr(a), tt__ptr(b)},
-                  {(int64_t)tt_dtype_size(out_dt), es, es}, 3, &alpha_bits, NULL, false};
-    run_flat(&j, tt_numel(r));
+                  {(int64_t)tt__dtype_size(out_dt), es, es}, 3, &alpha_bits, NULL, false};
+    run_flat(&j, tt__numel_concrete(r));
     return r;
 }
 
@@ -246,7 +246,7 @@ static bool reads_overlap(const tt_tensor *out, const tt_tensor *x)
 static bool binary_fast_applies(binop op, const tt_tensor *a, const tt_tensor *b,
                                 const tt_value *alpha)
 {
-    bool is_float = tt_dtype_is_float((tt_dtype)a->dtype);
+    bool is_float = tt__dtype_is_float((tt_dtype)a->dtype);
     return same_dense_operands(a, b) && bin_loops[a->dtype][op] &&
            (is_float || (op != BIN_DIV && op != BIN_DIV_TRUNC && op != BIN_DIV_FLOOR &&
                          a->dtype != TT_BOOL)) &&

@@ -878,7 +878,7 @@ bool tt_dispatch_is_trivial(int n, const tt_tensor *const *ts)
         /* A released tensor takes the checked (boxed) path, which reports
          * it; the test shares its cache line with the storage load. */
         if (!t || tt__is_released(t) || t->storage->fake ||
-            (grad && tt__tensor_requires_grad(t)))
+            (grad && (t->flags & TT_TF_REQUIRES_GRAD)))
             return false;
     }
     return true;

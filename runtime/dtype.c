@@ -14,20 +14,14 @@ static const struct {
 #undef TT_X_ROW
 };
 
-size_t tt_dtype_size(tt_dtype dt)
-{
-    return (unsigned)dt < TT_DTYPE_COUNT ? dtypes[dt].size : 0;
-}
+size_t tt_dtype_size(tt_dtype dt) { return tt__dtype_size(dt); }
 
 const char *tt_dtype_name(tt_dtype dt)
 {
     return (unsigned)dt < TT_DTYPE_COUNT ? dtypes[dt].name : "?";
 }
 
-bool tt_dtype_is_float(tt_dtype dt)
-{
-    return (unsigned)dt < TT_DTYPE_COUNT && dtypes[dt].is_float;
-}
+bool tt_dtype_is_float(tt_dtype dt) { return tt__dtype_is_float(dt); }
 
 int tt_dtype_from_name(const char *name)
 {

@@ -187,7 +187,7 @@ tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt)
     int64_t numel = 1;
     for (int i = 0; i < like->ndim; i++)
         numel *= like->sizes[i];
-    tt_storage *st = tt__storage_new((size_t)numel * tt_dtype_size(dt), false);
+    tt_storage *st = tt__storage_new((size_t)numel * tt__dtype_size(dt), false);
     if (!st)
         return NULL;
     tt_tensor *t = tt__tensor_new(st, dt, like->ndim, like->sizes, strides, 0);

@@ -208,7 +208,8 @@ void tt__refresh_flags(tt_tensor *t)
             contig = false;
             break;
         }
-        expect = tt__sym_mul_find(expect, t->sizes[i]); /* allocates nothing */
+        expect = sym ? tt__sym_mul_find(expect, t->sizes[i]) /* allocates nothing */
+                     : expect * t->sizes[i];
     }
     if (contig)
         t->flags |= TT_TF_CONTIGUOUS;
@@ -412,6 +413,8 @@ tt_size tt_numel(const tt_tensor *t)
     for (int i = 0; i < t->ndim; i++)
         if (t->sizes[i] == 0)
             return 0; /* before any product, which may overflow */
+    if (!(t->flags & TT_TF_HAS_SYM))
+        return tt__numel_concrete(t);
     tt_size n = 1;
     for (int i = 0; i < t->ndim; i++)
         n = tt_sym_mul(n, t->sizes[i]);

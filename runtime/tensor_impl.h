@@ -159,12 +159,47 @@ bool tt__scope_add(tt_tensor *t); /* false: no memory */
 /* Drops a reference the library took with tt_retain. Unlike tt_release it
  * never gives up a scope's reference early. */
 void tt__unref(tt_tensor *t);
+/* tt_dtype_size and tt_dtype_is_float for the library's hot paths,
+ * inlined (a 1-element eager op asked them six times through a call);
+ * the public functions are these. */
+static inline size_t tt__dtype_size(tt_dtype dt)
+{
+    static const unsigned char sizes[] = {
+#define TT_X_SIZE(e, name, ctype, size, isf) [e] = size,
+        TT_DTYPE_LIST(TT_X_SIZE)
+#undef TT_X_SIZE
+    };
+    return (unsigned)dt < TT_DTYPE_COUNT ? sizes[dt] : 0;
+}
+static inline bool tt__dtype_is_float(tt_dtype dt)
+{
+    static const bool is_float[] = {
+#define TT_X_FLOAT(e, name, ctype, size, isf) [e] = isf,
+        TT_DTYPE_LIST(TT_X_FLOAT)
+#undef TT_X_FLOAT
+    };
+    return (unsigned)dt < TT_DTYPE_COUNT && is_float[dt];
+}
+
 /* Data pointer without the graph-break hook, for kernels (the caller has
  * already checked the tensor is real). */
 static inline char *tt__ptr(const tt_tensor *t)
 {
     return (char *)t->storage->data +
-           (size_t)t->offset * tt_dtype_size((tt_dtype)t->dtype);
+           (size_t)t->offset * tt__dtype_size((tt_dtype)t->dtype);
+}
+
+/* The number of elements of a tensor whose sizes are all concrete (no
+ * TT_TF_HAS_SYM), as tt_numel gives it without its checks. Only an empty
+ * tensor's product can overflow (factories refuse any other), so an
+ * overflow means 0. */
+static inline int64_t tt__numel_concrete(const tt_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        if (__builtin_mul_overflow(n, t->sizes[i], &n))
+            return 0;
+    return n;
 }
 
 /* ---- memory plans (plan_memory.c), for compiled plans' replays */
