@@ -456,6 +456,10 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
             return NULL;
         }
     }
+    /* As PyTorch: a view whose element count overflows int64 is refused
+     * (broadcasting a [1, 1] to [2^40, 2^40] is not a tensor). */
+    if (tt__check_sizes("tt_expand", ndim, sz, NULL))
+        return NULL;
     return tt__make_view(t, ndim, sz, st, t->offset);
 }
 

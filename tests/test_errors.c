@@ -434,6 +434,15 @@ START_TEST(test_expand_errors)
     ck_assert_fails(tt_expand(one, TT_SHAPE(-2, 4)), TT_EINVAL,
                     "the expanded size of the tensor (-2) isn't allowed in a leading, "
                     "non-existing dimension 0");
+    /* As PyTorch ("numel: integer multiplication overflow"): a view whose
+     * element count overflows int64 is not made. */
+    ck_assert_fails(tt_expand(one, TT_SHAPE(1LL << 40, 1LL << 40)), TT_EINVAL,
+                    "tt_expand: the number of elements of size [1099511627776, "
+                    "1099511627776] overflows int64");
+    tt_tensor *empty = tt_expand(one, TT_SHAPE(0, 1LL << 40, 1LL << 40));
+    ck_assert_ptr_nonnull(empty); /* no elements: any size, as PyTorch */
+    ck_assert_int_eq(tt_numel(empty), 0);
+    tt_release(empty);
     tt_release(one);
     tt_release(t);
 }
