@@ -1,11 +1,13 @@
-/* tt-difftest: the runner. Each program runs in a forked child (a crash
- * ends that program only); the child runs every check and reports what
- * differed on a pipe, one line each; the parent classifies, names the
- * pass, shrinks and prints reproducers.
+/* tt-difftest: the runner. Programs run in forked children, --batch of
+ * them (32) one after another in each (a crash ends that child; the rest
+ * of its batch goes on in a new one); the child runs every check and
+ * reports what differed on a pipe, one line each; the parent reruns a
+ * failing program alone, classifies, names the pass, shrinks and prints
+ * reproducers.
  *
  *   tt-difftest --seeds A:B [--mode fake,symbolic,real|eager] [--ops list] [--no-ops list]
  *               [--no-grad] [--no-inplace] [--no-symbolic] [--no-breaks]
- *               [--no-layouts] [--max-ins N] [--budget-seconds N]
+ *               [--no-layouts] [--max-ins N] [--batch N] [--budget-seconds N]
  *               [--repro DIR] [--no-shrink] [--quiet] [--list-uncovered]
  *
  * Exit status 1 when there is any finding. The last line is
@@ -416,6 +418,96 @@ static int run_child(const dt_program *p, const runopts *ro, const config *only,
     return n;
 }
 
+/* A finding of a program run in a batch. */
+typedef struct {
+    uint64_t seed;
+    finding f;
+} seed_finding;
+
+/* Runs the programs of seeds [from, to) one after another in one child:
+ * under ASan a fork per program cost more than the program, the child's
+ * allocator starting cold each time. Appends each finding, with its seed,
+ * to *out (grown as needed); returns the seed after the last program the
+ * child finished. A child that dies ends the batch at the program it was
+ * running, which gets the crash finding. */
+static uint64_t run_batch(uint64_t from, uint64_t to, const runopts *ro, seed_finding **out,
+                          int *nout, int *cap)
+{
+    int fd[2];
+    if (pipe(fd) != 0) { perror("pipe"); exit(2); }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); exit(2); }
+    if (pid == 0) {
+        close(fd[0]);
+        report_fd = fd[1];
+        if (ro->quiet && !freopen("/dev/null", "w", stderr)) { /* keep stderr */ }
+        for (uint64_t seed = from; seed < to; seed++) {
+            dt_program p;
+            dt_generate(&p, seed, &ro->gen);
+            emit("P %llu", (unsigned long long)seed);
+            alarm(120); /* a hang is a finding too */
+            child_main(&p, ro, NULL);
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    char last[128] = "start";
+    uint64_t cur = from;
+    bool ended = true; /* the current program reached "end" */
+    FILE *in = fdopen(fd[0], "r");
+    char line[1024];
+    while (in && fgets(line, sizeof line, in)) {
+        line[strcspn(line, "\n")] = 0;
+        if (line[0] == 'P') {
+            cur = strtoull(line + 2, NULL, 10);
+            ended = false;
+            snprintf(last, sizeof last, "start");
+        } else if (line[0] == 'S') {
+            snprintf(last, sizeof last, "%.120s", line + 2);
+            ended = !strcmp(last, "end");
+        } else if (line[0] == 'F') {
+            char *k = line + 2, *c = strchr(k, '|'), *m = c ? strchr(c + 1, '|') : NULL;
+            if (!c || !m) continue;
+            *c = *m = 0;
+            if (*nout == *cap) {
+                *cap = *cap ? 2 * *cap : 64;
+                *out = realloc(*out, sizeof **out * (size_t)*cap);
+                if (!*out) { perror("realloc"); exit(2); }
+            }
+            seed_finding *sf = &(*out)[(*nout)++];
+            sf->seed = cur;
+            sf->f.kind = atoi(k);
+            snprintf(sf->f.cfg, sizeof sf->f.cfg, "%s", c + 1);
+            snprintf(sf->f.msg, sizeof sf->f.msg, "%s", m + 1);
+        }
+    }
+    if (in) fclose(in);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    bool died = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status));
+    if (!died)
+        return to;
+    if (ended) /* between programs: the next one never started */
+        return cur + 1 < to ? cur + 1 : to;
+    if (*nout == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *out = realloc(*out, sizeof **out * (size_t)*cap);
+        if (!*out) { perror("realloc"); exit(2); }
+    }
+    seed_finding *sf = &(*out)[(*nout)++];
+    sf->seed = cur;
+    sf->f.kind = K_CRASH;
+    snprintf(sf->f.cfg, sizeof sf->f.cfg, "%.90s", last);
+    if (WIFSIGNALED(status))
+        snprintf(sf->f.msg, sizeof sf->f.msg, "killed by signal %d (%s)%s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGALRM ? ": a hang" : "");
+    else
+        snprintf(sf->f.msg, sizeof sf->f.msg, "exited with status %d", WEXITSTATUS(status));
+    return cur + 1;
+}
+
 static bool parse_cfg(const char *key, config *c)
 {
     char ck[32], mode[32], rest[64] = "";
@@ -725,6 +817,39 @@ static int self_test(runopts *ro)
             bad = 1;
         }
     }
+    /* Batches: the planted crash ends a child at the program that has it,
+     * that program alone crashes too, and the batch goes on after it. */
+    dt_plant = 2;
+    seed_finding *sfs = NULL;
+    int nsf = 0, capsf = 0, batches = 0;
+    for (uint64_t seed = 0; seed < 40; batches++)
+        seed = run_batch(seed, 40, ro, &sfs, &nsf, &capsf);
+    int crashes = 0;
+    for (int i = 0; i < nsf; i++) {
+        if (sfs[i].f.kind != K_CRASH)
+            continue;
+        crashes++;
+        dt_program p;
+        finding fs[MAX_FIND];
+        dt_generate(&p, sfs[i].seed, &ro->gen);
+        int n = run_child(&p, ro, NULL, fs, MAX_FIND);
+        bool alone = false;
+        for (int k = 0; k < n; k++) alone |= fs[k].kind == K_CRASH;
+        if (!alone) {
+            printf("self-test: batch: seed %llu crashed in a batch but not alone\n",
+                   (unsigned long long)sfs[i].seed);
+            bad = 1;
+        }
+    }
+    bool last_crashed = nsf > 0 && sfs[nsf - 1].seed == 39 && sfs[nsf - 1].f.kind == K_CRASH;
+    if (!crashes || batches != crashes + !last_crashed) {
+        printf("self-test: batch: %d crashes in %d batches over seeds 0:40 (want some, and a "
+               "batch after each crash but one at seed 39)\n", crashes, batches);
+        bad = 1;
+    } else {
+        printf("self-test: batch: %d planted crashes over seeds 0:40, each a new child\n", crashes);
+    }
+    free(sfs);
     dt_plant = 0;
     printf("self-test: %s\n", bad ? "FAILED" : "ok");
     return bad;
@@ -738,11 +863,96 @@ static bool past(const struct timespec *t0, double budget)
     return budget > 0 && (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec) > budget;
 }
 
+/* What the run found so far. */
+static struct {
+    int64_t programs, failed_programs, total, by_kind[K_COUNT];
+    int shrinks, distinct, max_shrinks;
+    double budget;
+    struct timespec t0;
+} tally = {.max_shrinks = 200};
+
+static bool past(const struct timespec *t0, double budget);
+
+/* Reports the n findings of program p (seed): names the pass, shrinks the
+ * first of each kind and prints it (with a C reproducer under --repro). */
+static void report_program(uint64_t seed, const dt_program *p, finding *fs, int n, const runopts *ro)
+{
+    tally.failed_programs++;
+    /* one report per (kind, config family) in a program: the pass-off
+     * variants of one bug are one finding */
+    for (int i = 0; i < n; i++) {
+        finding *f = &fs[i];
+        config c;
+        bool again = false; /* the same check failing on another call */
+        for (int k = 0; k < i; k++)
+            again |= fs[k].kind == f->kind && !strcmp(fs[k].cfg, f->cfg);
+        if (again) continue;
+        if (parse_cfg(f->cfg, &c) && c.check == CK_COMPILE && c.passes_off) {
+            bool dup = false;
+            for (int k = 0; k < n; k++) {
+                config d;
+                if (k != i && fs[k].kind == f->kind && parse_cfg(fs[k].cfg, &d) &&
+                    d.check == CK_COMPILE && !d.passes_off && d.mode == c.mode && d.fullgraph == c.fullgraph)
+                    dup = true;
+            }
+            if (dup) continue;
+        }
+        tally.total++;
+        tally.by_kind[f->kind]++;
+        char pass[64];
+        name_pass(fs, n, f, pass, sizeof pass);
+        dt_program q = *p;
+        char pre[300], nm[80], sig[300];
+        norm_msg(f->msg, nm, sizeof nm);
+        snprintf(pre, sizeof pre, "%s|%s|%s|%s", kind_names[f->kind], f->cfg, pass, nm);
+        bool shrunk = false;
+        if (ro->shrink && !seen_before(pre) && tally.shrinks < tally.max_shrinks && !past(&tally.t0, tally.budget)) {
+            shrink(&q, ro, f);
+            tally.shrinks++;
+            shrunk = true;
+        }
+        /* the signature: kind, op, pass, check (mode and passes apart) */
+        char fam[96];
+        snprintf(fam, sizeof fam, "%s", f->cfg);
+        fam[strcspn(fam, " ")] = 0;
+        char opn[48];
+        op_of(f, &q, opn, sizeof opn);
+        snprintf(sig, sizeof sig, "%s|%s|%s|%s|%.40s", kind_names[f->kind], opn, pass, fam, nm);
+        bool fresh = (shrunk || !ro->shrink) && !seen_before(sig);
+        if (fresh) tally.distinct++;
+        if (!ro->quiet || fresh) {
+            printf("%s seed=%llu kind=%s config=\"%s\" pass=%s op=%s: %s\n",
+                   fresh ? "NEW" : "FINDING", (unsigned long long)seed, kind_names[f->kind], f->cfg, pass,
+                   opn, f->msg);
+            printf("  program (%d ops%s): ", q.n, shrunk ? ", shrunk" : "");
+            dt_print_summary(stdout, &q);
+        }
+        if (fresh && ro->repro) {
+            char path[512], comment[700];
+            snprintf(path, sizeof path, "%s/seed%llu-%s-%d.c", ro->repro, (unsigned long long)seed,
+                     kind_names[f->kind], i);
+            FILE *out = fopen(path, "w");
+            config cc;
+            bool hc = parse_cfg(f->cfg, &cc);
+            snprintf(comment, sizeof comment, "tt-difftest seed %llu: %s in %s (pass: %s): %s",
+                     (unsigned long long)seed, kind_names[f->kind], f->cfg, pass, f->msg);
+            if (out) {
+                dt_print_c(out, &q, B1, comment, hc && cc.check != CK_EAGER ? (int)cc.mode : 0,
+                           hc ? cc.fullgraph || cc.check == CK_EAGER : true, hc ? cc.passes_off : 0,
+                           hc ? (cc.check == CK_GRAPH ? 1 : cc.check == CK_FUNC ? 2 : 0) : 0);
+                fclose(out);
+                printf("  reproducer: %s\n", path);
+            }
+        }
+        fflush(stdout);
+    }
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake,symbolic,real|eager] [--ops a,b] [--no-grad]\n"
                     "       [--no-ops a,b] [--no-inplace] [--no-symbolic] [--no-breaks] [--no-layouts] [--no-batch]\n"
-                    "       [--max-ins N] [--budget-seconds N] [--repro DIR] [--no-shrink] [--quiet]\n"
+                    "       [--max-ins N] [--batch N] [--budget-seconds N] [--repro DIR] [--no-shrink] [--quiet]\n"
                     "       [--list-uncovered] [--self-test]\n");
     return 2;
 }
@@ -750,7 +960,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     runopts ro = {.mode_fake = true, .mode_sym = true, .mode_real = true, .shrink = true};
-    int max_shrinks = 200;
+    int max_shrinks = 200, batch = 32;
     uint64_t a = 0, b = 100;
     double budget = 0;
     for (int i = 1; i < argc; i++) {
@@ -774,6 +984,7 @@ int main(int argc, char **argv)
         else if (!strcmp(s, "--no-ops") && v) { ro.gen.no_ops = v; i++; }
         else if (!strcmp(s, "--max-shrinks") && v) { max_shrinks = atoi(v); i++; }
         else if (!strcmp(s, "--max-ins") && v) { ro.gen.max_ins = atoi(v); i++; }
+        else if (!strcmp(s, "--batch") && v) { batch = atoi(v); i++; }
         else if (!strcmp(s, "--budget-seconds") && v) { budget = atof(v); i++; }
         else if (!strcmp(s, "--repro") && v) { ro.repro = v; i++; }
         else if (!strcmp(s, "--no-grad")) ro.gen.no_grad = true;
@@ -792,86 +1003,60 @@ int main(int argc, char **argv)
     if (ro.repro) mkdir(ro.repro, 0777);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int64_t programs = 0, failed_programs = 0, total = 0, by_kind[K_COUNT] = {0};
-    int shrinks = 0, distinct = 0;
-    for (uint64_t seed = a; seed < b; seed++) {
-        if (past(&t0, budget)) break;
-        dt_program p;
-        dt_generate(&p, seed, &ro.gen);
-        programs++;
-        finding fs[MAX_FIND];
-        int n = run_child(&p, &ro, NULL, fs, MAX_FIND);
-        if (!n) continue;
-        failed_programs++;
-        /* one report per (kind, config family) in a program: the pass-off
-         * variants of one bug are one finding */
-        for (int i = 0; i < n; i++) {
-            finding *f = &fs[i];
-            config c;
-            bool again = false; /* the same check failing on another call */
-            for (int k = 0; k < i; k++)
-                again |= fs[k].kind == f->kind && !strcmp(fs[k].cfg, f->cfg);
-            if (again) continue;
-            if (parse_cfg(f->cfg, &c) && c.check == CK_COMPILE && c.passes_off) {
-                bool dup = false;
-                for (int k = 0; k < n; k++) {
-                    config d;
-                    if (k != i && fs[k].kind == f->kind && parse_cfg(fs[k].cfg, &d) &&
-                        d.check == CK_COMPILE && !d.passes_off && d.mode == c.mode && d.fullgraph == c.fullgraph)
-                        dup = true;
+    tally.max_shrinks = max_shrinks;
+    tally.budget = budget;
+    tally.t0 = t0;
+    seed_finding *sfs = NULL;
+    int nsf = 0, capsf = 0;
+    for (uint64_t seed = a; seed < b && !past(&t0, budget);) {
+        uint64_t to = seed + (uint64_t)batch < b ? seed + (uint64_t)batch : b;
+        nsf = 0;
+        uint64_t next = batch > 1 ? run_batch(seed, to, &ro, &sfs, &nsf, &capsf) : seed + 1;
+        if (batch <= 1) { /* a child per program */
+            finding fs[MAX_FIND];
+            dt_program p;
+            dt_generate(&p, seed, &ro.gen);
+            int n = run_child(&p, &ro, NULL, fs, MAX_FIND);
+            for (int i = 0; i < n; i++) {
+                if (nsf == capsf) {
+                    capsf = capsf ? 2 * capsf : 64;
+                    if (!(sfs = realloc(sfs, sizeof *sfs * (size_t)capsf))) { perror("realloc"); exit(2); }
                 }
-                if (dup) continue;
+                sfs[nsf++] = (seed_finding){seed, fs[i]};
             }
-            total++;
-            by_kind[f->kind]++;
-            char pass[64];
-            name_pass(fs, n, f, pass, sizeof pass);
-            dt_program q = p;
-            char pre[300], nm[80], sig[300];
-            norm_msg(f->msg, nm, sizeof nm);
-            snprintf(pre, sizeof pre, "%s|%s|%s|%s", kind_names[f->kind], f->cfg, pass, nm);
-            bool shrunk = false;
-            if (ro.shrink && !seen_before(pre) && shrinks < max_shrinks && !past(&t0, budget)) {
-                shrink(&q, &ro, f);
-                shrinks++;
-                shrunk = true;
-            }
-            /* the signature: kind, op, pass, check (mode and passes apart) */
-            char fam[96];
-            snprintf(fam, sizeof fam, "%s", f->cfg);
-            fam[strcspn(fam, " ")] = 0;
-            char opn[48];
-            op_of(f, &q, opn, sizeof opn);
-            snprintf(sig, sizeof sig, "%s|%s|%s|%s|%.40s", kind_names[f->kind], opn, pass, fam, nm);
-            bool fresh = (shrunk || !ro.shrink) && !seen_before(sig);
-            if (fresh) distinct++;
-            if (!ro.quiet || fresh) {
-                printf("%s seed=%llu kind=%s config=\"%s\" pass=%s op=%s: %s\n",
-                       fresh ? "NEW" : "FINDING", (unsigned long long)seed, kind_names[f->kind], f->cfg, pass,
-                       opn, f->msg);
-                printf("  program (%d ops%s): ", q.n, shrunk ? ", shrunk" : "");
-                dt_print_summary(stdout, &q);
-            }
-            if (fresh && ro.repro) {
-                char path[512], comment[700];
-                snprintf(path, sizeof path, "%s/seed%llu-%s-%d.c", ro.repro, (unsigned long long)seed,
-                         kind_names[f->kind], i);
-                FILE *out = fopen(path, "w");
-                config cc;
-                bool hc = parse_cfg(f->cfg, &cc);
-                snprintf(comment, sizeof comment, "tt-difftest seed %llu: %s in %s (pass: %s): %s",
-                         (unsigned long long)seed, kind_names[f->kind], f->cfg, pass, f->msg);
-                if (out) {
-                    dt_print_c(out, &q, B1, comment, hc && cc.check != CK_EAGER ? (int)cc.mode : 0,
-                               hc ? cc.fullgraph || cc.check == CK_EAGER : true, hc ? cc.passes_off : 0,
-                               hc ? (cc.check == CK_GRAPH ? 1 : cc.check == CK_FUNC ? 2 : 0) : 0);
-                    fclose(out);
-                    printf("  reproducer: %s\n", path);
-                }
-            }
-            fflush(stdout);
         }
+        tally.programs += (int64_t)(next - seed);
+        /* Each program with findings runs again alone, in a child of its
+         * own, for the findings to report: a batch's are kept only when the
+         * program passes alone (state left by an earlier program is a bug
+         * too, and says so). */
+        for (int i = 0; i < nsf;) {
+            uint64_t s0 = sfs[i].seed;
+            int j = i;
+            while (j < nsf && sfs[j].seed == s0) j++;
+            dt_program p;
+            dt_generate(&p, s0, &ro.gen);
+            finding fs[MAX_FIND];
+            int n = batch > 1 ? run_child(&p, &ro, NULL, fs, MAX_FIND) : 0;
+            if (n == 0)
+                for (int k = i; k < j && n < MAX_FIND; k++) {
+                    fs[n] = sfs[k].f;
+                    if (batch > 1) {
+                        char m[sizeof fs[n].msg];
+                        snprintf(m, sizeof m, "only after earlier programs in one process: %.350s", fs[n].msg);
+                        snprintf(fs[n].msg, sizeof fs[n].msg, "%s", m);
+                    }
+                    n++;
+                }
+            report_program(s0, &p, fs, n, &ro);
+            i = j;
+        }
+        seed = next;
     }
+    free(sfs);
+    int64_t programs = tally.programs, failed_programs = tally.failed_programs, total = tally.total;
+    int64_t *by_kind = tally.by_kind;
+    int distinct = tally.distinct;
     /* Check's summary line too, so tools/run counts programs as checks */
     printf("%d%%: Checks: %lld, Failures: %lld, Errors: 0\n",
            programs ? (int)(100 * (programs - failed_programs) / programs) : 100,
