@@ -49,6 +49,10 @@ static double now(void)
  * in tt_errmsg()). */
 typedef bool (*work_fn)(void *ctx);
 
+/* bench_scaling's work (a row's variant); bench_mlp_compiled's limit. */
+enum chain_work { CHAIN_TRACE, CHAIN_COMPILE, CHAIN_EXPLAIN };
+enum { MLP_LIMIT_EAGER = 1 };
+
 /* Seconds per call of `inner` calls of fn. */
 static bool timed(work_fn fn, void *ctx, int inner, double *t)
 {
@@ -92,6 +96,10 @@ struct bench {
     bool trans;   /* an operand is a transposed view */
     bool full_only; /* skipped by --quick */
     unsigned passes_off; /* compile benches: TT_PASS_* bits switched off */
+    /* Which variant of fn the row runs (the rows say it, the functions
+     * never read a row's name): an ew_kind for bench_elementwise, a
+     * chain_work for bench_scaling, MLP_LIMIT_EAGER for bench_mlp_compiled. */
+    int variant;
 };
 
 static volatile float sink; /* keeps results of the plain loops alive */
@@ -149,6 +157,9 @@ static bool bench_matmul(const bench *b, const bench_opts *o, double *value, dou
 
 #define N16M ((int64_t)1 << 24)
 
+/* The elementwise rows' ops (a row's variant). */
+enum ew_kind { EW_ADD, EW_MUL, EW_SIN, EW_EXP, EW_SUM, EW_TANH, EW_GELU };
+
 typedef struct {
     tt_tensor *(*binary)(const tt_tensor *, const tt_tensor *);
     tt_tensor *(*unary)(const tt_tensor *);
@@ -156,7 +167,7 @@ typedef struct {
     const float *pa, *pb; /* contiguous data of the plain loops */
     float *pc;
     int64_t n;
-    int kind; /* the plain loop: 0 add, 1 mul, 2 sinf, 3 expf, 4 sum, 5 tanhf, 6 gelu */
+    int kind; /* an ew_kind: the op, and the plain loop */
 } ew_ctx;
 
 static bool ew_tt(void *p)
@@ -176,27 +187,27 @@ static bool ew_plain(void *p)
     float *restrict c = e->pc;
     int64_t n = e->n;
     switch (e->kind) {
-    case 0:
+    case EW_ADD:
         for (int64_t i = 0; i < n; i++)
             c[i] = a[i] + b[i];
         break;
-    case 1:
+    case EW_MUL:
         for (int64_t i = 0; i < n; i++)
             c[i] = a[i] * b[i];
         break;
-    case 2:
+    case EW_SIN:
         for (int64_t i = 0; i < n; i++)
             c[i] = sinf(a[i]);
         break;
-    case 3:
+    case EW_EXP:
         for (int64_t i = 0; i < n; i++)
             c[i] = expf(a[i]);
         break;
-    case 5:
+    case EW_TANH:
         for (int64_t i = 0; i < n; i++)
             c[i] = tanhf(a[i]);
         break;
-    case 6:
+    case EW_GELU:
         for (int64_t i = 0; i < n; i++)
             c[i] = 0.5f * a[i] * (1 + erff(a[i] * 0.70710678f));
         break;
@@ -213,27 +224,21 @@ static bool ew_plain(void *p)
 }
 
 /* Bytes each element moves: reads plus the write. */
-static const int ew_bytes[] = {12, 12, 8, 8, 4, 8, 8};
-
-/* kind from the bench's name. */
-static int ew_kind(const char *name)
-{
-    return strncmp(name, "add", 3) == 0 ? 0 : strncmp(name, "mul", 3) == 0 ? 1
-         : strncmp(name, "sin", 3) == 0 ? 2 : strncmp(name, "exp", 3) == 0 ? 3
-         : strncmp(name, "tanh", 4) == 0 ? 5 : strncmp(name, "gelu", 4) == 0 ? 6 : 4;
-}
+static const int ew_bytes[] = {[EW_ADD] = 12, [EW_MUL] = 12, [EW_SIN] = 8, [EW_EXP] = 8,
+                               [EW_SUM] = 4, [EW_TANH] = 8, [EW_GELU] = 8};
 
 static bool bench_elementwise(const bench *b, const bench_opts *o, double *value,
                               double *limit)
 {
-    ew_ctx e = {.n = b->n, .kind = ew_kind(b->name)};
-    e.binary = e.kind == 0 ? tt_add : e.kind == 1 ? tt_mul : NULL;
-    e.unary = e.kind == 2 ? tt_sin : e.kind == 3 ? tt_exp : e.kind == 5 ? tt_tanh
-            : e.kind == 6 ? tt_gelu : NULL;
+    ew_ctx e = {.n = b->n, .kind = b->variant};
+    e.binary = e.kind == EW_ADD ? tt_add : e.kind == EW_MUL ? tt_mul : NULL;
+    e.unary = e.kind == EW_SIN ? tt_sin : e.kind == EW_EXP ? tt_exp : e.kind == EW_TANH ? tt_tanh
+            : e.kind == EW_GELU ? tt_gelu : NULL;
     /* Mixed layouts and transcendentals are held to the contiguous add's
      * bandwidth (tt_add on contiguous operands, same threads, same run):
      * memory speed is their limit. The others to a plain C loop. */
-    bool add_limit = b->trans || e.kind == 2 || e.kind == 3 || e.kind == 5 || e.kind == 6;
+    bool add_limit = b->trans || e.kind == EW_SIN || e.kind == EW_EXP || e.kind == EW_TANH ||
+                     e.kind == EW_GELU;
     tt_tensor *ta = NULL, *tb = NULL, *tb_view = NULL, *tc = NULL;
     bool ok = false;
     if (b->trans) { /* square operands; b is a transposed view */
@@ -443,8 +448,8 @@ static bool repeat(void *p)
  * linearly with the graph (goal: ratio <= 1.5). */
 static bool bench_scaling(const bench *b, const bench_opts *o, double *value, double *limit)
 {
-    work_fn fn = strstr(b->name, "compile") ? chain_compile
-               : strstr(b->name, "explain") ? chain_explain : chain_trace;
+    work_fn fn = b->variant == CHAIN_COMPILE ? chain_compile
+               : b->variant == CHAIN_EXPLAIN ? chain_explain : chain_trace;
     chain_ctx big = {{tt_randn(TT_SHAPE(64), TT_F32), tt_randn(TT_SHAPE(64), TT_F32)}, NULL,
                      (int)b->n};
     chain_ctx small = big;
@@ -616,7 +621,7 @@ static bool bench_mlp_compiled(const bench *b, const bench_opts *o, double *valu
                           .passes_off = b->passes_off};
     double tc = 0, tl = 0;
     mlp_threads((int)b->n);
-    work_fn lim = strstr(b->name, "vs_eager") ? mlp_eager : mlp_gemms;
+    work_fn lim = b->variant == MLP_LIMIT_EAGER ? mlp_eager : mlp_gemms;
     bool ok = mlp_setup(&m) && (m.c = tt_compile(mlp_step, 8, 1, &opts)) != NULL &&
               best_pair(mlp_compiled, &m, lim, &m, o, 3, 1, &tc, &tl);
     *value = tc * 1e3;
@@ -1078,70 +1083,70 @@ static bool bench_pointwise_fusion(const bench *b, const bench_opts *o, double *
 /* ----------------------------------------------------------------- table */
 
 static const bench benches[] = {
-    {"matmul_f32_256", "GFLOP/s", bench_matmul, 256, false, false, 0},
-    {"matmul_f32_512", "GFLOP/s", bench_matmul, 512, false, false, 0},
-    {"matmul_f32_1024", "GFLOP/s", bench_matmul, 1024, false, false, 0},
-    {"matmul_f32_2048", "GFLOP/s", bench_matmul, 2048, false, true, 0},
-    {"matmul_f32_512_T", "GFLOP/s", bench_matmul, 512, true, false, 0},
-    {"matmul_f32_1024_T", "GFLOP/s", bench_matmul, 1024, true, false, 0},
-    {"add_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
-    {"mul_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
-    {"add_f32_4096x4096_T", "GB/s", bench_elementwise, N16M, true, false, 0},
-    {"sin_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
-    {"exp_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
-    {"tanh_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
-    {"gelu_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
-    {"sum_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0},
+    {"matmul_f32_256", "GFLOP/s", bench_matmul, 256, false, false, 0, 0},
+    {"matmul_f32_512", "GFLOP/s", bench_matmul, 512, false, false, 0, 0},
+    {"matmul_f32_1024", "GFLOP/s", bench_matmul, 1024, false, false, 0, 0},
+    {"matmul_f32_2048", "GFLOP/s", bench_matmul, 2048, false, true, 0, 0},
+    {"matmul_f32_512_T", "GFLOP/s", bench_matmul, 512, true, false, 0, 0},
+    {"matmul_f32_1024_T", "GFLOP/s", bench_matmul, 1024, true, false, 0, 0},
+    {"add_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0, EW_ADD},
+    {"mul_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0, EW_MUL},
+    {"add_f32_4096x4096_T", "GB/s", bench_elementwise, N16M, true, false, 0, EW_ADD},
+    {"sin_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0, EW_SIN},
+    {"exp_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0, EW_EXP},
+    {"tanh_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0, EW_TANH},
+    {"gelu_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0, EW_GELU},
+    {"sum_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0, EW_SUM},
     /* time units: lower is better, so a ratio above 1 is slower than the limit */
-    {"dispatch_add_1elem", "ns/call", bench_dispatch, 1, false, false, 0},
+    {"dispatch_add_1elem", "ns/call", bench_dispatch, 1, false, false, 0, 0},
     /* limit: eager cost of one op of the same chain */
-    {"trace_us_per_node", "us/node", bench_trace, CHAIN, false, false, 0},
+    {"trace_us_per_node", "us/node", bench_trace, CHAIN, false, false, 0, 0},
     /* limit: the per-node cost at 1,000 nodes */
-    {"trace_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false, 0},
-    {"compile_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false, 0},
-    {"explain_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false, 0},
+    {"trace_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false, 0, CHAIN_TRACE},
+    {"compile_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false, 0, CHAIN_COMPILE},
+    {"explain_us_per_node_100k", "us/node", bench_scaling, CHAIN_LONG, false, false, 0, CHAIN_EXPLAIN},
     /* limit: the same 1000 ops run eagerly */
-    {"replay_vs_eager_1000_small_ops", "us", bench_replay, CHAIN, false, false, 0},
+    {"replay_vs_eager_1000_small_ops", "us", bench_replay, CHAIN, false, false, 0, 0},
     /* limit: the step's eight GEMMs as raw cblas_sgemm, at the same thread
      * count (n: 1 or 2 threads); goal for compiled: ratio <= 1.10 */
-    {"mlp_train_step_ms_eager_1t", "ms", bench_mlp_eager, 1, false, false, 0},
-    {"mlp_train_step_ms_compiled_1t", "ms", bench_mlp_compiled, 1, false, false, 0},
-    {"mlp_train_step_ms_eager_2t", "ms", bench_mlp_eager, 2, false, false, 0},
-    {"mlp_train_step_ms_compiled_2t", "ms", bench_mlp_compiled, 2, false, false, 0},
+    {"mlp_train_step_ms_eager_1t", "ms", bench_mlp_eager, 1, false, false, 0, 0},
+    {"mlp_train_step_ms_compiled_1t", "ms", bench_mlp_compiled, 1, false, false, 0, 0},
+    {"mlp_train_step_ms_eager_2t", "ms", bench_mlp_eager, 2, false, false, 0, 0},
+    {"mlp_train_step_ms_compiled_2t", "ms", bench_mlp_compiled, 2, false, false, 0, 0},
     /* what each pass buys: the compiled step with one pass off */
     {"mlp_train_step_ms_compiled_1t_no_fuse", "ms", bench_mlp_compiled, 1, false, false,
-     TT_PASS_FUSE},
+     TT_PASS_FUSE, 0},
     {"mlp_train_step_ms_compiled_1t_no_epilogue", "ms", bench_mlp_compiled, 1, false, false,
-     TT_PASS_EPILOGUE},
+     TT_PASS_EPILOGUE, 0},
     {"mlp_train_step_ms_compiled_1t_no_inplace", "ms", bench_mlp_compiled, 1, false, false,
-     TT_PASS_INPLACE},
+     TT_PASS_INPLACE, 0},
     {"mlp_train_step_ms_compiled_1t_no_memplan", "ms", bench_mlp_compiled, 1, false, false,
-     TT_PASS_MEMPLAN},
+     TT_PASS_MEMPLAN, 0},
     {"mlp_train_step_ms_compiled_1t_no_passes", "ms", bench_mlp_compiled, 1, false, false,
-     TT_PASS_FUSE | TT_PASS_EPILOGUE | TT_PASS_INPLACE | TT_PASS_MEMPLAN},
+     TT_PASS_FUSE | TT_PASS_EPILOGUE | TT_PASS_INPLACE | TT_PASS_MEMPLAN, 0},
     /* limit: the eager step (goal: ratio <= 1) */
-    {"mlp_train_step_compiled_vs_eager_1t", "ms", bench_mlp_compiled, 1, false, false, 0},
-    {"mlp_train_step_compiled_vs_eager_2t", "ms", bench_mlp_compiled, 2, false, false, 0},
+    {"mlp_train_step_compiled_vs_eager_1t", "ms", bench_mlp_compiled, 1, false, false, 0, MLP_LIMIT_EAGER},
+    {"mlp_train_step_compiled_vs_eager_2t", "ms", bench_mlp_compiled, 2, false, false, 0, MLP_LIMIT_EAGER},
     /* GPT-2 (examples/gpt2), 6 layers, 6 heads, 384 channels, batch 4,
      * sequence 128, vocab 256; limit: the step's matrix products alone as
      * raw cblas_sgemm on the same threads (the floor) */
-    {"gpt2_train_step_ms_eager_1t", "ms", bench_gpt2_step, 1, false, false, 0},
-    {"gpt2_train_step_ms_compiled_1t", "ms", bench_gpt2_step, 1, true, false, 0},
-    {"gpt2_train_step_ms_eager_2t", "ms", bench_gpt2_step, 2, false, false, 0},
-    {"gpt2_train_step_ms_compiled_2t", "ms", bench_gpt2_step, 2, true, false, 0},
+    {"gpt2_train_step_ms_eager_1t", "ms", bench_gpt2_step, 1, false, false, 0, 0},
+    {"gpt2_train_step_ms_compiled_1t", "ms", bench_gpt2_step, 1, true, false, 0, 0},
+    {"gpt2_train_step_ms_eager_2t", "ms", bench_gpt2_step, 2, false, false, 0, 0},
+    {"gpt2_train_step_ms_compiled_2t", "ms", bench_gpt2_step, 2, true, false, 0, 0},
     /* the same step by the plain-C reference (our re-implementation of
      * llm.c's algorithm, OpenMP threads); limit: the same floor */
-    {"gpt2_train_step_ms_reference_1t", "ms", bench_gpt2_reference, 1, false, false, 0},
-    {"gpt2_train_step_ms_reference_2t", "ms", bench_gpt2_reference, 2, false, false, 0},
+    {"gpt2_train_step_ms_reference_1t", "ms", bench_gpt2_reference, 1, false, false, 0, 0},
+    {"gpt2_train_step_ms_reference_2t", "ms", bench_gpt2_reference, 2, false, false, 0, 0},
     /* limit: the tokens/s the floor allows */
-    {"gpt2_tokens_per_s_compiled_2t", "tokens/s", bench_gpt2_tokens, 2, true, false, 0},
+    {"gpt2_tokens_per_s_compiled_2t", "tokens/s", bench_gpt2_tokens, 2, true, false, 0, 0},
     /* limit: the MB of every value the step's graph computes */
-    {"gpt2_compiled_step_peak_rss_MB", "MB", bench_gpt2_memory, 0, true, false, 0},
-    {"gpt2_compiled_step_planned_MB", "MB", bench_gpt2_memory, 1, true, false, 0},
+    {"gpt2_compiled_step_peak_rss_MB", "MB", bench_gpt2_memory, 0, true, false, 0, 0},
+    {"gpt2_compiled_step_planned_MB", "MB", bench_gpt2_memory, 1, true, false, 0, 0},
     /* limit: the same compiled chain with fusion off */
-    {"custom_pointwise_chain_fused_16M", "ms", bench_pointwise_fusion, N16M, false, false, 0},
+    {"custom_pointwise_chain_fused_16M", "ms", bench_pointwise_fusion, N16M, false, false, 0, 0},
     /* limit: the same custom-op call with checked mode off */
-    {"checked_mode_overhead", "us/call", bench_checked, 1, false, false, 0},
+    {"checked_mode_overhead", "us/call", bench_checked, 1, false, false, 0, 0},
 };
 
 int main(int argc, char **argv)
