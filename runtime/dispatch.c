@@ -151,16 +151,13 @@ static bool value_fits(const tt_arg *a, const tt_value *v)
     return false;
 }
 
-static tt_status arg_error(const tt_opdef *op, int i, const tt_value *v)
+/* "a use after release" naming argument i of op (and the list element)
+ * when v holds a released tensor; TT_OK when it holds none. */
+static tt_status released_arg_error(const tt_opdef *op, int i, const tt_value *v)
 {
     const tt_arg *a = tt_schema_arg(op->schema, i);
-    char want[64], got[128];
-    tt_type_str(&a->type, want, sizeof want);
-    if (v->kind == TT_V_TENSOR && !v->u.t)
-        return tt__null_arg_error("%s: argument '%s' (#%d) expects %s, got NULL", op->name,
-                                  a->name, i + 1, want);
     char what[256];
-    if (v->kind == TT_V_TENSOR && tt__is_released(v->u.t)) {
+    if (v->kind == TT_V_TENSOR && v->u.t && tt__is_released(v->u.t)) {
         snprintf(what, sizeof what, "%s: argument '%s' (#%d)", op->name, a->name, i + 1);
         return tt__released_error_at(what, false);
     }
@@ -171,6 +168,20 @@ static tt_status arg_error(const tt_opdef *op, int i, const tt_value *v)
                          a->name, i + 1, j);
                 return tt__released_error_at(what, false);
             }
+    return TT_OK;
+}
+
+static tt_status arg_error(const tt_opdef *op, int i, const tt_value *v)
+{
+    const tt_arg *a = tt_schema_arg(op->schema, i);
+    char want[64], got[128];
+    tt_type_str(&a->type, want, sizeof want);
+    if (v->kind == TT_V_TENSOR && !v->u.t)
+        return tt__null_arg_error("%s: argument '%s' (#%d) expects %s, got NULL", op->name,
+                                  a->name, i + 1, want);
+    tt_status st = released_arg_error(op, i, v);
+    if (st)
+        return st;
     tt_value_describe(v, got, sizeof got);
     return tt_error(TT_EINVAL, "%s: argument '%s' (#%d) expects %s, got %s", op->name,
                     a->name, i + 1, want, got);
@@ -511,6 +522,10 @@ tt_status tt_op_call_unchecked(const tt_op *h, const tt_value *args, int nargs,
     if (!st && nargs != op->nargs)
         st = tt_error(TT_EINVAL, "%s: tt_op_call_unchecked needs all %d arguments, got %d",
                       op->name, op->nargs, nargs);
+    /* Unchecked skips binding, not the one check that keeps a released
+     * tensor from reaching a kernel (a load per tensor argument). */
+    for (int i = 0; !st && i < nargs; i++)
+        st = released_arg_error(op, i, &args[i]);
     if (!st)
         st = tt__dispatch_backend(op, args, nargs, outs, nouts);
     unpin(op);

@@ -83,6 +83,12 @@ START_TEST(test_use_in_ops)
      * in play (x requires grad, so the call is boxed). */
     ck_assert_ptr_null(tt_call(tt_op_find("tt::exp"), tt_v_tensor(t)));
     ck_assert_error(TT_EINVAL, "tt::exp: argument 'self' (#1) " USE_AFTER);
+    /* The unchecked call of compiled plans skips binding, not this. */
+    tt_value out = {0};
+    ck_assert_int_eq(tt_op_call_unchecked(tt_op_find("tt::exp"), (tt_value[]){tt_v_tensor(t)}, 1,
+                                          &out, 1), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt::exp: argument 'self' (#1) " USE_AFTER);
+    ck_assert_ptr_null(out.u.t);
     tt_tensor *list[2] = {x, t};
     ck_assert_ptr_null(tt_cat(2, list, 0));
     ck_assert_error(TT_EINVAL, "tt::cat: argument 'tensors' (#1) element 1 " USE_AFTER);
