@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,7 +90,27 @@ static void emit(const char *fmt, ...)
     buf[n++] = '\n';
     if (write(report_fd, buf, (size_t)n) < 0) { /* the parent is gone */ }
 }
-static void stage(const char *cfg) { emit("S %s", cfg); }
+/* Where the child is: its program's seed and the check it runs, in a page
+ * shared with the parent, which reads it when a child dies. A write to the
+ * pipe per check cost a system call and two context switches, a sixth of
+ * a release run; the pipe carries findings only. */
+static struct progress {
+    uint64_t seed;
+    char stage[120];
+} *progress;
+
+static void progress_init(void)
+{
+    progress = mmap(NULL, sizeof *progress, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                    -1, 0);
+    if (progress == MAP_FAILED) { perror("mmap"); exit(2); }
+}
+
+static void stage(const char *cfg)
+{
+    snprintf(progress->stage, sizeof progress->stage, "%s", cfg);
+}
+
 static void found(int kind, const char *cfg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void found(int kind, const char *cfg, const char *fmt, ...)
 {
@@ -98,7 +119,23 @@ static void found(int kind, const char *cfg, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
-    emit("F %d|%s|%s", kind, cfg, m);
+    emit("F %llu|%d|%s|%s", (unsigned long long)progress->seed, kind, cfg, m);
+}
+
+/* A finding line "F seed|kind|cfg|msg" into *seed and *f; false when the
+ * line is not one. */
+static bool parse_finding(char *line, uint64_t *seed, finding *f)
+{
+    if (line[0] != 'F' || line[1] != ' ') return false;
+    char *sd = line + 2, *k = strchr(sd, '|'), *c = k ? strchr(k + 1, '|') : NULL,
+         *m = c ? strchr(c + 1, '|') : NULL;
+    if (!k || !c || !m) return false;
+    *k = *c = *m = 0;
+    *seed = strtoull(sd, NULL, 10);
+    f->kind = atoi(k + 1);
+    snprintf(f->cfg, sizeof f->cfg, "%s", c + 1);
+    snprintf(f->msg, sizeof f->msg, "%s", m + 1);
+    return true;
 }
 
 typedef struct {
@@ -366,6 +403,36 @@ out:
 
 #define MAX_FIND 64
 
+/* The finding of a child that died with `status` while running check
+ * `stage`. */
+static void crash_finding(finding *f, int status, const char *stage)
+{
+    f->kind = K_CRASH;
+    snprintf(f->cfg, sizeof f->cfg, "%.90s", stage);
+    if (WIFSIGNALED(status))
+        snprintf(f->msg, sizeof f->msg, "killed by signal %d (%s)%s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGALRM ? ": a hang" : "");
+    else
+        snprintf(f->msg, sizeof f->msg, "exited with status %d", WEXITSTATUS(status));
+}
+
+/* A finding of a program run in a batch. */
+typedef struct {
+    uint64_t seed;
+    finding f;
+} seed_finding;
+
+/* A new slot at the end of *out (grown as needed). */
+static seed_finding *push_finding(seed_finding **out, int *nout, int *cap)
+{
+    if (*nout == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *out = realloc(*out, sizeof **out * (size_t)*cap);
+        if (!*out) { perror("realloc"); exit(2); }
+    }
+    return &(*out)[(*nout)++];
+}
+
 /* Runs p's checks in a child; returns the number of findings. */
 static int run_child(const dt_program *p, const runopts *ro, const config *only, finding *fs, int max)
 {
@@ -373,6 +440,8 @@ static int run_child(const dt_program *p, const runopts *ro, const config *only,
     if (pipe(fd) != 0) { perror("pipe"); exit(2); }
     fflush(stdout);
     fflush(stderr);
+    progress->seed = 0;
+    stage("start");
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); exit(2); }
     if (pid == 0) {
@@ -384,45 +453,23 @@ static int run_child(const dt_program *p, const runopts *ro, const config *only,
         _exit(0);
     }
     close(fd[1]);
-    char last[128] = "start";
     int n = 0;
     FILE *in = fdopen(fd[0], "r");
     char line[1024];
+    uint64_t seed;
     while (in && fgets(line, sizeof line, in)) {
         line[strcspn(line, "\n")] = 0;
-        if (line[0] == 'S') {
-            snprintf(last, sizeof last, "%.120s", line + 2);
-        } else if (line[0] == 'F' && n < max) {
-            char *k = line + 2, *c = strchr(k, '|'), *m = c ? strchr(c + 1, '|') : NULL;
-            if (!c || !m) continue;
-            *c = *m = 0;
-            fs[n].kind = atoi(k);
-            snprintf(fs[n].cfg, sizeof fs[n].cfg, "%s", c + 1);
-            snprintf(fs[n].msg, sizeof fs[n].msg, "%s", m + 1);
+        if (n < max && parse_finding(line, &seed, &fs[n]))
             n++;
-        }
     }
     if (in) fclose(in);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if ((WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status))) && n < max && strcmp(last, "end")) {
-        fs[n].kind = K_CRASH;
-        snprintf(fs[n].cfg, sizeof fs[n].cfg, "%.90s", last);
-        if (WIFSIGNALED(status))
-            snprintf(fs[n].msg, sizeof fs[n].msg, "killed by signal %d (%s)%s", WTERMSIG(status),
-                     strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGALRM ? ": a hang" : "");
-        else
-            snprintf(fs[n].msg, sizeof fs[n].msg, "exited with status %d", WEXITSTATUS(status));
-        n++;
-    }
+    if ((WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status))) && n < max &&
+        strcmp(progress->stage, "end"))
+        crash_finding(&fs[n++], status, progress->stage);
     return n;
 }
-
-/* A finding of a program run in a batch. */
-typedef struct {
-    uint64_t seed;
-    finding f;
-} seed_finding;
 
 /* Runs the programs of seeds [from, to) one after another in one child:
  * under ASan a fork per program cost more than the program, the child's
@@ -437,6 +484,8 @@ static uint64_t run_batch(uint64_t from, uint64_t to, const runopts *ro, seed_fi
     if (pipe(fd) != 0) { perror("pipe"); exit(2); }
     fflush(stdout);
     fflush(stderr);
+    progress->seed = from;
+    stage("start");
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); exit(2); }
     if (pid == 0) {
@@ -446,42 +495,23 @@ static uint64_t run_batch(uint64_t from, uint64_t to, const runopts *ro, seed_fi
         for (uint64_t seed = from; seed < to; seed++) {
             dt_program p;
             dt_generate(&p, seed, &ro->gen);
-            emit("P %llu", (unsigned long long)seed);
+            progress->seed = seed;
+            stage("start");
             alarm(120); /* a hang is a finding too */
             child_main(&p, ro, NULL);
         }
         _exit(0);
     }
     close(fd[1]);
-    char last[128] = "start";
-    uint64_t cur = from;
-    bool ended = true; /* the current program reached "end" */
     FILE *in = fdopen(fd[0], "r");
     char line[1024];
+    finding f;
+    uint64_t seed;
     while (in && fgets(line, sizeof line, in)) {
         line[strcspn(line, "\n")] = 0;
-        if (line[0] == 'P') {
-            cur = strtoull(line + 2, NULL, 10);
-            ended = false;
-            snprintf(last, sizeof last, "start");
-        } else if (line[0] == 'S') {
-            snprintf(last, sizeof last, "%.120s", line + 2);
-            ended = !strcmp(last, "end");
-        } else if (line[0] == 'F') {
-            char *k = line + 2, *c = strchr(k, '|'), *m = c ? strchr(c + 1, '|') : NULL;
-            if (!c || !m) continue;
-            *c = *m = 0;
-            if (*nout == *cap) {
-                *cap = *cap ? 2 * *cap : 64;
-                *out = realloc(*out, sizeof **out * (size_t)*cap);
-                if (!*out) { perror("realloc"); exit(2); }
-            }
-            seed_finding *sf = &(*out)[(*nout)++];
-            sf->seed = cur;
-            sf->f.kind = atoi(k);
-            snprintf(sf->f.cfg, sizeof sf->f.cfg, "%s", c + 1);
-            snprintf(sf->f.msg, sizeof sf->f.msg, "%s", m + 1);
-        }
+        if (!parse_finding(line, &seed, &f))
+            continue;
+        *push_finding(out, nout, cap) = (seed_finding){seed, f};
     }
     if (in) fclose(in);
     int status = 0;
@@ -489,22 +519,14 @@ static uint64_t run_batch(uint64_t from, uint64_t to, const runopts *ro, seed_fi
     bool died = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status));
     if (!died)
         return to;
-    if (ended) /* between programs: the next one never started */
+    uint64_t cur = progress->seed;
+    char last[sizeof progress->stage];
+    snprintf(last, sizeof last, "%s", progress->stage);
+    if (!strcmp(last, "end")) /* between programs: the next one never started */
         return cur + 1 < to ? cur + 1 : to;
-    if (*nout == *cap) {
-        *cap = *cap ? 2 * *cap : 64;
-        *out = realloc(*out, sizeof **out * (size_t)*cap);
-        if (!*out) { perror("realloc"); exit(2); }
-    }
-    seed_finding *sf = &(*out)[(*nout)++];
+    seed_finding *sf = push_finding(out, nout, cap);
     sf->seed = cur;
-    sf->f.kind = K_CRASH;
-    snprintf(sf->f.cfg, sizeof sf->f.cfg, "%.90s", last);
-    if (WIFSIGNALED(status))
-        snprintf(sf->f.msg, sizeof sf->f.msg, "killed by signal %d (%s)%s", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGALRM ? ": a hang" : "");
-    else
-        snprintf(sf->f.msg, sizeof sf->f.msg, "exited with status %d", WEXITSTATUS(status));
+    crash_finding(&sf->f, status, last);
     return cur + 1;
 }
 
@@ -960,6 +982,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     runopts ro = {.mode_fake = true, .mode_sym = true, .mode_real = true, .shrink = true};
+    progress_init();
     int max_shrinks = 200, batch = 32;
     uint64_t a = 0, b = 100;
     double budget = 0;
@@ -1017,13 +1040,8 @@ int main(int argc, char **argv)
             dt_program p;
             dt_generate(&p, seed, &ro.gen);
             int n = run_child(&p, &ro, NULL, fs, MAX_FIND);
-            for (int i = 0; i < n; i++) {
-                if (nsf == capsf) {
-                    capsf = capsf ? 2 * capsf : 64;
-                    if (!(sfs = realloc(sfs, sizeof *sfs * (size_t)capsf))) { perror("realloc"); exit(2); }
-                }
-                sfs[nsf++] = (seed_finding){seed, fs[i]};
-            }
+            for (int i = 0; i < n; i++)
+                *push_finding(&sfs, &nsf, &capsf) = (seed_finding){seed, fs[i]};
         }
         tally.programs += (int64_t)(next - seed);
         /* Each program with findings runs again alone, in a child of its
