@@ -433,14 +433,16 @@ static seed_finding *push_finding(seed_finding **out, int *nout, int *cap)
     return &(*out)[(*nout)++];
 }
 
-/* Runs p's checks in a child; returns the number of findings. */
-static int run_child(const dt_program *p, const runopts *ro, const config *only, finding *fs, int max)
+/* Forks a child that reports to the parent on a pipe: returns 0 in the
+ * child (report_fd set), the child's pid in the parent, with *in the
+ * pipe's reading end. The shared progress starts at seed, check "start". */
+static pid_t start_child(const runopts *ro, uint64_t seed, FILE **in)
 {
     int fd[2];
     if (pipe(fd) != 0) { perror("pipe"); exit(2); }
     fflush(stdout);
     fflush(stderr);
-    progress->seed = 0;
+    progress->seed = seed;
     stage("start");
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); exit(2); }
@@ -448,13 +450,24 @@ static int run_child(const dt_program *p, const runopts *ro, const config *only,
         close(fd[0]);
         report_fd = fd[1];
         if (ro->quiet && !freopen("/dev/null", "w", stderr)) { /* keep stderr */ }
+        return 0;
+    }
+    close(fd[1]);
+    *in = fdopen(fd[0], "r");
+    return pid;
+}
+
+/* Runs p's checks in a child; returns the number of findings. */
+static int run_child(const dt_program *p, const runopts *ro, const config *only, finding *fs, int max)
+{
+    FILE *in;
+    pid_t pid = start_child(ro, 0, &in);
+    if (pid == 0) {
         alarm(120); /* a hang is a finding too */
         child_main(p, ro, only);
         _exit(0);
     }
-    close(fd[1]);
     int n = 0;
-    FILE *in = fdopen(fd[0], "r");
     char line[1024];
     uint64_t seed;
     while (in && fgets(line, sizeof line, in)) {
@@ -480,18 +493,9 @@ static int run_child(const dt_program *p, const runopts *ro, const config *only,
 static uint64_t run_batch(uint64_t from, uint64_t to, const runopts *ro, seed_finding **out,
                           int *nout, int *cap)
 {
-    int fd[2];
-    if (pipe(fd) != 0) { perror("pipe"); exit(2); }
-    fflush(stdout);
-    fflush(stderr);
-    progress->seed = from;
-    stage("start");
-    pid_t pid = fork();
-    if (pid < 0) { perror("fork"); exit(2); }
+    FILE *in;
+    pid_t pid = start_child(ro, from, &in);
     if (pid == 0) {
-        close(fd[0]);
-        report_fd = fd[1];
-        if (ro->quiet && !freopen("/dev/null", "w", stderr)) { /* keep stderr */ }
         for (uint64_t seed = from; seed < to; seed++) {
             dt_program p;
             dt_generate(&p, seed, &ro->gen);
@@ -502,8 +506,6 @@ static uint64_t run_batch(uint64_t from, uint64_t to, const runopts *ro, seed_fi
         }
         _exit(0);
     }
-    close(fd[1]);
-    FILE *in = fdopen(fd[0], "r");
     char line[1024];
     finding f;
     uint64_t seed;
