@@ -60,9 +60,9 @@ static int nallocators = 1; /* under set_lock */
 static atomic_int current;  /* the index new blocks come from */
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Storage blocks handed out by the current allocator and not yet given
- * back: while any is alive the allocator cannot change (the storage does
- * not record where its block came from). */
-static atomic_int_fast64_t storage_blocks_out;
+ * back (a live count, COUNT_BLOCKS below): while any is alive the
+ * allocator cannot change (the storage does not record where its block
+ * came from). */
 
 static inline int hook_index(void) { return atomic_load_explicit(&current, memory_order_acquire); }
 static inline void *hook_alloc(int i, size_t size, size_t align)
@@ -75,8 +75,91 @@ static inline void hook_free(int i, void *p) { allocators[i].free(p, allocators[
  * and the hot path then pays no atomic operation for it. */
 static _Thread_local int64_t requests;
 static _Thread_local int64_t fail_at; /* 0: never */
-static atomic_int_fast64_t live_tensors;
-static atomic_int_fast64_t live_storages;
+
+/* ---- live counts
+ * Tensors, storages and storage blocks alive, counted per thread: a
+ * thread adds to its own counters with a plain load and store (an atomic
+ * add on one shared counter was a locked instruction, six per eager op
+ * and its release, a fifth of a 1-element tt_add), and a query sums every
+ * thread's counters with those of threads that have exited. A tensor
+ * made on one thread and released on another counts +1 on the first and
+ * -1 on the second; the sum is exact whenever no thread is making or
+ * releasing tensors (where tests and tt_set_allocator ask). */
+enum { COUNT_TENSORS, COUNT_STORAGES, COUNT_BLOCKS, COUNT_KINDS };
+
+typedef struct thread_counts {
+    atomic_int_fast64_t v[COUNT_KINDS]; /* written by its thread only */
+    struct thread_counts *prev, *next;  /* the live threads, under counts_lock */
+} thread_counts;
+
+static _Thread_local thread_counts counts;
+/* 0: not yet linked; 1: linked (the fast path); 2: its thread is exiting,
+ * or could not link: counts go to the shared counters. */
+static _Thread_local int counts_state;
+static atomic_int_fast64_t counts_shared[COUNT_KINDS];
+static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
+static thread_counts *counts_head;
+static pthread_key_t counts_key;
+static pthread_once_t counts_once = PTHREAD_ONCE_INIT;
+
+/* At the thread's exit: its counts join the shared ones. */
+static void counts_exit(void *p)
+{
+    thread_counts *c = p;
+    pthread_mutex_lock(&counts_lock);
+    for (int k = 0; k < COUNT_KINDS; k++)
+        atomic_fetch_add(&counts_shared[k], atomic_load_explicit(&c->v[k], memory_order_relaxed));
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        counts_head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    pthread_mutex_unlock(&counts_lock);
+    counts_state = 2;
+}
+static void make_counts_key(void) { pthread_key_create(&counts_key, counts_exit); }
+
+static void count_slow(int kind, int64_t delta)
+{
+    if (counts_state == 0) {
+        pthread_once(&counts_once, make_counts_key);
+        counts_state = 2;
+        if (pthread_setspecific(counts_key, &counts) == 0) {
+            pthread_mutex_lock(&counts_lock);
+            counts.next = counts_head;
+            if (counts_head)
+                counts_head->prev = &counts;
+            counts_head = &counts;
+            pthread_mutex_unlock(&counts_lock);
+            counts_state = 1;
+            atomic_store_explicit(&counts.v[kind], delta, memory_order_relaxed);
+            return;
+        }
+    }
+    atomic_fetch_add(&counts_shared[kind], delta);
+}
+
+static inline void count(int kind, int64_t delta)
+{
+    if (__builtin_expect(counts_state == 1, 1)) {
+        atomic_int_fast64_t *v = &counts.v[kind];
+        atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + delta,
+                              memory_order_release);
+        return;
+    }
+    count_slow(kind, delta);
+}
+
+static int64_t count_sum(int kind)
+{
+    pthread_mutex_lock(&counts_lock);
+    int64_t n = atomic_load(&counts_shared[kind]);
+    for (thread_counts *c = counts_head; c; c = c->next)
+        n += atomic_load_explicit(&c->v[kind], memory_order_acquire);
+    pthread_mutex_unlock(&counts_lock);
+    return n;
+}
 
 static void flush_storage_cache(void);
 
@@ -89,7 +172,7 @@ tt_status tt_set_allocator(const tt_allocator *a)
     tt_allocator want = a ? *a : (tt_allocator){default_alloc, default_free, NULL};
     tt_status st = TT_OK;
     pthread_mutex_lock(&set_lock);
-    int64_t out = atomic_load(&storage_blocks_out);
+    int64_t out = count_sum(COUNT_BLOCKS);
     int idx = -1;
     for (int i = 0; i < nallocators && idx < 0; i++)
         if (allocators[i].alloc == want.alloc && allocators[i].free == want.free &&
@@ -124,10 +207,10 @@ void tt_debug_fail_alloc(int64_t n)
 }
 
 int64_t tt_debug_alloc_count(void) { return requests; }
-int64_t tt_live_tensors(void) { return atomic_load(&live_tensors); }
-int64_t tt_live_storages(void) { return atomic_load(&live_storages); }
-void tt__count_tensor(int delta) { atomic_fetch_add(&live_tensors, delta); }
-void tt__count_storage(int delta) { atomic_fetch_add(&live_storages, delta); }
+int64_t tt_live_tensors(void) { return count_sum(COUNT_TENSORS); }
+int64_t tt_live_storages(void) { return count_sum(COUNT_STORAGES); }
+void tt__count_tensor(int delta) { count(COUNT_TENSORS, delta); }
+void tt__count_storage(int delta) { count(COUNT_STORAGES, delta); }
 
 bool tt__alloc_request(size_t n)
 {
@@ -511,7 +594,7 @@ void *tt__cache_alloc(size_t nbytes, size_t *capacity)
         tcache.storage[c] = b->next;
         tcache.nstorage[c]--;
         *capacity = cap;
-        atomic_fetch_add_explicit(&storage_blocks_out, 1, memory_order_relaxed);
+        count(COUNT_BLOCKS, 1);
         return b;
     }
     if (pooled) {
@@ -524,7 +607,7 @@ void *tt__cache_alloc(size_t nbytes, size_t *capacity)
         pthread_mutex_unlock(&cache_lock);
         if (b) {
             *capacity = cap;
-            atomic_fetch_add_explicit(&storage_blocks_out, 1, memory_order_relaxed);
+            count(COUNT_BLOCKS, 1);
             return b;
         }
     }
@@ -541,7 +624,7 @@ void *tt__cache_alloc(size_t nbytes, size_t *capacity)
         return NULL;
     }
     *capacity = cap;
-    atomic_fetch_add_explicit(&storage_blocks_out, 1, memory_order_relaxed);
+    count(COUNT_BLOCKS, 1);
     return p;
 }
 
@@ -549,7 +632,7 @@ void tt__free_storage(void *p, size_t capacity)
 {
     if (!p || (tt__mem_plan_frees() && tt__mem_plan_take_free(p)))
         return;
-    atomic_fetch_sub_explicit(&storage_blocks_out, 1, memory_order_relaxed);
+    count(COUNT_BLOCKS, -1);
     /* No switch happens while a block is out, so p is the current hook's. */
     int h = hook_index();
     storage_cache_sync(h);

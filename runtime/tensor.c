@@ -29,9 +29,20 @@ tt_storage *tt__storage_new(size_t nbytes, bool fake)
     return s;
 }
 
+/* Whether the caller's reference to a count was the last one. When the
+ * count is 1, no other thread holds a reference (it would count), so none
+ * can take or drop one: knowing that needs a load, not the locked
+ * decrement every other release pays (the load's acquire pairs with the
+ * release of the decrements before it). */
+static inline bool drop_last_ref(atomic_int_fast64_t *refcnt)
+{
+    return atomic_load_explicit(refcnt, memory_order_acquire) == 1 ||
+           atomic_fetch_sub_explicit(refcnt, 1, memory_order_acq_rel) == 1;
+}
+
 void tt__storage_release(tt_storage *s)
 {
-    if (!s || atomic_fetch_sub(&s->refcnt, 1) != 1)
+    if (!s || !drop_last_ref(&s->refcnt))
         return;
     if (s->from_cache)
         tt__free_storage(s->data, s->capacity);
@@ -298,7 +309,7 @@ void tt__unref(tt_tensor *t)
         tt__released_error("tt_release", "t"); /* never freed twice */
         return;
     }
-    if (atomic_fetch_sub(&t->refcnt, 1) != 1)
+    if (!drop_last_ref(&t->refcnt))
         return;
     scope_remove(t);
     if (t->autograd)

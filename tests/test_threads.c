@@ -432,6 +432,53 @@ static void first_use_work(void *arg, double *out)
 START_TEST(test_first_use_two_threads) { run_two_threads(first_use_work, NULL, NULL); }
 END_TEST
 
+/* Live counts are kept per thread and summed when asked: a tensor made
+ * on one thread and released on another, and tensors a finished thread
+ * left alive, still count exactly once. */
+typedef struct {
+    tt_tensor *made[8];   /* made by the thread, released by the main one */
+    tt_tensor *given[8];  /* made by the main thread, half released by the thread */
+} handover;
+
+static void *handover_thread(void *p)
+{
+    handover *h = p;
+    for (int i = 0; i < 8; i++) {
+        h->made[i] = tt_full(TT_SHAPE(3), i, TT_F32);
+        if (i < 4) { /* half of what it was given: its own count ends at +4 */
+            tt_release(h->given[i]);
+            h->given[i] = NULL;
+        }
+        tt_release(tt_sin(h->made[i])); /* made and released here */
+    }
+    return NULL;
+}
+
+START_TEST(test_live_counts_across_threads)
+{
+    int64_t base = tt_live_tensors(), base_st = tt_live_storages();
+    for (int round = 0; round < 4; round++) {
+        handover h = {{0}, {0}};
+        for (int i = 0; i < 8; i++)
+            h.given[i] = tt_ones(TT_SHAPE(2), TT_F32);
+        ck_assert_int_eq(tt_live_tensors(), base + 8);
+        pthread_t th;
+        ck_assert_int_eq(pthread_create(&th, NULL, handover_thread, &h), 0);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        /* The thread has exited: its counts (+8 made, -4 given) joined the
+         * shared ones. */
+        ck_assert_int_eq(tt_live_tensors(), base + 12);
+        ck_assert_int_eq(tt_live_storages(), base_st + 12);
+        for (int i = 0; i < 8; i++) {
+            tt_release(h.made[i]);
+            tt_release(h.given[i]); /* NULL for the half it released */
+        }
+        ck_assert_int_eq(tt_live_tensors(), base);
+        ck_assert_int_eq(tt_live_storages(), base_st);
+    }
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
     Suite *s = suite_create("threads");
@@ -443,6 +490,7 @@ static Suite *threads_suite(void)
     tcase_add_test(tc, test_compile_two_threads);
     tcase_add_test(tc, test_registry_two_threads);
     tcase_add_test(tc, test_call_races_library_free);
+    tcase_add_test(tc, test_live_counts_across_threads);
     suite_add_tcase(s, tc);
     return s;
 }
