@@ -1,8 +1,9 @@
 /* Built-in ops: the factories (empty, full, arange, linspace, rand, randn,
  * new_empty, empty_like) as ops, so that a tensor made inside traced code
- * is a node of the graph, and in fake mode a fake tensor. The runtime's
- * tt_empty & co. call these when a mode or fake mode is on; the kernels
- * call the runtime functions back (which run directly inside a kernel). */
+ * is a node of the graph, and in fake mode a fake tensor. The typed
+ * wrappers tt_empty & co. (ops/factory_front.c) call these when a mode or
+ * fake mode is on; the real kernels run the runtime's direct paths
+ * (tt__empty_impl, tt__full_raw & co.), as the wrappers do otherwise. */
 #include "ops_impl.h"
 
 #include <math.h>
@@ -89,7 +90,7 @@ static tt_status full_kernel(tt_frame *f)
         return st;
     if (tt_frame_is_fake(f))
         return ret(f, tt__empty_impl(n, sz, NULL, dt, true));
-    return ret(f, tt_full(n, sz, v, dt));
+    return ret(f, tt__full_raw("tt_full", n, sz, v, dt));
 }
 
 /* tt::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None) */
@@ -117,7 +118,7 @@ static tt_status arange_kernel(tt_frame *f)
             return st;
         return ret(f, tt__empty_impl(1, &n, NULL, dt, true));
     }
-    return ret(f, tt_arange(a, b, step, dt));
+    return ret(f, tt__arange_raw(a, b, step, dt));
 }
 
 /* tt::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None) */
@@ -138,7 +139,7 @@ static tt_status linspace_kernel(tt_frame *f)
                                                "(got %lld)", (long long)steps);
         return ret(f, tt__empty_impl(1, &steps, NULL, dt, true));
     }
-    return ret(f, tt_linspace(a, b, steps, dt));
+    return ret(f, tt__linspace_raw(a, b, steps, dt));
 }
 
 /* The data of the rand and randn rows. */
@@ -161,7 +162,7 @@ static tt_status random_kernel(tt_frame *f)
                                  tt_dtype_name(dt));
         return ret(f, tt__empty_impl(n, sz, NULL, dt, true));
     }
-    return ret(f, normal ? tt_randn(n, sz, dt) : tt_rand(n, sz, dt));
+    return ret(f, tt__random_raw(n, sz, dt, normal));
 }
 
 /* tt::new_empty(Tensor self, SymInt[] size): self's dtype, and fake when

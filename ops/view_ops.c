@@ -1,17 +1,16 @@
 /* Built-in ops: the runtime's views and copies, registered as ops.
  *
- * The runtime functions (runtime/tensor_views.c, runtime/copy.c) are the typed
- * wrappers: with no mode, no autograd and no fake tensor in play they run
- * directly; otherwise they call the op of the same name through the
- * dispatcher, and the kernel below lands back in the runtime function
- * (inside a kernel tt__needs_dispatch is false, so it does not recurse).
- * The runtime functions already serve real and fake tensors alike (a view
- * of a fake tensor shares its fake storage; a copy of one is fake), so one
- * kernel per op is both the cpu kernel and the fake kernel.
+ * The typed wrappers (tt_view & co., ops/view_front.c) run the runtime's
+ * direct paths (tt__view_raw & co., runtime/tensor_views.c and
+ * runtime/copy.c) when no mode, no autograd and no fake mode is in play;
+ * otherwise they call the op of the same name through the dispatcher, and
+ * its kernel below runs the same direct path. The direct paths serve real
+ * and fake tensors alike (a view of a fake tensor shares its fake
+ * storage; a copy of one is fake), so one kernel per op is both the cpu
+ * kernel and the fake kernel.
  *
- * Schemas follow PyTorch's native_functions.yaml. Argument orders must
- * match the tt__call_op calls in the runtime exactly, since those box
- * their arguments positionally.
+ * Schemas follow PyTorch's native_functions.yaml; the wrappers box their
+ * arguments in the schema's order.
  *
  * Aliasing: every view returns `Tensor(a)`. reshape and contiguous keep
  * PyTorch's `Tensor(a)` annotation although they alias only when no copy
@@ -69,7 +68,7 @@ static tt_status view_kernel(tt_frame *f)
     const int64_t *size;
     int n;
     tt_status st = self_and_ints(f, &self, &size, &n);
-    return st ? st : ret(f, tt_view(self, n, size));
+    return st ? st : ret(f, tt__view_raw(self, n, size));
 }
 
 /* As view, but copies when no view exists (then out does not alias). */
@@ -79,7 +78,7 @@ static tt_status reshape_kernel(tt_frame *f)
     const int64_t *shape;
     int n;
     tt_status st = self_and_ints(f, &self, &shape, &n);
-    return st ? st : ret(f, tt_reshape(self, n, shape));
+    return st ? st : ret(f, tt__reshape_raw(self, n, shape));
 }
 
 /* self is (N0..Nk); out is (N[dims[0]]..N[dims[k]]). */
@@ -89,7 +88,7 @@ static tt_status permute_kernel(tt_frame *f)
     const int64_t *dims;
     int n;
     tt_status st = self_and_ints(f, &self, &dims, &n);
-    return st ? st : ret(f, tt_permute(self, n, dims));
+    return st ? st : ret(f, tt__permute_raw(self, n, dims));
 }
 
 /* self is (.., A, .., B, ..); out is (.., B, .., A, ..). */
@@ -101,7 +100,7 @@ static tt_status transpose_kernel(tt_frame *f)
     if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &d0)) ||
         (st = arg_dim(f, 2, self->ndim, &d1)))
         return st;
-    return ret(f, tt_transpose(self, d0, d1));
+    return ret(f, tt__transpose_raw(self, d0, d1));
 }
 
 /* self is (N, M) / (N) / (); out is (M, N) / (N) / (). */
@@ -109,7 +108,7 @@ static tt_status t_kernel(tt_frame *f)
 {
     tt_tensor *self;
     tt_status st = tt_arg_tensor(f, 0, &self);
-    return st ? st : ret(f, tt_t(self));
+    return st ? st : ret(f, tt__t_raw(self));
 }
 
 /* self is (.., N, ..); out is (.., length, ..) from `start`. */
@@ -122,7 +121,7 @@ static tt_status narrow_kernel(tt_frame *f)
     if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &dim)) ||
         (st = tt_arg_int(f, 2, &start)) || (st = tt_arg_int(f, 3, &length)))
         return st;
-    return ret(f, tt_narrow(self, dim, start, length));
+    return ret(f, tt__narrow_raw(self, dim, start, length));
 }
 
 /* self is (.., N, ..); out is (.., ceil((end - start) / step), ..), the
@@ -139,7 +138,7 @@ static tt_status slice_kernel(tt_frame *f)
         (!tt_arg_is_none(f, 3) && (st = tt_arg_int(f, 3, &end))) ||
         (st = tt_arg_int(f, 4, &step)))
         return st;
-    return ret(f, tt_slice(self, dim, start, end, step));
+    return ret(f, tt__slice_raw(self, dim, start, end, step));
 }
 
 /* self is (.., N, ..); out drops that dim, at `index`. */
@@ -152,7 +151,7 @@ static tt_status select_kernel(tt_frame *f)
     if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &dim)) ||
         (st = tt_arg_int(f, 2, &index)))
         return st;
-    return ret(f, tt_select(self, dim, index));
+    return ret(f, tt__select_raw(self, dim, index));
 }
 
 /* self is (1, N) say; out is (size) = (M, N) with stride 0 where expanded.
@@ -164,7 +163,7 @@ static tt_status expand_kernel(tt_frame *f)
     const int64_t *size;
     int n;
     tt_status st = self_and_ints(f, &self, &size, &n);
-    return st ? st : ret(f, tt_expand(self, n, size));
+    return st ? st : ret(f, tt__expand_raw(self, n, size));
 }
 
 /* self is (.., 1, ..); out drops that dim (unchanged if its size is not 1). */
@@ -175,7 +174,7 @@ static tt_status squeeze_dim_kernel(tt_frame *f)
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &dim)))
         return st;
-    return ret(f, tt_squeeze(self, dim));
+    return ret(f, tt__squeeze_raw(self, dim));
 }
 
 /* self is (1, N, 1); out is (N). */
@@ -183,7 +182,7 @@ static tt_status squeeze_kernel(tt_frame *f)
 {
     tt_tensor *self;
     tt_status st = tt_arg_tensor(f, 0, &self);
-    return st ? st : ret(f, tt_squeeze_all(self));
+    return st ? st : ret(f, tt__squeeze_all_raw(self));
 }
 
 /* self is (1, N, 1); out drops those of the named dims that have size 1,
@@ -223,7 +222,7 @@ static tt_status unsqueeze_kernel(tt_frame *f)
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim + 1, &dim)))
         return st;
-    return ret(f, tt_unsqueeze(self, dim));
+    return ret(f, tt__unsqueeze_raw(self, dim));
 }
 
 /* self is (A, B, C, D); out is (A, B*C, D) for start_dim 1, end_dim 2.
@@ -236,7 +235,7 @@ static tt_status flatten_kernel(tt_frame *f)
     if ((st = tt_arg_tensor(f, 0, &self)) || (st = arg_dim(f, 1, self->ndim, &s)) ||
         (st = arg_dim(f, 2, self->ndim, &e)))
         return st;
-    return ret(f, tt_flatten(self, s, e));
+    return ret(f, tt__flatten_raw(self, s, e));
 }
 
 /* out is (size) with (stride) from storage_offset in self's storage; None
@@ -257,7 +256,7 @@ static tt_status as_strided_kernel(tt_frame *f)
     offset = tt_storage_offset(self);
     if (!tt_arg_is_none(f, 3) && (st = tt_arg_int(f, 3, &offset)))
         return st;
-    return ret(f, tt_as_strided(self, n, size, stride, offset));
+    return ret(f, tt__as_strided_raw(self, n, size, stride, offset));
 }
 
 /* out is self's elements, a new tensor over the same storage. */
@@ -265,7 +264,7 @@ static tt_status detach_kernel(tt_frame *f)
 {
     tt_tensor *self;
     tt_status st = tt_arg_tensor(f, 0, &self);
-    return st ? st : ret(f, tt_detach(self));
+    return st ? st : ret(f, tt__detach_raw(self));
 }
 
 /* ------------------------------------------------------------------ copies */
@@ -372,7 +371,7 @@ static tt_status to_copy_kernel(tt_frame *f)
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_dtype(f, 1, &dt, NULL)))
         return st;
-    return ret(f, tt_to_dtype(self, dt));
+    return ret(f, tt__to_dtype_raw(self, dt));
 }
 
 /* True when src broadcasts to dst's shape (copy_'s rule). */
@@ -455,7 +454,8 @@ static tt_status scatter_backward(tt_frame *f, bool select)
     if (!z)
         return tt_errcode();
     if (!fake) {
-        tt_tensor *v = select ? tt_select(z, (int)dim, a) : tt_slice(z, (int)dim, a, b, step);
+        tt_tensor *v = select ? tt__select_raw(z, (int)dim, a)
+                              : tt__slice_raw(z, (int)dim, a, b, step);
         st = v ? tt__fill_raw(z, 0) : tt_errcode();
         if (!st)
             st = tt__copy_raw(v, g);
@@ -622,23 +622,4 @@ static const tt__builtin_row rows[] = {TT__VIEWS_ROWS};
 tt_status tt__register_views(tt_library *lib)
 {
     return TT__DEFINE_ROWS(lib, rows);
-}
-
-/* ---------------------------------------------------------- typed wrappers */
-
-/* The forms the runtime's tt_clone, tt_contiguous and tt_squeeze lack;
- * boxed through the dispatcher (they are not on a hot path). */
-tt_tensor *tt_clone_format(const tt_tensor *t, const char *memory_format)
-{
-    return tt__call_op(TT_OP_CLONE, TT_ARGS(tt_v_tensor(t), tt_v_str(memory_format)));
-}
-
-tt_tensor *tt_contiguous_format(const tt_tensor *t, const char *memory_format)
-{
-    return tt__call_op(TT_OP_CONTIGUOUS, TT_ARGS(tt_v_tensor(t), tt_v_str(memory_format)));
-}
-
-tt_tensor *tt_squeeze_dims(const tt_tensor *t, int n, const int64_t *dims)
-{
-    return tt__call_op(TT_OP_SQUEEZE_DIMS, TT_ARGS(tt_v_tensor(t), tt_v_ints(n, dims)));
 }

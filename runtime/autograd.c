@@ -633,14 +633,47 @@ fail:
 
 /* ----------------------------------------------------------------- engine */
 
-/* A filled tensor made through the factory op (tt_full), so that a traced
- * backward records it as a node instead of lifting a constant; fake when
- * the value it stands for is. */
+/* The engine's views, copies and factories do what the public tt_full,
+ * tt_reshape, tt_to_dtype and tt_clone (ops/, above this file) do: call
+ * the op by id when a mode, fake mode or autograd needs it, so that a
+ * traced backward records them as nodes, and else run the direct path. */
+static tt_tensor *full_op(int ndim, const tt_size *sizes, double v, tt_dtype dt)
+{
+    if (tt__factory_needs_dispatch() && !tt__check_sizes("tt_full", ndim, sizes, NULL))
+        return tt__call_op(TT_OP_FULL,
+                           TT_ARGS(tt_v_ints(ndim, sizes), tt_v_float(v), tt_v_dtype(dt)));
+    return tt__full_raw("tt_full", ndim, sizes, v, dt);
+}
+
+static tt_tensor *reshape_op(const tt_tensor *t, int ndim, const tt_size *sizes)
+{
+    if (tt__needs_dispatch1(t))
+        return tt__call_op(TT_OP_RESHAPE, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
+    return tt__reshape_raw(t, ndim, sizes);
+}
+
+static tt_tensor *to_dtype_op(const tt_tensor *t, tt_dtype dt)
+{
+    if (tt__needs_dispatch1(t))
+        return tt__call_op(TT_OP__TO_COPY, TT_ARGS(tt_v_tensor(t), tt_v_dtype(dt)));
+    return tt__to_dtype_raw(t, dt);
+}
+
+static tt_tensor *clone_op(const tt_tensor *t)
+{
+    if (tt__needs_dispatch1(t))
+        return tt__call_op(TT_OP_CLONE, TT_ARGS(tt_v_tensor(t)));
+    return tt__clone_raw(t);
+}
+
+/* A filled tensor made through the factory op (tt::full), so that a
+ * traced backward records it as a node instead of lifting a constant;
+ * fake when the value it stands for is. */
 static tt_tensor *filled(int ndim, const tt_size *sizes, tt_dtype dt, bool fake, double v)
 {
     if (fake)
         tt_fake_mode_begin();
-    tt_tensor *t = tt_full(ndim, sizes, v, dt);
+    tt_tensor *t = full_op(ndim, sizes, v, dt);
     if (fake)
         tt_fake_mode_end();
     return t;
@@ -692,13 +725,13 @@ static tt_tensor *fit_grad(const tt_opdef *op, int slot, tt_tensor *g, const edg
         tt_release(g);
         if (!s)
             return NULL;
-        g = tt_reshape(s, e->ndim, e->sizes);
+        g = reshape_op(s, e->ndim, e->sizes);
         tt_release(s);
         if (!g)
             return NULL;
     }
     if ((tt_dtype)g->dtype != e->dtype) {
-        tt_tensor *c = tt_to_dtype(g, e->dtype);
+        tt_tensor *c = to_dtype_op(g, e->dtype);
         tt_release(g);
         g = c;
     }
@@ -736,7 +769,7 @@ static tt_status accumulate_leaf(tt_tensor *leaf, tt_tensor *g)
             m->grad = g;
             return TT_OK;
         }
-        m->grad = tt_clone(g);
+        m->grad = clone_op(g);
         tt_release(g);
         return m->grad ? TT_OK : tt_errcode();
     }

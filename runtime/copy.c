@@ -185,19 +185,15 @@ tt_status tt__fill_raw(tt_tensor *t, double value)
     return tt_for_each(1, &t, es == 1 ? fill1 : es == 4 ? fill4 : fill8, &bits);
 }
 
-/* -------------------------------------------------------------- public */
+/* ------------------------------------------------------- direct paths */
 
-tt_status tt_copy_(tt_tensor *dst, const tt_tensor *src)
+/* The public tt_copy_ & co. (ops/view_front.c) check their tensors, call
+ * their op when a mode, fake mode or autograd needs it, and else land
+ * here. */
+
+tt_status tt__copy_direct(tt_tensor *dst, const tt_tensor *src)
 {
     tt_status st;
-    if ((st = TT_CHECK_TENSOR("tt_copy_", "self", dst)) ||
-        (st = TT_CHECK_TENSOR("tt_copy_", "src", src)))
-        return st;
-    /* src too: a copy from a tensor that requires grad records the edge
-     * to it (PyTorch's CopyBackwards), even into a plain buffer. */
-    if (tt__needs_dispatch(2, (const tt_tensor *const[]){dst, src})) {
-        return tt__call_op_status(TT_OP_COPY_, TT_ARGS(tt_v_tensor(dst), tt_v_tensor(src)));
-    }
     if (dst->storage->fake || src->storage->fake) {
         /* Metadata only: check the broadcast, write nothing. */
         tt_size strides[TT_MAX_DIMS];
@@ -213,14 +209,9 @@ tt_status tt_copy_(tt_tensor *dst, const tt_tensor *src)
     return TT_OK;
 }
 
-tt_status tt_fill_(tt_tensor *t, double value)
+tt_status tt__fill_direct(tt_tensor *t, double value)
 {
-    tt_status st = TT_CHECK_TENSOR("tt_fill_", "self", t);
-    if (st)
-        return st;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op_status(TT_OP_FILL__SCALAR, TT_ARGS(tt_v_tensor(t), tt_v_float(value)));
-    }
+    tt_status st;
     if (!t->storage->fake && (st = tt__fill_raw(t, value)))
         return st;
     tt_bump_version(t);
@@ -236,13 +227,8 @@ static tt_tensor *copy_into_new(const tt_tensor *t, const tt_size *strides,
     return out;
 }
 
-tt_tensor *tt_contiguous(const tt_tensor *t)
+tt_tensor *tt__contiguous_raw(const tt_tensor *t)
 {
-    if (TT_CHECK_TENSOR("tt_contiguous", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_CONTIGUOUS, TT_ARGS(tt_v_tensor(t)));
-    }
     /* Already contiguous: a new tensor viewing t (as the contiguous op's
      * kernel returns), not t itself with one more reference. Inside a
      * scope that extra reference would belong to nobody (t already has its
@@ -253,25 +239,15 @@ tt_tensor *tt_contiguous(const tt_tensor *t)
     return copy_into_new(t, NULL, (tt_dtype)t->dtype);
 }
 
-tt_tensor *tt_clone(const tt_tensor *t)
+tt_tensor *tt__clone_raw(const tt_tensor *t)
 {
-    if (TT_CHECK_TENSOR("tt_clone", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_CLONE, TT_ARGS(tt_v_tensor(t)));
-    }
     tt_size st[TT_MAX_DIMS];
     tt__strides_like(t, st);
     return copy_into_new(t, st, (tt_dtype)t->dtype);
 }
 
-tt_tensor *tt_to_dtype(const tt_tensor *t, tt_dtype dt)
+tt_tensor *tt__to_dtype_raw(const tt_tensor *t, tt_dtype dt)
 {
-    if (TT_CHECK_TENSOR("tt_to_dtype", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP__TO_COPY, TT_ARGS(tt_v_tensor(t), tt_v_dtype(dt)));
-    }
     if ((unsigned)dt >= TT_DTYPE_COUNT) {
         tt_error(TT_EINVAL, "tt_to_dtype: argument 'dtype' is not a dtype (got %d)",
                  (int)dt);

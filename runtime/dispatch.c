@@ -56,11 +56,13 @@ bool tt_fake_mode_enabled(void) { return fake_mode > 0; }
  *   tt_dispatch_is_trivial (the typed wrappers' fast path, with
  *     tt__fast_path's per-built-in override check): the direct path is
  *     the real kernel, so any fake input, not only fake mode, dispatches;
- *   tt__needs_dispatch (the runtime's views and copies): the direct path
+ *   tt__needs_dispatch (the public views and copies, ops/view_front.c,
+ *     over the runtime's tt__view_raw & co.): the direct path
  *     handles fake tensors itself, so fake inputs stay direct, and an
  *     override only matters for real inputs (fake ones run the fake
  *     kernel whatever overrides the real one);
- *   tt__factory_needs_dispatch (the factories): no inputs; (4) never holds.
+ *   tt__factory_needs_dispatch (the factories, ops/factory_front.c): no
+ *     inputs; (4) never holds.
  * All three dispatch in fake mode outside kernels (test_modes.c's
  * test_fake_mode_front_doors_agree). */
 bool tt__factory_needs_dispatch(void)

@@ -197,59 +197,21 @@ tt_tensor *tt__new_contiguous(const tt_tensor *like, tt_dtype dt)
 
 /* ------------------------------------------------------------- factories */
 
-tt_tensor *tt_empty(int ndim, const int64_t *sizes, tt_dtype dt)
-{
-    if (tt__factory_needs_dispatch() && !tt__check_sizes("tt_empty", ndim, sizes, NULL)) {
-        return tt__call_op(TT_OP_EMPTY, TT_ARGS(tt_v_ints(ndim, sizes), tt_v_dtype(dt)));
-    }
-    return tt__empty_impl(ndim, sizes, NULL, dt, false);
-}
-
-tt_tensor *tt_empty_strided(int ndim, const int64_t *sizes,
-                            const int64_t *strides, tt_dtype dt)
-{
-    if (tt__factory_needs_dispatch() && strides &&
-        !tt__check_sizes("tt_empty_strided", ndim, sizes, NULL)) {
-        return tt__call_op(TT_OP_EMPTY_STRIDED, TT_ARGS(tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides),
-                                        tt_v_dtype(dt)));
-    }
-    if (ndim > 0 && !strides) {
-        tt_error(TT_EINVAL, "tt_empty_strided: argument 'stride' is NULL");
-        return NULL;
-    }
-    return tt__empty_impl(ndim, sizes, strides, dt, false);
-}
+/* The factories' direct paths. The public tt_empty & co.
+ * (ops/factory_front.c) call their op under a mode (to be recorded) or in
+ * fake mode (to make fake tensors), and else land here (tt_empty and
+ * tt_empty_strided in tt__empty_impl); so do the ops' real kernels
+ * (ops/factories.c). */
 
 /* full, zeros, ones and scalar: one body, errors naming the call made. */
-static tt_tensor *full_named(const char *fn, int ndim, const int64_t *sizes, double value,
-                             tt_dtype dt)
+tt_tensor *tt__full_raw(const char *fn, int ndim, const int64_t *sizes, double value,
+                        tt_dtype dt)
 {
-    if (tt__factory_needs_dispatch() && !tt__check_sizes(fn, ndim, sizes, NULL)) {
-        return tt__call_op(TT_OP_FULL, TT_ARGS(tt_v_ints(ndim, sizes),
-                                                         tt_v_float(value), tt_v_dtype(dt)));
-    }
     tt_tensor *t = tt__empty_named(fn, ndim, sizes, NULL, dt, false);
     if (t && tt__fill_raw(t, value))
         t = tt_release(t);
     return t;
 }
-
-tt_tensor *tt_full(int ndim, const int64_t *sizes, double value, tt_dtype dt)
-{
-    return full_named("tt_full", ndim, sizes, value, dt);
-}
-
-tt_tensor *tt_zeros(int ndim, const int64_t *sizes, tt_dtype dt)
-{
-    return full_named("tt_zeros", ndim, sizes, 0.0, dt);
-}
-
-tt_tensor *tt_ones(int ndim, const int64_t *sizes, tt_dtype dt)
-{
-    return full_named("tt_ones", ndim, sizes, 1.0, dt);
-}
-
-tt_tensor *tt_scalar(double value, tt_dtype dt) { return full_named("tt_scalar", 0, NULL, value, dt); }
 
 /* The element count of arange(start, end, step), validated. */
 tt_status tt__arange_numel(double start, double end, double step, int64_t *out)
@@ -276,16 +238,12 @@ tt_status tt__arange_numel(double start, double end, double step, int64_t *out)
     return TT_OK;
 }
 
-tt_tensor *tt_arange(double start, double end, double step, tt_dtype dt)
+tt_tensor *tt__arange_raw(double start, double end, double step, tt_dtype dt)
 {
-    if (tt__factory_needs_dispatch()) {
-        return tt__call_op(TT_OP_ARANGE_START_STEP, TT_ARGS(tt_v_float(start), tt_v_float(end), tt_v_float(step),
-                                        tt_v_dtype(dt)));
-    }
     int64_t n;
     if (tt__arange_numel(start, end, step, &n))
         return NULL;
-    tt_tensor *t = tt_empty(1, &n, dt);
+    tt_tensor *t = tt__empty_impl(1, &n, NULL, dt, false);
     if (!t)
         return NULL;
     char *p = tt__ptr(t);
@@ -295,18 +253,14 @@ tt_tensor *tt_arange(double start, double end, double step, tt_dtype dt)
     return t;
 }
 
-tt_tensor *tt_linspace(double start, double end, int64_t steps, tt_dtype dt)
+tt_tensor *tt__linspace_raw(double start, double end, int64_t steps, tt_dtype dt)
 {
-    if (tt__factory_needs_dispatch()) {
-        return tt__call_op(TT_OP_LINSPACE, TT_ARGS(tt_v_float(start), tt_v_float(end), tt_v_int(steps),
-                                        tt_v_dtype(dt)));
-    }
     if (steps < 0) {
         tt_error(TT_EINVAL, "tt_linspace: argument 'steps' must be non-negative "
                             "(got %lld)", (long long)steps);
         return NULL;
     }
-    tt_tensor *t = tt_empty(1, &steps, dt);
+    tt_tensor *t = tt__empty_impl(1, &steps, NULL, dt, false);
     if (!t)
         return NULL;
     char *p = tt__ptr(t);
@@ -377,14 +331,8 @@ static void rng_chunk(int64_t begin, int64_t end, void *vctx)
     }
 }
 
-static tt_tensor *random_tensor(int ndim, const int64_t *sizes, tt_dtype dt,
-                                bool normal)
+tt_tensor *tt__random_raw(int ndim, const int64_t *sizes, tt_dtype dt, bool normal)
 {
-    if (tt__factory_needs_dispatch() && !tt__check_sizes(normal ? "tt_randn" : "tt_rand",
-                                                          ndim, sizes, NULL)) {
-        return tt__call_op(normal ? TT_OP_RANDN : TT_OP_RAND,
-                           TT_ARGS(tt_v_ints(ndim, sizes), tt_v_dtype(dt)));
-    }
     const char *fn = normal ? "tt_randn" : "tt_rand";
     if ((unsigned)dt < TT_DTYPE_COUNT && !tt_dtype_is_float(dt)) {
         tt_error(TT_EDTYPE, "%s: argument 'dtype' expects a floating point "
@@ -399,16 +347,6 @@ static tt_tensor *random_tensor(int ndim, const int64_t *sizes, tt_dtype dt,
                  atomic_fetch_add(&rng_offset, (uint64_t)n), normal};
     tt_parallel_for(n, 1 << 16, rng_chunk, &c);
     return t;
-}
-
-tt_tensor *tt_rand(int ndim, const int64_t *sizes, tt_dtype dt)
-{
-    return random_tensor(ndim, sizes, dt, false);
-}
-
-tt_tensor *tt_randn(int ndim, const int64_t *sizes, tt_dtype dt)
-{
-    return random_tensor(ndim, sizes, dt, true);
 }
 
 /* ------------------------------------------------------- external memory */
@@ -492,18 +430,6 @@ tt_tensor *tt_from_buffer(int ndim, const int64_t *sizes,
 }
 
 /* ------------------------------------------------------------ *_like */
-
-tt_tensor *tt_new_empty(const tt_tensor *like, int ndim, const int64_t *sizes)
-{
-    if (like && tt__factory_needs_dispatch() &&
-        !tt__check_sizes("tt_new_empty", ndim, sizes, NULL)) {
-        return tt__call_op(TT_OP_NEW_EMPTY, TT_ARGS(tt_v_tensor(like), tt_v_ints(ndim, sizes)));
-    }
-    if (TT_CHECK_TENSOR("tt_new_empty", "self", like))
-        return NULL;
-    return tt__empty_named("tt_new_empty", ndim, sizes, NULL, (tt_dtype)like->dtype,
-                           like->storage->fake);
-}
 
 /* PyTorch's preserve_format: a dense, non-overlapping input gives an output
  * with exactly its strides; otherwise a dense one with its dims in the
@@ -607,19 +533,6 @@ void tt__strides_like(const tt_tensor *t, tt_size *out)
         tt__dense_strides_in_order(1, (const tt_size *const[]){t->strides}, t->ndim, sizes,
                                    out);
     }
-}
-
-tt_tensor *tt_empty_like(const tt_tensor *t)
-{
-    if (t && tt__factory_needs_dispatch()) {
-        return tt__call_op(TT_OP_EMPTY_LIKE, TT_ARGS(tt_v_tensor(t)));
-    }
-    if (TT_CHECK_TENSOR("tt_empty_like", "self", t))
-        return NULL;
-    tt_size st[TT_MAX_DIMS];
-    tt__strides_like(t, st);
-    return tt__empty_named("tt_empty_like", t->ndim, t->sizes, st, (tt_dtype)t->dtype,
-                           t->storage->fake);
 }
 
 /* ------------------------------------------------------------------ fake */

@@ -235,6 +235,59 @@ tt_status tt__check_write(const char *fn, const tt_tensor *dst, const tt_tensor 
 /* Writes `value` into every element of t; no dispatch, no version bump. */
 tt_status tt__fill_raw(tt_tensor *t, double value);
 
+/* ---- the direct paths of the public views, copies and factories
+ * (tensor_views.c, copy.c, factory.c). The public functions (ops/
+ * view_front.c, ops/factory_front.c) check their arguments, call their op
+ * when a mode, fake mode or autograd needs it (tt__needs_dispatch,
+ * tt__factory_needs_dispatch), and else call these; the ops' kernels
+ * (ops/view_ops.c, ops/factories.c) call them directly, and the runtime's
+ * own code calls them where no mode may see the call. The tensor
+ * arguments are live tensors (checked by the caller); errors name the
+ * public function ("tt_view: ..."). */
+tt_tensor *tt__view_raw(const tt_tensor *t, int ndim, const int64_t *sizes);
+tt_tensor *tt__reshape_raw(const tt_tensor *t, int ndim, const int64_t *sizes);
+tt_tensor *tt__permute_raw(const tt_tensor *t, int ndim, const int64_t *dims);
+tt_tensor *tt__transpose_raw(const tt_tensor *t, int dim0, int dim1);
+tt_tensor *tt__t_raw(const tt_tensor *t);
+tt_tensor *tt__slice_raw(const tt_tensor *t, int dim, int64_t start, int64_t end,
+                         int64_t step);
+/* tt_slice's reading of a start, end or step: a value in the symbol
+ * handle range that the shape environment does not know is a plain (very
+ * negative) integer, made the least one below every size (so that a trace
+ * records the integer, not a symbol). */
+tt_size tt__view_int_arg(tt_size v);
+tt_tensor *tt__narrow_raw(const tt_tensor *t, int dim, int64_t start, int64_t len);
+tt_tensor *tt__select_raw(const tt_tensor *t, int dim, int64_t index);
+tt_tensor *tt__expand_raw(const tt_tensor *t, int ndim, const int64_t *sizes);
+tt_tensor *tt__squeeze_raw(const tt_tensor *t, int dim);
+tt_tensor *tt__squeeze_all_raw(const tt_tensor *t);
+tt_tensor *tt__unsqueeze_raw(const tt_tensor *t, int dim);
+tt_tensor *tt__flatten_raw(const tt_tensor *t, int start_dim, int end_dim);
+/* tt_as_strided's checks of its sizes, strides and offset, which run
+ * before dispatch too (a bad value is refused by tt_as_strided's name
+ * whatever mode runs it); tt__as_strided_raw makes them as well. */
+tt_status tt__as_strided_check(int ndim, const int64_t *sizes, const int64_t *strides,
+                               int64_t storage_offset);
+tt_tensor *tt__as_strided_raw(const tt_tensor *t, int ndim, const int64_t *sizes,
+                              const int64_t *strides, int64_t storage_offset);
+tt_tensor *tt__detach_raw(const tt_tensor *t);
+/* tt_copy_ and tt_fill_ without dispatch: tt__copy_raw / tt__fill_raw on
+ * real tensors (a fake destination is only checked), then the version
+ * bump. */
+tt_status tt__copy_direct(tt_tensor *dst, const tt_tensor *src);
+tt_status tt__fill_direct(tt_tensor *t, double value);
+tt_tensor *tt__contiguous_raw(const tt_tensor *t);
+tt_tensor *tt__clone_raw(const tt_tensor *t);
+tt_tensor *tt__to_dtype_raw(const tt_tensor *t, tt_dtype dt);
+/* Real tensors only (the fake ones are tt__empty_impl's). tt__full_raw
+ * names `fn` (tt_full, tt_zeros, tt_ones, tt_scalar) in its errors;
+ * tt__random_raw is tt_randn when `normal`, else tt_rand. */
+tt_tensor *tt__full_raw(const char *fn, int ndim, const int64_t *sizes, double value,
+                        tt_dtype dt);
+tt_tensor *tt__arange_raw(double start, double end, double step, tt_dtype dt);
+tt_tensor *tt__linspace_raw(double start, double end, int64_t steps, tt_dtype dt);
+tt_tensor *tt__random_raw(int ndim, const int64_t *sizes, tt_dtype dt, bool normal);
+
 /* ---- symbolic sizes (shape_env.c) */
 /* a*b when it folds (without overflow) or its expression exists already,
  * else -1 (equal to no size or stride). For comparisons such as contiguity
@@ -305,9 +358,9 @@ void tt__store(void *p, tt_dtype dt, double v);
 /* ---- runtime functions that are also ops (dispatch.c) */
 /* True when a call on these tensors must go through the dispatcher: a mode
  * or fake mode is on, or autograd would record it (the rule: dispatch.c,
- * "Skipping the dispatcher"). Views and copies in the runtime check
- * this and then call their op (registered by ops/); inside kernels it is
- * false, so kernels use the runtime functions directly. */
+ * "Skipping the dispatcher"). The public views and copies (ops/) check
+ * this and then call their op; inside kernels it is false. Defined by the
+ * op machinery: code of the tensor core never asks it. */
 bool tt__needs_dispatch(int n, const tt_tensor *const *ts);
 #define TT_ARGS(...)                                                           \
     (const tt_value[]){__VA_ARGS__},                                           \

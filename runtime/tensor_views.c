@@ -1,5 +1,10 @@
 /* Views: new tensors over the same storage with other sizes, strides and
- * offset. Error messages follow PyTorch's wording where it has one. */
+ * offset. Error messages follow PyTorch's wording where it has one.
+ *
+ * These are the views' direct paths (tt__view_raw & co.): they dispatch
+ * nothing. The public tt_view & co. (ops/view_front.c) check the tensor,
+ * call the op when a mode, fake mode or autograd needs it, and else land
+ * here; so do the ops' kernels (ops/view_ops.c). */
 #include "tensor_impl.h"
 
 #include <stdio.h>
@@ -98,13 +103,8 @@ static bool view_strides(int on, const tt_size *osz, const tt_size *ost, int nn,
     return vd == -1;
 }
 
-tt_tensor *tt_view(const tt_tensor *t, int ndim, const int64_t *sizes)
+tt_tensor *tt__view_raw(const tt_tensor *t, int ndim, const int64_t *sizes)
 {
-    if (TT_CHECK_TENSOR("tt_view", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_VIEW, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
-    }
     tt_size nsz[TT_MAX_DIMS], nst[TT_MAX_DIMS];
     if (infer_size("tt_view", t, ndim, sizes, nsz))
         return NULL;
@@ -121,20 +121,15 @@ tt_tensor *tt_view(const tt_tensor *t, int ndim, const int64_t *sizes)
     return tt__make_view(t, ndim, nsz, nst, t->offset);
 }
 
-tt_tensor *tt_reshape(const tt_tensor *t, int ndim, const int64_t *sizes)
+tt_tensor *tt__reshape_raw(const tt_tensor *t, int ndim, const int64_t *sizes)
 {
-    if (TT_CHECK_TENSOR("tt_reshape", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_RESHAPE, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
-    }
     tt_size nsz[TT_MAX_DIMS], nst[TT_MAX_DIMS];
     if (infer_size("tt_reshape", t, ndim, sizes, nsz))
         return NULL;
     if (view_strides(t->ndim, t->sizes, t->strides, ndim, nsz, nst))
         return tt__make_view(t, ndim, nsz, nst, t->offset);
     /* No view exists: copy to contiguous memory, then view that. */
-    tt_tensor *c = tt_contiguous(t);
+    tt_tensor *c = tt__contiguous_raw(t);
     if (!c)
         return NULL;
     tt__contiguous_strides(ndim, nsz, nst);
@@ -143,13 +138,8 @@ tt_tensor *tt_reshape(const tt_tensor *t, int ndim, const int64_t *sizes)
     return v;
 }
 
-tt_tensor *tt_permute(const tt_tensor *t, int ndim, const int64_t *dims)
+tt_tensor *tt__permute_raw(const tt_tensor *t, int ndim, const int64_t *dims)
 {
-    if (TT_CHECK_TENSOR("tt_permute", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_PERMUTE, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, dims)));
-    }
     if (ndim > 0 && !dims) {
         tt_error(TT_EINVAL, "tt_permute: argument 'dims' is NULL for %d dimensions", ndim);
         return NULL;
@@ -183,13 +173,8 @@ tt_tensor *tt_permute(const tt_tensor *t, int ndim, const int64_t *dims)
     return tt__make_view(t, ndim, sz, st, t->offset);
 }
 
-tt_tensor *tt_transpose(const tt_tensor *t, int dim0, int dim1)
+tt_tensor *tt__transpose_raw(const tt_tensor *t, int dim0, int dim1)
 {
-    if (TT_CHECK_TENSOR("tt_transpose", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_TRANSPOSE_INT, TT_ARGS(tt_v_tensor(t), tt_v_int(dim0), tt_v_int(dim1)));
-    }
     int a = tt__wrap_dim("tt_transpose", dim0, t->ndim);
     int b = a < 0 ? -1 : tt__wrap_dim("tt_transpose", dim1, t->ndim);
     if (b < 0)
@@ -204,20 +189,15 @@ tt_tensor *tt_transpose(const tt_tensor *t, int dim0, int dim1)
     return tt__make_view(t, t->ndim, sz, st, t->offset);
 }
 
-tt_tensor *tt_t(const tt_tensor *t)
+tt_tensor *tt__t_raw(const tt_tensor *t)
 {
-    if (TT_CHECK_TENSOR("tt_t", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_T, TT_ARGS(tt_v_tensor(t)));
-    }
     if (t->ndim > 2) {
         tt_error(TT_EINVAL, "tt_t: expects a tensor with <= 2 dimensions, but "
                             "self is %dD", t->ndim);
         return NULL;
     }
     return t->ndim < 2 ? tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset)
-                       : tt_transpose(t, 0, 1);
+                       : tt__transpose_raw(t, 0, 1);
 }
 
 /* True when v is a handle the shape environment knows. A start, end or
@@ -241,6 +221,8 @@ static tt_size int_arg(tt_size v)
 {
     return tt_size_is_sym(v) && !known_sym(v) ? TT_SYM_BASE + 1 : v;
 }
+
+tt_size tt__view_int_arg(tt_size v) { return int_arg(v); }
 
 /* A size or an integer argument as text for a message: "8", "s0",
  * "s0 - 1", "-9223372036854775808". */
@@ -272,17 +254,11 @@ static tt_tensor *range_view(const tt_tensor *t, int d, tt_size start, tt_size l
 /* Sizes, starts, ends and indices may be symbols (PyTorch's SymInt
  * arguments): every decision below goes through tt__sz_*, which guards on
  * symbols, and arithmetic through tt_sym_*. */
-tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
-                    int64_t step)
+tt_tensor *tt__slice_raw(const tt_tensor *t, int dim, int64_t start, int64_t end,
+                         int64_t step)
 {
-    if (TT_CHECK_TENSOR("tt_slice", "self", t))
-        return NULL;
-    /* Before dispatch, so that a trace records the plain integer (a
-     * graph reads any argument in the handle range as a symbol). */
+    /* (tt_slice did this before dispatch already; twice is the same.) */
     start = int_arg(start), end = int_arg(end), step = int_arg(step);
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_SLICE_TENSOR, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(end), tt_v_int(step)));
-    }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_slice: slice() cannot be applied to a 0-dim tensor");
         return NULL;
@@ -320,13 +296,8 @@ tt_tensor *tt_slice(const tt_tensor *t, int dim, int64_t start, int64_t end,
     return range_view(t, d, start, len, step);
 }
 
-tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
+tt_tensor *tt__narrow_raw(const tt_tensor *t, int dim, int64_t start, int64_t len)
 {
-    if (TT_CHECK_TENSOR("tt_narrow", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_NARROW, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(start), tt_v_int(len)));
-    }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_narrow: narrow() cannot be applied to a 0-dim tensor");
         return NULL;
@@ -362,13 +333,8 @@ tt_tensor *tt_narrow(const tt_tensor *t, int dim, int64_t start, int64_t len)
     return range_view(t, d, start, len, 1);
 }
 
-tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
+tt_tensor *tt__select_raw(const tt_tensor *t, int dim, int64_t index)
 {
-    if (TT_CHECK_TENSOR("tt_select", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_SELECT_INT, TT_ARGS(tt_v_tensor(t), tt_v_int(dim), tt_v_int(index)));
-    }
     if (t->ndim == 0) {
         tt_error(TT_EINVAL, "tt_select: select() cannot be applied to a 0-dim tensor");
         return NULL;
@@ -399,13 +365,8 @@ tt_tensor *tt_select(const tt_tensor *t, int dim, int64_t index)
     return tt__make_view(t, t->ndim - 1, sz, st, off);
 }
 
-tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
+tt_tensor *tt__expand_raw(const tt_tensor *t, int ndim, const int64_t *sizes)
 {
-    if (TT_CHECK_TENSOR("tt_expand", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_EXPAND, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes)));
-    }
     char a[256], b[256];
     if (ndim > 0 && !sizes) {
         tt_error(TT_EINVAL, "tt_expand: argument 'size' is NULL for %d dimensions", ndim);
@@ -463,13 +424,8 @@ tt_tensor *tt_expand(const tt_tensor *t, int ndim, const int64_t *sizes)
     return tt__make_view(t, ndim, sz, st, t->offset);
 }
 
-tt_tensor *tt_squeeze(const tt_tensor *t, int dim)
+tt_tensor *tt__squeeze_raw(const tt_tensor *t, int dim)
 {
-    if (TT_CHECK_TENSOR("tt_squeeze", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_SQUEEZE_DIM, TT_ARGS(tt_v_tensor(t), tt_v_int(dim)));
-    }
     int d = tt__wrap_dim("tt_squeeze", dim, t->ndim);
     if (d < 0)
         return NULL;
@@ -485,13 +441,8 @@ tt_tensor *tt_squeeze(const tt_tensor *t, int dim)
     return tt__make_view(t, k, sz, st, t->offset);
 }
 
-tt_tensor *tt_squeeze_all(const tt_tensor *t)
+tt_tensor *tt__squeeze_all_raw(const tt_tensor *t)
 {
-    if (TT_CHECK_TENSOR("tt_squeeze_all", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_SQUEEZE, TT_ARGS(tt_v_tensor(t)));
-    }
     tt_size sz[TT_MAX_DIMS], st[TT_MAX_DIMS];
     int k = 0;
     for (int i = 0; i < t->ndim; i++)
@@ -502,13 +453,8 @@ tt_tensor *tt_squeeze_all(const tt_tensor *t)
     return tt__make_view(t, k, sz, st, t->offset);
 }
 
-tt_tensor *tt_unsqueeze(const tt_tensor *t, int dim)
+tt_tensor *tt__unsqueeze_raw(const tt_tensor *t, int dim)
 {
-    if (TT_CHECK_TENSOR("tt_unsqueeze", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(t), tt_v_int(dim)));
-    }
     int d = tt__wrap_dim("tt_unsqueeze", dim, t->ndim + 1);
     if (d < 0)
         return NULL;
@@ -531,16 +477,11 @@ tt_tensor *tt_unsqueeze(const tt_tensor *t, int dim)
     return tt__make_view(t, t->ndim + 1, sz, st, t->offset);
 }
 
-tt_tensor *tt_flatten(const tt_tensor *t, int start_dim, int end_dim)
+tt_tensor *tt__flatten_raw(const tt_tensor *t, int start_dim, int end_dim)
 {
-    if (TT_CHECK_TENSOR("tt_flatten", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_FLATTEN_USING_INTS, TT_ARGS(tt_v_tensor(t), tt_v_int(start_dim), tt_v_int(end_dim)));
-    }
     if (t->ndim == 0) {
         int64_t one = 1;
-        return tt_reshape(t, 1, &one);
+        return tt__reshape_raw(t, 1, &one);
     }
     int s = tt__wrap_dim("tt_flatten", start_dim, t->ndim);
     int e = s < 0 ? -1 : tt__wrap_dim("tt_flatten", end_dim, t->ndim);
@@ -560,25 +501,27 @@ tt_tensor *tt_flatten(const tt_tensor *t, int start_dim, int end_dim)
         }
         sz[k++] = t->sizes[i];
     }
-    return tt_reshape(t, k, sz);
+    return tt__reshape_raw(t, k, sz);
 }
 
-tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
-                         const int64_t *strides, int64_t storage_offset)
+tt_status tt__as_strided_check(int ndim, const int64_t *sizes, const int64_t *strides,
+                               int64_t storage_offset)
 {
     const char *fn = "tt_as_strided";
-    if (TT_CHECK_TENSOR("tt_as_strided", "self", t))
-        return NULL;
-    /* Before dispatch too, so a bad value is refused by this call's name
-     * whatever mode runs it. */
-    if (tt__check_sizes(fn, ndim, sizes, NULL) ||
-        (strides && tt__sizes_check(fn, "stride", ndim, strides)) ||
-        tt__size_check(fn, "storage_offset", -1, storage_offset))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_AS_STRIDED, TT_ARGS(tt_v_tensor(t), tt_v_ints(ndim, sizes), tt_v_ints(ndim, strides), tt_v_int(storage_offset)));
-    }
-    if (tt__check_sizes(fn, ndim, sizes, NULL))
+    tt_status st;
+    if ((st = tt__check_sizes(fn, ndim, sizes, NULL)) ||
+        (strides && (st = tt__sizes_check(fn, "stride", ndim, strides))) ||
+        (st = tt__size_check(fn, "storage_offset", -1, storage_offset)))
+        return st;
+    return TT_OK;
+}
+
+tt_tensor *tt__as_strided_raw(const tt_tensor *t, int ndim, const int64_t *sizes,
+                              const int64_t *strides, int64_t storage_offset)
+{
+    const char *fn = "tt_as_strided";
+    if (tt__as_strided_check(ndim, sizes, strides, storage_offset) ||
+        tt__check_sizes(fn, ndim, sizes, NULL))
         return NULL;
     if (ndim > 0 && !strides) {
         tt_error(TT_EINVAL, "%s: argument 'stride' is NULL", fn);
@@ -622,12 +565,7 @@ tt_tensor *tt_as_strided(const tt_tensor *t, int ndim, const int64_t *sizes,
     return tt__make_view(t, ndim, sizes, strides, storage_offset);
 }
 
-tt_tensor *tt_detach(const tt_tensor *t)
+tt_tensor *tt__detach_raw(const tt_tensor *t)
 {
-    if (TT_CHECK_TENSOR("tt_detach", "self", t))
-        return NULL;
-    if (tt__needs_dispatch1(t)) {
-        return tt__call_op(TT_OP_DETACH, TT_ARGS(tt_v_tensor(t)));
-    }
     return tt__make_view(t, t->ndim, t->sizes, t->strides, t->offset);
 }

@@ -42,17 +42,7 @@ SUBLAYERS = [
 ]
 
 # Calls up between runtime's sub-layers that remain: (caller stem, symbol).
-_FRONT_DOOR = ("the public views, copies and factories dispatch through their op "
-               "(tt__call_op) when a mode, fake mode or autograd needs it; they move "
-               "beside ops/'s typed wrappers when runtime keeps raw internals only")
 KNOWN_UP = {
-    ("tensor_views", "tt__call_op"): _FRONT_DOOR,
-    ("tensor_views", "tt__needs_dispatch"): _FRONT_DOOR,
-    ("copy", "tt__call_op"): _FRONT_DOOR,
-    ("copy", "tt__call_op_status"): _FRONT_DOOR,
-    ("copy", "tt__needs_dispatch"): _FRONT_DOOR,
-    ("factory", "tt__call_op"): _FRONT_DOOR,
-    ("factory", "tt__factory_needs_dispatch"): _FRONT_DOOR,
     ("tensor", "tt__data_read_hook"): "a hook variable the dispatcher defines and sets "
                                       "(its modes hear of data reads)",
     ("tensor", "tt__autograd_meta_free"): "releasing a tensor frees its autograd record",

@@ -506,6 +506,111 @@ START_TEST(test_fake_mode_front_doors_agree)
 }
 END_TEST
 
+/* Each public view, copy and factory (the front doors in ops/
+ * view_front.c and ops/factory_front.c) reaches its own op under a mode,
+ * in one call, with its arguments in the op's order: the result has the
+ * sizes, strides, dtype and (for `values`) elements of the one the same
+ * call makes without a mode, through the runtime's direct path. */
+static void front_door(rec_mode *rm, const char *op, tt_tensor *direct, tt_tensor *moded,
+                       bool values)
+{
+    ck_assert_ptr_eq(tt_mode_pop(), &rm->mode);
+    ck_assert_msg(direct && moded, "%s: %s", op, tt_errmsg());
+    ck_assert_str_eq(rm->log, op);
+    ck_assert_int_eq(rm->ncalls, 1);
+    ck_assert_int_eq(tt_dtype_of(direct), tt_dtype_of(moded));
+    ck_assert_int_eq(tt_storage_offset(direct), tt_storage_offset(moded));
+    same_result(op, values ? tt_retain(direct) : direct, values ? tt_retain(moded) : moded, NULL);
+    if (values) {
+        tt_test_assert_same_bits(direct, moded, op);
+        tt_release(direct);
+        tt_release(moded);
+    }
+    rm->log[0] = 0, rm->ncalls = 0;
+    ck_assert_int_eq(tt_mode_push(&rm->mode), TT_OK);
+}
+
+/* `call` twice: without the mode, then under it (pushed again after). */
+#define FRONT_DOOR(op, values, call)                                           \
+    do {                                                                       \
+        ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);                             \
+        tt_tensor *direct_ = (call);                                           \
+        ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);                       \
+        front_door(&rm, (op), direct_, (call), (values));                      \
+    } while (0)
+
+START_TEST(test_front_doors_call_their_op)
+{
+    tt_tensor *x = tt_arange(0, 24, 1, TT_F32);
+    tt_tensor *m = tt_view(x, TT_SHAPE(2, 3, 4));
+    tt_tensor *u = tt_view(x, TT_SHAPE(2, 1, 12));
+    tt_tensor *tr = tt_transpose(m, 0, 2); /* no view as [4, 6] */
+    ck_assert(x && m && u && tr);
+    const int64_t perm[3] = {2, 0, 1}, sizes[2] = {3, 4}, strides[2] = {1, 3};
+    rec_mode rm;
+    rec_init(&rm, NULL);
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    FRONT_DOOR("tt::view", true, tt_view(m, TT_SHAPE(6, -1)));
+    FRONT_DOOR("tt::reshape", true, tt_reshape(tr, TT_SHAPE(4, 6)));
+    FRONT_DOOR("tt::permute", true, tt_permute(m, 3, perm));
+    FRONT_DOOR("tt::transpose.int", true, tt_transpose(m, -1, 0));
+    FRONT_DOOR("tt::t", true, tt_t(x));
+    FRONT_DOOR("tt::narrow", true, tt_narrow(m, 2, -3, 2));
+    FRONT_DOOR("tt::slice.Tensor", true, tt_slice(m, 1, 1, 100, 2));
+    FRONT_DOOR("tt::select.int", true, tt_select(m, 1, -1));
+    FRONT_DOOR("tt::expand", true, tt_expand(u, TT_SHAPE(3, 2, 5, 12)));
+    FRONT_DOOR("tt::squeeze.dim", true, tt_squeeze(u, 1));
+    FRONT_DOOR("tt::squeeze", true, tt_squeeze_all(u));
+    FRONT_DOOR("tt::unsqueeze", true, tt_unsqueeze(m, -2));
+    FRONT_DOOR("tt::flatten.using_ints", true, tt_flatten(m, 1, 2));
+    FRONT_DOOR("tt::as_strided", true, tt_as_strided(x, 2, sizes, strides, 5));
+    FRONT_DOOR("tt::detach", true, tt_detach(m));
+    FRONT_DOOR("tt::contiguous", true, tt_contiguous(tr));
+    FRONT_DOOR("tt::clone", true, tt_clone(m));
+    FRONT_DOOR("tt::_to_copy", true, tt_to_dtype(m, TT_I64));
+    FRONT_DOOR("tt::empty", false, tt_empty(TT_SHAPE(2, 5), TT_F64));
+    FRONT_DOOR("tt::empty_strided", false, tt_empty_strided(2, sizes, strides, TT_I32));
+    FRONT_DOOR("tt::full", true, tt_full(TT_SHAPE(3, 2), 2.5, TT_F64));
+    FRONT_DOOR("tt::full", true, tt_zeros(TT_SHAPE(4), TT_I64));
+    FRONT_DOOR("tt::full", true, tt_ones(TT_SHAPE(2, 2), TT_F32));
+    FRONT_DOOR("tt::full", true, tt_scalar(-7, TT_F32));
+    FRONT_DOOR("tt::arange.start_step", true, tt_arange(1, 10, 1.5, TT_F64));
+    FRONT_DOOR("tt::linspace", true, tt_linspace(-1, 1, 7, TT_F32));
+    FRONT_DOOR("tt::rand", false, tt_rand(TT_SHAPE(3, 3), TT_F32));
+    FRONT_DOOR("tt::randn", false, tt_randn(TT_SHAPE(5), TT_F64));
+    FRONT_DOOR("tt::new_empty", false, tt_new_empty(m, TT_SHAPE(7, 1)));
+    FRONT_DOOR("tt::empty_like", false, tt_empty_like(tr));
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    /* The in-place ones: the same writes, each through its op. */
+    tt_tensor *a = tt_zeros(TT_SHAPE(2, 3, 4), TT_F64), *b = tt_zeros(TT_SHAPE(2, 3, 4), TT_F64);
+    ck_assert(a && b);
+    ck_assert_int_eq(tt_copy_(a, m), TT_OK);
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    ck_assert_int_eq(tt_copy_(b, m), TT_OK);
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    ck_assert_str_eq(rm.log, "tt::copy_");
+    tt_test_assert_same_bits(a, b, "copy_");
+    tt_tensor *ra = tt_select(a, 0, 1), *rb = tt_select(b, 0, 1);
+    ck_assert(ra && rb);
+    ck_assert_int_eq(tt_fill_(ra, 3.25), TT_OK);
+    rm.log[0] = 0;
+    ck_assert_int_eq(tt_mode_push(&rm.mode), TT_OK);
+    ck_assert_int_eq(tt_fill_(rb, 3.25), TT_OK);
+    ck_assert_ptr_eq(tt_mode_pop(), &rm.mode);
+    ck_assert_str_eq(rm.log, "tt::fill_.Scalar");
+    tt_test_assert_same_bits(a, b, "fill_");
+    tt_release(ra);
+    tt_release(rb);
+    tt_release(a);
+    tt_release(b);
+    tt_release(tr);
+    tt_release(u);
+    tt_release(m);
+    tt_release(x);
+    ck_assert_int_eq(tt_live_tensors(), 0);
+}
+END_TEST
+
 static Suite *modes_suite(void)
 {
     Suite *s = suite_create("modes");
@@ -517,6 +622,7 @@ static Suite *modes_suite(void)
     tcase_add_test(tc, test_mode_data_read_hook);
     tcase_add_test(tc, test_mode_is_per_thread);
     tcase_add_test(tc, test_fake_mode_front_doors_agree);
+    tcase_add_test(tc, test_front_doors_call_their_op);
     suite_add_tcase(s, tc);
 
     tc = tt_tcase("scopes");
