@@ -466,78 +466,162 @@ END_TEST
 
 /* ----------------------------------------------------------- registration */
 
+/* The registrations of reg::f, in the order test_register_by_name makes
+ * them; each stage includes the ones before. The error rows start from
+ * the stage their call was made at. */
+typedef enum {
+    REG_CUDA,    /* lib DEF 'reg' defines reg::f and reg::g.out; f: a cuda kernel */
+    REG_KERNELS, /* f: also a cpu and a default kernel */
+    REG_FAKE,    /* lib IMPL 'reg' registers f's fake kernel */
+    REG_ALL,     /* ... and f's autograd */
+} reg_stage;
+
+static struct {
+    tt_tensor *x;
+    tt_library *lib, *impl;
+    tt_op *f, *g;
+    int built; /* the stages made so far */
+} reg;
+
+/* Makes the registrations up to `stage` that are not made yet, asserting
+ * each. */
+static void reg_build(reg_stage stage)
+{
+    for (; reg.built <= (int)stage; reg.built++) {
+        switch ((reg_stage)reg.built) {
+        case REG_CUDA:
+            reg.lib = lib_ok(TT_LIB_DEF, "reg");
+            reg.f = defop(reg.lib, "reg::f(Tensor x) -> Tensor", NULL, NULL);
+            reg.g = defop(reg.lib, "reg::g.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)",
+                          NULL, NULL);
+            ck_assert(!tt_op_has_kernel(reg.f, TT_DEV_CPU) && !tt_op_has_fake(reg.f) &&
+                      !tt_op_has_autograd(reg.f));
+            /* Per device. */
+            OK(tt_register_kernel(reg.lib, "reg::f", "cuda", k_cuda));
+            ck_assert(tt_op_has_kernel(reg.f, TT_DEV_CUDA) &&
+                      !tt_op_has_kernel(reg.f, TT_DEV_CPU));
+            break;
+        case REG_KERNELS:
+            OK(tt_register_kernel(reg.lib, "reg::f", "cpu", k_cpu));
+            /* The default kernel, beside the per-device ones. */
+            OK(tt_register_kernel(reg.lib, "reg::f", NULL, k_default));
+            break;
+        case REG_FAKE:
+            reg.impl = lib_ok(TT_LIB_IMPL, "reg");
+            OK(tt_register_fake(reg.impl, "reg::f", k_fake));
+            ck_assert(tt_op_has_fake(reg.f));
+            break;
+        case REG_ALL:
+            OK(tt_register_autograd(reg.impl, "reg::f", k_backward, NULL));
+            ck_assert(tt_op_has_autograd(reg.f));
+            break;
+        }
+    }
+}
+
+static void reg_setup(void)
+{
+    tt_test_setup();
+    float v[2] = {1, -1};
+    reg.x = vec(2, v);
+}
+
+static void reg_teardown(void)
+{
+    tt_library_free(reg.impl);
+    tt_library_free(reg.lib);
+    tt_release(reg.x);
+    memset(&reg, 0, sizeof reg);
+    tt_test_teardown();
+}
+
 START_TEST(test_register_by_name)
 {
-    float v[2] = {1, -1};
-    tt_tensor *x = vec(2, v);
-    tt_library *lib = lib_ok(TT_LIB_DEF, "reg");
-    tt_op *op = defop(lib, "reg::f(Tensor x) -> Tensor", NULL, NULL);
-    tt_op *g = defop(lib, "reg::g.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", NULL, NULL);
-    ck_assert(!tt_op_has_kernel(op, TT_DEV_CPU) && !tt_op_has_fake(op) && !tt_op_has_autograd(op));
-
-    /* Per device. */
-    ck_assert_int_eq(tt_register_kernel(lib, "reg::f", "cuda", k_cuda), TT_OK);
-    ck_assert(tt_op_has_kernel(op, TT_DEV_CUDA) && !tt_op_has_kernel(op, TT_DEV_CPU));
-    tt_clear_error();
-    ck_assert_ptr_null(tt_call(op, tt_v_tensor(x)));
-    ck_assert_error(TT_ENOKERNEL, "reg::f: no kernel for device 'cpu' (registered: cuda); register "
-                                  "one with tt_register_kernel(lib, \"reg::f\", \"cpu\", fn)");
-    ck_assert_int_eq(n_cuda, 0);
-    ck_assert_int_eq(tt_register_kernel(lib, "reg::f", "cpu", k_cpu), TT_OK);
-    /* The default kernel, beside the per-device ones: cpu wins on cpu. */
-    ck_assert_int_eq(tt_register_kernel(lib, "reg::f", NULL, k_default), TT_OK);
+    reg_build(REG_KERNELS);
+    /* cpu wins on cpu over the default kernel. */
     n_cpu = n_default = 0;
-    call_copies(op, x);
+    call_copies(reg.f, reg.x);
     ck_assert_int_eq(n_cpu, 1);
     ck_assert_int_eq(n_default, 0);
-    ck_assert(!tt_op_has_kernel(op, TT_DEV_META)); /* meta is the fake kernel, not the default */
+    ck_assert(!tt_op_has_kernel(reg.f, TT_DEV_META)); /* meta is the fake kernel, not the default */
+    reg_build(REG_ALL);
+}
+END_TEST
 
-    /* Twice: the owner is named. */
-    ck_assert_int_eq(tt_register_kernel(lib, "reg::f", "cpu", k_default), TT_EEXIST);
-    ck_assert_error(TT_EEXIST, "tt_register_kernel: reg::f already has a cpu kernel (registered by "
-                               "library DEF 'reg' #");
-    ck_assert_error(TT_EEXIST, "free that library to replace it");
-    tt_library *impl = lib_ok(TT_LIB_IMPL, "reg");
-    ck_assert_int_eq(tt_register_kernel(impl, "reg::f", NULL, k_cpu), TT_EEXIST);
-    ck_assert_error(TT_EEXIST, "reg::f already has a default kernel (registered by library DEF 'reg'");
+/* With only a cuda kernel, a cpu call fails and does not run it. */
+static tt_status reg_call_without_cpu_kernel(void)
+{
+    n_cuda = 0;
+    tt_status st = TT_TEST_STATUS(tt_call(reg.f, tt_v_tensor(reg.x)));
+    ck_assert_msg(n_cuda == 0, "call_without_cpu_kernel: the cuda kernel ran");
+    return st;
+}
 
-    ck_assert_int_eq(tt_register_fake(impl, "reg::f", k_fake), TT_OK);
-    ck_assert(tt_op_has_fake(op));
-    ck_assert_int_eq(tt_register_fake(lib, "reg::f", k_fake), TT_EEXIST);
-    ck_assert_error(TT_EEXIST, "tt_register_fake: reg::f already has a fake kernel (registered by "
-                               "library IMPL 'reg' #");
-    ck_assert_int_eq(tt_register_autograd(impl, "reg::f", k_backward, NULL), TT_OK);
-    ck_assert(tt_op_has_autograd(op));
-    ck_assert_int_eq(tt_register_autograd(lib, "reg::f", k_backward, k_setup), TT_EEXIST);
-    ck_assert_error(TT_EEXIST, "tt_register_autograd: reg::f already has an autograd registration "
-                               "(by library IMPL 'reg' #");
+/* A refused registration for reg::g.out leaves it without a cpu kernel. */
+static tt_status reg_g_kernel(const char *device, tt_kernel_fn fn)
+{
+    tt_status st = tt_register_kernel(reg.lib, "reg::g.out", device, fn);
+    ck_assert_msg(!tt_op_has_kernel(reg.g, TT_DEV_CPU), "reg::g.out has a cpu kernel");
+    return st;
+}
 
-    /* Unknown names, for each registration. */
-    ck_assert_int_eq(tt_register_kernel(lib, "reg::nope", "cpu", k_cpu), TT_ENOTFOUND);
-    ck_assert_error(TT_ENOTFOUND, "tt_register_kernel: no op named 'reg::nope'; define it first "
-                                  "with tt_custom_op_define");
-    ck_assert_int_eq(tt_register_fake(lib, "reg::nope", k_fake), TT_ENOTFOUND);
-    ck_assert_error(TT_ENOTFOUND, "tt_register_fake: no op named 'reg::nope'");
-    ck_assert_int_eq(tt_register_autograd(lib, "reg::nope", k_backward, NULL), TT_ENOTFOUND);
-    ck_assert_error(TT_ENOTFOUND, "tt_register_autograd: no op named 'reg::nope'");
-    /* The overload-less name of an op that only has overloads. */
-    ck_assert_int_eq(tt_register_kernel(lib, "reg::g", "cpu", k_cpu), TT_ENOTFOUND);
-    ck_assert_error(TT_ENOTFOUND, "no op named 'reg::g'; it has overloads: reg::g.out");
-    ck_assert_int_eq(tt_register_kernel(lib, NULL, "cpu", k_cpu), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_register_kernel: argument 'op' is NULL");
-    ck_assert_int_eq(tt_register_kernel(lib, "reg::g.out", "cpu", NULL), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_register_kernel: argument 'fn' is NULL");
-    ck_assert_int_eq(tt_register_fake(lib, "reg::g.out", NULL), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_register_fake: argument 'fn' is NULL");
-    ck_assert_int_eq(tt_register_autograd(lib, "reg::f", NULL, NULL), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "argument 'backward' is NULL");
-    ck_assert_int_eq(tt_register_kernel(lib, "reg::g.out", "gpu", k_cpu), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_register_kernel: device type 'gpu' does not exist; known device "
-                               "types: cpu, cuda, meta");
-    ck_assert(!tt_op_has_kernel(g, TT_DEV_CPU));
-    tt_library_free(impl);
-    tt_library_free(lib);
-    tt_release(x);
+/* reg_build(stage), then the call. */
+#define AT(stage, call) (reg_build(stage), (call))
+
+/* X(name, call, expected status, texts the message contains). */
+#define REGISTER_ERRORS(X)                                                     \
+    X(call_without_cpu_kernel, AT(REG_CUDA, reg_call_without_cpu_kernel()), TT_ENOKERNEL, \
+      "reg::f: no kernel for device 'cpu' (registered: cuda); register "       \
+      "one with tt_register_kernel(lib, \"reg::f\", \"cpu\", fn)")             \
+    /* Twice: the owner is named. */                                           \
+    X(kernel_twice, AT(REG_KERNELS, tt_register_kernel(reg.lib, "reg::f", "cpu", k_default)), \
+      TT_EEXIST,                                                               \
+      "tt_register_kernel: reg::f already has a cpu kernel (registered by "    \
+      "library DEF 'reg' #",                                                   \
+      "free that library to replace it")                                       \
+    X(default_kernel_twice, AT(REG_FAKE, tt_register_kernel(reg.impl, "reg::f", NULL, k_cpu)), \
+      TT_EEXIST,                                                               \
+      "reg::f already has a default kernel (registered by library DEF 'reg'")  \
+    X(fake_twice, AT(REG_FAKE, tt_register_fake(reg.lib, "reg::f", k_fake)), TT_EEXIST, \
+      "tt_register_fake: reg::f already has a fake kernel (registered by "     \
+      "library IMPL 'reg' #")                                                  \
+    X(autograd_twice,                                                          \
+      AT(REG_ALL, tt_register_autograd(reg.lib, "reg::f", k_backward, k_setup)), TT_EEXIST, \
+      "tt_register_autograd: reg::f already has an autograd registration "     \
+      "(by library IMPL 'reg' #")                                              \
+    /* Unknown names, for each registration. */                                \
+    X(kernel_unknown_op, AT(REG_ALL, tt_register_kernel(reg.lib, "reg::nope", "cpu", k_cpu)), \
+      TT_ENOTFOUND,                                                            \
+      "tt_register_kernel: no op named 'reg::nope'; define it first "          \
+      "with tt_custom_op_define")                                              \
+    X(fake_unknown_op, AT(REG_ALL, tt_register_fake(reg.lib, "reg::nope", k_fake)), \
+      TT_ENOTFOUND, "tt_register_fake: no op named 'reg::nope'")               \
+    X(autograd_unknown_op,                                                     \
+      AT(REG_ALL, tt_register_autograd(reg.lib, "reg::nope", k_backward, NULL)), \
+      TT_ENOTFOUND, "tt_register_autograd: no op named 'reg::nope'")           \
+    /* The overload-less name of an op that only has overloads. */             \
+    X(kernel_overload_less_name,                                               \
+      AT(REG_ALL, tt_register_kernel(reg.lib, "reg::g", "cpu", k_cpu)), TT_ENOTFOUND, \
+      "no op named 'reg::g'; it has overloads: reg::g.out")                    \
+    X(kernel_null_op, AT(REG_ALL, tt_register_kernel(reg.lib, NULL, "cpu", k_cpu)), \
+      TT_EINVAL, "tt_register_kernel: argument 'op' is NULL")                  \
+    X(kernel_null_fn, AT(REG_ALL, reg_g_kernel("cpu", NULL)), TT_EINVAL,       \
+      "tt_register_kernel: argument 'fn' is NULL")                             \
+    X(fake_null_fn, AT(REG_ALL, tt_register_fake(reg.lib, "reg::g.out", NULL)), TT_EINVAL, \
+      "tt_register_fake: argument 'fn' is NULL")                               \
+    X(autograd_null_backward, AT(REG_ALL, tt_register_autograd(reg.lib, "reg::f", NULL, NULL)), \
+      TT_EINVAL, "argument 'backward' is NULL")                                \
+    X(kernel_unknown_device, AT(REG_ALL, reg_g_kernel("gpu", k_cpu)), TT_EINVAL, \
+      "tt_register_kernel: device type 'gpu' does not exist; known device "    \
+      "types: cpu, cuda, meta")
+
+TT_ERROR_TABLE(REGISTER_ERRORS, register_errors);
+#undef AT
+
+/* One row of REGISTER_ERRORS per iteration. */
+START_TEST(test_register_errors)
+{
+    tt_test_run_error_case(&register_errors[_i], _i);
 }
 END_TEST
 
@@ -1525,8 +1609,12 @@ static Suite *dispatch_suite(void)
     tcase_add_test(tc, test_define_device_types);
     suite_add_tcase(s, tc);
 
-    tc = tt_tcase("register");
+    tc = tt_tcase_with("register_by_name", reg_setup, reg_teardown);
     tcase_add_test(tc, test_register_by_name);
+    tcase_add_loop_test(tc, test_register_errors, 0, TT_TABLE_LEN(register_errors));
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase("register");
     tcase_add_test(tc, test_register_other_namespace);
     tcase_add_test(tc, test_register_autograd_refusals);
     tcase_add_test(tc, test_register_multi_device_is_atomic);

@@ -711,67 +711,109 @@ START_TEST(test_render_quiet)
 }
 END_TEST
 
-START_TEST(test_errors)
+/* The inputs of the error rows, made again for each row by the
+ * "render_errors" TCase's fixture: a traced graph, an explain run, and
+ * the texts that name the row's temporary directory. */
+static struct {
+    tt_graph *g;
+    tt_explain *e;
+    char missing[160];      /* a path in a directory that does not exist */
+    char want_missing[256]; /* what rendering to it says */
+    char want_dir[256];     /* what rendering to the directory itself says */
+} ein;
+
+static void render_errors_setup(void)
 {
-    tt_graph *g = trace_mlp("mlp");
-    tt_explain *e = explain_breaks();
-    /* NULL objects. */
-    ck_assert_ptr_null(tt_graph_to_dot(NULL));
-    ck_assert_error(TT_EINVAL, "tt_graph_to_dot: argument 'graph' (#1) is NULL");
-    ck_assert_int_eq(tt_graph_write_dot(NULL, stdout), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_graph_write_dot: argument 'graph' (#1) is NULL");
-    ck_assert_ptr_null(tt_explain_to_dot(NULL));
-    ck_assert_error(TT_EINVAL, "tt_explain_to_dot: argument 'explain' (#1) is NULL");
-    ck_assert_int_eq(tt_explain_write_dot(NULL, stdout), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_explain_write_dot: argument 'explain' (#1) is NULL");
-    ck_assert_int_eq(tt_graph_render(NULL, "svg", in_tmp("g.svg")), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_graph_render: argument 'graph' (#1) is NULL");
-    ck_assert_int_eq(tt_explain_render(NULL, "png", in_tmp("e.png")), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_explain_render: argument 'explain' (#1) is NULL");
-    /* Formats: svg and png only, named in the message. */
-    const char *bad[] = {"jpg", "SVG", "", "dot"};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char want[96];
-        snprintf(want, sizeof want, "argument 'format' (#2) expects \"svg\" or \"png\", got \"%s\"",
-                 bad[i]);
-        ck_assert_int_eq(tt_graph_render(g, bad[i], in_tmp("g.svg")), TT_EINVAL);
-        ck_assert_error(TT_EINVAL, want);
-        ck_assert_int_eq(tt_explain_render(e, bad[i], in_tmp("e.svg")), TT_EINVAL);
-        ck_assert_error(TT_EINVAL, want);
-    }
-    ck_assert_int_eq(tt_graph_render(g, NULL, in_tmp("g.svg")), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_graph_render: argument 'format' (#2) expects \"svg\" or "
-                               "\"png\", got NULL");
-    ck_assert_int_eq(access(in_tmp("g.svg"), F_OK), -1); /* nothing written */
-    /* Paths. */
-    ck_assert_int_eq(tt_graph_render(g, "svg", NULL), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_graph_render: argument 'path' (#3) expects a file name, "
-                               "got NULL");
-    ck_assert_int_eq(tt_graph_render(g, "png", ""), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "argument 'path' (#3) expects a file name, got \"\"");
-    char missing[160];
-    snprintf(missing, sizeof missing, "%s/no/such/dir/g.svg", tmpdir);
-    ck_assert_int_eq(tt_graph_render(g, "svg", missing), TT_EINVAL);
-    char want[256];
-    snprintf(want, sizeof want, "tt_graph_render: argument 'path' (#3): cannot write \"%s\": "
-                                "No such file or directory", missing);
-    ck_assert_error(TT_EINVAL, want);
-    ck_assert_int_eq(tt_explain_render(e, "png", tmpdir), TT_EINVAL); /* a directory */
-    snprintf(want, sizeof want, "tt_explain_render: argument 'path' (#3): cannot write \"%s\"",
-             tmpdir);
-    ck_assert_error(TT_EINVAL, want);
-    /* A stream that cannot be written. */
+    render_setup();
+    ein.g = trace_mlp("mlp");
+    ein.e = explain_breaks();
+    snprintf(ein.missing, sizeof ein.missing, "%s/no/such/dir/g.svg", tmpdir);
+    snprintf(ein.want_missing, sizeof ein.want_missing,
+             "tt_graph_render: argument 'path' (#3): cannot write \"%s\": "
+             "No such file or directory", ein.missing);
+    snprintf(ein.want_dir, sizeof ein.want_dir,
+             "tt_explain_render: argument 'path' (#3): cannot write \"%s\"", tmpdir);
+}
+
+static void render_errors_teardown(void)
+{
+    tt_explain_free(ein.e);
+    tt_graph_free(ein.g);
+    memset(&ein, 0, sizeof ein);
+    render_teardown();
+}
+
+/* Rendering with no format writes nothing. */
+static tt_status render_no_format(void)
+{
+    tt_status st = tt_graph_render(ein.g, NULL, in_tmp("g.svg"));
+    ck_assert_msg(access(in_tmp("g.svg"), F_OK) == -1, "render_no_format: g.svg was written");
+    return st;
+}
+
+/* Writes the DOT text (the graph's, or else the explain's) to a stream
+ * that cannot be written. */
+static tt_status write_dot_read_only(bool graph)
+{
     FILE *ro = NN(fopen(in_tmp("stderr.txt"), "w+"));
     fclose(ro);
     ro = NN(fopen(in_tmp("stderr.txt"), "r"));
-    ck_assert_int_eq(tt_graph_write_dot(g, ro), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_graph_write_dot: writing the DOT text to argument 'f' (#2) "
-                               "failed");
-    ck_assert_int_eq(tt_explain_write_dot(e, ro), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt_explain_write_dot: writing the DOT text");
+    tt_status st = graph ? tt_graph_write_dot(ein.g, ro) : tt_explain_write_dot(ein.e, ro);
     fclose(ro);
-    tt_explain_free(e);
-    tt_graph_free(g);
+    return st;
+}
+
+/* Formats: svg and png only, named in the message. */
+#define BAD_FORMAT(f) "argument 'format' (#2) expects \"svg\" or \"png\", got \"" f "\""
+#define BAD_FORMAT_ROWS(X, name, f)                                            \
+    X(graph_render_format_##name, tt_graph_render(ein.g, f, in_tmp("g.svg")), TT_EINVAL, \
+      BAD_FORMAT(f))                                                           \
+    X(explain_render_format_##name, tt_explain_render(ein.e, f, in_tmp("e.svg")), TT_EINVAL, \
+      BAD_FORMAT(f))
+
+/* X(name, call, expected status, texts the message contains). */
+#define DOT_ERRORS(X)                                                          \
+    /* NULL objects. */                                                        \
+    X(graph_to_dot_null, tt_graph_to_dot(NULL), TT_EINVAL,                     \
+      "tt_graph_to_dot: argument 'graph' (#1) is NULL")                        \
+    X(graph_write_dot_null, tt_graph_write_dot(NULL, stdout), TT_EINVAL,       \
+      "tt_graph_write_dot: argument 'graph' (#1) is NULL")                     \
+    X(explain_to_dot_null, tt_explain_to_dot(NULL), TT_EINVAL,                 \
+      "tt_explain_to_dot: argument 'explain' (#1) is NULL")                    \
+    X(explain_write_dot_null, tt_explain_write_dot(NULL, stdout), TT_EINVAL,   \
+      "tt_explain_write_dot: argument 'explain' (#1) is NULL")                 \
+    X(graph_render_null, tt_graph_render(NULL, "svg", in_tmp("g.svg")), TT_EINVAL, \
+      "tt_graph_render: argument 'graph' (#1) is NULL")                        \
+    X(explain_render_null, tt_explain_render(NULL, "png", in_tmp("e.png")), TT_EINVAL, \
+      "tt_explain_render: argument 'explain' (#1) is NULL")                    \
+    BAD_FORMAT_ROWS(X, jpg, "jpg")                                             \
+    BAD_FORMAT_ROWS(X, upper_svg, "SVG")                                       \
+    BAD_FORMAT_ROWS(X, empty, "")                                              \
+    BAD_FORMAT_ROWS(X, dot, "dot")                                             \
+    X(graph_render_format_null, render_no_format(), TT_EINVAL,                 \
+      "tt_graph_render: argument 'format' (#2) expects \"svg\" or "            \
+      "\"png\", got NULL")                                                     \
+    /* Paths. */                                                               \
+    X(graph_render_path_null, tt_graph_render(ein.g, "svg", NULL), TT_EINVAL,  \
+      "tt_graph_render: argument 'path' (#3) expects a file name, got NULL")   \
+    X(graph_render_path_empty, tt_graph_render(ein.g, "png", ""), TT_EINVAL,   \
+      "argument 'path' (#3) expects a file name, got \"\"")                    \
+    X(graph_render_path_missing_dir, tt_graph_render(ein.g, "svg", ein.missing), TT_EINVAL, \
+      ein.want_missing)                                                        \
+    X(explain_render_path_is_dir, tt_explain_render(ein.e, "png", tmpdir), TT_EINVAL, \
+      ein.want_dir)                                                            \
+    /* A stream that cannot be written. */                                     \
+    X(graph_write_dot_read_only, write_dot_read_only(true), TT_EINVAL,         \
+      "tt_graph_write_dot: writing the DOT text to argument 'f' (#2) failed")  \
+    X(explain_write_dot_read_only, write_dot_read_only(false), TT_EINVAL,      \
+      "tt_explain_write_dot: writing the DOT text")
+
+TT_ERROR_TABLE(DOT_ERRORS, dot_errors);
+
+/* One row of DOT_ERRORS per iteration. */
+START_TEST(test_errors)
+{
+    tt_test_run_error_case(&dot_errors[_i], _i);
 }
 END_TEST
 
@@ -791,7 +833,9 @@ static Suite *dot_suite(void)
     tcase_add_test(r, test_render_graph);
     tcase_add_test(r, test_render_explain);
     tcase_add_test(r, test_render_quiet);
-    tcase_add_test(r, test_errors);
+    suite_add_tcase(s, r);
+    r = tt_tcase_with("render_errors", render_errors_setup, render_errors_teardown);
+    tcase_add_loop_test(r, test_errors, 0, TT_TABLE_LEN(dot_errors));
     suite_add_tcase(s, r);
     return s;
 }

@@ -448,96 +448,140 @@ START_TEST(test_expand_errors)
 }
 END_TEST
 
+/* The inputs of the range rows, made again for each row by the "ranges"
+ * TCase's fixture. */
+static struct {
+    tt_tensor *t, *t3, *z, *s, *three;
+} in;
+
+static void ranges_setup(void)
+{
+    tt_test_setup();
+    in.t = tt_zeros(TT_SHAPE(3, 4), TT_F32);
+    in.t3 = tt_zeros(TT_SHAPE(2, 3, 4), TT_F32);
+    in.z = tt_zeros(TT_SHAPE(4, 0), TT_F32);
+    in.s = tt_scalar(1, TT_F32);
+    in.three = tt_zeros(TT_SHAPE(1, 2, 3), TT_F32);
+    ck_assert(in.t && in.t3 && in.z && in.s && in.three);
+}
+
+static void ranges_teardown(void)
+{
+    tt_tensor *all[] = {in.t, in.t3, in.z, in.s, in.three};
+    for (int k = 0; k < TT_TABLE_LEN(all); k++)
+        tt_release(all[k]);
+    memset(&in, 0, sizeof in);
+    tt_test_teardown();
+}
+
+/* X(name, call, expected status, texts the message contains); t is
+ * [3, 4], z [4, 0], s 0-dim, three [1, 2, 3]. */
+#define RANGE_ERRORS(X)                                                        \
+    X(narrow_start_above, tt_narrow(in.t, 0, 4, 0), TT_EINVAL,                 \
+      "tt_narrow: start out of range (expected to be in range of [-3, 3], but got 4)") \
+    X(narrow_start_below, tt_narrow(in.t, 1, -5, 1), TT_EINVAL,                \
+      "start out of range (expected to be in range of [-4, 4], but got -5)")   \
+    X(narrow_end_past_size, tt_narrow(in.t, 0, 2, 2), TT_EINVAL,               \
+      "tt_narrow: start (2) + length (2) exceeds dimension size (3)")          \
+    X(narrow_negative_start_end_past_size, tt_narrow(in.t, 0, -1, 2), TT_EINVAL, \
+      "start (2) + length (2) exceeds dimension size (3)")                     \
+    X(narrow_length_overflows, tt_narrow(in.t, 0, 1, INT64_MAX), TT_EINVAL,    \
+      "start (1) + length (9223372036854775807) exceeds dimension size (3)")   \
+    X(narrow_negative_length, tt_narrow(in.t, 1, 0, -1), TT_EINVAL,            \
+      "tt_narrow: argument 'length' must be non-negative (got -1)")            \
+    X(select_index_above, tt_select(in.t, 0, 3), TT_EINVAL,                    \
+      "tt_select: index 3 out of range for tensor of size [3, 4] at dimension 0") \
+    X(select_index_below, tt_select(in.t, -1, -5), TT_EINVAL,                  \
+      "tt_select: index -5 out of range for tensor of size [3, 4] at dimension 1") \
+    X(select_index_int64_min, tt_select(in.t, 1, INT64_MIN), TT_EINVAL,        \
+      "out of range for tensor of size [3, 4]")                                \
+    X(slice_step_zero, tt_slice(in.t, 0, 0, 3, 0), TT_EINVAL,                  \
+      "tt_slice: argument 'step' must be positive (got 0)")                    \
+    X(slice_step_negative, tt_slice(in.t, 0, 3, 0, -1), TT_EINVAL,             \
+      "argument 'step' must be positive (got -1)")                             \
+    X(select_empty_dim, tt_select(in.z, 1, 0), TT_EINVAL,                      \
+      "index 0 out of range for tensor of size [4, 0] at dimension 1")         \
+    X(narrow_0dim, tt_narrow(in.s, 0, 0, 1), TT_EINVAL,                        \
+      "tt_narrow: narrow() cannot be applied to a 0-dim tensor")               \
+    X(select_0dim, tt_select(in.s, 0, 0), TT_EINVAL,                           \
+      "tt_select: select() cannot be applied to a 0-dim tensor")               \
+    X(slice_0dim, tt_slice(in.s, 0, 0, 1, 1), TT_EINVAL,                       \
+      "tt_slice: slice() cannot be applied to a 0-dim tensor")                 \
+    X(t_3d, tt_t(in.three), TT_EINVAL,                                         \
+      "tt_t: expects a tensor with <= 2 dimensions, but self is 3D")           \
+    X(flatten_start_after_end, tt_flatten(in.three, 2, 1), TT_EINVAL,          \
+      "tt_flatten: flatten() has invalid args: start_dim (2) cannot come after end_dim (1)")
+
+TT_ERROR_TABLE(RANGE_ERRORS, range_errors);
+
+/* One row of RANGE_ERRORS per iteration. */
 START_TEST(test_narrow_select_slice_range)
 {
-    tt_tensor *t = tt_zeros(TT_SHAPE(3, 4), TT_F32);
-    ck_assert_fails(tt_narrow(t, 0, 4, 0), TT_EINVAL,
-                    "tt_narrow: start out of range (expected to be in range of [-3, 3], but got 4)");
-    ck_assert_fails(tt_narrow(t, 1, -5, 1), TT_EINVAL,
-                    "start out of range (expected to be in range of [-4, 4], but got -5)");
-    ck_assert_fails(tt_narrow(t, 0, 2, 2), TT_EINVAL,
-                    "tt_narrow: start (2) + length (2) exceeds dimension size (3)");
-    ck_assert_fails(tt_narrow(t, 0, -1, 2), TT_EINVAL, "start (2) + length (2) exceeds dimension size (3)");
-    ck_assert_fails(tt_narrow(t, 0, 1, INT64_MAX), TT_EINVAL,
-                    "start (1) + length (9223372036854775807) exceeds dimension size (3)");
-    ck_assert_fails(tt_narrow(t, 1, 0, -1), TT_EINVAL,
-                    "tt_narrow: argument 'length' must be non-negative (got -1)");
-    ck_assert_fails(tt_select(t, 0, 3), TT_EINVAL,
-                    "tt_select: index 3 out of range for tensor of size [3, 4] at dimension 0");
-    ck_assert_fails(tt_select(t, -1, -5), TT_EINVAL,
-                    "tt_select: index -5 out of range for tensor of size [3, 4] at dimension 1");
-    ck_assert_fails(tt_select(t, 1, INT64_MIN), TT_EINVAL, "out of range for tensor of size [3, 4]");
-    ck_assert_fails(tt_slice(t, 0, 0, 3, 0), TT_EINVAL,
-                    "tt_slice: argument 'step' must be positive (got 0)");
-    ck_assert_fails(tt_slice(t, 0, 3, 0, -1), TT_EINVAL, "argument 'step' must be positive (got -1)");
-    tt_tensor *z = tt_zeros(TT_SHAPE(4, 0), TT_F32);
-    ck_assert_fails(tt_select(z, 1, 0), TT_EINVAL, "index 0 out of range for tensor of size [4, 0] at dimension 1");
-    tt_release(z);
-    tt_tensor *s = tt_scalar(1, TT_F32);
-    ck_assert_fails(tt_narrow(s, 0, 0, 1), TT_EINVAL, "tt_narrow: narrow() cannot be applied to a 0-dim tensor");
-    ck_assert_fails(tt_select(s, 0, 0), TT_EINVAL, "tt_select: select() cannot be applied to a 0-dim tensor");
-    ck_assert_fails(tt_slice(s, 0, 0, 1, 1), TT_EINVAL, "tt_slice: slice() cannot be applied to a 0-dim tensor");
-    tt_release(s);
-    tt_tensor *three = tt_zeros(TT_SHAPE(1, 2, 3), TT_F32);
-    ck_assert_fails(tt_t(three), TT_EINVAL, "tt_t: expects a tensor with <= 2 dimensions, but self is 3D");
-    ck_assert_fails(tt_flatten(three, 2, 1), TT_EINVAL,
-                    "tt_flatten: flatten() has invalid args: start_dim (2) cannot come after end_dim (1)");
-    tt_release(three);
-    tt_release(t);
+    tt_test_run_error_case(&range_errors[_i], _i);
 }
 END_TEST
 
-/* Every call that takes a dim, with one out of range. */
+/* Every call that takes a dim, with one out of range of t3 [2, 3, 4]: each
+ * row of DIM_CALLS runs with each of bad_dims (the row's dim, bad_dim),
+ * and its message must say which range and which dim, after the call's
+ * name where the row gives it. */
+static const int bad_dims[] = {3, -4, 100, INT32_MIN};
+#define NBAD TT_TABLE_LEN(bad_dims)
+static int bad_dim;
+
+#define DIM_CALLS(X)                                                           \
+    X(dim_size, tt_dim_size(in.t3, bad_dim), TT_EINVAL, "tt_dim_size: ")       \
+    X(dim_stride, tt_dim_stride(in.t3, bad_dim), TT_EINVAL, "tt_dim_stride: ") \
+    X(transpose_dim0, tt_transpose(in.t3, bad_dim, 0), TT_EINVAL, NULL)        \
+    X(transpose_dim1, tt_transpose(in.t3, 0, bad_dim), TT_EINVAL, "tt_transpose: ") \
+    X(narrow, tt_narrow(in.t3, bad_dim, 0, 1), TT_EINVAL, "tt_narrow: ")       \
+    X(slice, tt_slice(in.t3, bad_dim, 0, 1, 1), TT_EINVAL, "tt_slice: ")       \
+    X(select, tt_select(in.t3, bad_dim, 0), TT_EINVAL, "tt_select: ")          \
+    X(squeeze, tt_squeeze(in.t3, bad_dim), TT_EINVAL, "tt_squeeze: ")          \
+    X(flatten_start, tt_flatten(in.t3, bad_dim, -1), TT_EINVAL, NULL)          \
+    X(flatten_end, tt_flatten(in.t3, 0, bad_dim), TT_EINVAL, "tt_flatten: ")
+
+TT_ERROR_TABLE(DIM_CALLS, dim_calls);
+
+/* Row i: call i / NBAD with bad_dims[i % NBAD]. */
 START_TEST(test_dim_out_of_range)
 {
-    tt_tensor *t = tt_zeros(TT_SHAPE(2, 3, 4), TT_F32);
-    static const int bad[] = {3, -4, 100, INT32_MIN};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        int d = bad[i];
-        char want[160];
-        snprintf(want, sizeof want, "dimension out of range (expected to be in range of [-3, 2], "
-                                    "but got %d)", d);
-        tt_clear_error();
-        ck_assert_int_eq(tt_dim_size(t, d), -1);
-        ck_assert_error(TT_EINVAL, "tt_dim_size: ");
-        ck_assert_error(TT_EINVAL, want);
-        tt_clear_error();
-        ck_assert_int_eq(tt_dim_stride(t, d), -1);
-        ck_assert_error(TT_EINVAL, "tt_dim_stride: ");
-        ck_assert_error(TT_EINVAL, want);
-        ck_assert_fails(tt_transpose(t, d, 0), TT_EINVAL, want);
-        ck_assert_fails(tt_transpose(t, 0, d), TT_EINVAL, want);
-        ck_assert_error(TT_EINVAL, "tt_transpose: ");
-        ck_assert_fails(tt_narrow(t, d, 0, 1), TT_EINVAL, want);
-        ck_assert_error(TT_EINVAL, "tt_narrow: ");
-        ck_assert_fails(tt_slice(t, d, 0, 1, 1), TT_EINVAL, want);
-        ck_assert_error(TT_EINVAL, "tt_slice: ");
-        ck_assert_fails(tt_select(t, d, 0), TT_EINVAL, want);
-        ck_assert_error(TT_EINVAL, "tt_select: ");
-        ck_assert_fails(tt_squeeze(t, d), TT_EINVAL, want);
-        ck_assert_error(TT_EINVAL, "tt_squeeze: ");
-        ck_assert_fails(tt_flatten(t, d, -1), TT_EINVAL, want);
-        ck_assert_fails(tt_flatten(t, 0, d), TT_EINVAL, want);
-        ck_assert_error(TT_EINVAL, "tt_flatten: ");
-    }
-    /* unsqueeze takes one more position. */
-    ck_assert_fails(tt_unsqueeze(t, 4), TT_EINVAL,
-                    "tt_unsqueeze: dimension out of range (expected to be in range of [-4, 3], but got 4)");
-    ck_assert_fails(tt_unsqueeze(t, -5), TT_EINVAL, "[-4, 3], but got -5");
-    /* A 0-dim tensor accepts dims 0 and -1 where a dim is a position... */
-    tt_tensor *s = tt_scalar(1, TT_F32);
-    ck_assert_fails(tt_transpose(s, 1, 0), TT_EINVAL,
-                    "tt_transpose: dimension out of range (expected to be in range of [-1, 0], but got 1)");
-    ck_assert_fails(tt_squeeze(s, -2), TT_EINVAL, "tt_squeeze: dimension out of range (expected to be in range of [-1, 0], but got -2)");
-    ck_assert_fails(tt_unsqueeze(s, 2), TT_EINVAL, "tt_unsqueeze: dimension out of range (expected to be in range of [-1, 0], but got 2)");
-    /* ...but has no size or stride to ask for. */
-    tt_clear_error();
-    ck_assert_int_eq(tt_dim_size(s, 0), -1);
-    ck_assert_error(TT_EINVAL, "tt_dim_size: a 0-dim tensor has no dimension 0");
-    ck_assert_int_eq(tt_dim_stride(s, -1), -1);
-    ck_assert_error(TT_EINVAL, "tt_dim_stride: a 0-dim tensor has no dimension -1");
-    tt_release(s);
-    tt_release(t);
+    tt_error_case c = dim_calls[_i / NBAD];
+    char name[64], want[160];
+    bad_dim = bad_dims[_i % NBAD];
+    snprintf(name, sizeof name, "%s, dim %d", c.name, bad_dim);
+    snprintf(want, sizeof want, "dimension out of range (expected to be in range of [-3, 2], "
+                                "but got %d)", bad_dim);
+    c.name = name;
+    c.needles[1] = c.needles[0];
+    c.needles[0] = want;
+    tt_test_run_error_case(&c, _i);
+}
+END_TEST
+
+/* unsqueeze takes one more position; a 0-dim tensor accepts dims 0 and -1
+ * where a dim is a position, but has no size or stride to ask for. */
+#define DIM_ERRORS(X)                                                          \
+    X(unsqueeze_above, tt_unsqueeze(in.t3, 4), TT_EINVAL,                      \
+      "tt_unsqueeze: dimension out of range (expected to be in range of [-4, 3], but got 4)") \
+    X(unsqueeze_below, tt_unsqueeze(in.t3, -5), TT_EINVAL, "[-4, 3], but got -5") \
+    X(transpose_0dim, tt_transpose(in.s, 1, 0), TT_EINVAL,                     \
+      "tt_transpose: dimension out of range (expected to be in range of [-1, 0], but got 1)") \
+    X(squeeze_0dim, tt_squeeze(in.s, -2), TT_EINVAL,                           \
+      "tt_squeeze: dimension out of range (expected to be in range of [-1, 0], but got -2)") \
+    X(unsqueeze_0dim, tt_unsqueeze(in.s, 2), TT_EINVAL,                        \
+      "tt_unsqueeze: dimension out of range (expected to be in range of [-1, 0], but got 2)") \
+    X(dim_size_0dim, tt_dim_size(in.s, 0), TT_EINVAL,                          \
+      "tt_dim_size: a 0-dim tensor has no dimension 0")                        \
+    X(dim_stride_0dim, tt_dim_stride(in.s, -1), TT_EINVAL,                     \
+      "tt_dim_stride: a 0-dim tensor has no dimension -1")
+
+TT_ERROR_TABLE(DIM_ERRORS, dim_errors);
+
+/* One row of DIM_ERRORS per iteration. */
+START_TEST(test_dim_out_of_range_edges)
+{
+    tt_test_run_error_case(&dim_errors[_i], _i);
 }
 END_TEST
 
@@ -939,8 +983,12 @@ static Suite *errors_suite(void)
     tcase_add_test(tc, test_permute_errors);
     tcase_add_test(tc, test_view_errors);
     tcase_add_test(tc, test_expand_errors);
-    tcase_add_test(tc, test_narrow_select_slice_range);
-    tcase_add_test(tc, test_dim_out_of_range);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase_with("ranges", ranges_setup, ranges_teardown);
+    tcase_add_loop_test(tc, test_narrow_select_slice_range, 0, TT_TABLE_LEN(range_errors));
+    tcase_add_loop_test(tc, test_dim_out_of_range, 0, TT_TABLE_LEN(dim_calls) * NBAD);
+    tcase_add_loop_test(tc, test_dim_out_of_range_edges, 0, TT_TABLE_LEN(dim_errors));
     suite_add_tcase(s, tc);
 
     tc = tt_tcase("arguments");

@@ -1660,85 +1660,127 @@ END_TEST
 
 /* ----------------------------------------------------------------- errors */
 
+/* The inputs of the error rows, made again for each row by the "errors"
+ * TCase's fixture: a [2, 3] f32, b4 [4] f32, bl [3] bool, i [3] i32, and
+ * fake copies of the first three. */
+static struct {
+    tt_tensor *a, *b4, *bl, *i, *fa, *fb4, *fbl;
+} in;
+
+static void errors_setup(void)
+{
+    tt_test_setup();
+    in.a = tt_ones(TT_SHAPE(2, 3), TT_F32), in.b4 = tt_ones(TT_SHAPE(4), TT_F32);
+    in.bl = tt_ones(TT_SHAPE(3), TT_BOOL), in.i = tt_ones(TT_SHAPE(3), TT_I32);
+    in.fa = tt_fake_like(in.a), in.fb4 = tt_fake_like(in.b4), in.fbl = tt_fake_like(in.bl);
+    ck_assert(in.a && in.b4 && in.bl && in.i && in.fa && in.fb4 && in.fbl);
+}
+
+static void errors_teardown(void)
+{
+    tt_tensor *all[] = {in.a, in.b4, in.bl, in.i, in.fa, in.fb4, in.fbl};
+    for (int k = 0; k < TT_TABLE_LEN(all); k++)
+        tt_release(all[k]);
+    memset(&in, 0, sizeof in);
+    tt_test_teardown();
+}
+
+/* X(name, call, expected status, texts the message contains). The errors
+ * metadata decides, once on real and once on fake operands (x [2, 3] f32,
+ * y [4] f32, z [3] bool), named pre##...: */
+#define META_ERRORS(X, pre, x, y, z)                                           \
+    X(pre##add_not_broadcastable, tt_add(x, y), TT_ESHAPE,                     \
+      "tt::add: argument 'other' (#2): shape [4] is not broadcastable to [2, 3]") \
+    X(pre##lt_not_broadcastable, tt_lt(x, y), TT_ESHAPE,                       \
+      "tt::lt: argument 'other' (#2): shape [4] is not broadcastable")         \
+    X(pre##pow_not_broadcastable, tt_pow(y, x), TT_ESHAPE,                     \
+      "tt::pow: argument 'other' (#2): shape [2, 3] is not broadcastable")     \
+    X(pre##where_not_broadcastable, tt_where(z, x, y), TT_ESHAPE,              \
+      "tt::where: argument 'other' (#3): shape [4] is not broadcastable to [2, 3]") \
+    X(pre##where_f32_condition, tt_where(x, x, x), TT_EDTYPE,                  \
+      "tt::where: argument 'condition' (#1) expects a bool tensor, got f32")   \
+    X(pre##sub_bools, tt_sub(z, z), TT_EDTYPE,                                 \
+      "tt::sub: subtraction, the '-' operator, with two bool tensors is "      \
+      "not supported; use logical xor instead")                                \
+    X(pre##neg_bool, tt_neg(z), TT_EDTYPE,                                     \
+      "tt::neg: argument 'self' (#1): not supported for bool tensors; use logical not instead") \
+    X(pre##relu_bool, tt_relu(z), TT_EDTYPE,                                   \
+      "tt::relu: argument 'self' (#1): not supported for bool tensors")        \
+    X(pre##clamp_no_bounds, tt_clamp(x, NAN, NAN), TT_EINVAL,                  \
+      "tt::clamp: at least one of 'min' or 'max' must not be None")
+
+/* A float alpha is refused for integers even when whole (PyTorch looks at
+ * the Scalar's kind), a bool one unless the result is bool. NULL operands
+ * are named, on every path. */
+#define ELEMENTWISE_ERRORS(X)                                                  \
+    META_ERRORS(X, real_, in.a, in.b4, in.bl)                                  \
+    META_ERRORS(X, fake_, in.fa, in.fb4, in.fbl)                               \
+    X(add_scaled_int_float_alpha, tt_add_scaled(in.i, in.i, 0.5), TT_EINVAL,   \
+      "tt::add: argument 'alpha': for integral input tensors, alpha "          \
+      "must not be a floating point number (got 0.5)")                         \
+    X(sub_int_whole_float_alpha,                                               \
+      tt_call(add_sub_op(1), tt_v_tensor(in.i), tt_v_tensor(in.i), tt_v_float(2.0)), TT_EINVAL, \
+      "tt::sub: argument 'alpha': for integral input tensors, alpha "          \
+      "must not be a floating point number (got 2)")                           \
+    X(add_int_bool_alpha,                                                      \
+      tt_call(add_sub_op(0), tt_v_tensor(in.i), tt_v_tensor(in.i), tt_v_bool(true)), TT_EDTYPE, \
+      "tt::add: argument 'alpha': a bool alpha is only supported for "         \
+      "bool results (the result is i32)")                                      \
+    X(add_bool_float_alpha,                                                    \
+      tt_call(add_sub_op(0), tt_v_tensor(in.bl), tt_v_tensor(in.bl), tt_v_float(2.0)), TT_EINVAL, \
+      "tt::add: argument 'alpha': for integral input tensors")                 \
+    X(sub_bool_self, tt_call(add_sub_op(1), tt_v_tensor(in.bl), tt_v_tensor(in.i)), TT_EDTYPE, \
+      "tt::sub: argument 'self' (#1): subtraction, the '-' operator, "         \
+      "with a bool tensor is not supported; to invert a mask use "             \
+      "logical not instead")                                                   \
+    X(add_scaled__int_float_alpha, tt_add_scaled_(in.i, in.i, 0.5), TT_EINVAL, \
+      "alpha must not be a floating point number")                             \
+    X(add_null_self, tt_add(NULL, in.a), TT_EINVAL,                            \
+      "tt::add.Tensor: argument 'self' (#1) expects Tensor, got NULL")         \
+    X(mul_null_other, tt_mul(in.a, NULL), TT_EINVAL,                           \
+      "tt::mul.Tensor: argument 'other' (#2) expects Tensor, got NULL")        \
+    X(exp_null_self, tt_exp(NULL), TT_EINVAL,                                  \
+      "tt::exp: argument 'self' (#1) expects Tensor, got NULL")                \
+    X(where_null_self, tt_where(in.bl, NULL, in.a), TT_EINVAL,                 \
+      "tt::where.self: argument 'self' (#2) expects Tensor, got NULL")         \
+    X(clamp_null_self, tt_clamp(NULL, 0, 1), TT_EINVAL,                        \
+      "tt::clamp: argument 'self' (#1) expects Tensor, got NULL")              \
+    X(add_scalar_null_self, tt_add_scalar(NULL, 1), TT_EINVAL,                 \
+      "tt::add.Scalar: argument 'self' (#1) expects Tensor, got NULL")         \
+    X(add__null_self, tt_add_(NULL, in.a), TT_EINVAL,                          \
+      "tt::add_.Tensor: argument 'self' (#1) expects Tensor, got NULL")        \
+    X(zero__null_self, tt_zero_(NULL), TT_EINVAL,                              \
+      "tt::zero_: argument 'self' (#1) expects Tensor, got NULL")              \
+    X(relu__null_self, tt_relu_(NULL), TT_EINVAL, NULL)                        \
+    X(mul_scalar__null_self, tt_mul_scalar_(NULL, 2), TT_EINVAL,               \
+      "tt::mul_.Scalar: argument 'self' (#1) expects Tensor, got NULL")
+
+/* tt::add.Tensor (0) or tt::sub.Tensor (1), for the boxed calls. */
+static const tt_op *add_sub_op(int sub)
+{
+    const tt_op *o = tt_op_find(sub ? "tt::sub.Tensor" : "tt::add.Tensor");
+    ck_assert_msg(o != NULL, "%s", tt_errmsg());
+    return o;
+}
+
+TT_ERROR_TABLE(ELEMENTWISE_ERRORS, elementwise_errors);
+
+/* One row of ELEMENTWISE_ERRORS per iteration. */
 START_TEST(test_errors)
 {
-    tt_tensor *a = tt_ones(TT_SHAPE(2, 3), TT_F32), *b4 = tt_ones(TT_SHAPE(4), TT_F32);
-    tt_tensor *bl = tt_ones(TT_SHAPE(3), TT_BOOL), *i = tt_ones(TT_SHAPE(3), TT_I32);
-    tt_tensor *fa = tt_fake_like(a), *fb4 = tt_fake_like(b4), *fbl = tt_fake_like(bl);
-    for (int fake = 0; fake < 2; fake++) {
-        tt_tensor *x = fake ? fa : a, *y = fake ? fb4 : b4, *z = fake ? fbl : bl;
-        tt_clear_error();
-        ck_assert_ptr_null(tt_add(x, y));
-        ck_assert_error(TT_ESHAPE, "tt::add: argument 'other' (#2): shape [4] is not broadcastable "
-                                   "to [2, 3]");
-        ck_assert_ptr_null(tt_lt(x, y));
-        ck_assert_error(TT_ESHAPE, "tt::lt: argument 'other' (#2): shape [4] is not broadcastable");
-        ck_assert_ptr_null(tt_pow(y, x));
-        ck_assert_error(TT_ESHAPE, "tt::pow: argument 'other' (#2): shape [2, 3] is not broadcastable");
-        ck_assert_ptr_null(tt_where(z, x, y));
-        ck_assert_error(TT_ESHAPE, "tt::where: argument 'other' (#3): shape [4] is not broadcastable "
-                                   "to [2, 3]");
-        ck_assert_ptr_null(tt_where(x, x, x));
-        ck_assert_error(TT_EDTYPE, "tt::where: argument 'condition' (#1) expects a bool tensor, got f32");
-        ck_assert_ptr_null(tt_sub(z, z));
-        ck_assert_error(TT_EDTYPE, "tt::sub: subtraction, the '-' operator, with two bool tensors is "
-                                   "not supported; use logical xor instead");
-        ck_assert_ptr_null(tt_neg(z));
-        ck_assert_error(TT_EDTYPE, "tt::neg: argument 'self' (#1): not supported for bool tensors; use logical not "
-                               "instead");
-        ck_assert_ptr_null(tt_relu(z));
-        ck_assert_error(TT_EDTYPE, "tt::relu: argument 'self' (#1): not supported for bool tensors");
-        ck_assert_ptr_null(tt_clamp(x, NAN, NAN));
-        ck_assert_error(TT_EINVAL, "tt::clamp: at least one of 'min' or 'max' must not be None");
-    }
-    ck_assert_ptr_null(tt_add_scaled(i, i, 0.5));
-    ck_assert_error(TT_EINVAL, "tt::add: argument 'alpha': for integral input tensors, alpha "
-                               "must not be a floating point number (got 0.5)");
-    /* A float alpha is refused for integers even when whole (PyTorch
-     * looks at the Scalar's kind), a bool one unless the result is bool. */
-    const tt_op *sub = tt_op_find("tt::sub.Tensor"), *add = tt_op_find("tt::add.Tensor");
-    ck_assert_ptr_null(tt_call(sub, tt_v_tensor(i), tt_v_tensor(i), tt_v_float(2.0)));
-    ck_assert_error(TT_EINVAL, "tt::sub: argument 'alpha': for integral input tensors, alpha "
-                               "must not be a floating point number (got 2)");
-    ck_assert_ptr_null(tt_call(add, tt_v_tensor(i), tt_v_tensor(i), tt_v_bool(true)));
-    ck_assert_error(TT_EDTYPE, "tt::add: argument 'alpha': a bool alpha is only supported for "
-                               "bool results (the result is i32)");
-    ck_assert_ptr_null(tt_call(add, tt_v_tensor(bl), tt_v_tensor(bl), tt_v_float(2.0)));
-    ck_assert_error(TT_EINVAL, "tt::add: argument 'alpha': for integral input tensors");
-    tt_tensor *ok1 = tt_call(add, tt_v_tensor(bl), tt_v_tensor(bl), tt_v_bool(true));
-    tt_tensor *ok2 = tt_call(add, tt_v_tensor(a), tt_v_tensor(a), tt_v_int(2));
+    tt_test_run_error_case(&elementwise_errors[_i], _i);
+}
+END_TEST
+
+/* A bool alpha for a bool result, an int alpha for a float one. */
+START_TEST(test_alpha_accepted)
+{
+    const tt_op *add = add_sub_op(0);
+    tt_tensor *ok1 = tt_call(add, tt_v_tensor(in.bl), tt_v_tensor(in.bl), tt_v_bool(true));
+    tt_tensor *ok2 = tt_call(add, tt_v_tensor(in.a), tt_v_tensor(in.a), tt_v_int(2));
     ck_assert_msg(ok1 && ok2, "%s", tt_errmsg());
     tt_release(ok1);
     tt_release(ok2);
-    ck_assert_ptr_null(tt_call(sub, tt_v_tensor(bl), tt_v_tensor(i)));
-    ck_assert_error(TT_EDTYPE, "tt::sub: argument 'self' (#1): subtraction, the '-' operator, "
-                               "with a bool tensor is not supported; to invert a mask use "
-                               "logical not instead");
-    ck_assert_int_eq(tt_add_scaled_(i, i, 0.5), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "alpha must not be a floating point number");
-    /* NULL operands are named, on every path. */
-    ck_assert_ptr_null(tt_add(NULL, a));
-    ck_assert_error(TT_EINVAL, "tt::add.Tensor: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_mul(a, NULL));
-    ck_assert_error(TT_EINVAL, "tt::mul.Tensor: argument 'other' (#2) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_exp(NULL));
-    ck_assert_error(TT_EINVAL, "tt::exp: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_where(bl, NULL, a));
-    ck_assert_error(TT_EINVAL, "tt::where.self: argument 'self' (#2) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_clamp(NULL, 0, 1));
-    ck_assert_error(TT_EINVAL, "tt::clamp: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_add_scalar(NULL, 1));
-    ck_assert_error(TT_EINVAL, "tt::add.Scalar: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_int_eq(tt_add_(NULL, a), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt::add_.Tensor: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_int_eq(tt_zero_(NULL), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt::zero_: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_int_eq(tt_relu_(NULL), TT_EINVAL);
-    ck_assert_int_eq(tt_mul_scalar_(NULL, 2), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt::mul_.Scalar: argument 'self' (#1) expects Tensor, got NULL");
-    tt_tensor *ts[] = {a, b4, bl, i, fa, fb4, fbl};
-    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
-        tt_release(ts[k]);
 }
 END_TEST
 
@@ -1930,8 +1972,12 @@ static Suite *elementwise_suite(void)
 
     tc = tt_tcase("errors");
     tcase_add_test(tc, test_integer_overflow_wraps);
-    tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_oom);
+    suite_add_tcase(s, tc);
+
+    tc = tt_tcase_with("error_table", errors_setup, errors_teardown);
+    tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(elementwise_errors));
+    tcase_add_test(tc, test_alpha_accepted);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -311,99 +311,129 @@ START_TEST(test_cross_entropy_oom)
 }
 END_TEST
 
+/* The inputs of the error rows, made again for each row by the "errors"
+ * TCase's fixture. */
+static struct {
+    tt_tensor *x, *t, *tneg, *t32, *t2, *tok, *t0, *xi, *x3, *x1, *w4, *px, *fx, *ft, *ft2;
+} in;
+
+static void errors_setup(void)
+{
+    tt_test_setup();
+    in.x = random_logits(2, (int64_t[]){3, 5}, TT_F32, 1);
+    in.t = tt_from_data(TT_SHAPE(3), TT_I64, (int64_t[]){0, 5, 1});
+    in.tneg = tt_from_data(TT_SHAPE(3), TT_I64, (int64_t[]){0, 1, -1});
+    in.t32 = tt_from_data(TT_SHAPE(3), TT_I32, (int32_t[]){0, 1, 2});
+    in.t2 = tt_from_data(TT_SHAPE(2), TT_I64, (int64_t[]){0, 1});
+    in.tok = tt_from_data(TT_SHAPE(3), TT_I64, (int64_t[]){0, 1, 4});
+    in.t0 = tt_scalar(1, TT_I64);
+    in.xi = tt_zeros(TT_SHAPE(3, 5), TT_I64);
+    in.x3 = tt_zeros(TT_SHAPE(2, 3, 4), TT_F32);
+    in.x1 = tt_zeros(TT_SHAPE(5), TT_F32);
+    in.w4 = tt_ones(TT_SHAPE(4), TT_F32);
+    in.px = tt_zeros(TT_SHAPE(3, 5), TT_F64);
+    in.fx = tt_fake_like(in.x);
+    in.ft = tt_fake_like(in.t);
+    in.ft2 = tt_fake_like(in.t2);
+    ck_assert(in.x && in.t && in.tneg && in.t32 && in.t2 && in.tok && in.t0 && in.xi &&
+              in.x3 && in.x1 && in.w4 && in.px && in.fx && in.ft && in.ft2);
+}
+
+static void errors_teardown(void)
+{
+    tt_tensor *all[] = {in.x,  in.t,  in.tneg, in.t32, in.t2, in.tok, in.t0, in.xi,
+                        in.x3, in.x1, in.w4,   in.px,  in.fx, in.ft,  in.ft2};
+    for (int k = 0; k < TT_TABLE_LEN(all); k++)
+        tt_release(all[k]);
+    memset(&in, 0, sizeof in);
+    tt_test_teardown();
+}
+
+/* X(name, call, expected status, texts the message contains). */
+#define CROSS_ENTROPY_ERRORS(X)                                                \
+    X(target_above_classes, tt_cross_entropy(in.x, in.t), TT_EINVAL,           \
+      "tt::cross_entropy: argument 'target' (#2): Target 5 is out of "         \
+      "bounds (expected class indices in [0, 5))")                             \
+    X(target_negative, tt_cross_entropy(in.x, in.tneg), TT_EINVAL,             \
+      "tt::cross_entropy: argument 'target' (#2): Target -1 is out of bounds") \
+    X(target_i32, tt_cross_entropy(in.x, in.t32), TT_EDTYPE,                   \
+      "tt::cross_entropy: argument 'target' (#2): expected i64 class "         \
+      "indices or class probabilities, got i32")                               \
+    X(target_short_batch, tt_cross_entropy(in.x, in.t2), TT_ESHAPE,            \
+      "tt::cross_entropy: argument 'target' (#2): expected shape [N] "         \
+      "to match the batch of 'self' [3, 5], got [2]")                          \
+    X(target_0dim, tt_cross_entropy(in.x, in.t0), TT_ESHAPE,                   \
+      "tt::cross_entropy: argument 'target' (#2): expected shape [N] "         \
+      "to match the batch of 'self' [3, 5], got []")                           \
+    X(self_1d_target_1d, tt_cross_entropy(in.x1, in.tok), TT_ESHAPE,           \
+      "tt::cross_entropy: argument 'target' (#2): expected shape [] "          \
+      "to match the batch of 'self' [5], got [3]")                             \
+    X(self_i64, tt_cross_entropy(in.xi, in.tok), TT_EDTYPE,                    \
+      "tt::cross_entropy: argument 'self' (#1): expected floating "            \
+      "point logits, got i64")                                                 \
+    X(self_3d_target_1d, tt_cross_entropy(in.x3, in.tok), TT_ESHAPE,           \
+      "tt::cross_entropy: argument 'target' (#2): expected shape "             \
+      "[N, d1, ...] to match the batch of 'self' [2, 3, 4], got [3]")          \
+    /* The keyword arguments: weight, ignore_index, label_smoothing. */        \
+    X(weight_wrong_count,                                                      \
+      tt_cross_entropy_ex(in.x, in.tok, &(tt_cross_entropy_opts){.weight = in.w4}), \
+      TT_ESHAPE,                                                               \
+      "tt::cross_entropy: argument 'weight': expected a f32 tensor of "        \
+      "one weight per class [5], got f32 [4]")                                 \
+    X(label_smoothing_above_1,                                                 \
+      tt_cross_entropy_ex(in.x, in.tok, &(tt_cross_entropy_opts){.label_smoothing = 1.5}), \
+      TT_EINVAL,                                                               \
+      "tt::cross_entropy: argument 'label_smoothing': expected a value "       \
+      "in [0, 1], got 1.5")                                                    \
+    X(ignore_index_with_probabilities,                                         \
+      tt_cross_entropy_ex(in.x, in.x, &(tt_cross_entropy_opts){.ignore = true}), \
+      TT_EINVAL,                                                               \
+      "tt::cross_entropy: argument 'ignore_index': not supported with "        \
+      "class probability targets (got 0)")                                     \
+    X(probabilities_other_dtype, tt_cross_entropy(in.x, in.px), TT_EDTYPE,     \
+      "tt::cross_entropy: argument 'target' (#2): class probabilities "        \
+      "must have self's dtype f32, got f64")                                   \
+    X(probabilities_other_shape, tt_cross_entropy(in.x, in.x3), TT_ESHAPE,     \
+      "tt::cross_entropy: argument 'target' (#2): class probabilities "        \
+      "must have self's shape [3, 5], got [2, 3, 4]")                          \
+    X(reduction_unknown,                                                       \
+      tt_cross_entropy_ex(in.x, in.tok, &(tt_cross_entropy_opts){.reduction = "avg"}), \
+      TT_EINVAL,                                                               \
+      "argument 'reduction' (#3): expected 'mean', 'sum' or 'none', "          \
+      "got 'avg'")                                                             \
+    X(boxed_reduction_unknown,                                                 \
+      tt_call(ce_op(), tt_v_tensor(in.x), tt_v_tensor(in.tok), tt_v_str("avg")), \
+      TT_EINVAL,                                                               \
+      "tt::cross_entropy: argument 'reduction' (#3): expected 'mean', "        \
+      "'sum' or 'none', got 'avg'")                                            \
+    X(null_self, tt_cross_entropy(NULL, in.tok), TT_EINVAL,                    \
+      "tt::cross_entropy: argument 'self' (#1) expects Tensor, got NULL")      \
+    X(null_target, tt_cross_entropy(in.x, NULL), TT_EINVAL,                    \
+      "tt::cross_entropy: argument 'target' (#2) expects Tensor, got NULL")    \
+    X(boxed_reduction_int,                                                     \
+      tt_call(ce_op(), tt_v_tensor(in.x), tt_v_tensor(in.tok), tt_v_int(1)),   \
+      TT_EINVAL, "tt::cross_entropy: argument 'reduction' (#3) expects str")   \
+    /* The fake path checks metadata the same way. */                          \
+    X(fake_target_short_batch, tt_cross_entropy(in.fx, in.ft2), TT_ESHAPE,     \
+      "expected shape [N] to match the batch of 'self' [3, 5], got [2]")
+
+TT_ERROR_TABLE(CROSS_ENTROPY_ERRORS, cross_entropy_errors);
+
+/* One row of CROSS_ENTROPY_ERRORS per iteration. */
 START_TEST(test_cross_entropy_errors)
 {
-    tt_tensor *x = random_logits(2, (int64_t[]){3, 5}, TT_F32, 1);
-    tt_tensor *t = tt_from_data(TT_SHAPE(3), TT_I64, (int64_t[]){0, 5, 1});
-    tt_tensor *tneg = tt_from_data(TT_SHAPE(3), TT_I64, (int64_t[]){0, 1, -1});
-    tt_tensor *t32 = tt_from_data(TT_SHAPE(3), TT_I32, (int32_t[]){0, 1, 2});
-    tt_tensor *t2 = tt_from_data(TT_SHAPE(2), TT_I64, (int64_t[]){0, 1});
-    tt_tensor *tok = tt_from_data(TT_SHAPE(3), TT_I64, (int64_t[]){0, 1, 4});
-    tt_tensor *t0 = tt_scalar(1, TT_I64);
-    tt_tensor *xi = tt_zeros(TT_SHAPE(3, 5), TT_I64);
-    tt_tensor *x3 = tt_zeros(TT_SHAPE(2, 3, 4), TT_F32);
-    tt_tensor *x1 = tt_zeros(TT_SHAPE(5), TT_F32);
-    const tt_op *o = ce_op();
+    tt_test_run_error_case(&cross_entropy_errors[_i], _i);
+}
+END_TEST
 
-    ck_assert_ptr_null(tt_cross_entropy(x, t));
-    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'target' (#2): Target 5 is out of "
-                               "bounds (expected class indices in [0, 5))");
-    ck_assert_ptr_null(tt_cross_entropy(x, tneg));
-    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'target' (#2): Target -1 is out of "
-                               "bounds");
-    ck_assert_ptr_null(tt_cross_entropy(x, t32));
-    ck_assert_error(TT_EDTYPE, "tt::cross_entropy: argument 'target' (#2): expected i64 class "
-                               "indices or class probabilities, got i32");
-    ck_assert_ptr_null(tt_cross_entropy(x, t2));
-    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'target' (#2): expected shape [N] "
-                               "to match the batch of 'self' [3, 5], got [2]");
-    ck_assert_ptr_null(tt_cross_entropy(x, t0));
-    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'target' (#2): expected shape [N] "
-                               "to match the batch of 'self' [3, 5], got []");
-    ck_assert_ptr_null(tt_cross_entropy(x1, tok));
-    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'target' (#2): expected shape [] "
-                               "to match the batch of 'self' [5], got [3]");
-    ck_assert_ptr_null(tt_cross_entropy(xi, tok));
-    ck_assert_error(TT_EDTYPE, "tt::cross_entropy: argument 'self' (#1): expected floating "
-                               "point logits, got i64");
-    ck_assert_ptr_null(tt_cross_entropy(x3, tok));
-    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'target' (#2): expected shape "
-                               "[N, d1, ...] to match the batch of 'self' [2, 3, 4], got [3]");
-    /* The keyword arguments: weight, ignore_index, label_smoothing. */
-    tt_tensor *w4 = tt_ones(TT_SHAPE(4), TT_F32), *px = tt_zeros(TT_SHAPE(3, 5), TT_F64);
-    ck_assert_ptr_null(tt_cross_entropy_ex(x, tok, &(tt_cross_entropy_opts){.weight = w4}));
-    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'weight': expected a f32 tensor of "
-                               "one weight per class [5], got f32 [4]");
-    ck_assert_ptr_null(tt_cross_entropy_ex(x, tok, &(tt_cross_entropy_opts){.label_smoothing = 1.5}));
-    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'label_smoothing': expected a value "
-                               "in [0, 1], got 1.5");
-    ck_assert_ptr_null(tt_cross_entropy_ex(x, x, &(tt_cross_entropy_opts){.ignore = true}));
-    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'ignore_index': not supported with "
-                               "class probability targets (got 0)");
-    ck_assert_ptr_null(tt_cross_entropy(x, px));
-    ck_assert_error(TT_EDTYPE, "tt::cross_entropy: argument 'target' (#2): class probabilities "
-                               "must have self's dtype f32, got f64");
-    ck_assert_ptr_null(tt_cross_entropy(x, x3));
-    ck_assert_error(TT_ESHAPE, "tt::cross_entropy: argument 'target' (#2): class probabilities "
-                               "must have self's shape [3, 5], got [2, 3, 4]");
-    ck_assert_ptr_null(tt_cross_entropy_ex(x, tok, &(tt_cross_entropy_opts){.reduction = "avg"}));
-    ck_assert_error(TT_EINVAL, "argument 'reduction' (#3): expected 'mean', 'sum' or 'none', "
-                               "got 'avg'");
-    tt_release(w4);
-    tt_release(px);
-    ck_assert_ptr_null(tt_call(o, tt_v_tensor(x), tt_v_tensor(tok), tt_v_str("avg")));
-    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'reduction' (#3): expected 'mean', "
-                               "'sum' or 'none', got 'avg'");
-    ck_assert_ptr_null(tt_cross_entropy(NULL, tok));
-    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_cross_entropy(x, NULL));
-    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'target' (#2) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_call(o, tt_v_tensor(x), tt_v_tensor(tok), tt_v_int(1)));
-    ck_assert_error(TT_EINVAL, "tt::cross_entropy: argument 'reduction' (#3) expects str");
-
-    /* The fake path checks metadata the same way; the target values are
-     * data, so a fake out-of-range target is not an error there. */
-    tt_tensor *fx = tt_fake_like(x), *ft = tt_fake_like(t), *ft2 = tt_fake_like(t2);
-    ck_assert_ptr_null(tt_cross_entropy(fx, ft2));
-    ck_assert_error(TT_ESHAPE, "expected shape [N] to match the batch of 'self' [3, 5], got [2]");
-    tt_tensor *fy = tt_cross_entropy(fx, ft);
+/* The target values are data, so a fake out-of-range target is not an
+ * error on the fake path. */
+START_TEST(test_cross_entropy_fake_target_values)
+{
+    tt_tensor *fy = tt_cross_entropy(in.fx, in.ft);
     ck_assert_ptr_nonnull(fy);
     ck_assert(tt_is_fake(fy) && tt_ndim(fy) == 0 && tt_dtype_of(fy) == TT_F32);
     tt_release(fy);
-    tt_release(fx);
-    tt_release(ft);
-    tt_release(ft2);
-
-    tt_release(x);
-    tt_release(t);
-    tt_release(tneg);
-    tt_release(t32);
-    tt_release(t2);
-    tt_release(tok);
-    tt_release(t0);
-    tt_release(xi);
-    tt_release(x3);
-    tt_release(x1);
 }
 END_TEST
 
@@ -437,8 +467,9 @@ static Suite *loss_suite(void)
     tcase_add_test(tc, test_cross_entropy_oom);
     tcase_add_test(tc, test_cross_entropy_symbolic);
     suite_add_tcase(s, tc);
-    tc = tt_tcase("errors");
-    tcase_add_test(tc, test_cross_entropy_errors);
+    tc = tt_tcase_with("errors", errors_setup, errors_teardown);
+    tcase_add_loop_test(tc, test_cross_entropy_errors, 0, TT_TABLE_LEN(cross_entropy_errors));
+    tcase_add_test(tc, test_cross_entropy_fake_target_values);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -885,107 +885,130 @@ END_TEST
 
 /* ------------------------------------------------------------- errors */
 
+/* The inputs of the error rows, made again for each row by the "errors"
+ * TCase's fixture. */
+static struct {
+    tt_tensor *x, *xi, *xb, *e, *z, *fx, *fe;
+} in;
+
+static void errors_setup(void)
+{
+    tt_test_setup();
+    in.x = make(L_CONTIG, 2, (int64_t[]){2, 3}, TT_F32);
+    in.xi = make(L_CONTIG, 2, (int64_t[]){2, 3}, TT_I64);
+    in.xb = make(L_CONTIG, 1, (int64_t[]){4}, TT_BOOL);
+    in.e = tt_zeros(TT_SHAPE(0, 3), TT_F32);
+    in.z = tt_scalar(1, TT_F32);
+    in.fx = tt_fake_like(in.x);
+    in.fe = tt_fake_like(in.e);
+    ck_assert(in.x && in.xi && in.xb && in.e && in.z && in.fx && in.fe);
+}
+
+static void errors_teardown(void)
+{
+    tt_tensor *all[] = {in.x, in.xi, in.xb, in.e, in.z, in.fx, in.fe};
+    for (int k = 0; k < TT_TABLE_LEN(all); k++)
+        tt_release(all[k]);
+    memset(&in, 0, sizeof in);
+    tt_test_teardown();
+}
+
+/* X(name, call, expected status, texts the message contains). */
+#define REDUCE_ERRORS(X)                                                       \
+    X(sum_dim_out_of_range, tt_sum(in.x, TT_INTS(2), false), TT_EINVAL,        \
+      "tt::sum: argument 'dim' (#2): dimension out of range "                  \
+      "(expected to be in range of [-2, 1], but got 2)")                       \
+    X(mean_dim_out_of_range, tt_mean(in.x, TT_INTS(-3), false), TT_EINVAL,     \
+      "tt::mean: argument 'dim' (#2): dimension out of range")                 \
+    X(amax_0dim_dim_out_of_range, tt_amax(in.z, TT_INTS(1), false), TT_EINVAL, \
+      "tt::amax: argument 'dim' (#2): dimension out of range "                 \
+      "(expected to be in range of [-1, 0], but got 1)")                       \
+    X(sum_repeated_dim, tt_sum(in.x, TT_INTS(1, -1), false), TT_EINVAL,        \
+      "tt::sum: argument 'dim' (#2): dim 1 appears multiple times "            \
+      "in the list of dims")                                                   \
+    X(amin_0dim_repeated_dim, tt_amin(in.z, TT_INTS(0, -1), false), TT_EINVAL, \
+      "tt::amin: argument 'dim' (#2): dim 0 appears multiple times")           \
+    X(sum_negative_dim_count, tt_sum(in.x, -1, NULL, false), TT_EINVAL,        \
+      "tt::sum: argument 'dim' (#2): the dim count must be >= 0, got -1")      \
+    X(sum_null_dims, tt_sum(in.x, 2, NULL, false), TT_EINVAL,                  \
+      "tt::sum: argument 'dim' (#2): expects 2 dims, got NULL")                \
+    X(mean_of_i64, tt_mean(in.xi, TT_INTS(0), false), TT_EDTYPE,               \
+      "tt::mean: argument 'self' (#1): could not infer output dtype; "         \
+      "the input dtype must be a floating point dtype, got i64")               \
+    X(mean_all_of_bool, tt_mean_all(in.xb), TT_EDTYPE,                         \
+      "tt::mean: argument 'self' (#1): could not infer output dtype; "         \
+      "the input dtype must be a floating point dtype, got bool")              \
+    X(mean_dim_dtype_i64,                                                      \
+      tt_call(op("tt::mean.dim"), tt_v_tensor(in.x), tt_v_none(), tt_v_bool(false), \
+              tt_v_dtype(TT_I64)),                                             \
+      TT_EDTYPE,                                                               \
+      "tt::mean: argument 'dtype' (#4): could not infer output dtype; "        \
+      "the dtype must be a floating point dtype, got i64")                     \
+    X(mean_dtype_i32, tt_call(op("tt::mean"), tt_v_tensor(in.x), tt_v_dtype(TT_I32)), \
+      TT_EDTYPE, "tt::mean: argument 'dtype' (#2): could not infer output dtype") \
+    X(amax_empty_dim, tt_amax(in.e, TT_INTS(0), false), TT_EINVAL,             \
+      "tt::amax: argument 'self' (#1): Expected reduction dim 0 to "           \
+      "have non-zero size (the input has shape [0, 3])")                       \
+    X(amin_empty_all_dims, tt_amin(in.e, 0, NULL, true), TT_EINVAL,            \
+      "tt::amin: argument 'self' (#1): expected reduction dim to be "          \
+      "specified for an input with no elements (shape [0, 3])")                \
+    X(argmax_dim_out_of_range, tt_argmax(in.x, 2, false), TT_EINVAL,           \
+      "tt::argmax: argument 'dim' (#2): dimension out of range")               \
+    X(argmax_empty_dim, tt_argmax(in.e, 0, false), TT_EINVAL,                  \
+      "tt::argmax: argument 'self' (#1): Expected reduction dim 0 to "         \
+      "have non-zero size")                                                    \
+    X(argmax_empty_no_dim,                                                     \
+      tt_call(op("tt::argmax"), tt_v_tensor(in.e), tt_v_none(), tt_v_bool(false)), \
+      TT_EINVAL,                                                               \
+      "tt::argmax: argument 'self' (#1): expected reduction dim to be "        \
+      "specified for an input with no elements (shape [0, 3])")                \
+    X(argmax_of_bool, tt_argmax(in.xb, 0, false), TT_EDTYPE,                   \
+      "tt::argmax: argument 'self' (#1): not implemented for bool")            \
+    X(softmax_dim_out_of_range, tt_softmax(in.x, 2), TT_EINVAL,                \
+      "tt::softmax: argument 'dim' (#2): dimension out of range")              \
+    X(log_softmax_of_i64, tt_log_softmax(in.xi, 0), TT_EDTYPE,                 \
+      "tt::log_softmax: argument 'self' (#1): expected a floating "            \
+      "point tensor, got i64 (pass dtype to convert it)")                      \
+    X(softmax_dtype_i32,                                                       \
+      tt_call(op("tt::softmax.int"), tt_v_tensor(in.x), tt_v_int(0), tt_v_dtype(TT_I32)), \
+      TT_EDTYPE,                                                               \
+      "tt::softmax: argument 'dtype' (#3): expected a floating point "         \
+      "dtype, got i32")                                                        \
+    /* NULL tensors and wrong argument kinds are caught by the dispatcher  \
+     * (no error is held: a NULL is a mistake of its own). */                  \
+    X(sum_null_self, tt_sum(NULL, 0, NULL, false), TT_EINVAL,                  \
+      "tt::sum.dim_IntList: argument 'self' (#1) expects Tensor, got NULL")    \
+    X(softmax_null_self, tt_softmax(NULL, 0), TT_EINVAL,                       \
+      "tt::softmax.int: argument 'self' (#1) expects Tensor, got NULL")        \
+    X(argmax_null_self, tt_argmax(NULL, 0, false), TT_EINVAL,                  \
+      "tt::argmax: argument 'self' (#1) expects Tensor, got NULL")             \
+    X(mean_all_null_self, tt_mean_all(NULL), TT_EINVAL,                        \
+      "tt::mean: argument 'self' (#1) expects Tensor, got NULL")               \
+    X(amax_dim_not_a_list, tt_call(op("tt::amax"), tt_v_tensor(in.x), tt_v_int(0)), \
+      TT_EINVAL, "tt::amax: argument 'dim' (#2) expects int[]")                \
+    /* Errors decided by metadata are the same on the fake path. */           \
+    X(fake_sum_repeated_dim, tt_sum(in.fx, TT_INTS(0, 0), false), TT_EINVAL,   \
+      "dim 0 appears multiple times")                                          \
+    X(fake_amax_empty_dim, tt_amax(in.fe, TT_INTS(0), false), TT_EINVAL,       \
+      "Expected reduction dim 0 to have non-zero size")
+
+TT_ERROR_TABLE(REDUCE_ERRORS, reduce_errors);
+
+/* One row of REDUCE_ERRORS per iteration. */
 START_TEST(test_errors)
 {
-    tt_tensor *x = make(L_CONTIG, 2, (int64_t[]){2, 3}, TT_F32);
-    tt_tensor *xi = make(L_CONTIG, 2, (int64_t[]){2, 3}, TT_I64);
-    tt_tensor *xb = make(L_CONTIG, 1, (int64_t[]){4}, TT_BOOL);
-    tt_tensor *e = tt_zeros(TT_SHAPE(0, 3), TT_F32);
-    tt_tensor *z = tt_scalar(1, TT_F32);
+    tt_test_run_error_case(&reduce_errors[_i], _i);
+}
+END_TEST
 
-    ck_assert_ptr_null(tt_sum(x, TT_INTS(2), false));
-    ck_assert_error(TT_EINVAL, "tt::sum: argument 'dim' (#2): dimension out of range "
-                               "(expected to be in range of [-2, 1], but got 2)");
-    ck_assert_ptr_null(tt_mean(x, TT_INTS(-3), false));
-    ck_assert_error(TT_EINVAL, "tt::mean: argument 'dim' (#2): dimension out of range");
-    ck_assert_ptr_null(tt_amax(z, TT_INTS(1), false));
-    ck_assert_error(TT_EINVAL, "tt::amax: argument 'dim' (#2): dimension out of range "
-                               "(expected to be in range of [-1, 0], but got 1)");
-    ck_assert_ptr_null(tt_sum(x, TT_INTS(1, -1), false));
-    ck_assert_error(TT_EINVAL, "tt::sum: argument 'dim' (#2): dim 1 appears multiple times "
-                               "in the list of dims");
-    ck_assert_ptr_null(tt_amin(z, TT_INTS(0, -1), false));
-    ck_assert_error(TT_EINVAL, "tt::amin: argument 'dim' (#2): dim 0 appears multiple times");
-    ck_assert_ptr_null(tt_sum(x, -1, NULL, false));
-    ck_assert_error(TT_EINVAL, "tt::sum: argument 'dim' (#2): the dim count must be >= 0, "
-                               "got -1");
-    ck_assert_ptr_null(tt_sum(x, 2, NULL, false));
-    ck_assert_error(TT_EINVAL, "tt::sum: argument 'dim' (#2): expects 2 dims, got NULL");
-
-    ck_assert_ptr_null(tt_mean(xi, TT_INTS(0), false));
-    ck_assert_error(TT_EDTYPE, "tt::mean: argument 'self' (#1): could not infer output dtype; "
-                               "the input dtype must be a floating point dtype, got i64");
-    ck_assert_ptr_null(tt_mean_all(xb));
-    ck_assert_error(TT_EDTYPE, "tt::mean: argument 'self' (#1): could not infer output dtype; "
-                               "the input dtype must be a floating point dtype, got bool");
-    ck_assert_ptr_null(tt_call(op("tt::mean.dim"), tt_v_tensor(x), tt_v_none(), tt_v_bool(false),
-                               tt_v_dtype(TT_I64)));
-    ck_assert_error(TT_EDTYPE, "tt::mean: argument 'dtype' (#4): could not infer output dtype; "
-                               "the dtype must be a floating point dtype, got i64");
-    ck_assert_ptr_null(tt_call(op("tt::mean"), tt_v_tensor(x), tt_v_dtype(TT_I32)));
-    ck_assert_error(TT_EDTYPE, "tt::mean: argument 'dtype' (#2): could not infer output dtype");
-
-    ck_assert_ptr_null(tt_amax(e, TT_INTS(0), false));
-    ck_assert_error(TT_EINVAL, "tt::amax: argument 'self' (#1): Expected reduction dim 0 to "
-                               "have non-zero size (the input has shape [0, 3])");
-    ck_assert_ptr_null(tt_amin(e, 0, NULL, true));
-    ck_assert_error(TT_EINVAL, "tt::amin: argument 'self' (#1): expected reduction dim to be "
-                               "specified for an input with no elements (shape [0, 3])");
-    tt_tensor *ok = tt_amax(e, TT_INTS(1), false); /* reduces a non-empty dim */
+/* An empty input reduces over a dim that is not empty. */
+START_TEST(test_amax_empty_input_nonempty_dim)
+{
+    tt_tensor *ok = tt_amax(in.e, TT_INTS(1), false);
     ck_assert_ptr_nonnull(ok);
     ck_assert_int_eq(tt_ndim(ok), 1);
     ck_assert_int_eq(tt_sizes(ok)[0], 0);
     tt_release(ok);
-
-    ck_assert_ptr_null(tt_argmax(x, 2, false));
-    ck_assert_error(TT_EINVAL, "tt::argmax: argument 'dim' (#2): dimension out of range");
-    ck_assert_ptr_null(tt_argmax(e, 0, false));
-    ck_assert_error(TT_EINVAL, "tt::argmax: argument 'self' (#1): Expected reduction dim 0 to "
-                               "have non-zero size");
-    ck_assert_ptr_null(tt_call(op("tt::argmax"), tt_v_tensor(e), tt_v_none(), tt_v_bool(false)));
-    ck_assert_error(TT_EINVAL, "tt::argmax: argument 'self' (#1): expected reduction dim to be "
-                               "specified for an input with no elements (shape [0, 3])");
-    ck_assert_ptr_null(tt_argmax(xb, 0, false));
-    ck_assert_error(TT_EDTYPE, "tt::argmax: argument 'self' (#1): not implemented for bool");
-
-    ck_assert_ptr_null(tt_softmax(x, 2));
-    ck_assert_error(TT_EINVAL, "tt::softmax: argument 'dim' (#2): dimension out of range");
-    ck_assert_ptr_null(tt_log_softmax(xi, 0));
-    ck_assert_error(TT_EDTYPE, "tt::log_softmax: argument 'self' (#1): expected a floating "
-                               "point tensor, got i64 (pass dtype to convert it)");
-    ck_assert_ptr_null(tt_call(op("tt::softmax.int"), tt_v_tensor(x), tt_v_int(0),
-                               tt_v_dtype(TT_I32)));
-    ck_assert_error(TT_EDTYPE, "tt::softmax: argument 'dtype' (#3): expected a floating point "
-                               "dtype, got i32");
-
-    /* NULL tensors and wrong argument kinds are caught by the dispatcher
-     * (the errors above handled: a NULL now is a mistake of its own). */
-    tt_clear_error();
-    ck_assert_ptr_null(tt_sum(NULL, 0, NULL, false));
-    ck_assert_error(TT_EINVAL, "tt::sum.dim_IntList: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_softmax(NULL, 0));
-    ck_assert_error(TT_EINVAL, "tt::softmax.int: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_argmax(NULL, 0, false));
-    ck_assert_error(TT_EINVAL, "tt::argmax: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_mean_all(NULL));
-    ck_assert_error(TT_EINVAL, "tt::mean: argument 'self' (#1) expects Tensor, got NULL");
-    ck_assert_ptr_null(tt_call(op("tt::amax"), tt_v_tensor(x), tt_v_int(0)));
-    ck_assert_error(TT_EINVAL, "tt::amax: argument 'dim' (#2) expects int[]");
-
-    /* Errors decided by metadata are the same on the fake path. */
-    tt_tensor *fx = tt_fake_like(x), *fe = tt_fake_like(e);
-    ck_assert_ptr_null(tt_sum(fx, TT_INTS(0, 0), false));
-    ck_assert_error(TT_EINVAL, "dim 0 appears multiple times");
-    ck_assert_ptr_null(tt_amax(fe, TT_INTS(0), false));
-    ck_assert_error(TT_EINVAL, "Expected reduction dim 0 to have non-zero size");
-    tt_release(fx);
-    tt_release(fe);
-
-    tt_release(x);
-    tt_release(xi);
-    tt_release(xb);
-    tt_release(e);
-    tt_release(z);
 }
 END_TEST
 
@@ -1013,8 +1036,9 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, test_large);
     tcase_add_test(tc, test_oom);
     suite_add_tcase(s, tc);
-    tc = tt_tcase("errors");
-    tcase_add_test(tc, test_errors);
+    tc = tt_tcase_with("errors", errors_setup, errors_teardown);
+    tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(reduce_errors));
+    tcase_add_test(tc, test_amax_empty_input_nonempty_dim);
     suite_add_tcase(s, tc);
     return s;
 }

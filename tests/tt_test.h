@@ -134,6 +134,98 @@ static inline const char *tt_test_errmsg_core(char *buf, size_t n)
                       (needle));                                               \
     } while (0)
 
+/* ------------------------------------------------------- error tables */
+
+/* A table of calls that must fail, one row per behaviour. A suite lists
+ * its rows once, as an X-macro
+ *     #define REDUCE_ERRORS(X) X(row_name, call, expected status, needle...)
+ * and TT_ERROR_TABLE(REDUCE_ERRORS, table) makes from it a function per row
+ * and the table; a Check loop test (tcase_add_loop_test(tc, fn, 0,
+ * TT_TABLE_LEN(table))) runs one row per iteration through
+ * tt_test_run_error_case. So a failing row is reported on its own, by
+ * index and name, and every row after it still runs: a sequence of
+ * asserts in one test would stop at the first failure and hide the rest.
+ * The inputs come from the TCase's checked fixture, made again for each
+ * row. */
+typedef struct {
+    const char *name;
+    /* Makes the call with the fixture's (borrowed) inputs and returns its
+     * status (TT_TEST_STATUS); releases whatever the call returned. */
+    tt_status (*call)(void);
+    tt_status code; /* from the call and from tt_errcode() */
+    /* Texts the message contains, up to the first NULL (none: the status
+     * alone is checked). */
+    const char *needles[3];
+} tt_error_case;
+
+#define TT_TABLE_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* What a call returning a tensor, a string, a size (-1 on error) or a
+ * status reports; a call that succeeded reports TT_TEST_SUCCEEDED, which
+ * no status equals, after its result is released (a NULL with no error
+ * set reports TT_OK). */
+#define TT_TEST_SUCCEEDED ((tt_status)-1)
+static inline tt_status tt_test_status_of_tensor(tt_tensor *t)
+{
+    if (!t)
+        return tt_errcode();
+    tt_release(t);
+    return TT_TEST_SUCCEEDED;
+}
+static inline tt_status tt_test_status_of_string(char *s)
+{
+    if (!s)
+        return tt_errcode();
+    free(s);
+    return TT_TEST_SUCCEEDED;
+}
+static inline tt_status tt_test_status_of_size(int64_t n)
+{
+    return n == -1 ? tt_errcode() : TT_TEST_SUCCEEDED;
+}
+static inline tt_status tt_test_status_of_status(tt_status st)
+{
+    return st == TT_OK ? TT_TEST_SUCCEEDED : st;
+}
+#define TT_TEST_STATUS(call)                                                   \
+    _Generic((call), tt_tensor *: tt_test_status_of_tensor,                    \
+             char *: tt_test_status_of_string,                                 \
+             int64_t: tt_test_status_of_size,                                  \
+             default: tt_test_status_of_status)(call)
+
+/* Row names are unique in a file (two rows of one name do not compile). */
+#define TT_ERROR_CASE_FN_(name, call, ...)                                     \
+    static tt_status error_case_##name(void) { return TT_TEST_STATUS(call); }
+#define TT_ERROR_CASE_ROW_(name, call, code, ...)                              \
+    {#name, error_case_##name, code, {__VA_ARGS__}},
+#define TT_ERROR_TABLE(list, table)                                            \
+    list(TT_ERROR_CASE_FN_)                                                    \
+    static const tt_error_case table[] = {list(TT_ERROR_CASE_ROW_)}
+
+/* Runs row i of an error table: the call must fail with c->code, as
+ * returned and as tt_errcode(), with a message containing each needle, and
+ * leave no tensor or storage behind. Every message names the row. */
+static inline void tt_test_run_error_case(const tt_error_case *c, int i)
+{
+    int64_t live = tt_live_tensors(), storages = tt_live_storages();
+    tt_clear_error();
+    tt_status st = c->call();
+    ck_assert_msg(st != TT_TEST_SUCCEEDED, "case %d (%s): the call succeeded; expected %s",
+                  i, c->name, tt_status_name(c->code));
+    ck_assert_msg(st == c->code && tt_errcode() == c->code,
+                  "case %d (%s): expected %s, got %s (tt_errcode %s): %s", i, c->name,
+                  tt_status_name(c->code), tt_status_name(st), tt_status_name(tt_errcode()),
+                  tt_errmsg());
+    for (int k = 0; k < 3 && c->needles[k]; k++)
+        ck_assert_msg(strstr(tt_errmsg(), c->needles[k]) != NULL,
+                      "case %d (%s): message \"%s\" does not contain \"%s\"", i, c->name,
+                      tt_errmsg(), c->needles[k]);
+    ck_assert_msg(tt_live_tensors() == live && tt_live_storages() == storages,
+                  "case %d (%s): the failing call left %lld tensors and %lld storages alive",
+                  i, c->name, (long long)(tt_live_tensors() - live),
+                  (long long)(tt_live_storages() - storages));
+}
+
 /* ------------------------------------------------- metadata and bits */
 
 /* Asserts that `fake`, an op's output on fake inputs, is a fake tensor
