@@ -25,8 +25,19 @@ table, so a new file is placed on purpose. The calls up that remain are
 listed in KNOWN_UP with the reason each is still there; a listed call that
 is gone fails too, so the list only shrinks.
 
+Inside tracer/ the levels of TRACER_LEVELS (bottom up) make the files a
+DAG: the graph IR and what only needs it; tracing and the passes; the
+compiled plan and explain (tracing that splits at breaks); compile; opcheck
+(which compiles); the DOT printer and render. A file may call its own
+level or a lower one, never a higher one, and the calls between the files
+of one level may form no cycle. Every tracer/*.c file of the source tree is
+in exactly one level, and the table names no file that is gone. A higher
+file plugs into a lower one through a hook (explain into trace through
+the tracer's on_break), not a call. render.c is libtensortrace-render's
+(OWN_LIBRARY): it has no object among the core's, and must not get one.
+
 Prints a Check-style summary line so tools/run counts each layer (and each
-runtime sub-layer) as a check.
+runtime sub-layer and tracer level) as a check.
 """
 import os
 import subprocess
@@ -57,6 +68,20 @@ KNOWN_UP = {
                                       "(its modes hear of data reads)",
     ("tensor", "tt__autograd_meta_free"): "releasing a tensor frees its autograd record",
 }
+
+
+# tracer/'s levels, bottom up: file stems (tracer/trace.c -> trace).
+TRACER_LEVELS = [
+    ("graph IR", ["graph", "log", "values", "inspect", "symbolic_trace"]),
+    ("tracing and passes", ["trace", "passes", "fuse", "interp"]),
+    ("plan and explain", ["plan", "explain"]),
+    ("compile", ["compile"]),
+    ("opcheck", ["opcheck"]),
+    ("output", ["dot", "render"]),
+]
+# Stems of TRACER_LEVELS built into a library of their own, not the core.
+OWN_LIBRARY = {"render": "libtensortrace-render"}
+TRACER_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tracer")
 
 
 def symbols(objs):
@@ -121,6 +146,107 @@ def check_sublayers(objs, table):
     return failures, len(SUBLAYERS)
 
 
+def tracer_table_errors(stems_built):
+    """Messages for a TRACER_LEVELS that does not place each tracer file once."""
+    errors = []
+    placed = {}
+    for name, stems in TRACER_LEVELS:
+        for stem in stems:
+            if stem in placed:
+                errors.append("tracer/%s.c is in two levels of TRACER_LEVELS (%s and %s)"
+                              % (stem, placed[stem], name))
+            placed.setdefault(stem, name)
+    sources = {f[:-2] for f in os.listdir(TRACER_SRC) if f.endswith(".c")}
+    for stem in sorted(sources - set(placed)):
+        errors.append("tracer/%s.c belongs to no level of tracer (TRACER_LEVELS in "
+                      "tests/check_layers.py)" % stem)
+    for stem in sorted(set(placed) - sources):
+        errors.append("TRACER_LEVELS names tracer/%s.c, which does not exist" % stem)
+    for stem in sorted(stems_built - sources):
+        errors.append("the core library has an object of tracer/%s.c, which does not exist"
+                      % stem)
+    for stem in sorted(stems_built & set(OWN_LIBRARY)):
+        errors.append("tracer/%s.c is %s's, but the core library has an object of it"
+                      % (stem, OWN_LIBRARY[stem]))
+    for stem in sorted(sources - stems_built - set(OWN_LIBRARY)):
+        errors.append("tracer/%s.c has no object in the core library (built nowhere, or "
+                      "in a library of its own: add it to OWN_LIBRARY)" % stem)
+    return errors
+
+
+def cycle_in(edges):
+    """A list of nodes forming a cycle of edges {node: {node: ...}}, or None."""
+    state = {}  # node -> 1 on the path, 2 done
+
+    def visit(node, path):
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt, path)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            found = visit(node, [])
+            if found:
+                return found
+    return None
+
+
+def check_tracer_levels(objs, table):
+    """(failures, checks) of the tracer level rule; prints each call up."""
+    stem_of = {obj: os.path.basename(obj)[len("tracer_"):-len(".c.o")] for obj in objs}
+    errors = tracer_table_errors(set(stem_of.values()))
+    if errors:
+        for line in errors:
+            print("check_layers: " + line)
+        return 1, 1
+    rank_of = {}
+    for rank, (_, stems) in enumerate(TRACER_LEVELS):
+        for stem in stems:
+            rank_of[stem] = rank
+    defined_in = {}
+    for obj in objs:
+        for s in table[obj][0]:
+            defined_in.setdefault(s, stem_of[obj])
+    bad = {name: [] for name, _ in TRACER_LEVELS}
+    same_level = {}  # stem -> {stem it calls in its own level: a symbol}
+    for obj in objs:
+        stem = stem_of[obj]
+        for s in sorted(table[obj][1]):
+            up = defined_in.get(s)
+            if up is None or up == stem:
+                continue
+            if rank_of[up] == rank_of[stem]:
+                same_level.setdefault(stem, {}).setdefault(up, s)
+            elif rank_of[up] > rank_of[stem]:
+                bad[TRACER_LEVELS[rank_of[stem]][0]].append(
+                    "tracer/%s.c calls %s, defined in tracer/%s.c (%s, above %s)" % (
+                        stem, s, up, TRACER_LEVELS[rank_of[up]][0],
+                        TRACER_LEVELS[rank_of[stem]][0]))
+    for name, _ in TRACER_LEVELS:
+        level = {stem: calls for stem, calls in same_level.items()
+                 if TRACER_LEVELS[rank_of[stem]][0] == name}
+        cycle = cycle_in(level)
+        if cycle:
+            bad[name].append("a cycle of calls in tracer's level %s: tracer/%s.c%s" % (
+                name, cycle[0], "".join(" calls %s, defined in tracer/%s.c, which" % (
+                    level[a][b], b) for a, b in zip(cycle, cycle[1:]))[:-len(", which")]))
+    failures = 0
+    for name, _ in TRACER_LEVELS:
+        for line in bad[name]:
+            print("check_layers: " + line)
+        failures += 1 if bad[name] else 0
+    return failures, len(TRACER_LEVELS)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit("usage: check_layers.py OBJECT_DIR LAYER...")
@@ -160,6 +286,10 @@ def main():
     n = len(layers)
     if "runtime" in objects:
         sub_failures, sub_checks = check_sublayers(objects["runtime"], table)
+        failures += sub_failures
+        n += sub_checks
+    if "tracer" in objects:
+        sub_failures, sub_checks = check_tracer_levels(objects["tracer"], table)
         failures += sub_failures
         n += sub_checks
     print("%d%%: Checks: %d, Failures: %d, Errors: 0" % (100 * (n - failures) // n, n, failures))
