@@ -502,9 +502,12 @@ static tt_status fake_read_break(tracer *tr, const tt_op *op, tt_status st)
 
 /* Splitting (tr->on_break set): runs op's fake kernel on fake copies of
  * args, as a fake trace would, so tr->fk_read tells whether it reads
- * data (a real trace would never see it). */
-static tt_status probe_fake(tracer *tr, const tt_op *op, const tt_value *args, int nargs,
-                            int nouts)
+ * data (a real trace would never see it). Not inlined, nor is
+ * eager_op_at_break: trace_call is the hot path of every trace, and
+ * their argument copies would widen its stack frame by half a page. */
+__attribute__((noinline)) static tt_status probe_fake(tracer *tr, const tt_op *op,
+                                                      const tt_value *args, int nargs,
+                                                      int nouts)
 {
     tt_value fouts[TT_MAX_RETURNS_PUBLIC];
     tt__argset fa;
@@ -533,9 +536,9 @@ static tt_status probe_fake(tracer *tr, const tt_op *op, const tt_value *args, i
  * eagerly at a break of this kind: the hook closes the graph (the op's
  * tensor arguments are what the C code, the eager op, reads), the op runs
  * on real data, and its results are inputs of the graph just opened. */
-static tt_status eager_op_at_break(tracer *tr, const tt_op *op, tt_break_kind kind,
-                                   const char *reason, const tt_value *args, int nargs,
-                                   tt_value *outs, int nouts)
+__attribute__((noinline)) static tt_status
+eager_op_at_break(tracer *tr, const tt_op *op, tt_break_kind kind, const char *reason,
+                  const tt_value *args, int nargs, tt_value *outs, int nouts)
 {
     const tt_tensor *pin[TT_TRACE_MAX_ARGS];
     int npin = 0;
