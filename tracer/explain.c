@@ -11,7 +11,10 @@
  * graph backwards, except the values the C code read at the break. A
  * tensor a later graph did not compute (made by the C code between two
  * graphs, from the data it read) is an input of that graph, not a
- * constant. */
+ * constant.
+ *
+ * explain sits above trace: it plugs into the tracer through its on_break
+ * hook (trace_impl.h), and trace never calls it (tests/check_layers.py). */
 #include "print_impl.h"
 #include "trace_impl.h"
 
