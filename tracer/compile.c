@@ -371,7 +371,7 @@ static void arg_fail(argctx *a, const char *what, int i)
         snprintf(reason, sizeof reason, "%s; a plain trace has no scalar arguments, and the 0 "
                                         "it returns would be traced as the value", m);
         if (tr->on_break)
-            tr->on_break(tr, TT_BREAK_EXPLICIT, NULL, reason, tt__callsite());
+            tr->on_break(tr, TT_BREAK_EXPLICIT, NULL, reason, tt__callsite(), NULL, 0);
         else
             tt__tracer_break(tr, TT_BREAK_EXPLICIT, reason, NULL, tt__callsite());
     }

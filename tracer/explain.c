@@ -11,7 +11,10 @@
  * graph backwards, except the values the C code read at the break. A
  * tensor a later graph did not compute (made by the C code between two
  * graphs, from the data it read) is an input of that graph, not a
- * constant. */
+ * constant.
+ *
+ * explain sits above trace: it plugs into the tracer through its on_break
+ * hook (trace_impl.h), and trace never calls it (tests/check_layers.py). */
 #include "print_impl.h"
 #include "trace_impl.h"
 
@@ -159,74 +162,15 @@ static tt_status record_break(tracer *tr, tt_break_kind kind, const char *reason
     return TT_OK;
 }
 
-static tt_status break_at(tracer *tr, tt_break_kind kind, const tt_op *op, const char *reason,
+/* tracer.on_break, explain's hook into trace (trace_impl.h): splits the
+ * graph at the break, unless the trace is fullgraph. */
+static tt_status on_break(tracer *tr, tt_break_kind kind, const tt_op *op, const char *reason,
                           tt_srcloc loc, const tt_tensor *const *pin, int npin)
 {
     if (tr->opts.fullgraph)
         return tt__tracer_break(tr, kind, reason, op ? tt_op_name(op) : NULL, loc);
     tt_status st = split(tr, pin, npin);
     return st ? st : record_break(tr, kind, reason, op, loc);
-}
-
-static tt_status on_break(tracer *tr, tt_break_kind kind, const tt_op *op, const char *reason,
-                          tt_srcloc loc)
-{
-    const tt_tensor *pin[1] = {tr->read_tensor};
-    return break_at(tr, kind, op, reason, loc, pin, tr->read_tensor ? 1 : 0);
-}
-
-tt_status tt__explain_probe_fake(tracer *tr, const tt_op *op, const tt_value *args,
-                                 int nargs, int nouts)
-{
-    tt_value fouts[TT_MAX_RETURNS_PUBLIC];
-    tt__argset fa;
-    if (nouts > TT_MAX_RETURNS_PUBLIC)
-        return TT_OK; /* the real call says what is wrong */
-    tt_status st = tt__argset_copy(&fa, args, nargs, true);
-    if (!st) {
-        /* Nothing of the probe is recorded, by autograd either. */
-        tt_no_grad_begin();
-        tr->fk_op = op;
-        tr->fk_read = false;
-        tt_status fst = tt_op_redispatch(op, fa.v, fa.n, fouts, nouts);
-        tr->fk_op = NULL;
-        tt_no_grad_end();
-        for (int j = 0; !fst && j < nouts; j++)
-            tt_value_clear(&fouts[j]);
-        /* A fake kernel failing on its own is for the real call (and
-         * opcheck) to report; only its data reads are breaks. */
-        tt_clear_error();
-    }
-    tt__argset_free(&fa);
-    return st;
-}
-
-tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, tt_break_kind kind,
-                               const char *reason, const tt_value *args, int nargs,
-                               tt_value *outs, int nouts)
-{
-    /* The op's tensor arguments are what the C code (the eager op) reads. */
-    const tt_tensor *pin[TT_TRACE_MAX_ARGS];
-    int npin = 0;
-    for (int i = 0; i < nargs && npin < TT_TRACE_MAX_ARGS; i++)
-        if (args[i].kind == TT_V_TENSOR && args[i].u.t)
-            pin[npin++] = args[i].u.t;
-    tt_status st = break_at(tr, kind, op, reason, tt__op_break_loc(tr), pin, npin);
-    if (st)
-        return st;
-    st = tt_op_redispatch(op, args, nargs, outs, nouts);
-    if (st)
-        return st;
-    /* The op's results are inputs of the graph that just opened. */
-    for (int j = 0; j < nouts && !st; j++)
-        if (outs[j].kind == TT_V_TENSOR && outs[j].u.t) {
-            int id = tt__graph_add_placeholder(tr->g, outs[j].u.t, NULL);
-            if (id < 0)
-                st = tt_errcode();
-            else
-                tt__tracer_tag(tr, outs[j].u.t, id, 0);
-        }
-    return st;
 }
 
 /* ------------------------------------------------------------ finishing */

@@ -24,57 +24,7 @@ static const char *const check_names[TT_OPCHECK_NCHECKS] = {
 
 /* ------------------------------------------------------------ arguments */
 
-/* tt__argset (trace_impl.h): shared with explain's fake-kernel probe. */
-static tt_tensor *copy_tensor(const tt_tensor *t, bool fake)
-{
-    tt_tensor *c;
-    tt_no_grad_begin();
-    c = fake ? tt_fake_like(t) : tt_clone(t);
-    tt_no_grad_end();
-    if (c && tt_requires_grad(t) && tt_set_requires_grad(c, true))
-        c = tt_release(c);
-    return c;
-}
-
-void tt__argset_free(tt__argset *a)
-{
-    for (int i = 0; i < a->n; i++) {
-        if (a->v[i].kind == TT_V_TENSOR)
-            tt_release(a->v[i].u.t);
-        if (a->lists[i]) {
-            for (int k = 0; k < a->v[i].n; k++)
-                tt_release(a->lists[i][k]);
-            tt__free(a->lists[i]);
-        }
-    }
-    memset(a, 0, sizeof *a);
-}
-
-tt_status tt__argset_copy(tt__argset *a, const tt_value *args, int nargs, bool fake)
-{
-    memset(a, 0, sizeof *a);
-    for (int i = 0; i < nargs; i++) {
-        a->v[i] = args[i];
-        a->n = i + 1;
-        if (args[i].kind == TT_V_TENSOR && args[i].u.t) {
-            a->v[i].u.t = copy_tensor(args[i].u.t, fake);
-            if (!a->v[i].u.t) {
-                a->v[i] = tt_v_none();
-                return tt_errcode();
-            }
-        } else if (args[i].kind == TT_V_TENSORS) {
-            a->lists[i] = tt__calloc((size_t)(args[i].n ? args[i].n : 1), sizeof(tt_tensor *));
-            if (!a->lists[i])
-                return tt_error(TT_ENOMEM, "out of memory copying an op call's arguments");
-            for (int k = 0; k < args[i].n; k++)
-                if (args[i].u.tensors[k] &&
-                    !(a->lists[i][k] = copy_tensor(args[i].u.tensors[k], fake)))
-                    return tt_errcode();
-            a->v[i].u.tensors = a->lists[i];
-        }
-    }
-    return TT_OK;
-}
+/* The checks run on private copies of the arguments (tt__argset, values.c). */
 
 /* The tensors among the arguments, flattened, with their argument index. */
 static int tensors_of(const tt_value *v, int n, tt_tensor **ts, int *arg)

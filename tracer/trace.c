@@ -343,12 +343,8 @@ static tt_status trace_data_read(tt_mode *m, const tt_tensor *t, const char *wha
              "%s reads the data of %s%s, but while tracing a tensor's "
              "values are not known: only its sizes, strides and dtype are",
              what, tt_describe(t, d, sizeof d), val);
-    if (tr->on_break) {
-        tr->read_tensor = t;
-        tt_status st = tr->on_break(tr, TT_BREAK_DATA_READ, NULL, reason, loc);
-        tr->read_tensor = NULL;
-        return st;
-    }
+    if (tr->on_break)
+        return tr->on_break(tr, TT_BREAK_DATA_READ, NULL, reason, loc, &t, 1);
     tt_status st = tt__tracer_break(tr, TT_BREAK_DATA_READ, reason, NULL, loc);
     if (!tr->fake && !tr->opts.fullgraph) {
         tt_clear_error(); /* kept in tr->brk_msg for the end of the trace */
@@ -468,7 +464,7 @@ tt_status tt_graph_break_at(const char *reason, tt_srcloc loc)
     snprintf(why, sizeof why, "the code asked for a graph break: \"%s\"",
              reason ? reason : "(no reason)");
     if (tr->on_break)
-        return tr->on_break(tr, TT_BREAK_EXPLICIT, NULL, why, loc);
+        return tr->on_break(tr, TT_BREAK_EXPLICIT, NULL, why, loc, NULL, 0);
     return tt__tracer_break(tr, TT_BREAK_EXPLICIT, why, NULL, loc);
 }
 
@@ -480,7 +476,10 @@ void tt__no_fake_reason(const tt_op *op, char *buf, size_t n)
 
 /* ------------------------------------------------------------- recording */
 
-tt_srcloc tt__op_break_loc(const tracer *tr)
+/* Where a break caused by op call (no fake kernel, a fake kernel that
+ * reads data) is reported: the calling line when the op came through
+ * tt_call, else the line of the fake kernel's read. */
+static tt_srcloc op_break_loc(const tracer *tr)
 {
     tt_srcloc at = tt__callsite();
     return at.file || !tr->fk_read ? at : tr->fk_read_loc;
@@ -493,12 +492,74 @@ tt_srcloc tt__op_break_loc(const tracer *tr)
 static tt_status fake_read_break(tracer *tr, const tt_op *op, tt_status st)
 {
     tt_status b = tt__tracer_break(tr, TT_BREAK_DATA_READ, tr->fk_reason, tt_op_name(op),
-                                   tt__op_break_loc(tr));
+                                   op_break_loc(tr));
     tr->fk_read = false;
     if (st)
         return b;
     tt_clear_error(); /* kept in tr->brk_msg for the end of the trace */
     return TT_OK;
+}
+
+/* Splitting (tr->on_break set): runs op's fake kernel on fake copies of
+ * args, as a fake trace would, so tr->fk_read tells whether it reads
+ * data (a real trace would never see it). Not inlined, nor is
+ * eager_op_at_break: trace_call is the hot path of every trace, and
+ * their argument copies would widen its stack frame by half a page. */
+__attribute__((noinline)) static tt_status probe_fake(tracer *tr, const tt_op *op,
+                                                      const tt_value *args, int nargs,
+                                                      int nouts)
+{
+    tt_value fouts[TT_MAX_RETURNS_PUBLIC];
+    tt__argset fa;
+    if (nouts > TT_MAX_RETURNS_PUBLIC)
+        return TT_OK; /* the real call says what is wrong */
+    tt_status st = tt__argset_copy(&fa, args, nargs, true);
+    if (!st) {
+        /* Nothing of the probe is recorded, by autograd either. */
+        tt_no_grad_begin();
+        tr->fk_op = op;
+        tr->fk_read = false;
+        tt_status fst = tt_op_redispatch(op, fa.v, fa.n, fouts, nouts);
+        tr->fk_op = NULL;
+        tt_no_grad_end();
+        for (int j = 0; !fst && j < nouts; j++)
+            tt_value_clear(&fouts[j]);
+        /* A fake kernel failing on its own is for the real call (and
+         * opcheck) to report; only its data reads are breaks. */
+        tt_clear_error();
+    }
+    tt__argset_free(&fa);
+    return st;
+}
+
+/* Splitting: op, which the tracer cannot run on fake tensors, runs
+ * eagerly at a break of this kind: the hook closes the graph (the op's
+ * tensor arguments are what the C code, the eager op, reads), the op runs
+ * on real data, and its results are inputs of the graph just opened. */
+__attribute__((noinline)) static tt_status
+eager_op_at_break(tracer *tr, const tt_op *op, tt_break_kind kind, const char *reason,
+                  const tt_value *args, int nargs, tt_value *outs, int nouts)
+{
+    const tt_tensor *pin[TT_TRACE_MAX_ARGS];
+    int npin = 0;
+    for (int i = 0; i < nargs && npin < TT_TRACE_MAX_ARGS; i++)
+        if (args[i].kind == TT_V_TENSOR && args[i].u.t)
+            pin[npin++] = args[i].u.t;
+    tt_status st = tr->on_break(tr, kind, op, reason, op_break_loc(tr), pin, npin);
+    if (st)
+        return st;
+    st = tt_op_redispatch(op, args, nargs, outs, nouts);
+    if (st)
+        return st;
+    for (int j = 0; j < nouts && !st; j++)
+        if (outs[j].kind == TT_V_TENSOR && outs[j].u.t) {
+            int id = tt__graph_add_placeholder(tr->g, outs[j].u.t, NULL);
+            if (id < 0)
+                st = tt_errcode();
+            else
+                tt__tracer_tag(tr, outs[j].u.t, id, 0);
+        }
+    return st;
 }
 
 static void free_gargs(garg *a, int n)
@@ -588,7 +649,7 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
          * hits. Built-in fake kernels read no data. */
         bool has_fake = tt_op_has_fake(op);
         if (has_fake && !tt_op_is_builtin(op))
-            st = tt__explain_probe_fake(tr, op, args, nargs, nouts);
+            st = probe_fake(tr, op, args, nargs, nouts);
         if (!st && (!has_fake || tr->fk_read)) {
             char reason[512];
             if (has_fake)
@@ -596,9 +657,9 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
             else
                 tt__no_fake_reason(op, reason, sizeof reason);
             free_gargs(ga, nargs);
-            st = tt__explain_eager_op(tr, op, has_fake ? TT_BREAK_DATA_READ
-                                                       : TT_BREAK_NO_FAKE_KERNEL,
-                                      reason, args, nargs, outs, nouts);
+            st = eager_op_at_break(tr, op, has_fake ? TT_BREAK_DATA_READ
+                                                    : TT_BREAK_NO_FAKE_KERNEL,
+                                   reason, args, nargs, outs, nouts);
             tr->fk_read = false;
             return st;
         }

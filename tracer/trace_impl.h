@@ -66,10 +66,15 @@ struct tracer {
     /* Memory standing in for fake tensors' data at breaks (trace.c). */
     struct stand_in *stand_ins;
     int nstand_ins, cap_stand_ins;
-    /* Set by explain/compile to split at breaks instead of failing. */
+    /* Set by explain to split at breaks instead of failing: the hook
+     * through which explain (above trace) plugs into trace, so trace
+     * never calls explain (tests/check_layers.py). pin: the tensors the C
+     * code reads at the break (the tensor read, or an eager op's tensor
+     * arguments). With it set, a real trace runs an op it cannot trace
+     * on fake tensors eagerly, after the hook closed the graph. */
     tt_status (*on_break)(tracer *tr, tt_break_kind kind, const tt_op *op,
-                          const char *reason, tt_srcloc loc);
-    const tt_tensor *read_tensor; /* at a data read's break: the tensor read */
+                          const char *reason, tt_srcloc loc,
+                          const tt_tensor *const *pin, int npin);
     struct alias_index *aliases; /* the graph's values by storage (trace.c) */
     /* While a custom op's fake kernel runs under the trace: the op, and
      * its first data read, a break reported once the kernel returns. */
@@ -126,24 +131,9 @@ void tt__tracer_end(tracer *tr);
 tt_graph *tt__trace_keep(tracer *tr, tt_fn fn, int nin, tt_tensor **inputs,
                          const tt_trace_opts *opts);
 
-/* Where a break caused by op call (no fake kernel, a fake kernel that
- * reads data) is reported: the calling line when the op came through
- * tt_call, else the line of the fake kernel's read. */
-tt_srcloc tt__op_break_loc(const tracer *tr);
-
-/* explain.c: an op the tracer cannot run on fake tensors (no fake
- * kernel, or one that reads data) run eagerly at a break of this kind. */
-tt_status tt__explain_eager_op(tracer *tr, const tt_op *op, tt_break_kind kind,
-                               const char *reason, const tt_value *args, int nargs,
-                               tt_value *outs, int nouts);
-/* explain.c: runs op's fake kernel on fake copies of args, as a fake trace
- * would, so tr->fk_read tells whether it reads data (explain runs real
- * tensors and would never see it). */
-tt_status tt__explain_probe_fake(tracer *tr, const tt_op *op, const tt_value *args,
-                                 int nargs, int nouts);
-
-/* opcheck.c: a private copy of a call's arguments: tensors cloned (layout
- * kept when dense) or made fake, requires_grad kept. */
+/* values.c: a private copy of a call's arguments: tensors cloned (layout
+ * kept when dense) or made fake, requires_grad kept. Used by trace's
+ * fake-kernel probe and by opcheck. */
 typedef struct {
     tt_value v[TT_TRACE_MAX_ARGS];
     int n;
