@@ -215,6 +215,9 @@ tt_status tt_set_allocator(const tt_allocator *a);
  * whatever the cache holds. */
 void tt_debug_fail_alloc(int64_t n);
 int64_t tt_debug_alloc_count(void); /* requests made so far */
+/* Tensors and storages alive in the process, over all threads: exact
+ * whenever no other thread is making or releasing tensors at the same
+ * time (each thread counts its own; these sum them). */
 int64_t tt_live_tensors(void);
 int64_t tt_live_storages(void);
 /* Freed memory waits for reuse instead of going back to the system: the
