@@ -755,8 +755,12 @@ static tt_status accumulate(tt_tensor **slot, tt_tensor *g)
 }
 
 /* Into a leaf's .grad: the first gradient is kept (cloned unless nothing
- * else holds it), later ones are added in place, as PyTorch's
- * AccumulateGrad does outside create_graph. */
+ * else holds it or its memory), later ones are added in place, as
+ * PyTorch's AccumulateGrad does outside create_graph. A gradient that is
+ * one of several views of one storage (cat's backward narrows one
+ * gradient into a slice per input, over sum's stride-0 expand) is cloned:
+ * adding into it would change the slices still on their way to this leaf
+ * (stack([x, x, x]).sum() gave x a gradient of 4). */
 static tt_status accumulate_leaf(tt_tensor *leaf, tt_tensor *g)
 {
     struct tt_autograd_meta *m = meta_of(leaf);
@@ -765,7 +769,8 @@ static tt_status accumulate_leaf(tt_tensor *leaf, tt_tensor *g)
         return tt_errcode();
     }
     if (!m->grad) {
-        if (atomic_load(&g->refcnt) == 1 && (g->flags & TT_TF_CONTIGUOUS)) {
+        if (atomic_load(&g->refcnt) == 1 && atomic_load(&g->storage->refcnt) == 1 &&
+            (g->flags & TT_TF_CONTIGUOUS)) {
             m->grad = g;
             return TT_OK;
         }

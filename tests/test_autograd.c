@@ -175,6 +175,31 @@ END_TEST
 
 /* ------------------------------------------------------------ backward */
 
+/* A leaf used several times in one cat or stack gets the sum of its
+ * slices of the gradient. The slices are views of one stride-0 expand (sum's
+ * backward): the first is cloned into .grad, never kept and added into
+ * (tt-difftest seed 216511: stack([x, x, x]).sum() gave 4, then 8 for
+ * four; PyTorch gives 3 and 4). */
+START_TEST(test_leaf_repeated_in_cat)
+{
+    for (int n = 1; n <= 4; n++) {
+        tt_tensor *x = leaf(1, A(1), TT_F32, D(0));
+        tt_tensor *xs[4] = {x, x, x, x};
+        tt_tensor *s = ok(tt_stack(n, xs, 0)), *l = ok(tt_sum_all(s));
+        OK(tt_backward(l, NULL));
+        expect_grad(x, D(n), 0);
+        tt_release(l);
+        tt_release(s);
+        tt_tensor *c = ok(tt_cat(n, xs, 0)), *l2 = ok(tt_sum_all(c));
+        OK(tt_backward(l2, NULL));
+        expect_grad(x, D(2 * n), 0); /* accumulated onto the first */
+        tt_release(l2);
+        tt_release(c);
+        tt_release(x);
+    }
+}
+END_TEST
+
 START_TEST(test_backward_implicit_scalar)
 {
     /* 0-dim loss: d(x*w)/dx = w. */
@@ -1465,6 +1490,7 @@ static Suite *autograd_suite(void)
     tcase_add_test(tc, test_requires_grad_dtypes);
     tcase_add_test(tc, test_only_leaves_switch);
     tcase_add_test(tc, test_grad_fn_names);
+    tcase_add_test(tc, test_leaf_repeated_in_cat);
     tcase_add_test(tc, test_integer_results);
     suite_add_tcase(s, tc);
 
