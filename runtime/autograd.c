@@ -1125,7 +1125,15 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
         }
     }
     for (int i = 0; i < nin; i++) {
-        if (st)
+        /* Inside a scope the results are the scope's, and a scope holds one
+         * reference per tensor: a gradient it holds already (one tensor for
+         * both inputs of an add, or a grad_output handed back) gives up the
+         * reference it brought, which would otherwise leak. */
+        tt_tensor *g = caps[i].grad;
+        if (!st && g && g->scope_slot >= 0 && tt__scope_open()) {
+            tt__unref(g);
+            grads_out[i] = g;
+        } else if (st)
             tt_release(caps[i].grad);
         else if (tt__scope_add(caps[i].grad))
             grads_out[i] = caps[i].grad;

@@ -363,6 +363,9 @@ static void child_main(const dt_program *p, const runopts *ro, const config *onl
     result E[3];
     bool leaked = false;
     memset(E, 0, sizeof E);
+    /* What was alive before this program (0 in a child of its own; in a
+     * batch, what an earlier program leaked, reported there). */
+    int64_t at_start = tt_live_tensors();
     stage("eager");
     for (int call = 0; call < 3; call++) {
         tt_status st = eager(p, call, &E[call]);
@@ -394,7 +397,7 @@ static void child_main(const dt_program *p, const runopts *ro, const config *onl
 out:
     for (int c = 0; c < 3; c++) result_free(&E[c], p->nin);
     stage("end");
-    int64_t live = tt_live_tensors();
+    int64_t live = tt_live_tensors() - at_start;
     if (live != 0 && !leaked)
         found(K_LEAK, "eager", "%lld tensors alive after eager runs", (long long)live);
 }
