@@ -607,11 +607,18 @@ static tt_status run_custom_chain(const fuse_job *j, const tt_tensor *shape)
 }
 
 /* Whether t's memory can take the result: only the plan's slot holds the
- * tensor and only the tensor holds the storage. */
+ * tensor, only the tensor holds the storage, and the tensor is all of its
+ * storage from offset 0, so the result is what tt_empty would have made.
+ * A slice's memory would not do: the result would sit at the slice's
+ * offset in a larger storage, and tt_as_strided, which addresses the
+ * storage, would read other elements than eagerly (tt-difftest seed
+ * 328633: as_strided(slice(x, 0, 3, 6) + 2, [1], [2], 1)). */
 static bool donatable(const tt_tensor *t)
 {
     return atomic_load(&t->refcnt) == 1 && atomic_load(&t->storage->refcnt) == 1 &&
-           !t->storage->fake && t->storage->data;
+           !t->storage->fake && t->storage->data && t->offset == 0 &&
+           (t->flags & TT_TF_CONTIGUOUS) &&
+           t->storage->nbytes == (size_t)tt_numel(t) * tt_dtype_size(tt_dtype_of(t));
 }
 
 tt_status tt__fused_run(const fused_step *f, tt_tensor *const *inputs, uint64_t dying,
