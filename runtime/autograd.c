@@ -176,7 +176,7 @@ static void node_release(node *n)
     }
 }
 
-void tt__autograd_meta_free(struct tt_autograd_meta *m)
+static void autograd_meta_free(struct tt_autograd_meta *m)
 {
     if (!m)
         return;
@@ -189,6 +189,9 @@ void tt__autograd_meta_free(struct tt_autograd_meta *m)
 static struct tt_autograd_meta *meta_of(tt_tensor *t)
 {
     if (!t->autograd) {
+        /* Before the first record: releasing its tensor frees it. */
+        atomic_store_explicit(&tt__autograd_meta_free_hook, autograd_meta_free,
+                              memory_order_relaxed);
         t->autograd = tt__calloc(1, sizeof *t->autograd);
         if (!t->autograd)
             return NULL;

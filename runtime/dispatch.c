@@ -835,14 +835,12 @@ static tt_status data_read_hook(const tt_tensor *t, const char *what, tt_srcloc 
     fake_kernel_reader = saved_reader;
     return st;
 }
-tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what, tt_srcloc loc,
-                                void **stand_in) =
-    data_read_hook;
 
 tt_status tt_mode_push(tt_mode *m)
 {
     if (!m || !m->call)
         return tt_error(TT_EINVAL, "tt_mode_push: argument 'mode' needs a call handler");
+    atomic_store_explicit(&tt__data_read_hook, data_read_hook, memory_order_relaxed);
     if (modes.n == MAX_MODES)
         return tt_error(TT_EINVAL, "tt_mode_push: at most %d modes can be active", MAX_MODES);
     if (modes.level != modes.n)

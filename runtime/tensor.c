@@ -301,7 +301,8 @@ tt_status tt__released_error_at(const char *what, bool release)
                                "its last reference): a use after release", what);
 }
 
-void tt__autograd_meta_free(struct tt_autograd_meta *m); /* autograd.c */
+_Atomic(tt__data_read_fn) tt__data_read_hook;
+_Atomic(tt__autograd_free_fn) tt__autograd_meta_free_hook;
 
 void tt__unref(tt_tensor *t)
 {
@@ -315,7 +316,7 @@ void tt__unref(tt_tensor *t)
         return;
     scope_remove(t);
     if (t->autograd)
-        tt__autograd_meta_free(t->autograd);
+        atomic_load_explicit(&tt__autograd_meta_free_hook, memory_order_relaxed)(t->autograd);
     t->autograd = NULL;
     tt__storage_release(t->storage);
     /* Poisoned (tensor_impl.h): every entry point refuses it from now on,
@@ -517,8 +518,9 @@ static tt_status check_readable(const tt_tensor *t, const char *what,
         return tt__released_error(what, "self");
     tt_status st = TT_OK;
     void *stand_in = NULL;
-    if (tt__data_read_hook) {
-        st = tt__data_read_hook(t, what, loc, &stand_in);
+    tt__data_read_fn hook = atomic_load_explicit(&tt__data_read_hook, memory_order_relaxed);
+    if (hook) {
+        st = hook(t, what, loc, &stand_in);
         if (st && st != TT_EGRAPHBREAK)
             return st;
     }

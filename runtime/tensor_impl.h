@@ -379,13 +379,23 @@ static inline bool tt__needs_dispatch1(const tt_tensor *t)
  * memory); "" outside any call made through the call-site macros. */
 const char *tt__callsite_text(char *buf, size_t n);
 
-/* ---- hooks a higher layer installs (dispatch.c) */
+/* ---- hooks a higher layer installs
+ * Defined here (tensor.c) and set by the op machinery, so the tensor core
+ * calls up only through them (tests/check_layers.py). Each is set to one
+ * function, the same on every thread, before anything needs it; loads
+ * and stores are atomic, so setting it again from another thread is no
+ * race. */
 /* Called on every data read; while a mode is active the tracer turns it
  * into a graph break. For a fake tensor it may set *stand_in to memory
- * standing in for the tensor's first element. Set once, when the library
- * is built (dispatch.c), never written at run time: threads read it
- * without a race. */
-extern tt_status (*tt__data_read_hook)(const tt_tensor *t, const char *what,
-                                       tt_srcloc loc, void **stand_in);
+ * standing in for the tensor's first element. Set by tt_mode_push
+ * (dispatch.c): with no mode ever pushed there is nothing to hear it. */
+typedef tt_status (*tt__data_read_fn)(const tt_tensor *t, const char *what, tt_srcloc loc,
+                                      void **stand_in);
+extern _Atomic(tt__data_read_fn) tt__data_read_hook;
+/* Frees a tensor's autograd record when the tensor goes. Set by
+ * autograd.c when it makes the first record, so a tensor that has one
+ * finds it set. */
+typedef void (*tt__autograd_free_fn)(struct tt_autograd_meta *m);
+extern _Atomic(tt__autograd_free_fn) tt__autograd_meta_free_hook;
 
 #endif

@@ -54,12 +54,11 @@ SUBLAYERS = [
     ("op machinery", ["schema", "registry", "dispatch", "autograd", "checked", "frame"]),
 ]
 
-# Calls up between runtime's sub-layers that remain: (caller stem, symbol).
-KNOWN_UP = {
-    ("tensor", "tt__data_read_hook"): "a hook variable the dispatcher defines and sets "
-                                      "(its modes hear of data reads)",
-    ("tensor", "tt__autograd_meta_free"): "releasing a tensor frees its autograd record",
-}
+# Calls up between runtime's sub-layers that remain: (caller stem, symbol)
+# -> why. None remain: the tensor core reaches the op machinery only
+# through the hooks it defines (tt__data_read_hook, the autograd record's
+# free), set from above. A new entry needs its reason.
+KNOWN_UP = {}
 
 
 # tracer/'s levels, bottom up: file stems (tracer/trace.c -> trace).
