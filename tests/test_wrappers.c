@@ -33,7 +33,7 @@ static tt_tensor *TGT, *IDX;    /* i64 [2] class indices, i64 [3] rows */
 static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
- * buffers, the second of which must not be negative). */
+ * buffers: W3, the squares', must not be negative). */
 static tt_tensor *W, *W2, *W3;
 
 static tt_tensor *f32(int n, const int64_t *shape, const float *v)
