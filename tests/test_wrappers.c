@@ -1,0 +1,383 @@
+/* Every typed wrapper of ops/tt_ops.h reaches the op its name says, with
+ * its arguments in the op's order (issue 25). A wrapper has two paths: with
+ * no mode, autograd or fake tensor it calls the kernel directly (the fast
+ * path, which skips the dispatcher); otherwise it boxes its arguments and
+ * calls its op. A wrapper that names the wrong overload or boxes its
+ * arguments in another order than its fast path passes them would be
+ * silent in every other suite. Here each row calls its wrapper once without
+ * a mode and once under a recording mode, and asserts exactly one op call,
+ * the expected op, given the arguments its schema wants in that order,
+ * and the same result: dtype, sizes, strides, storage offset and elements
+ * bit for bit (for an in-place wrapper, the tensors it wrote too).
+ * tests/check_wrappers.py fails when a wrapper declared in ops/tt_ops.h
+ * has no row here, or a row names no wrapper. */
+#include "mode_test.h"
+
+#include <stdarg.h>
+
+/* --------------------------------------------------------------- inputs */
+
+/* Made by the fixture, outside any mode (the factories and views are op
+ * calls a mode would see). Values are mixed in sign and distinct between
+ * A and B, so a swapped pair of arguments changes the result. */
+static tt_tensor *A, *B, *P;    /* f32 [2, 3]; P is positive (log, sqrt) */
+static tt_tensor *C;            /* bool [2, 3]: A < B */
+static tt_tensor *M;            /* f32 [3, 2] */
+static tt_tensor *A3, *B3, *P3; /* f32 [1, 2, 3]: A, B and P as batches */
+static tt_tensor *M3;           /* f32 [1, 3, 2] */
+static tt_tensor *AT;           /* f32 [3, 2]: A transposed (not contiguous) */
+static tt_tensor *U;            /* f32 [2, 1, 3]: A with a size-1 dim */
+static tt_tensor *V2, *V3;      /* f32 [2] and [3] */
+static tt_tensor *LO, *HI;      /* f32 [3]: clamp bounds */
+static tt_tensor *TGT, *IDX;    /* i64 [2] class indices, i64 [3] rows */
+static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
+/* Made afresh for every call, outside the mode, as clones of A, B and P:
+ * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
+ * buffers: W3, the squares', must not be negative). */
+static tt_tensor *W, *W2, *W3;
+
+static tt_tensor *f32(int n, const int64_t *shape, const float *v)
+{
+    tt_tensor *t = tt_from_data(n, shape, TT_F32, v);
+    ck_assert_msg(t != NULL, "tt_from_data: %s", tt_errmsg());
+    return t;
+}
+
+static void inputs_make(void)
+{
+    tt_test_setup();
+    static const float a[6] = {-1.5f, 0.25f, 2.0f, -0.75f, 3.0f, 1.25f};
+    static const float b[6] = {0.5f, 2.0f, -1.0f, 1.5f, -2.5f, 0.75f};
+    static const float p[6] = {0.5f, 1.5f, 2.25f, 3.0f, 0.75f, 4.0f};
+    static const float m[6] = {1.0f, -2.0f, 0.5f, 3.0f, -1.5f, 2.5f};
+    static const float v2[2] = {0.125f, -0.5f}, v3[3] = {0.5f, -1.0f, 2.0f};
+    static const float lo[3] = {-1.0f, -0.5f, 0.0f}, hi[3] = {1.0f, 0.5f, 2.0f};
+    static const int64_t tgt[2] = {2, 0}, idx[3] = {1, 0, 1};
+    const int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s123[3] = {1, 2, 3}, s132[3] = {1, 3, 2};
+    const int64_t s2[1] = {2}, s3[1] = {3};
+    A = f32(2, s23, a), B = f32(2, s23, b), P = f32(2, s23, p), M = f32(2, s32, m);
+    A3 = f32(3, s123, a), B3 = f32(3, s123, b), P3 = f32(3, s123, p), M3 = f32(3, s132, m);
+    V2 = f32(1, s2, v2), V3 = f32(1, s3, v3), LO = f32(1, s3, lo), HI = f32(1, s3, hi);
+    C = NN(tt_lt(A, B));
+    AT = NN(tt_transpose(A, 0, 1));
+    U = NN(tt_view(A, TT_SHAPE(2, 1, 3)));
+    TGT = NN(tt_from_data(1, s2, TT_I64, tgt));
+    IDX = NN(tt_from_data(1, s3, TT_I64, idx));
+    STEP = NN(tt_scalar(3, TT_F32));
+}
+
+static void inputs_free(void)
+{
+    tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
+                         &LO, &HI, &TGT, &IDX, &STEP};
+    for (int i = 0; i < TT_TABLE_LEN(all); i++) {
+        tt_release(*all[i]);
+        *all[i] = NULL;
+    }
+    tt_test_teardown();
+}
+
+/* An in-place wrapper's row gives back what it wrote (a new reference, as
+ * the other rows' results are); its status must be TT_OK. */
+static tt_tensor *wrote(tt_status st, const char *what)
+{
+    ck_assert_msg(st == TT_OK, "%s: %s: %s", what, tt_status_name(st), tt_errmsg());
+    return tt_retain(W);
+}
+#define INPLACE(call) wrote((call), #call)
+
+static const int64_t dim1[1] = {1}, dims01[2] = {0, 1}, norm3[1] = {3};
+
+/* {A, B}, for the wrappers taking a list. */
+static tt_tensor *const *pair(void)
+{
+    static tt_tensor *ab[2];
+    ab[0] = A, ab[1] = B;
+    return ab;
+}
+
+static const tt_adamw_opts adamw_opts = {
+    .lr = 0.01, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-6, .weight_decay = 0.1};
+
+/* ---------------------------------------------------------------- table */
+
+/* One row per wrapper: its name (tests/check_wrappers.py reads it), the op
+ * it must reach, the arguments that op must get, in its schema's order
+ * (tensors by their names above, defaults filled in; see runtime/
+ * builtin_ops.h for the schemas), and a call with the inputs above. */
+#define WRAPPERS(X)                                                                             \
+    X(tt_add, "tt::add.Tensor", "A, B, 1", tt_add(A, B))                                        \
+    X(tt_sub, "tt::sub.Tensor", "A, B, 1", tt_sub(A, B))                                        \
+    X(tt_mul, "tt::mul.Tensor", "A, B", tt_mul(A, B))                                           \
+    X(tt_div, "tt::div.Tensor", "A, B", tt_div(A, B))                                           \
+    X(tt_pow, "tt::pow.Tensor_Tensor", "P, B", tt_pow(P, B))                                    \
+    X(tt_add_scaled, "tt::add.Tensor", "A, B, -2.5", tt_add_scaled(A, B, -2.5))                 \
+    X(tt_add_scalar, "tt::add.Scalar", "A, 0.75, 1", tt_add_scalar(A, 0.75))                    \
+    X(tt_sub_scalar, "tt::sub.Scalar", "A, 0.75, 1", tt_sub_scalar(A, 0.75))                    \
+    X(tt_mul_scalar, "tt::mul.Scalar", "A, -3", tt_mul_scalar(A, -3))                           \
+    X(tt_div_scalar, "tt::div.Scalar", "A, 0.3", tt_div_scalar(A, 0.3))                         \
+    X(tt_pow_scalar, "tt::pow.Tensor_Scalar", "P, 1.5", tt_pow_scalar(P, 1.5))                  \
+    X(tt_add_, "tt::add_.Tensor", "W, B, 1", INPLACE(tt_add_(W, B)))                            \
+    X(tt_sub_, "tt::sub_.Tensor", "W, B, 1", INPLACE(tt_sub_(W, B)))                            \
+    X(tt_mul_, "tt::mul_.Tensor", "W, B", INPLACE(tt_mul_(W, B)))                               \
+    X(tt_div_, "tt::div_.Tensor", "W, B", INPLACE(tt_div_(W, B)))                               \
+    X(tt_add_scaled_, "tt::add_.Tensor", "W, B, 0.3", INPLACE(tt_add_scaled_(W, B, 0.3)))       \
+    X(tt_mul_scalar_, "tt::mul_.Scalar", "W, -1.25", INPLACE(tt_mul_scalar_(W, -1.25)))         \
+    X(tt_add_scalar_, "tt::add_.Scalar", "W, 0.1, 1", INPLACE(tt_add_scalar_(W, 0.1)))          \
+    X(tt_sub_scalar_, "tt::sub_.Scalar", "W, 0.1, 1", INPLACE(tt_sub_scalar_(W, 0.1)))          \
+    X(tt_div_scalar_, "tt::div_.Scalar", "W, 0.7", INPLACE(tt_div_scalar_(W, 0.7)))             \
+    X(tt_div_mode, "tt::div.Tensor_mode", "A, B, 'floor'", tt_div_mode(A, B, "floor"))          \
+    X(tt_div_scalar_mode, "tt::div.Scalar_mode", "A, 0.7, 'trunc'",                             \
+      tt_div_scalar_mode(A, 0.7, "trunc"))                                                      \
+    X(tt_scalar_pow, "tt::pow.Scalar", "2.5, A", tt_scalar_pow(2.5, A))                         \
+    X(tt_eq, "tt::eq.Tensor", "A, U", tt_eq(A, U))                                              \
+    X(tt_ne, "tt::ne.Tensor", "A, B", tt_ne(A, B))                                              \
+    X(tt_lt, "tt::lt.Tensor", "A, B", tt_lt(A, B))                                              \
+    X(tt_le, "tt::le.Tensor", "A, B", tt_le(A, B))                                              \
+    X(tt_gt, "tt::gt.Tensor", "A, B", tt_gt(A, B))                                              \
+    X(tt_ge, "tt::ge.Tensor", "A, B", tt_ge(A, B))                                              \
+    X(tt_where, "tt::where.self", "C, A, B", tt_where(C, A, B))                                 \
+    X(tt_where_scalar, "tt::where.ScalarSelf", "C, 2.5, B", tt_where_scalar(C, 2.5, B))         \
+    X(tt_where_other_scalar, "tt::where.ScalarOther", "C, A, -4",                               \
+      tt_where_other_scalar(C, A, -4))                                                          \
+    X(tt_neg, "tt::neg", "A", tt_neg(A))                                                        \
+    X(tt_exp, "tt::exp", "A", tt_exp(A))                                                        \
+    X(tt_log, "tt::log", "P", tt_log(P))                                                        \
+    X(tt_sqrt, "tt::sqrt", "P", tt_sqrt(P))                                                     \
+    X(tt_rsqrt, "tt::rsqrt", "P", tt_rsqrt(P))                                                  \
+    X(tt_sin, "tt::sin", "A", tt_sin(A))                                                        \
+    X(tt_cos, "tt::cos", "A", tt_cos(A))                                                        \
+    X(tt_tanh, "tt::tanh", "A", tt_tanh(A))                                                     \
+    X(tt_sigmoid, "tt::sigmoid", "A", tt_sigmoid(A))                                            \
+    X(tt_relu, "tt::relu", "A", tt_relu(A))                                                     \
+    X(tt_gelu, "tt::gelu", "A, 'none'", tt_gelu(A))                                             \
+    X(tt_gelu_tanh, "tt::gelu", "A, 'tanh'", tt_gelu_tanh(A))                                   \
+    X(tt_abs, "tt::abs", "A", tt_abs(A))                                                        \
+    X(tt_clamp, "tt::clamp", "A, -1, 1.5", tt_clamp(A, -1, 1.5))                                \
+    X(tt_clamp_tensor, "tt::clamp.Tensor", "A, LO, HI", tt_clamp_tensor(A, LO, HI))             \
+    X(tt_relu_, "tt::relu_", "W", INPLACE(tt_relu_(W)))                                         \
+    X(tt_zero_, "tt::zero_", "W", INPLACE(tt_zero_(W)))                                         \
+    X(tt_sum, "tt::sum.dim_IntList", "A, [1], true, None", tt_sum(A, 1, dim1, true))            \
+    X(tt_mean, "tt::mean.dim", "A, [1], false, None", tt_mean(A, 1, dim1, false))               \
+    X(tt_amax, "tt::amax", "A, [1], true", tt_amax(A, 1, dim1, true))                           \
+    X(tt_amin, "tt::amin", "A, [0, 1], false", tt_amin(A, 2, dims01, false))                    \
+    X(tt_sum_all, "tt::sum", "A, None", tt_sum_all(A))                                          \
+    X(tt_mean_all, "tt::mean", "A, None", tt_mean_all(A))                                       \
+    X(tt_argmax, "tt::argmax", "A, 1, true", tt_argmax(A, 1, true))                             \
+    X(tt_softmax, "tt::softmax.int", "A, 0, None", tt_softmax(A, 0))                            \
+    X(tt_log_softmax, "tt::log_softmax.int", "A, -1, None", tt_log_softmax(A, -1))              \
+    X(tt_mm, "tt::mm", "A, M", tt_mm(A, M))                                                     \
+    X(tt_bmm, "tt::bmm", "A3, M3", tt_bmm(A3, M3))                                              \
+    X(tt_matmul, "tt::matmul", "A3, M", tt_matmul(A3, M))                                       \
+    X(tt_linear, "tt::linear", "A, B, V2", tt_linear(A, B, V2))                                 \
+    X(tt_cross_entropy, "tt::cross_entropy", "A, TGT, 'mean', None, -100, 0",                   \
+      tt_cross_entropy(A, TGT))                                                                 \
+    X(tt_cross_entropy_ex, "tt::cross_entropy", "A, TGT, 'sum', V3, 0, 0.25",                   \
+      tt_cross_entropy_ex(A, TGT, &(tt_cross_entropy_opts){                                     \
+          .reduction = "sum", .weight = V3, .ignore = true, .ignore_index = 0,                  \
+          .label_smoothing = 0.25}))                                                            \
+    X(tt_clone_format, "tt::clone", "AT, 'contiguous_format'",                                  \
+      tt_clone_format(AT, "contiguous_format"))                                                 \
+    X(tt_contiguous_format, "tt::contiguous", "AT, 'contiguous_format'",                        \
+      tt_contiguous_format(AT, "contiguous_format"))                                            \
+    X(tt_squeeze_dims, "tt::squeeze.dims", "U, [1]", tt_squeeze_dims(U, 1, dim1))               \
+    X(tt_cat, "tt::cat", "[A, B], 1", tt_cat(2, pair(), 1))                                     \
+    X(tt_stack, "tt::stack", "[A, B], -1", tt_stack(2, pair(), -1))                             \
+    X(tt_embedding, "tt::embedding", "A, IDX", tt_embedding(A, IDX))                            \
+    X(tt_layer_norm, "tt::layer_norm", "A, [3], V3, LO, 0.001",                                 \
+      tt_layer_norm(A, 1, norm3, V3, LO, 1e-3))                                                 \
+    X(tt_scaled_dot_product_attention, "tt::scaled_dot_product_attention",                      \
+      "A3, B3, P3, None, 0, true, 0.75",                                                        \
+      tt_scaled_dot_product_attention(A3, B3, P3, true, 0.75))                                  \
+    X(tt_adamw_, "tt::adamw_step", "W, A, W2, W3, STEP, 0.01, 0.8, 0.9, 1e-06, 0.1",            \
+      INPLACE(tt_adamw_(W, A, W2, W3, STEP, &adamw_opts)))                                      \
+    X(tt_global_norm, "tt::global_norm", "[A, B]", tt_global_norm(2, pair()))
+
+typedef struct {
+    const char *name; /* the wrapper */
+    const char *op;   /* the op it reaches */
+    const char *args; /* the arguments the op gets, in its order (args_mode) */
+    tt_tensor *(*call)(void);
+} wrapper_case;
+
+#define WRAPPER_FN_(name, op, args, call)                                      \
+    static tt_tensor *wrapper_##name(void) { return (call); }
+#define WRAPPER_ROW_(name, op, args, call) {#name, op, args, wrapper_##name},
+WRAPPERS(WRAPPER_FN_)
+static const wrapper_case wrappers[] = {WRAPPERS(WRAPPER_ROW_)};
+
+/* ------------------------------------------------------ the op's args */
+
+/* Comparing the two paths catches a wrapper whose boxed call disagrees
+ * with its fast path; a wrapper with no fast path of its own (it always
+ * boxes) or one wrong in both the same way would pass. So the mode also
+ * writes down the arguments its op got, in the op's order, tensors by
+ * their name above, and each row says what the op's schema wants. */
+typedef struct {
+    rec_mode rec; /* first: its handler finds the rest from m->ud */
+    char args[512];
+} args_mode;
+
+static const char *tensor_name(const tt_tensor *t)
+{
+    if (!t)
+        return "None";
+    const struct {
+        const char *name;
+        const tt_tensor *t;
+    } named[] = {{"A", A},   {"B", B},   {"P", P},     {"C", C},     {"M", M},   {"A3", A3},
+                 {"B3", B3}, {"P3", P3}, {"M3", M3},   {"AT", AT},   {"U", U},   {"V2", V2},
+                 {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
+                 {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3}};
+    for (int i = 0; i < TT_TABLE_LEN(named); i++)
+        if (named[i].t == t)
+            return named[i].name;
+    return "?";
+}
+
+/* Appends printf-style text to buf (of size n), truncating. */
+static void append(char *buf, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t n, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    if (len < n)
+        vsnprintf(buf + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+static void describe_arg(char *buf, size_t n, const tt_value *v)
+{
+    switch (v->kind) {
+    case TT_V_NONE: append(buf, n, "None"); break;
+    case TT_V_TENSOR: append(buf, n, "%s", tensor_name(v->u.t)); break;
+    case TT_V_INT: append(buf, n, "%lld", (long long)v->u.i); break;
+    case TT_V_FLOAT: append(buf, n, "%g", v->u.f); break;
+    case TT_V_BOOL: append(buf, n, "%s", v->u.b ? "true" : "false"); break;
+    case TT_V_STR: append(buf, n, "'%s'", v->u.s); break;
+    case TT_V_DTYPE: append(buf, n, "%s", tt_dtype_name(v->u.dtype)); break;
+    case TT_V_INTS:
+    case TT_V_TENSORS:
+        append(buf, n, "[");
+        for (int k = 0; k < v->n; k++) {
+            if (v->kind == TT_V_INTS)
+                append(buf, n, "%s%lld", k ? ", " : "", (long long)v->u.ints[k]);
+            else
+                append(buf, n, "%s%s", k ? ", " : "", tensor_name(v->u.tensors[k]));
+        }
+        append(buf, n, "]");
+        break;
+    default: append(buf, n, "<kind %d>", (int)v->kind); break;
+    }
+}
+
+static tt_status args_call(tt_mode *m, const tt_op *op, const tt_value *args, int nargs,
+                           tt_value *outs, int nouts)
+{
+    args_mode *am = m->ud;
+    if (am->rec.ncalls == 0)
+        for (int i = 0; i < nargs; i++) {
+            if (i)
+                append(am->args, sizeof am->args, ", ");
+            describe_arg(am->args, sizeof am->args, &args[i]);
+        }
+    return rec_call(m, op, args, nargs, outs, nouts);
+}
+
+/* ---------------------------------------------------------------- runner */
+
+/* What one call gave: its result and the three tensors it may write. */
+typedef struct {
+    tt_tensor *out, *w[3];
+} wrapper_run;
+
+/* Calls row c's wrapper on fresh workspaces, under `rm` when it is not
+ * NULL (pushed only around the call itself). */
+static wrapper_run run_row(const wrapper_case *c, rec_mode *rm)
+{
+    W = NN(tt_clone(A)), W2 = NN(tt_clone(B)), W3 = NN(tt_clone(P));
+    if (rm)
+        ck_assert_int_eq(tt_mode_push(&rm->mode), TT_OK);
+    tt_clear_error();
+    wrapper_run r = {c->call(), {W, W2, W3}};
+    if (rm)
+        ck_assert_msg(tt_mode_pop() == &rm->mode, "%s: the mode was not on top after the call",
+                      c->name);
+    ck_assert_msg(r.out != NULL, "%s%s failed: %s", c->name, rm ? " (under a mode)" : "",
+                  tt_errmsg());
+    W = W2 = W3 = NULL;
+    return r;
+}
+
+static void wrapper_run_free(wrapper_run *r)
+{
+    tt_release(r->out);
+    for (int k = 0; k < 3; k++)
+        tt_release(r->w[k]);
+}
+
+/* Same dtype, sizes, strides, storage offset and elements bit for bit. */
+static void assert_same_result(const tt_tensor *direct, const tt_tensor *moded,
+                               const char *what)
+{
+    ck_assert_msg(tt_dtype_of(direct) == tt_dtype_of(moded), "%s: dtype %s vs %s under the mode",
+                  what, tt_dtype_name(tt_dtype_of(direct)), tt_dtype_name(tt_dtype_of(moded)));
+    ck_assert_msg(tt_ndim(direct) == tt_ndim(moded), "%s: %d dims vs %d under the mode", what,
+                  tt_ndim(direct), tt_ndim(moded));
+    for (int d = 0; d < tt_ndim(direct); d++) {
+        ck_assert_msg(tt_dim_size(direct, d) == tt_dim_size(moded, d),
+                      "%s: size %d is %lld vs %lld under the mode", what, d,
+                      (long long)tt_dim_size(direct, d), (long long)tt_dim_size(moded, d));
+        ck_assert_msg(tt_dim_stride(direct, d) == tt_dim_stride(moded, d),
+                      "%s: stride %d is %lld vs %lld under the mode", what, d,
+                      (long long)tt_dim_stride(direct, d), (long long)tt_dim_stride(moded, d));
+    }
+    ck_assert_msg(tt_storage_offset(direct) == tt_storage_offset(moded),
+                  "%s: storage offset %lld vs %lld under the mode", what,
+                  (long long)tt_storage_offset(direct), (long long)tt_storage_offset(moded));
+    tt_test_assert_same_bits(direct, moded, what);
+}
+
+/* Row i: the fast path, then the same call under a recording mode, which
+ * must see exactly one call, of the row's op, and give the same result
+ * and the same writes. */
+START_TEST(test_wrapper_calls_its_op)
+{
+    const wrapper_case *c = &wrappers[_i];
+    wrapper_run direct = run_row(c, NULL);
+    args_mode am;
+    memset(&am, 0, sizeof am);
+    rec_init(&am.rec, NULL);
+    am.rec.mode.call = args_call;
+    rec_mode *rm = &am.rec;
+    wrapper_run moded = run_row(c, rm);
+    ck_assert_msg(rm->ncalls == 1 && strcmp(rm->log, c->op) == 0,
+                  "row %d (%s): expected one call of %s, the mode saw %d: \"%s\"", _i, c->name,
+                  c->op, rm->ncalls, rm->log);
+    ck_assert_msg(strcmp(am.args, c->args) == 0,
+                  "row %d (%s): %s got (%s), expected (%s)", _i, c->name, c->op, am.args,
+                  c->args);
+    char what[160];
+    snprintf(what, sizeof what, "row %d (%s): the result", _i, c->name);
+    assert_same_result(direct.out, moded.out, what);
+    for (int k = 0; k < 3; k++) {
+        snprintf(what, sizeof what, "row %d (%s): written tensor %d", _i, c->name, k);
+        assert_same_result(direct.w[k], moded.w[k], what);
+    }
+    wrapper_run_free(&direct);
+    wrapper_run_free(&moded);
+}
+END_TEST
+
+static Suite *wrappers_suite(void)
+{
+    Suite *s = suite_create("wrappers");
+    TCase *tc = tt_tcase_with("wrappers", inputs_make, inputs_free);
+    tcase_add_loop_test(tc, test_wrapper_calls_its_op, 0, TT_TABLE_LEN(wrappers));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(wrappers_suite)
