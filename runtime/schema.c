@@ -1190,8 +1190,11 @@ static void put_default(sbuf *b, const tt_arg *a)
         /* PyTorch's convention for sized lists: `int[2] stride=1`, not
          * [1, 1], when every value is the same. It applies it to unsized
          * int lists too, which its parser then rejects; we keep the brackets
-         * there so that the text parses back. */
-        if (a->type.list_size > 0 && v->n > 1 && list_all_equal(v)) {
+         * there so that the text parses back, and for a sized list of
+         * another length (`int[1]` takes any: `bool[1] m=[True, True]`),
+         * whose one value would parse back as N of them. */
+        if (a->type.list_size > 0 && v->n > 1 && v->n == a->type.list_size &&
+            list_all_equal(v)) {
             put_list_elem(b, v, 0);
             break;
         }

@@ -153,6 +153,11 @@ static const struct {
      "memory_format=1, ScalarType d2=7) -> Tensor", NULL},
     {"mylib::pool(Tensor self, int[2] kernel_size, int[2] stride=[], int[1] dims=[], "
      "int[1] two=[0, 1]) -> Tensor", NULL},
+    /* A repeated value prints as one only when the list has the size's
+     * length: [True, True] for bool[1] stays a list, or it would parse
+     * back as [True] (the schema fuzzer found this). */
+    {"mylib::g(bool[1] mask=[True, True], int[2] s=[3, 3], int[2] u=4) -> ()",
+     "mylib::g(bool[1] mask=[True, True], int[2] s=3, int[2] u=4) -> ()"},
 };
 
 START_TEST(test_valid_round_trip)
