@@ -1128,15 +1128,25 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
         }
     }
     for (int i = 0; i < nin; i++) {
-        /* Inside a scope the results are the scope's, and a scope holds one
-         * reference per tensor: a gradient it holds already (one tensor for
-         * both inputs of an add, or a grad_output handed back) gives up the
-         * reference it brought, which would otherwise leak. */
+        /* Each gradient is a tensor of its own with one reference, which
+         * the caller may release or leave to its scope, as any result. One
+         * a scope holds already (one tensor for both inputs of an add, or
+         * a grad_output handed back) is handed out as a new view of it: a
+         * scope holds one reference per tensor, so the second would leak,
+         * and dropping it would leave two results sharing one reference. */
         tt_tensor *g = caps[i].grad;
-        if (!st && g && g->scope_slot >= 0 && tt__scope_open()) {
+        if (!st && g && g->scope_slot >= 0) {
+            tt_tensor *v = tt__make_view(g, g->ndim, g->sizes, g->strides, g->offset);
+            if (v) { /* a tracer knows it as the value it views */
+                v->mode_key = g->mode_key;
+                v->mode_val = g->mode_val;
+            }
+            caps[i].grad = v;
             tt__unref(g);
-            grads_out[i] = g;
-        } else if (st)
+            if (!caps[i].grad)
+                st = tt_errcode();
+        }
+        if (st)
             tt_release(caps[i].grad);
         else if (tt__scope_add(caps[i].grad))
             grads_out[i] = caps[i].grad;

@@ -114,8 +114,6 @@ void tt_scope_begin(void)
     scopes.depth++;
 }
 
-bool tt__scope_open(void) { return scopes.depth > scope_floor; }
-
 bool tt__scope_add(tt_tensor *t)
 {
     if (scopes.depth <= scope_floor || t->scope_slot >= 0)

@@ -153,7 +153,6 @@ void tt__dense_strides_in_order(int n, const tt_size *const *strides, int ndim,
 bool tt__is_non_overlapping_and_dense(const tt_tensor *t);
 /* Registers a new tensor with the thread's innermost scope, if any. */
 bool tt__scope_add(tt_tensor *t); /* false: no memory */
-bool tt__scope_open(void);         /* a scope takes what is made now */
 /* (The library's own bookkeeping — autograd engine, dispatcher, tracer —
  * uses tt_scope_pause/tt_scope_resume, public in tt_runtime.h, for the
  * references it manages.) */

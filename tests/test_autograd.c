@@ -203,18 +203,27 @@ END_TEST
 /* Inside a scope tt_grad's results are the scope's; when two inputs get
  * one tensor (add's backward hands the same gradient to both), the scope
  * still ends with nothing left (tt-difftest seed 303815 leaked it), and a
- * grad_output handed back as a gradient is not leaked either. */
+ * grad_output handed back as a gradient is not leaked either. Each result
+ * is a tensor of its own, so releasing them early is right too. */
 START_TEST(test_grad_same_tensor_in_scope)
 {
     tt_tensor *a = leaf(0, NULL, TT_F32, D(1)), *b = leaf(0, NULL, TT_F32, D(2));
     tt_scope_begin();
     tt_tensor *l = ok(tt_add(a, b)), *X[2] = {a, b}, *G[2] = {0};
     OK(tt_grad(1, &l, NULL, 2, X, G));
-    ck_assert_ptr_eq(G[0], G[1]);
+    ck_assert_ptr_ne(G[0], G[1]);
     expect(G[0], 0, NULL, D(1), 0);
     tt_tensor *seed = ok(tt_scalar(3, TT_F32)), *id = ok(tt_mul_scalar(a, 1)), *H[1] = {0};
     OK(tt_grad(1, &id, (tt_tensor *const[]){seed}, 1, X, H));
     expect(H[0], 0, NULL, D(3), 0);
+    /* Each result is the caller's to release too, as any result: the two
+     * are tensors of their own, and the seed outlives its gradient. */
+    ck_assert_ptr_ne(H[0], seed);
+    tt_release(H[0]);
+    tt_release(G[1]);
+    ck_assert_int_eq(tt_errcode(), TT_OK);
+    expect(seed, 0, NULL, D(3), 0);
+    expect(G[0], 0, NULL, D(1), 0);
     tt_scope_end();
     ck_assert_int_eq(tt_live_tensors(), 2);
     tt_release(a);
