@@ -500,7 +500,9 @@ static tt_status sdpa_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
     return TT_OK;
 }
 
-static const tt__builtin_row rows[] = {TT__ATTENTION_ROWS};
+#undef TT__FAMILY_ATTENTION
+#define TT__FAMILY_ATTENTION TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_attention(tt_library *lib)
 {

@@ -740,7 +740,9 @@ static tt_status pow_base_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, in
 }
 
 
-static const tt__builtin_row rows[] = {TT__BINARY_ROWS};
+#undef TT__FAMILY_BINARY
+#define TT__FAMILY_BINARY TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_binary(tt_library *lib)
 {
@@ -752,7 +754,9 @@ tt_status tt__register_binary(tt_library *lib)
 /* Each binary row's data (its kind), at compile time: a wrapper names only
  * its op's id, and the table says which kind of op that is. */
 #define ROW_KIND(id, sch, k, fk, bw, setup, data, flags) [TT_OP_##id] = (int8_t)(data),
-static const int8_t row_kind[TT_OP_COUNT] = {TT__BINARY_ROWS_WITH(ROW_KIND)};
+#undef TT__FAMILY_BINARY
+#define TT__FAMILY_BINARY ROW_KIND
+static const int8_t row_kind[TT_OP_COUNT] = {TT__FAMILY_ROWS};
 #undef ROW_KIND
 
 /* The fast path: no mode, grad or fake tensor in play, so the kernel's

@@ -162,7 +162,9 @@ static tt_status embedding_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, i
                                             tt_v_int(num))));
 }
 
-static const tt__builtin_row rows[] = {TT__EMBED_ROWS};
+#undef TT__FAMILY_EMBED
+#define TT__FAMILY_EMBED TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_embedding(tt_library *lib)
 {

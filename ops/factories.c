@@ -192,7 +192,9 @@ static tt_status empty_like_kernel(tt_frame *f)
                                  tt_frame_is_fake(f) || self->storage->fake));
 }
 
-static const tt__builtin_row rows[] = {TT__FACTORIES_ROWS};
+#undef TT__FAMILY_FACTORIES
+#define TT__FAMILY_FACTORIES TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_factories(tt_library *lib)
 {

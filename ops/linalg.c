@@ -756,7 +756,9 @@ static tt_status linear_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
     return st;
 }
 
-static const tt__builtin_row rows[] = {TT__LINALG_ROWS};
+#undef TT__FAMILY_LINALG
+#define TT__FAMILY_LINALG TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_linalg(tt_library *lib)
 {

@@ -529,7 +529,9 @@ static tt_status ce_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     return st;
 }
 
-static const tt__builtin_row rows[] = {TT__LOSS_ROWS};
+#undef TT__FAMILY_LOSS
+#define TT__FAMILY_LOSS TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_loss(tt_library *lib)
 {

@@ -285,7 +285,9 @@ static tt_status layer_norm_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
     return TT_OK;
 }
 
-static const tt__builtin_row rows[] = {TT__NORMALIZATION_ROWS};
+#undef TT__FAMILY_NORMALIZATION
+#define TT__FAMILY_NORMALIZATION TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_normalization(tt_library *lib)
 {

@@ -80,7 +80,8 @@ static void init(void)
         tt__register_where_clamp, tt__register_reduce, tt__register_linalg,
         tt__register_shape, tt__register_loss, tt__register_factories,
         tt__register_embedding, tt__register_normalization, tt__register_attention,
-        tt__register_optimizer,
+        tt__register_optimizer, tt__register_conv, tt__register_pooling,
+        tt__register_pad_upsample, tt__register_activation, tt__register_dropout,
     };
     builtin_lib = tt__builtin_library_new();
     if (!builtin_lib) {

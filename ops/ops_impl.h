@@ -42,12 +42,15 @@ tt_status tt__register_embedding(tt_library *lib);
 tt_status tt__register_normalization(tt_library *lib);
 tt_status tt__register_attention(tt_library *lib);
 tt_status tt__register_optimizer(tt_library *lib);
+tt_status tt__register_conv(tt_library *lib);
+tt_status tt__register_pooling(tt_library *lib);
+tt_status tt__register_pad_upsample(tt_library *lib);
+tt_status tt__register_activation(tt_library *lib);
+tt_status tt__register_dropout(tt_library *lib);
 
 /* A family's rows of the built-in table (runtime/builtin_ops.h), as specs
  * for tt_custom_op_define, each with its id. A family file expands its own
- * rows where its functions are defined:
- *     static const tt__builtin_row rows[] = {TT__BINARY_ROWS};
- * and the other families' rows expand to nothing. */
+ * rows where its functions are defined (TT__FAMILY_ROWS below). */
 typedef struct {
     tt_builtin_id id;
     tt_custom_op_spec spec;
@@ -61,73 +64,34 @@ typedef struct {
       .tags = (flags) >> TT_BUILTIN_TAG_SHIFT},                                \
      (flags)},
 #define TT__NO_ROW(...)
-/* TT__<FAMILY>_ROWS_WITH(R): the family's rows expanded by R, the others
- * dropped; TT__<FAMILY>_ROWS: as specs. */
-#define TT__BINARY_ROWS_WITH(R)                    \
-    TT_BUILTIN_OPS(R, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__BINARY_ROWS TT__BINARY_ROWS_WITH(TT__ROW)
-#define TT__UNARY_ROWS_WITH(R)                     \
-    TT_BUILTIN_OPS(TT__NO_ROW, R, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__UNARY_ROWS TT__UNARY_ROWS_WITH(TT__ROW)
-#define TT__WHERE_CLAMP_ROWS_WITH(R)               \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, R, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__WHERE_CLAMP_ROWS TT__WHERE_CLAMP_ROWS_WITH(TT__ROW)
-#define TT__REDUCE_ROWS_WITH(R)                    \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, R, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__REDUCE_ROWS TT__REDUCE_ROWS_WITH(TT__ROW)
-#define TT__LINALG_ROWS_WITH(R)                    \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, R, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__LINALG_ROWS TT__LINALG_ROWS_WITH(TT__ROW)
-#define TT__SHAPE_ROWS_WITH(R)                     \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   R, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__SHAPE_ROWS TT__SHAPE_ROWS_WITH(TT__ROW)
-#define TT__VIEWS_ROWS_WITH(R)                     \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, R, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__VIEWS_ROWS TT__VIEWS_ROWS_WITH(TT__ROW)
-#define TT__LOSS_ROWS_WITH(R)                      \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, R, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__LOSS_ROWS TT__LOSS_ROWS_WITH(TT__ROW)
-#define TT__FACTORIES_ROWS_WITH(R)                 \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, R, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__FACTORIES_ROWS TT__FACTORIES_ROWS_WITH(TT__ROW)
-#define TT__EMBED_ROWS_WITH(R)                 \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   R, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW)
-#define TT__EMBED_ROWS TT__EMBED_ROWS_WITH(TT__ROW)
-#define TT__NORMALIZATION_ROWS_WITH(R)             \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, R, TT__NO_ROW, TT__NO_ROW)
-#define TT__NORMALIZATION_ROWS TT__NORMALIZATION_ROWS_WITH(TT__ROW)
-#define TT__ATTENTION_ROWS_WITH(R)                 \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, R, TT__NO_ROW)
-#define TT__ATTENTION_ROWS TT__ATTENTION_ROWS_WITH(TT__ROW)
-#define TT__OPTIMIZER_ROWS_WITH(R)                 \
-    TT_BUILTIN_OPS(TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, \
-                   TT__NO_ROW, TT__NO_ROW, TT__NO_ROW, R)
-#define TT__OPTIMIZER_ROWS TT__OPTIMIZER_ROWS_WITH(TT__ROW)
+/* The rows of one family. Every family's selector below drops its rows; a
+ * family file re-points its own at the expander it wants, before the
+ * table is expanded:
+ *     #undef TT__FAMILY_BINARY
+ *     #define TT__FAMILY_BINARY TT__ROW
+ *     static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
+ * so each file sees only its own rows, and a new family is one line
+ * here and its FAMILY in runtime/builtin_ops.h. */
+#define TT__SELECT_ROW(family, ...) TT__FAMILY_##family(__VA_ARGS__)
+#define TT__FAMILY_ROWS TT_BUILTIN_OPS(TT__SELECT_ROW)
+#define TT__FAMILY_BINARY TT__NO_ROW
+#define TT__FAMILY_UNARY TT__NO_ROW
+#define TT__FAMILY_WHERE_CLAMP TT__NO_ROW
+#define TT__FAMILY_REDUCE TT__NO_ROW
+#define TT__FAMILY_LINALG TT__NO_ROW
+#define TT__FAMILY_SHAPE TT__NO_ROW
+#define TT__FAMILY_VIEWS TT__NO_ROW
+#define TT__FAMILY_LOSS TT__NO_ROW
+#define TT__FAMILY_FACTORIES TT__NO_ROW
+#define TT__FAMILY_EMBED TT__NO_ROW
+#define TT__FAMILY_NORMALIZATION TT__NO_ROW
+#define TT__FAMILY_ATTENTION TT__NO_ROW
+#define TT__FAMILY_OPTIMIZER TT__NO_ROW
+#define TT__FAMILY_CONV TT__NO_ROW
+#define TT__FAMILY_POOL TT__NO_ROW
+#define TT__FAMILY_PAD_UPSAMPLE TT__NO_ROW
+#define TT__FAMILY_ACTIVATION TT__NO_ROW
+#define TT__FAMILY_DROPOUT TT__NO_ROW
 
 /* Defines every row through tt_custom_op_define and records each op under
  * its id; stops at the first failure. */

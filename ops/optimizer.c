@@ -166,7 +166,9 @@ static tt_status global_norm_kernel(tt_frame *f)
     return tt_return(f, 0, out);
 }
 
-static const tt__builtin_row rows[] = {TT__OPTIMIZER_ROWS};
+#undef TT__FAMILY_OPTIMIZER
+#define TT__FAMILY_OPTIMIZER TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_optimizer(tt_library *lib)
 {

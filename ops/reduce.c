@@ -1192,7 +1192,9 @@ static tt_status softmax_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
     return r ? TT_OK : tt_errcode();
 }
 
-static const tt__builtin_row rows[] = {TT__REDUCE_ROWS};
+#undef TT__FAMILY_REDUCE
+#define TT__FAMILY_REDUCE TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_reduce(tt_library *lib)
 {

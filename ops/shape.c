@@ -422,7 +422,9 @@ static tt_status cat_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     return st;
 }
 
-static const tt__builtin_row rows[] = {TT__SHAPE_ROWS};
+#undef TT__FAMILY_SHAPE
+#define TT__FAMILY_SHAPE TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_shape(tt_library *lib)
 {

@@ -366,7 +366,9 @@ static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
 }
 
 
-static const tt__builtin_row rows[] = {TT__UNARY_ROWS};
+#undef TT__FAMILY_UNARY
+#define TT__FAMILY_UNARY TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_unary(tt_library *lib)
 {
@@ -378,7 +380,9 @@ tt_status tt__register_unary(tt_library *lib)
 /* Each unary row's data (its kind), at compile time: a wrapper names only
  * its op's id, and the table says which kind of op that is. */
 #define ROW_KIND(id, sch, k, fk, bw, setup, data, flags) [TT_OP_##id] = (int8_t)(data),
-static const int8_t row_kind[TT_OP_COUNT] = {TT__UNARY_ROWS_WITH(ROW_KIND)};
+#undef TT__FAMILY_UNARY
+#define TT__FAMILY_UNARY ROW_KIND
+static const int8_t row_kind[TT_OP_COUNT] = {TT__FAMILY_ROWS};
 #undef ROW_KIND
 
 static tt_tensor *un_call(tt_builtin_id id, const tt_tensor *a)

@@ -617,7 +617,9 @@ static tt_status no_grad_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
 
 /* ------------------------------------------------------------ registration */
 
-static const tt__builtin_row rows[] = {TT__VIEWS_ROWS};
+#undef TT__FAMILY_VIEWS
+#define TT__FAMILY_VIEWS TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_views(tt_library *lib)
 {

@@ -372,7 +372,9 @@ static tt_status zero_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
 }
 
 
-static const tt__builtin_row rows[] = {TT__WHERE_CLAMP_ROWS};
+#undef TT__FAMILY_WHERE_CLAMP
+#define TT__FAMILY_WHERE_CLAMP TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
 tt_status tt__register_where_clamp(tt_library *lib)
 {

@@ -4,7 +4,7 @@
  *
  * A row reads
  *
- *   FAMILY(ID, "schema", kernel, fake, backward, setup_context, data, flags)
+ *   X(FAMILY, ID, "schema", kernel, fake, backward, setup_context, data, flags)
  *
  * FAMILY   the ops/ file that holds the functions the row names:
  *          BINARY ops/binary.c, UNARY ops/unary.c, WHERE_CLAMP
@@ -12,7 +12,10 @@
  *          ops/linalg.c, SHAPE ops/shape.c, VIEWS ops/view_ops.c, LOSS
  *          ops/loss.c, FACTORIES ops/factories.c, EMBED
  *          ops/embedding.c, NORMALIZATION ops/normalization.c, ATTENTION
- *          ops/attention.c, OPTIMIZER ops/optimizer.c.
+ *          ops/attention.c, OPTIMIZER ops/optimizer.c, CONV
+ *          ops/convolution.c, POOL ops/pooling.c, PAD_UPSAMPLE
+ *          ops/pad_upsample.c, ACTIVATION ops/activation.c, DROPOUT
+ *          ops/dropout.c (ops/ops_impl.h lists them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
  *          namespace dropped (tt::add_.Tensor is TT_OP_ADD__TENSOR).
@@ -61,252 +64,251 @@
 #define TT_BUILTIN_INPLACE TT_BUILTIN_TAGS(TT_TAG_INPLACE)
 
 /* clang-format off */
-#define TT_BUILTIN_OPS(BINARY, UNARY, WHERE_CLAMP, REDUCE, LINALG, SHAPE, VIEWS, LOSS, \
-                       FACTORIES, EMBED, NORMALIZATION, ATTENTION, OPTIMIZER) \
+#define TT_BUILTIN_OPS(X) \
     /* ---- ops/view_ops.c: the runtime's views and copies as ops ---------- */ \
-    VIEWS(VIEW, "tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", \
+    X(VIEWS, VIEW, "tt::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", \
           view_kernel, view_kernel, reshape_backward, setup_shape, 0, 0) \
-    VIEWS(RESHAPE, "tt::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", \
+    X(VIEWS, RESHAPE, "tt::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", \
           reshape_kernel, reshape_kernel, reshape_backward, setup_shape, 0, 0) \
-    VIEWS(PERMUTE, "tt::permute(Tensor(a) self, int[] dims) -> Tensor(a)", \
+    X(VIEWS, PERMUTE, "tt::permute(Tensor(a) self, int[] dims) -> Tensor(a)", \
           permute_kernel, permute_kernel, permute_backward, setup_shape, 0, 0) \
-    VIEWS(TRANSPOSE_INT, "tt::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", \
+    X(VIEWS, TRANSPOSE_INT, "tt::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", \
           transpose_kernel, transpose_kernel, transpose_backward, setup_shape, TRANSPOSE_DIMS, 0) \
-    VIEWS(T, "tt::t(Tensor(a) self) -> Tensor(a)", \
+    X(VIEWS, T, "tt::t(Tensor(a) self) -> Tensor(a)", \
           t_kernel, t_kernel, transpose_backward, setup_shape, TRANSPOSE_T, 0) \
-    VIEWS(NARROW, "tt::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", \
+    X(VIEWS, NARROW, "tt::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", \
           narrow_kernel, narrow_kernel, slice_backward, setup_shape, SLICE_NARROW, 0) \
-    VIEWS(SLICE_TENSOR, "tt::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, " \
+    X(VIEWS, SLICE_TENSOR, "tt::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, " \
           "SymInt? end=None, SymInt step=1) -> Tensor(a)", \
           slice_kernel, slice_kernel, slice_backward, setup_shape, SLICE_RANGE, 0) \
-    VIEWS(SELECT_INT, "tt::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", \
+    X(VIEWS, SELECT_INT, "tt::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", \
           select_kernel, select_kernel, select_backward, setup_shape, 0, 0) \
-    VIEWS(EXPAND, "tt::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", \
+    X(VIEWS, EXPAND, "tt::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", \
           expand_kernel, expand_kernel, identity_backward, NULL, 0, 0) \
-    VIEWS(SQUEEZE_DIM, "tt::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", \
+    X(VIEWS, SQUEEZE_DIM, "tt::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", \
           squeeze_dim_kernel, squeeze_dim_kernel, reshape_backward, setup_shape, 0, 0) \
-    VIEWS(SQUEEZE, "tt::squeeze(Tensor(a) self) -> Tensor(a)", \
+    X(VIEWS, SQUEEZE, "tt::squeeze(Tensor(a) self) -> Tensor(a)", \
           squeeze_kernel, squeeze_kernel, reshape_backward, setup_shape, 0, 0) \
     /* PyTorch 2.0's squeeze.dims (1.13 has none): several dims at once. */ \
-    VIEWS(SQUEEZE_DIMS, "tt::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", \
+    X(VIEWS, SQUEEZE_DIMS, "tt::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", \
           squeeze_dims_kernel, squeeze_dims_kernel, reshape_backward, setup_shape, 0, 0) \
-    VIEWS(UNSQUEEZE, "tt::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", \
+    X(VIEWS, UNSQUEEZE, "tt::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", \
           unsqueeze_kernel, unsqueeze_kernel, reshape_backward, setup_shape, 0, 0) \
-    VIEWS(FLATTEN_USING_INTS, "tt::flatten.using_ints(Tensor(a) self, int start_dim=0, " \
+    X(VIEWS, FLATTEN_USING_INTS, "tt::flatten.using_ints(Tensor(a) self, int start_dim=0, " \
           "int end_dim=-1) -> Tensor(a)", \
           flatten_kernel, flatten_kernel, reshape_backward, setup_shape, 0, 0) \
     /* as_strided has no derivative here (PyTorch's needs the base's \
      * geometry); a requires-grad input is a clear error. */ \
-    VIEWS(AS_STRIDED, "tt::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, " \
+    X(VIEWS, AS_STRIDED, "tt::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, " \
           "SymInt? storage_offset=None) -> Tensor(a)", \
           as_strided_kernel, as_strided_kernel, NULL, NULL, 0, 0) \
-    VIEWS(DETACH, "tt::detach(Tensor(a) self) -> Tensor(a)", \
+    X(VIEWS, DETACH, "tt::detach(Tensor(a) self) -> Tensor(a)", \
           detach_kernel, detach_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     /* memory_format is PyTorch's MemoryFormat as a string ("preserve_format", \
      * "contiguous_format", "channels_last", "channels_last_3d"): the schema \
      * language here has no enum type for it. */ \
-    VIEWS(CONTIGUOUS, "tt::contiguous(Tensor(a) self, *, " \
+    X(VIEWS, CONTIGUOUS, "tt::contiguous(Tensor(a) self, *, " \
           "str memory_format=\"contiguous_format\") -> Tensor(a)", \
           contiguous_kernel, contiguous_kernel, identity_backward, NULL, 0, 0) \
-    VIEWS(CLONE, "tt::clone(Tensor self, *, str memory_format=\"preserve_format\") -> Tensor", \
+    X(VIEWS, CLONE, "tt::clone(Tensor self, *, str memory_format=\"preserve_format\") -> Tensor", \
           clone_kernel, clone_kernel, identity_backward, NULL, 0, 0) \
     /* PyTorch's _to_copy takes a keyword-only `ScalarType? dtype=None` \
      * among layout/device options; here dtype is the one option. */ \
-    VIEWS(_TO_COPY, "tt::_to_copy(Tensor self, ScalarType dtype) -> Tensor", \
+    X(VIEWS, _TO_COPY, "tt::_to_copy(Tensor self, ScalarType dtype) -> Tensor", \
           to_copy_kernel, to_copy_kernel, identity_backward, NULL, 0, 0) \
-    VIEWS(COPY_, "tt::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", \
+    X(VIEWS, COPY_, "tt::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", \
           copy_kernel, copy_kernel, copy_backward, NULL, 0, 0) \
-    VIEWS(FILL__SCALAR, "tt::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", \
+    X(VIEWS, FILL__SCALAR, "tt::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", \
           fill_kernel, fill_kernel, no_grad_backward, NULL, 0, 0) \
-    VIEWS(SLICE_BACKWARD, "tt::slice_backward(Tensor grad_output, SymInt[] input_sizes, " \
+    X(VIEWS, SLICE_BACKWARD, "tt::slice_backward(Tensor grad_output, SymInt[] input_sizes, " \
           "int dim, SymInt start, SymInt end, SymInt step) -> Tensor", \
           slice_backward_kernel, slice_backward_kernel, NULL, NULL, 0, 0) \
-    VIEWS(SELECT_BACKWARD, "tt::select_backward(Tensor grad_output, SymInt[] input_sizes, " \
+    X(VIEWS, SELECT_BACKWARD, "tt::select_backward(Tensor grad_output, SymInt[] input_sizes, " \
           "int dim, SymInt index) -> Tensor", \
           select_backward_kernel, select_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/binary.c: arithmetic and comparisons ---------------------- */ \
-    BINARY(ADD_TENSOR, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
+    X(BINARY, ADD_TENSOR, "tt::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, TT_BUILTIN_POINTWISE) \
-    BINARY(ADD_SCALAR, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+    X(BINARY, ADD_SCALAR, "tt::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, TT_BUILTIN_POINTWISE) \
-    BINARY(ADD__TENSOR, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, " \
+    X(BINARY, ADD__TENSOR, "tt::add_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_ADD, TT_BUILTIN_INPLACE) \
-    BINARY(SUB_TENSOR, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
+    X(BINARY, SUB_TENSOR, "tt::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, TT_BUILTIN_POINTWISE) \
-    BINARY(SUB_SCALAR, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+    X(BINARY, SUB_SCALAR, "tt::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, TT_BUILTIN_POINTWISE) \
-    BINARY(SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
+    X(BINARY, SUB__TENSOR, "tt::sub_.Tensor(Tensor(a!) self, Tensor other, *, " \
           "Scalar alpha=1) -> Tensor(a!)", \
           binary_kernel, binary_kernel, add_sub_backward, setup_alpha, BIN_SUB, TT_BUILTIN_INPLACE) \
-    BINARY(ADD__SCALAR, "tt::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
+    X(BINARY, ADD__SCALAR, "tt::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
           "-> Tensor(a!)", \
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_ADD, TT_BUILTIN_INPLACE) \
-    BINARY(SUB__SCALAR, "tt::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
+    X(BINARY, SUB__SCALAR, "tt::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) " \
           "-> Tensor(a!)", \
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_SUB, TT_BUILTIN_INPLACE) \
-    BINARY(MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
+    X(BINARY, MUL_TENSOR, "tt::mul.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_POINTWISE) \
-    BINARY(MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
+    X(BINARY, MUL_SCALAR, "tt::mul.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, TT_BUILTIN_POINTWISE) \
-    BINARY(MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+    X(BINARY, MUL__TENSOR, "tt::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, mul_backward, setup_mul, BIN_MUL, TT_BUILTIN_SAVES_SELF | TT_BUILTIN_INPLACE) \
-    BINARY(MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
+    X(BINARY, MUL__SCALAR, "tt::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, mul_scalar_backward, setup_scalar_other, BIN_MUL, TT_BUILTIN_INPLACE) \
-    BINARY(DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
+    X(BINARY, DIV_TENSOR, "tt::div.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, TT_BUILTIN_POINTWISE) \
-    BINARY(DIV_SCALAR, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor", \
+    X(BINARY, DIV_SCALAR, "tt::div.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, TT_BUILTIN_POINTWISE) \
-    BINARY(DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
+    X(BINARY, DIV__TENSOR, "tt::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, div_backward, setup_div, BIN_DIV, TT_BUILTIN_INPLACE) \
-    BINARY(DIV__SCALAR, "tt::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
+    X(BINARY, DIV__SCALAR, "tt::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", \
           binary_kernel, binary_kernel, div_scalar_backward, setup_scalar_other, BIN_DIV, TT_BUILTIN_INPLACE) \
     /* div with a rounding mode (None, "trunc", "floor"); rounding has a \
      * zero derivative, None is true division with div's. */ \
-    BINARY(DIV_TENSOR_MODE, "tt::div.Tensor_mode(Tensor self, Tensor other, *, " \
+    X(BINARY, DIV_TENSOR_MODE, "tt::div.Tensor_mode(Tensor self, Tensor other, *, " \
           "str? rounding_mode) -> Tensor", \
           div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_POINTWISE) \
-    BINARY(DIV_SCALAR_MODE, "tt::div.Scalar_mode(Tensor self, Scalar other, *, " \
+    X(BINARY, DIV_SCALAR_MODE, "tt::div.Scalar_mode(Tensor self, Scalar other, *, " \
           "str? rounding_mode) -> Tensor", \
           div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_POINTWISE) \
-    BINARY(DIV__TENSOR_MODE, "tt::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, " \
+    X(BINARY, DIV__TENSOR_MODE, "tt::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, " \
           "str? rounding_mode) -> Tensor(a!)", \
           div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_INPLACE) \
-    BINARY(DIV__SCALAR_MODE, "tt::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, " \
+    X(BINARY, DIV__SCALAR_MODE, "tt::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, " \
           "str? rounding_mode) -> Tensor(a!)", \
           div_mode_kernel, div_mode_kernel, div_mode_backward, setup_div_mode, BIN_DIV, TT_BUILTIN_INPLACE) \
-    BINARY(POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
+    X(BINARY, POW_TENSOR_TENSOR, "tt::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
           binary_kernel, binary_kernel, pow_backward, save_all, BIN_POW, TT_BUILTIN_POINTWISE) \
-    BINARY(POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
+    X(BINARY, POW_TENSOR_SCALAR, "tt::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
           binary_kernel, binary_kernel, pow_scalar_backward, setup_pow_scalar, BIN_POW, TT_BUILTIN_POINTWISE) \
-    BINARY(POW_SCALAR, "tt::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", \
+    X(BINARY, POW_SCALAR, "tt::pow.Scalar(Scalar self, Tensor exponent) -> Tensor", \
           pow_base_kernel, pow_base_kernel, pow_base_backward, setup_pow_base, BIN_POW, TT_BUILTIN_POINTWISE) \
-    BINARY(EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
+    X(BINARY, EQ_TENSOR, "tt::eq.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, TT_BUILTIN_POINTWISE) \
-    BINARY(EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
+    X(BINARY, EQ_SCALAR, "tt::eq.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_EQ, TT_BUILTIN_POINTWISE) \
-    BINARY(NE_TENSOR, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor", \
+    X(BINARY, NE_TENSOR, "tt::ne.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_NE, TT_BUILTIN_POINTWISE) \
-    BINARY(NE_SCALAR, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor", \
+    X(BINARY, NE_SCALAR, "tt::ne.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_NE, TT_BUILTIN_POINTWISE) \
-    BINARY(LT_TENSOR, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor", \
+    X(BINARY, LT_TENSOR, "tt::lt.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LT, TT_BUILTIN_POINTWISE) \
-    BINARY(LT_SCALAR, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor", \
+    X(BINARY, LT_SCALAR, "tt::lt.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LT, TT_BUILTIN_POINTWISE) \
-    BINARY(LE_TENSOR, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor", \
+    X(BINARY, LE_TENSOR, "tt::le.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LE, TT_BUILTIN_POINTWISE) \
-    BINARY(LE_SCALAR, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor", \
+    X(BINARY, LE_SCALAR, "tt::le.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LE, TT_BUILTIN_POINTWISE) \
-    BINARY(GT_TENSOR, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor", \
+    X(BINARY, GT_TENSOR, "tt::gt.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GT, TT_BUILTIN_POINTWISE) \
-    BINARY(GT_SCALAR, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor", \
+    X(BINARY, GT_SCALAR, "tt::gt.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GT, TT_BUILTIN_POINTWISE) \
-    BINARY(GE_TENSOR, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor", \
+    X(BINARY, GE_TENSOR, "tt::ge.Tensor(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
-    BINARY(GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
+    X(BINARY, GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
     /* ---- ops/unary.c: unary math ---------------------------------------- */ \
-    UNARY(NEG, "tt::neg(Tensor self) -> Tensor", \
+    X(UNARY, NEG, "tt::neg(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, TT_BUILTIN_POINTWISE) \
-    UNARY(EXP, "tt::exp(Tensor self) -> Tensor", \
+    X(UNARY, EXP, "tt::exp(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_EXP, TT_BUILTIN_POINTWISE) \
-    UNARY(LOG, "tt::log(Tensor self) -> Tensor", \
+    X(UNARY, LOG, "tt::log(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG, TT_BUILTIN_POINTWISE) \
-    UNARY(SQRT, "tt::sqrt(Tensor self) -> Tensor", \
+    X(UNARY, SQRT, "tt::sqrt(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SQRT, TT_BUILTIN_POINTWISE) \
-    UNARY(RSQRT, "tt::rsqrt(Tensor self) -> Tensor", \
+    X(UNARY, RSQRT, "tt::rsqrt(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RSQRT, TT_BUILTIN_POINTWISE) \
-    UNARY(SIN, "tt::sin(Tensor self) -> Tensor", \
+    X(UNARY, SIN, "tt::sin(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIN, TT_BUILTIN_POINTWISE) \
-    UNARY(COS, "tt::cos(Tensor self) -> Tensor", \
+    X(UNARY, COS, "tt::cos(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_COS, TT_BUILTIN_POINTWISE) \
-    UNARY(TANH, "tt::tanh(Tensor self) -> Tensor", \
+    X(UNARY, TANH, "tt::tanh(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TANH, TT_BUILTIN_POINTWISE) \
-    UNARY(SIGMOID, "tt::sigmoid(Tensor self) -> Tensor", \
+    X(UNARY, SIGMOID, "tt::sigmoid(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGMOID, TT_BUILTIN_POINTWISE) \
-    UNARY(RELU, "tt::relu(Tensor self) -> Tensor", \
+    X(UNARY, RELU, "tt::relu(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, TT_BUILTIN_POINTWISE) \
-    UNARY(RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
+    X(UNARY, RELU_, "tt::relu_(Tensor(a!) self) -> Tensor(a!)", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RELU, TT_BUILTIN_INPLACE) \
-    UNARY(GELU, "tt::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", \
+    X(UNARY, GELU, "tt::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_GELU, TT_BUILTIN_POINTWISE) \
-    UNARY(ABS, "tt::abs(Tensor self) -> Tensor", \
+    X(UNARY, ABS, "tt::abs(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ABS, TT_BUILTIN_POINTWISE) \
     /* sign is piecewise constant: a zero gradient, as PyTorch's formula. */ \
-    UNARY(SIGN, "tt::sign(Tensor self) -> Tensor", \
+    X(UNARY, SIGN, "tt::sign(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SIGN, TT_BUILTIN_POINTWISE) \
-    UNARY(GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
+    X(UNARY, GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
           "str approximate=\"none\") -> Tensor", \
           gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
     /* ---- ops/where_clamp.c: where, clamp, zero_ -------------------------- */ \
-    WHERE_CLAMP(WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
+    X(WHERE_CLAMP, WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
-    WHERE_CLAMP(WHERE_SCALARSELF, "tt::where.ScalarSelf(Tensor condition, Scalar self, " \
+    X(WHERE_CLAMP, WHERE_SCALARSELF, "tt::where.ScalarSelf(Tensor condition, Scalar self, " \
           "Tensor other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
-    WHERE_CLAMP(WHERE_SCALAROTHER, "tt::where.ScalarOther(Tensor condition, Tensor self, " \
+    X(WHERE_CLAMP, WHERE_SCALAROTHER, "tt::where.ScalarOther(Tensor condition, Tensor self, " \
           "Scalar other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
-    WHERE_CLAMP(WHERE_SCALAR, "tt::where.Scalar(Tensor condition, Scalar self, Scalar other) " \
+    X(WHERE_CLAMP, WHERE_SCALAR, "tt::where.Scalar(Tensor condition, Scalar self, Scalar other) " \
           "-> Tensor", \
           where_kernel, where_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
-    WHERE_CLAMP(CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
+    X(WHERE_CLAMP, CLAMP, "tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
           clamp_kernel, clamp_kernel, clamp_backward, setup_clamp, 0, TT_BUILTIN_POINTWISE) \
-    WHERE_CLAMP(CLAMP_TENSOR, "tt::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) " \
+    X(WHERE_CLAMP, CLAMP_TENSOR, "tt::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) " \
           "-> Tensor", \
           clamp_tensor_kernel, clamp_tensor_kernel, clamp_tensor_backward, setup_clamp_tensor, 0, TT_BUILTIN_POINTWISE) \
-    WHERE_CLAMP(ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
+    X(WHERE_CLAMP, ZERO_, "tt::zero_(Tensor(a!) self) -> Tensor(a!)", \
           zero_kernel, zero_kernel, zero_backward, NULL, 0, 0) \
     \
     /* ---- ops/reduce.c: reductions and softmax -------------------------- */ \
-    REDUCE(SUM_DIM_INTLIST, "tt::sum.dim_IntList(Tensor self, int[]? dim, bool keepdim=False, *, " \
+    X(REDUCE, SUM_DIM_INTLIST, "tt::sum.dim_IntList(Tensor self, int[]? dim, bool keepdim=False, *, " \
           "ScalarType? dtype=None) -> Tensor", \
           reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_SUM, 0), 0) \
-    REDUCE(SUM, "tt::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", \
+    X(REDUCE, SUM, "tt::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", \
           reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_SUM, 1), 0) \
-    REDUCE(MEAN_DIM, "tt::mean.dim(Tensor self, int[]? dim, bool keepdim=False, *, " \
+    X(REDUCE, MEAN_DIM, "tt::mean.dim(Tensor self, int[]? dim, bool keepdim=False, *, " \
           "ScalarType? dtype=None) -> Tensor", \
           reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_MEAN, 0), 0) \
-    REDUCE(MEAN, "tt::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", \
+    X(REDUCE, MEAN, "tt::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", \
           reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_MEAN, 1), 0) \
-    REDUCE(AMAX, "tt::amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", \
+    X(REDUCE, AMAX, "tt::amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", \
           reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_AMAX, 0), 0) \
-    REDUCE(AMIN, "tt::amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", \
+    X(REDUCE, AMIN, "tt::amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", \
           reduce_kernel, reduce_kernel, reduce_backward, setup_reduce, RED_CODE(OP_AMIN, 0), 0) \
-    REDUCE(ARGMAX, "tt::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", \
+    X(REDUCE, ARGMAX, "tt::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", \
           argmax_kernel, argmax_kernel, NULL, NULL, 0, 0) \
-    REDUCE(SOFTMAX_INT, "tt::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", \
+    X(REDUCE, SOFTMAX_INT, "tt::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", \
           softmax_kernel, softmax_kernel, softmax_backward, setup_softmax, SOFTMAX_PLAIN, 0) \
-    REDUCE(LOG_SOFTMAX_INT, "tt::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) " \
+    X(REDUCE, LOG_SOFTMAX_INT, "tt::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) " \
           "-> Tensor", \
           softmax_kernel, softmax_kernel, softmax_backward, setup_softmax, SOFTMAX_LOG, 0) \
     \
     /* ---- ops/linalg.c: matrix products through OpenBLAS --------------- */ \
-    LINALG(MM, "tt::mm(Tensor self, Tensor mat2) -> Tensor", \
+    X(LINALG, MM, "tt::mm(Tensor self, Tensor mat2) -> Tensor", \
           mm_kernel, mm_kernel, matmul_backward, setup_two, 0, 0) \
-    LINALG(BMM, "tt::bmm(Tensor self, Tensor mat2) -> Tensor", \
+    X(LINALG, BMM, "tt::bmm(Tensor self, Tensor mat2) -> Tensor", \
           bmm_kernel, bmm_kernel, matmul_backward, setup_two, 0, 0) \
-    LINALG(MATMUL, "tt::matmul(Tensor self, Tensor other) -> Tensor", \
+    X(LINALG, MATMUL, "tt::matmul(Tensor self, Tensor other) -> Tensor", \
           matmul_kernel, matmul_kernel, matmul_backward, setup_two, 0, 0) \
-    LINALG(LINEAR, "tt::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", \
+    X(LINALG, LINEAR, "tt::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", \
           linear_kernel, linear_kernel, linear_backward, setup_linear, 0, 0) \
     \
     /* ---- ops/shape.c: joining tensors ---------------------------------- */ \
-    SHAPE(CAT, "tt::cat(Tensor[] tensors, int dim=0) -> Tensor", \
+    X(SHAPE, CAT, "tt::cat(Tensor[] tensors, int dim=0) -> Tensor", \
           cat_kernel, cat_kernel, cat_backward, setup_cat, JOIN_CAT, 0) \
-    SHAPE(STACK, "tt::stack(Tensor[] tensors, int dim=0) -> Tensor", \
+    X(SHAPE, STACK, "tt::stack(Tensor[] tensors, int dim=0) -> Tensor", \
           stack_kernel, stack_kernel, cat_backward, setup_cat, JOIN_STACK, 0) \
     \
     /* ---- ops/loss.c ----------------------------------------------------- */ \
     /* PyTorch's cross_entropy_loss with the reduction as a string (its \
      * aten op takes an enum) and weight, ignore_index, label_smoothing \
      * keyword-only after it, so the three-argument form keeps its order. */ \
-    LOSS(CROSS_ENTROPY, "tt::cross_entropy(Tensor self, Tensor target, " \
+    X(LOSS, CROSS_ENTROPY, "tt::cross_entropy(Tensor self, Tensor target, " \
           "str reduction=\"mean\", *, Tensor? weight=None, int ignore_index=-100, " \
           "float label_smoothing=0.0) -> Tensor", \
           cross_entropy_kernel, cross_entropy_kernel, ce_backward, setup_ce, 0, 0) \
-    LOSS(CROSS_ENTROPY_BACKWARD, "tt::cross_entropy_backward(Tensor grad_output, Tensor self, " \
+    X(LOSS, CROSS_ENTROPY_BACKWARD, "tt::cross_entropy_backward(Tensor grad_output, Tensor self, " \
           "Tensor target, str reduction=\"mean\", *, Tensor? weight=None, " \
           "int ignore_index=-100, float label_smoothing=0.0) -> Tensor", \
           ce_backward_kernel, ce_backward_kernel, NULL, NULL, 0, 0) \
@@ -314,68 +316,75 @@
     /* ---- ops/factories.c: factories as ops, so traced code records them  \
      * (new_empty and empty_like make tensors that do not depend on self's \
      * values: no derivative, the result requires no grad) -------------- */ \
-    FACTORIES(EMPTY, "tt::empty(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
+    X(FACTORIES, EMPTY, "tt::empty(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
           empty_kernel, empty_kernel, NULL, NULL, 0, 0) \
-    FACTORIES(EMPTY_STRIDED, "tt::empty_strided(SymInt[] size, SymInt[] stride, *, " \
+    X(FACTORIES, EMPTY_STRIDED, "tt::empty_strided(SymInt[] size, SymInt[] stride, *, " \
           "ScalarType? dtype=None) -> Tensor", \
           empty_strided_kernel, empty_strided_kernel, NULL, NULL, 0, 0) \
-    FACTORIES(FULL, "tt::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor", \
+    X(FACTORIES, FULL, "tt::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor", \
           full_kernel, full_kernel, NULL, NULL, 0, 0) \
-    FACTORIES(ARANGE_START_STEP, "tt::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, " \
+    X(FACTORIES, ARANGE_START_STEP, "tt::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, " \
           "ScalarType? dtype=None) -> Tensor", \
           arange_kernel, arange_kernel, NULL, NULL, 0, 0) \
-    FACTORIES(LINSPACE, "tt::linspace(Scalar start, Scalar end, int steps, *, " \
+    X(FACTORIES, LINSPACE, "tt::linspace(Scalar start, Scalar end, int steps, *, " \
           "ScalarType? dtype=None) -> Tensor", \
           linspace_kernel, linspace_kernel, NULL, NULL, 0, 0) \
-    FACTORIES(RAND, "tt::rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
+    X(FACTORIES, RAND, "tt::rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
           random_kernel, random_kernel, NULL, NULL, RANDOM_UNIFORM, TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
-    FACTORIES(RANDN, "tt::randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
+    X(FACTORIES, RANDN, "tt::randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
           random_kernel, random_kernel, NULL, NULL, RANDOM_NORMAL, TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
-    FACTORIES(NEW_EMPTY, "tt::new_empty(Tensor self, SymInt[] size) -> Tensor", \
+    X(FACTORIES, NEW_EMPTY, "tt::new_empty(Tensor self, SymInt[] size) -> Tensor", \
           new_empty_kernel, new_empty_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
-    FACTORIES(EMPTY_LIKE, "tt::empty_like(Tensor self) -> Tensor", \
+    X(FACTORIES, EMPTY_LIKE, "tt::empty_like(Tensor self) -> Tensor", \
           empty_like_kernel, empty_like_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
     /* ---- ops/embedding.c (PyTorch's embedding also takes padding_idx, \
      * scale_grad_by_freq and sparse: not taken here) ------------------- */ \
-    EMBED(EMBEDDING, "tt::embedding(Tensor weight, Tensor indices) -> Tensor", \
+    X(EMBED, EMBEDDING, "tt::embedding(Tensor weight, Tensor indices) -> Tensor", \
           embedding_kernel, embedding_kernel, embedding_backward, setup_embedding, 0, 0) \
-    EMBED(EMBEDDING_DENSE_BACKWARD, "tt::embedding_dense_backward(Tensor grad_output, " \
+    X(EMBED, EMBEDDING_DENSE_BACKWARD, "tt::embedding_dense_backward(Tensor grad_output, " \
           "Tensor indices, SymInt num_weights) -> Tensor", \
           embedding_backward_kernel, embedding_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/normalization.c (PyTorch's layer_norm also takes \
      * cudnn_enable: not taken here) ------------------------------------ */ \
-    NORMALIZATION(LAYER_NORM, "tt::layer_norm(Tensor input, int[] normalized_shape, " \
+    X(NORMALIZATION, LAYER_NORM, "tt::layer_norm(Tensor input, int[] normalized_shape, " \
           "Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor", \
           layer_norm_kernel, layer_norm_kernel, layer_norm_backward, setup_layer_norm, 0, 0) \
-    NORMALIZATION(LAYER_NORM_BACKWARD, "tt::layer_norm_backward(Tensor grad_out, Tensor input, " \
+    X(NORMALIZATION, LAYER_NORM_BACKWARD, "tt::layer_norm_backward(Tensor grad_out, Tensor input, " \
           "int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) " \
           "-> (Tensor, Tensor, Tensor)", \
           layer_norm_backward_kernel, layer_norm_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/attention.c ---------------------------------------------- */ \
-    ATTENTION(SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
+    X(ATTENTION, SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
           "Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, " \
           "bool is_causal=False, *, float? scale=None) -> Tensor", \
           sdpa_kernel, sdpa_kernel, sdpa_backward, setup_sdpa, 0, 0) \
-    ATTENTION(SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, \
+    X(ATTENTION, SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, \
           "tt::scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, " \
           "Tensor key, Tensor value, bool is_causal, float? scale) -> (Tensor, Tensor, Tensor)", \
           sdpa_backward_kernel, sdpa_backward_kernel, NULL, NULL, 0, 0) \
+    /* ---- ops/convolution.c ------------------------------------------- */ \
+    \
+    /* ---- ops/pooling.c ----------------------------------------------- */ \
+    \
+    /* ---- ops/pad_upsample.c ------------------------------------------ */ \
+    \
+    /* ---- ops/activation.c -------------------------------------------- */ \
+    \
+    /* ---- ops/dropout.c ----------------------------------------------- */ \
+    \
     /* ---- ops/optimizer.c: AdamW, the global norm for clipping --------- */ \
-    OPTIMIZER(ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \
+    X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \
           "Tensor(c!) exp_avg_sq, Tensor step, float lr, float beta1, float beta2, " \
           "float eps, float weight_decay) -> ()", \
           adamw_kernel, adamw_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
-    OPTIMIZER(GLOBAL_NORM, "tt::global_norm(Tensor[] tensors) -> Tensor", \
+    X(OPTIMIZER, GLOBAL_NORM, "tt::global_norm(Tensor[] tensors) -> Tensor", \
           global_norm_kernel, global_norm_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF)
 /* clang-format on */
 
-#define TT__BUILTIN_ID(id, ...) TT_OP_##id,
+#define TT__BUILTIN_ID(family, id, ...) TT_OP_##id,
 typedef enum {
-    TT_BUILTIN_OPS(TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
-                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
-                   TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID, TT__BUILTIN_ID,
-                   TT__BUILTIN_ID)
+    TT_BUILTIN_OPS(TT__BUILTIN_ID)
     TT_OP_COUNT
 } tt_builtin_id;
 #undef TT__BUILTIN_ID

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Every typed wrapper of ops/tt_ops.h has a row in tests/test_wrappers.c.
+"""Every typed wrapper of the ops' public headers (ops/tt_ops.h,
+ops/tt_nn.h) has a row in tests/test_wrappers.c.
 
-Usage: check_wrappers.py TT_OPS_H TEST_WRAPPERS_C
+Usage: check_wrappers.py TEST_WRAPPERS_C HEADER...
 
 test_wrappers.c checks that each wrapper reaches the op its name says, with
 its arguments in the op's order (issue 25); a wrapper without a row would
 go unchecked, and a row whose wrapper was removed or renamed would not
 compile or would check nothing. So this fails naming every wrapper (a
-function declared in TT_OPS_H returning a tensor or a status) without a row,
+function declared in a HEADER returning a tensor or a status) without a row,
 and every row naming no such wrapper. Prints a Check-style summary line so
 tools/run counts each direction as a check.
 """
@@ -41,23 +42,26 @@ def table_rows(path):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
-    wrappers = declared_wrappers(sys.argv[1])
-    rows, dups = table_rows(sys.argv[2])
+    table, headers = sys.argv[1], sys.argv[2:]
+    wrappers = set()
+    for h in headers:
+        wrappers |= declared_wrappers(h)
+    rows, dups = table_rows(table)
     failures = 0
     missing = sorted(wrappers - rows)
     if missing:
         failures += 1
         print("wrappers in %s without a row in %s: %s"
-              % (sys.argv[1], sys.argv[2], ", ".join(missing)))
+              % (" ".join(headers), table, ", ".join(missing)))
     stale = sorted(rows - wrappers)
     if stale:
         failures += 1
-        print("rows in %s whose wrapper %s does not declare: %s"
-              % (sys.argv[2], sys.argv[1], ", ".join(stale)))
+        print("rows in %s whose wrapper no header declares: %s"
+              % (table, ", ".join(stale)))
     if dups:
-        print("rows repeated in %s: %s" % (sys.argv[2], ", ".join(dups)))
+        print("rows repeated in %s: %s" % (table, ", ".join(dups)))
         failures += 1
     print("%d wrappers, %d rows" % (len(wrappers), len(rows)))
     checks = 3

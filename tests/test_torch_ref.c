@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ARGS 8
+#define MAX_ARGS 16
+#define MAX_OUTS 4
 #define MAX_TOKS 4096
 
 typedef struct {
@@ -56,13 +57,24 @@ typedef struct {
     int64_t ints[MAX_ARGS][8];
     char strs[MAX_ARGS][32];
     tt_tensor *leaf_of[MAX_ARGS][8]; /* [arg][list item], or [arg][0] */
-    bool meta, has_out;
-    /* out */
-    tt_dtype dt;
-    int ndim;
-    int64_t sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
-    double *vals;
-    int64_t nvals;
+    bool bools[MAX_ARGS][8];
+    bool meta;
+    double tol; /* a case's own tolerance ("tol"), or 0 for the dtype's */
+    /* out: one per result, in order (none for a None result) */
+    int nouts;
+    struct {
+        bool none;
+        tt_dtype dt;
+        int ndim;
+        int64_t sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
+        double *vals;
+        int64_t nvals;
+    } outs[MAX_OUTS];
+    /* after: an argument's values after the call (a mutated argument) */
+    int nafters;
+    int after_arg[MAX_OUTS];
+    double *after_vals[MAX_OUTS];
+    int64_t after_n[MAX_OUTS];
     /* grads, in file order */
     int ngrads;
     char grad_idx[8][8];
@@ -218,21 +230,38 @@ static void parse_case(reader *r, ref_case *c, char **toks)
                 for (int j = 0; j < m; j++)
                     c->ints[i][j] = atoll(toks[3 + j]);
                 c->args[i] = tt_v_ints(m, c->ints[i]);
+            } else if (!strcmp(k, "BL")) {
+                int m = atoi(toks[2]);
+                for (int j = 0; j < m; j++)
+                    c->bools[i][j] = atoi(toks[3 + j]) != 0;
+                c->args[i] = tt_v_bools(m, c->bools[i]);
             } else if (!strcmp(k, "D")) {
                 c->args[i] = tt_v_dtype(dtype_named(toks[2]));
             } else {
                 ck_abort_msg("%s: unknown argument kind %s", c->name, k);
             }
         } else if (!strcmp(toks[0], "out")) {
-            c->has_out = true;
-            c->dt = dtype_named(toks[1]);
-            c->ndim = atoi(toks[2]);
-            for (int d = 0; d < c->ndim; d++) {
-                c->sizes[d] = atoll(toks[3 + d]);
-                c->strides[d] = atoll(toks[3 + c->ndim + d]);
+            ck_assert_int_lt(c->nouts, MAX_OUTS);
+            int o = c->nouts++;
+            if (n == 2 && !strcmp(toks[1], "none")) {
+                c->outs[o].none = true;
+                continue;
             }
-            int first = 3 + 2 * c->ndim;
-            c->vals = parse_doubles(toks + first, n - first, &c->nvals);
+            c->outs[o].dt = dtype_named(toks[1]);
+            int nd = c->outs[o].ndim = atoi(toks[2]);
+            for (int d = 0; d < nd; d++) {
+                c->outs[o].sizes[d] = atoll(toks[3 + d]);
+                c->outs[o].strides[d] = atoll(toks[3 + nd + d]);
+            }
+            int first = 3 + 2 * nd;
+            c->outs[o].vals = parse_doubles(toks + first, n - first, &c->outs[o].nvals);
+        } else if (!strcmp(toks[0], "tol")) {
+            c->tol = strtod(toks[1], NULL);
+        } else if (!strcmp(toks[0], "after")) {
+            ck_assert_int_lt(c->nafters, MAX_OUTS);
+            int a = c->nafters++;
+            c->after_arg[a] = atoi(toks[1]);
+            c->after_vals[a] = parse_doubles(toks + 2, n - 2, &c->after_n[a]);
         } else if (!strcmp(toks[0], "grad")) {
             int g = c->ngrads++;
             ck_assert_int_lt(g, 8);
@@ -245,15 +274,16 @@ static void parse_case(reader *r, ref_case *c, char **toks)
     }
 }
 
-/* got agrees with want: both NaN, equal infinities, or within the dtype's
- * tolerance (f32 results may differ from PyTorch's in the last bits). */
-static bool agrees(double got, double want, tt_dtype dt)
+/* got agrees with want: both NaN, equal infinities, or within the case's
+ * tolerance, else the dtype's (f32 results may differ from PyTorch's in the
+ * last bits). */
+static bool agrees(double got, double want, tt_dtype dt, double case_tol)
 {
     if (isnan(want) || isnan(got))
         return isnan(want) && isnan(got);
     if (isinf(want) || isinf(got))
         return got == want;
-    double tol = dt == TT_F32 ? 1e-5 : dt == TT_F64 ? 1e-10 : 0;
+    double tol = case_tol > 0 ? case_tol : dt == TT_F32 ? 1e-5 : dt == TT_F64 ? 1e-10 : 0;
     return fabs(got - want) <= tol * (1 + fabs(want));
 }
 
@@ -269,7 +299,7 @@ static bool values_agree(reader *r, const ref_case *c, const char *what, const t
     double *got = tt_test_values(t);
     bool ok = true;
     for (int64_t k = 0; k < n && ok; k++)
-        if (!agrees(got[k], want[k], tt_dtype_of(t))) {
+        if (!agrees(got[k], want[k], tt_dtype_of(t), c->tol)) {
             disagree(r, c, "%s: element %lld is %.10g, PyTorch has %.10g", what, (long long)k,
                  got[k], want[k]);
             ok = false;
@@ -335,6 +365,26 @@ static void check_grads(reader *r, ref_case *c, tt_tensor *out)
     }
 }
 
+/* Result o's dtype, sizes and strides (dims of size 1 have no meaningful
+ * stride) are PyTorch's. */
+static bool meta_agrees(reader *r, const ref_case *c, int o, const tt_tensor *t)
+{
+    bool ok = tt_dtype_of(t) == c->outs[o].dt && tt_ndim(t) == c->outs[o].ndim;
+    for (int d = 0; ok && d < c->outs[o].ndim; d++)
+        ok = tt_sizes(t)[d] == c->outs[o].sizes[d] &&
+             (c->outs[o].sizes[d] <= 1 || tt_strides(t)[d] == c->outs[o].strides[d]);
+    if (!ok) {
+        char a[128], b[128], ga[128], gb[128];
+        tt_size_list_str(c->outs[o].ndim, c->outs[o].sizes, false, a, sizeof a);
+        tt_size_list_str(c->outs[o].ndim, c->outs[o].strides, false, b, sizeof b);
+        tt_size_list_str(tt_ndim(t), tt_sizes(t), false, ga, sizeof ga);
+        tt_size_list_str(tt_ndim(t), tt_strides(t), false, gb, sizeof gb);
+        disagree(r, c, "result %d: got %s %s strides %s; PyTorch has %s %s strides %s", o,
+                 tt_dtype_name(tt_dtype_of(t)), ga, gb, tt_dtype_name(c->outs[o].dt), a, b);
+    }
+    return ok;
+}
+
 static void run_case(reader *r, ref_case *c)
 {
     const tt_op *op = tt_op_find(c->op);
@@ -342,51 +392,73 @@ static void run_case(reader *r, ref_case *c)
         disagree(r, c, "no such op");
         return;
     }
-    tt_value out = tt_v_none();
+    tt_value outs[MAX_OUTS];
+    for (int o = 0; o < MAX_OUTS; o++)
+        outs[o] = tt_v_none();
+    int nret = tt_schema_nreturns(tt_op_schema(op));
+    ck_assert_int_le(nret, MAX_OUTS);
     tt_clear_error();
-    tt_status st = tt_op_call(op, c->args, c->nargs, &out, 1);
+    tt_status st = tt_op_call(op, c->args, c->nargs, outs, nret);
     if (c->err[0]) {
         if (st == TT_OK)
             disagree(r, c, "accepted; PyTorch refuses it (%s)", c->err);
         else if (!tt_errmsg()[0])
             disagree(r, c, "refused without a message");
-        tt_value_clear(&out);
+        for (int o = 0; o < nret; o++)
+            tt_value_clear(&outs[o]);
         return;
     }
     if (st) {
         disagree(r, c, "refused (%s); PyTorch accepts it", tt_errmsg());
         return;
     }
-    tt_tensor *t = out.kind == TT_V_TENSOR ? out.u.t : NULL;
-    if (!t) {
-        disagree(r, c, "returned no tensor");
-        tt_value_clear(&out);
-        return;
+    if (nret != c->nouts) {
+        disagree(r, c, "returned %d results, PyTorch %d", nret, c->nouts);
+        goto done;
     }
-    char a[128], b[128];
-    bool meta_ok = tt_dtype_of(t) == c->dt && tt_ndim(t) == c->ndim;
-    for (int d = 0; meta_ok && d < c->ndim; d++)
-        meta_ok = tt_sizes(t)[d] == c->sizes[d] &&
-                  (c->sizes[d] <= 1 || tt_strides(t)[d] == c->strides[d]);
-    if (!meta_ok) {
-        tt_size_list_str(c->ndim, c->sizes, false, a, sizeof a);
-        tt_size_list_str(c->ndim, c->strides, false, b, sizeof b);
-        char ga[128], gb[128];
-        tt_size_list_str(tt_ndim(t), tt_sizes(t), false, ga, sizeof ga);
-        tt_size_list_str(tt_ndim(t), tt_strides(t), false, gb, sizeof gb);
-        disagree(r, c, "got %s %s strides %s; PyTorch has %s %s strides %s",
-             tt_dtype_name(tt_dtype_of(t)), ga, gb, tt_dtype_name(c->dt), a, b);
-    } else if (!c->meta && values_agree(r, c, "value", t, c->vals, c->nvals) && c->ngrads) {
-        check_grads(r, c, t);
+    bool ok = true;
+    for (int o = 0; o < nret && ok; o++) {
+        tt_tensor *t = outs[o].kind == TT_V_TENSOR ? outs[o].u.t : NULL;
+        if (c->outs[o].none) {
+            if (t) {
+                disagree(r, c, "result %d: a tensor, PyTorch has None", o);
+                ok = false;
+            }
+            continue;
+        }
+        if (!t) {
+            disagree(r, c, "result %d: no tensor", o);
+            ok = false;
+        } else {
+            char what[32];
+            snprintf(what, sizeof what, o ? "value of result %d" : "value", o);
+            ok = meta_agrees(r, c, o, t) &&
+                 (c->meta || values_agree(r, c, what, t, c->outs[o].vals, c->outs[o].nvals));
+        }
     }
-    tt_value_clear(&out);
+    for (int a = 0; a < c->nafters && ok; a++) {
+        int i = c->after_arg[a];
+        ck_assert(i < c->nargs && c->args[i].kind == TT_V_TENSOR);
+        char what[48];
+        snprintf(what, sizeof what, "argument %d after the call", i);
+        ok = values_agree(r, c, what, c->args[i].u.t, c->after_vals[a], c->after_n[a]);
+    }
+    /* Gradients are of sum(result 0 * g). */
+    if (ok && !c->meta && c->ngrads)
+        check_grads(r, c, outs[0].u.t);
+done:
+    for (int o = 0; o < nret; o++)
+        tt_value_clear(&outs[o]);
 }
 
 static void free_case(ref_case *c)
 {
     for (int i = 0; i < c->nowned; i++)
         tt_release(c->owned[i]);
-    free(c->vals);
+    for (int o = 0; o < c->nouts; o++)
+        free(c->outs[o].vals);
+    for (int a = 0; a < c->nafters; a++)
+        free(c->after_vals[a]);
     for (int g = 0; g < c->ngrads; g++)
         free(c->grads[g]);
 }

@@ -191,7 +191,11 @@ static const tt_adamw_opts adamw_opts = {
       tt_scaled_dot_product_attention(A3, B3, P3, true, 0.75))                                  \
     X(tt_adamw_, "tt::adamw_step", "W, A, W2, W3, STEP, 0.01, 0.8, 0.9, 1e-06, 0.1",            \
       INPLACE(tt_adamw_(W, A, W2, W3, STEP, &adamw_opts)))                                      \
-    X(tt_global_norm, "tt::global_norm", "[A, B]", tt_global_norm(2, pair()))
+    X(tt_global_norm, "tt::global_norm", "[A, B]", tt_global_norm(2, pair()))                  \
+    /* ---- ops/tt_nn.h: convolution */                                                        \
+    /* ---- ops/tt_nn.h: pooling, padding, upsampling */                                       \
+    /* ---- ops/tt_nn.h: normalization, dropout */                                             \
+    /* ---- ops/tt_nn.h: activations, losses, SGD */
 
 typedef struct {
     const char *name; /* the wrapper */

@@ -22,12 +22,17 @@ The file, one record per line, tokens separated by blanks:
     op tt::NAME.OVERLOAD
     arg T DTYPE A B M C D N NDIM SIZES.. STRIDES.. OFFSET RG
     arg TL N                        a tensor list: the next N 'arg T' lines
-    arg I V | F V | B 0/1 | S STR | N | L N V.. | D DTYPE
+    arg I V | F V | B 0/1 | S STR | N | L N V.. | BL N 0/1.. | D DTYPE
     meta                            compare dtype, sizes, strides only
+    tol T                           the case's tolerance (else the dtype's)
     out DTYPE NDIM SIZES.. STRIDES.. VALUES..   (values in row-major order)
+    out none                        one line per result, in order
+    after I VALUES..                argument I's values after the call (a
+                                    mutated argument), row-major
     err MESSAGE                     PyTorch refused the call
-    grad I none | grad I VALUES..   d(sum(out * g))/d(argument I), g from
-                                    the closed form (5, 2, 9, -4, 8)
+    grad I none | grad I VALUES..   d(sum(out * g))/d(argument I), out the
+                                    first result, g from the closed form
+                                    (5, 2, 9, -4, 8)
     note TEXT                       why PyTorch 1.13 is not followed here
     end
 """
@@ -156,6 +161,8 @@ def arg_line(a):
         return ["arg I %d" % a]
     if isinstance(a, float):
         return ["arg F %r" % a]
+    if isinstance(a, list) and a and all(isinstance(v, bool) for v in a):
+        return ["arg BL %d %s" % (len(a), " ".join(str(int(v)) for v in a))]
     if isinstance(a, list):
         return ["arg L %d %s" % (len(a), " ".join(str(v) for v in a))]
     if isinstance(a, torch.dtype):
@@ -311,10 +318,13 @@ META_ONLY = {"tt::empty", "tt::empty_strided", "tt::rand", "tt::randn", "tt::new
 CASES = []  # (name, op, args, note)
 
 
-def case(op, *args, name=None, note=None, ref=None):
+def case(op, *args, name=None, note=None, ref=None, tol=None, after=()):
     """A call of tt op `op`. `ref`, with a `note` saying why, computes the
-    answer instead of OPS[op] where PyTorch 1.13 is not followed."""
-    CASES.append((name or op, op, list(args), note, ref))
+    answer instead of OPS[op] where PyTorch 1.13 is not followed. `tol`
+    replaces the dtype's tolerance (a kernel that sums in another order);
+    `after` lists the arguments whose values are compared after the call
+    (what a mutating op wrote)."""
+    CASES.append((name or op, op, list(args), note, ref, tol, tuple(after)))
 
 
 F32, F64, I64, I32, U8, BOOL = "f32", "f64", "i64", "i32", "u8", "bool"
@@ -669,6 +679,29 @@ def build_cases():
     case("tt::new_empty", T(I32, [2], "c"), [3, 2])
     case("tt::empty_like", T(F64, [2, 3, 4], ("p", [2, 0, 1])))
     case("tt::empty_like", T(F64, [2, 3], "s"))
+    conv_cases()
+    pool_pad_cases()
+    norm_dropout_cases()
+    activation_loss_cases()
+
+
+# The convolutional-network families (issue 26), each with its own OPS
+# entries and cases.
+
+def conv_cases():
+    """convolution, convolution_backward, im2col, col2im."""
+
+
+def pool_pad_cases():
+    """Pooling, padding and upsampling."""
+
+
+def norm_dropout_cases():
+    """Batch norm, group norm, native_layer_norm, native_dropout."""
+
+
+def activation_loss_cases():
+    """The CNN activations, the losses, sgd_step."""
 
 
 # ------------------------------------------------------------- running
@@ -681,12 +714,23 @@ def torch_arg(a, bufs):
     return a
 
 
-def record(name, op, args, note, ref, out):
+def out_line(r):
+    if r is None:
+        return "out none\n"
+    vals = r.detach().reshape(-1).tolist()
+    return "out %s %d %s %s\n" % (DTN[r.dtype], r.dim(),
+                                  " ".join(str(v) for v in list(r.shape) + list(r.stride())),
+                                  " ".join(fmt(v) for v in vals))
+
+
+def record(name, op, args, note, ref, tol, after, out):
     w = out.write
     w("case %s\n" % name)
     w("op %s\n" % op)
     if note:
         w("note %s\n" % note)
+    if tol:
+        w("tol %r\n" % tol)
     for a in args:
         for line in arg_line(a):
             w(line + "\n")
@@ -701,17 +745,23 @@ def record(name, op, args, note, ref, out):
         return
     if op in META_ONLY:
         w("meta\n")
-    vals = [] if op in META_ONLY else r.detach().reshape(-1).tolist()
-    w("out %s %d %s %s\n" % (DTN[r.dtype], r.dim(),
-                             " ".join(str(v) for v in list(r.shape) + list(r.stride())),
-                             " ".join(fmt(v) for v in vals)))
+        w("out %s %d %s \n" % (DTN[r.dtype], r.dim(),
+                               " ".join(str(v) for v in list(r.shape) + list(r.stride()))))
+    elif isinstance(r, (tuple, list)):  # several results; () for a mutating op
+        for x in r:
+            w(out_line(x))
+        r = r[0] if r else None
+    else:
+        w(out_line(r))
+    for i in after:
+        w("after %d %s\n" % (i, " ".join(fmt(v) for v in targs[i].detach().reshape(-1).tolist())))
     leaves = []
     for i, (a, t) in enumerate(zip(args, targs)):
         if isinstance(a, T) and a.rg:
             leaves.append((i, t))
         if isinstance(a, TL):
             leaves += [((i, j), x) for j, (s, x) in enumerate(zip(a.ts, t)) if s.rg]
-    if leaves and r.requires_grad:
+    if leaves and r is not None and r.requires_grad:
         r.backward(grad_out(r))
         for i, t in leaves:
             idx = "%d.%d" % i if isinstance(i, tuple) else str(i)

@@ -3,6 +3,7 @@
 #define TENSORTRACE_H
 #include "tt_runtime.h"
 #include "tt_ops.h"
+#include "tt_nn.h"
 #include "tt_trace.h"
 #include "tt_model.h"
 #include "tt_render.h"
