@@ -446,6 +446,28 @@ static void run_case(reader *r, ref_case *c)
     /* Gradients are of sum(result 0 * g). */
     if (ok && !c->meta && c->ngrads)
         check_grads(r, c, outs[0].u.t);
+    /* Every call PyTorch accepts is also opchecked: the fake kernel gives
+     * the real layout, the schema's mutation and aliasing hold, and a
+     * symbolic trace replays to the eager result (and gradients). Not for
+     * results with unspecified values (empty, rand: "meta" cases). The
+     * ops that return a view or a copy as their input's layout allows
+     * (PyTorch's reshape, flatten, contiguous: Tensor(a) means "may
+     * alias" there) skip the schema check, which requires an annotated
+     * result to alias. */
+    if (ok && !c->meta) {
+        static const char *const may_alias[] = {"tt::reshape", "tt::flatten.using_ints",
+                                                "tt::contiguous"};
+        unsigned checks = 0;
+        for (size_t k = 0; k < sizeof may_alias / sizeof *may_alias; k++)
+            if (!strcmp(c->op, may_alias[k]))
+                checks = ((1u << TT_OPCHECK_NCHECKS) - 1) & ~(unsigned)TT_OPCHECK_SCHEMA;
+        tt_opcheck_report rep;
+        if (tt_opcheck(op, c->args, c->nargs, &(tt_opcheck_opts){.checks = checks}, &rep)) {
+            char *txt = tt_opcheck_report_to_text(&rep);
+            disagree(r, c, "opcheck: %s", txt);
+            free(txt);
+        }
+    }
 done:
     for (int o = 0; o < nret; o++)
         tt_value_clear(&outs[o]);

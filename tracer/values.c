@@ -3,17 +3,30 @@
  * copies, and opcheck runs the op on real and fake copies. Here, below
  * both, so that neither calls the other (tests/check_layers.py). */
 #include "trace_impl.h"
+#include "tensor_impl.h"
 
 #include <string.h>
 
-/* A clone (layout kept when dense) or a fake tensor like t, requiring
- * grad when t does; NULL with the error set. */
+/* A copy of t with t's exact layout (sizes, strides, storage offset: a
+ * copy of its whole storage, seen the same way) or a fake tensor like t,
+ * requiring grad when t does; NULL with the error set. The real copy must
+ * keep the layout, not just the values: opcheck compares the real
+ * kernel's output strides with the fake kernel's, which sees t's exact
+ * layout, and a kernel's output layout follows its input's. */
 static tt_tensor *copy_tensor(const tt_tensor *t, bool fake)
 {
     tt_tensor *c;
-    tt_no_grad_begin();
-    c = fake ? tt_fake_like(t) : tt_clone(t);
-    tt_no_grad_end();
+    if (fake || t->storage->fake) {
+        c = tt_fake_like(t);
+    } else {
+        tt_storage *s = tt__storage_new(t->storage->nbytes, false);
+        if (!s)
+            return NULL;
+        if (t->storage->nbytes)
+            memcpy(s->data, t->storage->data, t->storage->nbytes);
+        c = tt__tensor_new(s, (tt_dtype)t->dtype, t->ndim, t->sizes, t->strides, t->offset);
+        tt__storage_release(s);
+    }
     if (c && tt_requires_grad(t) && tt_set_requires_grad(c, true))
         c = tt_release(c);
     return c;
