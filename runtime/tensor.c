@@ -327,15 +327,48 @@ void tt__unref(tt_tensor *t)
 
 tt_tensor *tt_release(tt_tensor *t)
 {
-    /* A plain decrement. It never gives up a scope's reference early: a
+    /* A decrement. It never gives up a scope's reference early: a
      * balanced retain/release pair on a scoped tensor (common in kernels,
-     * e.g. releasing what tt_contiguous returned) must leave it scoped. A
-     * scoped tensor whose count reaches zero leaves its scope.
+     * e.g. releasing what tt_contiguous returned) must leave it scoped.
+     * The release of the last reference that is not the library's own
+     * hold is the scope's: t leaves its scope, which would otherwise
+     * release it a second time. Without holds that is the last reference
+     * (freed here); with them (a tracer's graph holds every value it
+     * recorded) the same user code leaves t to the holds, as in eager.
      * A released t (a double release) is not freed again: the error says
      * so, the result stays NULL as for any release, and every later call
      * given t reports it too. */
+    if (t && t->scope_slot >= 0 && !tt__is_released(t) &&
+        atomic_load_explicit(&t->refcnt, memory_order_acquire) -
+                atomic_load_explicit(&t->held, memory_order_relaxed) ==
+            1)
+        scope_remove(t);
     tt__unref(t);
     return NULL;
+}
+
+void tt__hold(tt_tensor *t)
+{
+    if (!t)
+        return;
+    atomic_fetch_add_explicit(&t->refcnt, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->held, 1, memory_order_relaxed);
+}
+
+void tt__hold_own(tt_tensor *t)
+{
+    if (t)
+        atomic_fetch_add_explicit(&t->held, 1, memory_order_relaxed);
+}
+
+void tt__unhold(tt_tensor *t)
+{
+    if (!t || tt__is_released(t)) {
+        tt__unref(t);
+        return;
+    }
+    atomic_fetch_sub_explicit(&t->held, 1, memory_order_relaxed);
+    tt__unref(t);
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -50,6 +50,11 @@ struct tt_tensor {
      * mode_key identifies the mode instance, mode_val its node. */
     uint64_t mode_key;
     int64_t mode_val;
+    /* How many of refcnt are the library's own holds (tt__hold: a traced
+     * graph's values), apart from the references handed to users: a
+     * release that leaves only holds besides the scope's reference is
+     * the release of that reference (tt_release). */
+    atomic_int held;
 };
 
 /* ---- released tensors (tensor.c, alloc.c)
@@ -66,6 +71,12 @@ static inline bool tt__is_released(const tt_tensor *t)
     return __builtin_expect(atomic_load_explicit(&((tt_tensor *)t)->refcnt,
                                                  memory_order_relaxed) <= 0, 0);
 }
+/* The library's own hold on t (a graph's value): a reference that user
+ * code never sees, so it does not change what a user's tt_release means
+ * for t's scope. tt__hold_own makes the caller's new reference a hold. */
+void tt__hold(tt_tensor *t);
+void tt__hold_own(tt_tensor *t);
+void tt__unhold(tt_tensor *t);
 /* Sets "fn: argument 'arg' was already released ..." and returns TT_EINVAL. */
 tt_status tt__released_error(const char *fn, const char *arg);
 /* The same with the argument already named ("tt::add: argument 'other'

@@ -5,6 +5,10 @@
  * the call site; reading an error changes no later report. */
 #include "tt_test.h"
 
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #if !defined(__SANITIZE_ADDRESS__)
 /* A released tensor: made, filled, released. The pointer is kept only to
  * hand it back to the library, as a buggy program would. */
@@ -234,6 +238,67 @@ START_TEST(test_same_results_outside_scope)
 }
 END_TEST
 
+/* A newcomer's step: a temporary released by hand inside a scope (the
+ * scope would have released it too), and two results of a three-result
+ * op released at once. Traced, the graph holds every value it recorded;
+ * those holds must not turn the user's release into a second release at
+ * tt_scope_end (it did: the graph then read freed values). */
+static tt_status release_in_scope(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *y = tt_relu(in[0]);
+    tt_tensor *z = tt_exp(y);
+    tt_release(y);
+    tt_value r[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+    int64_t shape[1] = {4};
+    tt_status st = tt_op_call(tt_op_find("tt::layer_norm_backward"),
+                              (tt_value[]){tt_v_tensor(z), tt_v_tensor(in[0]), tt_v_ints(1, shape),
+                                           tt_v_none(), tt_v_none(), tt_v_float(1e-5)},
+                              6, r, 3);
+    tt_value_clear(&r[1]);
+    tt_value_clear(&r[2]);
+    out[0] = st ? NULL : tt_keep(tt_add(tt_add(z, in[0]), r[0].u.t));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_release_in_scope_traced)
+{
+    tt_tensor *x = NN(tt_from_data(TT_SHAPE(2, 4), TT_F32,
+                                   (float[]){-1, 2, 0.5f, -3, 1, 1.5f, -0.25f, 4}));
+    tt_tensor *eager = NULL, *compiled = NULL;
+    OK(release_in_scope(&x, 1, &eager, 1, NULL));
+    ck_assert_int_eq(tt_live_tensors(), 2);
+    const tt_trace_mode modes[] = {TT_TRACE_FAKE, TT_TRACE_SYMBOLIC};
+    for (int mode = 0; mode < 2; mode++) {
+        tt_compiled *c = tt_compile(release_in_scope, 1, 1,
+                                    &(tt_trace_opts){.mode = modes[mode], .fullgraph = true});
+        ck_assert_msg(c != NULL, "%s", tt_errmsg());
+        for (int call = 0; call < 2; call++) {
+            OK(tt_compiled_call(c, &x, &compiled));
+            double *a = tt_test_values(compiled), *b = tt_test_values(eager);
+            for (int k = 0; k < 8; k++)
+                ck_assert_msg(fabs(a[k] - b[k]) <= 1e-5 * (1 + fabs(b[k])),
+                              "mode %d call %d: element %d is %g, eager %g", mode, call, k,
+                              a[k], b[k]);
+            free(a);
+            free(b);
+            compiled = tt_release(compiled);
+        }
+        /* The graph still reads its values after the function's scope. */
+        char *text = tt_graph_to_text(tt_compiled_graph(c, 0));
+        ck_assert_ptr_nonnull(text);
+        ck_assert_ptr_nonnull(strstr(text, "relu"));
+        free(text);
+        tt_compiled_free(c);
+        ck_assert_int_eq(tt_live_tensors(), 2);
+    }
+    tt_release(eager);
+    tt_release(x);
+}
+END_TEST
+
 /* ================================================ call sites in errors */
 
 /* A user's helper, called from two places. Wrapped with TT_CALLSITE_T as
@@ -361,6 +426,7 @@ static Suite *release_suite(void)
     tc = tt_tcase("scopes");
     tcase_add_test(tc, test_same_results_in_scope);
     tcase_add_test(tc, test_same_results_outside_scope);
+    tcase_add_test(tc, test_release_in_scope_traced);
     suite_add_tcase(s, tc);
 
     tc = tt_tcase("errors");

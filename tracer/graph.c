@@ -347,7 +347,8 @@ static int add_value_node(tt_graph *g, tt_node_kind kind, tt_tensor *value, cons
         tt_error(TT_ENOMEM, "out of memory adding a graph node");
         return -1;
     }
-    n->vals[0] = tt_retain(value);
+    tt__hold(value);
+    n->vals[0] = value;
     n->nvals = 1;
     name_node(g, id, base);
     return id;
@@ -455,7 +456,8 @@ int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
         n->nargs = i + 1;
     }
     for (int j = 0; j < nouts; j++)
-        n->vals[j] = outs[j].kind == TT_V_TENSOR ? tt_retain(outs[j].u.t) : NULL;
+        if ((n->vals[j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL))
+            tt__hold(n->vals[j]); /* not the user's reference: see tt_release */
     n->nvals = nouts;
     for (int i = 0; i < nargs; i++) {
         tt_status st = TT_OK;
@@ -484,7 +486,7 @@ fail:
     for (int i = 0; i < n->nargs; i++)
         tt__garg_clear(&n->args[i]);
     for (int j = 0; j < n->nvals; j++)
-        tt_release(n->vals[j]);
+        tt__unhold(n->vals[j]);
     g->n--;
     return -1;
 }
@@ -506,7 +508,8 @@ int tt__graph_add_after_write(tt_graph *g, int node, int arg, int elem, tt_tenso
         memcpy(args, n->after, sizeof *args * (size_t)n->nafter * 2);
     args[2 * n->nafter] = arg;
     args[2 * n->nafter + 1] = elem;
-    vals[n->nvals] = tt_retain(value);
+    tt__hold(value);
+    vals[n->nvals] = value;
     n->vals = vals;
     n->after = args;
     n->nafter++;
@@ -604,7 +607,7 @@ void tt__gnode_free(gnode *n)
     for (int a = 0; a < n->nargs; a++)
         tt__garg_clear(&n->args[a]);
     for (int j = 0; j < n->nvals; j++)
-        tt_release(n->vals[j]);
+        tt__unhold(n->vals[j]);
 }
 
 tt_status tt__print_text(const char *fn, const char *what, char *text, FILE *f)

@@ -342,10 +342,11 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
             continue;
         }
         n->op = f;
+        tt__hold_own(fresh); /* the graph's, as every value */
         n->vals[0] = fresh;
         value_counts_add(&vc, v, -1); /* room for fresh: made with g->n extra */
         value_counts_add(&vc, fresh, 1);
-        tt_release(v);
+        tt__unhold(v);
         rewritten++;
         cur[self.node] = i;
         if (root[i] >= 0)
