@@ -36,4 +36,15 @@ void conv_bias_grad(tt_dtype dt, const char *dy, char *db, int64_t n, int64_t c,
 void conv_im2col_batch(const conv_geom *g, tt_dtype dt, const char *x, char *col);
 void conv_col2im_batch(const conv_geom *g, tt_dtype dt, const char *col, char *x);
 
+/* conv_dnnl.c: pass `pass` (CONV_PASS_*) of geometry g through oneDNN
+ * (f32). ptr: the pass's operands in its order (forward x, w, y;
+ * backward-data dy, w, dx; backward-weights x, dy, dw). *ran is false when
+ * oneDNN has no primitive for the geometry (nothing was done: the caller
+ * takes im2col + GEMM); an error is oneDNN's failure while running. */
+enum { CONV_PASS_FWD, CONV_PASS_BWD_DATA, CONV_PASS_BWD_WEIGHTS };
+tt_status conv_dnnl_run(int pass, const conv_geom *g, void *const ptr[3], bool *ran);
+/* The backend tt_debug_conv_backend chose (TT_CONV_AUTO unless a test or
+ * the bench forced one). */
+int conv_backend(void);
+
 #endif

@@ -49,6 +49,18 @@ tt_tensor *tt_im2col(const tt_tensor *x, const int64_t kernel_size[2],
 tt_tensor *tt_col2im(const tt_tensor *cols, const int64_t output_size[2],
                      const int64_t kernel_size[2], const int64_t dilation[2],
                      const int64_t padding[2], const int64_t stride[2]);
+/* Which implementation runs a convolution pass: TT_CONV_AUTO picks per
+ * dtype and shape (ops/conv_gemm.c says how); the others force oneDNN
+ * (f32 only; f64 and shapes oneDNN refuses still take the GEMM path) or
+ * im2col + GEMM. For tests and the bench; process-wide. */
+typedef enum { TT_CONV_AUTO, TT_CONV_GEMM, TT_CONV_ONEDNN } tt_conv_backend;
+void tt_debug_conv_backend(tt_conv_backend backend);
+/* oneDNN primitives (convolutions and reorders) created so far: they are
+ * cached per shape, so a replayed compiled step creates none. */
+int64_t tt_debug_conv_primitives(void);
+/* "oneDNN 2.6.3 (OpenMP)": the oneDNN the library runs on. */
+const char *tt_onednn_version(void);
+
 #ifdef TT_CALLSITES
 #define tt_conv2d(...) TT_CALLSITE_T(tt_conv2d, __VA_ARGS__)
 #define tt_conv1d(...) TT_CALLSITE_T(tt_conv1d, __VA_ARGS__)

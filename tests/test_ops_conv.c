@@ -187,7 +187,12 @@ static void assert_values(const tt_tensor *y, const double *want, int64_t n, dou
 START_TEST(test_conv_cases)
 {
     const conv_case *c = &cases[_i];
-    for (int f = 0; f < 2; f++) {
+    /* f32 by each backend (auto: oneDNN), then f64 (im2col + GEMM) */
+    static const tt_conv_backend backends[4] = {TT_CONV_AUTO, TT_CONV_GEMM, TT_CONV_ONEDNN,
+                                                TT_CONV_AUTO};
+    for (int run = 0; run < 4; run++) {
+        int f = run == 3;
+        tt_debug_conv_backend(backends[run]);
         tt_dtype dt = f ? TT_F64 : TT_F32;
         int64_t xs[4], ws[4], ys[4];
         case_shapes(c, xs, ws, ys);
@@ -226,6 +231,77 @@ START_TEST(test_conv_cases)
         free(xv), free(wv), free(bv), free(want);
         tt_release(x), tt_release(w), tt_release(b);
     }
+    tt_debug_conv_backend(TT_CONV_AUTO);
+}
+END_TEST
+
+/* The f32 gradients (input, weight, bias) by oneDNN equal im2col + GEMM's
+ * (checked against the direct loop through gradcheck in f64). */
+START_TEST(test_conv_backends_agree)
+{
+    const conv_case *c = &cases[_i];
+    int64_t xs[4], ws[4], ys[4];
+    case_shapes(c, xs, ws, ys);
+    int nd = c->nsp + 2;
+    tt_tensor *in[3] = {rnd(nd, xs, TT_F32), rnd(nd, ws, TT_F32), rnd(1, &ys[1], TT_F32)};
+    tt_tensor *gy = rnd(nd, ys, TT_F32);
+    for (int i = 0; i < 3; i++)
+        OK(tt_set_requires_grad(in[i], true));
+    double *got[2][3];
+    for (int b = 0; b < 2; b++) {
+        tt_debug_conv_backend(b ? TT_CONV_ONEDNN : TT_CONV_GEMM);
+        tt_tensor *y = NN(case_call(c, in[0], in[1], in[2])), *g[3];
+        OK(tt_grad(1, &y, &gy, 3, in, g));
+        for (int i = 0; i < 3; i++) {
+            got[b][i] = values(g[i]);
+            tt_release(g[i]);
+        }
+        tt_release(y);
+    }
+    tt_debug_conv_backend(TT_CONV_AUTO);
+    for (int i = 0; i < 3; i++) {
+        int64_t n = tt_numel(in[i]);
+        for (int64_t j = 0; j < n; j++)
+            CHECK(fabs(got[0][i][j] - got[1][i][j]) <= 1e-4 * (1 + fabs(got[0][i][j])),
+                  "%s: gradient %d element %lld: GEMM %.9g, oneDNN %.9g", c->name, i,
+                  (long long)j, got[0][i][j], got[1][i][j]);
+        free(got[0][i]), free(got[1][i]);
+        tt_release(in[i]);
+    }
+    tt_release(gy);
+}
+END_TEST
+
+/* oneDNN primitives are created once per shape: replaying a compiled
+ * f32 training step creates none. */
+static tt_status step_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud);
+
+START_TEST(test_conv_primitive_cache)
+{
+    const conv_case *c = &cases[3];
+    int64_t xs[4], ws[4], ys[4];
+    case_shapes(c, xs, ws, ys);
+    tt_tensor *in[3] = {rnd(4, xs, TT_F32), rnd(4, ws, TT_F32), rnd(1, &ys[1], TT_F32)};
+    for (int i = 0; i < 3; i++)
+        OK(tt_set_requires_grad(in[i], true));
+    tt_trace_opts o = {.mode = TT_TRACE_FAKE, .fullgraph = true, .ud = (void *)c,
+                       .ud_constant = true};
+    tt_compiled *cc = NN(tt_compile(step_fn, 3, 4, &o));
+    tt_tensor *out[4];
+    OK(tt_compiled_call(cc, in, out)); /* traces, and creates the primitives */
+    for (int i = 0; i < 4; i++)
+        tt_release(out[i]);
+    int64_t made = tt_debug_conv_primitives();
+    ck_assert_int_gt(made, 0);
+    for (int rep = 0; rep < 3; rep++) {
+        OK(tt_compiled_call(cc, in, out));
+        for (int i = 0; i < 4; i++)
+            tt_release(out[i]);
+    }
+    ck_assert_int_eq(tt_debug_conv_primitives(), made);
+    tt_compiled_free(cc);
+    for (int i = 0; i < 3; i++)
+        tt_release(in[i]);
 }
 END_TEST
 
@@ -580,6 +656,8 @@ static Suite *conv_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_conv_cases, 0, TT_TABLE_LEN(cases));
     tcase_add_loop_test(tc, test_conv_gradcheck, 0, TT_TABLE_LEN(cases));
+    tcase_add_loop_test(tc, test_conv_backends_agree, 0, TT_TABLE_LEN(cases));
+    tcase_add_test(tc, test_conv_primitive_cache);
     tcase_add_test(tc, test_conv_grad_input_only);
     tcase_add_test(tc, test_conv_channels_last);
     tcase_add_test(tc, test_unfold_fold);
