@@ -20,8 +20,8 @@
  * default OMP_WAIT_POLICY, fixed when libgomp loads, before any code of
  * ours runs): alternating with our pool and OpenBLAS's threads on the same
  * cores, a 0.5 ms convolution took 30 ms. So oneDNN's OpenMP regions run
- * on one thread (omp_set_num_threads(1) on each calling thread, libgomp
- * then starts no workers), and the parallelism is ours: the batch is cut
+ * on one thread (omp_set_num_threads(1) on the calling thread for the
+ * call, libgomp then starts no workers), and the parallelism is ours: the batch is cut
  * into tt_get_num_threads() chunks, each a primitive call on one of our
  * pool threads (backward-weights chunks write partial gradients, added in
  * chunk order). This also keeps the ThreadSanitizer build clean: no
@@ -79,12 +79,14 @@ static dnnl_engine_t engine;
 static bool engine_ok;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static void (*omp_set)(int);
+static int (*omp_get)(void);
 
 static void engine_init(void)
 {
     engine_ok = dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success;
     /* libgomp is loaded with libdnnl; looked up so we need no -fopenmp */
     *(void **)&omp_set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    *(void **)&omp_get = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
 }
 
 static char version_buf[64];
@@ -377,12 +379,11 @@ static dnnl_status_t entry_exec(const prim_entry *e, void *const ptr[3], char *b
                                 const char **what)
 {
     /* oneDNN's OpenMP regions run on one thread: the calling thread (see
-     * the top of the file); set once per thread */
-    static _Thread_local bool omp_single;
-    if (omp_set && !omp_single) {
+     * the top of the file). The thread's own count is restored after, so
+     * a user's OpenMP code on the same thread sees no change. */
+    int omp_prev = omp_set && omp_get ? omp_get() : 1;
+    if (omp_prev != 1)
         omp_set(1);
-        omp_single = true;
-    }
     size_t off[3], at = 0;
     for (int i = 0; i < 3; i++)
         if (e->ops[i].reorder) {
@@ -438,6 +439,8 @@ static dnnl_status_t entry_exec(const prim_entry *e, void *const ptr[3], char *b
         dnnl_memory_destroy(sp);
     if (stream)
         dnnl_stream_destroy(stream);
+    if (omp_prev != 1)
+        omp_set(omp_prev);
     return s;
 }
 
