@@ -789,9 +789,24 @@ tt_tensor *tt_conv1d(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b,
     return conv_nd("tt_conv1d", 1, x, w, b, opts);
 }
 
+/* The pairs of tt_im2col / tt_col2im must be there: NULL is no default. */
+static bool pairs_given(const char *fn, int n, const int64_t *const *v, const char *const *names)
+{
+    for (int i = 0; i < n; i++)
+        if (!v[i]) {
+            tt_error(TT_EINVAL, "%s: argument '%s' is NULL (expected 2 values)", fn, names[i]);
+            return false;
+        }
+    return true;
+}
+
 tt_tensor *tt_im2col(const tt_tensor *x, const int64_t kernel_size[2], const int64_t dilation[2],
                      const int64_t padding[2], const int64_t stride[2])
 {
+    if (!pairs_given("tt_im2col", 4,
+                     (const int64_t *const[]){kernel_size, dilation, padding, stride},
+                     (const char *const[]){"kernel_size", "dilation", "padding", "stride"}))
+        return NULL;
     return tt__call_op(TT_OP_IM2COL,
                        TT_ARGS(tt_v_tensor(x), tt_v_ints(2, kernel_size), tt_v_ints(2, dilation),
                                tt_v_ints(2, padding), tt_v_ints(2, stride)));
@@ -801,6 +816,12 @@ tt_tensor *tt_col2im(const tt_tensor *x, const int64_t output_size[2],
                      const int64_t kernel_size[2], const int64_t dilation[2],
                      const int64_t padding[2], const int64_t stride[2])
 {
+    if (!pairs_given("tt_col2im", 5,
+                     (const int64_t *const[]){output_size, kernel_size, dilation, padding,
+                                              stride},
+                     (const char *const[]){"output_size", "kernel_size", "dilation", "padding",
+                                           "stride"}))
+        return NULL;
     return tt__call_op(TT_OP_COL2IM,
                        TT_ARGS(tt_v_tensor(x), tt_v_ints(2, output_size),
                                tt_v_ints(2, kernel_size), tt_v_ints(2, dilation),

@@ -500,6 +500,37 @@ START_TEST(test_conv_compiled_step)
 }
 END_TEST
 
+/* A traced training step holds one convolution node and one
+ * convolution_backward node (the three gradients in one call), as
+ * PyTorch's graphs do. */
+START_TEST(test_conv_traced_nodes)
+{
+    const conv_case *c = &cases[3];
+    int64_t xs[4], ws[4], ys[4];
+    case_shapes(c, xs, ws, ys);
+    tt_tensor *in[3] = {rnd(4, xs, TT_F32), rnd(4, ws, TT_F32), rnd(1, &ys[1], TT_F32)};
+    for (int i = 0; i < 3; i++)
+        OK(tt_set_requires_grad(in[i], true));
+    tt_graph *g = NN(tt_trace(step_fn, 3, in,
+                              &(tt_trace_opts){.mode = TT_TRACE_FAKE, .fullgraph = true,
+                                               .nout = 4, .ud = (void *)c,
+                                               .ud_constant = true}));
+    int fwd = 0, bwd = 0;
+    for (int i = 0; i < tt_graph_num_nodes(g); i++) {
+        if (tt_graph_node_kind(g, i) != TT_NODE_OP)
+            continue;
+        const char *name = tt_op_name(tt_graph_node_op(g, i));
+        fwd += strcmp(name, "tt::convolution") == 0;
+        bwd += strcmp(name, "tt::convolution_backward") == 0;
+    }
+    ck_assert_int_eq(fwd, 1);
+    ck_assert_int_eq(bwd, 1);
+    tt_graph_free(g);
+    for (int i = 0; i < 3; i++)
+        tt_release(in[i]);
+}
+END_TEST
+
 /* A symbolic batch and image size flow through the fake path. */
 START_TEST(test_conv_symbolic)
 {
@@ -612,6 +643,15 @@ static const tt_op *conv_op(void) { return tt_op_find("tt::convolution"); }
     X(im2col_stride, tt_im2col(in.x, (int64_t[]){2, 2}, (int64_t[]){1, 1}, (int64_t[]){0, 0}, \
                                (int64_t[]){0, 1}), TT_EINVAL,                  \
       "tt::im2col: stride should be greater than zero")                       \
+    X(im2col_null_pair, tt_im2col(in.x, NULL, (int64_t[]){1, 1}, (int64_t[]){0, 0},       \
+                                  (int64_t[]){1, 1}), TT_EINVAL,                 \
+      "tt_im2col: argument 'kernel_size' is NULL (expected 2 values)")         \
+    X(col2im_null_pair, tt_col2im(in.w5, (int64_t[]){4, 4}, (int64_t[]){2, 2},  \
+                                  (int64_t[]){1, 1}, NULL, (int64_t[]){1, 1}), TT_EINVAL, \
+      "tt_col2im: argument 'padding' is NULL (expected 2 values)")             \
+    X(im2col_null_input, tt_im2col(NULL, (int64_t[]){2, 2}, (int64_t[]){1, 1},             \
+                                   (int64_t[]){0, 0}, (int64_t[]){1, 1}), TT_EINVAL, \
+      "tt::im2col: argument 'self' (#1)")                                     \
     X(col2im_blocks, tt_col2im(in.w5, (int64_t[]){4, 4}, (int64_t[]){3, 3},  \
                                (int64_t[]){1, 1}, (int64_t[]){0, 0}, (int64_t[]){1, 1}), \
       TT_ESHAPE, "tt::col2im: Expected size of input's dimension 1 to be divisible by the " \
@@ -664,6 +704,7 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, test_unfold_fold_gradcheck);
     tcase_add_test(tc, test_conv_compiled_step);
     tcase_add_test(tc, test_conv_symbolic);
+    tcase_add_test(tc, test_conv_traced_nodes);
     tcase_add_test(tc, test_conv_backward_mask);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
