@@ -297,7 +297,15 @@ static prim_entry *entry_get(const prim_key *k)
     pthread_mutex_unlock(&cache_lock);
     /* created outside the lock: other passes stay usable meanwhile (two
      * threads may both create the same pass; the second is dropped) */
+    /* created for one OpenMP thread: oneDNN sizes a primitive's thread
+     * split when it is created (jcp.nthr), and would start that many
+     * OpenMP threads whatever the count at execution */
+    int omp_prev = omp_set && omp_get ? omp_get() : 1;
+    if (omp_prev != 1)
+        omp_set(1);
     prim_entry *e = entry_create(k);
+    if (omp_prev != 1)
+        omp_set(omp_prev);
     if (!e && !(e = tt__calloc(1, sizeof *e))) {
         tt_clear_error();
         return NULL;
