@@ -728,6 +728,11 @@ def conv_cases():
             case(conv, T(dt, xs, "c", rg=rg), T(dt, ws, "c", rg=rg),
                  T(dt, [oc], "c", rg=rg) if bias else None, st, pad, dil, tr, op, g,
                  tol=1e-4 if dt == F32 else None)
+    # one value for every spatial dim, as PyTorch's expand_param_if_needed
+    case(conv, T(F64, [2, 3, 7, 6], "c", rg=True), T(F64, [4, 3, 3, 2], "c", rg=True),
+         T(F64, [4], "c", rg=True), [2], [1], [1], False, [0], 1)
+    case(conv, T(F64, [1, 4, 5, 5], "c", rg=True), T(F64, [4, 2, 2, 2], "c", rg=True), None,
+         [2], [0], [2], True, [1], 2)
     # non-contiguous inputs and weights; channels_last in, channels_last out
     for lay in ["t", "s", CL]:
         for dt in [F64, F32]:
