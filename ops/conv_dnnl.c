@@ -162,8 +162,9 @@ static dnnl_status_t conv_desc(const prim_key *k, int pass, const dnnl_memory_de
     }
 }
 
-/* Creates the primitives of one pass; NULL when oneDNN has none for it. */
-static prim_entry *entry_create(const prim_key *k)
+/* Creates the primitives of pass k into e (zeroed); false when oneDNN
+ * has none for it (e is then cleared again). No allocation of ours. */
+static bool entry_create(prim_entry *e, const prim_key *k)
 {
     dnnl_dims_t src_d, wei_d, dst_d;
     int wnd;
@@ -176,13 +177,9 @@ static prim_entry *entry_create(const prim_key *k)
         dnnl_memory_desc_init_by_tag(&any[0], 4, src_d, dnnl_f32, dnnl_format_tag_any) ||
         dnnl_memory_desc_init_by_tag(&any[1], wnd, wei_d, dnnl_f32, dnnl_format_tag_any) ||
         dnnl_memory_desc_init_by_tag(&any[2], 4, dst_d, dnnl_f32, dnnl_format_tag_any))
-        return NULL;
-    prim_entry *e = tt__calloc(1, sizeof *e);
+        return false;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t fwd_pd = NULL, pd = NULL;
-    if (!e)
-        return NULL;
-    e->key = *k;
     dnnl_convolution_desc_t fd, cd;
     bool ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
               dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ==
@@ -256,12 +253,15 @@ static prim_entry *entry_create(const prim_key *k)
         dnnl_primitive_desc_destroy(fwd_pd);
     if (attr)
         dnnl_primitive_attr_destroy(attr);
-    if (!ok) {
-        entry_destroy(e);
-        return NULL;
+    if (!ok) { /* what was made is dropped: e marks a refused pass */
+        if (e->prim)
+            dnnl_primitive_destroy(e->prim);
+        for (int i = 0; i < 3; i++)
+            if (e->ops[i].reorder)
+                dnnl_primitive_destroy(e->ops[i].reorder);
+        memset(e, 0, sizeof *e);
     }
-    e->refs = 1;
-    return e;
+    return ok;
 }
 
 static void entry_unref(prim_entry *e)
@@ -274,10 +274,12 @@ static void entry_unref(prim_entry *e)
 }
 
 /* The cached primitives of a pass (a reference the caller drops with
- * entry_unref), created on first use; NULL when oneDNN has none. A pass
- * oneDNN refused is remembered too (prim NULL), so it is not tried again. */
-static prim_entry *entry_get(const prim_key *k)
+ * entry_unref), created on first use; NULL when oneDNN has none (*st
+ * TT_OK) or when out of memory (*st the error). A pass oneDNN refused is
+ * remembered too (prim NULL), so it is not tried again. */
+static prim_entry *entry_get(const prim_key *k, tt_status *st)
 {
+    *st = TT_OK;
     pthread_once(&engine_once, engine_init);
     if (!engine_ok)
         return NULL;
@@ -300,16 +302,17 @@ static prim_entry *entry_get(const prim_key *k)
     /* created for one OpenMP thread: oneDNN sizes a primitive's thread
      * split when it is created (jcp.nthr), and would start that many
      * OpenMP threads whatever the count at execution */
+    prim_entry *e = tt__calloc(1, sizeof *e);
+    if (!e) {
+        *st = tt_errcode();
+        return NULL;
+    }
     int omp_prev = omp_set && omp_get ? omp_get() : 1;
     if (omp_prev != 1)
         omp_set(1);
-    prim_entry *e = entry_create(k);
+    entry_create(e, k);
     if (omp_prev != 1)
         omp_set(omp_prev);
-    if (!e && !(e = tt__calloc(1, sizeof *e))) {
-        tt_clear_error();
-        return NULL;
-    }
     e->key = *k;
     e->refs = 2;
     prim_entry *drop = NULL;
@@ -515,13 +518,14 @@ tt_status conv_dnnl_run(int pass, const conv_geom *g, void *const ptr[3], bool *
     chunk_plan p = {.per = (g->N + t - 1) / t};
     p.chunks = (g->N + p.per - 1) / p.per;
     k.N = p.per;
-    if (!(p.full = entry_get(&k)))
-        return TT_OK;
+    tt_status st;
+    if (!(p.full = entry_get(&k, &st)))
+        return st;
     k.N = g->N - (p.chunks - 1) * p.per;
-    p.last = k.N == p.per ? p.full : entry_get(&k);
+    p.last = k.N == p.per ? p.full : entry_get(&k, &st);
     if (!p.last) {
         entry_unref(p.full);
-        return TT_OK;
+        return st;
     }
     *ran = true;
     int64_t xs = g->C * g->in[0] * g->in[1], ys = g->O * g->out[0] * g->out[1];
@@ -536,7 +540,6 @@ tt_status conv_dnnl_run(int pass, const conv_geom *g, void *const ptr[3], bool *
     size_t partial_bytes =
         pass == CONV_PASS_BWD_WEIGHTS ? (size_t)(p.chunks - 1) * (size_t)p.wnumel * 4 : 0;
     size_t cap = 0, total = (size_t)p.chunks * p.bytes + partial_bytes;
-    tt_status st = TT_OK;
     p.block = tt__alloc_storage(total, &cap);
     if (!p.block) {
         st = tt_errcode();

@@ -549,6 +549,44 @@ START_TEST(test_conv_symbolic)
 }
 END_TEST
 
+/* Out of memory at any allocation of a convolution and its backward is
+ * TT_ENOMEM, never a crash or a wrong result, and leaves nothing behind;
+ * f32 (oneDNN: its cache entry, scratchpads, chunks) and f64 (im2col
+ * columns). A shape no other test uses, so its primitives are made here. */
+START_TEST(test_conv_oom)
+{
+    for (int f = 0; f < 2; f++) {
+        tt_dtype dt = f ? TT_F64 : TT_F32;
+        tt_tensor *x = rnd(4, (int64_t[]){3, 2, 9, 7}, dt), *w = rnd(4, (int64_t[]){5, 2, 3, 2}, dt);
+        OK(tt_set_requires_grad(x, true));
+        OK(tt_set_requires_grad(w, true));
+        tt_conv_opts o = {.stride = {2, 1}, .padding = {1, 1}};
+        int failures = 0;
+        for (int64_t k = 1; k < 200; k++) {
+            tt_debug_fail_alloc(k);
+            tt_tensor *y = tt_conv2d(x, w, NULL, &o), *g[2] = {NULL, NULL};
+            tt_status st = y ? tt_grad(1, &y, &y, 2, (tt_tensor *[]){x, w}, g) : tt_errcode();
+            tt_debug_fail_alloc(0);
+            tt_release(y), tt_release(g[0]), tt_release(g[1]);
+            if (st == TT_OK)
+                break;
+            ck_assert_int_eq(st, TT_ENOMEM);
+            failures++;
+        }
+        ck_assert_int_ge(failures, 3);
+        /* and then it works, with the right values */
+        tt_tensor *y = NN(tt_conv2d(x, w, NULL, &o));
+        tt_debug_conv_backend(TT_CONV_GEMM);
+        tt_tensor *y2 = NN(tt_conv2d(x, w, NULL, &o));
+        tt_debug_conv_backend(TT_CONV_AUTO);
+        double *a = values(y2);
+        assert_values(y, a, tt_numel(y), 1e-5, "after out of memory");
+        free(a);
+        tt_release(y), tt_release(y2), tt_release(x), tt_release(w);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 static struct {
@@ -705,6 +743,7 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, test_conv_compiled_step);
     tcase_add_test(tc, test_conv_symbolic);
     tcase_add_test(tc, test_conv_traced_nodes);
+    tcase_add_test(tc, test_conv_oom);
     tcase_add_test(tc, test_conv_backward_mask);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
