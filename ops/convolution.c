@@ -501,41 +501,42 @@ static tt_status convolution_backward(tt_autograd_ctx *ctx, tt_tensor *const *g,
 
 /* ------------------------------------------------------ im2col, col2im */
 
-static tt_status pair_arg(tt_frame *f, int i, const char *op, const char *name, int64_t *out,
-                          int64_t min)
+/* The geometry of im2col/col2im from kernel_size, dilation, padding and
+ * stride (two values each, argument numbers from argno on), checked as
+ * PyTorch checks them. */
+static tt_status unfold_geom(const char *op, const int64_t *const v[4], int argno, conv_geom *g)
 {
-    const int64_t *v;
-    int n;
-    tt_status st = tt_arg_ints(f, i, &v, &n);
-    if (st)
-        return st;
-    if (n != 2)
-        return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): expected 2 values, got %d", op,
-                        name, i + 1, n);
-    for (int k = 0; k < 2; k++) {
-        if (v[k] < min)
-            return tt_error(TT_EINVAL, "%s: %s should be %s than zero, but got %s_height: %lld "
-                                       "%s_width: %lld", op, name,
-                            min ? "greater" : "greater or equal", name, (long long)v[0], name,
-                            (long long)v[1]);
-        out[k] = v[k];
+    static const char *const names[4] = {"kernel_size", "dilation", "padding", "stride"};
+    memset(g, 0, sizeof *g);
+    int64_t *out[4] = {g->k, g->d, g->p, g->s};
+    for (int a = 0; a < 4; a++) {
+        int64_t min = a == 2 ? 0 : 1;
+        if (v[a][0] < min || v[a][1] < min)
+            return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): %s should be %s than zero, "
+                                       "but got %s_height: %lld %s_width: %lld", op, names[a],
+                            argno + a, names[a], min ? "greater" : "greater or equal", names[a],
+                            (long long)v[a][0], names[a], (long long)v[a][1]);
+        out[a][0] = v[a][0], out[a][1] = v[a][1];
     }
+    g->G = 1;
     return TT_OK;
 }
 
-/* The geometry of im2col/col2im of an image [N, C, H, W] (N = 1 for an
- * unbatched [C, H, W]), read from arguments k, d, p, s starting at first. */
+/* Reads the four pairs of a frame from argument `first` on. */
 static tt_status unfold_args(tt_frame *f, int first, const char *op, conv_geom *g)
 {
-    tt_status st;
-    memset(g, 0, sizeof *g);
-    if ((st = pair_arg(f, first, op, "kernel_size", g->k, 1)) ||
-        (st = pair_arg(f, first + 1, op, "dilation", g->d, 1)) ||
-        (st = pair_arg(f, first + 2, op, "padding", g->p, 0)) ||
-        (st = pair_arg(f, first + 3, op, "stride", g->s, 1)))
-        return st;
-    g->G = 1;
-    return TT_OK;
+    static const char *const names[4] = {"kernel_size", "dilation", "padding", "stride"};
+    const int64_t *v[4];
+    for (int a = 0; a < 4; a++) {
+        int n;
+        tt_status st = tt_arg_ints(f, first + a, &v[a], &n);
+        if (st)
+            return st;
+        if (n != 2)
+            return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): expected 2 values, got %d", op,
+                            names[a], first + a + 1, n);
+    }
+    return unfold_geom(op, v, first + 1, g);
 }
 
 /* Output spatial size of a sliding window; false when it is not positive. */
@@ -553,53 +554,114 @@ static bool unfold_out(const conv_geom *g, const tt_size *in, tt_size *out)
 
 /* tt::im2col(self [N, C, H, W] or [C, H, W], ...) -> [N, C kh kw, L]: the
  * sliding blocks of self as columns (F.unfold). */
+static tt_tensor *im2col(const tt_tensor *x, conv_geom *g, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_IM2COL);
+    if (want_float(op, "self", 1, x))
+        return NULL;
+    int nd = tt_ndim(x);
+    char s1[128];
+    if (nd != 3 && nd != 4) {
+        tt_error(TT_ESHAPE, "%s: Expected 3D or 4D (batch mode) tensor for input with possibly 0 "
+                            "batch size and non-zero dimensions for input, but got: %s", op,
+                 tt_shape_str(x, s1, sizeof s1));
+        return NULL;
+    }
+    const tt_size *xs = tt_sizes(x) + (nd - 3);
+    tt_size o[2];
+    if (!unfold_out(g, xs + 1, o)) {
+        char s2[64];
+        tt_error(TT_ESHAPE, "%s: Given input with spatial size (%s), kernel_size=(%lld, %lld), "
+                            "dilation=(%lld, %lld), padding=(%lld, %lld), calculated shape of "
+                            "the array of sliding blocks as %s, but its components must be at "
+                            "least one.", op, tt_size_list_str(2, xs + 1, false, s1, sizeof s1),
+                 (long long)g->k[0], (long long)g->k[1], (long long)g->d[0], (long long)g->d[1],
+                 (long long)g->p[0], (long long)g->p[1],
+                 tt_size_list_str(2, o, false, s2, sizeof s2));
+        return NULL;
+    }
+    tt_size os[3] = {nd == 4 ? tt_sizes(x)[0] : 1, tt_sym_mul(xs[0], g->k[0] * g->k[1]),
+                     tt_sym_mul(o[0], o[1])};
+    fake = fake || is_fake(x);
+    tt_tensor *y = tt__ops_new(fake, nd - 1, nd == 4 ? os : os + 1, NULL, tt_dtype_of(x));
+    if (!y || fake || tt_numel(y) == 0)
+        return y;
+    tt_tensor *xc = contig(x);
+    if (!xc)
+        return tt_release(y);
+    g->N = os[0], g->C = xs[0], g->in[0] = xs[1], g->in[1] = xs[2];
+    g->out[0] = o[0], g->out[1] = o[1];
+    conv_im2col_batch(g, tt_dtype_of(x), tt__ptr(xc), tt__ptr(y));
+    tt_release(xc);
+    return y;
+}
+
 static tt_status im2col_kernel(tt_frame *f)
 {
     tt_tensor *x;
     conv_geom g;
     tt_status st;
-    const char *op = tt__op_label(TT_OP_IM2COL);
-    if ((st = tt_arg_tensor(f, 0, &x)) || (st = unfold_args(f, 1, op, &g)) ||
-        (st = want_float(op, "self", 1, x)))
+    if ((st = tt_arg_tensor(f, 0, &x)) ||
+        (st = unfold_args(f, 1, tt__op_label(TT_OP_IM2COL), &g)))
         return st;
-    int nd = tt_ndim(x);
-    char s1[128];
-    if (nd != 3 && nd != 4)
-        return tt_error(TT_ESHAPE, "%s: Expected 3D or 4D (batch mode) tensor for input with "
-                                   "possibly 0 batch size and non-zero dimensions for input, "
-                                   "but got: %s", op, tt_shape_str(x, s1, sizeof s1));
-    const tt_size *xs = tt_sizes(x) + (nd - 3);
-    tt_size o[2];
-    if (!unfold_out(&g, xs + 1, o)) {
-        char s2[64];
-        return tt_error(TT_ESHAPE, "%s: Given input with spatial size (%s), kernel_size=(%lld, "
-                                   "%lld), dilation=(%lld, %lld), padding=(%lld, %lld), "
-                                   "calculated shape of the array of sliding blocks as %s, but "
-                                   "its components must be at least one.", op,
-                        tt_size_list_str(2, xs + 1, false, s1, sizeof s1), (long long)g.k[0],
-                        (long long)g.k[1], (long long)g.d[0], (long long)g.d[1],
-                        (long long)g.p[0], (long long)g.p[1],
-                        tt_size_list_str(2, o, false, s2, sizeof s2));
-    }
-    tt_size os[3] = {nd == 4 ? tt_sizes(x)[0] : 1, tt_sym_mul(xs[0], g.k[0] * g.k[1]),
-                     tt_sym_mul(o[0], o[1])};
-    bool fake = tt_frame_is_fake(f) || is_fake(x);
-    tt_tensor *y = tt__ops_new(fake, nd - 1, nd == 4 ? os : os + 1, NULL, tt_dtype_of(x));
-    if (!y || fake || tt_numel(y) == 0)
-        return y ? tt_return(f, 0, y) : tt_errcode();
-    tt_tensor *xc = contig(x);
-    if (!xc) {
-        tt_release(y);
-        return tt_errcode();
-    }
-    g.N = os[0], g.C = xs[0], g.in[0] = xs[1], g.in[1] = xs[2], g.out[0] = o[0], g.out[1] = o[1];
-    conv_im2col_batch(&g, tt_dtype_of(x), tt__ptr(xc), tt__ptr(y));
-    tt_release(xc);
-    return tt_return(f, 0, y);
+    tt_tensor *y = im2col(x, &g, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
 }
 
 /* tt::col2im(self [N, C kh kw, L] or [C kh kw, L], output_size, ...) ->
  * [N, C, H, W]: sums the columns back into the image (F.fold). */
+static tt_tensor *col2im(const tt_tensor *x, const tt_size *osz, conv_geom *g, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_COL2IM);
+    if (want_float(op, "self", 1, x))
+        return NULL;
+    char s1[128], s2[64], s3[64];
+    int nd = tt_ndim(x);
+    if (nd != 2 && nd != 3) {
+        tt_error(TT_ESHAPE, "%s: Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                            "batch size and non-zero dimensions for input, but got: %s", op,
+                 tt_shape_str(x, s1, sizeof s1));
+        return NULL;
+    }
+    const tt_size *xs = tt_sizes(x) + (nd - 2);
+    int64_t kk = g->k[0] * g->k[1];
+    if (!tt_size_eq(tt_sym_mod(xs[0], kk), 0)) {
+        tt_size_str(xs[0], s2, sizeof s2);
+        tt_error(TT_ESHAPE, "%s: Expected size of input's dimension 1 to be divisible by the "
+                            "product of kernel_size, but got input.size(1)=%s and "
+                            "kernel_size=(%lld, %lld)", op, s2, (long long)g->k[0],
+                 (long long)g->k[1]);
+        return NULL;
+    }
+    tt_size o[2];
+    bool ok = unfold_out(g, osz, o);
+    if (!ok || !tt_size_eq(tt_sym_mul(o[0], o[1]), xs[1])) {
+        tt_size_str(xs[1], s2, sizeof s2);
+        tt_error(TT_ESHAPE, "%s: Given output_size=%s, kernel_size=(%lld, %lld), "
+                            "dilation=(%lld, %lld), padding=(%lld, %lld), stride=(%lld, %lld), "
+                            "expected size of input's dimension 2 to match the calculated "
+                            "number of sliding blocks %s, but got input.size(2)=%s.", op,
+                 tt_size_list_str(2, osz, false, s3, sizeof s3), (long long)g->k[0],
+                 (long long)g->k[1], (long long)g->d[0], (long long)g->d[1], (long long)g->p[0],
+                 (long long)g->p[1], (long long)g->s[0], (long long)g->s[1],
+                 tt_size_list_str(2, o, false, s1, sizeof s1), s2);
+        return NULL;
+    }
+    tt_size os[4] = {nd == 3 ? tt_sizes(x)[0] : 1, tt_sym_floordiv(xs[0], kk), osz[0], osz[1]};
+    fake = fake || is_fake(x);
+    tt_tensor *y = tt__ops_new(fake, nd + 1, nd == 3 ? os : os + 1, NULL, tt_dtype_of(x));
+    if (!y || fake || tt_numel(y) == 0)
+        return y;
+    tt_tensor *xc = contig(x);
+    if (!xc)
+        return tt_release(y);
+    g->N = os[0], g->C = os[1], g->in[0] = osz[0], g->in[1] = osz[1];
+    g->out[0] = o[0], g->out[1] = o[1];
+    conv_col2im_batch(g, tt_dtype_of(x), tt__ptr(xc), tt__ptr(y));
+    tt_release(xc);
+    return y;
+}
+
 static tt_status col2im_kernel(tt_frame *f)
 {
     tt_tensor *x;
@@ -608,56 +670,15 @@ static tt_status col2im_kernel(tt_frame *f)
     int nosz;
     tt_status st;
     const char *op = tt__op_label(TT_OP_COL2IM);
-    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_ints(f, 1, &osz, &nosz)) ||
-        (st = unfold_args(f, 2, op, &g)) || (st = want_float(op, "self", 1, x)))
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_ints(f, 1, &osz, &nosz)))
         return st;
-    char s1[128], s2[64];
-    int nd = tt_ndim(x);
     if (nosz != 2)
         return tt_error(TT_EINVAL, "%s: argument 'output_size' (#2): expected 2 values, got %d",
                         op, nosz);
-    if (nd != 2 && nd != 3)
-        return tt_error(TT_ESHAPE, "%s: Expected 2D or 3D (batch mode) tensor for input with "
-                                   "possibly 0 batch size and non-zero dimensions for input, "
-                                   "but got: %s", op, tt_shape_str(x, s1, sizeof s1));
-    const tt_size *xs = tt_sizes(x) + (nd - 2);
-    int64_t kk = g.k[0] * g.k[1];
-    if (!tt_size_eq(tt_sym_mod(xs[0], kk), 0)) {
-        tt_size_str(xs[0], s2, sizeof s2);
-        return tt_error(TT_ESHAPE, "%s: Expected size of input's dimension 1 to be divisible by "
-                                   "the product of kernel_size, but got input.size(1)=%s and "
-                                   "kernel_size=(%lld, %lld)", op, s2, (long long)g.k[0],
-                        (long long)g.k[1]);
-    }
-    tt_size o[2];
-    bool ok = unfold_out(&g, osz, o);
-    if (!ok || !tt_size_eq(tt_sym_mul(o[0], o[1]), xs[1])) {
-        tt_size_str(xs[1], s2, sizeof s2);
-        return tt_error(TT_ESHAPE, "%s: Given output_size=(%lld, %lld), kernel_size=(%lld, "
-                                   "%lld), dilation=(%lld, %lld), padding=(%lld, %lld), "
-                                   "stride=(%lld, %lld), expected size of input's dimension 2 "
-                                   "to match the calculated number of sliding blocks %s, but "
-                                   "got input.size(2)=%s.", op, (long long)osz[0],
-                        (long long)osz[1], (long long)g.k[0], (long long)g.k[1],
-                        (long long)g.d[0], (long long)g.d[1], (long long)g.p[0],
-                        (long long)g.p[1], (long long)g.s[0], (long long)g.s[1],
-                        tt_size_list_str(2, o, false, s1, sizeof s1), s2);
-    }
-    tt_size os[4] = {nd == 3 ? tt_sizes(x)[0] : 1, tt_sym_floordiv(xs[0], kk), osz[0], osz[1]};
-    bool fake = tt_frame_is_fake(f) || is_fake(x);
-    tt_tensor *y = tt__ops_new(fake, nd + 1, nd == 3 ? os : os + 1, NULL, tt_dtype_of(x));
-    if (!y || fake || tt_numel(y) == 0)
-        return y ? tt_return(f, 0, y) : tt_errcode();
-    tt_tensor *xc = contig(x);
-    if (!xc) {
-        tt_release(y);
-        return tt_errcode();
-    }
-    g.N = os[0], g.C = os[1], g.in[0] = osz[0], g.in[1] = osz[1], g.out[0] = o[0],
-    g.out[1] = o[1];
-    conv_col2im_batch(&g, tt_dtype_of(x), tt__ptr(xc), tt__ptr(y));
-    tt_release(xc);
-    return tt_return(f, 0, y);
+    if ((st = unfold_args(f, 2, op, &g)))
+        return st;
+    tt_tensor *y = col2im(x, osz, &g, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
 }
 
 static tt_status setup_unfold(tt_autograd_ctx *ctx, const tt_value *in, int nin,
@@ -807,6 +828,13 @@ tt_tensor *tt_im2col(const tt_tensor *x, const int64_t kernel_size[2], const int
                      (const int64_t *const[]){kernel_size, dilation, padding, stride},
                      (const char *const[]){"kernel_size", "dilation", "padding", "stride"}))
         return NULL;
+    conv_geom g;
+    if (x && tt__fast_path(TT_OP_IM2COL, 1, &x))
+        return unfold_geom(tt__op_label(TT_OP_IM2COL),
+                           (const int64_t *const[]){kernel_size, dilation, padding, stride}, 2,
+                           &g)
+                   ? NULL
+                   : im2col(x, &g, false);
     return tt__call_op(TT_OP_IM2COL,
                        TT_ARGS(tt_v_tensor(x), tt_v_ints(2, kernel_size), tt_v_ints(2, dilation),
                                tt_v_ints(2, padding), tt_v_ints(2, stride)));
@@ -822,6 +850,13 @@ tt_tensor *tt_col2im(const tt_tensor *x, const int64_t output_size[2],
                      (const char *const[]){"output_size", "kernel_size", "dilation", "padding",
                                            "stride"}))
         return NULL;
+    conv_geom g;
+    if (x && tt__fast_path(TT_OP_COL2IM, 1, &x))
+        return unfold_geom(tt__op_label(TT_OP_COL2IM),
+                           (const int64_t *const[]){kernel_size, dilation, padding, stride}, 3,
+                           &g)
+                   ? NULL
+                   : col2im(x, output_size, &g, false);
     return tt__call_op(TT_OP_COL2IM,
                        TT_ARGS(tt_v_tensor(x), tt_v_ints(2, output_size),
                                tt_v_ints(2, kernel_size), tt_v_ints(2, dilation),

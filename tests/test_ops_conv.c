@@ -680,7 +680,8 @@ static const tt_op *conv_op(void) { return tt_op_find("tt::convolution"); }
       "its components must be at least one")                                  \
     X(im2col_stride, tt_im2col(in.x, (int64_t[]){2, 2}, (int64_t[]){1, 1}, (int64_t[]){0, 0}, \
                                (int64_t[]){0, 1}), TT_EINVAL,                  \
-      "tt::im2col: stride should be greater than zero")                       \
+      "tt::im2col: argument 'stride' (#5): stride should be greater than zero, but got " \
+      "stride_height: 0 stride_width: 1")                       \
     X(im2col_null_pair, tt_im2col(in.x, NULL, (int64_t[]){1, 1}, (int64_t[]){0, 0},       \
                                   (int64_t[]){1, 1}), TT_EINVAL,                 \
       "tt_im2col: argument 'kernel_size' is NULL (expected 2 values)")         \
