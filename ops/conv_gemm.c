@@ -363,24 +363,25 @@ void conv_col2im_batch(const conv_geom *g, tt_dtype dt, const char *col, char *x
 /* --------------------------------------------- which path runs a pass */
 
 /* Whether an f32 pass goes to oneDNN (f64 never: oneDNN has no f64
- * convolution). Measured on 2 threads of a loaded AMD EPYC (AVX-512),
- * milliseconds, im2col + GEMM / oneDNN, forward | backward-data |
- * backward-weights:
- *   small   [32,1,28,28] 1->32 3x3    0.38/0.32 | 0.42/1.65 | 0.51/0.23
- *           [32,32,14,14] 32->64 3x3  8.4/1.4   | 5.1/1.5   | 5.1/1.6
- *           [8,16,16,16] 16->16 3x3   0.45/0.06 | 0.42/0.07 | 0.51/0.07
- *           [4,3,8,8] 3->8 3x3        0.024/0.009 | 0.024/0.015 | 0.013/0.010
- *   grouped [16,64,28,28] G=4 3x3     24.8/2.1  | 16.8/2.0  | 27.7/2.0
- *           [16,128,14,14] G=32 3x3   4.4/1.1   | 3.4/1.0   | 6.8/3.8
- *   depthw. [16,64,56,56] 3x3         63.9/3.8  | 48.1/4.2  | 94.4/8.6
- *           [16,256,14,14] 3x3        16.7/0.5  | 12.0/0.7  | 24.3/0.5
- *   resnet  [8,3,56,56] 3->64 7x7/2   11.8/0.7  | 8.6/3.8   | 8.3/0.8
- *           [8,64,56,56] 64->64 3x3   71.4/25.9 | 66.9/24.9 | 81.6/24.9
- *           [8,256,14,14] 256->256    57.9/20.5 | 60.5/18.5 | 55.4/29.0
- *   1x1     [16,64,28,28] 64->128     2.9/1.6   | 2.9/1.6   | 3.2/1.9
- * So oneDNN takes every f32 pass but one: the backward-data of a
- * single-channel input (oneDNN's blocked kernels pad C = 1 to 16
- * channels), where im2col + GEMM was 4x faster. */
+ * convolution). Measured on 2 threads of a loaded AMD EPYC (AVX-512, load
+ * average 9), milliseconds, im2col + GEMM / oneDNN, forward |
+ * backward-data | backward-weights:
+ *   small   [32,1,28,28] 1->32 3x3    0.28/0.18 | 0.32/1.24 | 0.41/0.17
+ *           [32,32,14,14] 32->64 3x3  3.8/1.2   | 4.0/1.2   | 3.7/1.2
+ *           [8,16,16,16] 16->16 3x3   0.37/0.07 | 0.37/0.07 | 0.33/0.06
+ *           [4,3,8,8] 3->8 3x3        .005/.006 | .006/.013 | .008/.007
+ *   grouped [16,64,28,28] G=4 3x3     6.9/1.5   | 6.5/1.5   | 8.3/1.4
+ *           [16,128,14,14] G=32 3x3   2.3/0.8   | 2.5/0.9   | 2.8/1.9
+ *   depthw. [16,64,56,56] 3x3         16.2/2.7  | 17.3/3.3  | 26.1/2.8
+ *           [16,256,14,14] 3x3        4.2/0.4   | 4.9/0.5   | 6.6/0.3
+ *   resnet  [8,3,56,56] 3->64 7x7/2   2.1/0.6   | 1.7/3.2   | 2.4/0.7
+ *           [8,64,56,56] 64->64 3x3   33.7/13.0 | 36.3/13.8 | 41.7/17.7
+ *           [8,256,14,14] 256->256    34.6/10.0 | 27.5/9.9  | 27.0/10.8
+ *   1x1     [16,64,28,28] 64->128     2.5/1.3   | 2.6/1.4   | 2.7/1.4
+ * So oneDNN takes every f32 pass but one: the backward-data of an
+ * ungrouped convolution of an input with at most 3 channels (an image's
+ * first layer; oneDNN's blocked kernels pad the channels to 16), where
+ * im2col + GEMM was 2-4x faster. */
 static bool use_dnnl(const conv_geom *g, tt_dtype dt, int pass)
 {
     int b = conv_backend();
@@ -388,7 +389,7 @@ static bool use_dnnl(const conv_geom *g, tt_dtype dt, int pass)
         return false;
     if (b == TT_CONV_ONEDNN)
         return true;
-    return !(pass == CONV_PASS_BWD_DATA && g->C / g->G == 1 && g->G == 1);
+    return !(pass == CONV_PASS_BWD_DATA && g->G == 1 && g->C <= 3);
 }
 
 static tt_status run_pass(int pass, const conv_geom *g, tt_dtype dt, const char *a,
