@@ -791,6 +791,14 @@ def conv_cases():
     case(cb, T(F32, [2, 5, 5, 4], "c"), T(F32, [2, 3, 9, 8], "c"), T(F32, [5, 3, 3, 2], "c"),
          [5], [2, 3], [1, 2], [1, 1], False, [0, 0], 1, [True, True, True])
 
+    # gradients in the input's layout: channels_last in, channels_last out
+    case(cb, T(F32, [2, 5, 5, 4], CL), T(F32, [2, 3, 9, 8], CL), T(F32, [5, 3, 3, 2], "c"),
+         [5], [2, 3], [1, 2], [1, 1], False, [0, 0], 1, [True, True, True], tol=1e-4)
+    case(cb, T(F64, [2, 5, 5, 4], "c"), T(F64, [2, 3, 9, 8], "c"), T(F64, [5, 3, 3, 2], CL),
+         None, [2, 3], [1, 2], [1, 1], False, [0, 0], 1, [True, True, False], note=note)
+    case(cb, T(F32, [2, 4, 10, 12], CL), T(F32, [2, 3, 4, 5], CL), T(F32, [3, 4, 3, 3], "c"),
+         [4], [2, 2], [0, 0], [1, 1], True, [1, 1], 1, [True, True, True], tol=1e-4)
+
     # im2col and col2im (F.unfold, F.fold)
     k, d, p, s = [2, 3], [1, 2], [1, 0], [2, 1]
     for dt in [F64, F32]:
