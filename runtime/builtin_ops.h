@@ -364,6 +364,21 @@
           "Tensor key, Tensor value, bool is_causal, float? scale) -> (Tensor, Tensor, Tensor)", \
           sdpa_backward_kernel, sdpa_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/convolution.c ------------------------------------------- */ \
+    X(CONV, CONVOLUTION, "tt::convolution(Tensor input, Tensor weight, Tensor? bias, " \
+          "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, " \
+          "SymInt[] output_padding, SymInt groups) -> Tensor", \
+          convolution_kernel, convolution_kernel, convolution_backward, setup_convolution, 0, 0) \
+    X(CONV, CONVOLUTION_BACKWARD, "tt::convolution_backward(Tensor grad_output, Tensor input, " \
+          "Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, " \
+          "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, " \
+          "bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
+          convolution_backward_kernel, convolution_backward_kernel, NULL, NULL, 0, 0) \
+    X(CONV, IM2COL, "tt::im2col(Tensor self, int[2] kernel_size, int[2] dilation, " \
+          "int[2] padding, int[2] stride) -> Tensor", \
+          im2col_kernel, im2col_kernel, unfold_backward, setup_unfold, 0, 0) \
+    X(CONV, COL2IM, "tt::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, " \
+          "int[2] dilation, int[2] padding, int[2] stride) -> Tensor", \
+          col2im_kernel, col2im_kernel, unfold_backward, setup_unfold, 1, 0) \
     \
     /* ---- ops/pooling.c ----------------------------------------------- */ \
     \

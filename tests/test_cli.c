@@ -1680,12 +1680,15 @@ START_TEST(test_e2e_help_version)
     run_begin(&r);
     TT(&r, "--version");
     expect_status(&r, 0);
-    /* The version, then which kernels run the matrix products. */
-    ck_assert_msg(strncmp(r.out, "tt (tensortrace) ", 17) == 0 && count(r.out, "\n") == 2, "%s",
+    /* The version, then which kernels run the matrix products and the
+     * convolutions (oneDNN and its version). */
+    ck_assert_msg(strncmp(r.out, "tt (tensortrace) ", 17) == 0 && count(r.out, "\n") == 3, "%s",
                   r.out);
     char want[300];
     snprintf(want, sizeof want, "\nmatrix products: %s\n", tt_blas_kernels());
     ck_assert_msg(strstr(r.out, want) != NULL, "%s", r.out);
+    snprintf(want, sizeof want, "\nconvolutions: %s\n", tt_onednn_version());
+    ck_assert_msg(strstr(r.out, want) != NULL && strstr(want, "oneDNN 2."), "%s", r.out);
     run_end(&r);
 
     /* --help-all (what the man page is made from): tt's help, then each

@@ -31,6 +31,7 @@ static tt_tensor *V2, *V3;      /* f32 [2] and [3] */
 static tt_tensor *LO, *HI;      /* f32 [3]: clamp bounds */
 static tt_tensor *TGT, *IDX;    /* i64 [2] class indices, i64 [3] rows */
 static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
+static tt_tensor *X4, *W4;      /* f32 [1, 2, 3, 3] image, [2, 2, 2, 2] conv weight */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -64,12 +65,18 @@ static void inputs_make(void)
     TGT = NN(tt_from_data(1, s2, TT_I64, tgt));
     IDX = NN(tt_from_data(1, s3, TT_I64, idx));
     STEP = NN(tt_scalar(3, TT_F32));
+    static const float x4[18] = {1.5f, -2.0f, 0.5f, 3.0f, -1.0f, 2.5f, 0.25f, -0.5f, 1.0f,
+                                 -3.0f, 2.0f, 0.75f, -1.25f, 1.75f, -2.5f, 0.5f, 2.25f, -0.75f};
+    static const float w4[16] = {0.5f, -1.0f, 1.5f, 0.25f, -0.75f, 2.0f, -1.5f, 1.0f,
+                                 1.25f, 0.5f, -2.0f, 0.75f, -0.25f, 1.0f, 0.5f, -1.25f};
+    X4 = f32(4, (const int64_t[]){1, 2, 3, 3}, x4);
+    W4 = f32(4, (const int64_t[]){2, 2, 2, 2}, w4);
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
-                         &LO, &HI, &TGT, &IDX, &STEP};
+                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -95,6 +102,10 @@ static tt_tensor *const *pair(void)
     ab[0] = A, ab[1] = B;
     return ab;
 }
+
+static const tt_conv_opts conv_opts = {.stride = {2, 1}, .padding = {1, 0}};
+static const int64_t k12[2] = {1, 2}, k22[2] = {2, 2}, one2[2] = {1, 1}, zero2[2] = {0, 0},
+                     out14[2] = {1, 4};
 
 static const tt_adamw_opts adamw_opts = {
     .lr = 0.01, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-6, .weight_decay = 0.1};
@@ -193,6 +204,14 @@ static const tt_adamw_opts adamw_opts = {
       INPLACE(tt_adamw_(W, A, W2, W3, STEP, &adamw_opts)))                                      \
     X(tt_global_norm, "tt::global_norm", "[A, B]", tt_global_norm(2, pair()))                  \
     /* ---- ops/tt_nn.h: convolution */                                                        \
+    X(tt_conv2d, "tt::convolution", "X4, W4, V2, [2, 1], [1, 0], [1, 1], false, [0, 0], 1",      \
+      tt_conv2d(X4, W4, V2, &conv_opts))                                                        \
+    X(tt_conv1d, "tt::convolution", "U, U, V2, [1], [0], [1], false, [0], 1",                   \
+      tt_conv1d(U, U, V2, NULL))                                                                \
+    X(tt_im2col, "tt::im2col", "X4, [2, 2], [1, 1], [0, 0], [1, 1]",                            \
+      tt_im2col(X4, k22, one2, zero2, one2))                                                    \
+    X(tt_col2im, "tt::col2im", "A3, [1, 4], [1, 2], [1, 1], [0, 0], [1, 1]",                    \
+      tt_col2im(A3, out14, k12, one2, zero2, one2))                                             \
     /* ---- ops/tt_nn.h: pooling, padding, upsampling */                                       \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
     /* ---- ops/tt_nn.h: activations, losses, SGD */
@@ -232,7 +251,8 @@ static const char *tensor_name(const tt_tensor *t)
     } named[] = {{"A", A},   {"B", B},   {"P", P},     {"C", C},     {"M", M},   {"A3", A3},
                  {"B3", B3}, {"P3", P3}, {"M3", M3},   {"AT", AT},   {"U", U},   {"V2", V2},
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
-                 {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3}};
+                 {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3},
+                 {"X4", X4}, {"W4", W4}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;

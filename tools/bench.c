@@ -25,6 +25,8 @@
 #include "mlp_step.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
+#include <dnnl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1080,6 +1082,260 @@ static bool bench_pointwise_fusion(const bench *b, const bench_opts *o, double *
     return ok;
 }
 
+/* ----------------------------------------------------------- convolution */
+
+/* ResNet-18's convolutions at batch 32 (--quick: 8): conv1 (3 -> 64, 7x7
+ * stride 2 on 32x32 images) and the four stages' 3x3 convolutions. A
+ * row's n indexes conv_shapes; its variant is CONV_BWD (backward: the data
+ * and weight gradients in one convolution_backward call) and/or
+ * CONV_VS_SGEMM (limit: the machine's sgemm rate, cblas_sgemm n = 1024 on
+ * one thread, instead of oneDNN called directly). */
+enum { CONV_BWD = 1, CONV_VS_SGEMM = 2 };
+static const struct {
+    int64_t c, o, hw, k, s, p;
+} conv_shapes[] = {
+    {3, 64, 32, 7, 2, 3}, {64, 64, 56, 3, 1, 1},   {128, 128, 28, 3, 1, 1},
+    {256, 256, 14, 3, 1, 1}, {512, 512, 7, 3, 1, 1},
+};
+
+/* One oneDNN pass called directly, the limit: a primitive for the whole
+ * batch in oneDNN's preferred layouts, with reorders from and to plain
+ * NCHW / OIHW, as PyTorch's mkldnn path runs it. The rows run on one
+ * thread, where tt's call runs exactly this primitive (tt splits a batch
+ * over its own threads, one primitive per chunk; see ops/conv_dnnl.c), so
+ * the ratio is what tt's wrapping costs. */
+typedef struct {
+    dnnl_primitive_t prim, reorder[3];
+    dnnl_memory_t user[3], inner[3];
+    int arg[3];
+    bool out[3];
+} dnnl_pass;
+
+typedef struct {
+    tt_tensor *x, *w, *y, *gy;
+    const tt_op *bwd;
+    tt_conv_opts opts;
+    dnnl_engine_t eng;
+    dnnl_stream_t stream;
+    dnnl_pass pass[2]; /* forward; or backward-data, backward-weights */
+    int npass;
+    bool backward;
+} conv_ctx;
+
+static void (*omp_threads)(int);
+
+static bool dnnl_pass_make(conv_ctx *c, int kind, const dnnl_convolution_desc_t *fd,
+                           const dnnl_convolution_desc_t *d, dnnl_pass *p, void *const ptr[3],
+                           const dnnl_memory_desc_t *const user[3], const int arg[3],
+                           const dnnl_query_t q[3], const bool out[3])
+{
+    dnnl_primitive_desc_t hint = NULL, pd = NULL;
+    bool ok = dnnl_primitive_desc_create(&hint, fd, NULL, c->eng, NULL) == dnnl_success;
+    if (ok && kind)
+        ok = dnnl_primitive_desc_create(&pd, d, NULL, c->eng, hint) == dnnl_success;
+    else if (ok)
+        pd = hint, hint = NULL;
+    ok = ok && dnnl_primitive_create(&p->prim, pd) == dnnl_success;
+    for (int i = 0; ok && i < 3; i++) {
+        const dnnl_memory_desc_t *m = dnnl_primitive_desc_query_md(pd, q[i], 0);
+        p->arg[i] = arg[i], p->out[i] = out[i];
+        ok = dnnl_memory_create(&p->user[i], user[i], c->eng, ptr[i]) == dnnl_success;
+        if (!ok || dnnl_memory_desc_equal(m, user[i]))
+            continue;
+        dnnl_primitive_desc_t rpd = NULL;
+        ok = dnnl_memory_create(&p->inner[i], m, c->eng, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
+             dnnl_reorder_primitive_desc_create(&rpd, out[i] ? m : user[i], c->eng,
+                                                out[i] ? user[i] : m, c->eng,
+                                                NULL) == dnnl_success &&
+             dnnl_primitive_create(&p->reorder[i], rpd) == dnnl_success;
+        if (rpd)
+            dnnl_primitive_desc_destroy(rpd);
+    }
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (hint)
+        dnnl_primitive_desc_destroy(hint);
+    return ok;
+}
+
+static bool dnnl_pass_run(conv_ctx *c, dnnl_pass *p)
+{
+    bool ok = true;
+    for (int i = 0; ok && i < 3; i++)
+        if (p->reorder[i] && !p->out[i])
+            ok = dnnl_primitive_execute(p->reorder[i], c->stream, 2,
+                                        (dnnl_exec_arg_t[]){{DNNL_ARG_FROM, p->user[i]},
+                                                            {DNNL_ARG_TO, p->inner[i]}}) ==
+                 dnnl_success;
+    dnnl_exec_arg_t a[3];
+    for (int i = 0; i < 3; i++)
+        a[i] = (dnnl_exec_arg_t){p->arg[i], p->inner[i] ? p->inner[i] : p->user[i]};
+    ok = ok && dnnl_primitive_execute(p->prim, c->stream, 3, a) == dnnl_success;
+    for (int i = 0; ok && i < 3; i++)
+        if (p->reorder[i] && p->out[i])
+            ok = dnnl_primitive_execute(p->reorder[i], c->stream, 2,
+                                        (dnnl_exec_arg_t[]){{DNNL_ARG_FROM, p->inner[i]},
+                                                            {DNNL_ARG_TO, p->user[i]}}) ==
+                 dnnl_success;
+    return ok && dnnl_stream_wait(c->stream) == dnnl_success;
+}
+
+static void dnnl_pass_free(dnnl_pass *p)
+{
+    if (p->prim)
+        dnnl_primitive_destroy(p->prim);
+    for (int i = 0; i < 3; i++) {
+        if (p->reorder[i])
+            dnnl_primitive_destroy(p->reorder[i]);
+        if (p->user[i])
+            dnnl_memory_destroy(p->user[i]);
+        if (p->inner[i])
+            dnnl_memory_destroy(p->inner[i]);
+    }
+}
+
+static bool conv_limit(void *p)
+{
+    conv_ctx *c = p;
+    for (int i = 0; i < c->npass; i++)
+        if (!dnnl_pass_run(c, &c->pass[i]))
+            return tt_error(TT_EINTERNAL, "oneDNN called directly failed"), false;
+    return true;
+}
+
+static bool conv_tt(void *p)
+{
+    conv_ctx *c = p;
+    if (!c->backward) {
+        tt_tensor *y = tt_conv2d(c->x, c->w, NULL, &c->opts);
+        tt_release(y);
+        return y != NULL;
+    }
+    const int64_t *s = c->opts.stride, *pd = c->opts.padding;
+    tt_value outs[3];
+    tt_status st = tt_op_call(
+        c->bwd,
+        (const tt_value[]){tt_v_tensor(c->gy), tt_v_tensor(c->x), tt_v_tensor(c->w), tt_v_none(),
+                           tt_v_ints(2, s), tt_v_ints(2, pd), tt_v_ints(TT_INTS(1, 1)),
+                           tt_v_bool(false), tt_v_ints(TT_INTS(0, 0)), tt_v_int(1),
+                           tt_v_bools(3, (const bool[]){true, true, false})},
+        11, outs, 3);
+    for (int i = 0; !st && i < 3; i++)
+        tt_value_clear(&outs[i]);
+    return st == TT_OK;
+}
+
+static void conv_free(conv_ctx *c)
+{
+    for (int i = 0; i < 2; i++)
+        dnnl_pass_free(&c->pass[i]);
+    if (c->stream)
+        dnnl_stream_destroy(c->stream);
+    if (c->eng)
+        dnnl_engine_destroy(c->eng);
+    tt_release(c->x), tt_release(c->w), tt_release(c->y), tt_release(c->gy);
+}
+
+static bool conv_setup(conv_ctx *c, const bench *b, const bench_opts *o)
+{
+    int64_t n = o->quick ? 8 : 32, ci = conv_shapes[b->n].c, co = conv_shapes[b->n].o;
+    int64_t hw = conv_shapes[b->n].hw, k = conv_shapes[b->n].k, st = conv_shapes[b->n].s;
+    int64_t pad = conv_shapes[b->n].p, ohw = (hw + 2 * pad - k) / st + 1;
+    c->backward = b->variant & CONV_BWD;
+    c->opts = (tt_conv_opts){.stride = {st, st}, .padding = {pad, pad}};
+    c->x = tt_randn(TT_SHAPE(n, ci, hw, hw), TT_F32);
+    c->w = tt_randn(TT_SHAPE(co, ci, k, k), TT_F32);
+    c->y = tt_empty(TT_SHAPE(n, co, ohw, ohw), TT_F32);
+    c->gy = tt_randn(TT_SHAPE(n, co, ohw, ohw), TT_F32);
+    c->bwd = tt_op_find("tt::convolution_backward");
+    if (!c->x || !c->w || !c->y || !c->gy || !c->bwd)
+        return false;
+    dnnl_dims_t xd = {n, ci, hw, hw}, wd = {co, ci, k, k}, yd = {n, co, ohw, ohw};
+    dnnl_dims_t sd = {st, st}, dd = {0, 0}, pl = {pad, pad};
+    dnnl_memory_desc_t ux, uw, uy, ax, aw, ay;
+    dnnl_convolution_desc_t fd, bd, wdsc;
+    if (dnnl_engine_create(&c->eng, dnnl_cpu, 0) || dnnl_stream_create(&c->stream, c->eng, 0) ||
+        dnnl_memory_desc_init_by_tag(&ux, 4, xd, dnnl_f32, dnnl_nchw) ||
+        dnnl_memory_desc_init_by_tag(&uw, 4, wd, dnnl_f32, dnnl_oihw) ||
+        dnnl_memory_desc_init_by_tag(&uy, 4, yd, dnnl_f32, dnnl_nchw) ||
+        dnnl_memory_desc_init_by_tag(&ax, 4, xd, dnnl_f32, dnnl_format_tag_any) ||
+        dnnl_memory_desc_init_by_tag(&aw, 4, wd, dnnl_f32, dnnl_format_tag_any) ||
+        dnnl_memory_desc_init_by_tag(&ay, 4, yd, dnnl_f32, dnnl_format_tag_any) ||
+        dnnl_dilated_convolution_forward_desc_init(&fd, dnnl_forward_training,
+                                                   dnnl_convolution_direct, &ax, &aw, NULL, &ay,
+                                                   sd, dd, pl, pl) ||
+        dnnl_dilated_convolution_backward_data_desc_init(&bd, dnnl_convolution_direct, &ax, &aw,
+                                                         &ay, sd, dd, pl, pl) ||
+        dnnl_dilated_convolution_backward_weights_desc_init(
+            &wdsc, dnnl_convolution_direct, &ax, &aw, NULL, &ay, sd, dd, pl, pl))
+        return tt_error(TT_EINTERNAL, "oneDNN set-up failed"), false;
+    void *x = tt_data(c->x), *w = tt_data(c->w), *y = tt_data(c->y), *gy = tt_data(c->gy);
+    if (!c->backward) {
+        c->npass = 1;
+        return dnnl_pass_make(c, 0, &fd, &fd, &c->pass[0], (void *[]){x, w, y},
+                              (const dnnl_memory_desc_t *[]){&ux, &uw, &uy},
+                              (int[]){DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                              (dnnl_query_t[]){dnnl_query_src_md, dnnl_query_weights_md,
+                                               dnnl_query_dst_md},
+                              (bool[]){false, false, true});
+    }
+    c->npass = 2;
+    /* backward-data writes over x and backward-weights over w: the values
+     * do not matter to the timing */
+    return dnnl_pass_make(c, 1, &fd, &bd, &c->pass[0], (void *[]){gy, w, x},
+                          (const dnnl_memory_desc_t *[]){&uy, &uw, &ux},
+                          (int[]){DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
+                          (dnnl_query_t[]){dnnl_query_diff_dst_md, dnnl_query_weights_md,
+                                           dnnl_query_diff_src_md},
+                          (bool[]){false, false, true}) &&
+           dnnl_pass_make(c, 2, &fd, &wdsc, &c->pass[1], (void *[]){x, gy, w},
+                          (const dnnl_memory_desc_t *[]){&ux, &uy, &uw},
+                          (int[]){DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS},
+                          (dnnl_query_t[]){dnnl_query_src_md, dnnl_query_diff_dst_md,
+                                           dnnl_query_diff_weights_md},
+                          (bool[]){false, false, true});
+}
+
+/* The sgemm rate at n = 1024 on the bench's threads (GFLOP/s). */
+static bool sgemm_rate(const bench_opts *o, double *rate)
+{
+    mm_ctx m = {.n = 1024};
+    m.a = tt_randn(TT_SHAPE(1024, 1024), TT_F32);
+    m.b = tt_randn(TT_SHAPE(1024, 1024), TT_F32);
+    m.c = tt_empty(TT_SHAPE(1024, 1024), TT_F32);
+    double t1 = 0, t2 = 0;
+    bool ok = m.a && m.b && m.c && best_pair(mm_blas, &m, mm_blas, &m, o, 2, 1, &t1, &t2);
+    *rate = 2.0 * 1024 * 1024 * 1024 / (t1 < t2 ? t1 : t2) * 1e-9;
+    tt_release(m.a), tt_release(m.b), tt_release(m.c);
+    return ok;
+}
+
+static bool bench_conv(const bench *b, const bench_opts *o, double *value, double *limit)
+{
+    conv_ctx c = {0};
+    mlp_threads(1);
+    *(void **)&omp_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    if (omp_threads) /* before the primitives are made: they keep their thread split */
+        omp_threads(1);
+    bool ok = conv_setup(&c, b, o);
+    int64_t n = tt_sizes(c.y)[0], co = tt_sizes(c.y)[1], ohw = tt_sizes(c.y)[2];
+    int64_t ci = tt_sizes(c.x)[1], k = tt_sizes(c.w)[2];
+    double flop = 2.0 * (double)(n * co * ohw * ohw) * (double)(ci * k * k);
+    if (c.backward)
+        flop *= 2; /* backward-data and backward-weights */
+    double tt = 0, tl = 0;
+    if (ok && (b->variant & CONV_VS_SGEMM)) {
+        ok = best_pair(conv_tt, &c, conv_tt, &c, o, 2, 1, &tt, &tl) && sgemm_rate(o, limit);
+    } else if (ok) {
+        ok = best_pair(conv_tt, &c, conv_limit, &c, o, 2, 1, &tt, &tl);
+        *limit = flop / tl * 1e-9;
+    }
+    *value = flop / tt * 1e-9;
+    conv_free(&c);
+    mlp_threads(0);
+    return ok;
+}
+
 /* ----------------------------------------------------------------- table */
 
 static const bench benches[] = {
@@ -1145,6 +1401,24 @@ static const bench benches[] = {
     {"gpt2_compiled_step_planned_MB", "MB", bench_gpt2_memory, 1, true, false, 0, 0},
     /* limit: the same compiled chain with fusion off */
     {"custom_pointwise_chain_fused_16M", "ms", bench_pointwise_fusion, N16M, false, false, 0, 0},
+    /* ResNet-18's convolutions (batch 32, --quick 8), GFLOP/s on one
+     * thread; limit: the same oneDNN primitive called directly (goal:
+     * ratio >= 0.95, i.e. at most 1.05x its time) */
+    {"conv_fwd_r18_conv1_7x7s2_1t", "GFLOP/s", bench_conv, 0, false, false, 0, 0},
+    {"conv_fwd_r18_64x56_1t", "GFLOP/s", bench_conv, 1, false, false, 0, 0},
+    {"conv_fwd_r18_128x28_1t", "GFLOP/s", bench_conv, 2, false, false, 0, 0},
+    {"conv_fwd_r18_256x14_1t", "GFLOP/s", bench_conv, 3, false, false, 0, 0},
+    {"conv_fwd_r18_512x7_1t", "GFLOP/s", bench_conv, 4, false, false, 0, 0},
+    {"conv_bwd_r18_conv1_7x7s2_1t", "GFLOP/s", bench_conv, 0, false, false, 0, CONV_BWD},
+    {"conv_bwd_r18_64x56_1t", "GFLOP/s", bench_conv, 1, false, false, 0, CONV_BWD},
+    {"conv_bwd_r18_128x28_1t", "GFLOP/s", bench_conv, 2, false, false, 0, CONV_BWD},
+    {"conv_bwd_r18_256x14_1t", "GFLOP/s", bench_conv, 3, false, false, 0, CONV_BWD},
+    {"conv_bwd_r18_512x7_1t", "GFLOP/s", bench_conv, 4, false, false, 0, CONV_BWD},
+    /* limit: the machine's sgemm rate (n = 1024, one thread) */
+    {"conv_fwd_r18_64x56_1t_vs_sgemm", "GFLOP/s", bench_conv, 1, false, true, 0,
+     CONV_VS_SGEMM},
+    {"conv_bwd_r18_256x14_1t_vs_sgemm", "GFLOP/s", bench_conv, 3, false, true, 0,
+     CONV_VS_SGEMM | CONV_BWD},
     /* limit: the same custom-op call with checked mode off */
     {"checked_mode_overhead", "us/call", bench_checked, 1, false, false, 0, 0},
 };

@@ -688,8 +688,132 @@ def build_cases():
 # The convolutional-network families (issue 26), each with its own OPS
 # entries and cases.
 
+def conv_backward_ref(g, x, w, bs, s, p, d, tr, op, groups, mask):
+    r = torch.ops.aten.convolution_backward(g, x, w, bs, s, p, d, tr, op, groups, mask)
+    # a masked-out result: PyTorch's undefined tensor, tt's empty [0]
+    return tuple(t if t is not None else torch.empty(0, dtype=x.dtype) for t in r)
+
+
 def conv_cases():
     """convolution, convolution_backward, im2col, col2im."""
+    A = torch.ops.aten
+    OPS.update({
+        "tt::convolution": lambda x, w, b, s, p, d, tr, op, g: A.convolution(
+            x, w, b, s, p, d, tr, op, g),
+        "tt::im2col": lambda x, k, d, p, s: A.im2col(x, k, d, p, s),
+        "tt::col2im": lambda x, o, k, d, p, s: A.col2im(x, o, k, d, p, s),
+    })
+    conv = "tt::convolution"
+    CL = ("p", [0, 3, 1, 2])  # channels_last strides of an NCHW tensor
+    # (input, weight, bias?, stride, padding, dilation, transposed,
+    #  output_padding, groups)
+    shapes = [
+        ([2, 3, 7, 6], [4, 3, 3, 3], True, [1, 1], [0, 0], [1, 1], False, [0, 0], 1),
+        ([2, 3, 9, 8], [5, 3, 3, 2], True, [2, 3], [1, 2], [1, 1], False, [0, 0], 1),
+        ([1, 2, 9, 9], [3, 2, 3, 3], False, [1, 2], [2, 0], [2, 3], False, [0, 0], 1),
+        ([2, 4, 6, 5], [6, 2, 3, 3], True, [1, 1], [1, 1], [1, 1], False, [0, 0], 2),
+        ([2, 4, 6, 7], [4, 1, 3, 3], True, [2, 1], [1, 1], [1, 1], False, [0, 0], 4),
+        ([3, 5, 4, 3], [4, 5, 1, 1], True, [1, 1], [0, 0], [1, 1], False, [0, 0], 1),
+        ([2, 3, 11], [4, 3, 3], True, [2], [1], [1], False, [0], 1),
+        ([2, 4, 9], [2, 2, 2], False, [1], [0], [3], False, [0], 2),
+        ([2, 3, 4, 5], [3, 4, 3, 3], True, [1, 1], [0, 0], [1, 1], True, [0, 0], 1),
+        ([2, 3, 4, 3], [3, 2, 3, 2], True, [2, 3], [1, 0], [1, 1], True, [1, 2], 1),
+        ([1, 4, 3, 4], [4, 3, 2, 3], False, [2, 1], [0, 1], [2, 1], True, [1, 0], 2),
+        ([2, 3, 5], [3, 2, 4], True, [3], [1], [1], True, [2], 1),
+    ]
+    for xs, ws, bias, st, pad, dil, tr, op, g in shapes:
+        oc = ws[1] * g if tr else ws[0]
+        for dt in [F64, F32]:
+            rg = dt == F64
+            case(conv, T(dt, xs, "c", rg=rg), T(dt, ws, "c", rg=rg),
+                 T(dt, [oc], "c", rg=rg) if bias else None, st, pad, dil, tr, op, g,
+                 tol=1e-4 if dt == F32 else None)
+    # one value for every spatial dim, as PyTorch's expand_param_if_needed
+    case(conv, T(F64, [2, 3, 7, 6], "c", rg=True), T(F64, [4, 3, 3, 2], "c", rg=True),
+         T(F64, [4], "c", rg=True), [2], [1], [1], False, [0], 1)
+    case(conv, T(F64, [1, 4, 5, 5], "c", rg=True), T(F64, [4, 2, 2, 2], "c", rg=True), None,
+         [2], [0], [2], True, [1], 2)
+    # non-contiguous inputs and weights; channels_last in, channels_last out
+    for lay in ["t", "s", CL]:
+        for dt in [F64, F32]:
+            case(conv, T(dt, [2, 3, 6, 5], lay, rg=dt == F64), T(dt, [4, 3, 3, 2], "c"),
+                 T(dt, [4], "c"), [1, 1], [1, 0], [1, 1], False, [0, 0], 1,
+                 tol=1e-4 if dt == F32 else None)
+    case(conv, T(F64, [2, 3, 6, 5], "c", rg=True), T(F64, [4, 3, 3, 2], CL, rg=True), None,
+         [2, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    case(conv, T(F32, [2, 3, 4, 5], CL), T(F32, [3, 4, 3, 3], "c"), None, [1, 1], [0, 0],
+         [1, 1], True, [0, 0], 1, tol=1e-4)
+    # PyTorch's refusals
+    x, w = T(F32, [2, 3, 8, 8], "c"), T(F32, [4, 3, 3, 3], "c")
+    z2, o2 = [0, 0], [1, 1]
+    case(conv, x, T(F32, [4, 2, 3, 3], "c"), None, o2, z2, o2, False, z2, 1)
+    case(conv, x, w, None, o2, z2, o2, False, z2, 2)
+    case(conv, x, T(F32, [5, 3, 3, 3], "c"), None, o2, z2, o2, False, z2, 2)
+    case(conv, T(F32, [2, 3, 2, 2], "c"), w, None, o2, z2, o2, False, z2, 1)
+    case(conv, x, w, T(F32, [3], "c"), o2, z2, o2, False, z2, 1)
+    case(conv, x, w, None, [0, 1], z2, o2, False, z2, 1)
+    case(conv, x, w, None, o2, [-1, 0], o2, False, z2, 1)
+    case(conv, x, w, None, o2, z2, [0, 1], False, z2, 1)
+    case(conv, x, w, None, o2, z2, o2, False, z2, 0)
+    case(conv, x, w, None, [1, 1, 1], z2, o2, False, z2, 1)
+    case(conv, x, T(F32, [3, 4, 3, 3], "c"), None, o2, z2, o2, True, [2, 2], 1)
+    case(conv, T(F32, [2, 4, 8, 8], "c"), T(F32, [3, 4, 3, 3], "c"), None, o2, z2, o2, True,
+         z2, 1)
+    case(conv, x, T(F32, [3, 4, 3, 3], "c"), T(F32, [3], "c"), o2, z2, o2, True, z2, 1)
+    case(conv, T(F64, [2, 3, 8, 8], "c"), w, None, o2, z2, o2, False, z2, 1)
+    case(conv, x, w, T(F64, [4], "c"), o2, z2, o2, False, z2, 1)
+    case(conv, T(F32, [3, 8, 8], "c"), w, None, o2, z2, o2, False, z2, 1)
+    case(conv, x, T(F32, [4, 3], "c"), None, o2, z2, o2, False, z2, 1)
+
+    def no_integer_conv(*a):
+        raise RuntimeError("tt refuses integer convolution")
+    case(conv, T(I64, [2, 3, 5, 5], "c"), T(I64, [4, 3, 3, 3], "c"), None, o2, z2, o2,
+         False, z2, 1, ref=no_integer_conv,
+         note="PyTorch 1.13's slow CPU convolution accepts int64; tensortrace convolves "
+              "f32 and f64 only (oneDNN and BLAS have no integer GEMM), as PyTorch's "
+              "oneDNN and CUDA paths")
+
+    # convolution_backward: every mask; a None bias_sizes
+    OPS["tt::convolution_backward"] = conv_backward_ref
+    note = ("a masked-out result is PyTorch's undefined tensor (None); a tt op's Tensor "
+            "result cannot be None, so it is an empty [0] tensor")
+    cb = "tt::convolution_backward"
+    for mask in [[True, True, True], [True, False, False], [False, True, True]]:
+        case(cb, T(F64, [2, 5, 5, 4], "c"), T(F64, [2, 3, 9, 8], "c"),
+             T(F64, [5, 3, 3, 2], "c"), [5], [2, 3], [1, 2], [1, 1], False, [0, 0], 1, mask,
+             note=None if all(mask) else note)
+        case(cb, T(F32, [2, 4, 10, 12], "c"), T(F32, [2, 3, 4, 5], "c"),
+             T(F32, [3, 4, 3, 3], "c"), [4], [2, 2], [0, 0], [1, 1], True, [1, 1], 1, mask,
+             tol=1e-4, note=None if all(mask) else note)
+    case(cb, T(F32, [2, 6, 6, 5], "c"), T(F32, [2, 4, 6, 5], "c"), T(F32, [6, 2, 3, 3], "c"),
+         None, [1, 1], [1, 1], [1, 1], False, [0, 0], 2, [True, True, False], tol=1e-4,
+         note=note)
+    case(cb, T(F32, [2, 5, 5, 4], "c"), T(F32, [2, 3, 9, 8], "c"), T(F32, [5, 3, 3, 2], "c"),
+         [5], [2, 3], [1, 2], [1, 1], False, [0, 0], 1, [True, True, True])
+
+    # gradients in the input's layout: channels_last in, channels_last out
+    case(cb, T(F32, [2, 5, 5, 4], CL), T(F32, [2, 3, 9, 8], CL), T(F32, [5, 3, 3, 2], "c"),
+         [5], [2, 3], [1, 2], [1, 1], False, [0, 0], 1, [True, True, True], tol=1e-4)
+    case(cb, T(F64, [2, 5, 5, 4], "c"), T(F64, [2, 3, 9, 8], "c"), T(F64, [5, 3, 3, 2], CL),
+         None, [2, 3], [1, 2], [1, 1], False, [0, 0], 1, [True, True, False], note=note)
+    case(cb, T(F32, [2, 4, 10, 12], CL), T(F32, [2, 3, 4, 5], CL), T(F32, [3, 4, 3, 3], "c"),
+         [4], [2, 2], [0, 0], [1, 1], True, [1, 1], 1, [True, True, True], tol=1e-4)
+
+    # im2col and col2im (F.unfold, F.fold)
+    k, d, p, s = [2, 3], [1, 2], [1, 0], [2, 1]
+    for dt in [F64, F32]:
+        rg = dt == F64
+        case("tt::im2col", T(dt, [2, 3, 6, 7], "c", rg=rg), k, d, p, s)
+        case("tt::im2col", T(dt, [3, 5, 4], "t", rg=rg), [2, 2], [1, 1], [0, 1], [1, 2])
+        case("tt::col2im", T(dt, [2, 18, 12], "c", rg=rg), [6, 7], k, d, p, s)
+        case("tt::col2im", T(dt, [12, 9], "s", rg=rg), [4, 5], [2, 2], [1, 1], [0, 1], [1, 2])
+        case("tt::col2im", T(dt, [2, 18, 8], "c"), [6, 7], k, d, p, s)
+    case("tt::im2col", T(F32, [4, 3], "c"), k, d, p, s)
+    case("tt::im2col", T(F32, [1, 3, 2, 2], "c"), [3, 3], [1, 1], [0, 0], [1, 1])
+    case("tt::im2col", T(F32, [1, 3, 4, 4], "c"), [2, 2], [1, 1], [0, 0], [0, 1])
+    case("tt::col2im", T(F32, [1, 4, 3], "c"), [4, 4], [3, 3], [1, 1], [0, 0], [1, 1])
+    case("tt::col2im", T(F32, [1, 4, 3], "c"), [4, 4], [2, 2], [1, 1], [0, 0], [1, 1])
+    case("tt::col2im", T(F32, [4, 3], "c"), [4, 4], [2, 2], [1, 1], [0, 0], [1, 1])
 
 
 def pool_pad_cases():

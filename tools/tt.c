@@ -567,6 +567,7 @@ static void print_version(void)
     printf("tt (tensortrace) %s\n", TT_VERSION);
     /* Lines about the build go below the first. */
     printf("matrix products: %s\n", tt_blas_kernels());
+    printf("convolutions: %s\n", tt_onednn_version());
 }
 
 /* tt --help, tt COMMAND --help, and tt --help-all: tt's help then every
