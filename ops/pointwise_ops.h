@@ -40,6 +40,16 @@
 #define TT_GELU_BETA 0.79788456080286535588
 #define TT_GELU_KAPPA 0.044715
 
+/* hardswish x * relu6(x + 3) / 6 and hardsigmoid relu6(x + 3) / 6 in type
+ * T, as PyTorch's CPU kernels compute them; the comparisons are
+ * std::max/std::min's, so a NaN stays NaN (fmax would drop it).
+ * ops/activation.c runs the same expressions eagerly. */
+#define TT_RELU6_SHIFTED(T, a)                                                 \
+    ((T)((a) + (T)3) < (T)0 ? (T)0                                             \
+     : (T)6 < (T)((a) + (T)3) ? (T)6 : (T)((a) + (T)3))
+#define TT_HARDSWISH(T, a) ((T)((a) * TT_RELU6_SHIFTED(T, a)) / (T)6)
+#define TT_HARDSIGMOID(T, a) (TT_RELU6_SHIFTED(T, a) / (T)6)
+
 /* clang-format off */
 #define TT_POINTWISE_UNARY(X) \
     X(NEG, NEG, -a, -a, PW_NOVEC) \
@@ -62,7 +72,9 @@
     X(GELU_TANH, _NONE, \
       (float)((float)0.5 * a * ((float)1 + tanhf(TT_GELU_BETA * (a + TT_GELU_KAPPA * a * a * a)))), \
       (double)0.5 * a * ((double)1 + tanh(TT_GELU_BETA * (a + TT_GELU_KAPPA * a * a * a))), \
-      PW_VEC(vk_gelu_tanh))
+      PW_VEC(vk_gelu_tanh)) \
+    X(HARDSWISH, HARDSWISH, TT_HARDSWISH(float, a), TT_HARDSWISH(double, a), PW_NOVEC) \
+    X(HARDSIGMOID, HARDSIGMOID, TT_HARDSIGMOID(float, a), TT_HARDSIGMOID(double, a), PW_NOVEC)
 
 #define TT_POINTWISE_ARITH(X) \
     X(ADD, ADD_TENSOR, ADD_SCALAR, a + alpha * b, a + alpha * b) \

@@ -370,14 +370,56 @@
     /* ---- ops/pad_upsample.c ------------------------------------------ */ \
     \
     /* ---- ops/activation.c -------------------------------------------- */ \
+    /* Each with PyTorch's backward op as its derivative; the data is the \
+     * activation's kind (ops/activation.c). */ \
+    X(ACTIVATION, LEAKY_RELU, "tt::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 0, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, ELU, "tt::elu(Tensor self, Scalar alpha=1, Scalar scale=1, " \
+          "Scalar input_scale=1) -> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 1, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDTANH, "tt::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) " \
+          "-> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 2, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDSWISH, "tt::hardswish(Tensor self) -> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 3, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDSIGMOID, "tt::hardsigmoid(Tensor self) -> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 4, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, SOFTPLUS, "tt::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) " \
+          "-> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 5, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, LEAKY_RELU_BACKWARD, "tt::leaky_relu_backward(Tensor grad_output, " \
+          "Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, ELU_BACKWARD, "tt::elu_backward(Tensor grad_output, Scalar alpha, " \
+          "Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 1, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDTANH_BACKWARD, "tt::hardtanh_backward(Tensor grad_output, Tensor self, " \
+          "Scalar min_val, Scalar max_val) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 2, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDSWISH_BACKWARD, "tt::hardswish_backward(Tensor grad_output, " \
+          "Tensor self) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 3, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDSIGMOID_BACKWARD, "tt::hardsigmoid_backward(Tensor grad_output, " \
+          "Tensor self) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 4, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, SOFTPLUS_BACKWARD, "tt::softplus_backward(Tensor grad_output, Tensor self, " \
+          "Scalar beta, Scalar threshold) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 5, TT_BUILTIN_POINTWISE) \
     \
     /* ---- ops/dropout.c ----------------------------------------------- */ \
     \
-    /* ---- ops/optimizer.c: AdamW, the global norm for clipping --------- */ \
+    /* ---- ops/optimizer.c: AdamW, SGD, the global norm for clipping ---- */ \
     X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \
           "Tensor(c!) exp_avg_sq, Tensor step, float lr, float beta1, float beta2, " \
           "float eps, float weight_decay) -> ()", \
           adamw_kernel, adamw_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    /* torch.optim.SGD's update; momentum_buf is None without momentum. \
+     * lr has no default (SGD's is required); the rest are SGD's. */ \
+    X(OPTIMIZER, SGD_STEP, "tt::sgd_step(Tensor(a!) param, Tensor grad, " \
+          "Tensor(b!)? momentum_buf, Tensor step, float lr, float momentum=0.0, " \
+          "float dampening=0.0, float weight_decay=0.0, bool nesterov=False, *, " \
+          "bool maximize=False) -> ()", \
+          sgd_kernel, sgd_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     X(OPTIMIZER, GLOBAL_NORM, "tt::global_norm(Tensor[] tensors) -> Tensor", \
           global_norm_kernel, global_norm_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF)
 /* clang-format on */

@@ -72,6 +72,8 @@ static const fused_case fused_cases[] = {
     {"tt::gelu", 1, 1, {S("tanh")}, false},
     {"tt::abs", 1, 0, {{0}}, false},
     {"tt::sign", 1, 0, {{0}}, false},
+    {"tt::hardswish", 1, 0, {{0}}, false},
+    {"tt::hardsigmoid", 1, 0, {{0}}, false},
 };
 enum { NCASES = sizeof fused_cases / sizeof fused_cases[0] };
 
@@ -89,6 +91,16 @@ static const struct {
     {"tt::where.Scalar", "no float tensor operand"},
     {"tt::clamp", "optional bounds (None) and a NaN rule of its own"},
     {"tt::clamp.Tensor", "three tensor operands, optional"},
+    {"tt::leaky_relu", "a Scalar parameter: the unary list's formulas take none yet"},
+    {"tt::elu", "Scalar parameters: the unary list's formulas take none yet"},
+    {"tt::hardtanh", "Scalar parameters: the unary list's formulas take none yet"},
+    {"tt::softplus", "Scalar parameters: the unary list's formulas take none yet"},
+    {"tt::leaky_relu_backward", "a backward op: two operands and parameters, not in the list"},
+    {"tt::elu_backward", "a backward op: two operands and parameters, not in the list"},
+    {"tt::hardtanh_backward", "a backward op: two operands and parameters, not in the list"},
+    {"tt::hardswish_backward", "a backward op: two operands, not in the list"},
+    {"tt::hardsigmoid_backward", "a backward op: two operands, not in the list"},
+    {"tt::softplus_backward", "a backward op: two operands and parameters, not in the list"},
 };
 enum { NNOT = sizeof not_fused / sizeof not_fused[0] };
 

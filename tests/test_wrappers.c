@@ -98,6 +98,8 @@ static tt_tensor *const *pair(void)
 
 static const tt_adamw_opts adamw_opts = {
     .lr = 0.01, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-6, .weight_decay = 0.1};
+static const tt_sgd_opts sgd_opts = {
+    .lr = 0.01, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01};
 
 /* ---------------------------------------------------------------- table */
 
@@ -195,7 +197,15 @@ static const tt_adamw_opts adamw_opts = {
     /* ---- ops/tt_nn.h: convolution */                                                        \
     /* ---- ops/tt_nn.h: pooling, padding, upsampling */                                       \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
-    /* ---- ops/tt_nn.h: activations, losses, SGD */
+    /* ---- ops/tt_nn.h: activations, losses, SGD */                                          \
+    X(tt_leaky_relu, "tt::leaky_relu", "A, 0.2", tt_leaky_relu(A, 0.2))                        \
+    X(tt_elu, "tt::elu", "A, 0.5, 1, 1", tt_elu(A, 0.5))                                        \
+    X(tt_hardtanh, "tt::hardtanh", "A, -0.5, 2", tt_hardtanh(A, -0.5, 2))                       \
+    X(tt_hardswish, "tt::hardswish", "A", tt_hardswish(A))                                      \
+    X(tt_hardsigmoid, "tt::hardsigmoid", "A", tt_hardsigmoid(A))                                \
+    X(tt_softplus, "tt::softplus", "A, 2, 3", tt_softplus(A, 2, 3))                             \
+    X(tt_sgd_, "tt::sgd_step", "W, A, W2, STEP, 0.01, 0.9, 0.1, 0.01, false, false",            \
+      INPLACE(tt_sgd_(W, A, W2, STEP, &sgd_opts)))
 
 typedef struct {
     const char *name; /* the wrapper */
