@@ -7,9 +7,10 @@
  * One function computes an output's metadata (the input's shape, PyTorch's
  * elementwise output strides) and, for real inputs only, its values, so
  * the fake kernel is the kernel itself. Each formula is written once, in
- * the type it computes in (f32 in f32, as PyTorch's CPU kernels); hardswish and hardsigmoid take theirs
- * from ops/pointwise_ops.h, which the fusion pass expands too, so a
- * compiled chain fuses them and agrees with eager bit for bit. */
+ * the type it computes in (f32 in f32, as PyTorch's CPU kernels); hardswish
+ * and hardsigmoid take theirs from ops/pointwise_ops.h, which the fusion
+ * pass expands too, so a compiled chain fuses them and agrees with eager
+ * bit for bit. */
 #include "elementwise_impl.h"
 #include "pointwise_ops.h"
 #include "tt_nn.h"

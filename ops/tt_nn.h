@@ -47,6 +47,37 @@ tt_tensor *tt_hardsigmoid(const tt_tensor *x);
  * (PyTorch's defaults: beta 1, threshold 20). */
 tt_tensor *tt_softplus(const tt_tensor *x, double beta, double threshold);
 
+/* The losses, with PyTorch's reduction as a string: "mean" (NULL too),
+ * "sum" or "none". */
+/* tt_nll_loss's options, as tt_cross_entropy_opts: weight [C] or NULL;
+ * ignore_index counts only when ignore is set (else PyTorch's -100). */
+typedef struct {
+    const char *reduction;
+    const tt_tensor *weight;
+    int64_t ignore_index;
+    bool ignore;
+} tt_nll_loss_opts;
+/* F.nll_loss: -w[t] log_probs[n, t] per position, log_probs [C], [N, C]
+ * (tt::nll_loss_forward), [N, C, H, W] (tt::nll_loss2d_forward) or [N, C,
+ * d1, ...] (viewed as [N, C, 1, -1]), target i64 (or u8) class indices of
+ * log_probs' shape without the class dim; "mean" divides by the sum of
+ * w[t] over the positions not ignored. opts may be NULL. */
+tt_tensor *tt_nll_loss(const tt_tensor *log_probs, const tt_tensor *target,
+                       const tt_nll_loss_opts *opts);
+/* tt::mse_loss: (x - y)^2, x and y broadcast together. */
+tt_tensor *tt_mse_loss(const tt_tensor *x, const tt_tensor *y, const char *reduction);
+/* tt::binary_cross_entropy_with_logits: weight (1 + (pos_weight - 1) y)
+ * log(1 + exp(-x)) + (1 - y) x, computed stably; y of x's shape, weight
+ * and pos_weight (NULL: none) broadcast to it. */
+tt_tensor *tt_binary_cross_entropy_with_logits(const tt_tensor *x, const tt_tensor *y,
+                                               const tt_tensor *weight,
+                                               const tt_tensor *pos_weight,
+                                               const char *reduction);
+/* tt::smooth_l1_loss: 0.5 d^2 / beta where d = |x - y| < beta, else
+ * d - 0.5 beta (beta 0: |x - y|; beta < 0 is an error). */
+tt_tensor *tt_smooth_l1_loss(const tt_tensor *x, const tt_tensor *y, const char *reduction,
+                             double beta);
+
 /* One torch.optim.SGD update of param from grad, in place, in one pass
  * (tt::sgd_step): d = grad (-grad with maximize) + weight_decay * param;
  * with momentum, buf = d at step 1, else momentum * buf + (1 - dampening)
@@ -73,6 +104,11 @@ tt_status tt_sgd_(tt_tensor *param, const tt_tensor *grad, tt_tensor *momentum_b
 #define tt_hardswish(...) TT_CALLSITE_T(tt_hardswish, __VA_ARGS__)
 #define tt_hardsigmoid(...) TT_CALLSITE_T(tt_hardsigmoid, __VA_ARGS__)
 #define tt_softplus(...) TT_CALLSITE_T(tt_softplus, __VA_ARGS__)
+#define tt_nll_loss(...) TT_CALLSITE_T(tt_nll_loss, __VA_ARGS__)
+#define tt_mse_loss(...) TT_CALLSITE_T(tt_mse_loss, __VA_ARGS__)
+#define tt_binary_cross_entropy_with_logits(...) \
+    TT_CALLSITE_T(tt_binary_cross_entropy_with_logits, __VA_ARGS__)
+#define tt_smooth_l1_loss(...) TT_CALLSITE_T(tt_smooth_l1_loss, __VA_ARGS__)
 #define tt_sgd_(...) TT_CALLSITE_S(tt_sgd_, __VA_ARGS__)
 #endif
 

@@ -312,6 +312,44 @@
           "Tensor target, str reduction=\"mean\", *, Tensor? weight=None, " \
           "int ignore_index=-100, float label_smoothing=0.0) -> Tensor", \
           ce_backward_kernel, ce_backward_kernel, NULL, NULL, 0, 0) \
+    /* Core ATen's nll_loss (reduction: 0 none, 1 mean, 2 sum); data 1 \
+     * marks the 2d forms ([N, C, H, W]). total_weight carries no gradient. */ \
+    X(LOSS, NLL_LOSS_FORWARD, "tt::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, " \
+          "int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)", \
+          nll_kernel, nll_kernel, nll_backward, setup_nll, 0, 0) \
+    X(LOSS, NLL_LOSS_BACKWARD, "tt::nll_loss_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, Tensor? weight, int reduction, SymInt ignore_index, " \
+          "Tensor total_weight) -> Tensor", \
+          nll_backward_kernel, nll_backward_kernel, NULL, NULL, 0, 0) \
+    X(LOSS, NLL_LOSS2D_FORWARD, "tt::nll_loss2d_forward(Tensor self, Tensor target, " \
+          "Tensor? weight, int reduction, SymInt ignore_index) " \
+          "-> (Tensor output, Tensor total_weight)", \
+          nll_kernel, nll_kernel, nll_backward, setup_nll, 1, 0) \
+    X(LOSS, NLL_LOSS2D_BACKWARD, "tt::nll_loss2d_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, Tensor? weight, int reduction, SymInt ignore_index, " \
+          "Tensor total_weight) -> Tensor", \
+          nll_backward_kernel, nll_backward_kernel, NULL, NULL, 1, 0) \
+    /* Elementwise losses; data: the kind (ops/loss.c's ploss). */ \
+    X(LOSS, MSE_LOSS, "tt::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", \
+          pl_kernel, pl_kernel, pl_derivative, setup_pl, 0, 0) \
+    X(LOSS, MSE_LOSS_BACKWARD, "tt::mse_loss_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, int reduction) -> Tensor", \
+          pl_backward_kernel, pl_backward_kernel, NULL, NULL, 0, 0) \
+    X(LOSS, SMOOTH_L1_LOSS, "tt::smooth_l1_loss(Tensor self, Tensor target, int reduction=1, " \
+          "float beta=1.0) -> Tensor", \
+          pl_kernel, pl_kernel, pl_derivative, setup_pl, 1, 0) \
+    X(LOSS, SMOOTH_L1_LOSS_BACKWARD, "tt::smooth_l1_loss_backward(Tensor grad_output, " \
+          "Tensor self, Tensor target, int reduction, float beta) -> Tensor", \
+          pl_backward_kernel, pl_backward_kernel, NULL, NULL, 1, 0) \
+    X(LOSS, BINARY_CROSS_ENTROPY_WITH_LOGITS, "tt::binary_cross_entropy_with_logits(Tensor self, " \
+          "Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) " \
+          "-> Tensor", \
+          pl_kernel, pl_kernel, pl_derivative, setup_pl, 2, 0) \
+    X(LOSS, BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD, \
+          "tt::binary_cross_entropy_with_logits_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) " \
+          "-> Tensor", \
+          pl_backward_kernel, pl_backward_kernel, NULL, NULL, 2, 0) \
     \
     /* ---- ops/factories.c: factories as ops, so traced code records them  \
      * (new_empty and empty_like make tensors that do not depend on self's \

@@ -1,5 +1,7 @@
 /* The CNN activations (leaky_relu, elu, hardtanh, hardswish, hardsigmoid,
- * softplus, their backward ops) and tt::sgd_step. What the differential
+ * softplus, their backward ops), the losses (nll_loss, mse_loss,
+ * smooth_l1_loss, binary_cross_entropy_with_logits) and tt::sgd_step.
+ * What the differential
  * file (tests/data/torch_ref.txt) cannot say: each activation against an
  * f64 formula written here, over NaN, +-inf, +-0 and the kinks; each
  * derivative by tt_gradcheck; the fake path's metadata; a compiled
@@ -199,12 +201,13 @@ START_TEST(test_activation_traced_and_compiled)
         void *ud = (void *)(intptr_t)a;
         tt_tensor *in[2] = {randn(TT_SHAPE(4, 6), TT_F32), randn(TT_SHAPE(4, 6), TT_F32)};
         OK(tt_set_requires_grad(in[0], true));
-        tt_graph *g = NN(tt_trace(f_act_grad, 2, in, &(tt_trace_opts){
-                                                     .mode = TT_TRACE_FAKE, .nout = 2, .ud = ud}));
+        tt_graph *g = NN(tt_trace(f_act_grad, 2, in,
+                                  &(tt_trace_opts){.mode = TT_TRACE_FAKE, .nout = 2, .ud = ud}));
         ck_assert_msg(tt_graph_count_op(g, bw[a]) == 1, "%s: %d %s nodes",
                       act_names[a], tt_graph_count_op(g, bw[a]), bw[a]);
         tt_graph_free(g);
-        tt_compiled *c = NN(tt_compile(f_act_grad, 2, 2, &(tt_trace_opts){.nout = 2, .ud = ud}));
+        tt_compiled *c = NN(tt_compile(
+            f_act_grad, 2, 2, &(tt_trace_opts){.nout = 2, .ud = ud, .ud_constant = true}));
         for (int k = 0; k < 3; k++) {
             if (k) {
                 for (int i = 0; i < 2; i++)
@@ -363,7 +366,8 @@ START_TEST(test_sgd_matches_reference)
                 if (buf) {
                     double *bv = tt_test_values(buf);
                     for (int i = 0; i < 15; i++)
-                        CHECK(fabs(bv[i] - br[i]) <= (dt == TT_F32 ? 1e-5 : 1e-14) * (1 + fabs(br[i])),
+                        CHECK(fabs(bv[i] - br[i]) <=
+                                  (dt == TT_F32 ? 1e-5 : 1e-14) * (1 + fabs(br[i])),
                               "%s: buf[%d] = %.17g, expected %.17g", what, i, bv[i], br[i]);
                     free(bv);
                 }
@@ -487,9 +491,204 @@ START_TEST(test_sgd_compiled_training_step)
 }
 END_TEST
 
+/* ----------------------------------------------------------------- losses */
+
+typedef enum { L_NLL, L_NLL_W, L_NLL_2D, L_NLL_3D, L_MSE, L_SMOOTH, L_BCE, L_BCE_W, L_COUNT } loss;
+static const char *const loss_names[L_COUNT] = {"nll", "nll weight ignore", "nll 2d",
+                                                "nll 3d", "mse", "smooth_l1", "bce",
+                                                "bce weight pos_weight"};
+
+/* in[0] the input (log-probabilities or predictions), in[1] the target,
+ * in[2] a weight; ud: the loss and the reduction. */
+typedef struct {
+    loss l;
+    const char *red;
+} loss_case;
+
+static tt_status f_loss(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    const loss_case *c = ud;
+    switch (c->l) {
+    case L_NLL:
+    case L_NLL_2D:
+    case L_NLL_3D:
+        out[0] = tt_nll_loss(in[0], in[1], &(tt_nll_loss_opts){.reduction = c->red});
+        break;
+    case L_NLL_W:
+        out[0] = tt_nll_loss(in[0], in[1], &(tt_nll_loss_opts){
+            .reduction = c->red, .weight = in[2], .ignore = true, .ignore_index = 1});
+        break;
+    case L_MSE: out[0] = tt_mse_loss(in[0], in[1], c->red); break;
+    case L_SMOOTH: out[0] = tt_smooth_l1_loss(in[0], in[1], c->red, 0.7); break;
+    case L_BCE:
+        out[0] = tt_binary_cross_entropy_with_logits(in[0], in[1], NULL, NULL, c->red);
+        break;
+    default:
+        out[0] = tt_binary_cross_entropy_with_logits(in[0], in[1], in[2], in[2], c->red);
+        break;
+    }
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* Inputs for loss l in dtype dt; in[2] is a positive weight [4]. */
+static void loss_inputs(loss l, tt_dtype dt, tt_tensor **in)
+{
+    static const int64_t cls[] = {2, 0, 1, 3, 1, 2, 0, 3, 1, 1, 2, 0};
+    switch (l) {
+    case L_NLL:
+    case L_NLL_W:
+        in[0] = randn(TT_SHAPE(4, 4), dt);
+        in[1] = NN(tt_from_data(1, (int64_t[]){4}, TT_I64, cls));
+        break;
+    case L_NLL_2D:
+        in[0] = randn(TT_SHAPE(2, 4, 3, 2), dt);
+        in[1] = NN(tt_from_data(3, (int64_t[]){2, 3, 2}, TT_I64, cls));
+        break;
+    case L_NLL_3D:
+        in[0] = randn(TT_SHAPE(2, 4, 3), dt);
+        in[1] = NN(tt_from_data(2, (int64_t[]){2, 3}, TT_I64, cls));
+        break;
+    default: {
+        in[0] = randn(TT_SHAPE(3, 4), dt);
+        tt_tensor *r = randn(TT_SHAPE(3, 4), dt);
+        in[1] = NN(tt_sigmoid(r)); /* in (0, 1), a target for bce too */
+        tt_release(r);
+        break;
+    }
+    }
+    tt_tensor *u = NN(tt_rand(TT_SHAPE(4), dt));
+    in[2] = NN(tt_add_scalar(u, 0.5));
+    tt_release(u);
+}
+
+static bool loss_is_nll(loss l) { return l <= L_NLL_3D; }
+
+/* Each loss's gradient against finite differences in f64, every
+ * reduction; the elementwise ones for the target too. */
+START_TEST(test_loss_gradcheck)
+{
+    static const char *const reds[] = {"none", "mean", "sum"};
+    for (int l = 0; l < L_COUNT; l++)
+        for (int r = 0; r < 3; r++) {
+            tt_tensor *in[3];
+            loss_inputs((loss)l, TT_F64, in);
+            OK(tt_set_requires_grad(in[0], true));
+            if (!loss_is_nll((loss)l))
+                OK(tt_set_requires_grad(in[1], true));
+            loss_case c = {(loss)l, reds[r]};
+            tt_status st = tt_gradcheck(f_loss, 3, in, 1, NULL, &c);
+            ck_assert_msg(st == TT_OK, "%s %s: %s", loss_names[l], reds[r], tt_errmsg());
+            for (int i = 0; i < 3; i++)
+                tt_release(in[i]);
+        }
+}
+END_TEST
+
+/* nll_loss of log_softmax is cross_entropy, for [N, C], [N, C, H, W] and
+ * [N, C, d] inputs (the last through the [N, C, 1, -1] view), every
+ * reduction, with a weight and an ignored class. */
+START_TEST(test_nll_loss_is_cross_entropy)
+{
+    static const char *const reds[] = {"none", "mean", "sum"};
+    char what[64];
+    for (int l = L_NLL; l <= L_NLL_3D; l++)
+        for (int r = 0; r < 3; r++) {
+            tt_tensor *in[3];
+            loss_inputs((loss)l, TT_F64, in);
+            tt_tensor *lp = NN(tt_log_softmax(in[0], tt_ndim(in[0]) == 1 ? 0 : 1));
+            tt_tensor *a = NN(tt_nll_loss(lp, in[1], &(tt_nll_loss_opts){
+                .reduction = reds[r], .weight = in[2], .ignore = true, .ignore_index = 1}));
+            tt_tensor *b = NN(tt_cross_entropy_ex(in[0], in[1], &(tt_cross_entropy_opts){
+                .reduction = reds[r], .weight = in[2], .ignore = true, .ignore_index = 1}));
+            snprintf(what, sizeof what, "%s %s", loss_names[l], reds[r]);
+            ck_assert_int_eq(tt_ndim(a), tt_ndim(b));
+            double *va = tt_test_values(a), *vb = tt_test_values(b);
+            for (int64_t i = 0; i < tt_numel(a); i++)
+                CHECK(fabs(va[i] - vb[i]) < 1e-12 * (1 + fabs(vb[i])), "%s [%lld]: %.17g vs %.17g",
+                      what, (long long)i, va[i], vb[i]);
+            free(va);
+            free(vb);
+            tt_release(a);
+            tt_release(b);
+            tt_release(lp);
+            for (int i = 0; i < 3; i++)
+                tt_release(in[i]);
+        }
+}
+END_TEST
+
+/* Every loss and its gradient, compiled in symbolic mode (sizes are
+ * symbols) and replayed on two batch sizes, equal eager bit for bit. */
+static tt_status f_loss_grad(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nout;
+    tt_scope_begin();
+    tt_tensor *y;
+    tt_status st = f_loss(in, nin, &y, 1, ud);
+    tt_tensor *s = st ? NULL : tt_sum_all(y), *g = NULL;
+    if (!st)
+        st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(s);
+    out[1] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    return st;
+}
+
+START_TEST(test_loss_compiled_symbolic)
+{
+    static const char *const reds[] = {"none", "mean", "sum"};
+    char what[96];
+    for (int l = 0; l < L_COUNT; l++)
+        for (int r = 0; r < 3; r++) {
+            loss_case c = {(loss)l, reds[r]};
+            tt_compiled *cc = NN(tt_compile(f_loss_grad, 3, 2, &(tt_trace_opts){
+                .mode = TT_TRACE_SYMBOLIC, .nout = 2, .ud = &c, .ud_constant = true}));
+            for (int k = 0; k < 2; k++) {
+                tt_tensor *in[3];
+                loss_inputs((loss)l, TT_F32, in);
+                if (k) { /* another batch: the first rows of a bigger one */
+                    tt_tensor *x = in[0];
+                    int64_t sz[TT_MAX_DIMS];
+                    for (int d = 0; d < tt_ndim(x); d++)
+                        sz[d] = tt_sizes(x)[d];
+                    sz[0] += 2;
+                    in[0] = randn(tt_ndim(x), sz, TT_F32);
+                    tt_release(x);
+                    tt_tensor *t = in[1];
+                    for (int d = 0; d < tt_ndim(t); d++)
+                        sz[d] = tt_sizes(t)[d];
+                    sz[0] += 2;
+                    in[1] = loss_is_nll((loss)l) ? NN(tt_zeros(tt_ndim(t), sz, TT_I64))
+                                                 : NN(tt_rand(tt_ndim(t), sz, TT_F32));
+                    tt_release(t);
+                }
+                OK(tt_set_requires_grad(in[0], true));
+                tt_tensor *got[2], *want[2];
+                OK(tt_compiled_call(cc, in, got));
+                OK(f_loss_grad(in, 3, want, 2, &c));
+                for (int i = 0; i < 2; i++) {
+                    snprintf(what, sizeof what, "%s %s call %d output %d", loss_names[l],
+                             reds[r], k, i);
+                    tt_test_assert_same_bits(got[i], want[i], what);
+                    tt_release(got[i]);
+                    tt_release(want[i]);
+                }
+                for (int i = 0; i < 3; i++)
+                    tt_release(in[i]);
+            }
+            tt_compile_stats st;
+            tt_compiled_stats(cc, &st);
+            ck_assert_msg(st.misses == 1, "%s %s: %lld traces", loss_names[l], reds[r],
+                          (long long)st.misses);
+            tt_compiled_free(cc);
+        }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
-static tt_tensor *X, *XI, *XB, *G2, *G3, *P, *STEP, *STEP0, *STEP1D;
+static tt_tensor *X, *XI, *XB, *G2, *G3, *P, *STEP, *STEP0, *STEP1D, *TGT2, *TGT3, *TGT9;
 
 static void errors_setup(void)
 {
@@ -503,11 +702,14 @@ static void errors_setup(void)
     STEP = NN(tt_scalar(1, TT_F32));
     STEP0 = NN(tt_scalar(0, TT_F32));
     STEP1D = NN(tt_ones(TT_SHAPE(1), TT_F32));
+    TGT2 = NN(tt_from_data(1, (int64_t[]){2}, TT_I64, (int64_t[]){0, 2}));
+    TGT3 = NN(tt_from_data(1, (int64_t[]){3}, TT_I64, (int64_t[]){0, 2, 1}));
+    TGT9 = NN(tt_from_data(1, (int64_t[]){2}, TT_I64, (int64_t[]){0, 9}));
 }
 
 static void errors_teardown(void)
 {
-    tt_tensor **all[] = {&X, &XI, &XB, &G2, &G3, &P, &STEP, &STEP0, &STEP1D};
+    tt_tensor **all[] = {&X, &XI, &XB, &G2, &G3, &P, &STEP, &STEP0, &STEP1D, &TGT2, &TGT3, &TGT9};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -546,6 +748,47 @@ static const tt_sgd_opts sgd_plain = {.lr = 0.1}, sgd_mom = {.lr = 0.1, .momentu
        backward_op("tt::hardtanh_backward", 4,                                                 \
                    (tt_value[]){tt_v_tensor(XI), tt_v_tensor(XI), tt_v_int(-1), tt_v_int(1)}), \
        TT_EDTYPE, "tt::hardtanh_backward: argument 'self' (#2): expects floating point")       \
+    X_(nll_reduction_name, tt_nll_loss(X, XI, &(tt_nll_loss_opts){.reduction = "avg"}),       \
+       TT_EINVAL, "tt_nll_loss: argument 'reduction': expected 'none', 'mean' or 'sum', got "   \
+       "'avg'")                                                                                \
+    X_(nll_target_dtype, tt_nll_loss(X, P, NULL), TT_EDTYPE,                                   \
+       "tt::nll_loss_forward: argument 'target' (#2): expected scalar type i64 (or u8) class "  \
+       "indices, got f32")                                                                     \
+    X_(nll_target_bounds, tt_nll_loss(X, TGT9, NULL), TT_EINVAL,                               \
+       "tt::nll_loss_forward: argument 'target' (#2): Target 9 is out of bounds (expected "     \
+       "class indices in [0, 3))")                                                             \
+    X_(nll_size, tt_nll_loss(X, TGT3, NULL), TT_ESHAPE,                                        \
+       "tt::nll_loss_forward: argument 'target' (#2): size mismatch (got input: [2, 3], "       \
+       "target: [3])")                                                                         \
+    X_(nll_weight, tt_nll_loss(X, TGT2, &(tt_nll_loss_opts){.weight = G2}), TT_ESHAPE,         \
+       "tt::nll_loss_forward: argument 'weight' (#3): weight tensor should be defined either "  \
+       "for all 3 classes or no classes but got weight tensor of shape: [2]")                  \
+    X_(nll_int_input, tt_nll_loss(XI, TGT2, NULL), TT_EDTYPE,                                  \
+       "tt::nll_loss_forward: argument 'self' (#1): \"nll_loss_out_frame\" not implemented "  \
+       "for i64")                                                                              \
+    X_(mse_int, tt_mse_loss(XI, XI, "mean"), TT_EDTYPE,                                        \
+       "tt::mse_loss: argument 'self' (#1): \"mse_cpu\" not implemented for i64")             \
+    X_(mse_shapes, tt_mse_loss(X, G2, "sum"), TT_ESHAPE, "tt::mse_loss: argument 'target' (#2)",\
+       "not broadcastable")                                                                    \
+    X_(mse_reduction, tt_mse_loss(X, X, "max"), TT_EINVAL,                                     \
+       "tt_mse_loss: argument 'reduction': expected 'none', 'mean' or 'sum', got 'max'")       \
+    X_(mse_reduction_enum,                                                                     \
+       backward_op("tt::mse_loss", 3, (tt_value[]){tt_v_tensor(X), tt_v_tensor(X), tt_v_int(3)}),\
+       TT_EINVAL, "tt::mse_loss: argument 'reduction' (#3): expected 0 (none), 1 (mean) or 2 "  \
+       "(sum), got 3")                                                                         \
+    X_(smooth_l1_beta, tt_smooth_l1_loss(X, X, "mean", -1), TT_EINVAL,                         \
+       "tt::smooth_l1_loss: argument 'beta': smooth_l1_loss does not support negative values "  \
+       "for beta (got -1)")                                                                    \
+    X_(bce_size, tt_binary_cross_entropy_with_logits(X, G2, NULL, NULL, "mean"), TT_ESHAPE,    \
+       "tt::binary_cross_entropy_with_logits: argument 'target' (#2): Target size [2] must be " \
+       "the same as input size [2, 3]")                                                        \
+    X_(bce_pos_weight, tt_binary_cross_entropy_with_logits(X, X, NULL, G2, "mean"), TT_ESHAPE, \
+       "tt::binary_cross_entropy_with_logits: argument 'pos_weight' (#4)", "not broadcastable") \
+    X_(mse_backward_grad,                                                                      \
+       backward_op("tt::mse_loss_backward", 4,                                                 \
+                   (tt_value[]){tt_v_tensor(G2), tt_v_tensor(X), tt_v_tensor(X), tt_v_int(0)}), \
+       TT_ESHAPE, "tt::mse_loss_backward: argument 'grad_output' (#1): expected the loss's "   \
+       "shape, got [2]")                                                                       \
     X_(sgd_int_param, tt_sgd_(XI, XI, NULL, STEP, &sgd_plain), TT_EDTYPE,                      \
        "tt::sgd_step: argument 'param' (#1): expected f32 or f64, got i64")                    \
     X_(sgd_grad_dtype, tt_sgd_(P, G3, NULL, STEP, &sgd_plain), TT_EDTYPE,                      \
@@ -567,7 +810,8 @@ static const tt_sgd_opts sgd_plain = {.lr = 0.1}, sgd_mom = {.lr = 0.1, .momentu
        TT_EINVAL, "tt::sgd_step: argument 'momentum' (#6): Invalid momentum value: -0.5")      \
     X_(sgd_weight_decay, tt_sgd_(P, P, NULL, STEP, &(tt_sgd_opts){.lr = 1, .weight_decay = -1}), \
        TT_EINVAL, "tt::sgd_step: argument 'weight_decay' (#8): Invalid weight_decay value: -1") \
-    X_(sgd_nesterov_no_momentum, tt_sgd_(P, P, NULL, STEP, &(tt_sgd_opts){.lr = 1, .nesterov = true}), \
+    X_(sgd_nesterov_no_momentum,                                                               \
+       tt_sgd_(P, P, NULL, STEP, &(tt_sgd_opts){.lr = 1, .nesterov = true}),                   \
        TT_EINVAL, "tt::sgd_step: argument 'nesterov' (#9): Nesterov momentum requires a "      \
        "momentum and zero dampening (got momentum 0, dampening 0)")                            \
     X_(sgd_nesterov_dampening,                                                                 \
@@ -601,6 +845,11 @@ static Suite *activation_suite(void)
     tcase_add_test(tc, test_sgd_matches_reference);
     tcase_add_test(tc, test_sgd_versions_and_fake);
     tcase_add_test(tc, test_sgd_compiled_training_step);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("losses");
+    tcase_add_test(tc, test_loss_gradcheck);
+    tcase_add_test(tc, test_nll_loss_is_cross_entropy);
+    tcase_add_test(tc, test_loss_compiled_symbolic);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(act_errors));

@@ -204,6 +204,14 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_hardswish, "tt::hardswish", "A", tt_hardswish(A))                                      \
     X(tt_hardsigmoid, "tt::hardsigmoid", "A", tt_hardsigmoid(A))                                \
     X(tt_softplus, "tt::softplus", "A, 2, 3", tt_softplus(A, 2, 3))                             \
+    X(tt_nll_loss, "tt::nll_loss_forward", "A, TGT, V3, 2, 0",                                  \
+      tt_nll_loss(A, TGT, &(tt_nll_loss_opts){                                                  \
+          .reduction = "sum", .weight = V3, .ignore = true, .ignore_index = 0}))                \
+    X(tt_mse_loss, "tt::mse_loss", "A, B, 0", tt_mse_loss(A, B, "none"))                        \
+    X(tt_binary_cross_entropy_with_logits, "tt::binary_cross_entropy_with_logits",              \
+      "A, P, V3, LO, 2", tt_binary_cross_entropy_with_logits(A, P, V3, LO, "sum"))              \
+    X(tt_smooth_l1_loss, "tt::smooth_l1_loss", "A, B, 1, 0.5",                                  \
+      tt_smooth_l1_loss(A, B, "mean", 0.5))                                                     \
     X(tt_sgd_, "tt::sgd_step", "W, A, W2, STEP, 0.01, 0.9, 0.1, 0.01, false, false",            \
       INPLACE(tt_sgd_(W, A, W2, STEP, &sgd_opts)))
 

@@ -753,6 +753,13 @@ HARDSIGMOID_NOTE = ("PyTorch 1.13's hardsigmoid_backward multiplies an f64 gradi
                     "rounded to f32; tt uses 1/6 in the dtype (recorded so)")
 
 
+def bce_backward(g, x, y, w=None, pw=None, r=1):
+    x = x.detach().requires_grad_(True)
+    red = {0: "none", 1: "mean", 2: "sum"}[r]
+    F.binary_cross_entropy_with_logits(x, y, w, reduction=red, pos_weight=pw).backward(g)
+    return x.grad
+
+
 def activation_loss_cases():
     """The CNN activations, the losses, sgd_step."""
     OPS.update({
@@ -819,6 +826,123 @@ def activation_loss_cases():
          note=HARDSWISH_NOTE)
     case("tt::softplus_backward", T(F32, [2, 3], "c"), T(F64, [2, 3], "c", WIDE), 1, 20)
     case("tt::hardtanh_backward", T(I64, [2, 3], "c"), T(I64, [2, 3], "c"), -1, 1)
+
+    # ---- losses (the aten ops take the reduction as 0 none, 1 mean, 2 sum)
+    RED = {0: "none", 1: "mean", 2: "sum"}
+    A = torch.ops.aten
+    OPS.update({
+        "tt::nll_loss_forward": A.nll_loss_forward,
+        "tt::nll_loss_backward": A.nll_loss_backward,
+        "tt::nll_loss2d_forward": A.nll_loss2d_forward,
+        "tt::nll_loss2d_backward": A.nll_loss2d_backward,
+        "tt::mse_loss": lambda x, y, r=1: A.mse_loss(x, y, r),
+        "tt::mse_loss_backward": A.mse_loss_backward,
+        "tt::smooth_l1_loss": lambda x, y, r=1, b=1.0: A.smooth_l1_loss(x, y, r, b),
+        "tt::smooth_l1_loss_backward": A.smooth_l1_loss_backward,
+        # (PyTorch 1.13 has no such op: its autograd's gradient)
+        "tt::binary_cross_entropy_with_logits_backward": bce_backward,
+        # F's form: it checks that target has input's size.
+        "tt::binary_cross_entropy_with_logits": lambda x, y, w=None, pw=None, r=1:
+            F.binary_cross_entropy_with_logits(x, y, w, reduction=RED.get(r, "bad"),
+                                               pos_weight=pw),
+    })
+
+    def refuse(*args):
+        raise RuntimeError("reduction must be 0 (none), 1 (mean) or 2 (sum)")
+    RED_NOTE = ("PyTorch 1.13 takes any reduction other than 0 and 1 as sum (and asserts "
+                "in mse_loss); tt refuses it")
+    tgt = lambda sizes, m=4, form=None: T(I64, sizes, "c", form or (3, 1, m, 0, 1))
+    w4 = T(F64, [4], "c", POS)
+    for r in [0, 1, 2]:
+        case("tt::nll_loss_forward", T(F64, [3, 4], "t", rg=True), tgt([3]), None, r, -100)
+        case("tt::nll_loss_forward", T(F64, [3, 4], "c", rg=True), tgt([3]), w4, r, -100)
+        case("tt::nll_loss_forward", T(F64, [5, 4], "s", rg=True), tgt([5], 5), w4, r, 4)
+        case("tt::nll_loss_forward", T(F64, [3, 4], "c", rg=True), tgt([3]), None, r, 0)
+        case("tt::nll_loss_forward", T(F64, [4], "c", rg=True), tgt([]), w4, r, -100)
+        case("tt::nll_loss_forward", T(F32, [3, 4], "c"), tgt([3]), T(F32, [4], "c", POS), r,
+             -100)
+        case("tt::nll_loss2d_forward", T(F64, [2, 4, 2, 3], "c", rg=True), tgt([2, 2, 3]),
+             None, r, -100)
+        # (no gradient: PyTorch 1.13's nll_loss2d_backward refuses a
+        # non-contiguous self, "grad_input must be contiguous")
+        case("tt::nll_loss2d_forward", T(F64, [2, 4, 3, 2], ("p", [0, 3, 1, 2])),
+             tgt([2, 3, 2], 5), w4, r, 4)
+        gsz = [3] if r == 0 else []
+        case("tt::nll_loss_backward", T(F64, gsz, "c"), T(F64, [3, 4], "c"), tgt([3]), w4, r,
+             -100, T(F64, [], "c", (1, 3, 10, 0, 1)))
+        case("tt::nll_loss2d_backward", T(F64, [2, 2, 3] if r == 0 else [], "c"),
+             T(F64, [2, 4, 2, 3], "c"), tgt([2, 2, 3]), None, r, -100,
+             T(F64, [], "c", (1, 3, 10, 0, 1)))
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), T(U8, [3], "c", (3, 1, 4, 0, 1)), None, 1,
+         -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), T(I32, [3], "c", (3, 1, 4, 0, 1)), None, 1,
+         -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3], 6, (3, 1, 6, 0, 1)), None, 1,
+         -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([2]), None, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3, 1]), None, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3]), T(F64, [3], "c"), 1, -100)
+    case("tt::nll_loss_forward", T(F32, [3, 4], "c"), tgt([3]), w4, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 2, 2], "c"), tgt([3, 2]), None, 1, -100)
+    case("tt::nll_loss_forward", T(I64, [3, 4], "c"), tgt([3]), None, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3], 1), None, 1, 0)  # all ignored
+    case("tt::nll_loss_forward", T(F64, [0, 4], "c"), tgt([0]), None, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3]), None, 3, -100, ref=refuse,
+         note=RED_NOTE)
+    case("tt::nll_loss2d_forward", T(F64, [3, 4], "c"), tgt([3]), None, 1, -100)
+    case("tt::nll_loss2d_forward", T(F64, [2, 4, 2, 3], "c"), tgt([2, 3, 2]), None, 1, -100)
+
+    YF = (3, 1, 5, 0, 4)  # targets in [0, 1]
+    BCAST_NOTE = ("PyTorch 1.13's mse_loss and smooth_l1_loss backward scale 'mean' by the "
+                  "element count of the input they differentiate, not of the broadcast loss, "
+                  "so a broadcast operand's gradient is off; recorded on operands broadcast "
+                  "first")
+    for r in [0, 1, 2]:
+        for op in ["tt::mse_loss", "tt::smooth_l1_loss"]:
+            extra = [] if op == "tt::mse_loss" else [0.5]
+            case(op, T(F64, [2, 3], "t", rg=True), T(F64, [2, 3], "c", POS, rg=True), r, *extra)
+            bc = dict(ref=lambda x, y, *a, op=op: OPS[op](*torch.broadcast_tensors(x, y), *a),
+                      note=BCAST_NOTE)
+            case(op, T(F64, [2, 3], "c", rg=True), T(F64, [3], "c", POS, rg=True), r, *extra,
+                 **bc)
+            case(op, T(F64, [3], "s", rg=True), T(F64, [2, 3], "c", POS), r, *extra, **bc)
+            case(op, T(F32, [2, 3], "c"), T(F64, [2, 3], "t"), r, *extra)
+        for b in [1.0, 0.0, 2.5]:
+            case("tt::smooth_l1_loss", T(F64, [3, 4], "c", WIDE, rg=True),
+                 T(F64, [3, 4], "t", POS), r, b)
+        case("tt::mse_loss_backward", T(F64, [2, 3] if r == 0 else [], "c", GRAD_FORM),
+             T(F64, [2, 3], "c"), T(F64, [3], "c", POS), r)
+        case("tt::smooth_l1_loss_backward", T(F64, [2, 3] if r == 0 else [], "c", GRAD_FORM),
+             T(F64, [2, 3], "c", WIDE), T(F64, [2, 3], "t", POS), r, 1.5)
+        bce = "tt::binary_cross_entropy_with_logits"
+        case(bce, T(F64, [2, 3], "t", WIDE, rg=True), T(F64, [2, 3], "c", YF, rg=True), None,
+             None, r)
+        case(bce, T(F64, [2, 3], "c", WIDE, rg=True), T(F64, [2, 3], "s", YF, rg=True),
+             T(F64, [3], "c", POS), None, r)
+        case(bce, T(F64, [2, 3], "c", WIDE, rg=True), T(F64, [2, 3], "c", YF, rg=True), None,
+             T(F64, [3], "c", POS), r)
+        case(bce, T(F64, [2, 3], "c", WIDE, rg=True), T(F64, [2, 3], "c", YF, rg=True),
+             T(F64, [2, 1], "c", POS), T(F64, [3], "c", POS), r)
+        case(bce, T(F32, [4, 3], "t", WIDE), T(F32, [4, 3], "c", YF), None, None, r)
+    for r in [0, 1, 2]:
+        case("tt::binary_cross_entropy_with_logits_backward",
+             T(F64, [2, 3] if r == 0 else [], "c", GRAD_FORM), T(F64, [2, 3], "c", WIDE),
+             T(F64, [2, 3], "t", YF), T(F64, [3], "c", POS), T(F64, [2, 1], "c", POS), r)
+    case("tt::mse_loss", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"))
+    case("tt::mse_loss", T(I64, [2, 3], "c"), T(I64, [2, 3], "c"), 1)
+    case("tt::mse_loss", T(F64, [2, 3], "c"), T(F64, [4], "c"), 1)
+    case("tt::mse_loss", T(F64, [0, 3], "c"), T(F64, [0, 3], "c"), 1)
+    case("tt::smooth_l1_loss", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"))
+    case("tt::smooth_l1_loss", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"), 1, -1.0)
+    case("tt::smooth_l1_loss", T(I64, [2, 3], "c"), T(I64, [2, 3], "c"), 1, 1.0)
+    case("tt::smooth_l1_loss", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"), 3, 1.0, ref=refuse,
+         note=RED_NOTE)
+    case("tt::binary_cross_entropy_with_logits", T(F64, [3], "c"), T(F64, [2], "c"))
+    case("tt::binary_cross_entropy_with_logits", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"))
+    case("tt::binary_cross_entropy_with_logits", T(F64, [3], "c"), T(F64, [3], "c"),
+         T(F64, [2], "c"), None, 1)
+    case("tt::binary_cross_entropy_with_logits", T(F64, [3], "c", (1, 0, 3, 30, 1), rg=True),
+         T(F64, [3], "c", YF, rg=True), None, T(F64, [3], "c", POS), 2)
 
     # ---- sgd_step: each configuration at step 1 (the buffer's values do
     # not count) and at a later step (the buffer is PyTorch's state), the
