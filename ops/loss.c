@@ -497,8 +497,16 @@ static tt_tensor *ce_target_grad(tt_tensor *g, const tt_tensor *x, const tt_tens
     tt_tensor *G = g;
     if (red == RED_NONE && tt_ndim(x) > 1)
         G = tt_unsqueeze(g, cd);
-    else if (red == RED_MEAN)
-        G = tt_div_scalar(g, (double)(tt_numel(x) / (tt_sizes(x)[cd] ? tt_sizes(x)[cd] : 1)));
+    else if (red == RED_MEAN) {
+        /* The number of positions, counted by a sum of ones: in a symbolic
+         * trace the sizes are symbols, which C arithmetic cannot divide. */
+        int64_t pos[TT_MAX_DIMS];
+        int np = 0;
+        for (int d = 0; d < tt_ndim(x); d++)
+            if (d != cd)
+                pos[np++] = tt_sizes(x)[d];
+        G = tt_div(g, tt_sum_all(tt_full(np, pos, 1.0, tt_dtype_of(x))));
+    }
     tt_tensor *r = tt_mul(tt_mul_scalar(tt_log_softmax(x, cd), -(1 - ls)), G);
     if (w) {
         int64_t shape[TT_MAX_DIMS];

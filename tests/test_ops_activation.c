@@ -686,6 +686,44 @@ START_TEST(test_loss_compiled_symbolic)
 }
 END_TEST
 
+/* cross_entropy with class-probability targets: the target's gradient
+ * under "mean" divides by the number of positions, which a symbolic trace
+ * knows only as a symbol; compiled, it must still equal eager. */
+static tt_status f_ce_probs(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *y = tt_cross_entropy_ex(in[0], in[1], NULL), *g = NULL;
+    tt_status st = y ? tt_grad(1, &y, NULL, 1, &in[1], &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(y);
+    out[1] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    return st;
+}
+
+START_TEST(test_cross_entropy_target_grad_symbolic)
+{
+    tt_compiled *c = NN(tt_compile(f_ce_probs, 2, 2,
+                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .nout = 2}));
+    for (int k = 0; k < 2; k++) {
+        tt_tensor *x = randn(TT_SHAPE(3 + k, 5), TT_F64), *r = randn(TT_SHAPE(3 + k, 5), TT_F64);
+        tt_tensor *in[2] = {x, NN(tt_softmax(r, 1))}, *got[2], *want[2];
+        OK(tt_set_requires_grad(in[1], true));
+        OK(tt_compiled_call(c, in, got));
+        OK(f_ce_probs(in, 2, want, 2, NULL));
+        tt_test_assert_same_bits(got[0], want[0], "the loss");
+        tt_test_assert_same_bits(got[1], want[1], "the target's gradient");
+        for (int i = 0; i < 2; i++) {
+            tt_release(got[i]);
+            tt_release(want[i]);
+            tt_release(in[i]);
+        }
+        tt_release(r);
+    }
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 static tt_tensor *X, *XI, *XB, *G2, *G3, *P, *STEP, *STEP0, *STEP1D, *TGT2, *TGT3, *TGT9;
@@ -850,6 +888,7 @@ static Suite *activation_suite(void)
     tcase_add_test(tc, test_loss_gradcheck);
     tcase_add_test(tc, test_nll_loss_is_cross_entropy);
     tcase_add_test(tc, test_loss_compiled_symbolic);
+    tcase_add_test(tc, test_cross_entropy_target_grad_symbolic);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(act_errors));
