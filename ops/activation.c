@@ -7,10 +7,10 @@
  * One function computes an output's metadata (the input's shape, PyTorch's
  * elementwise output strides) and, for real inputs only, its values, so
  * the fake kernel is the kernel itself. Each formula is written once, in
- * the type it computes in (f32 in f32, as PyTorch's CPU kernels); hardswish
- * and hardsigmoid take theirs from ops/pointwise_ops.h, which the fusion
- * pass expands too, so a compiled chain fuses them and agrees with eager
- * bit for bit. */
+ * the type it computes in (f32 in f32, as PyTorch's CPU kernels), in
+ * ops/pointwise_ops.h, whose lists the fusion pass expands too, so a
+ * compiled chain fuses the forward activations and agrees with eager bit
+ * for bit. */
 #include "elementwise_impl.h"
 #include "pointwise_ops.h"
 #include "tt_nn.h"
@@ -58,16 +58,13 @@ static const double act_defaults[ACT_COUNT][ACT_MAXP] = {
     static inline T act_fwd_##T(act_kind k, const T *p, T a)                   \
     {                                                                          \
         switch (k) {                                                           \
-        case ACT_LEAKY_RELU: return a > 0 ? a : a * p[0];                      \
-        case ACT_ELU: return a <= 0 ? EXPM1(a * p[2]) * (T)(p[0] * p[1]) : a * p[1]; \
-        case ACT_HARDTANH: { /* clamp: min(max(a, lo), hi), NaN kept; hi when \
-                                lo > hi, as PyTorch's */                       \
-            T t = a < p[0] ? p[0] : a;                                         \
-            return t > p[1] ? p[1] : t;                                        \
-        }                                                                      \
+        case ACT_LEAKY_RELU: return TT_LEAKY_RELU(T, a, p[0]);                 \
+        case ACT_ELU: return TT_ELU(T, EXPM1, a, p[0], p[1], p[2]);            \
+        /* clamp: NaN kept; max_val when min_val > max_val, as PyTorch's */   \
+        case ACT_HARDTANH: return TT_HARDTANH(T, a, p[0], p[1]);               \
         case ACT_HARDSWISH: return TT_HARDSWISH(T, a);                         \
         case ACT_HARDSIGMOID: return TT_HARDSIGMOID(T, a);                     \
-        case ACT_SOFTPLUS: return a * p[0] > p[1] ? a : LOG1P(EXP(a * p[0])) / p[0]; \
+        case ACT_SOFTPLUS: return TT_SOFTPLUS(T, EXP, LOG1P, a, p[0], p[1]);   \
         default: return a;                                                     \
         }                                                                      \
     }                                                                          \
