@@ -11,6 +11,7 @@
  * in the eager kernels (they wrap where floats round, as PyTorch's do).
  *
  *   TT_POINTWISE_UNARY(X)   X(KIND, ROW, f32 formula, f64 formula, VEC)
+ *   TT_POINTWISE_PARAM(X)   X(KIND, ROW, NP, D0, D1, D2, f32, f64)
  *   TT_POINTWISE_ARITH(X)   X(KIND, TENSOR_ROW, SCALAR_ROW, f32, f64)
  *   TT_POINTWISE_COMPARE(X) X(KIND, TENSOR_ROW, SCALAR_ROW, f32, f64)
  *
@@ -40,6 +41,32 @@
 #define TT_GELU_BETA 0.79788456080286535588
 #define TT_GELU_KAPPA 0.044715
 
+/* hardswish x * relu6(x + 3) / 6 and hardsigmoid relu6(x + 3) / 6 in type
+ * T, as PyTorch's CPU kernels compute them; the comparisons are
+ * std::max/std::min's, so a NaN stays NaN (fmax would drop it).
+ * ops/activation.c runs the same expressions eagerly. */
+#define TT_RELU6_SHIFTED(T, a)                                                 \
+    ((T)((a) + (T)3) < (T)0 ? (T)0                                             \
+     : (T)6 < (T)((a) + (T)3) ? (T)6 : (T)((a) + (T)3))
+#define TT_HARDSWISH(T, a) ((T)((a) * TT_RELU6_SHIFTED(T, a)) / (T)6)
+#define TT_HARDSIGMOID(T, a) (TT_RELU6_SHIFTED(T, a) / (T)6)
+
+/* The activations with Scalar parameters p0, p1, p2 (ops/activation.c
+ * runs the same expressions eagerly), in type T:
+ *   leaky_relu(negative_slope)          a for a > 0, else a p0 (NaN kept)
+ *   elu(alpha, scale, input_scale)      a p1 for a > 0, else
+ *                                       expm1(a p2) (p0 p1)
+ *   hardtanh(min_val, max_val)          clamp's min(max(a, p0), p1)
+ *   softplus(beta, threshold)           a where a p0 > p1, else
+ *                                       log1p(exp(a p0)) / p0 */
+#define TT_LEAKY_RELU(T, a, p0) ((a) > (T)0 ? (a) : (T)((a) * (p0)))
+#define TT_ELU(T, EXPM1, a, p0, p1, p2)                                        \
+    ((a) <= (T)0 ? (T)(EXPM1((T)((a) * (p2))) * (T)((p0) * (p1))) : (T)((a) * (p1)))
+#define TT_HARDTANH(T, a, p0, p1)                                              \
+    ((T)((a) < (p0) ? (p0) : (a)) > (p1) ? (p1) : (T)((a) < (p0) ? (p0) : (a)))
+#define TT_SOFTPLUS(T, EXP, LOG1P, a, p0, p1)                                  \
+    ((T)((a) * (p0)) > (p1) ? (a) : (T)(LOG1P(EXP((T)((a) * (p0)))) / (p0)))
+
 /* clang-format off */
 #define TT_POINTWISE_UNARY(X) \
     X(NEG, NEG, -a, -a, PW_NOVEC) \
@@ -62,7 +89,23 @@
     X(GELU_TANH, _NONE, \
       (float)((float)0.5 * a * ((float)1 + tanhf(TT_GELU_BETA * (a + TT_GELU_KAPPA * a * a * a)))), \
       (double)0.5 * a * ((double)1 + tanh(TT_GELU_BETA * (a + TT_GELU_KAPPA * a * a * a))), \
-      PW_VEC(vk_gelu_tanh))
+      PW_VEC(vk_gelu_tanh)) \
+    X(HARDSWISH, HARDSWISH, TT_HARDSWISH(float, a), TT_HARDSWISH(double, a), PW_NOVEC) \
+    X(HARDSIGMOID, HARDSIGMOID, TT_HARDSIGMOID(float, a), TT_HARDSIGMOID(double, a), PW_NOVEC)
+
+/* Unary ops with Scalar parameters: X(KIND, ROW, NP, D0, D1, D2, f32
+ * formula, f64 formula), the formulas of a and p0, p1, p2 (arguments 1..NP
+ * of the row's call, in the formula's type; D0..D2 the schema's defaults
+ * for arguments a call leaves out). */
+#define TT_POINTWISE_PARAM(X) \
+    X(LEAKY_RELU, LEAKY_RELU, 1, 0.01, 0, 0, TT_LEAKY_RELU(float, a, p0), \
+      TT_LEAKY_RELU(double, a, p0)) \
+    X(ELU, ELU, 3, 1, 1, 1, TT_ELU(float, expm1f, a, p0, p1, p2), \
+      TT_ELU(double, expm1, a, p0, p1, p2)) \
+    X(HARDTANH, HARDTANH, 2, -1, 1, 0, TT_HARDTANH(float, a, p0, p1), \
+      TT_HARDTANH(double, a, p0, p1)) \
+    X(SOFTPLUS, SOFTPLUS, 2, 1, 20, 0, TT_SOFTPLUS(float, expf, log1pf, a, p0, p1), \
+      TT_SOFTPLUS(double, exp, log1p, a, p0, p1))
 
 #define TT_POINTWISE_ARITH(X) \
     X(ADD, ADD_TENSOR, ADD_SCALAR, a + alpha * b, a + alpha * b) \

@@ -74,6 +74,92 @@ const char *tt_onednn_version(void);
 
 /* ---------------------------------------------- activations, losses, SGD */
 
+/* The activations (torch.nn.functional's), each one op whose derivative
+ * is PyTorch's backward op (tt::leaky_relu_backward, ...). Floating point
+ * inputs (hardtanh takes integers too); the result has x's shape, dtype
+ * and layout. */
+/* tt::leaky_relu: x for x > 0, else negative_slope * x (PyTorch's default
+ * slope is 0.01). */
+tt_tensor *tt_leaky_relu(const tt_tensor *x, double negative_slope);
+/* tt::elu with scale = input_scale = 1: x for x > 0, else
+ * alpha * (exp(x) - 1) (PyTorch's default alpha is 1). */
+tt_tensor *tt_elu(const tt_tensor *x, double alpha);
+/* tt::hardtanh: x clamped to [min_val, max_val] (PyTorch's defaults -1, 1;
+ * max_val when min_val > max_val, as PyTorch's). */
+tt_tensor *tt_hardtanh(const tt_tensor *x, double min_val, double max_val);
+/* tt::hardswish: x * min(max(x + 3, 0), 6) / 6. */
+tt_tensor *tt_hardswish(const tt_tensor *x);
+/* tt::hardsigmoid: min(max(x + 3, 0), 6) / 6. */
+tt_tensor *tt_hardsigmoid(const tt_tensor *x);
+/* tt::softplus: log(1 + exp(beta x)) / beta, or x where beta x > threshold
+ * (PyTorch's defaults: beta 1, threshold 20). */
+tt_tensor *tt_softplus(const tt_tensor *x, double beta, double threshold);
+
+/* The losses, with PyTorch's reduction as a string: "mean" (NULL too),
+ * "sum" or "none". */
+/* tt_nll_loss's options, as tt_cross_entropy_opts: weight [C] or NULL;
+ * ignore_index counts only when ignore is set (else PyTorch's -100). */
+typedef struct {
+    const char *reduction;
+    const tt_tensor *weight;
+    int64_t ignore_index;
+    bool ignore;
+} tt_nll_loss_opts;
+/* F.nll_loss: -w[t] log_probs[n, t] per position, log_probs [C], [N, C]
+ * (tt::nll_loss_forward), [N, C, H, W] (tt::nll_loss2d_forward) or [N, C,
+ * d1, ...] (viewed as [N, C, 1, -1]), target i64 (or u8) class indices of
+ * log_probs' shape without the class dim; "mean" divides by the sum of
+ * w[t] over the positions not ignored. opts may be NULL. */
+tt_tensor *tt_nll_loss(const tt_tensor *log_probs, const tt_tensor *target,
+                       const tt_nll_loss_opts *opts);
+/* tt::mse_loss: (x - y)^2, x and y broadcast together. */
+tt_tensor *tt_mse_loss(const tt_tensor *x, const tt_tensor *y, const char *reduction);
+/* tt::binary_cross_entropy_with_logits: weight (1 + (pos_weight - 1) y)
+ * log(1 + exp(-x)) + (1 - y) x, computed stably; y of x's shape, weight
+ * and pos_weight (NULL: none) broadcast to it. */
+tt_tensor *tt_binary_cross_entropy_with_logits(const tt_tensor *x, const tt_tensor *y,
+                                               const tt_tensor *weight,
+                                               const tt_tensor *pos_weight,
+                                               const char *reduction);
+/* tt::smooth_l1_loss: 0.5 d^2 / beta where d = |x - y| < beta, else
+ * d - 0.5 beta (beta 0: |x - y|; beta < 0 is an error). */
+tt_tensor *tt_smooth_l1_loss(const tt_tensor *x, const tt_tensor *y, const char *reduction,
+                             double beta);
+
+/* One torch.optim.SGD update of param from grad, in place, in one pass
+ * (tt::sgd_step): d = grad (-grad with maximize) + weight_decay * param;
+ * with momentum, buf = d at step 1, else momentum * buf + (1 - dampening)
+ * * d, and d = buf (d + momentum * buf with nesterov); param -= lr * d.
+ * momentum_buf (param's shape and dtype, any values at step 1) is NULL
+ * when momentum is 0; step: a 0-dim tensor holding the update's number,
+ * 1 for the first (the caller counts), a tensor so that a compiled step
+ * reads it anew each call. Call it under tt_no_grad_begin() for a param
+ * that requires grad. opts are torch.optim.SGD's arguments, its checks
+ * too (lr, momentum, weight_decay >= 0; nesterov needs a momentum and no
+ * dampening). */
+typedef struct {
+    double lr, momentum, dampening, weight_decay;
+    bool nesterov;
+    bool maximize; /* ascend: step along +grad (SGD's maximize) */
+} tt_sgd_opts;
+tt_status tt_sgd_(tt_tensor *param, const tt_tensor *grad, tt_tensor *momentum_buf,
+                  const tt_tensor *step, const tt_sgd_opts *opts);
+
+#ifdef TT_CALLSITES
+#define tt_leaky_relu(...) TT_CALLSITE_T(tt_leaky_relu, __VA_ARGS__)
+#define tt_elu(...) TT_CALLSITE_T(tt_elu, __VA_ARGS__)
+#define tt_hardtanh(...) TT_CALLSITE_T(tt_hardtanh, __VA_ARGS__)
+#define tt_hardswish(...) TT_CALLSITE_T(tt_hardswish, __VA_ARGS__)
+#define tt_hardsigmoid(...) TT_CALLSITE_T(tt_hardsigmoid, __VA_ARGS__)
+#define tt_softplus(...) TT_CALLSITE_T(tt_softplus, __VA_ARGS__)
+#define tt_nll_loss(...) TT_CALLSITE_T(tt_nll_loss, __VA_ARGS__)
+#define tt_mse_loss(...) TT_CALLSITE_T(tt_mse_loss, __VA_ARGS__)
+#define tt_binary_cross_entropy_with_logits(...) \
+    TT_CALLSITE_T(tt_binary_cross_entropy_with_logits, __VA_ARGS__)
+#define tt_smooth_l1_loss(...) TT_CALLSITE_T(tt_smooth_l1_loss, __VA_ARGS__)
+#define tt_sgd_(...) TT_CALLSITE_S(tt_sgd_, __VA_ARGS__)
+#endif
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

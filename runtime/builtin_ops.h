@@ -312,6 +312,44 @@
           "Tensor target, str reduction=\"mean\", *, Tensor? weight=None, " \
           "int ignore_index=-100, float label_smoothing=0.0) -> Tensor", \
           ce_backward_kernel, ce_backward_kernel, NULL, NULL, 0, 0) \
+    /* Core ATen's nll_loss (reduction: 0 none, 1 mean, 2 sum); data 1 \
+     * marks the 2d forms ([N, C, H, W]). total_weight carries no gradient. */ \
+    X(LOSS, NLL_LOSS_FORWARD, "tt::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, " \
+          "int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)", \
+          nll_kernel, nll_kernel, nll_backward, setup_nll, 0, 0) \
+    X(LOSS, NLL_LOSS_BACKWARD, "tt::nll_loss_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, Tensor? weight, int reduction, SymInt ignore_index, " \
+          "Tensor total_weight) -> Tensor", \
+          nll_backward_kernel, nll_backward_kernel, NULL, NULL, 0, 0) \
+    X(LOSS, NLL_LOSS2D_FORWARD, "tt::nll_loss2d_forward(Tensor self, Tensor target, " \
+          "Tensor? weight, int reduction, SymInt ignore_index) " \
+          "-> (Tensor output, Tensor total_weight)", \
+          nll_kernel, nll_kernel, nll_backward, setup_nll, 1, 0) \
+    X(LOSS, NLL_LOSS2D_BACKWARD, "tt::nll_loss2d_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, Tensor? weight, int reduction, SymInt ignore_index, " \
+          "Tensor total_weight) -> Tensor", \
+          nll_backward_kernel, nll_backward_kernel, NULL, NULL, 1, 0) \
+    /* Elementwise losses; data: the kind (ops/loss.c's ploss). */ \
+    X(LOSS, MSE_LOSS, "tt::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", \
+          pl_kernel, pl_kernel, pl_derivative, setup_pl, 0, 0) \
+    X(LOSS, MSE_LOSS_BACKWARD, "tt::mse_loss_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, int reduction) -> Tensor", \
+          pl_backward_kernel, pl_backward_kernel, NULL, NULL, 0, 0) \
+    X(LOSS, SMOOTH_L1_LOSS, "tt::smooth_l1_loss(Tensor self, Tensor target, int reduction=1, " \
+          "float beta=1.0) -> Tensor", \
+          pl_kernel, pl_kernel, pl_derivative, setup_pl, 1, 0) \
+    X(LOSS, SMOOTH_L1_LOSS_BACKWARD, "tt::smooth_l1_loss_backward(Tensor grad_output, " \
+          "Tensor self, Tensor target, int reduction, float beta) -> Tensor", \
+          pl_backward_kernel, pl_backward_kernel, NULL, NULL, 1, 0) \
+    X(LOSS, BINARY_CROSS_ENTROPY_WITH_LOGITS, "tt::binary_cross_entropy_with_logits(Tensor self, " \
+          "Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) " \
+          "-> Tensor", \
+          pl_kernel, pl_kernel, pl_derivative, setup_pl, 2, 0) \
+    X(LOSS, BINARY_CROSS_ENTROPY_WITH_LOGITS_BACKWARD, \
+          "tt::binary_cross_entropy_with_logits_backward(Tensor grad_output, Tensor self, " \
+          "Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) " \
+          "-> Tensor", \
+          pl_backward_kernel, pl_backward_kernel, NULL, NULL, 2, 0) \
     \
     /* ---- ops/factories.c: factories as ops, so traced code records them  \
      * (new_empty and empty_like make tensors that do not depend on self's \
@@ -385,14 +423,56 @@
     /* ---- ops/pad_upsample.c ------------------------------------------ */ \
     \
     /* ---- ops/activation.c -------------------------------------------- */ \
+    /* Each with PyTorch's backward op as its derivative; the data is the \
+     * activation's kind (ops/activation.c). */ \
+    X(ACTIVATION, LEAKY_RELU, "tt::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 0, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, ELU, "tt::elu(Tensor self, Scalar alpha=1, Scalar scale=1, " \
+          "Scalar input_scale=1) -> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 1, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDTANH, "tt::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) " \
+          "-> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 2, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDSWISH, "tt::hardswish(Tensor self) -> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 3, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDSIGMOID, "tt::hardsigmoid(Tensor self) -> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 4, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, SOFTPLUS, "tt::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) " \
+          "-> Tensor", \
+          act_kernel, act_kernel, act_derivative, setup_act, 5, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, LEAKY_RELU_BACKWARD, "tt::leaky_relu_backward(Tensor grad_output, " \
+          "Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, ELU_BACKWARD, "tt::elu_backward(Tensor grad_output, Scalar alpha, " \
+          "Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 1, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDTANH_BACKWARD, "tt::hardtanh_backward(Tensor grad_output, Tensor self, " \
+          "Scalar min_val, Scalar max_val) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 2, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDSWISH_BACKWARD, "tt::hardswish_backward(Tensor grad_output, " \
+          "Tensor self) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 3, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, HARDSIGMOID_BACKWARD, "tt::hardsigmoid_backward(Tensor grad_output, " \
+          "Tensor self) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 4, TT_BUILTIN_POINTWISE) \
+    X(ACTIVATION, SOFTPLUS_BACKWARD, "tt::softplus_backward(Tensor grad_output, Tensor self, " \
+          "Scalar beta, Scalar threshold) -> Tensor", \
+          act_backward_kernel, act_backward_kernel, NULL, NULL, 5, TT_BUILTIN_POINTWISE) \
     \
     /* ---- ops/dropout.c ----------------------------------------------- */ \
     \
-    /* ---- ops/optimizer.c: AdamW, the global norm for clipping --------- */ \
+    /* ---- ops/optimizer.c: AdamW, SGD, the global norm for clipping ---- */ \
     X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \
           "Tensor(c!) exp_avg_sq, Tensor step, float lr, float beta1, float beta2, " \
           "float eps, float weight_decay) -> ()", \
           adamw_kernel, adamw_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    /* torch.optim.SGD's update; momentum_buf is None without momentum. \
+     * lr has no default (SGD's is required); the rest are SGD's. */ \
+    X(OPTIMIZER, SGD_STEP, "tt::sgd_step(Tensor(a!) param, Tensor grad, " \
+          "Tensor(b!)? momentum_buf, Tensor step, float lr, float momentum=0.0, " \
+          "float dampening=0.0, float weight_decay=0.0, bool nesterov=False, *, " \
+          "bool maximize=False) -> ()", \
+          sgd_kernel, sgd_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     X(OPTIMIZER, GLOBAL_NORM, "tt::global_norm(Tensor[] tensors) -> Tensor", \
           global_norm_kernel, global_norm_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF)
 /* clang-format on */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_EXTRA = 2 };
+enum { MAX_EXTRA = 3 };
 
 /* One argument form: op(x[, y], extra...), where a comparison is a mask
  * (y * (x op ...)) because its bool result fuses only inside a chain. */
@@ -72,6 +72,18 @@ static const fused_case fused_cases[] = {
     {"tt::gelu", 1, 1, {S("tanh")}, false},
     {"tt::abs", 1, 0, {{0}}, false},
     {"tt::sign", 1, 0, {{0}}, false},
+    {"tt::leaky_relu", 1, 0, {{0}}, false},
+    {"tt::leaky_relu", 1, 1, {F(0.2)}, false},
+    {"tt::leaky_relu", 1, 1, {I(-2)}, false},
+    {"tt::elu", 1, 0, {{0}}, false},
+    {"tt::elu", 1, 3, {F(0.7), F(1.5), F(0.5)}, false},
+    {"tt::hardtanh", 1, 0, {{0}}, false},
+    {"tt::hardtanh", 1, 2, {F(-0.5), I(2)}, false},
+    {"tt::hardtanh", 1, 2, {I(2), I(-1)}, false},
+    {"tt::softplus", 1, 0, {{0}}, false},
+    {"tt::softplus", 1, 2, {F(2), F(3)}, false},
+    {"tt::hardswish", 1, 0, {{0}}, false},
+    {"tt::hardsigmoid", 1, 0, {{0}}, false},
 };
 enum { NCASES = sizeof fused_cases / sizeof fused_cases[0] };
 
@@ -89,6 +101,12 @@ static const struct {
     {"tt::where.Scalar", "no float tensor operand"},
     {"tt::clamp", "optional bounds (None) and a NaN rule of its own"},
     {"tt::clamp.Tensor", "three tensor operands, optional"},
+    {"tt::leaky_relu_backward", "a backward op: two operands and parameters, not in the list"},
+    {"tt::elu_backward", "a backward op: two operands and parameters, not in the list"},
+    {"tt::hardtanh_backward", "a backward op: two operands and parameters, not in the list"},
+    {"tt::hardswish_backward", "a backward op: two operands, not in the list"},
+    {"tt::hardsigmoid_backward", "a backward op: two operands, not in the list"},
+    {"tt::softplus_backward", "a backward op: two operands and parameters, not in the list"},
 };
 enum { NNOT = sizeof not_fused / sizeof not_fused[0] };
 

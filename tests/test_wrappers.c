@@ -109,6 +109,8 @@ static const int64_t k12[2] = {1, 2}, k22[2] = {2, 2}, one2[2] = {1, 1}, zero2[2
 
 static const tt_adamw_opts adamw_opts = {
     .lr = 0.01, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-6, .weight_decay = 0.1};
+static const tt_sgd_opts sgd_opts = {
+    .lr = 0.01, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01};
 
 /* ---------------------------------------------------------------- table */
 
@@ -214,7 +216,23 @@ static const tt_adamw_opts adamw_opts = {
       tt_col2im(A3, out14, k12, one2, zero2, one2))                                             \
     /* ---- ops/tt_nn.h: pooling, padding, upsampling */                                       \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
-    /* ---- ops/tt_nn.h: activations, losses, SGD */
+    /* ---- ops/tt_nn.h: activations, losses, SGD */                                          \
+    X(tt_leaky_relu, "tt::leaky_relu", "A, 0.2", tt_leaky_relu(A, 0.2))                        \
+    X(tt_elu, "tt::elu", "A, 0.5, 1, 1", tt_elu(A, 0.5))                                        \
+    X(tt_hardtanh, "tt::hardtanh", "A, -0.5, 2", tt_hardtanh(A, -0.5, 2))                       \
+    X(tt_hardswish, "tt::hardswish", "A", tt_hardswish(A))                                      \
+    X(tt_hardsigmoid, "tt::hardsigmoid", "A", tt_hardsigmoid(A))                                \
+    X(tt_softplus, "tt::softplus", "A, 2, 3", tt_softplus(A, 2, 3))                             \
+    X(tt_nll_loss, "tt::nll_loss_forward", "A, TGT, V3, 2, 0",                                  \
+      tt_nll_loss(A, TGT, &(tt_nll_loss_opts){                                                  \
+          .reduction = "sum", .weight = V3, .ignore = true, .ignore_index = 0}))                \
+    X(tt_mse_loss, "tt::mse_loss", "A, B, 0", tt_mse_loss(A, B, "none"))                        \
+    X(tt_binary_cross_entropy_with_logits, "tt::binary_cross_entropy_with_logits",              \
+      "A, P, V3, LO, 2", tt_binary_cross_entropy_with_logits(A, P, V3, LO, "sum"))              \
+    X(tt_smooth_l1_loss, "tt::smooth_l1_loss", "A, B, 1, 0.5",                                  \
+      tt_smooth_l1_loss(A, B, "mean", 0.5))                                                     \
+    X(tt_sgd_, "tt::sgd_step", "W, A, W2, STEP, 0.01, 0.9, 0.1, 0.01, false, false",            \
+      INPLACE(tt_sgd_(W, A, W2, STEP, &sgd_opts)))
 
 typedef struct {
     const char *name; /* the wrapper */

@@ -824,8 +824,272 @@ def norm_dropout_cases():
     """Batch norm, group norm, native_layer_norm, native_dropout."""
 
 
+def sgd_ref(p, g, buf, step, lr, momentum=0.0, dampening=0.0, weight_decay=0.0,
+            nesterov=False, maximize=False):
+    """tt::sgd_step through torch.optim.SGD itself: the buffer the call
+    gets is the optimizer's state after step - 1 updates (none at step 1,
+    where PyTorch starts it from the gradient), written back after."""
+    p.grad = g
+    opt = torch.optim.SGD([p], lr=lr, momentum=momentum, dampening=dampening,
+                          weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+    if momentum != 0 and step.item() > 1:
+        opt.state[p]["momentum_buffer"] = buf.clone()
+    opt.step()
+    if momentum != 0:
+        buf.copy_(opt.state[p]["momentum_buffer"])
+    return ()
+
+
+def with_grad(fwd, bwd):
+    """fwd with the derivative bwd(grad, self) instead of PyTorch's."""
+    class Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return fwd(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return bwd(g, ctx.saved_tensors[0])
+    return Fn.apply
+
+
+def hardswish_bw(g0, x0):
+    # PyTorch 1.13's vectorized kernel: 0 below -3, grad from 3 on; in the
+    # layout PyTorch's own op gives.
+    g, x = torch.broadcast_tensors(g0, x0)
+    v = torch.where(x < -3, torch.zeros_like(g), torch.where(x >= 3, g, g * (x / 3 + 0.5)))
+    return torch.ops.aten.hardswish_backward(g0, x0).copy_(v)
+
+
+def hardsigmoid_bw(g0, x0):
+    # grad / 6 inside (-3, 3), with 1/6 in the dtype (PyTorch 1.13 rounds
+    # it to f32 first, so its f64 gradient is off by 7e-9 relative).
+    g, x = torch.broadcast_tensors(g0, x0)
+    v = torch.where((x > -3) & (x < 3), g * (1.0 / 6), torch.zeros_like(g))
+    return torch.ops.aten.hardsigmoid_backward(g0, x0).copy_(v)
+
+
+HARDSWISH_NOTE = ("PyTorch 1.13's hardswish_backward gives grad at x = 3 in its vectorized "
+                  "kernel and 1.5 grad in its scalar tail; tt follows the vectorized one "
+                  "everywhere (recorded through it)")
+HARDSIGMOID_NOTE = ("PyTorch 1.13's hardsigmoid_backward multiplies an f64 gradient by 1/6 "
+                    "rounded to f32; tt uses 1/6 in the dtype (recorded so)")
+
+
+def bce_backward(g, x, y, w=None, pw=None, r=1):
+    x = x.detach().requires_grad_(True)
+    red = {0: "none", 1: "mean", 2: "sum"}[r]
+    F.binary_cross_entropy_with_logits(x, y, w, reduction=red, pos_weight=pw).backward(g)
+    return x.grad
+
+
 def activation_loss_cases():
     """The CNN activations, the losses, sgd_step."""
+    OPS.update({
+        "tt::leaky_relu": lambda s, ns=0.01: F.leaky_relu(s, ns),
+        "tt::elu": lambda s, a=1, sc=1, isc=1: torch.ops.aten.elu(s, a, sc, isc),
+        "tt::hardtanh": lambda s, lo=-1, hi=1: F.hardtanh(s, lo, hi),
+        "tt::hardswish": F.hardswish,
+        "tt::hardsigmoid": F.hardsigmoid,
+        "tt::softplus": lambda s, b=1, t=20: F.softplus(s, b, t),
+        "tt::leaky_relu_backward": torch.ops.aten.leaky_relu_backward,
+        "tt::elu_backward": torch.ops.aten.elu_backward,
+        "tt::hardtanh_backward": torch.ops.aten.hardtanh_backward,
+        "tt::hardswish_backward": torch.ops.aten.hardswish_backward,
+        "tt::hardsigmoid_backward": torch.ops.aten.hardsigmoid_backward,
+        "tt::softplus_backward": torch.ops.aten.softplus_backward,
+        "tt::sgd_step": sgd_ref,
+    })
+    # ---- activations: every dtype, layouts with gradients, each argument
+    # form (defaults left out, given, ints and floats), values across the
+    # kinks (WIDE spans [-5, 5], past hardswish's -3 and 3).
+    WIDE = (7, 3, 11, -5, 1)
+    acts = [("tt::leaky_relu", [(), (0.2,), (-1.5,), (0,), (2,)]),
+            ("tt::elu", [(), (0.5,), (1.5, 2, 0.5), (1, 1, 3)]),
+            ("tt::hardtanh", [(), (-0.5, 2), (0, 6), (2, -1), (-2.5, 2.5)]),
+            ("tt::hardswish", [()]),
+            ("tt::hardsigmoid", [()]),
+            ("tt::softplus", [(), (2,), (2, 1), (0.5, 1.5), (-1, 2)])]
+    refs = {"tt::hardswish": dict(ref=with_grad(F.hardswish, hardswish_bw), note=HARDSWISH_NOTE),
+            "tt::hardsigmoid": dict(ref=with_grad(F.hardsigmoid, hardsigmoid_bw),
+                                    note=HARDSIGMOID_NOTE)}
+    for op, forms in acts:
+        rg = refs.get(op, {})  # the cases with gradients
+        for dt in ALL:
+            case(op, T(dt, [2, 3], "c", WIDE))
+        for lay in ["t", "s", ("e", 1), ("p", [2, 0, 1])]:
+            shape = [3, 2, 2] if lay[0] == "p" else [2, 3]
+            case(op, T(F64, shape, lay, WIDE, rg=True), **rg)
+            case(op, T(F32, shape, lay, WIDE))
+        for params in forms:
+            case(op, T(F64, [3, 4], "c", WIDE, rg=True), *params, **rg)
+            case(op, T(F32, [3, 4], "t"), *params)
+        case(op, T(F64, [], "c", rg=True), **rg)
+        case(op, T(F32, [0, 3], "c"))
+    case("tt::hardtanh", T(I64, [2, 3], "c", WIDE), -2, 3)
+    case("tt::hardtanh", T(I32, [2, 3], "t", WIDE), -0.5, 1.5)
+    case("tt::hardtanh", T(U8, [2, 3], "c"), 2, 5)
+    # ---- the backward ops on their own (broadcast operands, both forms)
+    g = lambda sizes, lay="c": T(F64, sizes, lay, GRAD_FORM)
+    for dt in [F64, F32]:
+        gg = T(dt, [2, 3], "t", GRAD_FORM)
+        x = T(dt, [2, 3], "c", WIDE)
+        case("tt::leaky_relu_backward", gg, x, 0.2, False)
+        case("tt::leaky_relu_backward", gg, x, 0.2, True)
+        case("tt::elu_backward", gg, 0.5, 2, 1.5, False, x)
+        case("tt::elu_backward", gg, 1, 1, 1, True, T(dt, [2, 3], "c", (7, 3, 11, -10, 11)))
+        case("tt::hardtanh_backward", gg, x, -2, 3)
+        case("tt::hardswish_backward", gg, x, ref=hardswish_bw, note=HARDSWISH_NOTE)
+        case("tt::hardsigmoid_backward", gg, x, ref=hardsigmoid_bw, note=HARDSIGMOID_NOTE)
+        case("tt::softplus_backward", gg, x, 2, 3)
+    case("tt::hardswish_backward", g([3]), T(F64, [2, 3], "s", WIDE), ref=hardswish_bw,
+         note=HARDSWISH_NOTE)
+    case("tt::leaky_relu_backward", g([2, 3]), T(F64, [2, 3], "c", WIDE), -0.2, True)
+    case("tt::hardswish_backward", g([4]), T(F64, [2, 3], "c", WIDE), ref=hardswish_bw,
+         note=HARDSWISH_NOTE)
+    case("tt::softplus_backward", T(F32, [2, 3], "c"), T(F64, [2, 3], "c", WIDE), 1, 20)
+    case("tt::hardtanh_backward", T(I64, [2, 3], "c"), T(I64, [2, 3], "c"), -1, 1)
+
+    # ---- losses (the aten ops take the reduction as 0 none, 1 mean, 2 sum)
+    RED = {0: "none", 1: "mean", 2: "sum"}
+    A = torch.ops.aten
+    OPS.update({
+        "tt::nll_loss_forward": A.nll_loss_forward,
+        "tt::nll_loss_backward": A.nll_loss_backward,
+        "tt::nll_loss2d_forward": A.nll_loss2d_forward,
+        "tt::nll_loss2d_backward": A.nll_loss2d_backward,
+        "tt::mse_loss": lambda x, y, r=1: A.mse_loss(x, y, r),
+        "tt::mse_loss_backward": A.mse_loss_backward,
+        "tt::smooth_l1_loss": lambda x, y, r=1, b=1.0: A.smooth_l1_loss(x, y, r, b),
+        "tt::smooth_l1_loss_backward": A.smooth_l1_loss_backward,
+        # (PyTorch 1.13 has no such op: its autograd's gradient)
+        "tt::binary_cross_entropy_with_logits_backward": bce_backward,
+        # F's form: it checks that target has input's size.
+        "tt::binary_cross_entropy_with_logits": lambda x, y, w=None, pw=None, r=1:
+            F.binary_cross_entropy_with_logits(x, y, w, reduction=RED.get(r, "bad"),
+                                               pos_weight=pw),
+    })
+
+    def refuse(*args):
+        raise RuntimeError("reduction must be 0 (none), 1 (mean) or 2 (sum)")
+    RED_NOTE = ("PyTorch 1.13 takes any reduction other than 0 and 1 as sum (and asserts "
+                "in mse_loss); tt refuses it")
+    tgt = lambda sizes, m=4, form=None: T(I64, sizes, "c", form or (3, 1, m, 0, 1))
+    w4 = T(F64, [4], "c", POS)
+    for r in [0, 1, 2]:
+        case("tt::nll_loss_forward", T(F64, [3, 4], "t", rg=True), tgt([3]), None, r, -100)
+        case("tt::nll_loss_forward", T(F64, [3, 4], "c", rg=True), tgt([3]), w4, r, -100)
+        case("tt::nll_loss_forward", T(F64, [5, 4], "s", rg=True), tgt([5], 5), w4, r, 4)
+        case("tt::nll_loss_forward", T(F64, [3, 4], "c", rg=True), tgt([3]), None, r, 0)
+        case("tt::nll_loss_forward", T(F64, [4], "c", rg=True), tgt([]), w4, r, -100)
+        case("tt::nll_loss_forward", T(F32, [3, 4], "c"), tgt([3]), T(F32, [4], "c", POS), r,
+             -100)
+        case("tt::nll_loss2d_forward", T(F64, [2, 4, 2, 3], "c", rg=True), tgt([2, 2, 3]),
+             None, r, -100)
+        # (no gradient: PyTorch 1.13's nll_loss2d_backward refuses a
+        # non-contiguous self, "grad_input must be contiguous")
+        case("tt::nll_loss2d_forward", T(F64, [2, 4, 3, 2], ("p", [0, 3, 1, 2])),
+             tgt([2, 3, 2], 5), w4, r, 4)
+        gsz = [3] if r == 0 else []
+        case("tt::nll_loss_backward", T(F64, gsz, "c"), T(F64, [3, 4], "c"), tgt([3]), w4, r,
+             -100, T(F64, [], "c", (1, 3, 10, 0, 1)))
+        case("tt::nll_loss2d_backward", T(F64, [2, 2, 3] if r == 0 else [], "c"),
+             T(F64, [2, 4, 2, 3], "c"), tgt([2, 2, 3]), None, r, -100,
+             T(F64, [], "c", (1, 3, 10, 0, 1)))
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), T(U8, [3], "c", (3, 1, 4, 0, 1)), None, 1,
+         -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), T(I32, [3], "c", (3, 1, 4, 0, 1)), None, 1,
+         -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3], 6, (3, 1, 6, 0, 1)), None, 1,
+         -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([2]), None, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3, 1]), None, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3]), T(F64, [3], "c"), 1, -100)
+    case("tt::nll_loss_forward", T(F32, [3, 4], "c"), tgt([3]), w4, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 2, 2], "c"), tgt([3, 2]), None, 1, -100)
+    case("tt::nll_loss_forward", T(I64, [3, 4], "c"), tgt([3]), None, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3], 1), None, 1, 0)  # all ignored
+    case("tt::nll_loss_forward", T(F64, [0, 4], "c"), tgt([0]), None, 1, -100)
+    case("tt::nll_loss_forward", T(F64, [3, 4], "c"), tgt([3]), None, 3, -100, ref=refuse,
+         note=RED_NOTE)
+    case("tt::nll_loss2d_forward", T(F64, [3, 4], "c"), tgt([3]), None, 1, -100)
+    case("tt::nll_loss2d_forward", T(F64, [2, 4, 2, 3], "c"), tgt([2, 3, 2]), None, 1, -100)
+
+    YF = (3, 1, 5, 0, 4)  # targets in [0, 1]
+    BCAST_NOTE = ("PyTorch 1.13's mse_loss and smooth_l1_loss backward scale 'mean' by the "
+                  "element count of the input they differentiate, not of the broadcast loss, "
+                  "so a broadcast operand's gradient is off; recorded on operands broadcast "
+                  "first")
+    for r in [0, 1, 2]:
+        for op in ["tt::mse_loss", "tt::smooth_l1_loss"]:
+            extra = [] if op == "tt::mse_loss" else [0.5]
+            case(op, T(F64, [2, 3], "t", rg=True), T(F64, [2, 3], "c", POS, rg=True), r, *extra)
+            bc = dict(ref=lambda x, y, *a, op=op: OPS[op](*torch.broadcast_tensors(x, y), *a),
+                      note=BCAST_NOTE)
+            case(op, T(F64, [2, 3], "c", rg=True), T(F64, [3], "c", POS, rg=True), r, *extra,
+                 **bc)
+            case(op, T(F64, [3], "s", rg=True), T(F64, [2, 3], "c", POS), r, *extra, **bc)
+            case(op, T(F32, [2, 3], "c"), T(F64, [2, 3], "t"), r, *extra)
+        for b in [1.0, 0.0, 2.5]:
+            case("tt::smooth_l1_loss", T(F64, [3, 4], "c", WIDE, rg=True),
+                 T(F64, [3, 4], "t", POS), r, b)
+        case("tt::mse_loss_backward", T(F64, [2, 3] if r == 0 else [], "c", GRAD_FORM),
+             T(F64, [2, 3], "c"), T(F64, [3], "c", POS), r)
+        case("tt::smooth_l1_loss_backward", T(F64, [2, 3] if r == 0 else [], "c", GRAD_FORM),
+             T(F64, [2, 3], "c", WIDE), T(F64, [2, 3], "t", POS), r, 1.5)
+        bce = "tt::binary_cross_entropy_with_logits"
+        case(bce, T(F64, [2, 3], "t", WIDE, rg=True), T(F64, [2, 3], "c", YF, rg=True), None,
+             None, r)
+        case(bce, T(F64, [2, 3], "c", WIDE, rg=True), T(F64, [2, 3], "s", YF, rg=True),
+             T(F64, [3], "c", POS), None, r)
+        case(bce, T(F64, [2, 3], "c", WIDE, rg=True), T(F64, [2, 3], "c", YF, rg=True), None,
+             T(F64, [3], "c", POS), r)
+        case(bce, T(F64, [2, 3], "c", WIDE, rg=True), T(F64, [2, 3], "c", YF, rg=True),
+             T(F64, [2, 1], "c", POS), T(F64, [3], "c", POS), r)
+        case(bce, T(F32, [4, 3], "t", WIDE), T(F32, [4, 3], "c", YF), None, None, r)
+    for r in [0, 1, 2]:
+        case("tt::binary_cross_entropy_with_logits_backward",
+             T(F64, [2, 3] if r == 0 else [], "c", GRAD_FORM), T(F64, [2, 3], "c", WIDE),
+             T(F64, [2, 3], "t", YF), T(F64, [3], "c", POS), T(F64, [2, 1], "c", POS), r)
+    case("tt::mse_loss", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"))
+    case("tt::mse_loss", T(I64, [2, 3], "c"), T(I64, [2, 3], "c"), 1)
+    case("tt::mse_loss", T(F64, [2, 3], "c"), T(F64, [4], "c"), 1)
+    case("tt::mse_loss", T(F64, [0, 3], "c"), T(F64, [0, 3], "c"), 1)
+    case("tt::smooth_l1_loss", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"))
+    case("tt::smooth_l1_loss", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"), 1, -1.0)
+    case("tt::smooth_l1_loss", T(I64, [2, 3], "c"), T(I64, [2, 3], "c"), 1, 1.0)
+    case("tt::smooth_l1_loss", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"), 3, 1.0, ref=refuse,
+         note=RED_NOTE)
+    case("tt::binary_cross_entropy_with_logits", T(F64, [3], "c"), T(F64, [2], "c"))
+    case("tt::binary_cross_entropy_with_logits", T(F64, [2, 3], "c"), T(F64, [2, 3], "c"))
+    case("tt::binary_cross_entropy_with_logits", T(F64, [3], "c"), T(F64, [3], "c"),
+         T(F64, [2], "c"), None, 1)
+    case("tt::binary_cross_entropy_with_logits", T(F64, [3], "c", (1, 0, 3, 30, 1), rg=True),
+         T(F64, [3], "c", YF, rg=True), None, T(F64, [3], "c", POS), 2)
+
+    # ---- sgd_step: each configuration at step 1 (the buffer's values do
+    # not count) and at a later step (the buffer is PyTorch's state), the
+    # parameter and buffer compared after the call.
+    one, later = T(F32, [], "c", (1, 1, 10, 0, 1)), T(F32, [], "c", (1, 4, 10, 0, 1))
+    configs = [(0.1,), (0.05, 0, 0, 0.01), (0.1, 0.9), (0.1, 0.9, 0.3, 0.02),
+               (0.01, 0.8, 0.0, 0.1, True), (0.02, 0.5, 0.0, 0.0, False, True),
+               (0.1, 0.0, 0.0, 0.1, False, True)]
+    for dt in [F64, F32]:
+        for cfg in configs:
+            mom = len(cfg) > 1 and cfg[1] != 0
+            for st in [one, later]:
+                buf = T(dt, [3, 4], "c", (5, 2, 7, -3, 2)) if mom else None
+                case("tt::sgd_step", T(dt, [3, 4], "t"), T(dt, [3, 4], "s", GRAD_FORM), buf, st,
+                     *cfg, after=[0, 2] if mom else [0])
+    case("tt::sgd_step", T(F64, [3], "c"), T(F64, [2], "c"), None, one, 0.1)
+    case("tt::sgd_step", T(F64, [3], "c"), T(F64, [3], "c"), None, one, -0.1)
+    case("tt::sgd_step", T(F64, [3], "c"), T(F64, [3], "c"), T(F64, [3], "c"), one, 0.1, -0.9)
+    case("tt::sgd_step", T(F64, [3], "c"), T(F64, [3], "c"), None, one, 0.1, 0.0, 0.0, -1.0)
+    case("tt::sgd_step", T(F64, [3], "c"), T(F64, [3], "c"), None, one, 0.1, 0.0, 0.0, 0.0,
+         True)
+    case("tt::sgd_step", T(F64, [3], "c"), T(F64, [3], "c"), T(F64, [3], "c"), one, 0.1, 0.9,
+         0.5, 0.0, True)
 
 
 # ------------------------------------------------------------- running

@@ -50,9 +50,25 @@ typedef enum {
     TT_POINTWISE_COMPARE(U_KIND) /* a op b as 1 or 0: a bool result, so only
                                     a mask inside a chain */
     TT_POINTWISE_UNARY(U_KIND)
+    TT_POINTWISE_PARAM(U_KIND)   /* a with Scalar parameters p0, p1, p2 */
 #undef U_KIND
     U_CUSTOM, /* a custom op tagged pointwise: its kernel per chunk */
 } ucode;
+
+/* The parameterized kinds come last before U_CUSTOM: how many, and each
+ * one's parameter count and the schema's defaults. */
+#define U_PARAM_COUNT1(...) +1
+enum { U_NPARAM = 0 TT_POINTWISE_PARAM(U_PARAM_COUNT1), U_PARAM0 = U_CUSTOM - U_NPARAM };
+#undef U_PARAM_COUNT1
+static const struct {
+    int n;
+    double d[3];
+} param_info[U_NPARAM + 1] = {
+#define U_PARAM_INFO(K, ROW, NP, D0, D1, D2, ...) {NP, {D0, D1, D2}},
+    TT_POINTWISE_PARAM(U_PARAM_INFO)
+#undef U_PARAM_INFO
+};
+static bool is_param(int c) { return c >= U_PARAM0 && c < U_CUSTOM; }
 
 static bool is_binary(int c) { return c >= 0 && c < U_NEG; }
 static bool is_compare(int c) { return c >= U_EQ && c < U_NEG; }
@@ -64,7 +80,7 @@ static bool is_compare(int c) { return c >= U_EQ && c < U_NEG; }
 #define U_ROW_UN(K, ROW, ...) [TT_OP_##ROW] = U_##K + 1,
 static const int8_t code_plus1[TT_OP_COUNT + 1] = {
     TT_POINTWISE_ARITH(U_ROW_BIN) TT_POINTWISE_COMPARE(U_ROW_BIN)
-    TT_POINTWISE_UNARY(U_ROW_UN)
+    TT_POINTWISE_UNARY(U_ROW_UN) TT_POINTWISE_PARAM(U_ROW_UN)
 };
 #undef U_ROW_BIN
 #undef U_ROW_UN
@@ -86,6 +102,7 @@ typedef struct {
     int a, b;
     bool bscalar;
     double s, alpha;
+    double p[3]; /* a parameterized kind's p0, p1, p2 */
     custom_call *cc; /* U_CUSTOM */
 } uop;
 
@@ -291,6 +308,11 @@ static fused_step *build(const tt_graph *g, const int *members, int n, bool *oom
                 u->b = source_of(f, x->args[1].ref, members, n);
             if ((u->code == U_ADD || u->code == U_SUB) && x->nargs > 2)
                 u->alpha = scalar_of(&x->args[2]);
+        } else if (is_param(u->code)) { /* arguments 1.., else the defaults */
+            for (int k = 0; k < 3; k++)
+                u->p[k] = k < param_info[u->code - U_PARAM0].n && x->nargs > 1 + k
+                              ? scalar_of(&x->args[1 + k])
+                              : param_info[u->code - U_PARAM0].d[k];
         }
     }
     f->nuops = n;
@@ -487,8 +509,20 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
         break;
 #define FUSE_UN_F32(K, ROW, F32, F64, VEC) FUSE_UN_CASE(float, K, F32, TT__PW_HAS_VEC(VEC))
 #define FUSE_UN_F64(K, ROW, F32, F64, VEC) FUSE_UN_CASE(double, K, F64, 0)
+#define FUSE_PAR_CASE(T, K, EXPR)                                              \
+    case U_##K: {                                                              \
+        const T p0 = (T)u->p[0], p1 = (T)u->p[1], p2 = (T)u->p[2];             \
+        (void)p0, (void)p1, (void)p2;                                          \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            T a = A[i];                                                        \
+            d[i] = (T)(EXPR);                                                  \
+        }                                                                      \
+        break;                                                                 \
+    }
+#define FUSE_PAR_F32(K, ROW, NP, D0, D1, D2, F32, F64) FUSE_PAR_CASE(float, K, F32)
+#define FUSE_PAR_F64(K, ROW, NP, D0, D1, D2, F32, F64) FUSE_PAR_CASE(double, K, F64)
 
-#define RUN_BLOCK(T, BIN, UN)                                                  \
+#define RUN_BLOCK(T, BIN, UN, PAR)                                             \
     static tt_status run_block_##T(const fused_step *f, const block_mem *m, T *out, \
                                    int64_t n, const int64_t *sizes)            \
     {                                                                          \
@@ -509,6 +543,7 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
             TT_POINTWISE_ARITH(BIN)                                            \
             TT_POINTWISE_COMPARE(BIN)                                          \
             TT_POINTWISE_UNARY(UN)                                             \
+            TT_POINTWISE_PARAM(PAR)                                            \
             }                                                                  \
         }                                                                      \
         return TT_OK;                                                          \
@@ -516,8 +551,8 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
 
 typedef float f32;
 typedef double f64;
-RUN_BLOCK(f32, FUSE_BIN_F32, FUSE_UN_F32)
-RUN_BLOCK(f64, FUSE_BIN_F64, FUSE_UN_F64)
+RUN_BLOCK(f32, FUSE_BIN_F32, FUSE_UN_F32, FUSE_PAR_F32)
+RUN_BLOCK(f64, FUSE_BIN_F64, FUSE_UN_F64, FUSE_PAR_F64)
 
 typedef struct {
     const fused_step *f;
