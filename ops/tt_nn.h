@@ -24,6 +24,29 @@ extern "C" {
 
 /* ------------------------------------------------- normalization, dropout */
 
+/* F.batch_norm over x [N, C, *] (f32 or f64): training normalizes each
+ * channel with its batch mean and biased variance and, when running_mean
+ * and running_var are given ([C] each), updates them in place to momentum
+ * * batch + (1 - momentum) * running, the batch variance unbiased (the
+ * tt::_native_batch_norm_legit op; without them .no_stats). Evaluation
+ * (training false) uses running_mean and running_var, which it needs
+ * (tt::_native_batch_norm_legit_no_training). weight and bias ([C]) may be
+ * NULL. Training needs more than one value per channel. The result is
+ * channels last when x is, else contiguous. */
+tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_tensor *bias,
+                         tt_tensor *running_mean, tt_tensor *running_var, bool training,
+                         double momentum, double eps);
+/* F.dropout: training zeroes each element with probability p (drawn from
+ * the global generator, tt_manual_seed) and scales the others by
+ * 1 / (1 - p) (tt::native_dropout); otherwise returns x itself (a new
+ * reference). p must be in [0, 1] either way. */
+tt_tensor *tt_dropout(const tt_tensor *x, double p, bool training);
+
+#ifdef TT_CALLSITES
+#define tt_batch_norm(...) TT_CALLSITE_T(tt_batch_norm, __VA_ARGS__)
+#define tt_dropout(...) TT_CALLSITE_T(tt_dropout, __VA_ARGS__)
+#endif
+
 /* ---------------------------------------------- activations, losses, SGD */
 
 #pragma GCC visibility pop

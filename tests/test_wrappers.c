@@ -31,6 +31,7 @@ static tt_tensor *V2, *V3;      /* f32 [2] and [3] */
 static tt_tensor *LO, *HI;      /* f32 [3]: clamp bounds */
 static tt_tensor *TGT, *IDX;    /* i64 [2] class indices, i64 [3] rows */
 static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
+static tt_tensor *RM, *RV;      /* f32 [3]: batch norm running stats (RV positive) */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -64,12 +65,13 @@ static void inputs_make(void)
     TGT = NN(tt_from_data(1, s2, TT_I64, tgt));
     IDX = NN(tt_from_data(1, s3, TT_I64, idx));
     STEP = NN(tt_scalar(3, TT_F32));
+    RM = f32(1, s3, v3), RV = f32(1, s3, hi);
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
-                         &LO, &HI, &TGT, &IDX, &STEP};
+                         &LO, &HI, &TGT, &IDX, &STEP, &RM, &RV};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -195,6 +197,11 @@ static const tt_adamw_opts adamw_opts = {
     /* ---- ops/tt_nn.h: convolution */                                                        \
     /* ---- ops/tt_nn.h: pooling, padding, upsampling */                                       \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
+    X(tt_batch_norm, "tt::_native_batch_norm_legit", "A, V3, LO, RM, RV, true, 0.1, 1e-05",     \
+      tt_batch_norm(A, V3, LO, RM, RV, true, 0.1, 1e-5))                                        \
+    /* Seeded in the call, so both paths draw the same mask. */                                 \
+    X(tt_dropout, "tt::native_dropout", "A, 0.5, true",                                         \
+      (tt_manual_seed(5), tt_dropout(A, 0.5, true)))                                            \
     /* ---- ops/tt_nn.h: activations, losses, SGD */
 
 typedef struct {
@@ -232,7 +239,8 @@ static const char *tensor_name(const tt_tensor *t)
     } named[] = {{"A", A},   {"B", B},   {"P", P},     {"C", C},     {"M", M},   {"A3", A3},
                  {"B3", B3}, {"P3", P3}, {"M3", M3},   {"AT", AT},   {"U", U},   {"V2", V2},
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
-                 {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3}};
+                 {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3}, {"RM", RM},
+                 {"RV", RV}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;

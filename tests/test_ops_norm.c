@@ -1,0 +1,503 @@
+/* Batch norm and dropout (issue 26): values against plain f64 loops, in
+ * contiguous and channels-last layouts, running stats updated as PyTorch
+ * does, gradients by tt_gradcheck, the fake path's metadata equal to the
+ * real one's, a compiled step equal to eager (dropout's masks included),
+ * and every error by status and text. */
+#include "tt_test.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* A boxed argument list and its length. */
+#define ARGS(...) (tt_value[]){__VA_ARGS__}, (int)(sizeof((tt_value[]){__VA_ARGS__}) / sizeof(tt_value))
+
+static void assert_close(const tt_tensor *a, const tt_tensor *b, double tol, const char *what)
+{
+    ck_assert_int_eq(tt_numel(a), tt_numel(b));
+    double *x = tt_test_values(a), *y = tt_test_values(b);
+    for (int64_t i = 0; i < tt_numel(a); i++) {
+        double lim = tol * fmax(1.0, fabs(y[i]));
+        if (!(fabs(x[i] - y[i]) <= lim))
+            ck_abort_msg("%s: element %lld: %.12g vs %.12g", what, (long long)i, x[i], y[i]);
+    }
+    free(x);
+    free(y);
+}
+
+static tt_tensor *randn(int nd, const int64_t *sizes, tt_dtype dt)
+{
+    return NN(tt_randn(nd, sizes, dt));
+}
+
+static tt_tensor *trainable(tt_tensor *t)
+{
+    OK(tt_set_requires_grad(t, true));
+    return t;
+}
+
+static const tt_op *op(const char *name)
+{
+    return NN(tt_op_find(name));
+}
+
+/* ---------------------------------------------------------- batch norm */
+
+/* The f64 reference of batch norm over x [N, C, S...] (logical values):
+ * y, and the batch mean and biased variance per channel. */
+static tt_tensor *bn_reference(const tt_tensor *x, const double *w, const double *b,
+                               const double *rm, const double *rv, bool training, double eps,
+                               double *mean, double *var)
+{
+    int64_t N = tt_sizes(x)[0], C = tt_sizes(x)[1], S = tt_numel(x) / (N * C);
+    double *v = tt_test_values(x), *y = malloc(sizeof(double) * (size_t)tt_numel(x));
+    for (int64_t c = 0; c < C; c++) {
+        double m = 0, q = 0;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t s = 0; s < S; s++)
+                m += v[(n * C + c) * S + s];
+        m /= (double)(N * S);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t s = 0; s < S; s++)
+                q += pow(v[(n * C + c) * S + s] - m, 2);
+        q /= (double)(N * S);
+        mean[c] = m, var[c] = q;
+        double um = training ? m : rm[c], uv = training ? q : rv[c];
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t s = 0; s < S; s++) {
+                int64_t i = (n * C + c) * S + s;
+                y[i] = (v[i] - um) / sqrt(uv + eps) * (w ? w[c] : 1) + (b ? b[c] : 0);
+            }
+    }
+    tt_tensor *r64 = NN(tt_from_data(tt_ndim(x), tt_sizes(x), TT_F64, y));
+    free(v);
+    free(y);
+    return r64;
+}
+
+static tt_tensor *vec(int64_t C, tt_dtype dt, double base, double step)
+{
+    tt_tensor *t64 = NN(tt_arange(base, base + step * (double)C - step / 2, step, TT_F64));
+    tt_tensor *t = NN(tt_to_dtype(t64, dt));
+    tt_release(t64);
+    return t;
+}
+
+/* Training and eval on one input, weight/bias given or not: values, the
+ * running stats' update (unbiased variance), the layout of the output. */
+static void check_bn(tt_tensor *x, bool affine, const char *what)
+{
+    tt_dtype dt = tt_dtype_of(x);
+    int64_t C = tt_sizes(x)[1], cnt = tt_numel(x) / C;
+    double tol = dt == TT_F32 ? 2e-5 : 1e-12;
+    tt_tensor *w = affine ? vec(C, dt, 0.5, 0.25) : NULL, *b = affine ? vec(C, dt, -1, 0.5) : NULL;
+    tt_tensor *rm = vec(C, dt, 0.1, 0.1), *rv = vec(C, dt, 1, 0.5);
+    double *wv = w ? tt_test_values(w) : NULL, *bv = b ? tt_test_values(b) : NULL;
+    double *rm0 = tt_test_values(rm), *rv0 = tt_test_values(rv);
+    double *mean = malloc(sizeof(double) * (size_t)C), *var = malloc(sizeof(double) * (size_t)C);
+    char ctx[200];
+
+    tt_tensor *ref = bn_reference(x, wv, bv, rm0, rv0, true, 1e-5, mean, var);
+    tt_tensor *y = NN(tt_batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5));
+    snprintf(ctx, sizeof ctx, "%s: training", what);
+    assert_close(y, ref, tol, ctx);
+    ck_assert_int_eq(tt_dtype_of(y), dt);
+    /* channels last in, channels last out; anything else: contiguous */
+    tt_tensor *cl = tt_ndim(x) == 4 ? NN(tt_contiguous_format(x, "channels_last")) : NULL;
+    bool is_cl = cl && cl == x;
+    if (cl && !tt_is_contiguous(x) && tt_storage_offset(cl) == tt_storage_offset(x)) {
+        bool same = true;
+        for (int d = 0; d < 4; d++)
+            same = same && tt_strides(cl)[d] == tt_strides(x)[d];
+        is_cl = same;
+    }
+    tt_release(cl);
+    if (is_cl)
+        for (int d = 0; d < 4; d++)
+            ck_assert_int_eq(tt_strides(y)[d], tt_strides(x)[d]);
+    else
+        ck_assert(tt_is_contiguous(y));
+    double *nrm = tt_test_values(rm), *nrv = tt_test_values(rv);
+    for (int64_t c = 0; c < C; c++) {
+        double em = 0.1 * mean[c] + 0.9 * rm0[c];
+        double ev = 0.1 * var[c] * (double)cnt / (double)(cnt - 1) + 0.9 * rv0[c];
+        ck_assert_msg(fabs(nrm[c] - em) <= tol * fmax(1, fabs(em)), "%s: running_mean[%lld] "
+                      "%.12g, expected %.12g", what, (long long)c, nrm[c], em);
+        ck_assert_msg(fabs(nrv[c] - ev) <= tol * fmax(1, fabs(ev)), "%s: running_var[%lld] "
+                      "%.12g, expected %.12g", what, (long long)c, nrv[c], ev);
+    }
+    tt_release(ref);
+    tt_release(y);
+
+    /* eval with the updated stats */
+    ref = bn_reference(x, wv, bv, nrm, nrv, false, 1e-3, mean, var);
+    y = NN(tt_batch_norm(x, w, b, rm, rv, false, 0.1, 1e-3));
+    snprintf(ctx, sizeof ctx, "%s: eval", what);
+    assert_close(y, ref, tol, ctx);
+    double *after = tt_test_values(rm);
+    for (int64_t c = 0; c < C; c++)
+        ck_assert(after[c] == nrm[c]); /* eval writes nothing */
+    tt_release(ref);
+    tt_release(y);
+
+    /* training without running stats (.no_stats) */
+    ref = bn_reference(x, wv, bv, NULL, NULL, true, 1e-5, mean, var);
+    y = NN(tt_batch_norm(x, w, b, NULL, NULL, true, 0.1, 1e-5));
+    snprintf(ctx, sizeof ctx, "%s: training, no stats", what);
+    assert_close(y, ref, tol, ctx);
+    tt_release(ref);
+    tt_release(y);
+
+    free(after), free(nrm), free(nrv), free(rm0), free(rv0), free(wv), free(bv), free(mean);
+    free(var);
+    tt_release(w), tt_release(b), tt_release(rm), tt_release(rv);
+}
+
+START_TEST(test_batch_norm_values)
+{
+    const tt_dtype dts[2] = {TT_F32, TT_F64};
+    char what[120];
+    for (int i = 0; i < 2; i++) {
+        tt_dtype dt = dts[i];
+        tt_tensor *x2 = randn(TT_SHAPE(7, 3), dt);
+        tt_tensor *x3 = randn(TT_SHAPE(4, 5, 9), dt);
+        tt_tensor *x4 = randn(TT_SHAPE(3, 6, 5, 7), dt);
+        tt_tensor *x4cl = NN(tt_contiguous_format(x4, "channels_last"));
+        tt_tensor *x5 = randn(TT_SHAPE(2, 3, 2, 3, 4), dt);
+        tt_tensor *base = randn(TT_SHAPE(3, 8), dt);
+        tt_tensor *xt = NN(tt_t(base)); /* [8, 3] transposed */
+        tt_tensor *xs = NN(tt_slice(x4, 3, 0, 7, 2)); /* a step */
+        tt_tensor *xs_[] = {x2, x3, x4, x4cl, x5, xt, xs};
+        const char *names[] = {"[7, 3]", "[4, 5, 9]", "[3, 6, 5, 7]", "channels last",
+                               "5-d", "transposed", "stepped"};
+        for (int k = 0; k < TT_TABLE_LEN(xs_); k++)
+            for (int aff = 0; aff < 2; aff++) {
+                snprintf(what, sizeof what, "%s %s%s", tt_dtype_name(dt), names[k],
+                         aff ? " affine" : "");
+                check_bn(xs_[k], aff, what);
+            }
+        for (int k = 0; k < TT_TABLE_LEN(xs_); k++)
+            tt_release(xs_[k]);
+        tt_release(base);
+    }
+}
+END_TEST
+
+/* A big channels-last input goes through the chunked sums. */
+START_TEST(test_batch_norm_large)
+{
+    tt_tensor *x = randn(TT_SHAPE(8, 64, 12, 12), TT_F64);
+    tt_tensor *xcl = NN(tt_contiguous_format(x, "channels_last"));
+    check_bn(x, true, "large");
+    check_bn(xcl, true, "large channels last");
+    tt_release(xcl);
+    tt_release(x);
+}
+END_TEST
+
+typedef struct {
+    bool training, stats;
+} bn_cfg;
+
+static tt_status f_bn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nout;
+    const bn_cfg *cfg = ud;
+    int64_t C = tt_sizes(in[0])[1];
+    tt_tensor *rm = NULL, *rv = NULL;
+    if (cfg->stats) {
+        rm = tt_full(1, &C, 0.25, TT_F64);
+        rv = tt_full(1, &C, 1.5, TT_F64);
+    }
+    out[0] = tt_batch_norm(in[0], nin > 1 ? in[1] : NULL, nin > 2 ? in[2] : NULL, rm, rv,
+                           cfg->training, 0.1, 1e-5);
+    tt_release(rm);
+    tt_release(rv);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_batch_norm_gradcheck)
+{
+    const bn_cfg cfgs[3] = {{true, true}, {true, false}, {false, true}};
+    for (int k = 0; k < 3; k++) {
+        bn_cfg cfg = cfgs[k];
+        tt_tensor *x = trainable(randn(TT_SHAPE(3, 2, 4), TT_F64));
+        tt_tensor *w = trainable(randn(TT_SHAPE(2), TT_F64));
+        tt_tensor *b = trainable(randn(TT_SHAPE(2), TT_F64));
+        OK(tt_gradcheck(f_bn, 3, (tt_tensor *[]){x, w, b}, 1, NULL, &cfg));
+        OK(tt_gradcheck(f_bn, 1, (tt_tensor *[]){x}, 1, NULL, &cfg));
+        tt_tensor *x4 = randn(TT_SHAPE(2, 3, 2, 2), TT_F64);
+        tt_tensor *xcl = trainable(NN(tt_contiguous_format(x4, "channels_last")));
+        tt_tensor *w3 = trainable(randn(TT_SHAPE(3), TT_F64));
+        OK(tt_gradcheck(f_bn, 2, (tt_tensor *[]){xcl, w3}, 1, NULL, &cfg));
+        tt_release(w3), tt_release(xcl), tt_release(x4);
+        tt_release(b), tt_release(w), tt_release(x);
+    }
+}
+END_TEST
+
+/* The fake path gives the real outputs' metadata (eval: empty stats). */
+START_TEST(test_batch_norm_fake)
+{
+    tt_tensor *x = randn(TT_SHAPE(2, 3, 4, 5), TT_F32);
+    tt_tensor *xs[2] = {x, NN(tt_contiguous_format(x, "channels_last"))};
+    for (int k = 0; k < 2; k++)
+        for (int tr = 0; tr < 2; tr++) {
+            tt_tensor *rm = NN(tt_zeros(TT_SHAPE(3), TT_F32)), *rv = NN(tt_ones(TT_SHAPE(3), TT_F32));
+            tt_value args[8] = {tt_v_tensor(xs[k]), tt_v_none(), tt_v_none(), tt_v_tensor(rm),
+                                tt_v_tensor(rv), tt_v_bool(tr), tt_v_float(0.1),
+                                tt_v_float(1e-5)};
+            tt_value real[3], fake[3];
+            OK(tt_op_call(op("tt::_native_batch_norm_legit"), args, 8, real, 3));
+            tt_tensor *fx = NN(tt_fake_like(xs[k])), *frm = NN(tt_fake_like(rm)),
+                      *frv = NN(tt_fake_like(rv));
+            args[0] = tt_v_tensor(fx), args[3] = tt_v_tensor(frm), args[4] = tt_v_tensor(frv);
+            OK(tt_op_call(op("tt::_native_batch_norm_legit"), args, 8, fake, 3));
+            for (int i = 0; i < 3; i++) {
+                tt_test_assert_fake_meta(fake[i].u.t, real[i].u.t, "batch norm");
+                ck_assert_int_eq(tt_sizes(real[i].u.t)[0],
+                                 i == 0 ? 2 : tr ? 3 : 0);
+                tt_value_clear(&real[i]);
+                tt_value_clear(&fake[i]);
+            }
+            tt_release(fx), tt_release(frm), tt_release(frv), tt_release(rm), tt_release(rv);
+        }
+    tt_release(xs[1]);
+    tt_release(x);
+}
+END_TEST
+
+/* ------------------------------------------------------------ dropout */
+
+START_TEST(test_dropout_values)
+{
+    const tt_dtype dts[2] = {TT_F32, TT_F64};
+    for (int i = 0; i < 2; i++) {
+        tt_tensor *x = randn(TT_SHAPE(40, 50), dts[i]);
+        tt_value outs[2];
+        OK(tt_op_call(op("tt::native_dropout"),
+                      ARGS(tt_v_tensor(x), tt_v_float(0.3), tt_v_bool(true)), outs, 2));
+        tt_tensor *y = outs[0].u.t, *m = outs[1].u.t;
+        ck_assert_int_eq(tt_dtype_of(m), TT_BOOL);
+        double *xv = tt_test_values(x), *yv = tt_test_values(y), *mv = tt_test_values(m);
+        int64_t kept = 0;
+        for (int64_t k = 0; k < 2000; k++) {
+            double e = mv[k] ? (dts[i] == TT_F32 ? (double)((float)xv[k] * (float)(1 / 0.7))
+                                                  : xv[k] * (1 / 0.7))
+                             : 0;
+            ck_assert_msg(yv[k] == e, "element %lld: %.9g, expected %.9g", (long long)k, yv[k], e);
+            kept += mv[k] != 0;
+        }
+        /* 2000 draws of p = 0.7: 1400 +- 20.5 (one sigma) */
+        ck_assert_msg(kept > 1300 && kept < 1500, "kept %lld of 2000", (long long)kept);
+        free(xv), free(yv), free(mv);
+        tt_value_clear(&outs[0]), tt_value_clear(&outs[1]);
+
+        /* p = 1: zeros, no element kept; p = 0: the input */
+        for (int pk = 0; pk < 2; pk++) {
+            tt_tensor *d = NN(tt_dropout(x, pk ? 0.0 : 1.0, true));
+            double *dv = tt_test_values(d), *x2 = tt_test_values(x);
+            for (int64_t k = 0; k < 2000; k++)
+                ck_assert(dv[k] == (pk ? x2[k] : 0));
+            free(dv), free(x2);
+            tt_release(d);
+        }
+        /* eval (train false): a copy and an all-true mask */
+        OK(tt_op_call(op("tt::native_dropout"),
+                      ARGS(tt_v_tensor(x), tt_v_float(0.3), tt_v_bool(false)), outs, 2));
+        tt_test_assert_same_bits(outs[0].u.t, x, "eval");
+        ck_assert(outs[0].u.t != x);
+        double *mask = tt_test_values(outs[1].u.t);
+        for (int64_t k = 0; k < 2000; k++)
+            ck_assert(mask[k] == 1);
+        free(mask);
+        tt_value_clear(&outs[0]), tt_value_clear(&outs[1]);
+        /* the wrapper, not training: x itself */
+        tt_tensor *same = NN(tt_dropout(x, 0.3, false));
+        ck_assert(same == x);
+        tt_release(same);
+        tt_release(x);
+    }
+}
+END_TEST
+
+/* The same seed gives the same mask; the mask follows logical order, so a
+ * transposed copy of the input is dropped at the same elements. */
+START_TEST(test_dropout_seed)
+{
+    tt_tensor *x = randn(TT_SHAPE(6, 7), TT_F64);
+    tt_tensor *xt = NN(tt_t(x)), *xtc = NN(tt_contiguous(xt));
+    tt_manual_seed(42);
+    tt_tensor *a = NN(tt_dropout(xt, 0.5, true));
+    tt_manual_seed(42);
+    tt_tensor *b = NN(tt_dropout(xtc, 0.5, true));
+    tt_tensor *c = NN(tt_dropout(xtc, 0.5, true));
+    tt_tensor *ac = NN(tt_contiguous(a));
+    tt_test_assert_same_bits(ac, b, "same seed");
+    tt_release(ac);
+    for (int d = 0; d < 2; d++) /* the output keeps the input's layout */
+        ck_assert_int_eq(tt_strides(a)[d], tt_strides(xt)[d]);
+    double *bv = tt_test_values(b), *cv = tt_test_values(c);
+    bool differ = false;
+    for (int k = 0; k < 42; k++)
+        differ = differ || (bv[k] == 0) != (cv[k] == 0);
+    ck_assert_msg(differ, "the next call must draw a fresh mask");
+    free(bv), free(cv);
+    tt_release(a), tt_release(b), tt_release(c), tt_release(xtc), tt_release(xt), tt_release(x);
+}
+END_TEST
+
+static tt_status f_dropout(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_manual_seed(7); /* the same mask for every evaluation */
+    out[0] = tt_dropout(in[0], 0.4, true);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_dropout_gradcheck)
+{
+    tt_tensor *x = trainable(randn(TT_SHAPE(5, 4), TT_F64));
+    OK(tt_gradcheck(f_dropout, 1, (tt_tensor *[]){x}, 1, NULL, NULL));
+    tt_release(x);
+}
+END_TEST
+
+/* ------------------------------------------------------------- errors */
+
+static struct {
+    tt_tensor *x, *x1, *xi, *w4, *w64, *rm, *rv, *one, *m_f;
+} in;
+
+static void errors_setup(void)
+{
+    tt_test_setup();
+    in.x = tt_zeros(TT_SHAPE(4, 3), TT_F32);
+    in.x1 = tt_zeros(TT_SHAPE(3), TT_F32);
+    in.xi = tt_zeros(TT_SHAPE(4, 3), TT_I64);
+    in.w4 = tt_ones(TT_SHAPE(4), TT_F32);
+    in.w64 = tt_ones(TT_SHAPE(3), TT_F64);
+    in.rm = tt_zeros(TT_SHAPE(3), TT_F32);
+    in.rv = tt_ones(TT_SHAPE(3), TT_F32);
+    in.one = tt_zeros(TT_SHAPE(1, 3, 1), TT_F32);
+    in.m_f = tt_zeros(TT_SHAPE(4, 3), TT_F32);
+    ck_assert(in.x && in.x1 && in.xi && in.w4 && in.w64 && in.rm && in.rv && in.one && in.m_f);
+}
+
+static void errors_teardown(void)
+{
+    tt_tensor *all[] = {in.x, in.x1, in.xi, in.w4, in.w64, in.rm, in.rv, in.one, in.m_f};
+    for (int k = 0; k < TT_TABLE_LEN(all); k++)
+        tt_release(all[k]);
+    memset(&in, 0, sizeof in);
+    tt_test_teardown();
+}
+
+static tt_tensor *no_stats_eval(void)
+{
+    tt_value outs[3];
+    if (tt_op_call(op("tt::_native_batch_norm_legit.no_stats"),
+                   ARGS(tt_v_tensor(in.x), tt_v_none(), tt_v_none(), tt_v_bool(false),
+                           tt_v_float(0.1), tt_v_float(1e-5)),
+                   outs, 3))
+        return NULL;
+    for (int i = 1; i < 3; i++)
+        tt_value_clear(&outs[i]);
+    return outs[0].u.t;
+}
+
+/* native_dropout(in.x, p, None)'s output. */
+static tt_tensor *dropout_op(double p)
+{
+    tt_value outs[2];
+    if (tt_op_call(op("tt::native_dropout"), ARGS(tt_v_tensor(in.x), tt_v_float(p), tt_v_none()),
+                   outs, 2))
+        return NULL;
+    tt_value_clear(&outs[1]);
+    return outs[0].u.t;
+}
+
+static tt_tensor *dropout_backward(const tt_tensor *g, const tt_tensor *mask)
+{
+    return tt_call(op("tt::native_dropout_backward"), tt_v_tensor(g), tt_v_tensor(mask),
+                   tt_v_float(2));
+}
+
+/* X(name, call, expected status, texts the message contains). */
+#define NORM_ERRORS(X)                                                         \
+    X(bn_input_1d, tt_batch_norm(in.x1, NULL, NULL, in.rm, in.rv, false, 0.1, 1e-5), \
+      TT_ESHAPE,                                                               \
+      "tt::_native_batch_norm_legit_no_training: argument 'input' (#1): "      \
+      "expected 2 or more dims (N, C, ...), got 1")                            \
+    X(bn_input_int, tt_batch_norm(in.xi, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), \
+      TT_EDTYPE,                                                               \
+      "tt::_native_batch_norm_legit: argument 'input' (#1): "                  \
+      "expected f32 or f64, got i64")                                          \
+    X(bn_weight_size, tt_batch_norm(in.x, in.w4, NULL, in.rm, in.rv, true, 0.1, 1e-5), \
+      TT_ESHAPE,                                                               \
+      "tt::_native_batch_norm_legit: argument 'weight' (#2): expected shape [3], got [4]") \
+    X(bn_bias_dtype, tt_batch_norm(in.x, NULL, in.w64, in.rm, in.rv, true, 0.1, 1e-5), \
+      TT_EDTYPE,                                                               \
+      "tt::_native_batch_norm_legit: argument 'bias' (#3): expected f32 like " \
+      "'input', got f64")                                                      \
+    X(bn_running_mean_size, tt_batch_norm(in.x, NULL, NULL, in.w4, in.rv, true, 0.1, 1e-5), \
+      TT_ESHAPE,                                                               \
+      "tt::_native_batch_norm_legit: argument 'running_mean' (#4): expected "  \
+      "shape [3], got [4]")                                                    \
+    X(bn_one_stat, tt_batch_norm(in.x, NULL, NULL, in.rm, NULL, true, 0.1, 1e-5), \
+      TT_EINVAL,                                                               \
+      "tt_batch_norm: running_mean and running_var must both be given or both " \
+      "be NULL, got running_var NULL")                                         \
+    X(bn_eval_no_stats, tt_batch_norm(in.x, NULL, NULL, NULL, NULL, false, 0.1, 1e-5), \
+      TT_EINVAL,                                                               \
+      "tt_batch_norm: evaluation (training=false) needs running_mean and "     \
+      "running_var, got NULL")                                                 \
+    X(bn_op_eval_no_stats, no_stats_eval(), TT_EINVAL,                         \
+      "tt::_native_batch_norm_legit: evaluation (training=False) "             \
+      "needs running_mean and running_var, got None")                          \
+    X(bn_one_value, tt_batch_norm(in.one, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), \
+      TT_ESHAPE,                                                               \
+      "tt_batch_norm: expected more than 1 value per channel when training, "  \
+      "got input of shape [1, 3, 1]")                                          \
+    X(bn_null_input, tt_batch_norm(NULL, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), \
+      TT_EINVAL, "argument 'input' (#1) expects Tensor, got NULL")             \
+    X(dropout_p, tt_dropout(in.x, 1.5, true), TT_EINVAL,                       \
+      "tt_dropout: argument 'p': expected a probability in [0, 1], got 1.5")   \
+    X(dropout_p_eval, tt_dropout(in.x, -0.5, false), TT_EINVAL,                \
+      "tt_dropout: argument 'p': expected a probability in [0, 1], got -0.5")  \
+    X(dropout_int, tt_dropout(in.xi, 0.5, true), TT_EDTYPE,                    \
+      "tt::native_dropout: argument 'input' (#1): expected f32 or f64, got i64") \
+    X(dropout_op_p, dropout_op(2), \
+      TT_EINVAL,                                                               \
+      "tt::native_dropout: argument 'p' (#2): expected a probability in [0, 1], got 2") \
+    X(dropout_backward_mask_dtype, dropout_backward(in.x, in.m_f), TT_EDTYPE,  \
+      "tt::native_dropout_backward: argument 'mask' (#2): expected bool, got f32")
+
+TT_ERROR_TABLE(NORM_ERRORS, norm_errors);
+
+START_TEST(test_norm_errors)
+{
+    tt_test_run_error_case(&norm_errors[_i], _i);
+}
+END_TEST
+
+static Suite *norm_suite(void)
+{
+    Suite *s = suite_create("ops_norm");
+    TCase *tc = tt_tcase("batch_norm");
+    tcase_add_test(tc, test_batch_norm_values);
+    tcase_add_test(tc, test_batch_norm_large);
+    tcase_add_test(tc, test_batch_norm_gradcheck);
+    tcase_add_test(tc, test_batch_norm_fake);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("dropout");
+    tcase_add_test(tc, test_dropout_values);
+    tcase_add_test(tc, test_dropout_seed);
+    tcase_add_test(tc, test_dropout_gradcheck);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase_with("errors", errors_setup, errors_teardown);
+    tcase_add_loop_test(tc, test_norm_errors, 0, TT_TABLE_LEN(norm_errors));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(norm_suite)
