@@ -696,8 +696,125 @@ def pool_pad_cases():
     """Pooling, padding and upsampling."""
 
 
+def bn_no_stats(x, w, b, training, momentum, eps):
+    if not training:  # PyTorch 1.13 crashes (a null running_var)
+        raise RuntimeError("evaluation (training=False) needs running_mean and running_var")
+    return torch.native_batch_norm(x, w, b, None, None, training, momentum, eps)
+
+
+def refuse(msg):
+    def fn(*args):
+        raise RuntimeError(msg)
+    return fn
+
+
 def norm_dropout_cases():
     """Batch norm, group norm, native_layer_norm, native_dropout."""
+    # PyTorch 1.13 has native_batch_norm; _native_batch_norm_legit is its
+    # 2.x split by whether running stats are given / written.
+    OPS.update({
+        "tt::_native_batch_norm_legit": lambda x, w, b, rm, rv, tr, mom, eps:
+            torch.native_batch_norm(x, w, b, rm, rv, tr, mom, eps),
+        "tt::_native_batch_norm_legit.no_stats": bn_no_stats,
+        "tt::_native_batch_norm_legit_no_training": lambda x, w, b, rm, rv, mom, eps:
+            torch.native_batch_norm(x, w, b, rm, rv, False, mom, eps),
+        "tt::native_batch_norm_backward": lambda g, x, w, rm, rv, sm, si, tr, eps, mask:
+            torch.ops.aten.native_batch_norm_backward(g, x, w, rm, rv, sm, si, tr, eps, mask),
+        "tt::native_dropout": lambda x, p, train: torch.native_dropout(x, p, train),
+        "tt::native_dropout_backward": lambda g, m, scale:
+            torch.ops.aten.native_dropout_backward(g, m, scale),
+    })
+    BN = "tt::_native_batch_norm_legit"
+    RM, RV = (3, 1, 5, -2, 4), (3, 1, 5, 1, 2)  # running var positive
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay in [([4, 3], "c"), ([4, 3], "t"), ([2, 3, 5], "c"), ([2, 3, 5], "s"),
+                           ([2, 3, 4, 5], "c"), ([2, 3, 4, 5], ("p", [0, 2, 3, 1])),
+                           ([2, 5, 3, 4], ("p", [0, 3, 1, 2])), ([2, 3, 2, 3, 2], "c"),
+                           ([2, 3, 2, 3, 2], ("p", [0, 2, 3, 4, 1])), ([3, 2, 1, 1], "c")]:
+            C = sizes[1]
+            for affine in [False, True]:
+                w = T(dt, [C], "c", POS, rg=rg) if affine else None
+                b = T(dt, [C], "c", rg=rg) if affine else None
+                for tr in [True, False]:
+                    case(BN, T(dt, sizes, lay, rg=rg), w, b, T(dt, [C], "c", RM),
+                         T(dt, [C], "c", RV), tr, 0.1, 1e-5, after=[3, 4])
+                case(BN + ".no_stats", T(dt, sizes, lay, rg=rg), w, b, True, 0.3, 1e-3)
+                case(BN + "_no_training", T(dt, sizes, lay, rg=rg), w, b, T(dt, [C], "c", RM),
+                     T(dt, [C], "c", RV), 0.1, 1e-5)
+    # large and odd: one chunk per thread and a remainder, channels last
+    case(BN, T(F64, [5, 7, 9, 11], ("p", [0, 2, 3, 1])), T(F64, [7], "c", POS), None,
+         T(F64, [7], "c", RM), T(F64, [7], "c", RV), True, 0.2, 1e-5, after=[3, 4])
+    case(BN, T(F32, [8, 33, 3, 5], "c"), None, T(F32, [33], "c"), T(F32, [33], "c", RM),
+         T(F32, [33], "c", RV), True, 0.1, 1e-5, after=[3, 4])
+    case(BN, T(F32, [8, 33, 3, 5], ("p", [0, 2, 3, 1])), None, None, T(F32, [33], "c", RM),
+         T(F32, [33], "c", RV), True, 0.1, 1e-5, after=[3, 4])
+    # one value per channel: PyTorch's unbiased running variance is 0 / 0
+    case(BN, T(F64, [1, 3], "c"), None, None, T(F64, [3], "c", RM), T(F64, [3], "c", RV),
+         True, 0.1, 1e-5, after=[3, 4])
+    # backward: any stats are valid inputs (save_invstd positive)
+    BB = "tt::native_batch_norm_backward"
+    for dt in [F64, F32]:
+        for sizes, lay in [([4, 3], "c"), ([2, 3, 5], "s"), ([2, 3, 2, 2], ("p", [0, 2, 3, 1]))]:
+            if dt == F32 and lay != "c":  # PyTorch 1.13 crashes (f32, input and grad
+                continue                  # in different layouts: SIGSEGV, SIGFPE)
+            for w in [None, T(dt, [3], "c", POS)]:
+                case(BB, T(dt, sizes, "c", (5, 2, 9, -4, 8)), T(dt, sizes, lay), w, None, None,
+                     T(dt, [3], "c", RM), T(dt, [3], "c", RV), True, 1e-5, [True, True, True])
+                case(BB, T(dt, sizes, lay, (5, 2, 9, -4, 8)), T(dt, sizes, "c"), w,
+                     T(dt, [3], "c", RM), T(dt, [3], "c", RV), None, None, False, 1e-3,
+                     [True, True, True])
+    # errors
+    case(BN, T(I64, [4, 3], "c"), None, None, T(F32, [3], "c"), T(F32, [3], "c"), True, 0.1,
+         1e-5)
+    case(BN + ".no_stats", T(F32, [3], "c"), None, None, True, 0.1, 1e-5)
+    case(BN + ".no_stats", T(F64, [4, 3], "c"), None, None, False, 0.1, 1e-5,
+         note="PyTorch 1.13 crashes on evaluation without running stats; tensortrace refuses")
+    case(BN, T(F32, [4, 3], "c"), T(F32, [4], "c"), None, T(F32, [3], "c"), T(F32, [3], "c"),
+         True, 0.1, 1e-5, ref=refuse("weight has the wrong size"),
+         note="PyTorch 1.13 reads past a weight of the wrong size; tensortrace refuses")
+    case(BN, T(F32, [4, 3], "c"), None, None, T(F32, [4], "c"), T(F32, [3], "c"),
+         True, 0.1, 1e-5, ref=refuse("running_mean has the wrong size"),
+         note="PyTorch 1.13 writes past a running_mean of the wrong size; tensortrace refuses")
+    case(BN, T(F32, [4, 3], "c"), T(F64, [3], "c"), None, T(F32, [3], "c"), T(F32, [3], "c"),
+         True, 0.1, 1e-5)
+    case(BN + ".no_stats", T(F32, [0, 3], "c"), None, None, True, 0.1, 1e-5,
+         ref=refuse("no value per channel"),
+         note="PyTorch 1.13 divides by zero (SIGFPE) on an empty batch; tensortrace refuses")
+    case(BN + "_no_training", T(F32, [0, 3], "c"), None, None, T(F32, [3], "c"),
+         T(F32, [3], "c", RV), 0.1, 1e-5,
+         ref=lambda x, *a: (torch.empty(0, 3), torch.empty(0), torch.empty(0)),
+         note="PyTorch 1.13 divides by zero (SIGFPE) on an empty batch also in evaluation; "
+              "tensortrace returns the empty results")
+
+    # ---- native_dropout: PyTorch's draws cannot be matched, so p = 0, p = 1
+    # and eval compare values, other p metadata only.
+    DO = "tt::native_dropout"
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay in [([3, 4], "c"), ([3, 4], "t"), ([2, 3, 4], ("p", [2, 0, 1])),
+                           ([5], "s"), ([], "c")]:
+            for p in [0.0, 1.0]:
+                for train in [True, None]:
+                    case(DO, T(dt, sizes, lay, rg=rg), p, train)
+            case(DO, T(dt, sizes, lay, rg=rg), 0.5, False)
+            case(DO, T(dt, sizes, lay), 0.25, True, name=DO + " [meta]")
+            case(DO, T(dt, sizes, lay), 0.75, None, name=DO + " [meta]")
+    case(DO, T(I64, [3, 4], "c"), 0.5, False)
+    case(DO, T(I64, [3, 4], "c"), 0.5, True)
+    case(DO, T(F32, [3, 4], "c"), 1.5, True)
+    case(DO, T(F32, [3, 4], "c"), -0.5, None)
+    mask = (2, 0, 3, 0, 1)  # bool from the closed form: non-zero 1 in 3
+    for dt in [F64, F32]:
+        for lay in ["c", "t"]:
+            case("tt::native_dropout_backward", T(dt, [3, 4], lay, rg=dt == F64),
+                 T(BOOL, [3, 4], "c", mask), 2.0)
+            case("tt::native_dropout_backward", T(dt, [3, 4], "c"), T(BOOL, [3, 4], lay, mask),
+                 0.0)
+    case("tt::native_dropout_backward", T(F32, [3, 4], "c"), T(F32, [3, 4], "c"), 2.0,
+         ref=refuse("Mask should be Bool Scalar Type"),
+         note="PyTorch 2 refuses a mask that is not bool (Mask should be Bool Scalar Type); "
+              "1.13 multiplies by it")
 
 
 def activation_loss_cases():
@@ -743,10 +860,12 @@ def record(name, op, args, note, ref, tol, after, out):
         w("err %s: %s\n" % (type(e).__name__, str(e).split("\n")[0]))
         w("end\n")
         return
-    if op in META_ONLY:
+    if op in META_ONLY or name.endswith(" [meta]"):  # values unspecified (random)
         w("meta\n")
-        w("out %s %d %s \n" % (DTN[r.dtype], r.dim(),
-                               " ".join(str(v) for v in list(r.shape) + list(r.stride()))))
+        for x in (r if isinstance(r, (tuple, list)) else [r]):
+            w("out %s %d %s \n" % (DTN[x.dtype], x.dim(),
+                                   " ".join(str(v) for v in list(x.shape) + list(x.stride()))))
+        r = r[0] if isinstance(r, (tuple, list)) else r
     elif isinstance(r, (tuple, list)):  # several results; () for a mutating op
         for x in r:
             w(out_line(x))
