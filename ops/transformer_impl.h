@@ -76,6 +76,26 @@ static inline double lanes_total(const double *l)
 ROW_LANES(float)
 ROW_LANES(double)
 
+/* Mean and 1/std of one row, in double: the biased variance, as PyTorch
+ * (layer norm's rows, group norm's groups). */
+#define LN_STATS(T)                                                            \
+    static inline void ln_stats_##T(const T *restrict x, int64_t n, double eps, double *mean, \
+                                    double *rstd)                              \
+    {                                                                          \
+        double v[LN_LANES] = {0};                                              \
+        double m = n ? row_dot_##T(x, NULL, n) / (double)n : 0;                \
+        int64_t j = 0, body = n - n % LN_LANES;                                \
+        for (; j < body; j += LN_LANES)                                        \
+            for (int l = 0; l < LN_LANES; l++)                                 \
+                v[l] += ((double)x[j + l] - m) * ((double)x[j + l] - m);       \
+        for (; j < n; j++)                                                     \
+            v[j - body] += ((double)x[j] - m) * ((double)x[j] - m);            \
+        *mean = m;                                                             \
+        *rstd = 1.0 / sqrt((n ? lanes_total(v) / (double)n : 0) + eps);        \
+    }
+LN_STATS(float)
+LN_STATS(double)
+
 static inline bool is_fake(const tt_tensor *t) { return t && t->storage->fake; }
 
 /* A contiguous real copy of t (or t itself, retained), for kernels that

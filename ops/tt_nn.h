@@ -41,10 +41,19 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
  * 1 / (1 - p) (tt::native_dropout); otherwise returns x itself (a new
  * reference). p must be in [0, 1] either way. */
 tt_tensor *tt_dropout(const tt_tensor *x, double p, bool training);
+/* F.group_norm over x [N, C, *] (f32 or f64): the C channels of each sample
+ * are split into `groups` groups of C / groups channels (C must divide),
+ * each normalized with its mean and biased variance, then scaled by
+ * weight and shifted by bias ([C] each, may be NULL)
+ * (tt::native_group_norm). The result is channels last when x is, else
+ * contiguous. */
+tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *weight,
+                         const tt_tensor *bias, double eps);
 
 #ifdef TT_CALLSITES
 #define tt_batch_norm(...) TT_CALLSITE_T(tt_batch_norm, __VA_ARGS__)
 #define tt_dropout(...) TT_CALLSITE_T(tt_dropout, __VA_ARGS__)
+#define tt_group_norm(...) TT_CALLSITE_T(tt_group_norm, __VA_ARGS__)
 #endif
 
 /* ---------------------------------------------- activations, losses, SGD */

@@ -15,7 +15,7 @@
  *          ops/attention.c, OPTIMIZER ops/optimizer.c, CONV
  *          ops/convolution.c, POOL ops/pooling.c, PAD_UPSAMPLE
  *          ops/pad_upsample.c, ACTIVATION ops/activation.c, DROPOUT
- *          ops/dropout.c, BATCH_NORM ops/batch_norm.c (ops/ops_impl.h
+ *          ops/dropout.c, CHANNEL_NORM ops/channel_norm.c (ops/ops_impl.h
  *          lists them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
@@ -355,26 +355,34 @@
           "int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) " \
           "-> (Tensor, Tensor, Tensor)", \
           layer_norm_backward_kernel, layer_norm_backward_kernel, NULL, NULL, 0, 0) \
-    /* ---- ops/batch_norm.c: PyTorch 2's _native_batch_norm_legit family \
+    /* ---- ops/channel_norm.c: PyTorch 2's _native_batch_norm_legit family \
      * (the running stats are written in training only) ---------------- */ \
-    X(BATCH_NORM, _NATIVE_BATCH_NORM_LEGIT, "tt::_native_batch_norm_legit(Tensor input, " \
+    X(CHANNEL_NORM, _NATIVE_BATCH_NORM_LEGIT, "tt::_native_batch_norm_legit(Tensor input, " \
           "Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, " \
           "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", \
           bn_kernel, bn_kernel, bn_backward, setup_bn, BN_STATS, 0) \
-    X(BATCH_NORM, _NATIVE_BATCH_NORM_LEGIT_NO_STATS, "tt::_native_batch_norm_legit.no_stats(" \
+    X(CHANNEL_NORM, _NATIVE_BATCH_NORM_LEGIT_NO_STATS, "tt::_native_batch_norm_legit.no_stats(" \
           "Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, " \
           "float eps) -> (Tensor, Tensor, Tensor)", \
           bn_kernel, bn_kernel, bn_backward, setup_bn, BN_NO_STATS, 0) \
-    X(BATCH_NORM, _NATIVE_BATCH_NORM_LEGIT_NO_TRAINING, \
+    X(CHANNEL_NORM, _NATIVE_BATCH_NORM_LEGIT_NO_TRAINING, \
           "tt::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, " \
           "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, " \
           "float eps) -> (Tensor, Tensor, Tensor)", \
           bn_kernel, bn_kernel, bn_backward, setup_bn, BN_NO_TRAINING, 0) \
-    X(BATCH_NORM, NATIVE_BATCH_NORM_BACKWARD, "tt::native_batch_norm_backward(Tensor grad_out, " \
+    X(CHANNEL_NORM, NATIVE_BATCH_NORM_BACKWARD, "tt::native_batch_norm_backward(Tensor grad_out, " \
           "Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, " \
           "Tensor? save_mean, Tensor? save_invstd, bool train, float eps, " \
           "bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
           bn_backward_kernel, bn_backward_kernel, NULL, NULL, 0, 0) \
+    X(CHANNEL_NORM, NATIVE_GROUP_NORM, "tt::native_group_norm(Tensor input, Tensor? weight, " \
+          "Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) " \
+          "-> (Tensor, Tensor, Tensor)", \
+          gn_kernel, gn_kernel, gn_backward, setup_gn, 0, 0) \
+    X(CHANNEL_NORM, NATIVE_GROUP_NORM_BACKWARD, "tt::native_group_norm_backward(" \
+          "Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, " \
+          "SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
+          gn_backward_kernel, gn_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/attention.c ---------------------------------------------- */ \
     X(ATTENTION, SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
           "Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, " \

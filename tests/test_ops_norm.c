@@ -266,6 +266,100 @@ START_TEST(test_batch_norm_fake)
 }
 END_TEST
 
+/* ---------------------------------------------------------- group norm */
+
+/* The f64 reference of group norm of x [N, C, *] (logical values). */
+static tt_tensor *gn_reference(const tt_tensor *x, int64_t G, const double *w, const double *b,
+                               double eps)
+{
+    int64_t N = tt_sizes(x)[0], C = tt_sizes(x)[1], S = tt_numel(x) / (N * C), D = C / G;
+    double *v = tt_test_values(x), *y = malloc(sizeof(double) * (size_t)tt_numel(x));
+    for (int64_t r = 0; r < N * G; r++) {
+        double *xr = v + r * D * S, m = 0, q = 0;
+        for (int64_t k = 0; k < D * S; k++)
+            m += xr[k];
+        m /= (double)(D * S);
+        for (int64_t k = 0; k < D * S; k++)
+            q += pow(xr[k] - m, 2);
+        q /= (double)(D * S);
+        for (int64_t k = 0; k < D * S; k++) {
+            int64_t c = (r % G) * D + k / S;
+            y[r * D * S + k] = (xr[k] - m) / sqrt(q + eps) * (w ? w[c] : 1) + (b ? b[c] : 0);
+        }
+    }
+    tt_tensor *t = NN(tt_from_data(tt_ndim(x), tt_sizes(x), TT_F64, y));
+    free(v);
+    free(y);
+    return t;
+}
+
+START_TEST(test_group_norm_values)
+{
+    const tt_dtype dts[2] = {TT_F32, TT_F64};
+    char what[120];
+    for (int i = 0; i < 2; i++) {
+        tt_dtype dt = dts[i];
+        tt_tensor *x2 = randn(TT_SHAPE(3, 6), dt);
+        tt_tensor *x4 = randn(TT_SHAPE(2, 6, 5, 3), dt);
+        tt_tensor *x4cl = NN(tt_contiguous_format(x4, "channels_last"));
+        tt_tensor *base = randn(TT_SHAPE(2, 7, 6), dt);
+        tt_tensor *xt = NN(tt_transpose(base, 1, 2)); /* [2, 6, 7] */
+        tt_tensor *xs[] = {x2, x4, x4cl, xt};
+        const char *names[] = {"[3, 6]", "[2, 6, 5, 3]", "channels last", "transposed"};
+        const int64_t groups[] = {1, 2, 3, 6};
+        for (int k = 0; k < TT_TABLE_LEN(xs); k++)
+            for (int gi = 0; gi < 4; gi++)
+                for (int aff = 0; aff < 2; aff++) {
+                    tt_tensor *w = aff ? vec(6, dt, 0.5, 0.25) : NULL;
+                    tt_tensor *b = aff ? vec(6, dt, -1, 0.5) : NULL;
+                    double *wv = w ? tt_test_values(w) : NULL, *bv = b ? tt_test_values(b) : NULL;
+                    snprintf(what, sizeof what, "%s %s groups %lld%s", tt_dtype_name(dt),
+                             names[k], (long long)groups[gi], aff ? " affine" : "");
+                    tt_tensor *y = NN(tt_group_norm(xs[k], groups[gi], w, b, 1e-5));
+                    tt_tensor *ref = gn_reference(xs[k], groups[gi], wv, bv, 1e-5);
+                    assert_close(y, ref, dt == TT_F32 ? 2e-5 : 1e-12, what);
+                    if (k == 2)
+                        for (int d = 0; d < 4; d++) /* channels last in, channels last out */
+                            ck_assert_int_eq(tt_strides(y)[d], tt_strides(x4cl)[d]);
+                    else
+                        ck_assert(tt_is_contiguous(y));
+                    free(wv), free(bv);
+                    tt_release(y), tt_release(ref), tt_release(w), tt_release(b);
+                }
+        for (int k = 0; k < TT_TABLE_LEN(xs); k++)
+            tt_release(xs[k]);
+        tt_release(base);
+    }
+}
+END_TEST
+
+static tt_status f_gn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nout;
+    out[0] = tt_group_norm(in[0], *(const int64_t *)ud, nin > 1 ? in[1] : NULL,
+                           nin > 2 ? in[2] : NULL, 1e-5);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_group_norm_gradcheck)
+{
+    for (int64_t G = 1; G <= 4; G *= 2) {
+        tt_tensor *x = trainable(randn(TT_SHAPE(2, 4, 3), TT_F64));
+        tt_tensor *w = trainable(randn(TT_SHAPE(4), TT_F64));
+        tt_tensor *b = trainable(randn(TT_SHAPE(4), TT_F64));
+        OK(tt_gradcheck(f_gn, 3, (tt_tensor *[]){x, w, b}, 1, NULL, &G));
+        OK(tt_gradcheck(f_gn, 1, (tt_tensor *[]){x}, 1, NULL, &G));
+        tt_release(b), tt_release(w), tt_release(x);
+    }
+    int64_t G = 2;
+    tt_tensor *x4 = randn(TT_SHAPE(2, 4, 2, 2), TT_F64);
+    tt_tensor *xcl = trainable(NN(tt_contiguous_format(x4, "channels_last")));
+    tt_tensor *w = trainable(randn(TT_SHAPE(4), TT_F64));
+    OK(tt_gradcheck(f_gn, 2, (tt_tensor *[]){xcl, w}, 1, NULL, &G));
+    tt_release(w), tt_release(xcl), tt_release(x4);
+}
+END_TEST
+
 /* ------------------------------------------------------------ dropout */
 
 START_TEST(test_dropout_values)
@@ -405,6 +499,19 @@ static tt_tensor *no_stats_eval(void)
     return outs[0].u.t;
 }
 
+/* native_group_norm(in.x, None, None, N, C, HxW, 3, 1e-5)'s output. */
+static tt_tensor *gn_op(int64_t N, int64_t C, int64_t HW)
+{
+    tt_value outs[3];
+    if (tt_op_call(op("tt::native_group_norm"),
+                   ARGS(tt_v_tensor(in.x), tt_v_none(), tt_v_none(), tt_v_int(N), tt_v_int(C),
+                        tt_v_int(HW), tt_v_int(3), tt_v_float(1e-5)),
+                   outs, 3))
+        return NULL;
+    tt_value_clear(&outs[1]), tt_value_clear(&outs[2]);
+    return outs[0].u.t;
+}
+
 /* native_dropout(in.x, p, None)'s output. */
 static tt_tensor *dropout_op(double p)
 {
@@ -460,6 +567,21 @@ static tt_tensor *dropout_backward(const tt_tensor *g, const tt_tensor *mask)
       "got input of shape [1, 3, 1]")                                          \
     X(bn_null_input, tt_batch_norm(NULL, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), \
       TT_EINVAL, "argument 'input' (#1) expects Tensor, got NULL")             \
+    X(gn_groups_divide, tt_group_norm(in.x, 2, NULL, NULL, 1e-5), TT_EINVAL,   \
+      "tt::native_group_norm: argument 'group': expected the number of "      \
+      "channels 3 to be divisible by the number of groups, got 2")             \
+    X(gn_groups_zero, tt_group_norm(in.x, 0, NULL, NULL, 1e-5), TT_EINVAL,     \
+      "tt::native_group_norm: argument 'group': expected a positive number "   \
+      "of groups, got 0")                                                      \
+    X(gn_weight_size, tt_group_norm(in.x, 3, in.w4, NULL, 1e-5), TT_ESHAPE,    \
+      "tt::native_group_norm: argument 'weight' (#2): expected shape [3], got [4]") \
+    X(gn_input_int, tt_group_norm(in.xi, 3, NULL, NULL, 1e-5), TT_EDTYPE,      \
+      "tt::native_group_norm: argument 'input' (#1): expected f32 or f64, got i64") \
+    X(gn_input_1d, tt_group_norm(in.x1, 3, NULL, NULL, 1e-5), TT_ESHAPE,       \
+      "tt_group_norm: argument 'x': expected at least 2 dims (N, C, ...), got 1") \
+    X(gn_op_sizes, gn_op(3, 3, 1), TT_ESHAPE,                                  \
+      "tt::native_group_norm: argument 'input': expected shape [N, C, ...] "   \
+      "with N, C and HxW the arguments' ([3, 3, 1]), got [4, 3]")              \
     X(dropout_p, tt_dropout(in.x, 1.5, true), TT_EINVAL,                       \
       "tt_dropout: argument 'p': expected a probability in [0, 1], got 1.5")   \
     X(dropout_p_eval, tt_dropout(in.x, -0.5, false), TT_EINVAL,                \
@@ -488,6 +610,10 @@ static Suite *norm_suite(void)
     tcase_add_test(tc, test_batch_norm_large);
     tcase_add_test(tc, test_batch_norm_gradcheck);
     tcase_add_test(tc, test_batch_norm_fake);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("group_norm");
+    tcase_add_test(tc, test_group_norm_values);
+    tcase_add_test(tc, test_group_norm_gradcheck);
     suite_add_tcase(s, tc);
     tc = tt_tcase("dropout");
     tcase_add_test(tc, test_dropout_values);

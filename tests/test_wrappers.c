@@ -202,6 +202,8 @@ static const tt_adamw_opts adamw_opts = {
     /* Seeded in the call, so both paths draw the same mask. */                                 \
     X(tt_dropout, "tt::native_dropout", "A, 0.5, true",                                         \
       (tt_manual_seed(5), tt_dropout(A, 0.5, true)))                                            \
+    X(tt_group_norm, "tt::native_group_norm", "A3, V2, None, 1, 2, 3, 2, 0.001",                \
+      tt_group_norm(A3, 2, V2, NULL, 1e-3))                                                     \
     /* ---- ops/tt_nn.h: activations, losses, SGD */
 
 typedef struct {

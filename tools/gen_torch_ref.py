@@ -731,6 +731,7 @@ def norm_dropout_cases():
         for sizes, lay in [([4, 3], "c"), ([4, 3], "t"), ([2, 3, 5], "c"), ([2, 3, 5], "s"),
                            ([2, 3, 4, 5], "c"), ([2, 3, 4, 5], ("p", [0, 2, 3, 1])),
                            ([2, 5, 3, 4], ("p", [0, 3, 1, 2])), ([2, 3, 2, 3, 2], "c"),
+                           ([2, 3, 2, 3, 2], ("p", [0, 4, 1, 2, 3])),
                            ([2, 3, 2, 3, 2], ("p", [0, 2, 3, 4, 1])), ([3, 2, 1, 1], "c")]:
             C = sizes[1]
             for affine in [False, True]:
@@ -743,11 +744,11 @@ def norm_dropout_cases():
                 case(BN + "_no_training", T(dt, sizes, lay, rg=rg), w, b, T(dt, [C], "c", RM),
                      T(dt, [C], "c", RV), 0.1, 1e-5)
     # large and odd: one chunk per thread and a remainder, channels last
-    case(BN, T(F64, [5, 7, 9, 11], ("p", [0, 2, 3, 1])), T(F64, [7], "c", POS), None,
+    case(BN, T(F64, [5, 7, 9, 11], ("p", [0, 3, 1, 2])), T(F64, [7], "c", POS), None,
          T(F64, [7], "c", RM), T(F64, [7], "c", RV), True, 0.2, 1e-5, after=[3, 4])
     case(BN, T(F32, [8, 33, 3, 5], "c"), None, T(F32, [33], "c"), T(F32, [33], "c", RM),
          T(F32, [33], "c", RV), True, 0.1, 1e-5, after=[3, 4])
-    case(BN, T(F32, [8, 33, 3, 5], ("p", [0, 2, 3, 1])), None, None, T(F32, [33], "c", RM),
+    case(BN, T(F32, [8, 33, 3, 5], ("p", [0, 3, 1, 2])), None, None, T(F32, [33], "c", RM),
          T(F32, [33], "c", RV), True, 0.1, 1e-5, after=[3, 4])
     # one value per channel: PyTorch's unbiased running variance is 0 / 0
     case(BN, T(F64, [1, 3], "c"), None, None, T(F64, [3], "c", RM), T(F64, [3], "c", RV),
@@ -755,7 +756,8 @@ def norm_dropout_cases():
     # backward: any stats are valid inputs (save_invstd positive)
     BB = "tt::native_batch_norm_backward"
     for dt in [F64, F32]:
-        for sizes, lay in [([4, 3], "c"), ([2, 3, 5], "s"), ([2, 3, 2, 2], ("p", [0, 2, 3, 1]))]:
+        for sizes, lay in [([4, 3], "c"), ([2, 3, 5], "s"), ([2, 3, 2, 2], ("p", [0, 3, 1, 2])),
+                           ([2, 3, 2, 2], ("p", [0, 2, 3, 1]))]:
             if dt == F32 and lay != "c":  # PyTorch 1.13 crashes (f32, input and grad
                 continue                  # in different layouts: SIGSEGV, SIGFPE)
             for w in [None, T(dt, [3], "c", POS)]:
@@ -786,6 +788,62 @@ def norm_dropout_cases():
          ref=lambda x, *a: (torch.empty(0, 3), torch.empty(0), torch.empty(0)),
          note="PyTorch 1.13 divides by zero (SIGFPE) on an empty batch also in evaluation; "
               "tensortrace returns the empty results")
+
+    # ---- native_group_norm
+    GN = "tt::native_group_norm"
+    OPS.update({
+        GN: lambda x, w, b, N, C, HW, G, eps: torch.native_group_norm(x, w, b, N, C, HW, G, eps),
+        GN + "_backward": lambda g, x, m, r, w, N, C, HW, G, mask:
+            torch.ops.aten.native_group_norm_backward(g, x, m, r, w, N, C, HW, G, mask),
+    })
+    gn_any_layout = "PyTorch 1.13's kernel needs its input contiguous (F.group_norm makes " \
+                    "it so); tensortrace reads any layout"
+    gn_cl_note = "PyTorch 1.13's channels-last group norm backward is wrong (it differs " \
+                 "from its contiguous one on the same values; fixed in 2.x): the reference " \
+                 "computes contiguously, the result channels last as 1.13's forward"
+
+    def gn_cl_ref(x, *a):
+        mf = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+        r = torch.native_group_norm(x.contiguous(), *a)
+        return (r[0].contiguous(memory_format=mf), r[1], r[2])
+
+    CL4, CL5, ODD = ("p", [0, 3, 1, 2]), ("p", [0, 4, 1, 2, 3]), ("p", [0, 2, 3, 1])
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay, G in [([2, 6], "c", 3), ([2, 6, 5], "c", 2), ([3, 4, 2, 3], "c", 4),
+                              ([3, 4, 2, 3], CL4, 2), ([2, 4, 2, 2, 2], "c", 2),
+                              ([2, 4, 2, 2, 2], CL5, 4), ([3, 4, 2, 3], ODD, 2),
+                              ([2, 6, 5], "c", 1), ([2, 6, 5], "c", 6), ([2, 6, 5], "s", 3),
+                              ([2, 6, 5], "t", 3), ([1, 3, 4], "c", 3)]:
+            N, C, HW = sizes[0], sizes[1], math.prod(sizes[2:])
+            ref = note = None
+            if lay in ("s", "t") or lay == ODD:
+                ref = lambda x, *a: torch.native_group_norm(x.contiguous(), *a)
+                note = gn_any_layout
+            elif lay != "c":
+                ref, note = gn_cl_ref, gn_cl_note
+            for affine in [False, True]:
+                w = T(dt, [C], "c", POS, rg=rg) if affine else None
+                b = T(dt, [C], "c", rg=rg) if affine else None
+                case(GN, T(dt, sizes, lay, rg=rg), w, b, N, C, HW, G, 1e-5, ref=ref, note=note)
+        for sizes, lay, G in [([2, 6, 5], "c", 3), ([3, 4, 2, 3], CL4, 2)]:
+            N, C, HW = sizes[0], sizes[1], math.prod(sizes[2:])
+            ref = note = None
+            if lay != "c":
+                note = gn_cl_note
+                ref = lambda g, x, *a: tuple(
+                    r.contiguous(memory_format=torch.channels_last) if r.dim() == 4 else r
+                    for r in torch.ops.aten.native_group_norm_backward(
+                        g.contiguous(), x.contiguous(), *a))
+            case(GN + "_backward", T(dt, sizes, lay, (5, 2, 9, -4, 8)), T(dt, sizes, lay),
+                 T(dt, [N, G], "c"), T(dt, [N, G], "c", POS), T(dt, [C], "c", POS), N, C, HW, G,
+                 [True, True, True], ref=ref, note=note)
+    case(GN, T(F64, [0, 6, 2], "c"), None, None, 0, 6, 2, 3, 1e-5)
+    case(GN, T(F32, [2, 6], "c"), None, None, 2, 6, 1, 4, 1e-5)
+    case(GN, T(F32, [2, 6], "c"), None, None, 2, 6, 1, 0, 1e-5)
+    case(GN, T(F32, [2, 6], "c"), T(F32, [5], "c"), None, 2, 6, 1, 3, 1e-5)
+    case(GN, T(I64, [2, 6], "c"), None, None, 2, 6, 1, 3, 1e-5)
+    case(GN, T(F32, [2, 6], "c"), None, None, 3, 6, 1, 3, 1e-5)
 
     # ---- native_dropout: PyTorch's draws cannot be matched, so p = 0, p = 1
     # and eval compare values, other p metadata only.

@@ -659,11 +659,351 @@ static tt_status bn_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng, 
     return TT_OK;
 }
 
-#undef TT__FAMILY_BATCH_NORM
-#define TT__FAMILY_BATCH_NORM TT__ROW
+/* ========================================================== group norm */
+
+/* native_group_norm over input viewed as [N, C, HxW] (contiguous, as
+ * PyTorch's kernel reads it; a channels-last input is read through a
+ * contiguous copy): row (n, g) is the G-th part of sample n, D = C / G
+ * channels of HxW values. Stats in double (ln_stats: the biased variance),
+ * y = x * scale + bias per channel with scale = rstd * w, bias = b - scale
+ * * mean in the input's dtype, as PyTorch's GroupNormKernelImplInternal. */
+typedef struct {
+    const char *x, *g, *w, *b;
+    char *y;
+    const double *mean, *rstd; /* [N G] (backward: given) */
+    double *m_out, *r_out;     /* [N G] (forward) */
+    double *ds, *db;           /* [N C] (backward) */
+    int64_t G, D, HW, C;
+    double eps;
+} gn_plan;
+
+#define GN_FWD(T)                                                              \
+    CPU_CLONES static void gn_fwd_##T(int64_t r0, int64_t r1, void *vp)        \
+    {                                                                          \
+        const gn_plan *p = vp;                                                 \
+        const T *w = (const T *)p->w, *b = (const T *)p->b;                    \
+        int64_t len = p->D * p->HW;                                            \
+        for (int64_t r = r0; r < r1; r++) {                                    \
+            const T *x = (const T *)p->x + r * len;                            \
+            T *y = (T *)p->y + r * len;                                        \
+            double m, rs;                                                      \
+            ln_stats_##T(x, len, p->eps, &m, &rs);                             \
+            p->m_out[r] = m, p->r_out[r] = rs;                                 \
+            int64_t c0 = (r % p->G) * p->D;                                    \
+            for (int64_t j = 0; j < p->D; j++) {                               \
+                T sc = (T)rs * (w ? w[c0 + j] : (T)1);                         \
+                T bi = -sc * (T)m + (b ? b[c0 + j] : (T)0);                    \
+                const T *restrict xr = x + j * p->HW;                          \
+                T *restrict yr = y + j * p->HW;                                \
+                for (int64_t k = 0; k < p->HW; k++)                            \
+                    yr[k] = sc * xr[k] + bi;                                   \
+            }                                                                  \
+        }                                                                      \
+    }
+
+/* Backward, row (n, g): ds[n, c] = sum dy x, db[n, c] = sum dy over the
+ * channel's HxW values, then
+ *   dx = rstd w dy + c2 x + c3,  c2 = (sum_c db w * mean - sum_c ds w)
+ *   rstd^3 / (D HxW),  c3 = -c2 mean - sum_c db w * rstd / (D HxW)
+ * as PyTorch's GroupNormBackwardKernelImplInternal. */
+#define GN_BWD(T)                                                              \
+    CPU_CLONES static void gn_bwd_##T(int64_t r0, int64_t r1, void *vp)        \
+    {                                                                          \
+        const gn_plan *p = vp;                                                 \
+        const T *w = (const T *)p->w;                                          \
+        int64_t len = p->D * p->HW;                                            \
+        for (int64_t r = r0; r < r1; r++) {                                    \
+            const T *x = (const T *)p->x + r * len, *g = (const T *)p->g + r * len; \
+            T *dx = (T *)p->y + r * len;                                       \
+            int64_t n = r / p->G, c0 = (r % p->G) * p->D;                      \
+            double dsw = 0, dbw = 0, m = p->mean[r], rs = p->rstd[r];          \
+            for (int64_t j = 0; j < p->D; j++) {                               \
+                double ds = row_dot_##T(g + j * p->HW, x + j * p->HW, p->HW);  \
+                double db = row_dot_##T(g + j * p->HW, NULL, p->HW);           \
+                p->ds[n * p->C + c0 + j] = ds, p->db[n * p->C + c0 + j] = db;  \
+                double wj = w ? (double)w[c0 + j] : 1.0;                       \
+                dsw += ds * wj, dbw += db * wj;                                \
+            }                                                                  \
+            double s = 1.0 / (double)len;                                      \
+            double c2 = (dbw * m - dsw) * rs * rs * rs * s;                    \
+            double c3 = -c2 * m - dbw * rs * s;                                \
+            for (int64_t j = 0; j < p->D; j++) {                               \
+                double c1 = rs * (w ? (double)w[c0 + j] : 1.0);                \
+                const T *restrict xr = x + j * p->HW, *restrict gr = g + j * p->HW; \
+                T *restrict o = dx + j * p->HW;                                \
+                for (int64_t k = 0; k < p->HW; k++)                            \
+                    o[k] = (T)(c1 * (double)gr[k] + c2 * (double)xr[k] + c3);  \
+            }                                                                  \
+        }                                                                      \
+    }
+
+GN_FWD(float)
+GN_FWD(double)
+GN_BWD(float)
+GN_BWD(double)
+
+typedef struct {
+    tt_tensor *x, *w, *b;
+    int64_t N, C, HW, group;
+    double eps;
+} gn_args;
+
+/* The checks both directions share: input f32/f64 of N * C * HxW elements
+ * with N and C its first two sizes, C divisible by group, weight and bias
+ * [C]. */
+static tt_status gn_check(const char *op, const gn_args *a, int wargno)
+{
+    tt_status st;
+    char s1[128], s2[128];
+    const tt_tensor *x = a->x;
+    if ((st = want_float(op, "input", wargno == 5 ? 2 : 1, x)))
+        return st;
+    if (a->group <= 0)
+        return tt_error(TT_EINVAL, "%s: argument 'group': expected a positive number of groups, "
+                                   "got %lld",
+                        op, (long long)a->group);
+    tt_size hw = 1;
+    for (int d = 2; d < tt_ndim(x); d++)
+        hw = tt_sym_mul(hw, tt_sizes(x)[d]);
+    if (tt_ndim(x) < 2 || !tt__sz_eq(tt_sizes(x)[0], a->N) || !tt__sz_eq(tt_sizes(x)[1], a->C) ||
+        !tt__sz_eq(hw, a->HW))
+        return tt_error(TT_ESHAPE, "%s: argument 'input': expected shape [N, C, ...] with N, C "
+                                   "and HxW the arguments' (%s), got %s",
+                        op, tt_size_list_str(3, (tt_size[]){a->N, a->C, a->HW}, false, s1,
+                                             sizeof s1),
+                        tt_shape_str(x, s2, sizeof s2));
+    if (!tt_size_is_sym(a->C) && a->C % a->group != 0)
+        return tt_error(TT_EINVAL, "%s: argument 'group': expected the number of channels %lld "
+                                   "to be divisible by the number of groups, got %lld",
+                        op, (long long)a->C, (long long)a->group);
+    if ((st = bn_want_channel_vec(op, "weight", wargno, a->w, x)))
+        return st;
+    if (wargno == 2 && (st = bn_want_channel_vec(op, "bias", 3, a->b, x)))
+        return st;
+    return TT_OK;
+}
+
+static tt_status gn_read_sizes(tt_frame *f, int first, gn_args *a)
+{
+    tt_status st;
+    if ((st = tt_arg_int(f, first, &a->N)) || (st = tt_arg_int(f, first + 1, &a->C)) ||
+        (st = tt_arg_int(f, first + 2, &a->HW)) || (st = tt_arg_int(f, first + 3, &a->group)))
+        return st;
+    return TT_OK;
+}
+
+/* A new tensor of x's sizes in x's channel-norm layout (channels last or
+ * contiguous), and whether it is channels last. */
+static tt_tensor *gn_like(const tt_tensor *x, bool fake, bool *cl)
+{
+    tt_size strides[TT_MAX_DIMS];
+    *cl = bn_channels_last(x);
+    bn_out_strides(x, *cl, strides);
+    return tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, tt_dtype_of(x));
+}
+
+/* tt::native_group_norm -> (output, mean [N, group], rstd [N, group]). */
+static tt_status gn_forward(const gn_args *a, bool fake, tt_tensor **out)
+{
+    const char *op = tt__op_label(TT_OP_NATIVE_GROUP_NORM);
+    tt_status st;
+    out[0] = out[1] = out[2] = NULL;
+    if ((st = gn_check(op, a, 2)))
+        return st;
+    fake = fake || is_fake(a->x) || is_fake(a->w) || is_fake(a->b);
+    tt_dtype dt = tt_dtype_of(a->x);
+    bool cl;
+    tt_size ng[2] = {a->N, a->group};
+    out[0] = gn_like(a->x, fake, &cl);
+    out[1] = tt__ops_new(fake, 2, ng, NULL, dt);
+    out[2] = tt__ops_new(fake, 2, ng, NULL, dt);
+    if (!out[0] || !out[1] || !out[2])
+        goto fail;
+    if (fake)
+        return TT_OK;
+    int64_t rows = a->N * a->group;
+    tt_tensor *xc = contig(a->x), *wc = a->w ? contig(a->w) : NULL, *bc = a->b ? contig(a->b) : NULL;
+    tt_tensor *yc = cl ? tt__ops_new(false, tt_ndim(a->x), tt_sizes(a->x), NULL, dt)
+                       : tt_retain(out[0]);
+    double *stats = tt__malloc(sizeof(double) * (size_t)(2 * rows + 1));
+    if (!xc || (a->w && !wc) || (a->b && !bc) || !yc || !stats) {
+        if (!tt_errcode())
+            tt_error(TT_ENOMEM, "%s: out of memory for the group statistics", op);
+        st = tt_errcode();
+    } else {
+        gn_plan p = {.x = tt__ptr(xc), .w = wc ? tt__ptr(wc) : NULL, .b = bc ? tt__ptr(bc) : NULL,
+                     .y = tt__ptr(yc), .m_out = stats, .r_out = stats + rows, .G = a->group,
+                     .D = a->C / a->group, .HW = a->HW, .C = a->C, .eps = a->eps};
+        int64_t len = p.D * p.HW;
+        tt_parallel_for(rows, 16384 / (len + 1) + 1, dt == TT_F64 ? gn_fwd_double : gn_fwd_float,
+                        &p);
+        size_t es = tt_dtype_size(dt);
+        for (int64_t r = 0; r < rows; r++) {
+            tt__store(tt__ptr(out[1]) + r * (int64_t)es, dt, stats[r]);
+            tt__store(tt__ptr(out[2]) + r * (int64_t)es, dt, stats[rows + r]);
+        }
+        if (cl)
+            st = tt__copy_raw(out[0], yc);
+    }
+    tt__free(stats);
+    tt_release(xc), tt_release(wc), tt_release(bc), tt_release(yc);
+    if (!st)
+        return TT_OK;
+fail:
+    for (int i = 0; i < 3; i++)
+        out[i] = tt_release(out[i]);
+    return tt_errcode();
+}
+
+static tt_status gn_kernel(tt_frame *f)
+{
+    gn_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &a.x)) || (st = tt_arg_tensor(f, 1, &a.w)) ||
+        (st = tt_arg_tensor(f, 2, &a.b)) || (st = gn_read_sizes(f, 3, &a)) ||
+        (st = tt_arg_float(f, 7, &a.eps)))
+        return st;
+    tt_tensor *out[3];
+    if ((st = gn_forward(&a, tt_frame_is_fake(f), out)))
+        return st;
+    return return3(f, TT_OK, out);
+}
+
+/* tt::native_group_norm_backward -> (grad_input, grad_weight [C],
+ * grad_bias [C]): all three whatever output_mask says (the schema's
+ * results are not optional), grad_weight also without weight. */
+static tt_status gn_backward_impl(const tt_tensor *g, const gn_args *a, const tt_tensor *mean,
+                                  const tt_tensor *rstd, bool fake, tt_tensor **out)
+{
+    const char *op = tt__op_label(TT_OP_NATIVE_GROUP_NORM_BACKWARD);
+    tt_status st;
+    out[0] = out[1] = out[2] = NULL;
+    if ((st = gn_check(op, a, 5)) ||
+        (st = want_sizes(op, "grad_out", 1, g, tt_ndim(a->x), tt_sizes(a->x))) ||
+        (st = want_same_dtype(op, "grad_out", 1, g, a->x)))
+        return st;
+    tt_size ng[2] = {a->N, a->group};
+    if ((st = want_sizes(op, "mean", 3, mean, 2, ng)) ||
+        (st = want_same_dtype(op, "mean", 3, mean, a->x)) ||
+        (st = want_sizes(op, "rstd", 4, rstd, 2, ng)) ||
+        (st = want_same_dtype(op, "rstd", 4, rstd, a->x)))
+        return st;
+    fake = fake || is_fake(g) || is_fake(a->x) || is_fake(mean) || is_fake(rstd) || is_fake(a->w);
+    tt_dtype dt = tt_dtype_of(a->x);
+    bool cl;
+    out[0] = gn_like(a->x, fake, &cl);
+    out[1] = tt__ops_new(fake, 1, &a->C, NULL, dt);
+    out[2] = tt__ops_new(fake, 1, &a->C, NULL, dt);
+    if (!out[0] || !out[1] || !out[2])
+        goto fail;
+    if (fake)
+        return TT_OK;
+    int64_t N = a->N, C = a->C, G = a->group, rows = N * G;
+    tt_tensor *xc = contig(a->x), *gc = contig(g), *wc = a->w ? contig(a->w) : NULL;
+    tt_tensor *mc = tt_to_dtype(mean, TT_F64), *rc = tt_to_dtype(rstd, TT_F64);
+    tt_tensor *mcc = mc ? contig(mc) : NULL, *rcc = rc ? contig(rc) : NULL;
+    tt_tensor *dxc = cl ? tt__ops_new(false, tt_ndim(a->x), tt_sizes(a->x), NULL, dt)
+                        : tt_retain(out[0]);
+    double *sums = tt__malloc(sizeof(double) * (size_t)(2 * N * C + 1));
+    if (!xc || !gc || (a->w && !wc) || !mcc || !rcc || !dxc || !sums) {
+        if (!tt_errcode())
+            tt_error(TT_ENOMEM, "%s: out of memory for the channel sums", op);
+        st = tt_errcode();
+    } else {
+        const double *mv = (const double *)tt__ptr(mcc), *rv = (const double *)tt__ptr(rcc);
+        gn_plan p = {.x = tt__ptr(xc), .g = tt__ptr(gc), .w = wc ? tt__ptr(wc) : NULL,
+                     .y = tt__ptr(dxc), .mean = mv, .rstd = rv, .ds = sums,
+                     .db = sums + N * C, .G = G, .D = C / G, .HW = a->HW, .C = C};
+        int64_t len = p.D * p.HW;
+        tt_parallel_for(rows, 16384 / (len + 1) + 1, dt == TT_F64 ? gn_bwd_double : gn_bwd_float,
+                        &p);
+        /* dgamma[c] = sum_n (ds - db mean) rstd, dbeta[c] = sum_n db, in
+         * sample order */
+        size_t es = tt_dtype_size(dt);
+        for (int64_t c = 0; c < C; c++) {
+            double dw = 0, db = 0;
+            for (int64_t n = 0; n < N; n++) {
+                int64_t r = n * G + c / p.D;
+                dw += (p.ds[n * C + c] - p.db[n * C + c] * mv[r]) * rv[r];
+                db += p.db[n * C + c];
+            }
+            tt__store(tt__ptr(out[1]) + c * (int64_t)es, dt, dw);
+            tt__store(tt__ptr(out[2]) + c * (int64_t)es, dt, db);
+        }
+        if (cl)
+            st = tt__copy_raw(out[0], dxc);
+    }
+    tt__free(sums);
+    tt_release(xc), tt_release(gc), tt_release(wc), tt_release(mc), tt_release(rc);
+    tt_release(mcc), tt_release(rcc), tt_release(dxc);
+    if (!st)
+        return TT_OK;
+fail:
+    for (int i = 0; i < 3; i++)
+        out[i] = tt_release(out[i]);
+    return tt_errcode();
+}
+
+static tt_status gn_backward_kernel(tt_frame *f)
+{
+    gn_args a = {0};
+    tt_tensor *g, *mean, *rstd;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &a.x)) ||
+        (st = tt_arg_tensor(f, 2, &mean)) || (st = tt_arg_tensor(f, 3, &rstd)) ||
+        (st = tt_arg_tensor(f, 4, &a.w)) || (st = gn_read_sizes(f, 5, &a)))
+        return st;
+    const tt_value *mask = tt_frame_arg(f, 9);
+    if (!mask || mask->kind != TT_V_BOOLS || mask->n != 3)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#10): expected bool[3]");
+    tt_tensor *out[3];
+    if ((st = gn_backward_impl(g, &a, mean, rstd, tt_frame_is_fake(f), out)))
+        return st;
+    return return3(f, TT_OK, out);
+}
+
+/* Saves input, weight (or input), mean and rstd (outputs 1, 2) and N, C,
+ * HxW, group. */
+static tt_status setup_gn(tt_autograd_ctx *ctx, const tt_value *in, int nin, const tt_value *out,
+                          int nout)
+{
+    (void)nin, (void)nout;
+    tt_tensor *w = in[1].kind == TT_V_TENSOR ? in[1].u.t : NULL;
+    tt_status st = tt_ctx_save_for_backward(
+        ctx, 4, (tt_tensor *[]){in[0].u.t, w ? w : in[0].u.t, out[1].u.t, out[2].u.t});
+    int64_t sizes[5] = {in[3].u.i, in[4].u.i, in[5].u.i, in[6].u.i, w ? 1 : 0};
+    return st ? st : tt_ctx_save_ints(ctx, "sizes", 5, sizes);
+}
+
+static tt_status gn_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng, tt_tensor **gi,
+                             int ni)
+{
+    (void)ng, (void)ni;
+    const int64_t *sz;
+    int n;
+    tt_status st = tt_ctx_get_ints(ctx, "sizes", &sz, &n);
+    if (st)
+        return st;
+    bool mask[3] = {true, true, true};
+    tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+    st = tt_op_call(tt__op(TT_OP_NATIVE_GROUP_NORM_BACKWARD),
+                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                            tt_v_tensor(tt_ctx_saved(ctx, 2)), tt_v_tensor(tt_ctx_saved(ctx, 3)),
+                            sz[4] ? tt_v_tensor(tt_ctx_saved(ctx, 1)) : tt_v_none(),
+                            tt_v_int(sz[0]), tt_v_int(sz[1]), tt_v_int(sz[2]), tt_v_int(sz[3]),
+                            tt_v_bools(3, mask)),
+                    outs, 3);
+    if (st)
+        return st;
+    put_grads3(ctx, gi, outs, (int[]){0, 1, 2}); /* input, weight, bias */
+    return TT_OK;
+}
+
+#undef TT__FAMILY_CHANNEL_NORM
+#define TT__FAMILY_CHANNEL_NORM TT__ROW
 static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
 
-tt_status tt__register_batch_norm(tt_library *lib)
+tt_status tt__register_channel_norm(tt_library *lib)
 {
     return TT__DEFINE_ROWS(lib, rows);
 }
@@ -749,6 +1089,43 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
                                     tt_v_float(eps)),
                             outs, 3);
         if (st)
+            return NULL;
+        for (int i = 0; i < 3; i++)
+            out[i] = outs[i].u.t;
+    }
+    tt_release(out[1]);
+    tt_release(out[2]);
+    return out[0];
+}
+
+tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *weight,
+                         const tt_tensor *bias, double eps)
+{
+    tt_size N = 0, C = 0, HW = 1;
+    if (x && tt_ndim(x) < 2) { /* F.group_norm's check: N and C come from x */
+        tt_error(TT_ESHAPE, "tt_group_norm: argument 'x': expected at least 2 dims (N, C, ...), "
+                            "got %d",
+                 tt_ndim(x));
+        return NULL;
+    }
+    if (x) {
+        N = tt_sizes(x)[0], C = tt_sizes(x)[1];
+        for (int d = 2; d < tt_ndim(x); d++)
+            HW = tt_sym_mul(HW, tt_sizes(x)[d]);
+    }
+    tt_tensor *out[3] = {NULL, NULL, NULL};
+    const tt_tensor *ts[3] = {x, weight ? weight : x, bias ? bias : x};
+    if (x && tt__fast_path(TT_OP_NATIVE_GROUP_NORM, 3, ts)) {
+        gn_args a = {(tt_tensor *)x, (tt_tensor *)weight, (tt_tensor *)bias, N, C, HW, groups, eps};
+        if (gn_forward(&a, false, out))
+            return NULL;
+    } else {
+        tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+        if (tt_op_call(tt__op(TT_OP_NATIVE_GROUP_NORM),
+                       TT_ARGS(tt_v_tensor(x), weight ? tt_v_tensor(weight) : tt_v_none(),
+                               bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_int(N), tt_v_int(C),
+                               tt_v_int(HW), tt_v_int(groups), tt_v_float(eps)),
+                       outs, 3))
             return NULL;
         for (int i = 0; i < 3; i++)
             out[i] = outs[i].u.t;
