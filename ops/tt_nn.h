@@ -49,11 +49,19 @@ tt_tensor *tt_dropout(const tt_tensor *x, double p, bool training);
  * contiguous. */
 tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *weight,
                          const tt_tensor *bias, double eps);
+/* PyTorch's native_layer_norm: tt_layer_norm (ops/tt_ops.h) that also
+ * gives each row's mean and rstd = 1 / sqrt(var + eps), of x's sizes with
+ * the normalized dims 1, into *mean and *rstd (new references) when those
+ * are not NULL (tt::native_layer_norm). */
+tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *normalized_shape,
+                                const tt_tensor *weight, const tt_tensor *bias, double eps,
+                                tt_tensor **mean, tt_tensor **rstd);
 
 #ifdef TT_CALLSITES
 #define tt_batch_norm(...) TT_CALLSITE_T(tt_batch_norm, __VA_ARGS__)
 #define tt_dropout(...) TT_CALLSITE_T(tt_dropout, __VA_ARGS__)
 #define tt_group_norm(...) TT_CALLSITE_T(tt_group_norm, __VA_ARGS__)
+#define tt_native_layer_norm(...) TT_CALLSITE_T(tt_native_layer_norm, __VA_ARGS__)
 #endif
 
 /* ---------------------------------------------- activations, losses, SGD */

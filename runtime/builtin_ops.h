@@ -355,6 +355,15 @@
           "int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) " \
           "-> (Tensor, Tensor, Tensor)", \
           layer_norm_backward_kernel, layer_norm_backward_kernel, NULL, NULL, 0, 0) \
+    X(NORMALIZATION, NATIVE_LAYER_NORM, "tt::native_layer_norm(Tensor input, " \
+          "SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) " \
+          "-> (Tensor, Tensor, Tensor)", \
+          native_layer_norm_kernel, native_layer_norm_kernel, native_layer_norm_backward, \
+          setup_native_layer_norm, 0, 0) \
+    X(NORMALIZATION, NATIVE_LAYER_NORM_BACKWARD, "tt::native_layer_norm_backward(" \
+          "Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, " \
+          "Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
+          native_layer_norm_backward_kernel, native_layer_norm_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/channel_norm.c: PyTorch 2's _native_batch_norm_legit family \
      * (the running stats are written in training only) ---------------- */ \
     X(CHANNEL_NORM, _NATIVE_BATCH_NORM_LEGIT, "tt::_native_batch_norm_legit(Tensor input, " \

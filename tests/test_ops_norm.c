@@ -360,6 +360,66 @@ START_TEST(test_group_norm_gradcheck)
 }
 END_TEST
 
+/* ---------------------------------------------------- native_layer_norm */
+
+/* The same kernel as tt::layer_norm (bit for bit), plus each row's mean and
+ * rstd; its gradient (native_layer_norm_backward, reading them) passes
+ * gradcheck. */
+START_TEST(test_native_layer_norm)
+{
+    const tt_dtype dts[2] = {TT_F32, TT_F64};
+    for (int i = 0; i < 2; i++) {
+        tt_tensor *base = randn(TT_SHAPE(5, 3, 4), dts[i]);
+        tt_tensor *x = NN(tt_transpose(base, 0, 1)); /* [3, 5, 4] */
+        tt_tensor *w = randn(TT_SHAPE(5, 4), dts[i]), *b = randn(TT_SHAPE(5, 4), dts[i]);
+        tt_tensor *mean, *rstd;
+        const int64_t ns[2] = {5, 4};
+        tt_tensor *y = NN(tt_native_layer_norm(x, 2, ns, w, b, 1e-5, &mean, &rstd));
+        tt_tensor *y0 = NN(tt_layer_norm(x, 2, ns, w, b, 1e-5));
+        tt_test_assert_same_bits(y, y0, "native_layer_norm vs layer_norm");
+        ck_assert(tt_ndim(mean) == 3 && tt_sizes(mean)[0] == 3 && tt_sizes(mean)[1] == 1 &&
+                  tt_sizes(mean)[2] == 1 && tt_dtype_of(mean) == dts[i]);
+        double *v = tt_test_values(x), *mv = tt_test_values(mean), *rv = tt_test_values(rstd);
+        for (int r = 0; r < 3; r++) {
+            double m = 0, q = 0;
+            for (int k = 0; k < 20; k++)
+                m += v[r * 20 + k];
+            m /= 20;
+            for (int k = 0; k < 20; k++)
+                q += pow(v[r * 20 + k] - m, 2);
+            double rs = 1 / sqrt(q / 20 + 1e-5), tol = dts[i] == TT_F32 ? 1e-6 : 1e-13;
+            ck_assert_msg(fabs(mv[r] - m) <= tol * fmax(1, fabs(m)), "mean %d: %g vs %g", r,
+                          mv[r], m);
+            ck_assert_msg(fabs(rv[r] - rs) <= tol * fmax(1, rs), "rstd %d: %g vs %g", r, rv[r],
+                          rs);
+        }
+        free(v), free(mv), free(rv);
+        tt_release(mean), tt_release(rstd), tt_release(y), tt_release(y0);
+        tt_release(w), tt_release(b), tt_release(x), tt_release(base);
+    }
+}
+END_TEST
+
+static tt_status f_native_ln(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nout, (void)ud;
+    out[0] = tt_native_layer_norm(in[0], 1, (int64_t[]){4}, nin > 1 ? in[1] : NULL,
+                                  nin > 2 ? in[2] : NULL, 1e-5, NULL, NULL);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_native_layer_norm_gradcheck)
+{
+    tt_tensor *x = trainable(randn(TT_SHAPE(3, 2, 4), TT_F64));
+    tt_tensor *w = trainable(randn(TT_SHAPE(4), TT_F64));
+    tt_tensor *b = trainable(randn(TT_SHAPE(4), TT_F64));
+    OK(tt_gradcheck(f_native_ln, 3, (tt_tensor *[]){x, w, b}, 1, NULL, NULL));
+    OK(tt_gradcheck(f_native_ln, 2, (tt_tensor *[]){x, w}, 1, NULL, NULL));
+    OK(tt_gradcheck(f_native_ln, 1, (tt_tensor *[]){x}, 1, NULL, NULL));
+    tt_release(b), tt_release(w), tt_release(x);
+}
+END_TEST
+
 /* ------------------------------------------------------------ dropout */
 
 START_TEST(test_dropout_values)
@@ -582,6 +642,10 @@ static tt_tensor *dropout_backward(const tt_tensor *g, const tt_tensor *mask)
     X(gn_op_sizes, gn_op(3, 3, 1), TT_ESHAPE,                                  \
       "tt::native_group_norm: argument 'input': expected shape [N, C, ...] "   \
       "with N, C and HxW the arguments' ([3, 3, 1]), got [4, 3]")              \
+    X(ln_shape, tt_native_layer_norm(in.x, 1, (int64_t[]){4}, NULL, NULL, 1e-5, NULL, NULL), \
+      TT_ESHAPE,                                                               \
+      "tt::native_layer_norm: argument 'normalized_shape' (#2): [4] is not "  \
+      "the trailing sizes of input [4, 3]")                                    \
     X(dropout_p, tt_dropout(in.x, 1.5, true), TT_EINVAL,                       \
       "tt_dropout: argument 'p': expected a probability in [0, 1], got 1.5")   \
     X(dropout_p_eval, tt_dropout(in.x, -0.5, false), TT_EINVAL,                \
@@ -614,6 +678,10 @@ static Suite *norm_suite(void)
     tc = tt_tcase("group_norm");
     tcase_add_test(tc, test_group_norm_values);
     tcase_add_test(tc, test_group_norm_gradcheck);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("native_layer_norm");
+    tcase_add_test(tc, test_native_layer_norm);
+    tcase_add_test(tc, test_native_layer_norm_gradcheck);
     suite_add_tcase(s, tc);
     tc = tt_tcase("dropout");
     tcase_add_test(tc, test_dropout_values);

@@ -204,6 +204,8 @@ static const tt_adamw_opts adamw_opts = {
       (tt_manual_seed(5), tt_dropout(A, 0.5, true)))                                            \
     X(tt_group_norm, "tt::native_group_norm", "A3, V2, None, 1, 2, 3, 2, 0.001",                \
       tt_group_norm(A3, 2, V2, NULL, 1e-3))                                                     \
+    X(tt_native_layer_norm, "tt::native_layer_norm", "A, [3], V3, LO, 0.001",                  \
+      tt_native_layer_norm(A, 1, norm3, V3, LO, 1e-3, NULL, NULL))                              \
     /* ---- ops/tt_nn.h: activations, losses, SGD */
 
 typedef struct {

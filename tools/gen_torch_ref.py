@@ -845,6 +845,32 @@ def norm_dropout_cases():
     case(GN, T(I64, [2, 6], "c"), None, None, 2, 6, 1, 3, 1e-5)
     case(GN, T(F32, [2, 6], "c"), None, None, 3, 6, 1, 3, 1e-5)
 
+    # ---- native_layer_norm (mean and rstd returned), its backward
+    LN = "tt::native_layer_norm"
+    OPS.update({
+        LN: lambda x, ns, w, b, eps: torch.native_layer_norm(x, ns, w, b, eps),
+        LN + "_backward": lambda g, x, ns, m, r, w, b, mask:
+            torch.ops.aten.native_layer_norm_backward(g, x, ns, m, r, w, b, mask),
+    })
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay, ns in [([2, 3, 4], "c", [4]), ([2, 3, 4], "c", [3, 4]),
+                               ([2, 3, 4], "t", [3]), ([2, 3, 4], ("p", [2, 0, 1]), [3, 4]),
+                               ([5], "s", [5]), ([4, 7], "c", [7]), ([0, 4], "c", [4])]:
+            for affine in [False, True]:
+                w = T(dt, ns, "c", POS, rg=rg) if affine else None
+                b = T(dt, ns, "c", rg=rg) if affine else None
+                case(LN, T(dt, sizes, lay, rg=rg), ns, w, b, 1e-5)
+        for sizes, lay, ns in [([2, 3, 4], "c", [4]), ([2, 3, 4], "t", [3, 4])]:
+            ssz = sizes[:len(sizes) - len(ns)] + [1] * len(ns)
+            case(LN + "_backward", T(dt, sizes, lay, (5, 2, 9, -4, 8)), T(dt, sizes, lay), ns,
+                 T(dt, ssz, "c"), T(dt, ssz, "c", POS), T(dt, ns, "c", POS), T(dt, ns, "c"),
+                 [True, True, True])
+    case(LN, T(F32, [2, 3, 4], "c"), [5], None, None, 1e-5)
+    case(LN, T(I64, [2, 3, 4], "c"), [4], None, None, 1e-5)
+    case(LN, T(F32, [2, 3, 4], "c"), [4], T(F32, [3], "c"), None, 1e-5)
+    case(LN, T(F32, [2, 3, 4], "c"), [], None, None, 1e-5)
+
     # ---- native_dropout: PyTorch's draws cannot be matched, so p = 0, p = 1
     # and eval compare values, other p metadata only.
     DO = "tt::native_dropout"
