@@ -516,6 +516,144 @@ START_TEST(test_dropout_gradcheck)
 }
 END_TEST
 
+/* ------------------------------------------------------------ compiled */
+
+static tt_status f_drop(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    out[0] = tt_dropout(in[0], 0.5, true);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* A compiled dropout replays the draw: each call a fresh mask, the masks
+ * eager calls draw after the same seed. */
+START_TEST(test_dropout_compiled)
+{
+    tt_tensor *x = randn(TT_SHAPE(16, 9), TT_F32);
+    tt_compiled *c = NN(tt_compile(f_drop, 1, 1, &(tt_trace_opts){.fullgraph = true}));
+    tt_tensor *a[3], *e[3];
+    tt_manual_seed(99);
+    for (int k = 0; k < 3; k++)
+        OK(tt_compiled_call(c, &x, &a[k]));
+    tt_manual_seed(99);
+    for (int k = 0; k < 3; k++)
+        OK(f_drop(&x, 1, &e[k], 1, NULL));
+    for (int k = 0; k < 3; k++)
+        tt_test_assert_same_bits(a[k], e[k], "compiled dropout vs eager");
+    double *v0 = tt_test_values(a[0]), *v1 = tt_test_values(a[1]);
+    bool differ = false;
+    for (int k = 0; k < 144; k++)
+        differ = differ || (v0[k] == 0) != (v1[k] == 0);
+    ck_assert_msg(differ, "two compiled calls drew the same mask");
+    free(v0), free(v1);
+    tt_compile_stats stats;
+    tt_compiled_stats(c, &stats);
+    ck_assert_int_eq(stats.hits, 2);
+    for (int k = 0; k < 3; k++)
+        tt_release(a[k]), tt_release(e[k]);
+    tt_compiled_free(c);
+    tt_release(x);
+}
+END_TEST
+
+/* One training step: batch norm (running stats updated in place), dropout,
+ * a squared loss, backward, SGD on weight and bias. in: weight, bias,
+ * running_mean, running_var, x. */
+static tt_status bn_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *y = tt_batch_norm(in[4], in[0], in[1], in[2], in[3], true, 0.1, 1e-5);
+    tt_tensor *d = y ? tt_dropout(y, 0.25, true) : NULL;
+    tt_tensor *sq = d ? tt_mul(d, d) : NULL;
+    tt_tensor *loss = sq ? tt_mean_all(sq) : NULL;
+    tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
+    for (int p = 0; p < 2 && !st; p++) {
+        tt_tensor *g = tt_get_grad(in[p]);
+        if (!g) {
+            st = tt_errcode() ? tt_errcode() : tt_error(TT_EAUTOGRAD, "no gradient");
+            break;
+        }
+        tt_no_grad_begin();
+        st = tt_add_scaled_(in[p], g, -0.2);
+        tt_no_grad_end();
+        tt_release(g);
+        if (!st)
+            st = tt_set_grad(in[p], NULL);
+    }
+    out[0] = st ? NULL : tt_keep(loss);
+    tt_scope_end();
+    return st;
+}
+
+/* Compiled training steps equal eager ones: losses, parameters, running
+ * stats, for a contiguous and a channels-last input, f32 and f64. */
+START_TEST(test_batch_norm_compiled_training)
+{
+    for (int v = 0; v < 4; v++) {
+        tt_dtype dt = v & 1 ? TT_F64 : TT_F32;
+        tt_tensor *x0 = randn(TT_SHAPE(6, 5, 3, 4), dt);
+        tt_tensor *x = v & 2 ? NN(tt_contiguous_format(x0, "channels_last")) : tt_retain(x0);
+        tt_tensor *init[5] = {vec(5, dt, 0.5, 0.25), vec(5, dt, -1, 0.5), vec(5, dt, 0.1, 0.1),
+                              vec(5, dt, 1, 0.5), x};
+        tt_tensor *ce[5], *ee[5];
+        for (int i = 0; i < 5; i++) {
+            ce[i] = i < 4 ? NN(tt_clone(init[i])) : tt_retain(x);
+            ee[i] = i < 4 ? NN(tt_clone(init[i])) : tt_retain(x);
+            if (i < 2) {
+                OK(tt_set_requires_grad(ce[i], true));
+                OK(tt_set_requires_grad(ee[i], true));
+            }
+        }
+        tt_compiled *c = NN(tt_compile(bn_step, 5, 1, &(tt_trace_opts){.fullgraph = true}));
+        for (int step = 0; step < 3; step++) {
+            tt_tensor *lc, *le;
+            tt_manual_seed(10 + (uint64_t)step);
+            OK(tt_compiled_call(c, ce, &lc));
+            tt_manual_seed(10 + (uint64_t)step);
+            OK(bn_step(ee, 5, &le, 1, NULL));
+            double tol = dt == TT_F32 ? 1e-5 : 1e-12;
+            assert_close(lc, le, tol, "loss");
+            const char *names[4] = {"weight", "bias", "running_mean", "running_var"};
+            for (int i = 0; i < 4; i++)
+                assert_close(ce[i], ee[i], tol, names[i]);
+            tt_release(lc), tt_release(le);
+        }
+        tt_compile_stats stats;
+        tt_compiled_stats(c, &stats);
+        ck_assert_int_eq(stats.hits, 2);
+        tt_compiled_free(c);
+        for (int i = 0; i < 5; i++)
+            tt_release(ce[i]), tt_release(ee[i]), tt_release(init[i]);
+        tt_release(x0);
+    }
+}
+END_TEST
+
+/* Symbolic sizes flow through the fake paths: N, C, H, W symbols. */
+START_TEST(test_norm_symbolic)
+{
+    tt_sym_reset();
+    tt_size n = tt_sym_new("n", 4), c = tt_sym_new("c", 6), h = tt_sym_new("h", 5);
+    tt_tensor *x = NN(tt_fake_empty(3, (tt_size[]){n, c, h}, TT_F32));
+    tt_tensor *rm = NN(tt_fake_empty(1, (tt_size[]){c}, TT_F32));
+    tt_tensor *rv = NN(tt_fake_empty(1, (tt_size[]){c}, TT_F32));
+    tt_tensor *y = NN(tt_batch_norm(x, NULL, NULL, rm, rv, true, 0.1, 1e-5));
+    ck_assert(tt_is_fake(y) && tt_sizes(y)[0] == n && tt_sizes(y)[1] == c &&
+              tt_sizes(y)[2] == h);
+    tt_tensor *g = NN(tt_group_norm(x, 3, NULL, NULL, 1e-5));
+    ck_assert(tt_is_fake(g) && tt_sizes(g)[1] == c);
+    tt_tensor *mean;
+    tt_tensor *l = NN(tt_native_layer_norm(x, 1, (int64_t[]){h}, NULL, NULL, 1e-5, &mean, NULL));
+    ck_assert(tt_sizes(mean)[0] == n && tt_sizes(mean)[1] == c && tt_sizes(mean)[2] == 1);
+    tt_tensor *d = NN(tt_dropout(x, 0.5, true));
+    ck_assert(tt_is_fake(d) && tt_sizes(d)[0] == n);
+    tt_release(d), tt_release(l), tt_release(mean), tt_release(g), tt_release(y);
+    tt_release(rv), tt_release(rm), tt_release(x);
+    tt_sym_reset();
+}
+END_TEST
+
 /* ------------------------------------------------------------- errors */
 
 static struct {
@@ -687,6 +825,11 @@ static Suite *norm_suite(void)
     tcase_add_test(tc, test_dropout_values);
     tcase_add_test(tc, test_dropout_seed);
     tcase_add_test(tc, test_dropout_gradcheck);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("compiled");
+    tcase_add_test(tc, test_dropout_compiled);
+    tcase_add_test(tc, test_batch_norm_compiled_training);
+    tcase_add_test(tc, test_norm_symbolic);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_norm_errors, 0, TT_TABLE_LEN(norm_errors));
