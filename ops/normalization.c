@@ -115,10 +115,10 @@ static tt_status ln_forward(const char *op, const tt_tensor *x, int nns, const i
     int64_t rows, n;
     ln_rows(x, nns, ns, &rows, &n);
     double *sv = stats ? tt__malloc(sizeof(double) * (size_t)(2 * rows + 1)) : NULL;
-    if (!xc || (w && !wc) || (b && !bc) || (stats && !sv)) {
-        if (!tt_errcode())
-            tt_error(TT_ENOMEM, "%s: out of memory for the rows' statistics", op);
-    } else {
+    bool ok = xc && (!w || wc) && (!b || bc); /* else the failed copy set the error */
+    if (ok && stats && !sv)
+        ok = !tt_error(TT_ENOMEM, "%s: out of memory for the rows' statistics", op);
+    if (ok) {
         ln_plan p = {.x = tt__ptr(xc), .w = wc ? tt__ptr(wc) : NULL,
                      .b = bc ? tt__ptr(bc) : NULL, .y = tt__ptr(out[0]), .rows = rows, .n = n,
                      .eps = eps, .m_out = sv, .r_out = sv ? sv + rows : NULL};
@@ -136,7 +136,7 @@ static tt_status ln_forward(const char *op, const tt_tensor *x, int nns, const i
     tt_release(xc);
     tt_release(wc);
     tt_release(bc);
-    if (!tt_errcode())
+    if (ok)
         return TT_OK;
 fail:
     for (int i = 0; i < 3; i++)

@@ -654,6 +654,67 @@ START_TEST(test_norm_symbolic)
 }
 END_TEST
 
+/* ------------------------------------------------ out of memory, stale */
+
+/* The calls of every wrapper here, on inputs that need copies (a
+ * transposed or channels-last x, so the kernels allocate scratch). */
+static tt_tensor *call_op(int k, tt_tensor *x, tt_tensor *xcl, tt_tensor *w, tt_tensor *rm,
+                          tt_tensor *rv)
+{
+    switch (k) {
+    case 0: return tt_batch_norm(x, w, w, rm, rv, true, 0.1, 1e-5);
+    case 1: return tt_batch_norm(xcl, w, NULL, NULL, NULL, true, 0.1, 1e-5);
+    case 2: return tt_batch_norm(x, w, w, rm, rv, false, 0.1, 1e-5);
+    case 3: return tt_group_norm(x, 2, w, w, 1e-5);
+    case 4: return tt_group_norm(xcl, 4, NULL, NULL, 1e-5);
+    case 5: return tt_native_layer_norm(x, 1, (int64_t[]){3}, NULL, NULL, 1e-5, NULL, NULL);
+    case 6: return tt_layer_norm(x, 1, (int64_t[]){3}, NULL, NULL, 1e-5);
+    default: return tt_dropout(x, 0.5, true);
+    }
+}
+
+/* Failing the Nth allocation of each call fails it cleanly (ENOMEM, no
+ * tensor left behind) until the call has all it needs; a call made while
+ * an earlier error is still set succeeds (the kernels judge success by
+ * their own status, not by the thread's last error). */
+START_TEST(test_norm_oom_and_stale_error)
+{
+    tt_tensor *x0 = randn(TT_SHAPE(4, 3, 2), TT_F32);
+    tt_tensor *x = NN(tt_transpose(x0, 1, 2)); /* [4, 2, 3]: C = 2 */
+    tt_tensor *c0 = randn(TT_SHAPE(2, 4, 3, 3), TT_F32);
+    tt_tensor *xcl = NN(tt_contiguous_format(c0, "channels_last"));
+    tt_tensor *w = NN(tt_ones(TT_SHAPE(2), TT_F32)), *rm = NN(tt_zeros(TT_SHAPE(2), TT_F32));
+    tt_tensor *rv = NN(tt_ones(TT_SHAPE(2), TT_F32));
+    tt_tensor *w4 = NN(tt_ones(TT_SHAPE(4), TT_F32));
+    for (int k = 0; k < 8; k++) {
+        int failures = 0;
+        for (int64_t n = 1; n < 64; n++) {
+            int64_t live = tt_live_tensors();
+            tt_debug_fail_alloc(n);
+            tt_tensor *y = call_op(k, x, xcl, k == 1 ? w4 : w, rm, rv);
+            tt_debug_fail_alloc(0);
+            if (y) {
+                tt_release(y);
+                break;
+            }
+            ck_assert_msg(tt_errcode() == TT_ENOMEM, "call %d, allocation %lld: %s", k,
+                          (long long)n, tt_errmsg());
+            ck_assert_int_eq(tt_live_tensors(), live);
+            failures++;
+        }
+        ck_assert_msg(failures >= 1, "call %d never failed", k);
+        /* an error left set by an earlier call */
+        ck_assert_ptr_null(tt_batch_norm(x0, NULL, NULL, NULL, NULL, false, 0.1, 1e-5));
+        tt_tensor *y = call_op(k, x, xcl, k == 1 ? w4 : w, rm, rv);
+        ck_assert_msg(y != NULL, "call %d after an error: %s", k, tt_errmsg());
+        tt_release(y);
+        tt_clear_error();
+    }
+    tt_release(w4), tt_release(rv), tt_release(rm), tt_release(w), tt_release(xcl);
+    tt_release(c0), tt_release(x), tt_release(x0);
+}
+END_TEST
+
 /* ------------------------------------------------------------- errors */
 
 static struct {
@@ -830,6 +891,7 @@ static Suite *norm_suite(void)
     tcase_add_test(tc, test_dropout_compiled);
     tcase_add_test(tc, test_batch_norm_compiled_training);
     tcase_add_test(tc, test_norm_symbolic);
+    tcase_add_test(tc, test_norm_oom_and_stale_error);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_norm_errors, 0, TT_TABLE_LEN(norm_errors));
