@@ -1074,18 +1074,18 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
         if (ts[i])
             given[n++] = ts[i];
     tt_tensor *out[3] = {NULL, NULL, NULL};
+    tt_status st;
+    tt_scope_pause(); /* see first_result */
     if (tt__fast_path(bn_ids[kind], n, given)) {
         bn_args a = {(tt_tensor *)x, (tt_tensor *)weight, (tt_tensor *)bias, running_mean,
                      running_var, training, momentum, eps};
-        if (bn_forward(tt__op_label(bn_ids[kind]), &a, false, out))
-            return NULL;
-        if (training && running_mean) { /* the dispatcher's bump of a (a!) argument */
+        st = bn_forward(tt__op_label(bn_ids[kind]), &a, false, out);
+        if (!st && training && running_mean) { /* the dispatcher's bump of (a!) arguments */
             tt_bump_version(running_mean);
             tt_bump_version(running_var);
         }
     } else {
         tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        tt_status st;
         if (kind == BN_STATS)
             st = tt_op_call(tt__op(bn_ids[kind]),
                             TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
@@ -1103,14 +1103,11 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
                                     tt_v_tensor(running_var), tt_v_float(momentum),
                                     tt_v_float(eps)),
                             outs, 3);
-        if (st)
-            return NULL;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3 && !st; i++)
             out[i] = outs[i].u.t;
     }
-    tt_release(out[1]);
-    tt_release(out[2]);
-    return out[0];
+    tt_scope_resume();
+    return st ? NULL : first_result(out, 3);
 }
 
 tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *weight,
@@ -1130,22 +1127,21 @@ tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *we
     }
     tt_tensor *out[3] = {NULL, NULL, NULL};
     const tt_tensor *ts[3] = {x, weight ? weight : x, bias ? bias : x};
+    tt_status st;
+    tt_scope_pause(); /* see first_result */
     if (x && tt__fast_path(TT_OP_NATIVE_GROUP_NORM, 3, ts)) {
         gn_args a = {(tt_tensor *)x, (tt_tensor *)weight, (tt_tensor *)bias, N, C, HW, groups, eps};
-        if (gn_forward(&a, false, out))
-            return NULL;
+        st = gn_forward(&a, false, out);
     } else {
         tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        if (tt_op_call(tt__op(TT_OP_NATIVE_GROUP_NORM),
-                       TT_ARGS(tt_v_tensor(x), weight ? tt_v_tensor(weight) : tt_v_none(),
-                               bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_int(N), tt_v_int(C),
-                               tt_v_int(HW), tt_v_int(groups), tt_v_float(eps)),
-                       outs, 3))
-            return NULL;
-        for (int i = 0; i < 3; i++)
+        st = tt_op_call(tt__op(TT_OP_NATIVE_GROUP_NORM),
+                        TT_ARGS(tt_v_tensor(x), weight ? tt_v_tensor(weight) : tt_v_none(),
+                                bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_int(N), tt_v_int(C),
+                                tt_v_int(HW), tt_v_int(groups), tt_v_float(eps)),
+                        outs, 3);
+        for (int i = 0; i < 3 && !st; i++)
             out[i] = outs[i].u.t;
     }
-    tt_release(out[1]);
-    tt_release(out[2]);
-    return out[0];
+    tt_scope_resume();
+    return st ? NULL : first_result(out, 3);
 }

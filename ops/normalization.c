@@ -477,28 +477,32 @@ tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *no
         *mean = NULL;
     if (rstd)
         *rstd = NULL;
+    tt_status st;
+    tt_scope_pause(); /* see first_result */
     if (x && tt__fast_path(TT_OP_NATIVE_LAYER_NORM, 3, ts)) {
-        if (ln_forward(tt__op_label(TT_OP_NATIVE_LAYER_NORM), x, ndims, normalized_shape,
-                       weight, bias, eps, false, true, out))
-            return NULL;
+        st = ln_forward(tt__op_label(TT_OP_NATIVE_LAYER_NORM), x, ndims, normalized_shape,
+                        weight, bias, eps, false, true, out);
     } else {
         tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        if (tt_op_call(tt__op(TT_OP_NATIVE_LAYER_NORM),
-                       TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
-                               weight ? tt_v_tensor(weight) : tt_v_none(),
-                               bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_float(eps)),
-                       outs, 3))
-            return NULL;
-        for (int i = 0; i < 3; i++)
+        st = tt_op_call(tt__op(TT_OP_NATIVE_LAYER_NORM),
+                        TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
+                                weight ? tt_v_tensor(weight) : tt_v_none(),
+                                bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_float(eps)),
+                        outs, 3);
+        for (int i = 0; i < 3 && !st; i++)
             out[i] = outs[i].u.t;
     }
-    if (mean)
-        *mean = out[1];
-    else
-        tt_release(out[1]);
-    if (rstd)
-        *rstd = out[2];
-    else
-        tt_release(out[2]);
-    return out[0];
+    tt_scope_resume();
+    if (st)
+        return NULL;
+    /* mean and rstd, when asked for, are results as the output is */
+    tt_tensor **stats[2] = {mean, rstd};
+    for (int i = 0; i < 2; i++) {
+        if (!stats[i] || tt_scope_adopt(out[1 + i])) {
+            out[1 + i] = tt_release(out[1 + i]);
+            continue;
+        }
+        *stats[i] = out[1 + i], out[1 + i] = NULL;
+    }
+    return first_result(out, 3);
 }
