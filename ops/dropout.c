@@ -220,8 +220,11 @@ tt_tensor *tt_dropout(const tt_tensor *x, double p, bool training)
                  p);
         return NULL;
     }
+    /* Not training: x's values. A view rather than x retained, so that in a
+     * scope the scope owns the result as any other (a retained x would
+     * outlive the scope's end by the extra reference). */
     if (x && !training)
-        return tt_retain((tt_tensor *)x);
+        return tt_view(x, tt_ndim(x), tt_sizes(x));
     tt_tensor *out[2] = {NULL, NULL};
     tt_status st;
     tt_scope_pause(); /* see first_result */

@@ -38,8 +38,9 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
                          double momentum, double eps);
 /* F.dropout: training zeroes each element with probability p (drawn from
  * the global generator, tt_manual_seed) and scales the others by
- * 1 / (1 - p) (tt::native_dropout); otherwise returns x itself (a new
- * reference). p must be in [0, 1] either way. */
+ * 1 / (1 - p) (tt::native_dropout); otherwise returns a view of x (a new
+ * tensor object over x's data, so a scope owns it as any result). p must
+ * be in [0, 1] either way. */
 tt_tensor *tt_dropout(const tt_tensor *x, double p, bool training);
 /* F.group_norm over x [N, C, *] (f32 or f64): the C channels of each sample
  * are split into `groups` groups of C / groups channels (C must divide),

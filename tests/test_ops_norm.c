@@ -465,10 +465,19 @@ START_TEST(test_dropout_values)
             ck_assert(mask[k] == 1);
         free(mask);
         tt_value_clear(&outs[0]), tt_value_clear(&outs[1]);
-        /* the wrapper, not training: x itself */
+        /* the wrapper, not training: a view of x */
         tt_tensor *same = NN(tt_dropout(x, 0.3, false));
-        ck_assert(same == x);
+        ck_assert(same != x && tt_data(same) == tt_data(x));
+        tt_test_assert_same_bits(same, x, "dropout, not training");
         tt_release(same);
+        /* in a scope, every result (of both modes) is the scope's */
+        tt_scope_begin();
+        ck_assert_ptr_nonnull(tt_dropout(x, 0.3, false));
+        ck_assert_ptr_nonnull(tt_dropout(x, 0.3, true));
+        tt_tensor *bn_x = NN(tt_unsqueeze(x, 2));
+        ck_assert_ptr_nonnull(tt_batch_norm(bn_x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
+        ck_assert_ptr_nonnull(tt_group_norm(bn_x, 1, NULL, NULL, 1e-5));
+        OK(tt_scope_end());
         tt_release(x);
     }
 }
