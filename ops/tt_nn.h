@@ -26,9 +26,9 @@ extern "C" {
 
 /* F.batch_norm over x [N, C, *] (f32 or f64): training normalizes each
  * channel with its batch mean and biased variance and, when running_mean
- * and running_var are given ([C] each), updates them in place to momentum
- * * batch + (1 - momentum) * running, the batch variance unbiased (the
- * tt::_native_batch_norm_legit op; without them .no_stats). Evaluation
+ * and running_var are given ([C] each), updates them in place: running =
+ * momentum batch + (1 - momentum) running, with the batch variance
+ * unbiased (the tt::_native_batch_norm_legit op; without them .no_stats). Evaluation
  * (training false) uses running_mean and running_var, which it needs
  * (tt::_native_batch_norm_legit_no_training). weight and bias ([C]) may be
  * NULL. Training needs more than one value per channel. The result is
@@ -52,8 +52,9 @@ tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *we
                          const tt_tensor *bias, double eps);
 /* PyTorch's native_layer_norm: tt_layer_norm (ops/tt_ops.h) that also
  * gives each row's mean and rstd = 1 / sqrt(var + eps), of x's sizes with
- * the normalized dims 1, into *mean and *rstd (new references) when those
- * are not NULL (tt::native_layer_norm). */
+ * the normalized dims 1, into *mean and *rstd when those are not NULL
+ * (results as the output is: new references, a scope's in a scope)
+ * (tt::native_layer_norm). */
 tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *normalized_shape,
                                 const tt_tensor *weight, const tt_tensor *bias, double eps,
                                 tt_tensor **mean, tt_tensor **rstd);
