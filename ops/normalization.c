@@ -1,6 +1,10 @@
-/* Built-in ops: layer_norm and its derivative, layer_norm_backward
- * (transformer_impl.h says how these kernels are built). */
+/* Built-in ops: layer_norm and its derivative layer_norm_backward, and
+ * PyTorch's native_layer_norm (which also returns each row's mean and
+ * rstd) and native_layer_norm_backward (which takes them): one forward and
+ * one backward kernel serve both pairs (transformer_impl.h says how these
+ * kernels are built). */
 #include "transformer_impl.h"
+#include "tt_nn.h"
 
 /* The row geometry of a layer norm: `rows` rows of `n` elements, n the
  * product of normalized_shape, which must be input's trailing sizes. */
@@ -36,28 +40,11 @@ typedef struct {
     const char *x, *w, *b, *g;
     char *y, *dx;
     double *dw, *db; /* CHUNKS partials of n each (backward) */
+    double *m_out, *r_out;      /* each row's mean and rstd (native forward), or NULL */
+    const double *m_in, *r_in;  /* the given ones (native backward), or NULL: recomputed */
     int64_t rows, n;
     double eps;
 } ln_plan;
-
-/* Mean and 1/std of one row, in double: the biased variance, as PyTorch. */
-#define LN_STATS(T)                                                            \
-    static inline void ln_stats_##T(const T *restrict x, int64_t n, double eps, double *mean, \
-                                    double *rstd)                              \
-    {                                                                          \
-        double v[LN_LANES] = {0};                                              \
-        double m = n ? row_dot_##T(x, NULL, n) / (double)n : 0;                \
-        int64_t j = 0, body = n - n % LN_LANES;                                \
-        for (; j < body; j += LN_LANES)                                        \
-            for (int l = 0; l < LN_LANES; l++)                                 \
-                v[l] += ((double)x[j + l] - m) * ((double)x[j + l] - m);       \
-        for (; j < n; j++)                                                     \
-            v[j - body] += ((double)x[j] - m) * ((double)x[j] - m);            \
-        *mean = m;                                                             \
-        *rstd = 1.0 / sqrt((n ? lanes_total(v) / (double)n : 0) + eps);        \
-    }
-LN_STATS(float)
-LN_STATS(double)
 
 #define LN_FWD(T)                                                              \
     CPU_CLONES static void ln_fwd_##T(int64_t b0, int64_t e0, void *vp)        \
@@ -69,6 +56,8 @@ LN_STATS(double)
             T *y = (T *)p->y + r * p->n;                                       \
             double m, rs;                                                      \
             ln_stats_##T(x, p->n, p->eps, &m, &rs);                            \
+            if (p->m_out)                                                      \
+                p->m_out[r] = m, p->r_out[r] = rs;                             \
             T mt = (T)m, rt = (T)rs;                                           \
             for (int64_t j = 0; j < p->n; j++) {                               \
                 T v = (x[j] - mt) * rt;                                        \
@@ -79,37 +68,90 @@ LN_STATS(double)
 LN_FWD(float)
 LN_FWD(double)
 
-/* tt::layer_norm: normalizes each row over the trailing dims named by
- * normalized_shape ((x - mean) / sqrt(var + eps), the biased variance),
- * then multiplies by weight and adds bias when given. The output is
- * contiguous, with input's sizes. */
-static tt_tensor *layer_norm(const tt_tensor *x, int nns, const int64_t *ns,
-                             const tt_tensor *w, const tt_tensor *b, double eps)
+/* The rows of a layer norm of x over normalized_shape (nns, ns): their
+ * count and length, on concrete sizes. */
+static void ln_rows(const tt_tensor *x, int nns, const int64_t *ns, int64_t *rows, int64_t *n)
 {
-    const char *op = tt__op_label(TT_OP_LAYER_NORM);
-    if (ln_check(op, x, nns, ns, w, b))
-        return NULL;
-    bool fake = is_fake(x) || is_fake(w) || is_fake(b);
-    tt_tensor *y = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), NULL, tt_dtype_of(x));
-    if (!y || fake)
-        return y;
-    tt_tensor *xc = contig(x), *wc = w ? contig(w) : NULL, *bc = b ? contig(b) : NULL;
-    if (!xc || (w && !wc) || (b && !bc)) {
-        y = tt_release(y);
-        goto out;
-    }
-    int64_t n = 1;
+    *n = 1;
     for (int i = 0; i < nns; i++)
-        n *= ns[i];
-    ln_plan p = {.x = tt__ptr(xc), .w = wc ? tt__ptr(wc) : NULL, .b = bc ? tt__ptr(bc) : NULL,
-                 .y = tt__ptr(y), .rows = n ? tt_numel(x) / n : 0, .n = n, .eps = eps};
-    int64_t grain = 16384 / (n ? n : 1) + 1;
-    tt_parallel_for(p.rows, grain, tt_dtype_of(x) == TT_F64 ? ln_fwd_double : ln_fwd_float, &p);
-out:
+        *n *= ns[i];
+    *rows = *n ? tt_numel(x) / *n : 0;
+    if (!*n) { /* rows of no element: the leading sizes' product */
+        *rows = 1;
+        for (int d = 0; d < tt_ndim(x) - nns; d++)
+            *rows *= tt_sizes(x)[d];
+    }
+}
+
+/* Layer norm: normalizes each row over the trailing dims named by
+ * normalized_shape ((x - mean) / sqrt(var + eps), the biased variance),
+ * then multiplies by weight and adds bias when given. out[0] is contiguous,
+ * with input's sizes; with `stats` (native_layer_norm) out[1] and out[2]
+ * are the rows' mean and rstd, of input's sizes with the normalized dims
+ * 1, as PyTorch. New references, or an error. */
+static tt_status ln_forward(const char *op, const tt_tensor *x, int nns, const int64_t *ns,
+                            const tt_tensor *w, const tt_tensor *b, double eps, bool fake,
+                            bool stats, tt_tensor **out)
+{
+    tt_status st;
+    out[0] = out[1] = out[2] = NULL;
+    if ((st = ln_check(op, x, nns, ns, w, b)))
+        return st;
+    fake = fake || is_fake(x) || is_fake(w) || is_fake(b);
+    tt_dtype dt = tt_dtype_of(x);
+    out[0] = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), NULL, dt);
+    if (stats) {
+        tt_size ssz[TT_MAX_DIMS];
+        for (int d = 0; d < tt_ndim(x); d++)
+            ssz[d] = d < tt_ndim(x) - nns ? tt_sizes(x)[d] : 1;
+        out[1] = tt__ops_new(fake, tt_ndim(x), ssz, NULL, dt);
+        out[2] = tt__ops_new(fake, tt_ndim(x), ssz, NULL, dt);
+    }
+    if (!out[0] || (stats && (!out[1] || !out[2])))
+        goto fail;
+    if (fake)
+        return TT_OK;
+    tt_tensor *xc = contig(x), *wc = w ? contig(w) : NULL, *bc = b ? contig(b) : NULL;
+    int64_t rows, n;
+    ln_rows(x, nns, ns, &rows, &n);
+    double *sv = stats ? tt__malloc(sizeof(double) * (size_t)(2 * rows + 1)) : NULL;
+    bool ok = xc && (!w || wc) && (!b || bc); /* else the failed copy set the error */
+    if (ok && stats && !sv)
+        ok = !tt_error(TT_ENOMEM, "%s: out of memory for the rows' statistics", op);
+    if (ok) {
+        ln_plan p = {.x = tt__ptr(xc), .w = wc ? tt__ptr(wc) : NULL,
+                     .b = bc ? tt__ptr(bc) : NULL, .y = tt__ptr(out[0]), .rows = rows, .n = n,
+                     .eps = eps, .m_out = sv, .r_out = sv ? sv + rows : NULL};
+        int64_t grain = 16384 / (n ? n : 1) + 1;
+        if (n)
+            tt_parallel_for(p.rows, grain, dt == TT_F64 ? ln_fwd_double : ln_fwd_float, &p);
+        for (int64_t r = 0; stats && r < rows; r++) {
+            /* a row of no element: mean 0, rstd 1 / sqrt(eps), as ln_stats */
+            double m = n ? sv[r] : 0, rs = n ? sv[rows + r] : 1 / sqrt(eps);
+            tt__store(tt__ptr(out[1]) + r * (int64_t)tt_dtype_size(dt), dt, m);
+            tt__store(tt__ptr(out[2]) + r * (int64_t)tt_dtype_size(dt), dt, rs);
+        }
+    }
+    tt__free(sv);
     tt_release(xc);
     tt_release(wc);
     tt_release(bc);
-    return y;
+    if (ok)
+        return TT_OK;
+fail:
+    for (int i = 0; i < 3; i++)
+        out[i] = tt_release(out[i]);
+    return tt_errcode() ? tt_errcode() : TT_ENOMEM;
+}
+
+/* tt::layer_norm: ln_forward's output alone. */
+static tt_tensor *layer_norm(const tt_tensor *x, int nns, const int64_t *ns,
+                             const tt_tensor *w, const tt_tensor *b, double eps, bool fake)
+{
+    tt_tensor *out[3];
+    if (ln_forward(tt__op_label(TT_OP_LAYER_NORM), x, nns, ns, w, b, eps, fake, false, out))
+        return NULL;
+    return out[0];
 }
 
 static tt_status ln_args(tt_frame *f, int first, tt_tensor **x, const int64_t **ns, int *nns,
@@ -132,8 +174,22 @@ static tt_status layer_norm_kernel(tt_frame *f)
     tt_status st = ln_args(f, 0, &x, &ns, &nns, &w, &b, &eps);
     if (st)
         return st;
-    tt_tensor *y = layer_norm(x, nns, ns, w, b, eps);
+    tt_tensor *y = layer_norm(x, nns, ns, w, b, eps, tt_frame_is_fake(f));
     return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+/* tt::native_layer_norm -> (output, mean, rstd) */
+static tt_status native_layer_norm_kernel(tt_frame *f)
+{
+    tt_tensor *x, *w, *b, *out[3];
+    const int64_t *ns;
+    int nns;
+    double eps;
+    tt_status st = ln_args(f, 0, &x, &ns, &nns, &w, &b, &eps);
+    if (st || (st = ln_forward(tt__op_label(TT_OP_NATIVE_LAYER_NORM), x, nns, ns, w, b, eps,
+                               tt_frame_is_fake(f), true, out)))
+        return st;
+    return return3(f, TT_OK, out);
 }
 
 /* dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) with
@@ -153,7 +209,10 @@ static tt_status layer_norm_kernel(tt_frame *f)
                 const T *restrict g = (const T *)p->g + r * n;                 \
                 T *restrict dx = (T *)p->dx + r * n;                           \
                 double m, rs, s1[LN_LANES] = {0}, s2[LN_LANES] = {0};          \
-                ln_stats_##T(x, n, p->eps, &m, &rs);                           \
+                if (p->m_in)                                                   \
+                    m = p->m_in[r], rs = p->r_in[r];                           \
+                else                                                           \
+                    ln_stats_##T(x, n, p->eps, &m, &rs);                       \
                 for (int64_t j0 = 0; j0 < n; j0 += LN_LANES) {                 \
                     int lanes = j0 < body ? LN_LANES : (int)(n - body);        \
                     for (int l = 0; l < lanes; l++) {                          \
@@ -184,26 +243,36 @@ LN_BWD(double)
  * recomputed from input (one extra read of a row already in cache) instead
  * of being kept from the forward. grad_weight and grad_bias have
  * normalized_shape (computed whether or not weight and bias were given). */
-static tt_status layer_norm_backward_kernel(tt_frame *f)
+/* The backward of both layer norms into outs[] (new references): with
+ * mean and rstd (native_layer_norm_backward) the rows' statistics are
+ * read from them, else recomputed from input. */
+static tt_status ln_backward(const char *op, const tt_tensor *g, const tt_tensor *x, int nns,
+                             const int64_t *ns, const tt_tensor *w, const tt_tensor *b,
+                             double eps, const tt_tensor *mean, const tt_tensor *rstd, bool fake,
+                             tt_tensor **outs)
 {
-    tt_tensor *g, *x, *w, *b;
-    const int64_t *ns;
-    int nns;
-    double eps;
     tt_status st;
-    if ((st = tt_arg_tensor(f, 0, &g)) || (st = ln_args(f, 1, &x, &ns, &nns, &w, &b, &eps)))
-        return st;
-    const char *op = tt__op_label(TT_OP_LAYER_NORM_BACKWARD);
+    outs[0] = outs[1] = outs[2] = NULL;
     if ((st = ln_check(op, x, nns, ns, w, b)) ||
         (st = want_sizes(op, "grad_out", 1, g, tt_ndim(x), tt_sizes(x))) ||
         (st = want_same_dtype(op, "grad_out", 1, g, x)))
         return st;
-    bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(x) || is_fake(w);
+    if (mean) {
+        tt_size ssz[TT_MAX_DIMS];
+        for (int d = 0; d < tt_ndim(x); d++)
+            ssz[d] = d < tt_ndim(x) - nns ? tt_sizes(x)[d] : 1;
+        if ((st = want_sizes(op, "mean", 4, mean, tt_ndim(x), ssz)) ||
+            (st = want_same_dtype(op, "mean", 4, mean, x)) ||
+            (st = want_sizes(op, "rstd", 5, rstd, tt_ndim(x), ssz)) ||
+            (st = want_same_dtype(op, "rstd", 5, rstd, x)))
+            return st;
+    }
+    fake = fake || is_fake(g) || is_fake(x) || is_fake(w) || is_fake(mean) || is_fake(rstd);
     tt_dtype dt = tt_dtype_of(x);
-    tt_tensor *outs[3] = {tt__ops_new(fake, tt_ndim(x), tt_sizes(x), NULL, dt),
-                          tt__ops_new(fake, nns, ns, NULL, dt),
-                          tt__ops_new(fake, nns, ns, NULL, dt)};
-    tt_tensor *xc = NULL, *gc = NULL, *wc = NULL;
+    outs[0] = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), NULL, dt);
+    outs[1] = tt__ops_new(fake, nns, ns, NULL, dt);
+    outs[2] = tt__ops_new(fake, nns, ns, NULL, dt);
+    tt_tensor *xc = NULL, *gc = NULL, *wc = NULL, *mc = NULL, *rc = NULL;
     double *part = NULL;
     if (!outs[0] || !outs[1] || !outs[2]) {
         st = tt_errcode();
@@ -212,18 +281,25 @@ static tt_status layer_norm_backward_kernel(tt_frame *f)
     if (fake)
         goto out;
     xc = contig(x), gc = contig(g), wc = w ? contig(w) : NULL;
-    int64_t n = 1;
-    for (int i = 0; i < nns; i++)
-        n *= ns[i];
+    if (mean) { /* f64 contiguous copies: the kernel reads the stats as doubles */
+        mc = tt_to_dtype(mean, TT_F64), rc = tt_to_dtype(rstd, TT_F64);
+        tt_tensor *m2 = mc ? contig(mc) : NULL, *r2 = rc ? contig(rc) : NULL;
+        tt_release(mc), tt_release(rc);
+        mc = m2, rc = r2;
+    }
+    int64_t rows, n;
+    ln_rows(x, nns, ns, &rows, &n);
     part = tt__malloc(sizeof(double) * 2 * CHUNKS * (size_t)(n ? n : 1));
-    if (!xc || !gc || (w && !wc) || !part) {
+    if (!xc || !gc || (w && !wc) || (mean && (!mc || !rc)) || !part) {
         st = tt_errcode() ? tt_errcode() : TT_ENOMEM;
         goto out;
     }
     memset(part, 0, sizeof(double) * 2 * CHUNKS * (size_t)(n ? n : 1));
     ln_plan p = {.x = tt__ptr(xc), .g = tt__ptr(gc), .w = wc ? tt__ptr(wc) : NULL,
                  .dx = tt__ptr(outs[0]), .dw = part, .db = part + CHUNKS * n,
-                 .rows = n ? tt_numel(x) / n : 0, .n = n, .eps = eps};
+                 .m_in = mc ? (const double *)tt__ptr(mc) : NULL,
+                 .r_in = rc ? (const double *)tt__ptr(rc) : NULL,
+                 .rows = n ? rows : 0, .n = n, .eps = eps};
     tt_parallel_for(CHUNKS, 1, dt == TT_F64 ? ln_bwd_double : ln_bwd_float, &p);
     for (int64_t j = 0; j < n; j++) {
         double sw = 0, sb = 0;
@@ -239,7 +315,50 @@ out:
     tt_release(xc);
     tt_release(gc);
     tt_release(wc);
-    return return3(f, st, outs);
+    tt_release(mc);
+    tt_release(rc);
+    if (st)
+        for (int i = 0; i < 3; i++)
+            outs[i] = tt_release(outs[i]);
+    return st;
+}
+
+static tt_status layer_norm_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *w, *b, *outs[3];
+    const int64_t *ns;
+    int nns;
+    double eps;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = ln_args(f, 1, &x, &ns, &nns, &w, &b, &eps)) ||
+        (st = ln_backward(tt__op_label(TT_OP_LAYER_NORM_BACKWARD), g, x, nns, ns, w, b, eps,
+                          NULL, NULL, tt_frame_is_fake(f), outs)))
+        return st;
+    return return3(f, TT_OK, outs);
+}
+
+/* tt::native_layer_norm_backward(grad_out, input, normalized_shape, mean,
+ * rstd, weight?, bias?, output_mask) -> (grad_input, grad_weight,
+ * grad_bias): all three whatever output_mask says (the schema's results
+ * are not optional); grad_weight and grad_bias have normalized_shape. */
+static tt_status native_layer_norm_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *mean, *rstd, *w, *b, *outs[3];
+    const int64_t *ns;
+    int nns;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = tt_arg_ints(f, 2, &ns, &nns)) || (st = tt_arg_tensor(f, 3, &mean)) ||
+        (st = tt_arg_tensor(f, 4, &rstd)) || (st = tt_arg_tensor(f, 5, &w)) ||
+        (st = tt_arg_tensor(f, 6, &b)))
+        return st;
+    const tt_value *mask = tt_frame_arg(f, 7);
+    if (!mask || mask->kind != TT_V_BOOLS || mask->n != 3)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#8): expected bool[3]");
+    if ((st = ln_backward(tt__op_label(TT_OP_NATIVE_LAYER_NORM_BACKWARD), g, x, nns, ns, w, b,
+                          0, mean, rstd, tt_frame_is_fake(f), outs)))
+        return st;
+    return return3(f, TT_OK, outs);
 }
 
 static tt_status setup_layer_norm(tt_autograd_ctx *ctx, const tt_value *in, int nin,
@@ -285,6 +404,49 @@ static tt_status layer_norm_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
     return TT_OK;
 }
 
+/* native_layer_norm saves input, weight, bias (None: the input, never read
+ * back) and the mean and rstd it returned. */
+static tt_status setup_native_layer_norm(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                         const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    tt_tensor *x = in[0].u.t;
+    tt_tensor *w = in[2].kind == TT_V_TENSOR ? in[2].u.t : NULL;
+    tt_tensor *b = in[3].kind == TT_V_TENSOR ? in[3].u.t : NULL;
+    tt_status st = tt_ctx_save_for_backward(
+        ctx, 5, (tt_tensor *[]){x, w ? w : x, b ? b : x, out[1].u.t, out[2].u.t});
+    if (!st)
+        st = tt_ctx_save_ints(ctx, "normalized_shape", in[1].n, in[1].u.ints);
+    return st ? st : tt_ctx_save_int(ctx, "affine", (w ? 1 : 0) | (b ? 2 : 0));
+}
+
+static tt_status native_layer_norm_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                            tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    const int64_t *ns;
+    int nns;
+    int64_t affine;
+    tt_status st;
+    if ((st = tt_ctx_get_ints(ctx, "normalized_shape", &ns, &nns)) ||
+        (st = tt_ctx_get_int(ctx, "affine", &affine)))
+        return st;
+    bool mask[3] = {true, (affine & 1) != 0, (affine & 2) != 0};
+    tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+    st = tt_op_call(tt__op(TT_OP_NATIVE_LAYER_NORM_BACKWARD),
+                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                            tt_v_ints(nns, ns), tt_v_tensor(tt_ctx_saved(ctx, 3)),
+                            tt_v_tensor(tt_ctx_saved(ctx, 4)),
+                            affine & 1 ? tt_v_tensor(tt_ctx_saved(ctx, 1)) : tt_v_none(),
+                            affine & 2 ? tt_v_tensor(tt_ctx_saved(ctx, 2)) : tt_v_none(),
+                            tt_v_bools(3, mask)),
+                    outs, 3);
+    if (st)
+        return st;
+    put_grads3(ctx, gi, outs, (int[]){0, affine & 1 ? 2 : -1, affine & 2 ? 3 : -1});
+    return TT_OK;
+}
+
 #undef TT__FAMILY_NORMALIZATION
 #define TT__FAMILY_NORMALIZATION TT__ROW
 static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
@@ -303,4 +465,44 @@ tt_tensor *tt_layer_norm(const tt_tensor *x, int ndims, const int64_t *normalize
                        TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
                                weight ? tt_v_tensor(weight) : tt_v_none(),
                                bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_float(eps)));
+}
+
+tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *normalized_shape,
+                                const tt_tensor *weight, const tt_tensor *bias, double eps,
+                                tt_tensor **mean, tt_tensor **rstd)
+{
+    tt_tensor *out[3] = {NULL, NULL, NULL};
+    const tt_tensor *ts[3] = {x, weight ? weight : x, bias ? bias : x};
+    if (mean)
+        *mean = NULL;
+    if (rstd)
+        *rstd = NULL;
+    tt_status st;
+    tt_scope_pause(); /* see first_result */
+    if (x && tt__fast_path(TT_OP_NATIVE_LAYER_NORM, 3, ts)) {
+        st = ln_forward(tt__op_label(TT_OP_NATIVE_LAYER_NORM), x, ndims, normalized_shape,
+                        weight, bias, eps, false, true, out);
+    } else {
+        tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+        st = tt_op_call(tt__op(TT_OP_NATIVE_LAYER_NORM),
+                        TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
+                                weight ? tt_v_tensor(weight) : tt_v_none(),
+                                bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_float(eps)),
+                        outs, 3);
+        for (int i = 0; i < 3 && !st; i++)
+            out[i] = outs[i].u.t;
+    }
+    tt_scope_resume();
+    if (st)
+        return NULL;
+    /* mean and rstd, when asked for, are results as the output is */
+    tt_tensor **stats[2] = {mean, rstd};
+    for (int i = 0; i < 2; i++) {
+        if (!stats[i] || tt_scope_adopt(out[1 + i])) {
+            out[1 + i] = tt_release(out[1 + i]);
+            continue;
+        }
+        *stats[i] = out[1 + i], out[1 + i] = NULL;
+    }
+    return first_result(out, 3);
 }

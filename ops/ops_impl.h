@@ -47,6 +47,7 @@ tt_status tt__register_pooling(tt_library *lib);
 tt_status tt__register_pad_upsample(tt_library *lib);
 tt_status tt__register_activation(tt_library *lib);
 tt_status tt__register_dropout(tt_library *lib);
+tt_status tt__register_channel_norm(tt_library *lib);
 
 /* A family's rows of the built-in table (runtime/builtin_ops.h), as specs
  * for tt_custom_op_define, each with its id. A family file expands its own
@@ -92,6 +93,7 @@ typedef struct {
 #define TT__FAMILY_PAD_UPSAMPLE TT__NO_ROW
 #define TT__FAMILY_ACTIVATION TT__NO_ROW
 #define TT__FAMILY_DROPOUT TT__NO_ROW
+#define TT__FAMILY_CHANNEL_NORM TT__NO_ROW
 
 /* Defines every row through tt_custom_op_define and records each op under
  * its id; stops at the first failure. */

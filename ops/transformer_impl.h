@@ -76,6 +76,26 @@ static inline double lanes_total(const double *l)
 ROW_LANES(float)
 ROW_LANES(double)
 
+/* Mean and 1/std of one row, in double: the biased variance, as PyTorch
+ * (layer norm's rows, group norm's groups). */
+#define LN_STATS(T)                                                            \
+    static inline void ln_stats_##T(const T *restrict x, int64_t n, double eps, double *mean, \
+                                    double *rstd)                              \
+    {                                                                          \
+        double v[LN_LANES] = {0};                                              \
+        double m = n ? row_dot_##T(x, NULL, n) / (double)n : 0;                \
+        int64_t j = 0, body = n - n % LN_LANES;                                \
+        for (; j < body; j += LN_LANES)                                        \
+            for (int l = 0; l < LN_LANES; l++)                                 \
+                v[l] += ((double)x[j + l] - m) * ((double)x[j + l] - m);       \
+        for (; j < n; j++)                                                     \
+            v[j - body] += ((double)x[j] - m) * ((double)x[j] - m);            \
+        *mean = m;                                                             \
+        *rstd = 1.0 / sqrt((n ? lanes_total(v) / (double)n : 0) + eps);        \
+    }
+LN_STATS(float)
+LN_STATS(double)
+
 static inline bool is_fake(const tt_tensor *t) { return t && t->storage->fake; }
 
 /* A contiguous real copy of t (or t itself, retained), for kernels that
@@ -148,6 +168,20 @@ static inline void put_grads3(tt_autograd_ctx *ctx, tt_tensor **gi, tt_value *ou
         else
             tt_value_clear(&outs[i]);
     }
+}
+
+/* The end of a typed wrapper over an op of n results of which it returns
+ * the first: the wrapper computes them between tt_scope_pause() and
+ * tt_scope_resume() (so dropping the others cannot take a scope's
+ * reference, which a tracer's graph may share), then this drops the others
+ * and hands the first to the innermost scope, as any op result. */
+static inline tt_tensor *first_result(tt_tensor **outs, int n)
+{
+    for (int i = 1; i < n; i++)
+        tt_release(outs[i]);
+    if (outs[0] && tt_scope_adopt(outs[0]))
+        outs[0] = tt_release(outs[0]);
+    return outs[0];
 }
 
 #endif

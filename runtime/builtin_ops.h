@@ -15,7 +15,8 @@
  *          ops/attention.c, OPTIMIZER ops/optimizer.c, CONV
  *          ops/convolution.c, POOL ops/pooling.c, PAD_UPSAMPLE
  *          ops/pad_upsample.c, ACTIVATION ops/activation.c, DROPOUT
- *          ops/dropout.c (ops/ops_impl.h lists them too).
+ *          ops/dropout.c, CHANNEL_NORM ops/channel_norm.c (ops/ops_impl.h
+ *          lists them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
  *          namespace dropped (tt::add_.Tensor is TT_OP_ADD__TENSOR).
@@ -392,6 +393,43 @@
           "int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) " \
           "-> (Tensor, Tensor, Tensor)", \
           layer_norm_backward_kernel, layer_norm_backward_kernel, NULL, NULL, 0, 0) \
+    X(NORMALIZATION, NATIVE_LAYER_NORM, "tt::native_layer_norm(Tensor input, " \
+          "SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) " \
+          "-> (Tensor, Tensor, Tensor)", \
+          native_layer_norm_kernel, native_layer_norm_kernel, native_layer_norm_backward, \
+          setup_native_layer_norm, 0, 0) \
+    X(NORMALIZATION, NATIVE_LAYER_NORM_BACKWARD, "tt::native_layer_norm_backward(" \
+          "Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, " \
+          "Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
+          native_layer_norm_backward_kernel, native_layer_norm_backward_kernel, NULL, NULL, 0, 0) \
+    /* ---- ops/channel_norm.c: PyTorch 2's _native_batch_norm_legit family \
+     * (the running stats are written in training only) ---------------- */ \
+    X(CHANNEL_NORM, _NATIVE_BATCH_NORM_LEGIT, "tt::_native_batch_norm_legit(Tensor input, " \
+          "Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, " \
+          "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", \
+          bn_kernel, bn_kernel, bn_backward, setup_bn, BN_STATS, 0) \
+    X(CHANNEL_NORM, _NATIVE_BATCH_NORM_LEGIT_NO_STATS, "tt::_native_batch_norm_legit.no_stats(" \
+          "Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, " \
+          "float eps) -> (Tensor, Tensor, Tensor)", \
+          bn_kernel, bn_kernel, bn_backward, setup_bn, BN_NO_STATS, 0) \
+    X(CHANNEL_NORM, _NATIVE_BATCH_NORM_LEGIT_NO_TRAINING, \
+          "tt::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, " \
+          "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, " \
+          "float eps) -> (Tensor, Tensor, Tensor)", \
+          bn_kernel, bn_kernel, bn_backward, setup_bn, BN_NO_TRAINING, 0) \
+    X(CHANNEL_NORM, NATIVE_BATCH_NORM_BACKWARD, "tt::native_batch_norm_backward(Tensor grad_out, " \
+          "Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, " \
+          "Tensor? save_mean, Tensor? save_invstd, bool train, float eps, " \
+          "bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
+          bn_backward_kernel, bn_backward_kernel, NULL, NULL, 0, 0) \
+    X(CHANNEL_NORM, NATIVE_GROUP_NORM, "tt::native_group_norm(Tensor input, Tensor? weight, " \
+          "Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) " \
+          "-> (Tensor, Tensor, Tensor)", \
+          gn_kernel, gn_kernel, gn_backward, setup_gn, 0, 0) \
+    X(CHANNEL_NORM, NATIVE_GROUP_NORM_BACKWARD, "tt::native_group_norm_backward(" \
+          "Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, " \
+          "SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
+          gn_backward_kernel, gn_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/attention.c ---------------------------------------------- */ \
     X(ATTENTION, SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
           "Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, " \
@@ -460,6 +498,14 @@
           act_backward_kernel, act_backward_kernel, NULL, NULL, 5, TT_BUILTIN_POINTWISE) \
     \
     /* ---- ops/dropout.c ----------------------------------------------- */ \
+    X(DROPOUT, NATIVE_DROPOUT, "tt::native_dropout(Tensor input, float p, bool? train) " \
+          "-> (Tensor, Tensor)", \
+          dropout_kernel, dropout_kernel, dropout_backward, setup_dropout, 0, \
+          TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
+    X(DROPOUT, NATIVE_DROPOUT_BACKWARD, "tt::native_dropout_backward(Tensor grad_output, " \
+          "Tensor mask, float scale) -> Tensor", \
+          dropout_backward_kernel, dropout_backward_kernel, dropout_backward_backward, \
+          setup_dropout_backward, 0, 0) \
     \
     /* ---- ops/optimizer.c: AdamW, SGD, the global norm for clipping ---- */ \
     X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \

@@ -32,6 +32,7 @@ static tt_tensor *LO, *HI;      /* f32 [3]: clamp bounds */
 static tt_tensor *TGT, *IDX;    /* i64 [2] class indices, i64 [3] rows */
 static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
 static tt_tensor *X4, *W4;      /* f32 [1, 2, 3, 3] image, [2, 2, 2, 2] conv weight */
+static tt_tensor *RM, *RV;      /* f32 [3]: batch norm running stats (RV positive) */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -71,12 +72,13 @@ static void inputs_make(void)
                                  1.25f, 0.5f, -2.0f, 0.75f, -0.25f, 1.0f, 0.5f, -1.25f};
     X4 = f32(4, (const int64_t[]){1, 2, 3, 3}, x4);
     W4 = f32(4, (const int64_t[]){2, 2, 2, 2}, w4);
+    RM = f32(1, s3, v3), RV = f32(1, s3, hi);
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
-                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4};
+                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -216,6 +218,15 @@ static const tt_sgd_opts sgd_opts = {
       tt_col2im(A3, out14, k12, one2, zero2, one2))                                             \
     /* ---- ops/tt_nn.h: pooling, padding, upsampling */                                       \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
+    X(tt_batch_norm, "tt::_native_batch_norm_legit", "A, V3, LO, RM, RV, true, 0.1, 1e-05",     \
+      tt_batch_norm(A, V3, LO, RM, RV, true, 0.1, 1e-5))                                        \
+    /* Seeded in the call, so both paths draw the same mask. */                                 \
+    X(tt_dropout, "tt::native_dropout", "A, 0.5, true",                                         \
+      (tt_manual_seed(5), tt_dropout(A, 0.5, true)))                                            \
+    X(tt_group_norm, "tt::native_group_norm", "A3, V2, None, 1, 2, 3, 2, 0.001",                \
+      tt_group_norm(A3, 2, V2, NULL, 1e-3))                                                     \
+    X(tt_native_layer_norm, "tt::native_layer_norm", "A, [3], V3, LO, 0.001",                  \
+      tt_native_layer_norm(A, 1, norm3, V3, LO, 1e-3, NULL, NULL))                              \
     /* ---- ops/tt_nn.h: activations, losses, SGD */                                          \
     X(tt_leaky_relu, "tt::leaky_relu", "A, 0.2", tt_leaky_relu(A, 0.2))                        \
     X(tt_elu, "tt::elu", "A, 0.5, 1, 1", tt_elu(A, 0.5))                                        \
@@ -270,7 +281,7 @@ static const char *tensor_name(const tt_tensor *t)
                  {"B3", B3}, {"P3", P3}, {"M3", M3},   {"AT", AT},   {"U", U},   {"V2", V2},
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
                  {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3},
-                 {"X4", X4}, {"W4", W4}};
+                 {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;

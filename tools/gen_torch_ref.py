@@ -820,8 +820,209 @@ def pool_pad_cases():
     """Pooling, padding and upsampling."""
 
 
+def bn_no_stats(x, w, b, training, momentum, eps):
+    if not training:  # PyTorch 1.13 crashes (a null running_var)
+        raise RuntimeError("evaluation (training=False) needs running_mean and running_var")
+    return torch.native_batch_norm(x, w, b, None, None, training, momentum, eps)
+
+
+def refuse(msg):
+    def fn(*args):
+        raise RuntimeError(msg)
+    return fn
+
+
 def norm_dropout_cases():
     """Batch norm, group norm, native_layer_norm, native_dropout."""
+    # PyTorch 1.13 has native_batch_norm; _native_batch_norm_legit is its
+    # 2.x split by whether running stats are given / written.
+    OPS.update({
+        "tt::_native_batch_norm_legit": lambda x, w, b, rm, rv, tr, mom, eps:
+            torch.native_batch_norm(x, w, b, rm, rv, tr, mom, eps),
+        "tt::_native_batch_norm_legit.no_stats": bn_no_stats,
+        "tt::_native_batch_norm_legit_no_training": lambda x, w, b, rm, rv, mom, eps:
+            torch.native_batch_norm(x, w, b, rm, rv, False, mom, eps),
+        "tt::native_batch_norm_backward": lambda g, x, w, rm, rv, sm, si, tr, eps, mask:
+            torch.ops.aten.native_batch_norm_backward(g, x, w, rm, rv, sm, si, tr, eps, mask),
+        "tt::native_dropout": lambda x, p, train: torch.native_dropout(x, p, train),
+        "tt::native_dropout_backward": lambda g, m, scale:
+            torch.ops.aten.native_dropout_backward(g, m, scale),
+    })
+    BN = "tt::_native_batch_norm_legit"
+    RM, RV = (3, 1, 5, -2, 4), (3, 1, 5, 1, 2)  # running var positive
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay in [([4, 3], "c"), ([4, 3], "t"), ([2, 3, 5], "c"), ([2, 3, 5], "s"),
+                           ([2, 3, 4, 5], "c"), ([2, 3, 4, 5], ("p", [0, 2, 3, 1])),
+                           ([2, 5, 3, 4], ("p", [0, 3, 1, 2])), ([2, 3, 2, 3, 2], "c"),
+                           ([2, 3, 2, 3, 2], ("p", [0, 4, 1, 2, 3])),
+                           ([2, 3, 2, 3, 2], ("p", [0, 2, 3, 4, 1])), ([3, 2, 1, 1], "c")]:
+            C = sizes[1]
+            for affine in [False, True]:
+                w = T(dt, [C], "c", POS, rg=rg) if affine else None
+                b = T(dt, [C], "c", rg=rg) if affine else None
+                for tr in [True, False]:
+                    case(BN, T(dt, sizes, lay, rg=rg), w, b, T(dt, [C], "c", RM),
+                         T(dt, [C], "c", RV), tr, 0.1, 1e-5, after=[3, 4])
+                case(BN + ".no_stats", T(dt, sizes, lay, rg=rg), w, b, True, 0.3, 1e-3)
+                case(BN + "_no_training", T(dt, sizes, lay, rg=rg), w, b, T(dt, [C], "c", RM),
+                     T(dt, [C], "c", RV), 0.1, 1e-5)
+    # large and odd: one chunk per thread and a remainder, channels last
+    case(BN, T(F64, [5, 7, 9, 11], ("p", [0, 3, 1, 2])), T(F64, [7], "c", POS), None,
+         T(F64, [7], "c", RM), T(F64, [7], "c", RV), True, 0.2, 1e-5, after=[3, 4])
+    case(BN, T(F32, [8, 33, 3, 5], "c"), None, T(F32, [33], "c"), T(F32, [33], "c", RM),
+         T(F32, [33], "c", RV), True, 0.1, 1e-5, after=[3, 4])
+    case(BN, T(F32, [8, 33, 3, 5], ("p", [0, 3, 1, 2])), None, None, T(F32, [33], "c", RM),
+         T(F32, [33], "c", RV), True, 0.1, 1e-5, after=[3, 4])
+    # one value per channel: PyTorch's unbiased running variance is 0 / 0
+    case(BN, T(F64, [1, 3], "c"), None, None, T(F64, [3], "c", RM), T(F64, [3], "c", RV),
+         True, 0.1, 1e-5, after=[3, 4])
+    # backward: any stats are valid inputs (save_invstd positive)
+    BB = "tt::native_batch_norm_backward"
+    for dt in [F64, F32]:
+        for sizes, lay in [([4, 3], "c"), ([2, 3, 5], "s"), ([2, 3, 2, 2], ("p", [0, 3, 1, 2])),
+                           ([2, 3, 2, 2], ("p", [0, 2, 3, 1]))]:
+            if dt == F32 and lay != "c":  # PyTorch 1.13 crashes (f32, input and grad
+                continue                  # in different layouts: SIGSEGV, SIGFPE)
+            for w in [None, T(dt, [3], "c", POS)]:
+                case(BB, T(dt, sizes, "c", (5, 2, 9, -4, 8)), T(dt, sizes, lay), w, None, None,
+                     T(dt, [3], "c", RM), T(dt, [3], "c", RV), True, 1e-5, [True, True, True])
+                case(BB, T(dt, sizes, lay, (5, 2, 9, -4, 8)), T(dt, sizes, "c"), w,
+                     T(dt, [3], "c", RM), T(dt, [3], "c", RV), None, None, False, 1e-3,
+                     [True, True, True])
+    # errors
+    case(BN, T(I64, [4, 3], "c"), None, None, T(F32, [3], "c"), T(F32, [3], "c"), True, 0.1,
+         1e-5)
+    case(BN + ".no_stats", T(F32, [3], "c"), None, None, True, 0.1, 1e-5)
+    case(BN + ".no_stats", T(F64, [4, 3], "c"), None, None, False, 0.1, 1e-5,
+         note="PyTorch 1.13 crashes on evaluation without running stats; tensortrace refuses")
+    case(BN, T(F32, [4, 3], "c"), T(F32, [4], "c"), None, T(F32, [3], "c"), T(F32, [3], "c"),
+         True, 0.1, 1e-5, ref=refuse("weight has the wrong size"),
+         note="PyTorch 1.13 reads past a weight of the wrong size; tensortrace refuses")
+    case(BN, T(F32, [4, 3], "c"), None, None, T(F32, [4], "c"), T(F32, [3], "c"),
+         True, 0.1, 1e-5, ref=refuse("running_mean has the wrong size"),
+         note="PyTorch 1.13 writes past a running_mean of the wrong size; tensortrace refuses")
+    case(BN, T(F32, [4, 3], "c"), T(F64, [3], "c"), None, T(F32, [3], "c"), T(F32, [3], "c"),
+         True, 0.1, 1e-5)
+    case(BN + ".no_stats", T(F32, [0, 3], "c"), None, None, True, 0.1, 1e-5,
+         ref=refuse("no value per channel"),
+         note="PyTorch 1.13 divides by zero (SIGFPE) on an empty batch; tensortrace refuses")
+    case(BN + "_no_training", T(F32, [0, 3], "c"), None, None, T(F32, [3], "c"),
+         T(F32, [3], "c", RV), 0.1, 1e-5,
+         ref=lambda x, *a: (torch.empty(0, 3), torch.empty(0), torch.empty(0)),
+         note="PyTorch 1.13 divides by zero (SIGFPE) on an empty batch also in evaluation; "
+              "tensortrace returns the empty results")
+
+    # ---- native_group_norm
+    GN = "tt::native_group_norm"
+    OPS.update({
+        GN: lambda x, w, b, N, C, HW, G, eps: torch.native_group_norm(x, w, b, N, C, HW, G, eps),
+        GN + "_backward": lambda g, x, m, r, w, N, C, HW, G, mask:
+            torch.ops.aten.native_group_norm_backward(g, x, m, r, w, N, C, HW, G, mask),
+    })
+    gn_any_layout = "PyTorch 1.13's kernel needs its input contiguous (F.group_norm makes " \
+                    "it so); tensortrace reads any layout"
+    gn_cl_note = "PyTorch 1.13's channels-last group norm backward is wrong (it differs " \
+                 "from its contiguous one on the same values; fixed in 2.x): the reference " \
+                 "computes contiguously, the result channels last as 1.13's forward"
+
+    def gn_cl_ref(x, *a):
+        mf = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+        r = torch.native_group_norm(x.contiguous(), *a)
+        return (r[0].contiguous(memory_format=mf), r[1], r[2])
+
+    CL4, CL5, ODD = ("p", [0, 3, 1, 2]), ("p", [0, 4, 1, 2, 3]), ("p", [0, 2, 3, 1])
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay, G in [([2, 6], "c", 3), ([2, 6, 5], "c", 2), ([3, 4, 2, 3], "c", 4),
+                              ([3, 4, 2, 3], CL4, 2), ([2, 4, 2, 2, 2], "c", 2),
+                              ([2, 4, 2, 2, 2], CL5, 4), ([3, 4, 2, 3], ODD, 2),
+                              ([2, 6, 5], "c", 1), ([2, 6, 5], "c", 6), ([2, 6, 5], "s", 3),
+                              ([2, 6, 5], "t", 3), ([1, 3, 4], "c", 3)]:
+            N, C, HW = sizes[0], sizes[1], math.prod(sizes[2:])
+            ref = note = None
+            if lay in ("s", "t") or lay == ODD:
+                ref = lambda x, *a: torch.native_group_norm(x.contiguous(), *a)
+                note = gn_any_layout
+            elif lay != "c":
+                ref, note = gn_cl_ref, gn_cl_note
+            for affine in [False, True]:
+                w = T(dt, [C], "c", POS, rg=rg) if affine else None
+                b = T(dt, [C], "c", rg=rg) if affine else None
+                case(GN, T(dt, sizes, lay, rg=rg), w, b, N, C, HW, G, 1e-5, ref=ref, note=note)
+        for sizes, lay, G in [([2, 6, 5], "c", 3), ([3, 4, 2, 3], CL4, 2)]:
+            N, C, HW = sizes[0], sizes[1], math.prod(sizes[2:])
+            ref = note = None
+            if lay != "c":
+                note = gn_cl_note
+                ref = lambda g, x, *a: tuple(
+                    r.contiguous(memory_format=torch.channels_last) if r.dim() == 4 else r
+                    for r in torch.ops.aten.native_group_norm_backward(
+                        g.contiguous(), x.contiguous(), *a))
+            case(GN + "_backward", T(dt, sizes, lay, (5, 2, 9, -4, 8)), T(dt, sizes, lay),
+                 T(dt, [N, G], "c"), T(dt, [N, G], "c", POS), T(dt, [C], "c", POS), N, C, HW, G,
+                 [True, True, True], ref=ref, note=note)
+    case(GN, T(F64, [0, 6, 2], "c"), None, None, 0, 6, 2, 3, 1e-5)
+    case(GN, T(F32, [2, 6], "c"), None, None, 2, 6, 1, 4, 1e-5)
+    case(GN, T(F32, [2, 6], "c"), None, None, 2, 6, 1, 0, 1e-5)
+    case(GN, T(F32, [2, 6], "c"), T(F32, [5], "c"), None, 2, 6, 1, 3, 1e-5)
+    case(GN, T(I64, [2, 6], "c"), None, None, 2, 6, 1, 3, 1e-5)
+    case(GN, T(F32, [2, 6], "c"), None, None, 3, 6, 1, 3, 1e-5)
+
+    # ---- native_layer_norm (mean and rstd returned), its backward
+    LN = "tt::native_layer_norm"
+    OPS.update({
+        LN: lambda x, ns, w, b, eps: torch.native_layer_norm(x, ns, w, b, eps),
+        LN + "_backward": lambda g, x, ns, m, r, w, b, mask:
+            torch.ops.aten.native_layer_norm_backward(g, x, ns, m, r, w, b, mask),
+    })
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay, ns in [([2, 3, 4], "c", [4]), ([2, 3, 4], "c", [3, 4]),
+                               ([2, 3, 4], "t", [3]), ([2, 3, 4], ("p", [2, 0, 1]), [3, 4]),
+                               ([5], "s", [5]), ([4, 7], "c", [7]), ([0, 4], "c", [4])]:
+            for affine in [False, True]:
+                w = T(dt, ns, "c", POS, rg=rg) if affine else None
+                b = T(dt, ns, "c", rg=rg) if affine else None
+                case(LN, T(dt, sizes, lay, rg=rg), ns, w, b, 1e-5)
+        for sizes, lay, ns in [([2, 3, 4], "c", [4]), ([2, 3, 4], "t", [3, 4])]:
+            ssz = sizes[:len(sizes) - len(ns)] + [1] * len(ns)
+            case(LN + "_backward", T(dt, sizes, lay, (5, 2, 9, -4, 8)), T(dt, sizes, lay), ns,
+                 T(dt, ssz, "c"), T(dt, ssz, "c", POS), T(dt, ns, "c", POS), T(dt, ns, "c"),
+                 [True, True, True])
+    case(LN, T(F32, [2, 3, 4], "c"), [5], None, None, 1e-5)
+    case(LN, T(I64, [2, 3, 4], "c"), [4], None, None, 1e-5)
+    case(LN, T(F32, [2, 3, 4], "c"), [4], T(F32, [3], "c"), None, 1e-5)
+    case(LN, T(F32, [2, 3, 4], "c"), [], None, None, 1e-5)
+
+    # ---- native_dropout: PyTorch's draws cannot be matched, so p = 0, p = 1
+    # and eval compare values, other p metadata only.
+    DO = "tt::native_dropout"
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay in [([3, 4], "c"), ([3, 4], "t"), ([2, 3, 4], ("p", [2, 0, 1])),
+                           ([5], "s"), ([], "c")]:
+            for p in [0.0, 1.0]:
+                for train in [True, None]:
+                    case(DO, T(dt, sizes, lay, rg=rg), p, train)
+            case(DO, T(dt, sizes, lay, rg=rg), 0.5, False)
+            case(DO, T(dt, sizes, lay), 0.25, True, name=DO + " [meta]")
+            case(DO, T(dt, sizes, lay), 0.75, None, name=DO + " [meta]")
+    case(DO, T(I64, [3, 4], "c"), 0.5, False)
+    case(DO, T(I64, [3, 4], "c"), 0.5, True)
+    case(DO, T(F32, [3, 4], "c"), 1.5, True)
+    case(DO, T(F32, [3, 4], "c"), -0.5, None)
+    mask = (2, 0, 3, 0, 1)  # bool from the closed form: non-zero 1 in 3
+    for dt in [F64, F32]:
+        for lay in ["c", "t"]:
+            case("tt::native_dropout_backward", T(dt, [3, 4], lay, rg=dt == F64),
+                 T(BOOL, [3, 4], "c", mask), 2.0)
+            case("tt::native_dropout_backward", T(dt, [3, 4], "c"), T(BOOL, [3, 4], lay, mask),
+                 0.0)
+    case("tt::native_dropout_backward", T(F32, [3, 4], "c"), T(F32, [3, 4], "c"), 2.0,
+         ref=refuse("Mask should be Bool Scalar Type"),
+         note="PyTorch 2 refuses a mask that is not bool (Mask should be Bool Scalar Type); "
+              "1.13 multiplies by it")
 
 
 def sgd_ref(p, g, buf, step, lr, momentum=0.0, dampening=0.0, weight_decay=0.0,
@@ -1131,10 +1332,12 @@ def record(name, op, args, note, ref, tol, after, out):
         w("err %s: %s\n" % (type(e).__name__, str(e).split("\n")[0]))
         w("end\n")
         return
-    if op in META_ONLY:
+    if op in META_ONLY or name.endswith(" [meta]"):  # values unspecified (random)
         w("meta\n")
-        w("out %s %d %s \n" % (DTN[r.dtype], r.dim(),
-                               " ".join(str(v) for v in list(r.shape) + list(r.stride()))))
+        for x in (r if isinstance(r, (tuple, list)) else [r]):
+            w("out %s %d %s \n" % (DTN[x.dtype], x.dim(),
+                                   " ".join(str(v) for v in list(x.shape) + list(x.stride()))))
+        r = r[0] if isinstance(r, (tuple, list)) else r
     elif isinstance(r, (tuple, list)):  # several results; () for a mutating op
         for x in r:
             w(out_line(x))
