@@ -1,9 +1,541 @@
-/* Pooling: max (with indices) and average, 1-d and 2-d, adaptive average, and their backward ops. */
-#include "ops_impl.h"
+/* Pooling: max (with indices) and average, 1-d and 2-d, adaptive average, and their backward ops.
+ *
+ * The kernels are our own loops over [N, C, H, W] planes read and written
+ * through their strides (any layout in, no copy), in parallel over the
+ * N*C planes. The 1-d forms are wrappers over the 2-d ops on an input with
+ * a size-1 H dim, as PyTorch composes them (no rows of their own). */
+/* transformer_impl.h for the small argument checks the op families share
+ * (want_float, want_sizes, is_fake). */
+#include "transformer_impl.h"
+#include "tt_nn.h"
 
-/* No rows yet: the family's ops land here (issue 26). */
+#include <stdatomic.h>
+
+/* ------------------------------------------------------------- arguments */
+
+/* The pooling arguments of a call, as PyTorch's kernels read them. */
+typedef struct {
+    int64_t k[2], s[2], p[2], d[2];
+    bool ceil;
+    bool count_include_pad; /* avg pool */
+    int64_t divisor;        /* avg pool: 0 for none */
+} pool_args;
+
+/* Reads argument i, an int[2] (bound by the dispatcher to 2 values, or
+ * [] where the schema's default is []: `dflt`). */
+static tt_status pair_arg(tt_frame *f, int i, const int64_t *dflt, int64_t out[2])
+{
+    const int64_t *v;
+    int n;
+    tt_status st = tt_arg_ints(f, i, &v, &n);
+    if (st)
+        return st;
+    if (n == 0 && dflt)
+        v = dflt, n = 2;
+    if (n != 2)
+        return tt_frame_fail(f, TT_EINVAL, "argument #%d: expected 2 values, got %d", i + 1, n);
+    out[0] = v[0], out[1] = v[1];
+    return TT_OK;
+}
+
+/* kernel_size, stride, padding, dilation (when has_dilation) and ceil_mode
+ * from argument `first` on. */
+static tt_status pool_frame_args(tt_frame *f, int first, bool has_dilation, pool_args *a)
+{
+    tt_status st;
+    *a = (pool_args){.d = {1, 1}};
+    if ((st = pair_arg(f, first, NULL, a->k)) || (st = pair_arg(f, first + 1, a->k, a->s)) ||
+        (st = pair_arg(f, first + 2, NULL, a->p)))
+        return st;
+    int next = first + 3;
+    if (has_dilation && (st = pair_arg(f, next++, NULL, a->d)))
+        return st;
+    return tt_arg_bool(f, next, &a->ceil);
+}
+
+/* PyTorch's pool2d_shape_check and pooling_output_shape: the argument
+ * checks, then each spatial output size
+ *   floor((in + 2 pad - dilation (kernel - 1) - 1 [+ stride - 1 in ceil
+ *   mode]) / stride) + 1,
+ * one less in ceil mode when the last window would start past the input
+ * and its left padding. Sizes may be symbolic (the comparisons guard). */
+static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args *a,
+                            int argno_k, bool has_dilation, tt_size out_hw[2])
+{
+    char s1[128];
+    tt_status st;
+    if ((st = want_float(op, "self", 1, x)))
+        return st;
+    int nd = tt_ndim(x);
+    bool ok = nd == 3 || nd == 4;
+    for (int d = nd == 4 ? 1 : 0; ok && d < nd; d++)
+        ok = !tt__sz_eq(tt_sizes(x)[d], 0);
+    if (!ok)
+        return tt_error(TT_ESHAPE, "%s: argument 'self' (#1): expected a 3-d [C, H, W] or 4-d "
+                                   "[N, C, H, W] tensor with non-zero sizes (N may be 0), got %s",
+                        op, tt_shape_str(x, s1, sizeof s1));
+    const struct {
+        const char *name;
+        const int64_t *v;
+        int argno;
+    } pos[3] = {{"kernel_size", a->k, argno_k},
+                {"stride", a->s, argno_k + 1},
+                {"dilation", a->d, argno_k + 3}};
+    for (int i = 0; i < (has_dilation ? 3 : 2); i++)
+        if (pos[i].v[0] <= 0 || pos[i].v[1] <= 0)
+            return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): expected values greater than "
+                                       "zero, got [%lld, %lld]", op, pos[i].name, pos[i].argno,
+                            (long long)pos[i].v[0], (long long)pos[i].v[1]);
+    for (int i = 0; i < 2; i++) {
+        if (a->p[i] < 0)
+            return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): expected non-negative "
+                                       "values, got [%lld, %lld]", op, argno_k + 2,
+                            (long long)a->p[0], (long long)a->p[1]);
+        if (a->p[i] > a->k[i] / 2)
+            return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): pad should be at most "
+                                       "half of kernel size, but got pad=%lld and "
+                                       "kernel_size=%lld", op, argno_k + 2,
+                            (long long)a->p[i], (long long)a->k[i]);
+        /* Kernels, strides and pads past 2^31 are nobody's pooling: this
+         * keeps the arithmetic below far from overflow. */
+        if (a->k[i] > INT32_MAX || a->s[i] > INT32_MAX || a->d[i] > INT32_MAX)
+            return tt_error(TT_EINVAL, "%s: kernel_size, stride and dilation must be below "
+                                       "2^31, got kernel_size [%lld, %lld]", op,
+                            (long long)a->k[0], (long long)a->k[1]);
+    }
+    bool small = false;
+    for (int i = 0; i < 2; i++) {
+        tt_size in = tt_sizes(x)[nd - 2 + i];
+        int64_t c = 2 * a->p[i] - a->d[i] * (a->k[i] - 1) - 1 + (a->ceil ? a->s[i] - 1 : 0);
+        tt_size o;
+        if (!tt_size_is_sym(in)) {
+            int64_t num = in + c, q = num / a->s[i];
+            if (num % a->s[i] && num < 0)
+                q--; /* floor, as PyTorch's div_rtn */
+            o = q + 1;
+            if (a->ceil && (o - 1) * a->s[i] >= in + a->p[i])
+                o--;
+            small = small || o < 1;
+        } else {
+            tt_size num = c >= 0 ? tt_sym_add(in, c) : tt_sym_sub(in, -c);
+            o = tt_sym_add(tt_sym_floordiv(num, a->s[i]), 1);
+            if (a->ceil && tt__sz_ge(tt_sym_mul(tt_sym_sub(o, 1), a->s[i]),
+                                     tt_sym_add(in, a->p[i])))
+                o = tt_sym_sub(o, 1);
+            if (tt_errcode())
+                return tt_errcode();
+            small = small || tt__sz_lt(o, 1);
+        }
+        out_hw[i] = o;
+    }
+    if (small) {
+        char s2[64], s3[64], s4[64];
+        const tt_size *sz = tt_sizes(x);
+        tt_size_str(sz[nd - 3], s2, sizeof s2);
+        tt_size_str(sz[nd - 2], s3, sizeof s3);
+        tt_size_str(sz[nd - 1], s4, sizeof s4);
+        return tt_error(TT_ESHAPE, "%s: argument 'self' (#1): given input size (%sx%sx%s), "
+                                   "the calculated output size (%sx%lldx%lld) is too small",
+                        op, s2, s3, s4, s2,
+                        (long long)(tt_size_is_sym(out_hw[0]) ? 0 : out_hw[0]),
+                        (long long)(tt_size_is_sym(out_hw[1]) ? 0 : out_hw[1]));
+    }
+    return TT_OK;
+}
+
+/* PyTorch's suggest_memory_format for a 4-d tensor
+ * (is_channels_last_strides_2d): true when the strides order C fastest,
+ * then W, H, N, with its tie-breaks for size-1 dims. */
+static bool channels_last_like(const tt_tensor *t)
+{
+    if (tt_ndim(t) != 4)
+        return false;
+    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
+    if (tt__sz_eq(st[1], 0))
+        return false;
+    tt_size min = 0;
+    static const int order[4] = {1, 3, 2, 0};
+    for (int i = 0; i < 4; i++) {
+        int d = order[i];
+        if (tt__sz_eq(sz[d], 0) || tt__sz_lt(st[d], min))
+            return false;
+        if (d == 0 && tt__sz_eq(min, st[1]))
+            return false;
+        min = st[d];
+        if (tt__sz_gt(sz[d], 1))
+            min = tt_sym_mul(min, sz[d]);
+    }
+    return true;
+}
+
+/* The strides of a new [N, C, H, W] (or [C, H, W]) result in the layout
+ * PyTorch's CPU pooling gives it: channels last when `like` is
+ * channels-last-like (PyTorch's get_channels_last_strides_2d), else
+ * contiguous. */
+static void pool_out_strides(const tt_tensor *like, int nd, const tt_size *sizes, tt_size *strides)
+{
+    if (nd == 4 && channels_last_like(like)) {
+        strides[1] = 1;
+        strides[3] = sizes[1];
+        strides[2] = tt_sym_mul(strides[3], sizes[3]);
+        strides[0] = tt_sym_mul(strides[2], sizes[2]);
+    } else {
+        tt__contiguous_strides(nd, sizes, strides);
+    }
+}
+
+/* ----------------------------------------------------------------- plans */
+
+/* One pooling call over real data: planes of [N*C], the "in" side (the
+ * input, or the gradient of the input) and the "out" side (the result or
+ * its gradient, and the indices), each with its own element strides
+ * n, c, h, w (n 0 for a 3-d tensor). */
+typedef struct {
+    const pool_args *a;
+    char *in, *out;
+    int64_t *ind;
+    int64_t C, H, W, OH, OW;
+    int64_t is[4], os[4], xs[4];
+    atomic_int bad; /* backward: an index out of its plane */
+} pool_plan;
+
+static void plan_strides(const tt_tensor *t, int64_t s[4])
+{
+    int nd = tt_ndim(t);
+    s[0] = nd == 4 ? tt_strides(t)[0] : 0;
+    for (int d = 1; d < 4; d++)
+        s[d] = tt_strides(t)[nd - 4 + d];
+}
+
+/* A plan over x (input side, sizes [.., C, H, W]) and y (output side). */
+static void plan_init(pool_plan *p, const pool_args *a, const tt_tensor *x, const tt_tensor *y)
+{
+    int nd = tt_ndim(x);
+    *p = (pool_plan){.a = a, .C = tt_sizes(x)[nd - 3], .H = tt_sizes(x)[nd - 2],
+                     .W = tt_sizes(x)[nd - 1], .OH = tt_sizes(y)[nd - 2],
+                     .OW = tt_sizes(y)[nd - 1]};
+    plan_strides(x, p->is);
+    plan_strides(y, p->os);
+}
+
+static int64_t plan_planes(const tt_tensor *x)
+{
+    return tt_ndim(x) == 4 ? tt_sizes(x)[0] * tt_sizes(x)[1] : tt_sizes(x)[0];
+}
+
+/* Planes per task: about 64k element reads each. */
+static int64_t plan_grain(const pool_plan *p, int64_t per_out)
+{
+    int64_t work = p->OH * p->OW * (per_out > 0 ? per_out : 1) + p->H * p->W;
+    return 65536 / (work > 0 ? work : 1) + 1;
+}
+
+/* ------------------------------------------------------------ max pool */
+
+/* PyTorch's cpu_max_pool: the window of (oh, ow) is rows ih0, ih0 + dH,
+ * ... below ih0 + (kH - 1) dH + 1, clipped to the input; the largest
+ * value wins, the first of equal ones, and NaN over anything (its index
+ * starts at the window's first element). */
+#define MAX_FWD(T)                                                             \
+    CPU_CLONES static void max_fwd_##T(int64_t b, int64_t e, void *vp)         \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const pool_args *a = p->a;                                             \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
+            T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
+            int64_t *ix = p->ind + n * p->xs[0] + c * p->xs[1];                \
+            for (int64_t oh = 0; oh < p->OH; oh++) {                           \
+                int64_t h0 = oh * a->s[0] - a->p[0];                           \
+                int64_t h1 = h0 + (a->k[0] - 1) * a->d[0] + 1;                 \
+                h1 = h1 < p->H ? h1 : p->H;                                    \
+                while (h0 < 0)                                                 \
+                    h0 += a->d[0];                                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    int64_t w0 = ow * a->s[1] - a->p[1];                       \
+                    int64_t w1 = w0 + (a->k[1] - 1) * a->d[1] + 1;             \
+                    w1 = w1 < p->W ? w1 : p->W;                                \
+                    while (w0 < 0)                                             \
+                        w0 += a->d[1];                                         \
+                    T m = -INFINITY;                                           \
+                    int64_t mi = h0 * p->W + w0;                               \
+                    for (int64_t h = h0; h < h1; h += a->d[0]) {               \
+                        const T *row = x + h * p->is[2];                       \
+                        for (int64_t w = w0; w < w1; w += a->d[1]) {           \
+                            T v = row[w * p->is[3]];                           \
+                            if (v > m || isnan(v)) {                           \
+                                m = v;                                         \
+                                mi = h * p->W + w;                             \
+                            }                                                  \
+                        }                                                      \
+                    }                                                          \
+                    y[oh * p->os[2] + ow * p->os[3]] = m;                      \
+                    ix[oh * p->xs[2] + ow * p->xs[3]] = mi;                    \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+MAX_FWD(float)
+MAX_FWD(double)
+
+/* tt::max_pool2d_with_indices: the values and their flat indices, both in
+ * the layout PyTorch gives them (channels last for a channels-last input). */
+static tt_status max_pool2d(const tt_tensor *x, const pool_args *a, bool fake, tt_tensor **y,
+                            tt_tensor **ind)
+{
+    const char *op = tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES);
+    tt_size ohw[2], sizes[4], strides[4];
+    *y = *ind = NULL;
+    tt_status st = pool_check(op, x, a, 2, true, ohw);
+    if (st)
+        return st;
+    int nd = tt_ndim(x);
+    for (int d = 0; d < nd - 2; d++)
+        sizes[d] = tt_sizes(x)[d];
+    sizes[nd - 2] = ohw[0], sizes[nd - 1] = ohw[1];
+    pool_out_strides(x, nd, sizes, strides);
+    fake = fake || is_fake(x);
+    *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
+    *ind = *y ? tt__ops_new(fake, nd, sizes, strides, TT_I64) : NULL;
+    if (!*ind) {
+        *y = tt_release(*y);
+        return tt_errcode();
+    }
+    if (fake)
+        return TT_OK;
+    pool_plan p;
+    plan_init(&p, a, x, *y);
+    p.in = tt__ptr(x), p.out = tt__ptr(*y), p.ind = (int64_t *)tt__ptr(*ind);
+    plan_strides(*ind, p.xs);
+    tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                    tt_dtype_of(x) == TT_F64 ? max_fwd_double : max_fwd_float, &p);
+    return TT_OK;
+}
+
+static tt_status max_pool2d_kernel(tt_frame *f)
+{
+    tt_tensor *x, *y, *ind;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = pool_frame_args(f, 1, true, &a)) ||
+        (st = max_pool2d(x, &a, tt_frame_is_fake(f), &y, &ind)))
+        return st;
+    st = tt_return(f, 0, y);
+    if (st) {
+        tt_release(ind);
+        return st;
+    }
+    return tt_return(f, 1, ind);
+}
+
+/* grad_input: zeros in self's layout, then each output gradient added at
+ * its index in its plane. An index outside the plane is refused (PyTorch
+ * would write out of bounds). */
+#define MAX_BWD(T)                                                             \
+    static void max_bwd_##T(int64_t b, int64_t e, void *vp)                    \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            T *gi = (T *)p->in + n * p->is[0] + c * p->is[1];                  \
+            const T *go = (const T *)p->out + n * p->os[0] + c * p->os[1];     \
+            const int64_t *ix = p->ind + n * p->xs[0] + c * p->xs[1];          \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    int64_t i = ix[oh * p->xs[2] + ow * p->xs[3]];             \
+                    if (i < 0 || i >= p->H * p->W) {                           \
+                        atomic_store(&p->bad, 1);                              \
+                        continue;                                              \
+                    }                                                          \
+                    gi[(i / p->W) * p->is[2] + (i % p->W) * p->is[3]] +=       \
+                        go[oh * p->os[2] + ow * p->os[3]];                     \
+                }                                                              \
+        }                                                                      \
+    }
+MAX_BWD(float)
+MAX_BWD(double)
+
+static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *x,
+                                           const pool_args *a, const tt_tensor *ind, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD);
+    tt_size ohw[2], osz[4], strides[4];
+    if (pool_check(op, x, a, 3, true, ohw) || want_same_dtype(op, "grad_output", 1, g, x))
+        return NULL;
+    int nd = tt_ndim(x);
+    for (int d = 0; d < nd - 2; d++)
+        osz[d] = tt_sizes(x)[d];
+    osz[nd - 2] = ohw[0], osz[nd - 1] = ohw[1];
+    if (want_sizes(op, "grad_output", 1, g, nd, osz) || want_sizes(op, "indices", 8, ind, nd, osz))
+        return NULL;
+    if (tt_dtype_of(ind) != TT_I64) {
+        tt_error(TT_EDTYPE, "%s: argument 'indices' (#8): expected i64, got %s", op,
+                 tt_dtype_name(tt_dtype_of(ind)));
+        return NULL;
+    }
+    pool_out_strides(x, nd, tt_sizes(x), strides);
+    fake = fake || is_fake(g) || is_fake(x) || is_fake(ind);
+    tt_tensor *gi = tt__ops_new(fake, nd, tt_sizes(x), strides, tt_dtype_of(x));
+    if (!gi || fake)
+        return gi;
+    /* A dense result (contiguous or channels last): zero its bytes. */
+    memset(tt__ptr(gi), 0, (size_t)tt_numel(gi) * tt_dtype_size(tt_dtype_of(gi)));
+    pool_plan p;
+    plan_init(&p, a, x, g);
+    p.in = tt__ptr(gi), p.out = tt__ptr(g), p.ind = (int64_t *)tt__ptr(ind);
+    plan_strides(gi, p.is);
+    plan_strides(ind, p.xs);
+    tt_parallel_for(plan_planes(x), plan_grain(&p, 1),
+                    tt_dtype_of(x) == TT_F64 ? max_bwd_double : max_bwd_float, &p);
+    if (atomic_load(&p.bad)) {
+        tt_error(TT_EINVAL, "%s: argument 'indices' (#8): an index is outside its input plane "
+                            "of %lld elements", op, (long long)(p.H * p.W));
+        return tt_release(gi);
+    }
+    return gi;
+}
+
+static tt_status max_pool2d_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *ind;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = pool_frame_args(f, 2, true, &a)) || (st = tt_arg_tensor(f, 7, &ind)))
+        return st;
+    tt_tensor *gi = max_pool2d_backward_impl(g, x, &a, ind, tt_frame_is_fake(f));
+    return gi ? tt_return(f, 0, gi) : tt_errcode();
+}
+
+/* Saves the input and the indices (result 1), and the pooling arguments
+ * as ints: kernel, stride, padding, dilation (pairs), ceil_mode. */
+static tt_status save_pool_args(tt_autograd_ctx *ctx, const pool_args *a)
+{
+    int64_t v[11] = {a->k[0], a->k[1], a->s[0], a->s[1], a->p[0], a->p[1],
+                     a->d[0], a->d[1], a->ceil, a->count_include_pad, a->divisor};
+    return tt_ctx_save_ints(ctx, "pool", 11, v);
+}
+
+static tt_status load_pool_args(tt_autograd_ctx *ctx, pool_args *a)
+{
+    const int64_t *v;
+    int n;
+    tt_status st = tt_ctx_get_ints(ctx, "pool", &v, &n);
+    if (st)
+        return st;
+    *a = (pool_args){.k = {v[0], v[1]}, .s = {v[2], v[3]}, .p = {v[4], v[5]},
+                     .d = {v[6], v[7]}, .ceil = v[8], .count_include_pad = v[9],
+                     .divisor = v[10]};
+    return TT_OK;
+}
+
+/* The pooling arguments of a boxed call (the setup_context side), from
+ * input value `first` on, as pool_frame_args reads them from a frame. */
+static void pool_values_args(const tt_value *in, int first, bool has_dilation, pool_args *a)
+{
+    *a = (pool_args){.d = {1, 1}};
+    for (int i = 0; i < 2; i++) {
+        a->k[i] = in[first].u.ints[i];
+        a->s[i] = in[first + 1].n ? in[first + 1].u.ints[i] : a->k[i];
+        a->p[i] = in[first + 2].u.ints[i];
+        if (has_dilation)
+            a->d[i] = in[first + 3].u.ints[i];
+    }
+    a->ceil = in[first + (has_dilation ? 4 : 3)].u.b;
+}
+
+static tt_status setup_max_pool2d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                  const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    pool_args a;
+    pool_values_args(in, 1, true, &a);
+    tt_status st = save_pool_args(ctx, &a);
+    return st ? st : tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[1].u.t});
+}
+
+static tt_value pair_value(const int64_t *v) { return tt_v_ints(2, v); }
+
+static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                     tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    pool_args a;
+    tt_status st = load_pool_args(ctx, &a);
+    if (st)
+        return st;
+    return tt__put_grad(
+        ctx, gi, 0,
+        tt__call_op(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD,
+                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                            pair_value(a.k), pair_value(a.s), pair_value(a.p), pair_value(a.d),
+                            tt_v_bool(a.ceil), tt_v_tensor(tt_ctx_saved(ctx, 1)))));
+}
+
+#undef TT__FAMILY_POOL
+#define TT__FAMILY_POOL TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
+
 tt_status tt__register_pooling(tt_library *lib)
 {
-    (void)lib;
+    return TT__DEFINE_ROWS(lib, rows);
+}
+
+/* ---------------------------------------------------------- typed wrappers */
+
+/* tt_pool_opts as the ops' arguments: a zero stride entry is the kernel's,
+ * a zero dilation entry 1. Both stride entries zero pass [] (the schema's
+ * "unset", as F.max_pool2d passes it). */
+static tt_status opts_args(const char *fn, const tt_pool_opts *o, pool_args *a, bool *stride_unset)
+{
+    if (!o)
+        return tt_error(TT_EINVAL, "%s: argument 'opts' is NULL (expected at least the "
+                                   "kernel size)", fn);
+    *a = (pool_args){.ceil = o->ceil_mode, .count_include_pad = !o->exclude_pad,
+                     .divisor = o->divisor_override};
+    for (int i = 0; i < 2; i++) {
+        a->k[i] = o->kernel[i];
+        a->s[i] = o->stride[i] ? o->stride[i] : o->kernel[i];
+        a->p[i] = o->padding[i];
+        a->d[i] = o->dilation[i] ? o->dilation[i] : 1;
+    }
+    *stride_unset = !o->stride[0] && !o->stride[1];
     return TT_OK;
+}
+
+tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
+                                      tt_tensor **indices)
+{
+    pool_args a;
+    bool unset = false;
+    tt_tensor *y = NULL;
+    if (indices)
+        *indices = NULL;
+    if (!indices) {
+        tt_error(TT_EINVAL, "tt_max_pool2d_with_indices: argument 'indices' is NULL");
+        return NULL;
+    }
+    if (opts_args("tt_max_pool2d_with_indices", o, &a, &unset))
+        return NULL;
+    if (tt__fast_path(TT_OP_MAX_POOL2D_WITH_INDICES, 1, &x)) {
+        max_pool2d(x, &a, false, &y, indices);
+        return y;
+    }
+    tt_value outs[2] = {tt_v_none(), tt_v_none()};
+    if (tt_op_call(tt__op(TT_OP_MAX_POOL2D_WITH_INDICES),
+                   TT_ARGS(tt_v_tensor(x), pair_value(a.k),
+                           unset ? tt_v_ints(0, NULL) : pair_value(a.s), pair_value(a.p),
+                           pair_value(a.d), tt_v_bool(a.ceil)),
+                   outs, 2))
+        return NULL;
+    *indices = outs[1].u.t;
+    return outs[0].u.t;
+}
+
+tt_tensor *tt_max_pool2d(const tt_tensor *x, const tt_pool_opts *o)
+{
+    tt_tensor *ind = NULL, *y = tt_max_pool2d_with_indices(x, o, &ind);
+    tt_release(ind);
+    return y;
 }

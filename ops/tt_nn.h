@@ -22,6 +22,34 @@ extern "C" {
 
 /* ---------------------------------------------- pooling, padding, upsampling */
 
+/* Pooling options, PyTorch's max_pool2d / avg_pool2d arguments: kernel
+ * required; stride zero = kernel (PyTorch's default); padding 0; dilation
+ * zero = 1; count_include_pad is PyTorch's default true unless
+ * exclude_pad; divisor_override 0 is none. A zero entry of stride or
+ * dilation takes that entry's default alone. The 1-d forms read entry
+ * [0] of each pair. Dilation is max pooling's only. */
+typedef struct {
+    int64_t kernel[2], stride[2], padding[2], dilation[2];
+    bool ceil_mode, exclude_pad;
+    int64_t divisor_override; /* 0: none */
+} tt_pool_opts;
+
+/* Max pooling over the last two dims of a [C, H, W] or [N, C, H, W] input
+ * (f32 or f64): each output element is the largest of its window (NaN wins,
+ * as in PyTorch). A channels-last input gives a channels-last output.
+ * tt::max_pool2d_with_indices, result 0. */
+tt_tensor *tt_max_pool2d(const tt_tensor *x, const tt_pool_opts *o);
+/* The same, also giving in *indices (a new reference, i64, the output's
+ * sizes and strides) where each maximum was: its flat index h * W + w in
+ * its input plane, as PyTorch's. *indices is NULL on failure. */
+tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
+                                      tt_tensor **indices);
+
+#ifdef TT_CALLSITES
+#define tt_max_pool2d(...) TT_CALLSITE_T(tt_max_pool2d, __VA_ARGS__)
+#define tt_max_pool2d_with_indices(...) TT_CALLSITE_T(tt_max_pool2d_with_indices, __VA_ARGS__)
+#endif
+
 /* ------------------------------------------------- normalization, dropout */
 
 /* ---------------------------------------------- activations, losses, SGD */

@@ -366,6 +366,14 @@
     /* ---- ops/convolution.c ------------------------------------------- */ \
     \
     /* ---- ops/pooling.c ----------------------------------------------- */ \
+    X(POOL, MAX_POOL2D_WITH_INDICES, "tt::max_pool2d_with_indices(Tensor self, int[2] kernel_size, " \
+          "int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) " \
+          "-> (Tensor, Tensor)", \
+          max_pool2d_kernel, max_pool2d_kernel, max_pool2d_backward, setup_max_pool2d, 0, 0) \
+    X(POOL, MAX_POOL2D_WITH_INDICES_BACKWARD, "tt::max_pool2d_with_indices_backward(" \
+          "Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, " \
+          "int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", \
+          max_pool2d_backward_kernel, max_pool2d_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/pad_upsample.c ------------------------------------------ */ \
     \

@@ -31,6 +31,7 @@ static tt_tensor *V2, *V3;      /* f32 [2] and [3] */
 static tt_tensor *LO, *HI;      /* f32 [3]: clamp bounds */
 static tt_tensor *TGT, *IDX;    /* i64 [2] class indices, i64 [3] rows */
 static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
+static tt_tensor *X4;           /* f32 [1, 2, 3, 4]: an image batch (pooling, padding) */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -64,12 +65,17 @@ static void inputs_make(void)
     TGT = NN(tt_from_data(1, s2, TT_I64, tgt));
     IDX = NN(tt_from_data(1, s3, TT_I64, idx));
     STEP = NN(tt_scalar(3, TT_F32));
+    static float x4[24];
+    for (int i = 0; i < 24; i++) /* distinct, mixed in sign, not monotone */
+        x4[i] = (float)((i * 7) % 24 - 11) * 0.5f;
+    X4 = f32(4, (const int64_t[]){1, 2, 3, 4}, x4);
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
-                         &LO, &HI, &TGT, &IDX, &STEP};
+                         &LO, &HI, &TGT, &IDX, &STEP,
+                         &X4};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -94,6 +100,18 @@ static tt_tensor *const *pair(void)
     static tt_tensor *ab[2];
     ab[0] = A, ab[1] = B;
     return ab;
+}
+
+/* Pooling: a 2x2 window, stride 1, padding 1 on H, dilation left 0 (1). */
+static const tt_pool_opts pool_opts = {
+    .kernel = {2, 2}, .stride = {1, 1}, .padding = {1, 0}};
+
+/* tt_max_pool2d_with_indices's indices (its values are tt_max_pool2d's row). */
+static tt_tensor *pool_indices(void)
+{
+    tt_tensor *ind = NULL, *y = tt_max_pool2d_with_indices(X4, &pool_opts, &ind);
+    tt_release(y);
+    return ind;
 }
 
 static const tt_adamw_opts adamw_opts = {
@@ -194,6 +212,10 @@ static const tt_adamw_opts adamw_opts = {
     X(tt_global_norm, "tt::global_norm", "[A, B]", tt_global_norm(2, pair()))                  \
     /* ---- ops/tt_nn.h: convolution */                                                        \
     /* ---- ops/tt_nn.h: pooling, padding, upsampling */                                       \
+    X(tt_max_pool2d, "tt::max_pool2d_with_indices", "X4, [3, 2], [], [1, 1], [1, 1], false",    \
+      tt_max_pool2d(X4, &(tt_pool_opts){.kernel = {3, 2}, .padding = {1, 1}}))                  \
+    X(tt_max_pool2d_with_indices, "tt::max_pool2d_with_indices",                                \
+      "X4, [2, 2], [1, 1], [1, 0], [1, 1], false", pool_indices())                             \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
     /* ---- ops/tt_nn.h: activations, losses, SGD */
 
@@ -232,7 +254,8 @@ static const char *tensor_name(const tt_tensor *t)
     } named[] = {{"A", A},   {"B", B},   {"P", P},     {"C", C},     {"M", M},   {"A3", A3},
                  {"B3", B3}, {"P3", P3}, {"M3", M3},   {"AT", AT},   {"U", U},   {"V2", V2},
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
-                 {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3}};
+                 {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3},
+                 {"X4", X4}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;
