@@ -21,6 +21,8 @@ typedef struct {
     int64_t divisor;        /* avg pool: 0 for none */
 } pool_args;
 
+static tt_value pair_value(const int64_t *v) { return tt_v_ints(2, v); }
+
 /* Reads argument i, an int[2] (bound by the dispatcher to 2 values, or
  * [] where the schema's default is []: `dflt`). */
 static tt_status pair_arg(tt_frame *f, int i, const int64_t *dflt, int64_t out[2])
@@ -60,20 +62,21 @@ static tt_status pool_frame_args(tt_frame *f, int first, bool has_dilation, pool
  * one less in ceil mode when the last window would start past the input
  * and its left padding. Sizes may be symbolic (the comparisons guard). */
 static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args *a,
-                            int argno_k, bool has_dilation, tt_size out_hw[2])
+                            int argno_x, bool has_dilation, bool allow_i64, tt_size out_hw[2])
 {
     char s1[128];
     tt_status st;
-    if ((st = want_float(op, "self", 1, x)))
+    int argno_k = argno_x + 1;
+    if (!(allow_i64 && tt_dtype_of(x) == TT_I64) && (st = want_float(op, "self", argno_x, x)))
         return st;
     int nd = tt_ndim(x);
     bool ok = nd == 3 || nd == 4;
     for (int d = nd == 4 ? 1 : 0; ok && d < nd; d++)
         ok = !tt__sz_eq(tt_sizes(x)[d], 0);
     if (!ok)
-        return tt_error(TT_ESHAPE, "%s: argument 'self' (#1): expected a 3-d [C, H, W] or 4-d "
+        return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): expected a 3-d [C, H, W] or 4-d "
                                    "[N, C, H, W] tensor with non-zero sizes (N may be 0), got %s",
-                        op, tt_shape_str(x, s1, sizeof s1));
+                        op, argno_x, tt_shape_str(x, s1, sizeof s1));
     const struct {
         const char *name;
         const int64_t *v;
@@ -81,6 +84,7 @@ static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args 
     } pos[3] = {{"kernel_size", a->k, argno_k},
                 {"stride", a->s, argno_k + 1},
                 {"dilation", a->d, argno_k + 3}};
+
     for (int i = 0; i < (has_dilation ? 3 : 2); i++)
         if (pos[i].v[0] <= 0 || pos[i].v[1] <= 0)
             return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): expected values greater than "
@@ -134,9 +138,9 @@ static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args 
         tt_size_str(sz[nd - 3], s2, sizeof s2);
         tt_size_str(sz[nd - 2], s3, sizeof s3);
         tt_size_str(sz[nd - 1], s4, sizeof s4);
-        return tt_error(TT_ESHAPE, "%s: argument 'self' (#1): given input size (%sx%sx%s), "
+        return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): given input size (%sx%sx%s), "
                                    "the calculated output size (%sx%lldx%lld) is too small",
-                        op, s2, s3, s4, s2,
+                        op, argno_x, s2, s3, s4, s2,
                         (long long)(tt_size_is_sym(out_hw[0]) ? 0 : out_hw[0]),
                         (long long)(tt_size_is_sym(out_hw[1]) ? 0 : out_hw[1]));
     }
@@ -281,13 +285,12 @@ MAX_FWD(double)
 
 /* tt::max_pool2d_with_indices: the values and their flat indices, both in
  * the layout PyTorch gives them (channels last for a channels-last input). */
-static tt_status max_pool2d(const tt_tensor *x, const pool_args *a, bool fake, tt_tensor **y,
-                            tt_tensor **ind)
+static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake,
+                            tt_tensor **y, tt_tensor **ind)
 {
-    const char *op = tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES);
     tt_size ohw[2], sizes[4], strides[4];
     *y = *ind = NULL;
-    tt_status st = pool_check(op, x, a, 2, true, ohw);
+    tt_status st = pool_check(op, x, a, 1, true, false, ohw);
     if (st)
         return st;
     int nd = tt_ndim(x);
@@ -319,7 +322,8 @@ static tt_status max_pool2d_kernel(tt_frame *f)
     pool_args a;
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &x)) || (st = pool_frame_args(f, 1, true, &a)) ||
-        (st = max_pool2d(x, &a, tt_frame_is_fake(f), &y, &ind)))
+        (st = max_pool2d(tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES), x, &a,
+                         tt_frame_is_fake(f), &y, &ind)))
         return st;
     st = tt_return(f, 0, y);
     if (st) {
@@ -361,7 +365,7 @@ static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *
 {
     const char *op = tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD);
     tt_size ohw[2], osz[4], strides[4];
-    if (pool_check(op, x, a, 3, true, ohw) || want_same_dtype(op, "grad_output", 1, g, x))
+    if (pool_check(op, x, a, 2, true, false, ohw) || want_same_dtype(op, "grad_output", 1, g, x))
         return NULL;
     int nd = tt_ndim(x);
     for (int d = 0; d < nd - 2; d++)
@@ -455,8 +459,6 @@ static tt_status setup_max_pool2d(tt_autograd_ctx *ctx, const tt_value *in, int 
     return st ? st : tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[1].u.t});
 }
 
-static tt_value pair_value(const int64_t *v) { return tt_v_ints(2, v); }
-
 static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                                      tt_tensor **gi, int ni)
 {
@@ -471,6 +473,552 @@ static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
                     TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
                             pair_value(a.k), pair_value(a.s), pair_value(a.p), pair_value(a.d),
                             tt_v_bool(a.ceil), tt_v_tensor(tt_ctx_saved(ctx, 1)))));
+}
+
+/* ------------------------------------------------------------ avg pool */
+
+/* PyTorch's cpu_avg_pool: the window of (oh, ow) spans rows oh sH - padH
+ * up to kH rows, clipped to the padded input for the pool size (what
+ * count_include_pad divides by) and to the input for the sum; an empty
+ * window gives 0. The sum is in T, as PyTorch's (float for f32, int64 for
+ * i64, where the division truncates as C++'s). */
+#define AVG_WINDOW(a, p, oh, ow)                                               \
+    int64_t h0 = (oh) * (a)->s[0] - (a)->p[0], w0 = (ow) * (a)->s[1] - (a)->p[1]; \
+    int64_t h1 = h0 + (a)->k[0] < (p)->H + (a)->p[0] ? h0 + (a)->k[0] : (p)->H + (a)->p[0]; \
+    int64_t w1 = w0 + (a)->k[1] < (p)->W + (a)->p[1] ? w0 + (a)->k[1] : (p)->W + (a)->p[1]; \
+    int64_t pool = (h1 - h0) * (w1 - w0);                                      \
+    h0 = h0 > 0 ? h0 : 0, w0 = w0 > 0 ? w0 : 0;                                \
+    h1 = h1 < (p)->H ? h1 : (p)->H, w1 = w1 < (p)->W ? w1 : (p)->W;            \
+    int64_t div = (a)->divisor           ? (a)->divisor                        \
+                  : (a)->count_include_pad ? pool                              \
+                                         : (h1 - h0) * (w1 - w0);
+
+#define AVG_FWD(T)                                                             \
+    CPU_CLONES static void avg_fwd_##T(int64_t b, int64_t e, void *vp)         \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const pool_args *a = p->a;                                             \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
+            T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    AVG_WINDOW(a, p, oh, ow)                                   \
+                    T *o = &y[oh * p->os[2] + ow * p->os[3]];                  \
+                    if (h0 >= h1 || w0 >= w1) {                                \
+                        *o = 0;                                                \
+                        continue;                                              \
+                    }                                                          \
+                    T sum = 0;                                                 \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++)                      \
+                            sum += x[h * p->is[2] + w * p->is[3]];             \
+                    *o = sum / (T)div;                                         \
+                }                                                              \
+        }                                                                      \
+    }
+AVG_FWD(float)
+AVG_FWD(double)
+AVG_FWD(int64_t)
+
+/* Each output gradient divided by its window's divisor, added to the
+ * window's (clipped) elements: PyTorch's cpu_avg_pool_backward. */
+#define AVG_BWD(T)                                                             \
+    static void avg_bwd_##T(int64_t b, int64_t e, void *vp)                    \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const pool_args *a = p->a;                                             \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            T *gi = (T *)p->in + n * p->is[0] + c * p->is[1];                  \
+            const T *go = (const T *)p->out + n * p->os[0] + c * p->os[1];     \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    AVG_WINDOW(a, p, oh, ow)                                   \
+                    if (h0 >= h1 || w0 >= w1)                                  \
+                        continue;                                              \
+                    T d = go[oh * p->os[2] + ow * p->os[3]] / (T)div;          \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++)                      \
+                            gi[h * p->is[2] + w * p->is[3]] += d;              \
+                }                                                              \
+        }                                                                      \
+    }
+AVG_BWD(float)
+AVG_BWD(double)
+
+static void (*avg_fwd_fn(tt_dtype dt))(int64_t, int64_t, void *)
+{
+    return dt == TT_F64 ? avg_fwd_double : dt == TT_F32 ? avg_fwd_float : avg_fwd_int64_t;
+}
+
+/* The sizes of a pooling result: x's with the last two replaced. */
+static void pooled_sizes(const tt_tensor *x, const tt_size ohw[2], tt_size *sizes)
+{
+    int nd = tt_ndim(x);
+    for (int d = 0; d < nd - 2; d++)
+        sizes[d] = tt_sizes(x)[d];
+    sizes[nd - 2] = ohw[0], sizes[nd - 1] = ohw[1];
+}
+
+/* tt::avg_pool2d: f32, f64 and (as PyTorch) i64. */
+static tt_tensor *avg_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake)
+{
+    tt_size ohw[2], sizes[4], strides[4];
+    if (pool_check(op, x, a, 1, false, true, ohw))
+        return NULL;
+    int nd = tt_ndim(x);
+    pooled_sizes(x, ohw, sizes);
+    pool_out_strides(x, nd, sizes, strides);
+    fake = fake || is_fake(x);
+    tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
+    if (!y || fake)
+        return y;
+    pool_plan p;
+    plan_init(&p, a, x, y);
+    p.in = tt__ptr(x), p.out = tt__ptr(y);
+    tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                    avg_fwd_fn(tt_dtype_of(x)), &p);
+    return y;
+}
+
+/* divisor_override (argument i): None is 0 here; an explicit 0 is
+ * PyTorch's error. */
+static tt_status divisor_arg(tt_frame *f, int i, int64_t *out)
+{
+    *out = 0;
+    if (tt_arg_is_none(f, i))
+        return TT_OK;
+    tt_status st = tt_arg_int(f, i, out);
+    if (!st && *out == 0)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'divisor_override' (#%d): divisor must be "
+                                           "not zero", i + 1);
+    return st;
+}
+
+/* kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+ * from argument `first` on. */
+static tt_status avg_frame_args(tt_frame *f, int first, pool_args *a)
+{
+    tt_status st;
+    if ((st = pool_frame_args(f, first, false, a)) ||
+        (st = tt_arg_bool(f, first + 4, &a->count_include_pad)) ||
+        (st = divisor_arg(f, first + 5, &a->divisor)))
+        return st;
+    return TT_OK;
+}
+
+static tt_status avg_pool2d_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = avg_frame_args(f, 1, &a)))
+        return st;
+    tt_tensor *y = avg_pool2d(tt__op_label(TT_OP_AVG_POOL2D), x, &a, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+/* A new gradient of x: x's sizes in x's pooling layout, zeroed when real. */
+static tt_tensor *grad_like(const tt_tensor *x, bool fake)
+{
+    tt_size strides[4];
+    pool_out_strides(x, tt_ndim(x), tt_sizes(x), strides);
+    tt_tensor *gi = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, tt_dtype_of(x));
+    if (gi && !fake) /* dense (contiguous or channels last): zero its bytes */
+        memset(tt__ptr(gi), 0, (size_t)tt_numel(gi) * tt_dtype_size(tt_dtype_of(gi)));
+    return gi;
+}
+
+static tt_tensor *avg_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *x,
+                                           const pool_args *a, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_AVG_POOL2D_BACKWARD);
+    tt_size ohw[2], osz[4];
+    if (pool_check(op, x, a, 2, false, false, ohw) ||
+        want_same_dtype(op, "grad_output", 1, g, x))
+        return NULL;
+    pooled_sizes(x, ohw, osz);
+    if (want_sizes(op, "grad_output", 1, g, tt_ndim(x), osz))
+        return NULL;
+    fake = fake || is_fake(g) || is_fake(x);
+    tt_tensor *gi = grad_like(x, fake);
+    if (!gi || fake)
+        return gi;
+    pool_plan p;
+    plan_init(&p, a, x, g);
+    p.in = tt__ptr(gi), p.out = tt__ptr(g);
+    plan_strides(gi, p.is);
+    tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                    tt_dtype_of(x) == TT_F64 ? avg_bwd_double : avg_bwd_float, &p);
+    return gi;
+}
+
+static tt_status avg_pool2d_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = avg_frame_args(f, 2, &a)))
+        return st;
+    tt_tensor *gi = avg_pool2d_backward_impl(g, x, &a, tt_frame_is_fake(f));
+    return gi ? tt_return(f, 0, gi) : tt_errcode();
+}
+
+/* ---------------------------------------------------- adaptive avg pool */
+
+/* PyTorch's start_index / end_index: output o of `out` covers input
+ * [floor(o in / out), ceil((o + 1) in / out)), in exact integers. */
+static inline int64_t ad_start(int64_t o, int64_t out, int64_t in)
+{
+    return (o / out) * in + ((o % out) * in) / out;
+}
+static inline int64_t ad_end(int64_t o, int64_t out, int64_t in)
+{
+    return 1 + ((o + 1) * in - 1) / out;
+}
+
+/* sum / kh / kw, as PyTorch's cpu_adaptive_avg_pool. */
+#define ADAPTIVE_FWD(T)                                                        \
+    CPU_CLONES static void adaptive_fwd_##T(int64_t b, int64_t e, void *vp)    \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
+            T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
+            for (int64_t oh = 0; oh < p->OH; oh++) {                           \
+                int64_t h0 = ad_start(oh, p->OH, p->H), h1 = ad_end(oh, p->OH, p->H); \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    int64_t w0 = ad_start(ow, p->OW, p->W), w1 = ad_end(ow, p->OW, p->W); \
+                    T sum = 0;                                                 \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++)                      \
+                            sum += x[h * p->is[2] + w * p->is[3]];             \
+                    y[oh * p->os[2] + ow * p->os[3]] = sum / (T)(h1 - h0) / (T)(w1 - w0); \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+ADAPTIVE_FWD(float)
+ADAPTIVE_FWD(double)
+
+#define ADAPTIVE_BWD(T)                                                        \
+    static void adaptive_bwd_##T(int64_t b, int64_t e, void *vp)               \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            T *gi = (T *)p->in + n * p->is[0] + c * p->is[1];                  \
+            const T *go = (const T *)p->out + n * p->os[0] + c * p->os[1];     \
+            for (int64_t oh = 0; oh < p->OH; oh++) {                           \
+                int64_t h0 = ad_start(oh, p->OH, p->H), h1 = ad_end(oh, p->OH, p->H); \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    int64_t w0 = ad_start(ow, p->OW, p->W), w1 = ad_end(ow, p->OW, p->W); \
+                    T d = go[oh * p->os[2] + ow * p->os[3]] / (T)(h1 - h0) / (T)(w1 - w0); \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++)                      \
+                            gi[h * p->is[2] + w * p->is[3]] += d;              \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+ADAPTIVE_BWD(float)
+ADAPTIVE_BWD(double)
+
+/* PyTorch's adaptive pooling input check: 3-d or 4-d, the non-batch
+ * sizes non-zero; f32 or f64. */
+static tt_status adaptive_check(const char *op, const tt_tensor *x, int argno)
+{
+    tt_status st = want_float(op, "self", argno, x);
+    if (st)
+        return st;
+    int nd = tt_ndim(x);
+    bool ok = nd == 3 || nd == 4;
+    for (int d = nd == 4 ? 1 : 0; ok && d < nd; d++)
+        ok = !tt__sz_eq(tt_sizes(x)[d], 0);
+    if (ok)
+        return TT_OK;
+    char s1[128];
+    return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): expected a 3-d [C, H, W] or 4-d "
+                               "[N, C, H, W] tensor with non-zero sizes (N may be 0), got %s",
+                    op, argno, tt_shape_str(x, s1, sizeof s1));
+}
+
+/* tt::_adaptive_avg_pool2d: any output size (0 gives an empty result). */
+static tt_tensor *adaptive_avg_pool2d(const tt_tensor *x, const tt_size *osize, bool fake)
+{
+    const char *op = tt__op_label(TT_OP__ADAPTIVE_AVG_POOL2D);
+    tt_size sizes[4], strides[4];
+    if (adaptive_check(op, x, 1))
+        return NULL;
+    for (int i = 0; i < 2; i++)
+        if (!tt_size_is_sym(osize[i]) && osize[i] < 0) {
+            tt_error(TT_EINVAL, "%s: argument 'output_size' (#2): expected sizes of at least "
+                                "0, got [%lld, %lld]", op, (long long)osize[0],
+                     (long long)osize[1]);
+            return NULL;
+        }
+    int nd = tt_ndim(x);
+    pooled_sizes(x, osize, sizes);
+    pool_out_strides(x, nd, sizes, strides);
+    fake = fake || is_fake(x);
+    tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
+    if (!y || fake)
+        return y;
+    pool_plan p;
+    plan_init(&p, NULL, x, y);
+    p.in = tt__ptr(x), p.out = tt__ptr(y);
+    int64_t per = (p.H / (p.OH ? p.OH : 1) + 1) * (p.W / (p.OW ? p.OW : 1) + 1);
+    tt_parallel_for(plan_planes(x), plan_grain(&p, per),
+                    tt_dtype_of(x) == TT_F64 ? adaptive_fwd_double : adaptive_fwd_float, &p);
+    return y;
+}
+
+static tt_status adaptive_avg_pool2d_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    const int64_t *os;
+    int n;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_ints(f, 1, &os, &n)))
+        return st;
+    if (n != 2)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'output_size' (#2): expected 2 sizes, "
+                                           "got %d", n);
+    tt_tensor *y = adaptive_avg_pool2d(x, os, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+/* tt::_adaptive_avg_pool2d_backward(grad_output, self): the output size
+ * is grad_output's. */
+static tt_status adaptive_avg_pool2d_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)))
+        return st;
+    const char *op = tt__op_label(TT_OP__ADAPTIVE_AVG_POOL2D_BACKWARD);
+    if ((st = adaptive_check(op, x, 2)) || (st = want_same_dtype(op, "grad_output", 1, g, x)))
+        return st;
+    int nd = tt_ndim(x);
+    tt_size want[4];
+    for (int d = 0; d < nd; d++)
+        want[d] = tt_ndim(g) == nd ? tt_sizes(g)[d] : 0;
+    for (int d = 0; d < nd - 2; d++)
+        want[d] = tt_sizes(x)[d];
+    if ((st = want_sizes(op, "grad_output", 1, g, nd, want)))
+        return st;
+    bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(x);
+    tt_tensor *gi = grad_like(x, fake);
+    if (!gi || fake)
+        return gi ? tt_return(f, 0, gi) : tt_errcode();
+    pool_plan p;
+    plan_init(&p, NULL, x, g);
+    p.in = tt__ptr(gi), p.out = tt__ptr(g);
+    plan_strides(gi, p.is);
+    tt_parallel_for(plan_planes(x), plan_grain(&p, 1),
+                    tt_dtype_of(x) == TT_F64 ? adaptive_bwd_double : adaptive_bwd_float, &p);
+    return tt_return(f, 0, gi);
+}
+
+/* ----------------------------------------------------------- autograd */
+
+static tt_status setup_avg_pool2d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                  const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    pool_args a;
+    pool_values_args(in, 1, false, &a);
+    a.count_include_pad = in[5].u.b;
+    a.divisor = in[6].kind == TT_V_INT ? in[6].u.i : 0;
+    tt_status st = save_pool_args(ctx, &a);
+    return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
+}
+
+static tt_status avg_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                     tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    pool_args a;
+    tt_status st = load_pool_args(ctx, &a);
+    if (st)
+        return st;
+    return tt__put_grad(
+        ctx, gi, 0,
+        tt__call_op(TT_OP_AVG_POOL2D_BACKWARD,
+                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                            pair_value(a.k), pair_value(a.s), pair_value(a.p),
+                            tt_v_bool(a.ceil), tt_v_bool(a.count_include_pad),
+                            a.divisor ? tt_v_int(a.divisor) : tt_v_none())));
+}
+
+static tt_status setup_adaptive(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    return tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
+}
+
+static tt_status adaptive_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                   tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    return tt__put_grad(ctx, gi, 0,
+                        tt__call_op(TT_OP__ADAPTIVE_AVG_POOL2D_BACKWARD,
+                                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)))));
+}
+
+/* ------------------------------------------------------------- 1-d pools */
+
+/* max_pool1d and avg_pool1d are the 2-d kernels on a [.., C, 1, L] view
+ * of a [C, L] or [N, C, L] input, as PyTorch composes them (with
+ * unsqueeze(-2)); their own rows keep one node per call in a graph and
+ * PyTorch's argument forms. int[1] lists bind any length (aten's "one or
+ * several"), so each must hold exactly one value here. */
+static tt_status one_arg(tt_frame *f, int i, const char *name, int64_t dflt, int64_t *out)
+{
+    const int64_t *v;
+    int n;
+    tt_status st = tt_arg_ints(f, i, &v, &n);
+    if (st)
+        return st;
+    if (n == 0 && dflt >= 0) {
+        *out = dflt;
+        return TT_OK;
+    }
+    if (n != 1)
+        return tt_frame_fail(f, TT_EINVAL, "argument '%s' (#%d): expected one int, got %d",
+                             name, i + 1, n);
+    *out = v[0];
+    return TT_OK;
+}
+
+/* A 1-d pooling call's arguments as the 2-d call's: kernel [1, k], stride
+ * [1, s], padding [0, p], dilation [1, d]. */
+static tt_status pool1d_frame_args(tt_frame *f, bool has_dilation, pool_args *a)
+{
+    tt_status st;
+    *a = (pool_args){.k = {1, 0}, .s = {1, 0}, .d = {1, 1}, .count_include_pad = true};
+    if ((st = one_arg(f, 1, "kernel_size", -1, &a->k[1])) ||
+        (st = one_arg(f, 2, "stride", a->k[1], &a->s[1])) ||
+        (st = one_arg(f, 3, "padding", 0, &a->p[1])))
+        return st;
+    int next = 4;
+    if (has_dilation && (st = one_arg(f, next++, "dilation", 1, &a->d[1])))
+        return st;
+    if ((st = tt_arg_bool(f, next, &a->ceil)))
+        return st;
+    return has_dilation ? TT_OK : tt_arg_bool(f, next + 1, &a->count_include_pad);
+}
+
+static tt_status want_1d_input(const char *op, const tt_tensor *x)
+{
+    if (tt_ndim(x) == 2 || tt_ndim(x) == 3)
+        return TT_OK;
+    char s[128];
+    return tt_error(TT_ESHAPE, "%s: argument 'self' (#1): expected a 2-d [C, L] or 3-d "
+                               "[N, C, L] tensor, got %s", op, tt_shape_str(x, s, sizeof s));
+}
+
+static tt_tensor *squeeze_h(tt_tensor *y)
+{
+    tt_tensor *r = y ? tt__squeeze_raw(y, tt_ndim(y) - 2) : NULL;
+    tt_release(y);
+    return r;
+}
+
+/* tt::max_pool1d / tt::avg_pool1d (the row's data: 1 for max). */
+static tt_tensor *pool1d(bool max, const tt_tensor *x, const pool_args *a, bool fake)
+{
+    const char *op = tt__op_label(max ? TT_OP_MAX_POOL1D : TT_OP_AVG_POOL1D);
+    if (want_1d_input(op, x))
+        return NULL;
+    tt_tensor *u = tt__unsqueeze_raw(x, tt_ndim(x) - 1), *y = NULL, *ind = NULL;
+    if (!u)
+        return NULL;
+    if (max) {
+        max_pool2d(op, u, a, fake, &y, &ind);
+        tt_release(ind);
+    } else {
+        y = avg_pool2d(op, u, a, fake);
+    }
+    tt_release(u);
+    return squeeze_h(y);
+}
+
+static tt_status pool1d_kernel(tt_frame *f)
+{
+    bool max = (intptr_t)tt_frame_userdata(f) == 1;
+    tt_tensor *x;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = pool1d_frame_args(f, max, &a)))
+        return st;
+    tt_tensor *y = pool1d(max, x, &a, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+static tt_status setup_pool1d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                              const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    bool max = (intptr_t)tt_ctx_userdata(ctx) == 1;
+    pool_args a = {.k = {1, in[1].u.ints[0]}, .d = {1, 1}, .count_include_pad = true};
+    a.s[0] = 1, a.s[1] = in[2].n ? in[2].u.ints[0] : a.k[1];
+    a.p[1] = in[3].u.ints[0];
+    if (max)
+        a.d[1] = in[4].u.ints[0], a.ceil = in[5].u.b;
+    else
+        a.ceil = in[4].u.b, a.count_include_pad = in[5].u.b;
+    tt_status st = save_pool_args(ctx, &a);
+    return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
+}
+
+/* Through the 2-d backward ops on unsqueezed views; max pooling finds its
+ * indices again (max_pool1d keeps none). All ops, so it traces. */
+static tt_status pool1d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    bool max = (intptr_t)tt_ctx_userdata(ctx) == 1;
+    pool_args a;
+    tt_status st = load_pool_args(ctx, &a);
+    if (st)
+        return st;
+    tt_tensor *x = tt_ctx_saved(ctx, 0);
+    int h = tt_ndim(x) - 1;
+    tt_tensor *xu = tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(x), tt_v_int(h)));
+    tt_tensor *gu = xu ? tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(g[0]), tt_v_int(h)))
+                       : NULL;
+    tt_tensor *r = NULL;
+    if (gu && max) {
+        tt_value outs[2] = {tt_v_none(), tt_v_none()};
+        st = tt_op_call(tt__op(TT_OP_MAX_POOL2D_WITH_INDICES),
+                        TT_ARGS(tt_v_tensor(xu), pair_value(a.k), pair_value(a.s),
+                                pair_value(a.p), pair_value(a.d), tt_v_bool(a.ceil)),
+                        outs, 2);
+        if (!st)
+            r = tt__call_op(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD,
+                            TT_ARGS(tt_v_tensor(gu), tt_v_tensor(xu), pair_value(a.k),
+                                    pair_value(a.s), pair_value(a.p), pair_value(a.d),
+                                    tt_v_bool(a.ceil), tt_v_tensor(outs[1].u.t)));
+        tt_value_clear(&outs[0]);
+        tt_value_clear(&outs[1]);
+    } else if (gu) {
+        r = tt__call_op(TT_OP_AVG_POOL2D_BACKWARD,
+                        TT_ARGS(tt_v_tensor(gu), tt_v_tensor(xu), pair_value(a.k),
+                                pair_value(a.s), pair_value(a.p), tt_v_bool(a.ceil),
+                                tt_v_bool(a.count_include_pad), tt_v_none()));
+    }
+    tt_tensor *sq = r ? tt__call_op(TT_OP_SQUEEZE_DIM, TT_ARGS(tt_v_tensor(r), tt_v_int(h)))
+                      : NULL;
+    tt_release(r);
+    tt_release(gu);
+    tt_release(xu);
+    return tt__put_grad(ctx, gi, 0, sq);
 }
 
 #undef TT__FAMILY_POOL
@@ -519,7 +1067,7 @@ tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
     if (opts_args("tt_max_pool2d_with_indices", o, &a, &unset))
         return NULL;
     if (tt__fast_path(TT_OP_MAX_POOL2D_WITH_INDICES, 1, &x)) {
-        max_pool2d(x, &a, false, &y, indices);
+        max_pool2d(tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES), x, &a, false, &y, indices);
         return y;
     }
     tt_value outs[2] = {tt_v_none(), tt_v_none()};
@@ -538,4 +1086,74 @@ tt_tensor *tt_max_pool2d(const tt_tensor *x, const tt_pool_opts *o)
     tt_tensor *ind = NULL, *y = tt_max_pool2d_with_indices(x, o, &ind);
     tt_release(ind);
     return y;
+}
+
+tt_tensor *tt_avg_pool2d(const tt_tensor *x, const tt_pool_opts *o)
+{
+    pool_args a;
+    bool unset = false;
+    if (opts_args("tt_avg_pool2d", o, &a, &unset))
+        return NULL;
+    if (a.d[0] != 1 || a.d[1] != 1) {
+        tt_error(TT_EINVAL, "tt_avg_pool2d: argument 'opts': dilation is max pooling's only "
+                            "(expected 0 or 1), got [%lld, %lld]",
+                 (long long)o->dilation[0], (long long)o->dilation[1]);
+        return NULL;
+    }
+    if (tt__fast_path(TT_OP_AVG_POOL2D, 1, &x))
+        return avg_pool2d(tt__op_label(TT_OP_AVG_POOL2D), x, &a, false);
+    return tt__call_op(TT_OP_AVG_POOL2D,
+                       TT_ARGS(tt_v_tensor(x), pair_value(a.k),
+                               unset ? tt_v_ints(0, NULL) : pair_value(a.s), pair_value(a.p),
+                               tt_v_bool(a.ceil), tt_v_bool(a.count_include_pad),
+                               a.divisor ? tt_v_int(a.divisor) : tt_v_none()));
+}
+
+tt_tensor *tt_adaptive_avg_pool2d(const tt_tensor *x, int64_t out_h, int64_t out_w)
+{
+    const int64_t os[2] = {out_h, out_w};
+    if (tt__fast_path(TT_OP__ADAPTIVE_AVG_POOL2D, 1, &x))
+        return adaptive_avg_pool2d(x, os, false);
+    return tt__call_op(TT_OP__ADAPTIVE_AVG_POOL2D, TT_ARGS(tt_v_tensor(x), tt_v_ints(2, os)));
+}
+
+/* The 1-d wrappers: entry [0] of each pair, boxed as the 1-d ops take
+ * them (stride [] when zero: "as kernel_size"). */
+static tt_tensor *pool1d_call(const char *fn, bool max, const tt_tensor *x,
+                              const tt_pool_opts *o)
+{
+    if (!o) {
+        tt_error(TT_EINVAL, "%s: argument 'opts' is NULL (expected at least the kernel size)",
+                 fn);
+        return NULL;
+    }
+    if (!max && o->dilation[0] > 1) {
+        tt_error(TT_EINVAL, "%s: argument 'opts': dilation is max pooling's only (expected 0 "
+                            "or 1), got %lld", fn, (long long)o->dilation[0]);
+        return NULL;
+    }
+    int64_t k = o->kernel[0], s = o->stride[0] ? o->stride[0] : k, p = o->padding[0];
+    int64_t d = o->dilation[0] ? o->dilation[0] : 1;
+    tt_builtin_id id = max ? TT_OP_MAX_POOL1D : TT_OP_AVG_POOL1D;
+    if (tt__fast_path(id, 1, &x)) {
+        pool_args a = {.k = {1, k}, .s = {1, s}, .p = {0, p}, .d = {1, d},
+                       .ceil = o->ceil_mode, .count_include_pad = !o->exclude_pad};
+        return pool1d(max, x, &a, false);
+    }
+    tt_value sv = o->stride[0] ? tt_v_ints(1, &s) : tt_v_ints(0, NULL);
+    if (max)
+        return tt__call_op(id, TT_ARGS(tt_v_tensor(x), tt_v_ints(1, &k), sv, tt_v_ints(1, &p),
+                                       tt_v_ints(1, &d), tt_v_bool(o->ceil_mode)));
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(x), tt_v_ints(1, &k), sv, tt_v_ints(1, &p),
+                                   tt_v_bool(o->ceil_mode), tt_v_bool(!o->exclude_pad)));
+}
+
+tt_tensor *tt_max_pool1d(const tt_tensor *x, const tt_pool_opts *o)
+{
+    return pool1d_call("tt_max_pool1d", true, x, o);
+}
+
+tt_tensor *tt_avg_pool1d(const tt_tensor *x, const tt_pool_opts *o)
+{
+    return pool1d_call("tt_avg_pool1d", false, x, o);
 }

@@ -44,10 +44,28 @@ tt_tensor *tt_max_pool2d(const tt_tensor *x, const tt_pool_opts *o);
  * its input plane, as PyTorch's. *indices is NULL on failure. */
 tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
                                       tt_tensor **indices);
+/* Average pooling (tt::avg_pool2d) of a [C, H, W] or [N, C, H, W] input
+ * (f32, f64, or i64 as PyTorch: integer sums divided with truncation):
+ * each window's sum divided by its size (padding included unless
+ * o->exclude_pad; o->divisor_override instead when non-zero). An empty
+ * window gives 0. o->dilation must be 0 or 1. */
+tt_tensor *tt_avg_pool2d(const tt_tensor *x, const tt_pool_opts *o);
+/* Adaptive average pooling (tt::_adaptive_avg_pool2d) to out_h x out_w:
+ * output (i, j) averages input rows [floor(i H / out_h), ceil((i + 1) H /
+ * out_h)) and the columns likewise. Sizes of 0 give an empty result. */
+tt_tensor *tt_adaptive_avg_pool2d(const tt_tensor *x, int64_t out_h, int64_t out_w);
+/* 1-d pooling of a [C, L] or [N, C, L] input over L (tt::max_pool1d,
+ * tt::avg_pool1d), with entry [0] of each of o's pairs. */
+tt_tensor *tt_max_pool1d(const tt_tensor *x, const tt_pool_opts *o);
+tt_tensor *tt_avg_pool1d(const tt_tensor *x, const tt_pool_opts *o);
 
 #ifdef TT_CALLSITES
 #define tt_max_pool2d(...) TT_CALLSITE_T(tt_max_pool2d, __VA_ARGS__)
 #define tt_max_pool2d_with_indices(...) TT_CALLSITE_T(tt_max_pool2d_with_indices, __VA_ARGS__)
+#define tt_avg_pool2d(...) TT_CALLSITE_T(tt_avg_pool2d, __VA_ARGS__)
+#define tt_adaptive_avg_pool2d(...) TT_CALLSITE_T(tt_adaptive_avg_pool2d, __VA_ARGS__)
+#define tt_max_pool1d(...) TT_CALLSITE_T(tt_max_pool1d, __VA_ARGS__)
+#define tt_avg_pool1d(...) TT_CALLSITE_T(tt_avg_pool1d, __VA_ARGS__)
 #endif
 
 /* ------------------------------------------------- normalization, dropout */

@@ -374,6 +374,30 @@
           "Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, " \
           "int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", \
           max_pool2d_backward_kernel, max_pool2d_backward_kernel, NULL, NULL, 0, 0) \
+    X(POOL, AVG_POOL2D, "tt::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], " \
+          "int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, " \
+          "int? divisor_override=None) -> Tensor", \
+          avg_pool2d_kernel, avg_pool2d_kernel, avg_pool2d_backward, setup_avg_pool2d, 0, 0) \
+    X(POOL, AVG_POOL2D_BACKWARD, "tt::avg_pool2d_backward(Tensor grad_output, Tensor self, " \
+          "int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, " \
+          "bool count_include_pad, int? divisor_override) -> Tensor", \
+          avg_pool2d_backward_kernel, avg_pool2d_backward_kernel, NULL, NULL, 0, 0) \
+    X(POOL, _ADAPTIVE_AVG_POOL2D, "tt::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) " \
+          "-> Tensor", \
+          adaptive_avg_pool2d_kernel, adaptive_avg_pool2d_kernel, adaptive_backward, \
+          setup_adaptive, 0, 0) \
+    X(POOL, _ADAPTIVE_AVG_POOL2D_BACKWARD, "tt::_adaptive_avg_pool2d_backward(Tensor grad_output, " \
+          "Tensor self) -> Tensor", \
+          adaptive_avg_pool2d_backward_kernel, adaptive_avg_pool2d_backward_kernel, NULL, NULL, \
+          0, 0) \
+    /* The 1-d pools: the 2-d kernels on a [.., C, 1, L] view (data 1: max). \
+     * max_pool1d is aten's (not Core ATen: PyTorch decomposes it). */ \
+    X(POOL, MAX_POOL1D, "tt::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], " \
+          "int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor", \
+          pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 1, 0) \
+    X(POOL, AVG_POOL1D, "tt::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], " \
+          "int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor", \
+          pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 0, 0) \
     \
     /* ---- ops/pad_upsample.c ------------------------------------------ */ \
     \

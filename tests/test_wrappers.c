@@ -216,6 +216,16 @@ static const tt_adamw_opts adamw_opts = {
       tt_max_pool2d(X4, &(tt_pool_opts){.kernel = {3, 2}, .padding = {1, 1}}))                  \
     X(tt_max_pool2d_with_indices, "tt::max_pool2d_with_indices",                                \
       "X4, [2, 2], [1, 1], [1, 0], [1, 1], false", pool_indices())                             \
+    X(tt_avg_pool2d, "tt::avg_pool2d", "X4, [2, 3], [1, 2], [1, 1], true, false, 5",           \
+      tt_avg_pool2d(X4, &(tt_pool_opts){.kernel = {2, 3}, .stride = {1, 2}, .padding = {1, 1},  \
+                                        .ceil_mode = true, .exclude_pad = true,                 \
+                                        .divisor_override = 5}))                                \
+    X(tt_adaptive_avg_pool2d, "tt::_adaptive_avg_pool2d", "X4, [2, 3]",                         \
+      tt_adaptive_avg_pool2d(X4, 2, 3))                                                         \
+    X(tt_max_pool1d, "tt::max_pool1d", "A3, [2], [], [1], [1], false",                          \
+      tt_max_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .padding = {1}}))                        \
+    X(tt_avg_pool1d, "tt::avg_pool1d", "A3, [2], [1], [0], true, true",                         \
+      tt_avg_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .stride = {1}, .ceil_mode = true}))      \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
     /* ---- ops/tt_nn.h: activations, losses, SGD */
 
