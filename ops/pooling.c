@@ -728,8 +728,8 @@ ADAPTIVE_FWD(double)
 ADAPTIVE_BWD(float)
 ADAPTIVE_BWD(double)
 
-/* PyTorch's adaptive pooling input check: 3-d or 4-d, the non-batch
- * sizes non-zero; f32 or f64. */
+/* PyTorch's adaptive pooling input check: 3-d or 4-d, H and W non-zero
+ * (N and C may be 0); f32 or f64. */
 static tt_status adaptive_check(const char *op, const tt_tensor *x, int argno)
 {
     tt_status st = want_float(op, "self", argno, x);
@@ -737,13 +737,13 @@ static tt_status adaptive_check(const char *op, const tt_tensor *x, int argno)
         return st;
     int nd = tt_ndim(x);
     bool ok = nd == 3 || nd == 4;
-    for (int d = nd == 4 ? 1 : 0; ok && d < nd; d++)
+    for (int d = nd - 2; ok && d < nd; d++)
         ok = !tt__sz_eq(tt_sizes(x)[d], 0);
     if (ok)
         return TT_OK;
     char s1[128];
     return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): expected a 3-d [C, H, W] or 4-d "
-                               "[N, C, H, W] tensor with non-zero sizes (N may be 0), got %s",
+                               "[N, C, H, W] tensor with non-zero H and W, got %s",
                     op, argno, tt_shape_str(x, s1, sizeof s1));
 }
 

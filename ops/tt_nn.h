@@ -59,6 +59,32 @@ tt_tensor *tt_adaptive_avg_pool2d(const tt_tensor *x, int64_t out_h, int64_t out
 tt_tensor *tt_max_pool1d(const tt_tensor *x, const tt_pool_opts *o);
 tt_tensor *tt_avg_pool1d(const tt_tensor *x, const tt_pool_opts *o);
 
+/* Padding as F.pad: pads[2i], pads[2i + 1] pad the i-th dim from the last
+ * before and after. mode "constant" (tt::constant_pad_nd: any dtype, any
+ * number of dims up to n / 2, `value` in the new elements, negative pads
+ * crop; NULL is "constant"), "reflect" (tt::reflection_pad1d for n 2 on a
+ * [C, W] or [N, C, W] input, tt::reflection_pad2d for n 4 on [C, H, W] or
+ * [N, C, H, W]: mirrored about the edge, each pad below the size it pads)
+ * or "replicate" (tt::replication_pad2d, n 4: the edge repeated); value
+ * is read in constant mode only. Reflection and replication need f32 or
+ * f64. */
+tt_tensor *tt_pad(const tt_tensor *x, int n, const int64_t *pads, const char *mode,
+                  double value);
+/* Nearest-neighbour upsampling of [N, C, H, W] (f32, f64) to out_h x out_w
+ * (tt::upsample_nearest2d.vec): output (i, j) is input (floor(i H /
+ * out_h), floor(j W / out_w)). The layout follows the input's. */
+tt_tensor *tt_upsample_nearest2d(const tt_tensor *x, int64_t out_h, int64_t out_w);
+/* The same by scale factors: the output is floor(H * scale_h) x floor(W *
+ * scale_w) and the source index floor(i / scale_h). */
+tt_tensor *tt_upsample_nearest2d_scale(const tt_tensor *x, double scale_h, double scale_w);
+/* Bilinear upsampling (tt::upsample_bilinear2d.vec) to out_h x out_w: with
+ * align_corners the corner pixels' centres coincide, else the pixel areas
+ * do (PyTorch's two conventions). */
+tt_tensor *tt_upsample_bilinear2d(const tt_tensor *x, int64_t out_h, int64_t out_w,
+                                  bool align_corners);
+tt_tensor *tt_upsample_bilinear2d_scale(const tt_tensor *x, double scale_h, double scale_w,
+                                        bool align_corners);
+
 #ifdef TT_CALLSITES
 #define tt_max_pool2d(...) TT_CALLSITE_T(tt_max_pool2d, __VA_ARGS__)
 #define tt_max_pool2d_with_indices(...) TT_CALLSITE_T(tt_max_pool2d_with_indices, __VA_ARGS__)
@@ -66,6 +92,11 @@ tt_tensor *tt_avg_pool1d(const tt_tensor *x, const tt_pool_opts *o);
 #define tt_adaptive_avg_pool2d(...) TT_CALLSITE_T(tt_adaptive_avg_pool2d, __VA_ARGS__)
 #define tt_max_pool1d(...) TT_CALLSITE_T(tt_max_pool1d, __VA_ARGS__)
 #define tt_avg_pool1d(...) TT_CALLSITE_T(tt_avg_pool1d, __VA_ARGS__)
+#define tt_pad(...) TT_CALLSITE_T(tt_pad, __VA_ARGS__)
+#define tt_upsample_nearest2d(...) TT_CALLSITE_T(tt_upsample_nearest2d, __VA_ARGS__)
+#define tt_upsample_nearest2d_scale(...) TT_CALLSITE_T(tt_upsample_nearest2d_scale, __VA_ARGS__)
+#define tt_upsample_bilinear2d(...) TT_CALLSITE_T(tt_upsample_bilinear2d, __VA_ARGS__)
+#define tt_upsample_bilinear2d_scale(...) TT_CALLSITE_T(tt_upsample_bilinear2d_scale, __VA_ARGS__)
 #endif
 
 /* ------------------------------------------------- normalization, dropout */

@@ -400,6 +400,41 @@
           pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 0, 0) \
     \
     /* ---- ops/pad_upsample.c ------------------------------------------ */ \
+    X(PAD_UPSAMPLE, CONSTANT_PAD_ND, "tt::constant_pad_nd(Tensor self, int[] pad, Scalar value=0) " \
+          "-> Tensor", \
+          constant_pad_kernel, constant_pad_kernel, constant_pad_backward, setup_constant_pad, 0, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD1D, "tt::reflection_pad1d(Tensor self, int[2] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REFLECT1D, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD2D, "tt::reflection_pad2d(Tensor self, int[4] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REFLECT2D, 0) \
+    X(PAD_UPSAMPLE, REPLICATION_PAD2D, "tt::replication_pad2d(Tensor self, int[4] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REPLICATE2D, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD1D_BACKWARD, "tt::reflection_pad1d_backward(Tensor grad_output, " \
+          "Tensor self, int[2] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REFLECT1D, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD2D_BACKWARD, "tt::reflection_pad2d_backward(Tensor grad_output, " \
+          "Tensor self, int[4] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REFLECT2D, 0) \
+    X(PAD_UPSAMPLE, REPLICATION_PAD2D_BACKWARD, "tt::replication_pad2d_backward(Tensor grad_output, " \
+          "Tensor self, int[4] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REPLICATE2D, 0) \
+    /* data 1: bilinear. The .vec forms take exactly one of output_size \
+     * and scale_factors, as PyTorch's. */ \
+    X(PAD_UPSAMPLE, UPSAMPLE_NEAREST2D_VEC, "tt::upsample_nearest2d.vec(Tensor input, " \
+          "SymInt[]? output_size, float[]? scale_factors) -> Tensor", \
+          upsample_nearest_kernel, upsample_nearest_kernel, upsample_backward, setup_upsample, 0, 0) \
+    X(PAD_UPSAMPLE, UPSAMPLE_BILINEAR2D_VEC, "tt::upsample_bilinear2d.vec(Tensor input, " \
+          "SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", \
+          upsample_bilinear_kernel, upsample_bilinear_kernel, upsample_backward, setup_upsample, \
+          1, 0) \
+    X(PAD_UPSAMPLE, UPSAMPLE_NEAREST2D_BACKWARD_VEC, "tt::upsample_nearest2d_backward.vec(" \
+          "Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, " \
+          "float[]? scale_factors) -> Tensor", \
+          upsample_backward_kernel, upsample_backward_kernel, NULL, NULL, 0, 0) \
+    X(PAD_UPSAMPLE, UPSAMPLE_BILINEAR2D_BACKWARD_VEC, "tt::upsample_bilinear2d_backward.vec(" \
+          "Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, " \
+          "float[]? scale_factors) -> Tensor", \
+          upsample_backward_kernel, upsample_backward_kernel, NULL, NULL, 1, 0) \
     \
     /* ---- ops/activation.c -------------------------------------------- */ \
     \

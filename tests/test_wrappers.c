@@ -226,6 +226,16 @@ static const tt_adamw_opts adamw_opts = {
       tt_max_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .padding = {1}}))                        \
     X(tt_avg_pool1d, "tt::avg_pool1d", "A3, [2], [1], [0], true, true",                         \
       tt_avg_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .stride = {1}, .ceil_mode = true}))      \
+    X(tt_pad, "tt::reflection_pad2d", "X4, [1, 2, 0, 1]",                                      \
+      tt_pad(X4, 4, (const int64_t[]){1, 2, 0, 1}, "reflect", 0))                               \
+    X(tt_upsample_nearest2d, "tt::upsample_nearest2d.vec", "X4, [5, 6], None",                  \
+      tt_upsample_nearest2d(X4, 5, 6))                                                          \
+    X(tt_upsample_nearest2d_scale, "tt::upsample_nearest2d.vec", "X4, None, [1.5, 2]",          \
+      tt_upsample_nearest2d_scale(X4, 1.5, 2))                                                  \
+    X(tt_upsample_bilinear2d, "tt::upsample_bilinear2d.vec", "X4, [5, 7], true, None",          \
+      tt_upsample_bilinear2d(X4, 5, 7, true))                                                   \
+    X(tt_upsample_bilinear2d_scale, "tt::upsample_bilinear2d.vec", "X4, None, false, [2, 1.5]", \
+      tt_upsample_bilinear2d_scale(X4, 2, 1.5, false))                                          \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
     /* ---- ops/tt_nn.h: activations, losses, SGD */
 
@@ -295,6 +305,12 @@ static void describe_arg(char *buf, size_t n, const tt_value *v)
     case TT_V_BOOL: append(buf, n, "%s", v->u.b ? "true" : "false"); break;
     case TT_V_STR: append(buf, n, "'%s'", v->u.s); break;
     case TT_V_DTYPE: append(buf, n, "%s", tt_dtype_name(v->u.dtype)); break;
+    case TT_V_FLOATS:
+        append(buf, n, "[");
+        for (int k = 0; k < v->n; k++)
+            append(buf, n, "%s%g", k ? ", " : "", v->u.floats[k]);
+        append(buf, n, "]");
+        break;
     case TT_V_INTS:
     case TT_V_TENSORS:
         append(buf, n, "[");
