@@ -67,7 +67,11 @@ static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args 
     char s1[128];
     tt_status st;
     int argno_k = argno_x + 1;
-    if (!(allow_i64 && tt_dtype_of(x) == TT_I64) && (st = want_float(op, "self", argno_x, x)))
+    tt_dtype dt = tt_dtype_of(x);
+    if (allow_i64 && dt != TT_F32 && dt != TT_F64 && dt != TT_I64)
+        return tt_error(TT_EDTYPE, "%s: argument 'self' (#%d): expected f32, f64 or i64, got %s",
+                        op, argno_x, tt_dtype_name(dt));
+    if (!allow_i64 && (st = want_float(op, "self", argno_x, x)))
         return st;
     int nd = tt_ndim(x);
     bool ok = nd == 3 || nd == 4;

@@ -256,7 +256,7 @@ END_TEST
 /* --------------------------------------------------------------- errors */
 
 static struct {
-    tt_tensor *x, *x2, *x0, *xi, *g, *gbad, *ind, *indbad, *ind32;
+    tt_tensor *x, *x2, *x0, *xi, *g, *gbad, *ind, *indbad, *ind32, *x3, *xb;
 } in;
 
 static void errors_setup(void)
@@ -271,11 +271,14 @@ static void errors_setup(void)
     in.ind = NN(tt_zeros(TT_SHAPE(1, 3, 2, 2), TT_I64));
     in.indbad = NN(tt_full(TT_SHAPE(1, 3, 2, 2), 16, TT_I64));
     in.ind32 = NN(tt_zeros(TT_SHAPE(1, 3, 2, 2), TT_I32));
+    in.x3 = scrambled(3, (int64_t[]){1, 3, 8}, TT_F32);
+    in.xb = NN(tt_zeros(TT_SHAPE(1, 3, 4, 4), TT_BOOL));
 }
 
 static void errors_teardown(void)
 {
-    tt_tensor *all[] = {in.x, in.x2, in.x0, in.xi, in.g, in.gbad, in.ind, in.indbad, in.ind32};
+    tt_tensor *all[] = {in.x,   in.x2,     in.x0,    in.xi, in.g, in.gbad,
+                        in.ind, in.indbad, in.ind32, in.x3, in.xb};
     for (int k = 0; k < TT_TABLE_LEN(all); k++)
         tt_release(all[k]);
     memset(&in, 0, sizeof in);
@@ -350,7 +353,142 @@ static tt_tensor *mp_bw_call(tt_tensor *g, tt_tensor *x, tt_tensor *ind)
     X(max_bw_grad_dtype, mp_bw_call(in.ind, in.x, in.ind), TT_EDTYPE,          \
       "argument 'grad_output' (#1): expected f32 like 'self', got i64")
 
+static tt_tensor *op_call(const char *name, int n, const tt_value *args)
+{
+    return tt_op_call1(tt_op_find(name), args, n);
+}
+#define CALL(name, ...)                                                        \
+    op_call(name, (int)(sizeof((tt_value[]){__VA_ARGS__}) / sizeof(tt_value)), \
+            (const tt_value[]){__VA_ARGS__})
+#define AP(x, ...) tt_avg_pool2d((x), &(tt_pool_opts){__VA_ARGS__})
+#define PAD(x, mode, ...)                                                      \
+    tt_pad((x), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)),     \
+           (const int64_t[]){__VA_ARGS__}, mode, 0)
+#define I2(a, b) tt_v_ints(2, (const int64_t[]){a, b})
+#define I4(a, b, c, d) tt_v_ints(4, (const int64_t[]){a, b, c, d})
+/* The other ops' errors: average, adaptive and 1-d pooling, padding,
+ * upsampling, and their backward ops. */
+#define MORE_ERRORS(X)                                                         \
+    X(avg_divisor_zero,                                                        \
+      CALL("tt::avg_pool2d", tt_v_tensor(in.x), tt_v_int(2), tt_v_ints(0, NULL), \
+           tt_v_int(0), tt_v_bool(false), tt_v_bool(true), tt_v_int(0)),       \
+      TT_EINVAL, "tt::avg_pool2d: argument 'divisor_override' (#7): divisor "  \
+      "must be not zero")                                                      \
+    X(avg_dilation, AP(in.x, .kernel = {2, 2}, .dilation = {2, 1}), TT_EINVAL, \
+      "tt_avg_pool2d: argument 'opts': dilation is max pooling's only "        \
+      "(expected 0 or 1), got [2, 1]")                                         \
+    X(avg_bool, AP(in.xb, .kernel = {2, 2}), TT_EDTYPE,                        \
+      "tt::avg_pool2d: argument 'self' (#1): expected f32, f64 or i64, got "   \
+      "bool")                                                                  \
+    X(avg_too_small, AP(in.x, .kernel = {5, 2}), TT_ESHAPE,                    \
+      "tt::avg_pool2d: argument 'self' (#1): given input size (3x4x4), the "   \
+      "calculated output size (3x0x2) is too small")                           \
+    X(avg_bw_shape,                                                            \
+      CALL("tt::avg_pool2d_backward", tt_v_tensor(in.gbad), tt_v_tensor(in.x), \
+           I2(2, 2), I2(2, 2), I2(0, 0), tt_v_bool(false), tt_v_bool(true),    \
+           tt_v_none()),                                                       \
+      TT_ESHAPE, "tt::avg_pool2d_backward: argument 'grad_output' (#1): "      \
+      "expected shape [1, 3, 2, 2], got [1, 3, 3, 2]")                         \
+    X(adaptive_negative, tt_adaptive_avg_pool2d(in.x, -1, 2), TT_EINVAL,       \
+      "tt::_adaptive_avg_pool2d: argument 'output_size' (#2): expected sizes " \
+      "of at least 0, got [-1, 2]")                                            \
+    X(adaptive_2d, tt_adaptive_avg_pool2d(in.x2, 2, 2), TT_ESHAPE,             \
+      "tt::_adaptive_avg_pool2d: argument 'self' (#1): expected a 3-d [C, H, "  \
+      "W] or 4-d [N, C, H, W] tensor with non-zero H and W, got [4, 4]")       \
+    X(adaptive_i64, tt_adaptive_avg_pool2d(in.xi, 2, 2), TT_EDTYPE,            \
+      "expected f32 or f64, got i64")                                          \
+    X(pool1d_4d, tt_max_pool1d(in.x, &(tt_pool_opts){.kernel = {2}}),          \
+      TT_ESHAPE, "tt::max_pool1d: argument 'self' (#1): expected a 2-d [C, L] " \
+      "or 3-d [N, C, L] tensor, got [1, 3, 4, 4]")                             \
+    X(pool1d_kernel_2,                                                         \
+      CALL("tt::max_pool1d", tt_v_tensor(in.x3), I2(2, 2)), TT_EINVAL,         \
+      "tt::max_pool1d: argument 'kernel_size' (#2): expected one int, got 2")  \
+    X(pool1d_pad_half, tt_avg_pool1d(in.x3, &(tt_pool_opts){.kernel = {2},     \
+                                                            .padding = {2}}),  \
+      TT_EINVAL, "tt::avg_pool1d: argument 'padding' (#4): pad should be at "  \
+      "most half of kernel size, but got pad=2 and kernel_size=2")             \
+    X(pool1d_avg_dilation,                                                     \
+      tt_avg_pool1d(in.x3, &(tt_pool_opts){.kernel = {2}, .dilation = {2}}),   \
+      TT_EINVAL, "dilation is max pooling's only")                             \
+    X(pad_odd, PAD(in.x, "constant", 1, 1, 1), TT_EINVAL,                      \
+      "tt::constant_pad_nd: argument 'pad' (#2): length of pad must be even "  \
+      "but instead it equals 3")                                               \
+    X(pad_too_long, PAD(in.x, "constant", 1, 1, 1, 1, 1, 1, 1, 1, 1, 1),       \
+      TT_EINVAL, "pad length is 10 while the input has 4 dimensions")          \
+    X(pad_too_negative, PAD(in.x, NULL, -3, -3), TT_ESHAPE,                    \
+      "tt::constant_pad_nd: argument 'pad' (#2): the input size 4 of dim 3 "   \
+      "plus padding -3, -3 is negative")                                       \
+    X(pad_mode, PAD(in.x, "wrap", 1, 1), TT_EINVAL,                            \
+      "tt_pad: argument 'mode': expected 'constant', 'reflect' or "            \
+      "'replicate', got 'wrap'")                                               \
+    X(reflect_too_big, PAD(in.x, "reflect", 4, 0, 0, 0), TT_EINVAL,            \
+      "tt::reflection_pad2d: argument 'padding' (#2): padding size should be " \
+      "less than the corresponding input dimension, but got padding (4, 0) "   \
+      "at dimension 3 of input [1, 3, 4, 4]")                                  \
+    X(reflect_6_pads, PAD(in.x, "reflect", 1, 1, 1, 1, 1, 1), TT_EINVAL,       \
+      "tt_pad: mode 'reflect' pads the last dim or two: expected 2 or 4 "      \
+      "pads, got 6")                                                           \
+    X(replicate_2_pads, PAD(in.x, "replicate", 1, 1), TT_EINVAL,               \
+      "tt_pad: mode 'replicate' pads the last two dims: expected 4 pads, got " \
+      "2")                                                                     \
+    X(reflect_i64, PAD(in.xi, "reflect", 1, 1, 1, 1), TT_EDTYPE,               \
+      "tt::reflection_pad2d: argument 'self' (#1): expected f32 or f64, got "  \
+      "i64")                                                                   \
+    X(reflect1d_4d, PAD(in.x, "reflect", 1, 1), TT_ESHAPE,                     \
+      "tt::reflection_pad1d: argument 'self' (#1): expected a 2-d or 3-d "     \
+      "(batch mode) tensor with non-zero sizes (the batch may be 0), got [1, " \
+      "3, 4, 4]")                                                              \
+    X(replicate_empty, PAD(in.x, "replicate", -2, -2, 0, 0), TT_ESHAPE,        \
+      "tt::replication_pad2d: argument 'padding' (#2): input [1, 3, 4, 4] "    \
+      "padded by (-2, -2) at dimension 3 gives an output size below 1")        \
+    X(pad_bw_shape,                                                            \
+      CALL("tt::reflection_pad2d_backward", tt_v_tensor(in.g), tt_v_tensor(in.x), \
+           I4(1, 1, 1, 1)),                                                    \
+      TT_ESHAPE, "tt::reflection_pad2d_backward: argument 'grad_output' (#1): " \
+      "expected shape [1, 3, 6, 6], got [1, 3, 2, 2]")                         \
+    X(up_both,                                                                 \
+      CALL("tt::upsample_nearest2d.vec", tt_v_tensor(in.x), I2(5, 5),          \
+           tt_v_floats(2, (const double[]){2, 2})),                            \
+      TT_EINVAL, "tt::upsample_nearest2d: must specify exactly one of "        \
+      "output_size and scale_factors")                                         \
+    X(up_neither,                                                              \
+      CALL("tt::upsample_bilinear2d.vec", tt_v_tensor(in.x), tt_v_none(),      \
+           tt_v_bool(false), tt_v_none()),                                     \
+      TT_EINVAL, "tt::upsample_bilinear2d: must specify exactly one of "       \
+      "output_size and scale_factors")                                         \
+    X(up_zero, tt_upsample_nearest2d(in.x, 0, 3), TT_EINVAL,                   \
+      "tt::upsample_nearest2d: input and output sizes should be greater than " \
+      "0, but got input (H: 4, W: 4) output (H: 0, W: 3)")                     \
+    X(up_scale_negative, tt_upsample_nearest2d_scale(in.x, -1, 2), TT_EINVAL,  \
+      "output (H: -4, W: 8)")                                                  \
+    X(up_2d, tt_upsample_nearest2d(in.x2, 5, 5), TT_ESHAPE,                    \
+      "tt::upsample_nearest2d.vec: argument 'input' (#1): expected a 4-d [N, "  \
+      "C, H, W] tensor, got [4, 4]")                                           \
+    X(up_i64, tt_upsample_bilinear2d(in.xi, 5, 5, false), TT_EDTYPE,           \
+      "tt::upsample_bilinear2d: argument 'input' (#1): expected f32 or f64, "  \
+      "got i64")                                                               \
+    X(up_empty_channels, tt_upsample_nearest2d(in.x0, 5, 5), TT_ESHAPE,        \
+      "expected a non-empty 4-d [N, C, H, W] input (N may be 0), got [1, 0, "  \
+      "4, 4]")                                                                 \
+    X(up_bw_input_size,                                                        \
+      CALL("tt::upsample_nearest2d_backward.vec", tt_v_tensor(in.g), I2(2, 2), \
+           tt_v_ints(3, (const int64_t[]){1, 3, 4}), tt_v_none()),             \
+      TT_EINVAL, "tt::upsample_nearest2d_backward.vec: argument 'input_size' " \
+      "(#3): expected 4 sizes [N, C, H, W], got 3")                            \
+    X(up_bw_grad_shape,                                                        \
+      CALL("tt::upsample_bilinear2d_backward.vec", tt_v_tensor(in.g),          \
+           I2(3, 3), I4(1, 3, 4, 4), tt_v_bool(true), tt_v_none()),            \
+      TT_ESHAPE, "tt::upsample_bilinear2d_backward: argument 'grad_output' "   \
+      "(#1): expected shape [1, 3, 3, 3], got [1, 3, 2, 2]")
+
 TT_ERROR_TABLE(POOL_ERRORS, pool_errors);
+TT_ERROR_TABLE(MORE_ERRORS, more_errors);
+
+START_TEST(test_more_errors)
+{
+    tt_test_run_error_case(&more_errors[_i], _i);
+}
+END_TEST
 
 START_TEST(test_pool_errors)
 {
@@ -369,6 +507,66 @@ static tt_tensor *m_max_pool(tt_tensor *x)
     return tt_max_pool2d(x, &(tt_pool_opts){.kernel = {3, 2}, .stride = {2, 1},
                                              .padding = {1, 1}, .ceil_mode = true});
 }
+static tt_tensor *m_max_pool_dilated(tt_tensor *x)
+{
+    return tt_max_pool2d(x, &(tt_pool_opts){.kernel = {2, 2}, .dilation = {2, 1}});
+}
+static tt_tensor *m_avg_pool(tt_tensor *x)
+{
+    return tt_avg_pool2d(x, &(tt_pool_opts){.kernel = {3, 2}, .stride = {2, 1},
+                                             .padding = {1, 1}, .ceil_mode = true});
+}
+static tt_tensor *m_avg_pool_exclude(tt_tensor *x)
+{
+    return tt_avg_pool2d(x, &(tt_pool_opts){.kernel = {3, 3}, .stride = {2, 2},
+                                             .padding = {1, 1}, .ceil_mode = true,
+                                             .exclude_pad = true});
+}
+static tt_tensor *m_avg_pool_divisor(tt_tensor *x)
+{
+    return tt_avg_pool2d(x, &(tt_pool_opts){.kernel = {2, 3}, .padding = {1, 1},
+                                             .divisor_override = 7});
+}
+static tt_tensor *m_adaptive(tt_tensor *x) { return tt_adaptive_avg_pool2d(x, 3, 4); }
+static tt_tensor *m_adaptive_1(tt_tensor *x) { return tt_adaptive_avg_pool2d(x, 1, 1); }
+static tt_tensor *m_max_pool1d(tt_tensor *x)
+{
+    return tt_max_pool1d(x, &(tt_pool_opts){.kernel = {3}, .stride = {2}, .padding = {1}});
+}
+static tt_tensor *m_avg_pool1d(tt_tensor *x)
+{
+    return tt_avg_pool1d(x, &(tt_pool_opts){.kernel = {3}, .padding = {1}, .ceil_mode = true});
+}
+static tt_tensor *m_pad_constant(tt_tensor *x)
+{
+    return tt_pad(x, 4, (const int64_t[]){2, -1, -1, 1}, "constant", 0.5);
+}
+static tt_tensor *m_pad_reflect(tt_tensor *x)
+{
+    return tt_pad(x, 4, (const int64_t[]){2, -1, 3, 1}, "reflect", 0);
+}
+static tt_tensor *m_pad_reflect1d(tt_tensor *x)
+{
+    return tt_pad(x, 2, (const int64_t[]){4, 2}, "reflect", 0);
+}
+static tt_tensor *m_pad_replicate(tt_tensor *x)
+{
+    return tt_pad(x, 4, (const int64_t[]){3, -2, 1, 4}, "replicate", 0);
+}
+static tt_tensor *m_nearest(tt_tensor *x) { return tt_upsample_nearest2d(x, 7, 4); }
+static tt_tensor *m_nearest_scale(tt_tensor *x)
+{
+    return tt_upsample_nearest2d_scale(x, 2.5, 1.5);
+}
+static tt_tensor *m_bilinear(tt_tensor *x) { return tt_upsample_bilinear2d(x, 8, 3, false); }
+static tt_tensor *m_bilinear_corners(tt_tensor *x)
+{
+    return tt_upsample_bilinear2d(x, 4, 11, true);
+}
+static tt_tensor *m_bilinear_scale(tt_tensor *x)
+{
+    return tt_upsample_bilinear2d_scale(x, 1.5, 2.0, false);
+}
 
 static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
@@ -386,23 +584,84 @@ static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, voi
     return st;
 }
 
+/* Just the model (for gradcheck). */
+static tt_status f_forward(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    out[0] = (*(model_fn *)ud)(in[0]);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* Each op's model and an input shape it takes (3-d for the 1-d ops). */
 static const struct {
     const char *name;
     model_fn fn;
-} models[] = {{"max_pool2d", m_max_pool}};
+    int nd;
+    int64_t sizes[4];
+} models[] = {
+    {"max_pool2d", m_max_pool, 4, {2, 2, 5, 6}},
+    {"max_pool2d dilated", m_max_pool_dilated, 4, {1, 2, 5, 6}},
+    {"avg_pool2d", m_avg_pool, 4, {2, 2, 5, 6}},
+    {"avg_pool2d exclude_pad", m_avg_pool_exclude, 3, {2, 5, 6}},
+    {"avg_pool2d divisor", m_avg_pool_divisor, 4, {2, 2, 5, 6}},
+    {"adaptive_avg_pool2d", m_adaptive, 4, {2, 2, 5, 6}},
+    {"adaptive_avg_pool2d 1x1", m_adaptive_1, 4, {2, 2, 5, 6}},
+    {"max_pool1d", m_max_pool1d, 3, {2, 3, 9}},
+    {"avg_pool1d", m_avg_pool1d, 3, {2, 3, 9}},
+    {"pad constant", m_pad_constant, 4, {2, 2, 5, 6}},
+    {"pad reflect", m_pad_reflect, 4, {2, 2, 5, 6}},
+    {"pad reflect 1-d", m_pad_reflect1d, 3, {2, 3, 9}},
+    {"pad replicate", m_pad_replicate, 3, {2, 5, 6}},
+    {"upsample nearest", m_nearest, 4, {2, 2, 5, 6}},
+    {"upsample nearest scale", m_nearest_scale, 4, {2, 2, 5, 6}},
+    {"upsample bilinear", m_bilinear, 4, {2, 2, 5, 6}},
+    {"upsample bilinear corners", m_bilinear_corners, 4, {2, 2, 5, 6}},
+    {"upsample bilinear scale", m_bilinear_scale, 4, {2, 2, 5, 6}},
+};
 
+/* Every derivative against finite differences, contiguous and (4-d)
+ * channels last. */
+START_TEST(test_gradcheck)
+{
+    model_fn m = models[_i].fn;
+    tt_tensor *x = scrambled(models[_i].nd, models[_i].sizes, TT_F64);
+    OK(tt_set_requires_grad(x, true));
+    tt_status st = tt_gradcheck(f_forward, 1, &x, 1, NULL, &m);
+    ck_assert_msg(st == TT_OK, "%s: %s", models[_i].name, tt_errmsg());
+    tt_release(x);
+    if (models[_i].nd == 4) {
+        tt_tensor *b = scrambled(4, models[_i].sizes, TT_F64);
+        x = NN(tt_contiguous_format(b, "channels_last"));
+        OK(tt_set_requires_grad(x, true));
+        st = tt_gradcheck(f_forward, 1, &x, 1, NULL, &m);
+        ck_assert_msg(st == TT_OK, "%s channels last: %s", models[_i].name, tt_errmsg());
+        tt_release(x);
+        tt_release(b);
+    }
+}
+END_TEST
+
+/* A symbolic trace compiled once runs inputs of two shapes: forward and
+ * backward equal eager. */
 START_TEST(test_compiled_equals_eager)
 {
     model_fn m = models[_i].fn;
     tt_compiled *c = NN(tt_compile(f_model, 1, 2,
                                    &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .ud = &m,
                                                     .ud_constant = true, .fullgraph = true}));
-    const int64_t shapes[2][4] = {{2, 3, 7, 6}, {1, 2, 9, 5}};
+    int nd = models[_i].nd;
+    int64_t shapes[2][4];
+    for (int d = 0; d < nd; d++) {
+        shapes[0][d] = models[_i].sizes[d];
+        shapes[1][d] = models[_i].sizes[d] + (d == 0 ? 1 : 2);
+    }
     for (int k = 0; k < 2; k++) {
-        tt_tensor *x = scrambled(4, shapes[k], TT_F64);
+        tt_tensor *x = scrambled(nd, shapes[k], TT_F64);
         OK(tt_set_requires_grad(x, true));
         tt_tensor *ce[2], *ee[2];
-        OK(tt_compiled_call(c, &x, ce));
+        tt_status st = tt_compiled_call(c, &x, ce);
+        ck_assert_msg(st == TT_OK, "%s: compiled call, shape %d: %s", models[_i].name, k,
+                      tt_errmsg());
         OK(f_model(&x, 1, ee, 2, &m));
         for (int i = 0; i < 2; i++) {
             char what[96];
@@ -418,7 +677,7 @@ START_TEST(test_compiled_equals_eager)
 END_TEST
 
 /* Symbolic H and W flow into the output sizes (fake path). */
-START_TEST(test_max_pool_symbolic)
+START_TEST(test_symbolic_sizes)
 {
     tt_sym_reset();
     tt_size h = tt_sym_new("s", 9), w = tt_sym_new("s", 8);
@@ -430,6 +689,27 @@ START_TEST(test_max_pool_symbolic)
     ck_assert_int_eq(tt_sym_hint(tt_sizes(y)[2]), 4);
     ck_assert_int_eq(tt_sym_hint(tt_sizes(y)[3]), 4);
     ck_assert(tt_is_fake(y));
+    tt_release(y);
+    /* the other ops' sizes follow the symbols too */
+    y = NN(tt_avg_pool2d(x, &(tt_pool_opts){.kernel = {3, 3}, .stride = {2, 2},
+                                             .padding = {1, 1}}));
+    ck_assert(tt_size_is_sym(tt_sizes(y)[2]) && tt_sym_hint(tt_sizes(y)[2]) == 5);
+    ck_assert_int_eq(tt_sym_hint(tt_sizes(y)[3]), 4);
+    tt_release(y);
+    y = NN(tt_pad(x, 4, (const int64_t[]){1, 2, -1, 0}, "reflect", 0));
+    ck_assert(tt_sym_hint(tt_sizes(y)[2]) == 8 && tt_sym_hint(tt_sizes(y)[3]) == 11);
+    tt_release(y);
+    y = NN(tt_pad(x, 2, (const int64_t[]){-1, 3}, "constant", 0));
+    ck_assert(tt_sym_hint(tt_sizes(y)[3]) == 10 && tt_sizes(y)[2] == h);
+    tt_release(y);
+    /* an adaptive or upsampled size may itself be a symbol */
+    y = NN(tt_call(tt_op_find("tt::_adaptive_avg_pool2d"), tt_v_tensor(x),
+                   tt_v_ints(2, (const int64_t[]){w, 3})));
+    ck_assert(tt_sizes(y)[2] == w && tt_sizes(y)[3] == 3);
+    tt_release(y);
+    y = NN(tt_call(tt_op_find("tt::upsample_bilinear2d.vec"), tt_v_tensor(x),
+                   tt_v_ints(2, (const int64_t[]){w, h}), tt_v_bool(true), tt_v_none()));
+    ck_assert(tt_sizes(y)[2] == w && tt_sizes(y)[3] == h);
     tt_release(y);
     tt_release(x);
     tt_sym_reset();
@@ -444,13 +724,15 @@ static Suite *pool_suite(void)
     tcase_add_test(tc, test_max_pool_nan_inf);
     tcase_add_test(tc, test_max_pool_gradcheck);
     tcase_add_test(tc, test_max_pool_backward_overlap);
-    tcase_add_test(tc, test_max_pool_symbolic);
+    tcase_add_test(tc, test_symbolic_sizes);
     suite_add_tcase(s, tc);
-    tc = tt_tcase("compile");
+    tc = tt_tcase("every op");
+    tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));
     tcase_add_loop_test(tc, test_compiled_equals_eager, 0, TT_TABLE_LEN(models));
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_pool_errors, 0, TT_TABLE_LEN(pool_errors));
+    tcase_add_loop_test(tc, test_more_errors, 0, TT_TABLE_LEN(more_errors));
     suite_add_tcase(s, tc);
     return s;
 }
