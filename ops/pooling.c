@@ -3,7 +3,28 @@
  * The kernels are our own loops over [N, C, H, W] planes read and written
  * through their strides (any layout in, no copy), in parallel over the
  * N*C planes. The 1-d forms are wrappers over the 2-d ops on an input with
- * a size-1 H dim, as PyTorch composes them (no rows of their own). */
+ * a size-1 H dim, as PyTorch composes them (rows of their own, so a graph
+ * keeps one node per call).
+ *
+ * oneDNN 2.6's pooling primitives, measured against these loops (f32,
+ * 2 threads of a 2-core machine shared with other builds, so +-40%; ms per
+ * call, forward / backward; oneDNN's primitives and buffers made once,
+ * fresh outputs for ours):
+ *   max 3x3/2 pad 1, [32, 64, 56, 56]  NCHW ours  8-14 / 3-5   oneDNN 6-8 / 5-8
+ *                                      NHWC ours 28-30 / 32-35 oneDNN 11-12 / 10
+ *   avg 3x3/2 pad 1, same              NCHW ours  6-7 / 13     oneDNN 4 / 8-9
+ *                                      NHWC ours 20 / 21-35    oneDNN 10-12 / 4-9
+ *   adaptive 512x7x7 -> 1x1, batch 32  NCHW ours 0.5 / 0.5     oneDNN 6-8 / 1-3
+ *                                      NHWC ours 1-1.7 / 4-7   oneDNN 0.04 / 0.06
+ * (A first version taking one output at a time ran max pooling forward at
+ * 90 ms: see max_fwd.) oneDNN is not used: on NCHW, the layout our
+ * convolutions keep, it wins by under 2x, and its max pooling returns its
+ * own workspace, not PyTorch's flat indices (which the backward op takes
+ * as an argument and callers read), with other NaN and tie rules; its
+ * average pooling divides windows that overhang in ceil mode by the full
+ * kernel size where PyTorch clips them, and has no divisor_override. The
+ * channels-last rows are where a channel-innermost loop (or oneDNN for
+ * average pooling without ceil_mode) would pay first. */
 /* transformer_impl.h for the small argument checks the op families share
  * (want_float, want_sizes, is_fake). */
 #include "transformer_impl.h"
@@ -241,45 +262,78 @@ static int64_t plan_grain(const pool_plan *p, int64_t per_out)
 /* ------------------------------------------------------------ max pool */
 
 /* PyTorch's cpu_max_pool: the window of (oh, ow) is rows ih0, ih0 + dH,
- * ... below ih0 + (kH - 1) dH + 1, clipped to the input; the largest
- * value wins, the first of equal ones, and NaN over anything (its index
- * starts at the window's first element). */
+ * ... below ih0 + (kH - 1) dH + 1, clipped to the input, and the columns
+ * likewise; a value replaces the maximum when it is larger or NaN (so the
+ * first of equal values wins, and the last NaN), starting from -inf at
+ * the window's first element.
+ *
+ * Here a row of outputs is computed at once, in chunks of MAX_CHUNK: for
+ * each tap (h, j) of the window, in the window's row-major order, every
+ * output of the chunk whose tap lies inside the input takes it. The
+ * innermost loop runs over outputs, branch-free, so it vectorizes (the
+ * common unit and stride-2 cases with constant strides); one output at a
+ * time is a chain of unpredictable branches, several times slower. */
+#define MAX_CHUNK 256
+#define MAX_TAPS(T, XSTEP)                                                     \
+    for (int64_t ow = lo; ow < hi; ow++) {                                     \
+        T v = row[(ow * (XSTEP) + off) * is3];                                 \
+        int64_t take = (v > m[ow - ow0]) | (v != v);                           \
+        m[ow - ow0] = take ? v : m[ow - ow0];                                  \
+        mi[ow - ow0] = take ? h * W + ow * (XSTEP) + off : mi[ow - ow0];       \
+    }
 #define MAX_FWD(T)                                                             \
     CPU_CLONES static void max_fwd_##T(int64_t b, int64_t e, void *vp)         \
     {                                                                          \
-        pool_plan *p = vp;                                                     \
-        const pool_args *a = p->a;                                             \
+        const pool_plan *p = vp;                                               \
+        /* locals: the index stores below could alias the plan */             \
+        const int64_t kh = p->a->k[0], kw = p->a->k[1], sh = p->a->s[0];      \
+        const int64_t sw = p->a->s[1], ph = p->a->p[0], pw = p->a->p[1];      \
+        const int64_t dh = p->a->d[0], dw = p->a->d[1], H = p->H, W = p->W;   \
+        const int64_t C = p->C, OH = p->OH, OW = p->OW;                        \
+        const int64_t is2 = p->is[2], is3 = p->is[3], os2 = p->os[2];          \
+        const int64_t os3 = p->os[3], xs2 = p->xs[2], xs3 = p->xs[3];          \
+        T m[MAX_CHUNK];                                                        \
+        int64_t mi[MAX_CHUNK];                                                 \
         for (int64_t pl = b; pl < e; pl++) {                                   \
-            int64_t n = pl / p->C, c = pl % p->C;                              \
+            int64_t n = pl / C, c = pl % C;                                    \
             const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
             T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
             int64_t *ix = p->ind + n * p->xs[0] + c * p->xs[1];                \
-            for (int64_t oh = 0; oh < p->OH; oh++) {                           \
-                int64_t h0 = oh * a->s[0] - a->p[0];                           \
-                int64_t h1 = h0 + (a->k[0] - 1) * a->d[0] + 1;                 \
-                h1 = h1 < p->H ? h1 : p->H;                                    \
+            for (int64_t oh = 0; oh < OH; oh++) {                              \
+                int64_t h0 = oh * sh - ph, h1 = h0 + (kh - 1) * dh + 1;        \
+                h1 = h1 < H ? h1 : H;                                          \
                 while (h0 < 0)                                                 \
-                    h0 += a->d[0];                                             \
-                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
-                    int64_t w0 = ow * a->s[1] - a->p[1];                       \
-                    int64_t w1 = w0 + (a->k[1] - 1) * a->d[1] + 1;             \
-                    w1 = w1 < p->W ? w1 : p->W;                                \
-                    while (w0 < 0)                                             \
-                        w0 += a->d[1];                                         \
-                    T m = -INFINITY;                                           \
-                    int64_t mi = h0 * p->W + w0;                               \
-                    for (int64_t h = h0; h < h1; h += a->d[0]) {               \
-                        const T *row = x + h * p->is[2];                       \
-                        for (int64_t w = w0; w < w1; w += a->d[1]) {           \
-                            T v = row[w * p->is[3]];                           \
-                            if (v > m || isnan(v)) {                           \
-                                m = v;                                         \
-                                mi = h * p->W + w;                             \
-                            }                                                  \
+                    h0 += dh;                                                  \
+                for (int64_t ow0 = 0; ow0 < OW; ow0 += MAX_CHUNK) {            \
+                    int64_t ow1 = ow0 + MAX_CHUNK < OW ? ow0 + MAX_CHUNK : OW; \
+                    for (int64_t ow = ow0; ow < ow1; ow++) {                   \
+                        int64_t w0 = ow * sw - pw;                             \
+                        while (w0 < 0)                                         \
+                            w0 += dw;                                          \
+                        m[ow - ow0] = -INFINITY;                               \
+                        mi[ow - ow0] = h0 * W + w0;                            \
+                    }                                                          \
+                    for (int64_t h = h0; h < h1; h += dh) {                    \
+                        const T *row = x + h * is2;                            \
+                        for (int64_t j = 0; j < kw; j++) {                     \
+                            /* the outputs whose tap j is a column of x */    \
+                            int64_t off = j * dw - pw;                         \
+                            int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;  \
+                            int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw; \
+                            lo = lo > ow0 ? lo : ow0;                          \
+                            hi = hi < ow1 ? hi : ow1;                          \
+                            if (is3 == 1 && sw == 1)                           \
+                                MAX_TAPS(T, 1)                                 \
+                            else if (is3 == 1 && sw == 2)                      \
+                                MAX_TAPS(T, 2)                                 \
+                            else                                               \
+                                MAX_TAPS(T, sw)                                \
                         }                                                      \
                     }                                                          \
-                    y[oh * p->os[2] + ow * p->os[3]] = m;                      \
-                    ix[oh * p->xs[2] + ow * p->xs[3]] = mi;                    \
+                    for (int64_t ow = ow0; ow < ow1; ow++) {                   \
+                        y[oh * os2 + ow * os3] = m[ow - ow0];                  \
+                        ix[oh * xs2 + ow * xs3] = mi[ow - ow0];                \
+                    }                                                          \
                 }                                                              \
             }                                                                  \
         }                                                                      \
@@ -497,29 +551,54 @@ static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
                   : (a)->count_include_pad ? pool                              \
                                          : (h1 - h0) * (w1 - w0);
 
+/* A row of outputs at once (as max pooling's, and in PyTorch's order for
+ * each output's sum: the window's rows, then its columns). */
+#define AVG_TAPS(T, XSTEP)                                                     \
+    for (int64_t ow = lo; ow < hi; ow++)                                       \
+        sum[ow - ow0] += row[(ow * (XSTEP) + off) * is3];
 #define AVG_FWD(T)                                                             \
     CPU_CLONES static void avg_fwd_##T(int64_t b, int64_t e, void *vp)         \
     {                                                                          \
-        pool_plan *p = vp;                                                     \
+        const pool_plan *p = vp;                                               \
         const pool_args *a = p->a;                                             \
+        const int64_t kw = a->k[1], sw = a->s[1], pw = a->p[1];                \
+        const int64_t W = p->W, C = p->C, OH = p->OH, OW = p->OW;              \
+        const int64_t is2 = p->is[2], is3 = p->is[3];                          \
+        T sum[MAX_CHUNK];                                                      \
         for (int64_t pl = b; pl < e; pl++) {                                   \
-            int64_t n = pl / p->C, c = pl % p->C;                              \
+            int64_t n = pl / C, c = pl % C;                                    \
             const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
             T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
-            for (int64_t oh = 0; oh < p->OH; oh++)                             \
-                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
-                    AVG_WINDOW(a, p, oh, ow)                                   \
-                    T *o = &y[oh * p->os[2] + ow * p->os[3]];                  \
-                    if (h0 >= h1 || w0 >= w1) {                                \
-                        *o = 0;                                                \
-                        continue;                                              \
+            for (int64_t oh = 0; oh < OH; oh++) {                              \
+                AVG_WINDOW(a, p, oh, 0)                                        \
+                (void)w0, (void)w1, (void)div;                                 \
+                for (int64_t ow0 = 0; ow0 < OW; ow0 += MAX_CHUNK) {            \
+                    int64_t ow1 = ow0 + MAX_CHUNK < OW ? ow0 + MAX_CHUNK : OW; \
+                    for (int64_t ow = ow0; ow < ow1; ow++)                     \
+                        sum[ow - ow0] = 0;                                     \
+                    for (int64_t h = h0; h < h1; h++) {                        \
+                        const T *row = x + h * is2;                            \
+                        for (int64_t j = 0; j < kw; j++) {                     \
+                            int64_t off = j - pw;                              \
+                            int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;  \
+                            int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw; \
+                            lo = lo > ow0 ? lo : ow0;                          \
+                            hi = hi < ow1 ? hi : ow1;                          \
+                            if (is3 == 1 && sw == 1)                           \
+                                AVG_TAPS(T, 1)                                 \
+                            else if (is3 == 1 && sw == 2)                      \
+                                AVG_TAPS(T, 2)                                 \
+                            else                                               \
+                                AVG_TAPS(T, sw)                                \
+                        }                                                      \
                     }                                                          \
-                    T sum = 0;                                                 \
-                    for (int64_t h = h0; h < h1; h++)                          \
-                        for (int64_t w = w0; w < w1; w++)                      \
-                            sum += x[h * p->is[2] + w * p->is[3]];             \
-                    *o = sum / (T)div;                                         \
+                    for (int64_t ow = ow0; ow < ow1; ow++) {                   \
+                        AVG_WINDOW(a, p, oh, ow)                               \
+                        y[oh * p->os[2] + ow * p->os[3]] =                     \
+                            h0 >= h1 || w0 >= w1 ? (T)0 : sum[ow - ow0] / (T)div; \
+                    }                                                          \
                 }                                                              \
+            }                                                                  \
         }                                                                      \
     }
 AVG_FWD(float)

@@ -192,6 +192,16 @@ START_TEST(test_max_pool_nan_inf)
     tt_release(ind);
     tt_release(y);
     tt_release(x);
+    /* as PyTorch: the first of equal values, the last of several NaNs */
+    double w[8] = {NAN, 5, NAN, 1, 2, 5, 5, 1};
+    x = NN(tt_from_data(3, (int64_t[]){1, 2, 4}, TT_F64, w));
+    y = NN(tt_max_pool2d_with_indices(x, &(tt_pool_opts){.kernel = {1, 4}}, &ind));
+    yv = tt_data(y), iv = tt_data(ind);
+    ck_assert(isnan(yv[0]) && iv[0] == 2);
+    ck_assert(yv[1] == 5 && iv[1] == 4 + 1); /* row 1 of the plane */
+    tt_release(ind);
+    tt_release(y);
+    tt_release(x);
 }
 END_TEST
 
