@@ -592,29 +592,6 @@ static tt_tensor *upsample_nearest(const tt_tensor *x, const up_args *u, bool fa
     return y;
 }
 
-static tt_status upsample_nearest_kernel(tt_frame *f)
-{
-    tt_tensor *x;
-    const int64_t *os = NULL;
-    const double *sf = NULL;
-    int nos, nsf;
-    up_args u;
-    tt_status st;
-    const char *op = tt__op_label(TT_OP_UPSAMPLE_NEAREST2D_VEC);
-    if ((st = tt_arg_tensor(f, 0, &x)) || (st = up_frame_args(f, 1, 2, &os, &nos, &sf, &nsf)) ||
-        (st = want_float(op, "input", 1, x)))
-        return st;
-    if (tt_ndim(x) != 4) {
-        char s1[128];
-        return tt_frame_fail(f, TT_ESHAPE, "argument 'input' (#1): expected a 4-d [N, C, H, W] "
-                                           "tensor, got %s", tt_shape_str(x, s1, sizeof s1));
-    }
-    if ((st = up_resolve(op, tt_sizes(x), nos, os, nsf, sf, &u)))
-        return st;
-    tt_tensor *y = upsample_nearest(x, &u, tt_frame_is_fake(f));
-    return y ? tt_return(f, 0, y) : tt_errcode();
-}
-
 /* The bilinear source rows (or columns) of each output index: i0, i1 and
  * weights l0, l1, by PyTorch's compute_source_index_and_lambda. */
 #define LINEAR_MAP(T)                                                          \
@@ -726,39 +703,52 @@ static tt_status run_bilinear(bool backward, tt_tensor *in, tt_tensor *out, cons
     return TT_OK;
 }
 
-static tt_status upsample_bilinear_kernel(tt_frame *f)
+/* tt::upsample_nearest2d.vec / tt::upsample_bilinear2d.vec: output_size
+ * (nos sizes, -1 for None) or scale_factors (nsf, -1 for None). The
+ * layout follows the input's (channels last stays). */
+static tt_tensor *upsample(bool bilinear, const tt_tensor *x, int nos, const int64_t *os,
+                           bool align, int nsf, const double *sf, bool fake)
 {
+    const char *op = tt__op_label(bilinear ? TT_OP_UPSAMPLE_BILINEAR2D_VEC
+                                           : TT_OP_UPSAMPLE_NEAREST2D_VEC);
+    up_args u;
+    if (want_float(op, "input", 1, x))
+        return NULL;
+    if (tt_ndim(x) != 4) {
+        char s1[128];
+        tt_error(TT_ESHAPE, "%s: argument 'input' (#1): expected a 4-d [N, C, H, W] tensor, "
+                            "got %s", op, tt_shape_str(x, s1, sizeof s1));
+        return NULL;
+    }
+    if (up_resolve(op, tt_sizes(x), nos, os, nsf, sf, &u))
+        return NULL;
+    u.align = align;
+    if (!bilinear)
+        return upsample_nearest(x, &u, fake);
+    tt_size sizes[4] = {u.in[0], u.in[1], u.out[0], u.out[1]}, strides[4];
+    out_strides(channels_last_like(x), 4, sizes, strides);
+    fake = fake || is_fake(x);
+    tt_tensor *y = tt__ops_new(fake, 4, sizes, strides, tt_dtype_of(x));
+    if (y && !fake && run_bilinear(false, (tt_tensor *)x, y, &u))
+        y = tt_release(y);
+    return y;
+}
+
+/* Both forward rows (data 1: bilinear, which has align_corners). */
+static tt_status upsample_kernel(tt_frame *f)
+{
+    bool bilinear = (intptr_t)tt_frame_userdata(f) == 1;
     tt_tensor *x;
     const int64_t *os = NULL;
     const double *sf = NULL;
     int nos, nsf;
-    up_args u;
-    bool align;
+    bool align = false;
     tt_status st;
-    const char *op = tt__op_label(TT_OP_UPSAMPLE_BILINEAR2D_VEC);
-    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_bool(f, 2, &align)) ||
-        (st = up_frame_args(f, 1, 3, &os, &nos, &sf, &nsf)) ||
-        (st = want_float(op, "input", 1, x)))
+    if ((st = tt_arg_tensor(f, 0, &x)) || (bilinear && (st = tt_arg_bool(f, 2, &align))) ||
+        (st = up_frame_args(f, 1, bilinear ? 3 : 2, &os, &nos, &sf, &nsf)))
         return st;
-    if (tt_ndim(x) != 4) {
-        char s1[128];
-        return tt_frame_fail(f, TT_ESHAPE, "argument 'input' (#1): expected a 4-d [N, C, H, W] "
-                                           "tensor, got %s", tt_shape_str(x, s1, sizeof s1));
-    }
-    if ((st = up_resolve(op, tt_sizes(x), nos, os, nsf, sf, &u)))
-        return st;
-    u.align = align;
-    tt_size sizes[4] = {u.in[0], u.in[1], u.out[0], u.out[1]}, strides[4];
-    out_strides(channels_last_like(x), 4, sizes, strides);
-    bool fake = tt_frame_is_fake(f) || is_fake(x);
-    tt_tensor *y = tt__ops_new(fake, 4, sizes, strides, tt_dtype_of(x));
-    if (!y)
-        return tt_errcode();
-    if (!fake && (st = run_bilinear(false, x, y, &u))) {
-        tt_release(y);
-        return st;
-    }
-    return tt_return(f, 0, y);
+    tt_tensor *y = upsample(bilinear, x, nos, os, align, nsf, sf, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
 }
 
 /* The backward ops: (grad_output, output_size?, input_size, [align_corners,]
@@ -913,6 +903,8 @@ tt_tensor *tt_pad(const tt_tensor *x, int n, const int64_t *pads, const char *mo
 tt_tensor *tt_upsample_nearest2d(const tt_tensor *x, int64_t out_h, int64_t out_w)
 {
     const int64_t os[2] = {out_h, out_w};
+    if (tt__fast_path(TT_OP_UPSAMPLE_NEAREST2D_VEC, 1, &x))
+        return upsample(false, x, 2, os, false, -1, NULL, false);
     return tt__call_op(TT_OP_UPSAMPLE_NEAREST2D_VEC,
                        TT_ARGS(tt_v_tensor(x), tt_v_ints(2, os), tt_v_none()));
 }
@@ -920,6 +912,8 @@ tt_tensor *tt_upsample_nearest2d(const tt_tensor *x, int64_t out_h, int64_t out_
 tt_tensor *tt_upsample_nearest2d_scale(const tt_tensor *x, double scale_h, double scale_w)
 {
     const double sf[2] = {scale_h, scale_w};
+    if (tt__fast_path(TT_OP_UPSAMPLE_NEAREST2D_VEC, 1, &x))
+        return upsample(false, x, -1, NULL, false, 2, sf, false);
     return tt__call_op(TT_OP_UPSAMPLE_NEAREST2D_VEC,
                        TT_ARGS(tt_v_tensor(x), tt_v_none(), tt_v_floats(2, sf)));
 }
@@ -928,6 +922,8 @@ tt_tensor *tt_upsample_bilinear2d(const tt_tensor *x, int64_t out_h, int64_t out
                                   bool align_corners)
 {
     const int64_t os[2] = {out_h, out_w};
+    if (tt__fast_path(TT_OP_UPSAMPLE_BILINEAR2D_VEC, 1, &x))
+        return upsample(true, x, 2, os, align_corners, -1, NULL, false);
     return tt__call_op(TT_OP_UPSAMPLE_BILINEAR2D_VEC,
                        TT_ARGS(tt_v_tensor(x), tt_v_ints(2, os), tt_v_bool(align_corners),
                                tt_v_none()));
@@ -937,6 +933,8 @@ tt_tensor *tt_upsample_bilinear2d_scale(const tt_tensor *x, double scale_h, doub
                                         bool align_corners)
 {
     const double sf[2] = {scale_h, scale_w};
+    if (tt__fast_path(TT_OP_UPSAMPLE_BILINEAR2D_VEC, 1, &x))
+        return upsample(true, x, -1, NULL, align_corners, 2, sf, false);
     return tt__call_op(TT_OP_UPSAMPLE_BILINEAR2D_VEC,
                        TT_ARGS(tt_v_tensor(x), tt_v_none(), tt_v_bool(align_corners),
                                tt_v_floats(2, sf)));

@@ -422,10 +422,10 @@
      * and scale_factors, as PyTorch's. */ \
     X(PAD_UPSAMPLE, UPSAMPLE_NEAREST2D_VEC, "tt::upsample_nearest2d.vec(Tensor input, " \
           "SymInt[]? output_size, float[]? scale_factors) -> Tensor", \
-          upsample_nearest_kernel, upsample_nearest_kernel, upsample_backward, setup_upsample, 0, 0) \
+          upsample_kernel, upsample_kernel, upsample_backward, setup_upsample, 0, 0) \
     X(PAD_UPSAMPLE, UPSAMPLE_BILINEAR2D_VEC, "tt::upsample_bilinear2d.vec(Tensor input, " \
           "SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", \
-          upsample_bilinear_kernel, upsample_bilinear_kernel, upsample_backward, setup_upsample, \
+          upsample_kernel, upsample_kernel, upsample_backward, setup_upsample, \
           1, 0) \
     X(PAD_UPSAMPLE, UPSAMPLE_NEAREST2D_BACKWARD_VEC, "tt::upsample_nearest2d_backward.vec(" \
           "Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, " \

@@ -472,7 +472,7 @@ static tt_tensor *op_call(const char *name, int n, const tt_value *args)
     X(up_scale_negative, tt_upsample_nearest2d_scale(in.x, -1, 2), TT_EINVAL,  \
       "output (H: -4, W: 8)")                                                  \
     X(up_2d, tt_upsample_nearest2d(in.x2, 5, 5), TT_ESHAPE,                    \
-      "tt::upsample_nearest2d.vec: argument 'input' (#1): expected a 4-d [N, "  \
+      "tt::upsample_nearest2d: argument 'input' (#1): expected a 4-d [N, "      \
       "C, H, W] tensor, got [4, 4]")                                           \
     X(up_i64, tt_upsample_bilinear2d(in.xi, 5, 5, false), TT_EDTYPE,           \
       "tt::upsample_bilinear2d: argument 'input' (#1): expected f32 or f64, "  \
