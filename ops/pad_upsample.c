@@ -875,6 +875,11 @@ tt_status tt__register_pad_upsample(tt_library *lib)
 
 tt_tensor *tt_pad(const tt_tensor *x, int n, const int64_t *pads, const char *mode, double value)
 {
+    if (n < 0 || (n > 0 && !pads)) {
+        tt_error(TT_EINVAL, "tt_pad: arguments 'n' and 'pads': expected n >= 0 pads, got n = %d "
+                            "and pads %s", n, pads ? "given" : "NULL");
+        return NULL;
+    }
     if (!mode || !strcmp(mode, "constant")) {
         if (tt__fast_path(TT_OP_CONSTANT_PAD_ND, 1, &x))
             return constant_pad(x, n, pads, value, false);

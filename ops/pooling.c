@@ -255,8 +255,10 @@ static int64_t plan_planes(const tt_tensor *x)
 /* Planes per task: about 64k element reads each. */
 static int64_t plan_grain(const pool_plan *p, int64_t per_out)
 {
-    int64_t work = p->OH * p->OW * (per_out > 0 ? per_out : 1) + p->H * p->W;
-    return 65536 / (work > 0 ? work : 1) + 1;
+    /* in double: a huge kernel times the output could overflow int64 */
+    double work = (double)p->OH * (double)p->OW * (double)(per_out > 0 ? per_out : 1) +
+                  (double)p->H * (double)p->W;
+    return work >= 65536 ? 1 : 65536 / (int64_t)(work > 1 ? work : 1) + 1;
 }
 
 /* ------------------------------------------------------------ max pool */

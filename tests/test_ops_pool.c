@@ -428,6 +428,9 @@ static tt_tensor *op_call(const char *name, int n, const tt_value *args)
     X(pad_too_negative, PAD(in.x, NULL, -3, -3), TT_ESHAPE,                    \
       "tt::constant_pad_nd: argument 'pad' (#2): the input size 4 of dim 3 "   \
       "plus padding -3, -3 is negative")                                       \
+    X(pad_null, tt_pad(in.x, 2, NULL, "constant", 0), TT_EINVAL,               \
+      "tt_pad: arguments 'n' and 'pads': expected n >= 0 pads, got n = 2 and " \
+      "pads NULL")                                                             \
     X(pad_mode, PAD(in.x, "wrap", 1, 1), TT_EINVAL,                            \
       "tt_pad: argument 'mode': expected 'constant', 'reflect' or "            \
       "'replicate', got 'wrap'")                                               \
