@@ -11,20 +11,21 @@
  * call, forward / backward; oneDNN's primitives and buffers made once,
  * fresh outputs for ours):
  *   max 3x3/2 pad 1, [32, 64, 56, 56]  NCHW ours  8-14 / 3-5   oneDNN 6-8 / 5-8
- *                                      NHWC ours 28-30 / 32-35 oneDNN 11-12 / 10
+ *                                      NHWC ours 14 / 32-50    oneDNN 12 / 10-13
  *   avg 3x3/2 pad 1, same              NCHW ours  6-7 / 13     oneDNN 4 / 8-9
- *                                      NHWC ours 20 / 21-35    oneDNN 10-12 / 4-9
+ *                                      NHWC ours 11 / 21-44    oneDNN 7-12 / 4-18
  *   adaptive 512x7x7 -> 1x1, batch 32  NCHW ours 0.5 / 0.5     oneDNN 6-8 / 1-3
  *                                      NHWC ours 1-1.7 / 4-7   oneDNN 0.04 / 0.06
  * (A first version taking one output at a time ran max pooling forward at
- * 90 ms: see max_fwd.) oneDNN is not used: on NCHW, the layout our
- * convolutions keep, it wins by under 2x, and its max pooling returns its
- * own workspace, not PyTorch's flat indices (which the backward op takes
- * as an argument and callers read), with other NaN and tie rules; its
+ * 90 ms, channels last 220: see max_fwd, max_fwd_cl.) oneDNN is not used:
+ * on NCHW, the layout our convolutions keep, it wins by under 2x, and its
+ * max pooling returns its own workspace, not PyTorch's flat indices (which
+ * the backward op takes as an argument and callers read), with other NaN
+ * and tie rules; its
  * average pooling divides windows that overhang in ceil mode by the full
  * kernel size where PyTorch clips them, and has no divisor_override. The
- * channels-last rows are where a channel-innermost loop (or oneDNN for
- * average pooling without ceil_mode) would pay first. */
+ * backward ops on channels last (a plane at a time still) are where
+ * oneDNN, or a channel-innermost loop like the forward's, would pay next. */
 /* transformer_impl.h for the small argument checks the op families share
  * (want_float, want_sizes, is_fake). */
 #include "transformer_impl.h"
@@ -261,6 +262,20 @@ static int64_t plan_grain(const pool_plan *p, int64_t per_out)
     return work >= 65536 ? 1 : 65536 / (int64_t)(work > 1 ? work : 1) + 1;
 }
 
+/* Tasks over output rows (n, oh) for the channels-last kernels: about 64k
+ * element reads each (in double: no overflow). */
+static int64_t row_grain(const pool_plan *p, const pool_args *a)
+{
+    double per_row = (double)p->OW * (double)p->C * (double)a->k[0] * (double)a->k[1];
+    return per_row >= 65536 ? 1 : 65536 / (int64_t)(per_row > 1 ? per_row : 1) + 1;
+}
+
+/* Whether the channels-last kernels apply: C the unit stride of x and y. */
+static bool plan_channels_last(const pool_plan *p, int nd)
+{
+    return nd == 4 && p->C > 1 && p->is[1] == 1 && p->os[1] == 1;
+}
+
 /* ------------------------------------------------------------ max pool */
 
 /* PyTorch's cpu_max_pool: the window of (oh, ow) is rows ih0, ih0 + dH,
@@ -343,6 +358,62 @@ static int64_t plan_grain(const pool_plan *p, int64_t per_out)
 MAX_FWD(float)
 MAX_FWD(double)
 
+/* Channels last (C the unit stride of input and outputs): a task takes
+ * output rows (n, oh), and the innermost loop runs over the channels,
+ * contiguous, for each window tap in PyTorch's order. A plane at a time,
+ * every read would be C elements from the last. */
+#define MAX_FWD_CL(T)                                                          \
+    CPU_CLONES static void max_fwd_cl_##T(int64_t b, int64_t e, void *vp)      \
+    {                                                                          \
+        const pool_plan *p = vp;                                               \
+        const int64_t kh = p->a->k[0], kw = p->a->k[1], sh = p->a->s[0];      \
+        const int64_t sw = p->a->s[1], ph = p->a->p[0], pw = p->a->p[1];      \
+        const int64_t dh = p->a->d[0], dw = p->a->d[1], H = p->H, W = p->W;   \
+        const int64_t C = p->C, OH = p->OH, OW = p->OW;                        \
+        const int64_t is2 = p->is[2], is3 = p->is[3], os3 = p->os[3];          \
+        const int64_t xs3 = p->xs[3];                                          \
+        T m[MAX_CHUNK];                                                        \
+        int64_t mi[MAX_CHUNK];                                                 \
+        for (int64_t r = b; r < e; r++) {                                      \
+            int64_t n = r / OH, oh = r % OH;                                   \
+            const T *xn = (const T *)p->in + n * p->is[0];                     \
+            T *y = (T *)p->out + n * p->os[0] + oh * p->os[2];                 \
+            int64_t *ix = p->ind + n * p->xs[0] + oh * p->xs[2];               \
+            int64_t h0 = oh * sh - ph, h1 = h0 + (kh - 1) * dh + 1;            \
+            h1 = h1 < H ? h1 : H;                                              \
+            while (h0 < 0)                                                     \
+                h0 += dh;                                                      \
+            for (int64_t ow = 0; ow < OW; ow++) {                              \
+                int64_t w0 = ow * sw - pw, w1 = w0 + (kw - 1) * dw + 1;        \
+                w1 = w1 < W ? w1 : W;                                          \
+                while (w0 < 0)                                                 \
+                    w0 += dw;                                                  \
+                for (int64_t c0 = 0; c0 < C; c0 += MAX_CHUNK) {                \
+                    int64_t nc = C - c0 < MAX_CHUNK ? C - c0 : MAX_CHUNK;      \
+                    for (int64_t c = 0; c < nc; c++)                           \
+                        m[c] = -INFINITY, mi[c] = h0 * W + w0;                 \
+                    for (int64_t h = h0; h < h1; h += dh)                      \
+                        for (int64_t w = w0; w < w1; w += dw) {                \
+                            const T *px = xn + h * is2 + w * is3 + c0;         \
+                            int64_t idx = h * W + w;                           \
+                            for (int64_t c = 0; c < nc; c++) {                 \
+                                T v = px[c];                                   \
+                                int64_t take = (v > m[c]) | (v != v);          \
+                                m[c] = take ? v : m[c];                        \
+                                mi[c] = take ? idx : mi[c];                    \
+                            }                                                  \
+                        }                                                      \
+                    for (int64_t c = 0; c < nc; c++) {                         \
+                        y[ow * os3 + c0 + c] = m[c];                           \
+                        ix[ow * xs3 + c0 + c] = mi[c];                         \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+MAX_FWD_CL(float)
+MAX_FWD_CL(double)
+
 /* tt::max_pool2d_with_indices: the values and their flat indices, both in
  * the layout PyTorch gives them (channels last for a channels-last input). */
 static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake,
@@ -371,8 +442,14 @@ static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args 
     plan_init(&p, a, x, *y);
     p.in = tt__ptr(x), p.out = tt__ptr(*y), p.ind = (int64_t *)tt__ptr(*ind);
     plan_strides(*ind, p.xs);
+    bool f64 = tt_dtype_of(x) == TT_F64;
+    if (plan_channels_last(&p, nd) && p.xs[1] == 1) {
+        tt_parallel_for(tt_sizes(x)[0] * p.OH, row_grain(&p, a),
+                        f64 ? max_fwd_cl_double : max_fwd_cl_float, &p);
+        return TT_OK;
+    }
     tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
-                    tt_dtype_of(x) == TT_F64 ? max_fwd_double : max_fwd_float, &p);
+                    f64 ? max_fwd_double : max_fwd_float, &p);
     return TT_OK;
 }
 
@@ -607,6 +684,41 @@ AVG_FWD(float)
 AVG_FWD(double)
 AVG_FWD(int64_t)
 
+#define AVG_FWD_CL(T)                                                          \
+    CPU_CLONES static void avg_fwd_cl_##T(int64_t b, int64_t e, void *vp)      \
+    {                                                                          \
+        const pool_plan *p = vp;                                               \
+        const pool_args *a = p->a;                                             \
+        const int64_t C = p->C, OH = p->OH, OW = p->OW;                        \
+        const int64_t is2 = p->is[2], is3 = p->is[3], os3 = p->os[3];          \
+        T sum[MAX_CHUNK];                                                      \
+        for (int64_t r = b; r < e; r++) {                                      \
+            int64_t n = r / OH, oh = r % OH;                                   \
+            const T *xn = (const T *)p->in + n * p->is[0];                     \
+            T *y = (T *)p->out + n * p->os[0] + oh * p->os[2];                 \
+            for (int64_t ow = 0; ow < OW; ow++) {                              \
+                AVG_WINDOW(a, p, oh, ow)                                       \
+                for (int64_t c0 = 0; c0 < C; c0 += MAX_CHUNK) {                \
+                    int64_t nc = C - c0 < MAX_CHUNK ? C - c0 : MAX_CHUNK;      \
+                    for (int64_t c = 0; c < nc; c++)                           \
+                        sum[c] = 0;                                            \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++) {                    \
+                            const T *px = xn + h * is2 + w * is3 + c0;         \
+                            for (int64_t c = 0; c < nc; c++)                   \
+                                sum[c] += px[c];                               \
+                        }                                                      \
+                    bool empty = h0 >= h1 || w0 >= w1;                         \
+                    for (int64_t c = 0; c < nc; c++)                           \
+                        y[ow * os3 + c0 + c] = empty ? (T)0 : sum[c] / (T)div; \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+AVG_FWD_CL(float)
+AVG_FWD_CL(double)
+AVG_FWD_CL(int64_t)
+
 /* Each output gradient divided by its window's divisor, added to the
  * window's (clipped) elements: PyTorch's cpu_avg_pool_backward. */
 #define AVG_BWD(T)                                                             \
@@ -633,10 +745,15 @@ AVG_FWD(int64_t)
 AVG_BWD(float)
 AVG_BWD(double)
 
-static void (*avg_fwd_fn(tt_dtype dt))(int64_t, int64_t, void *)
+static void (*avg_fwd_fn(tt_dtype dt, bool cl))(int64_t, int64_t, void *)
 {
+    if (cl)
+        return dt == TT_F64   ? avg_fwd_cl_double
+               : dt == TT_F32 ? avg_fwd_cl_float
+                              : avg_fwd_cl_int64_t;
     return dt == TT_F64 ? avg_fwd_double : dt == TT_F32 ? avg_fwd_float : avg_fwd_int64_t;
 }
+
 
 /* The sizes of a pooling result: x's with the last two replaced. */
 static void pooled_sizes(const tt_tensor *x, const tt_size ohw[2], tt_size *sizes)
@@ -663,8 +780,12 @@ static tt_tensor *avg_pool2d(const char *op, const tt_tensor *x, const pool_args
     pool_plan p;
     plan_init(&p, a, x, y);
     p.in = tt__ptr(x), p.out = tt__ptr(y);
-    tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
-                    avg_fwd_fn(tt_dtype_of(x)), &p);
+    if (plan_channels_last(&p, nd))
+        tt_parallel_for(tt_sizes(x)[0] * p.OH, row_grain(&p, a),
+                        avg_fwd_fn(tt_dtype_of(x), true), &p);
+    else
+        tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                        avg_fwd_fn(tt_dtype_of(x), false), &p);
     return y;
 }
 
