@@ -11,9 +11,9 @@
  * call, forward / backward; oneDNN's primitives and buffers made once,
  * fresh outputs for ours):
  *   max 3x3/2 pad 1, [32, 64, 56, 56]  NCHW ours  8-14 / 3-5   oneDNN 6-8 / 5-8
- *                                      NHWC ours 14 / 32-50    oneDNN 12 / 10-13
+ *                                      NHWC ours 14 / 31       oneDNN 12-22 / 10-21
  *   avg 3x3/2 pad 1, same              NCHW ours  6-7 / 13     oneDNN 4 / 8-9
- *                                      NHWC ours 11 / 21-44    oneDNN 7-12 / 4-18
+ *                                      NHWC ours 11 / 9        oneDNN 7-20 / 4-22
  *   adaptive 512x7x7 -> 1x1, batch 32  NCHW ours 0.5 / 0.5     oneDNN 6-8 / 1-3
  *                                      NHWC ours 1-1.7 / 4-7   oneDNN 0.04 / 0.06
  * (A first version taking one output at a time ran max pooling forward at
@@ -23,9 +23,9 @@
  * the backward op takes as an argument and callers read), with other NaN
  * and tie rules; its
  * average pooling divides windows that overhang in ceil mode by the full
- * kernel size where PyTorch clips them, and has no divisor_override. The
- * backward ops on channels last (a plane at a time still) are where
- * oneDNN, or a channel-innermost loop like the forward's, would pay next. */
+ * kernel size where PyTorch clips them, and has no divisor_override.
+ * Adaptive pooling on channels last (a plane at a time still) is where a
+ * channel-innermost loop like the others' would pay next. */
 /* transformer_impl.h for the small argument checks the op families share
  * (want_float, want_sizes, is_fake). */
 #include "transformer_impl.h"
@@ -497,6 +497,38 @@ static tt_status max_pool2d_kernel(tt_frame *f)
 MAX_BWD(float)
 MAX_BWD(double)
 
+/* The channels-last backward kernels: tasks over images n (windows of
+ * neighbouring outputs overlap, so rows of one image cannot be split),
+ * the channels innermost; each element still gets its additions in
+ * output order, as in the plane kernels and PyTorch's. */
+#define MAX_BWD_CL(T)                                                          \
+    static void max_bwd_cl_##T(int64_t b, int64_t e, void *vp)                 \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const int64_t C = p->C, W = p->W, HW = p->H * p->W;                    \
+        for (int64_t n = b; n < e; n++) {                                      \
+            T *gi = (T *)p->in + n * p->is[0];                                 \
+            const T *go = (const T *)p->out + n * p->os[0];                    \
+            const int64_t *ix = p->ind + n * p->xs[0];                         \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    const T *g = go + oh * p->os[2] + ow * p->os[3];           \
+                    const int64_t *ii = ix + oh * p->xs[2] + ow * p->xs[3];    \
+                    for (int64_t c = 0; c < C; c++) {                          \
+                        int64_t i = ii[c * p->xs[1]];                          \
+                        if (i < 0 || i >= HW) {                                \
+                            atomic_store(&p->bad, 1);                          \
+                            continue;                                          \
+                        }                                                      \
+                        gi[(i / W) * p->is[2] + (i % W) * p->is[3] + c] += g[c * p->os[1]]; \
+                    }                                                          \
+                }                                                              \
+        }                                                                      \
+    }
+MAX_BWD_CL(float)
+MAX_BWD_CL(double)
+
+
 static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *x,
                                            const pool_args *a, const tt_tensor *ind, bool fake)
 {
@@ -527,8 +559,12 @@ static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *
     p.in = tt__ptr(gi), p.out = tt__ptr(g), p.ind = (int64_t *)tt__ptr(ind);
     plan_strides(gi, p.is);
     plan_strides(ind, p.xs);
-    tt_parallel_for(plan_planes(x), plan_grain(&p, 1),
-                    tt_dtype_of(x) == TT_F64 ? max_bwd_double : max_bwd_float, &p);
+    bool f64 = tt_dtype_of(x) == TT_F64;
+    if (nd == 4 && p.C > 1 && p.is[1] == 1)
+        tt_parallel_for(tt_sizes(x)[0], 1, f64 ? max_bwd_cl_double : max_bwd_cl_float, &p);
+    else
+        tt_parallel_for(plan_planes(x), plan_grain(&p, 1), f64 ? max_bwd_double : max_bwd_float,
+                        &p);
     if (atomic_load(&p.bad)) {
         tt_error(TT_EINVAL, "%s: argument 'indices' (#8): an index is outside its input plane "
                             "of %lld elements", op, (long long)(p.H * p.W));
@@ -745,6 +781,34 @@ AVG_FWD_CL(int64_t)
 AVG_BWD(float)
 AVG_BWD(double)
 
+#define AVG_BWD_CL(T)                                                          \
+    static void avg_bwd_cl_##T(int64_t b, int64_t e, void *vp)                 \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const pool_args *a = p->a;                                             \
+        const int64_t C = p->C;                                                \
+        for (int64_t n = b; n < e; n++) {                                      \
+            T *gi = (T *)p->in + n * p->is[0];                                 \
+            const T *go = (const T *)p->out + n * p->os[0];                    \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    AVG_WINDOW(a, p, oh, ow)                                   \
+                    if (h0 >= h1 || w0 >= w1)                                  \
+                        continue;                                              \
+                    const T *g = go + oh * p->os[2] + ow * p->os[3];           \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++) {                    \
+                            T *px = gi + h * p->is[2] + w * p->is[3];          \
+                            for (int64_t c = 0; c < C; c++)                    \
+                                px[c] += g[c * p->os[1]] / (T)div;             \
+                        }                                                      \
+                }                                                              \
+        }                                                                      \
+    }
+AVG_BWD_CL(float)
+AVG_BWD_CL(double)
+
+
 static void (*avg_fwd_fn(tt_dtype dt, bool cl))(int64_t, int64_t, void *)
 {
     if (cl)
@@ -856,8 +920,12 @@ static tt_tensor *avg_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *
     plan_init(&p, a, x, g);
     p.in = tt__ptr(gi), p.out = tt__ptr(g);
     plan_strides(gi, p.is);
-    tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
-                    tt_dtype_of(x) == TT_F64 ? avg_bwd_double : avg_bwd_float, &p);
+    bool f64 = tt_dtype_of(x) == TT_F64;
+    if (tt_ndim(x) == 4 && p.C > 1 && p.is[1] == 1)
+        tt_parallel_for(tt_sizes(x)[0], 1, f64 ? avg_bwd_cl_double : avg_bwd_cl_float, &p);
+    else
+        tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                        f64 ? avg_bwd_double : avg_bwd_float, &p);
     return gi;
 }
 
