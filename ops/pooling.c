@@ -655,16 +655,21 @@ static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
  * count_include_pad divides by) and to the input for the sum; an empty
  * window gives 0. The sum is in T, as PyTorch's (float for f32, int64 for
  * i64, where the division truncates as C++'s). */
-#define AVG_WINDOW(a, p, oh, ow)                                               \
-    int64_t h0 = (oh) * (a)->s[0] - (a)->p[0], w0 = (ow) * (a)->s[1] - (a)->p[1]; \
-    int64_t h1 = h0 + (a)->k[0] < (p)->H + (a)->p[0] ? h0 + (a)->k[0] : (p)->H + (a)->p[0]; \
-    int64_t w1 = w0 + (a)->k[1] < (p)->W + (a)->p[1] ? w0 + (a)->k[1] : (p)->W + (a)->p[1]; \
-    int64_t pool = (h1 - h0) * (w1 - w0);                                      \
-    h0 = h0 > 0 ? h0 : 0, w0 = w0 > 0 ? w0 : 0;                                \
-    h1 = h1 < (p)->H ? h1 : (p)->H, w1 = w1 < (p)->W ? w1 : (p)->W;            \
-    int64_t div = (a)->divisor           ? (a)->divisor                        \
-                  : (a)->count_include_pad ? pool                              \
-                                         : (h1 - h0) * (w1 - w0);
+typedef struct {
+    int64_t h0, h1, w0, w1; /* the window clipped to the input */
+    int64_t div;            /* what its sum is divided by */
+} avg_win;
+
+static inline avg_win avg_window(const pool_args *a, const pool_plan *p, int64_t oh, int64_t ow)
+{
+    int64_t h0 = oh * a->s[0] - a->p[0], w0 = ow * a->s[1] - a->p[1];
+    int64_t h1 = h0 + a->k[0] < p->H + a->p[0] ? h0 + a->k[0] : p->H + a->p[0];
+    int64_t w1 = w0 + a->k[1] < p->W + a->p[1] ? w0 + a->k[1] : p->W + a->p[1];
+    int64_t pool = (h1 - h0) * (w1 - w0);
+    avg_win r = {h0 > 0 ? h0 : 0, h1 < p->H ? h1 : p->H, w0 > 0 ? w0 : 0, w1 < p->W ? w1 : p->W, 0};
+    r.div = a->divisor ? a->divisor : a->count_include_pad ? pool : (r.h1 - r.h0) * (r.w1 - r.w0);
+    return r;
+}
 
 /* A row of outputs at once (as max pooling's, and in PyTorch's order for
  * each output's sum: the window's rows, then its columns). */
@@ -685,8 +690,8 @@ static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
             const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
             T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
             for (int64_t oh = 0; oh < OH; oh++) {                              \
-                AVG_WINDOW(a, p, oh, 0)                                        \
-                (void)w0, (void)w1, (void)div;                                 \
+                avg_win rw = avg_window(a, p, oh, 0);                          \
+                int64_t h0 = rw.h0, h1 = rw.h1;                                \
                 for (int64_t ow0 = 0; ow0 < OW; ow0 += MAX_CHUNK) {            \
                     int64_t ow1 = ow0 + MAX_CHUNK < OW ? ow0 + MAX_CHUNK : OW; \
                     for (int64_t ow = ow0; ow < ow1; ow++)                     \
@@ -708,7 +713,9 @@ static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, 
                         }                                                      \
                     }                                                          \
                     for (int64_t ow = ow0; ow < ow1; ow++) {                   \
-                        AVG_WINDOW(a, p, oh, ow)                               \
+                        avg_win wn = avg_window(a, p, oh, ow);                 \
+                        int64_t h0 = wn.h0, h1 = wn.h1, w0 = wn.w0, w1 = wn.w1;\
+                        int64_t div = wn.div;                                  \
                         y[oh * p->os[2] + ow * p->os[3]] =                     \
                             h0 >= h1 || w0 >= w1 ? (T)0 : sum[ow - ow0] / (T)div; \
                     }                                                          \
@@ -733,7 +740,9 @@ AVG_FWD(int64_t)
             const T *xn = (const T *)p->in + n * p->is[0];                     \
             T *y = (T *)p->out + n * p->os[0] + oh * p->os[2];                 \
             for (int64_t ow = 0; ow < OW; ow++) {                              \
-                AVG_WINDOW(a, p, oh, ow)                                       \
+                avg_win wn = avg_window(a, p, oh, ow);                         \
+                int64_t h0 = wn.h0, h1 = wn.h1, w0 = wn.w0, w1 = wn.w1;        \
+                int64_t div = wn.div;                                          \
                 for (int64_t c0 = 0; c0 < C; c0 += MAX_CHUNK) {                \
                     int64_t nc = C - c0 < MAX_CHUNK ? C - c0 : MAX_CHUNK;      \
                     for (int64_t c = 0; c < nc; c++)                           \
@@ -768,7 +777,9 @@ AVG_FWD_CL(int64_t)
             const T *go = (const T *)p->out + n * p->os[0] + c * p->os[1];     \
             for (int64_t oh = 0; oh < p->OH; oh++)                             \
                 for (int64_t ow = 0; ow < p->OW; ow++) {                       \
-                    AVG_WINDOW(a, p, oh, ow)                                   \
+                    avg_win wn = avg_window(a, p, oh, ow);                     \
+                    int64_t h0 = wn.h0, h1 = wn.h1, w0 = wn.w0, w1 = wn.w1;    \
+                    int64_t div = wn.div;                                      \
                     if (h0 >= h1 || w0 >= w1)                                  \
                         continue;                                              \
                     T d = go[oh * p->os[2] + ow * p->os[3]] / (T)div;          \
@@ -792,7 +803,9 @@ AVG_BWD(double)
             const T *go = (const T *)p->out + n * p->os[0];                    \
             for (int64_t oh = 0; oh < p->OH; oh++)                             \
                 for (int64_t ow = 0; ow < p->OW; ow++) {                       \
-                    AVG_WINDOW(a, p, oh, ow)                                   \
+                    avg_win wn = avg_window(a, p, oh, ow);                     \
+                    int64_t h0 = wn.h0, h1 = wn.h1, w0 = wn.w0, w1 = wn.w1;    \
+                    int64_t div = wn.div;                                      \
                     if (h0 >= h1 || w0 >= w1)                                  \
                         continue;                                              \
                     const T *g = go + oh * p->os[2] + ow * p->os[3];           \
