@@ -1,9 +1,1455 @@
-/* Pooling: max (with indices) and average, 1-d and 2-d, adaptive average, and their backward ops. */
-#include "ops_impl.h"
+/* Pooling: max (with indices) and average, 1-d and 2-d, adaptive average, and their backward ops.
+ *
+ * The kernels are our own loops over [N, C, H, W] planes read and written
+ * through their strides (any layout in, no copy), in parallel over the
+ * N*C planes. The 1-d forms are wrappers over the 2-d ops on an input with
+ * a size-1 H dim, as PyTorch composes them (rows of their own, so a graph
+ * keeps one node per call).
+ *
+ * oneDNN 2.6's pooling primitives, measured against these loops (f32,
+ * 2 threads of a 2-core machine shared with other builds, so +-40%; ms per
+ * call, forward / backward; oneDNN's primitives and buffers made once,
+ * fresh outputs for ours):
+ *   max 3x3/2 pad 1, [32, 64, 56, 56]  NCHW ours  8-14 / 3-5   oneDNN 6-8 / 5-8
+ *                                      NHWC ours 14 / 31       oneDNN 12-22 / 10-21
+ *   avg 3x3/2 pad 1, same              NCHW ours  6-7 / 13     oneDNN 4 / 8-9
+ *                                      NHWC ours 11 / 9        oneDNN 7-20 / 4-22
+ *   adaptive 512x7x7 -> 1x1, batch 32  NCHW ours 0.5 / 0.5     oneDNN 6-8 / 1-3
+ *                                      NHWC ours 1-1.7 / 4-7   oneDNN 0.04 / 0.06
+ * (A first version taking one output at a time ran max pooling forward at
+ * 90 ms, channels last 220: see max_fwd, max_fwd_cl.) oneDNN is not used:
+ * on NCHW, the layout our convolutions keep, it wins by under 2x, and its
+ * max pooling returns its own workspace, not PyTorch's flat indices (which
+ * the backward op takes as an argument and callers read), with other NaN
+ * and tie rules; its
+ * average pooling divides windows that overhang in ceil mode by the full
+ * kernel size where PyTorch clips them, and has no divisor_override.
+ * Adaptive pooling on channels last (a plane at a time still) is where a
+ * channel-innermost loop like the others' would pay next. */
+/* transformer_impl.h for the small argument checks the op families share
+ * (want_float, want_sizes, is_fake). */
+#include "transformer_impl.h"
+#include "tt_nn.h"
 
-/* No rows yet: the family's ops land here (issue 26). */
+#include <stdatomic.h>
+
+/* ------------------------------------------------------------- arguments */
+
+/* The pooling arguments of a call, as PyTorch's kernels read them. */
+typedef struct {
+    int64_t k[2], s[2], p[2], d[2];
+    bool ceil;
+    bool count_include_pad; /* avg pool */
+    int64_t divisor;        /* avg pool: 0 for none */
+} pool_args;
+
+static tt_value pair_value(const int64_t *v) { return tt_v_ints(2, v); }
+
+/* Reads argument i, an int[2] (bound by the dispatcher to 2 values, or
+ * [] where the schema's default is []: `dflt`). */
+static tt_status pair_arg(tt_frame *f, int i, const int64_t *dflt, int64_t out[2])
+{
+    const int64_t *v;
+    int n;
+    tt_status st = tt_arg_ints(f, i, &v, &n);
+    if (st)
+        return st;
+    if (n == 0 && dflt)
+        v = dflt, n = 2;
+    if (n != 2)
+        return tt_frame_fail(f, TT_EINVAL, "argument #%d: expected 2 values, got %d", i + 1, n);
+    out[0] = v[0], out[1] = v[1];
+    return TT_OK;
+}
+
+/* kernel_size, stride, padding, dilation (when has_dilation) and ceil_mode
+ * from argument `first` on. */
+static tt_status pool_frame_args(tt_frame *f, int first, bool has_dilation, pool_args *a)
+{
+    tt_status st;
+    *a = (pool_args){.d = {1, 1}};
+    if ((st = pair_arg(f, first, NULL, a->k)) || (st = pair_arg(f, first + 1, a->k, a->s)) ||
+        (st = pair_arg(f, first + 2, NULL, a->p)))
+        return st;
+    int next = first + 3;
+    if (has_dilation && (st = pair_arg(f, next++, NULL, a->d)))
+        return st;
+    return tt_arg_bool(f, next, &a->ceil);
+}
+
+/* PyTorch's pool2d_shape_check and pooling_output_shape: the argument
+ * checks, then each spatial output size
+ *   floor((in + 2 pad - dilation (kernel - 1) - 1 [+ stride - 1 in ceil
+ *   mode]) / stride) + 1,
+ * one less in ceil mode when the last window would start past the input
+ * and its left padding. Sizes may be symbolic (the comparisons guard). */
+static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args *a,
+                            int argno_x, bool has_dilation, bool allow_i64, tt_size out_hw[2])
+{
+    char s1[128];
+    tt_status st;
+    int argno_k = argno_x + 1;
+    tt_dtype dt = tt_dtype_of(x);
+    if (allow_i64 && dt != TT_F32 && dt != TT_F64 && dt != TT_I64)
+        return tt_error(TT_EDTYPE, "%s: argument 'self' (#%d): expected f32, f64 or i64, got %s",
+                        op, argno_x, tt_dtype_name(dt));
+    if (!allow_i64 && (st = want_float(op, "self", argno_x, x)))
+        return st;
+    int nd = tt_ndim(x);
+    bool ok = nd == 3 || nd == 4;
+    for (int d = nd == 4 ? 1 : 0; ok && d < nd; d++)
+        ok = !tt__sz_eq(tt_sizes(x)[d], 0);
+    if (!ok)
+        return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): expected a 3-d [C, H, W] or 4-d "
+                                   "[N, C, H, W] tensor with non-zero sizes (N may be 0), got %s",
+                        op, argno_x, tt_shape_str(x, s1, sizeof s1));
+    const struct {
+        const char *name;
+        const int64_t *v;
+        int argno;
+    } pos[3] = {{"kernel_size", a->k, argno_k},
+                {"stride", a->s, argno_k + 1},
+                {"dilation", a->d, argno_k + 3}};
+
+    for (int i = 0; i < (has_dilation ? 3 : 2); i++)
+        if (pos[i].v[0] <= 0 || pos[i].v[1] <= 0)
+            return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): expected values greater than "
+                                       "zero, got [%lld, %lld]", op, pos[i].name, pos[i].argno,
+                            (long long)pos[i].v[0], (long long)pos[i].v[1]);
+    for (int i = 0; i < 2; i++) {
+        if (a->p[i] < 0)
+            return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): expected non-negative "
+                                       "values, got [%lld, %lld]", op, argno_k + 2,
+                            (long long)a->p[0], (long long)a->p[1]);
+        if (a->p[i] > a->k[i] / 2)
+            return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): pad should be at most "
+                                       "half of kernel size, but got pad=%lld and "
+                                       "kernel_size=%lld", op, argno_k + 2,
+                            (long long)a->p[i], (long long)a->k[i]);
+        /* Kernels, strides and pads past 2^31 are nobody's pooling: this
+         * keeps the arithmetic below far from overflow. */
+        if (a->k[i] > INT32_MAX || a->s[i] > INT32_MAX || a->d[i] > INT32_MAX)
+            return tt_error(TT_EINVAL, "%s: kernel_size, stride and dilation must be below "
+                                       "2^31, got kernel_size [%lld, %lld]", op,
+                            (long long)a->k[0], (long long)a->k[1]);
+    }
+    bool small = false;
+    for (int i = 0; i < 2; i++) {
+        tt_size in = tt_sizes(x)[nd - 2 + i];
+        int64_t c = 2 * a->p[i] - a->d[i] * (a->k[i] - 1) - 1 + (a->ceil ? a->s[i] - 1 : 0);
+        tt_size o;
+        if (!tt_size_is_sym(in)) {
+            int64_t num = in + c, q = num / a->s[i];
+            if (num % a->s[i] && num < 0)
+                q--; /* floor, as PyTorch's div_rtn */
+            o = q + 1;
+            if (a->ceil && (o - 1) * a->s[i] >= in + a->p[i])
+                o--;
+            small = small || o < 1;
+        } else {
+            tt_size num = c >= 0 ? tt_sym_add(in, c) : tt_sym_sub(in, -c);
+            o = tt_sym_add(tt_sym_floordiv(num, a->s[i]), 1);
+            if (a->ceil && tt__sz_ge(tt_sym_mul(tt_sym_sub(o, 1), a->s[i]),
+                                     tt_sym_add(in, a->p[i])))
+                o = tt_sym_sub(o, 1);
+            if (tt_errcode())
+                return tt_errcode();
+            small = small || tt__sz_lt(o, 1);
+        }
+        out_hw[i] = o;
+    }
+    if (small) {
+        char s2[64], s3[64], s4[64];
+        const tt_size *sz = tt_sizes(x);
+        tt_size_str(sz[nd - 3], s2, sizeof s2);
+        tt_size_str(sz[nd - 2], s3, sizeof s3);
+        tt_size_str(sz[nd - 1], s4, sizeof s4);
+        return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): given input size (%sx%sx%s), "
+                                   "the calculated output size (%sx%lldx%lld) is too small",
+                        op, argno_x, s2, s3, s4, s2,
+                        (long long)(tt_size_is_sym(out_hw[0]) ? 0 : out_hw[0]),
+                        (long long)(tt_size_is_sym(out_hw[1]) ? 0 : out_hw[1]));
+    }
+    return TT_OK;
+}
+
+/* PyTorch's suggest_memory_format for a 4-d tensor
+ * (is_channels_last_strides_2d): true when the strides order C fastest,
+ * then W, H, N, with its tie-breaks for size-1 dims. */
+static bool channels_last_like(const tt_tensor *t)
+{
+    if (tt_ndim(t) != 4)
+        return false;
+    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
+    if (tt__sz_eq(st[1], 0))
+        return false;
+    tt_size min = 0;
+    static const int order[4] = {1, 3, 2, 0};
+    for (int i = 0; i < 4; i++) {
+        int d = order[i];
+        if (tt__sz_eq(sz[d], 0) || tt__sz_lt(st[d], min))
+            return false;
+        if (d == 0 && tt__sz_eq(min, st[1]))
+            return false;
+        min = st[d];
+        if (tt__sz_gt(sz[d], 1))
+            min = tt_sym_mul(min, sz[d]);
+    }
+    return true;
+}
+
+/* The strides of a new [N, C, H, W] (or [C, H, W]) result in the layout
+ * PyTorch's CPU pooling gives it: channels last when `like` is
+ * channels-last-like (PyTorch's get_channels_last_strides_2d), else
+ * contiguous. */
+static void pool_out_strides(const tt_tensor *like, int nd, const tt_size *sizes, tt_size *strides)
+{
+    if (nd == 4 && channels_last_like(like)) {
+        strides[1] = 1;
+        strides[3] = sizes[1];
+        strides[2] = tt_sym_mul(strides[3], sizes[3]);
+        strides[0] = tt_sym_mul(strides[2], sizes[2]);
+    } else {
+        tt__contiguous_strides(nd, sizes, strides);
+    }
+}
+
+/* ----------------------------------------------------------------- plans */
+
+/* One pooling call over real data: planes of [N*C], the "in" side (the
+ * input, or the gradient of the input) and the "out" side (the result or
+ * its gradient, and the indices), each with its own element strides
+ * n, c, h, w (n 0 for a 3-d tensor). */
+typedef struct {
+    const pool_args *a;
+    char *in, *out;
+    int64_t *ind;
+    int64_t C, H, W, OH, OW;
+    int64_t is[4], os[4], xs[4];
+    atomic_int bad; /* backward: an index out of its plane */
+} pool_plan;
+
+static void plan_strides(const tt_tensor *t, int64_t s[4])
+{
+    int nd = tt_ndim(t);
+    s[0] = nd == 4 ? tt_strides(t)[0] : 0;
+    for (int d = 1; d < 4; d++)
+        s[d] = tt_strides(t)[nd - 4 + d];
+}
+
+/* A plan over x (input side, sizes [.., C, H, W]) and y (output side). */
+static void plan_init(pool_plan *p, const pool_args *a, const tt_tensor *x, const tt_tensor *y)
+{
+    int nd = tt_ndim(x);
+    *p = (pool_plan){.a = a, .C = tt_sizes(x)[nd - 3], .H = tt_sizes(x)[nd - 2],
+                     .W = tt_sizes(x)[nd - 1], .OH = tt_sizes(y)[nd - 2],
+                     .OW = tt_sizes(y)[nd - 1]};
+    plan_strides(x, p->is);
+    plan_strides(y, p->os);
+}
+
+static int64_t plan_planes(const tt_tensor *x)
+{
+    return tt_ndim(x) == 4 ? tt_sizes(x)[0] * tt_sizes(x)[1] : tt_sizes(x)[0];
+}
+
+/* Planes per task: about 64k element reads each. */
+static int64_t plan_grain(const pool_plan *p, int64_t per_out)
+{
+    /* in double: a huge kernel times the output could overflow int64 */
+    double work = (double)p->OH * (double)p->OW * (double)(per_out > 0 ? per_out : 1) +
+                  (double)p->H * (double)p->W;
+    return work >= 65536 ? 1 : 65536 / (int64_t)(work > 1 ? work : 1) + 1;
+}
+
+/* Tasks over output rows (n, oh) for the channels-last kernels: about 64k
+ * element reads each (in double: no overflow). */
+static int64_t row_grain(const pool_plan *p, const pool_args *a)
+{
+    double per_row = (double)p->OW * (double)p->C * (double)a->k[0] * (double)a->k[1];
+    return per_row >= 65536 ? 1 : 65536 / (int64_t)(per_row > 1 ? per_row : 1) + 1;
+}
+
+/* Whether the channels-last kernels apply: C the unit stride of x and y. */
+static bool plan_channels_last(const pool_plan *p, int nd)
+{
+    return nd == 4 && p->C > 1 && p->is[1] == 1 && p->os[1] == 1;
+}
+
+/* ------------------------------------------------------------ max pool */
+
+/* PyTorch's cpu_max_pool: the window of (oh, ow) is rows ih0, ih0 + dH,
+ * ... below ih0 + (kH - 1) dH + 1, clipped to the input, and the columns
+ * likewise; a value replaces the maximum when it is larger or NaN (so the
+ * first of equal values wins, and the last NaN), starting from -inf at
+ * the window's first element.
+ *
+ * Here a row of outputs is computed at once, in chunks of MAX_CHUNK: for
+ * each tap (h, j) of the window, in the window's row-major order, every
+ * output of the chunk whose tap lies inside the input takes it. The
+ * innermost loop runs over outputs, branch-free, so it vectorizes (the
+ * common unit and stride-2 cases with constant strides); one output at a
+ * time is a chain of unpredictable branches, several times slower. */
+#define MAX_CHUNK 256
+#define MAX_TAPS(T, XSTEP)                                                     \
+    for (int64_t ow = lo; ow < hi; ow++) {                                     \
+        T v = row[(ow * (XSTEP) + off) * is3];                                 \
+        int64_t take = (v > m[ow - ow0]) | (v != v);                           \
+        m[ow - ow0] = take ? v : m[ow - ow0];                                  \
+        mi[ow - ow0] = take ? h * W + ow * (XSTEP) + off : mi[ow - ow0];       \
+    }
+#define MAX_FWD(T)                                                             \
+    CPU_CLONES static void max_fwd_##T(int64_t b, int64_t e, void *vp)         \
+    {                                                                          \
+        const pool_plan *p = vp;                                               \
+        /* locals: the index stores below could alias the plan */             \
+        const int64_t kh = p->a->k[0], kw = p->a->k[1], sh = p->a->s[0];      \
+        const int64_t sw = p->a->s[1], ph = p->a->p[0], pw = p->a->p[1];      \
+        const int64_t dh = p->a->d[0], dw = p->a->d[1], H = p->H, W = p->W;   \
+        const int64_t C = p->C, OH = p->OH, OW = p->OW;                        \
+        const int64_t is2 = p->is[2], is3 = p->is[3], os2 = p->os[2];          \
+        const int64_t os3 = p->os[3], xs2 = p->xs[2], xs3 = p->xs[3];          \
+        T m[MAX_CHUNK];                                                        \
+        int64_t mi[MAX_CHUNK];                                                 \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / C, c = pl % C;                                    \
+            const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
+            T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
+            int64_t *ix = p->ind + n * p->xs[0] + c * p->xs[1];                \
+            for (int64_t oh = 0; oh < OH; oh++) {                              \
+                int64_t h0 = oh * sh - ph, h1 = h0 + (kh - 1) * dh + 1;        \
+                h1 = h1 < H ? h1 : H;                                          \
+                while (h0 < 0)                                                 \
+                    h0 += dh;                                                  \
+                for (int64_t ow0 = 0; ow0 < OW; ow0 += MAX_CHUNK) {            \
+                    int64_t ow1 = ow0 + MAX_CHUNK < OW ? ow0 + MAX_CHUNK : OW; \
+                    for (int64_t ow = ow0; ow < ow1; ow++) {                   \
+                        int64_t w0 = ow * sw - pw;                             \
+                        while (w0 < 0)                                         \
+                            w0 += dw;                                          \
+                        m[ow - ow0] = -INFINITY;                               \
+                        mi[ow - ow0] = h0 * W + w0;                            \
+                    }                                                          \
+                    for (int64_t h = h0; h < h1; h += dh) {                    \
+                        const T *row = x + h * is2;                            \
+                        for (int64_t j = 0; j < kw; j++) {                     \
+                            /* the outputs whose tap j is a column of x */    \
+                            int64_t off = j * dw - pw;                         \
+                            int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;  \
+                            int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw; \
+                            lo = lo > ow0 ? lo : ow0;                          \
+                            hi = hi < ow1 ? hi : ow1;                          \
+                            if (is3 == 1 && sw == 1)                           \
+                                MAX_TAPS(T, 1)                                 \
+                            else if (is3 == 1 && sw == 2)                      \
+                                MAX_TAPS(T, 2)                                 \
+                            else                                               \
+                                MAX_TAPS(T, sw)                                \
+                        }                                                      \
+                    }                                                          \
+                    for (int64_t ow = ow0; ow < ow1; ow++) {                   \
+                        y[oh * os2 + ow * os3] = m[ow - ow0];                  \
+                        ix[oh * xs2 + ow * xs3] = mi[ow - ow0];                \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+MAX_FWD(float)
+MAX_FWD(double)
+
+/* Channels last (C the unit stride of input and outputs): a task takes
+ * output rows (n, oh), and the innermost loop runs over the channels,
+ * contiguous, for each window tap in PyTorch's order. A plane at a time,
+ * every read would be C elements from the last. */
+#define MAX_FWD_CL(T)                                                          \
+    CPU_CLONES static void max_fwd_cl_##T(int64_t b, int64_t e, void *vp)      \
+    {                                                                          \
+        const pool_plan *p = vp;                                               \
+        const int64_t kh = p->a->k[0], kw = p->a->k[1], sh = p->a->s[0];      \
+        const int64_t sw = p->a->s[1], ph = p->a->p[0], pw = p->a->p[1];      \
+        const int64_t dh = p->a->d[0], dw = p->a->d[1], H = p->H, W = p->W;   \
+        const int64_t C = p->C, OH = p->OH, OW = p->OW;                        \
+        const int64_t is2 = p->is[2], is3 = p->is[3], os3 = p->os[3];          \
+        const int64_t xs3 = p->xs[3];                                          \
+        T m[MAX_CHUNK];                                                        \
+        int64_t mi[MAX_CHUNK];                                                 \
+        for (int64_t r = b; r < e; r++) {                                      \
+            int64_t n = r / OH, oh = r % OH;                                   \
+            const T *xn = (const T *)p->in + n * p->is[0];                     \
+            T *y = (T *)p->out + n * p->os[0] + oh * p->os[2];                 \
+            int64_t *ix = p->ind + n * p->xs[0] + oh * p->xs[2];               \
+            int64_t h0 = oh * sh - ph, h1 = h0 + (kh - 1) * dh + 1;            \
+            h1 = h1 < H ? h1 : H;                                              \
+            while (h0 < 0)                                                     \
+                h0 += dh;                                                      \
+            for (int64_t ow = 0; ow < OW; ow++) {                              \
+                int64_t w0 = ow * sw - pw, w1 = w0 + (kw - 1) * dw + 1;        \
+                w1 = w1 < W ? w1 : W;                                          \
+                while (w0 < 0)                                                 \
+                    w0 += dw;                                                  \
+                for (int64_t c0 = 0; c0 < C; c0 += MAX_CHUNK) {                \
+                    int64_t nc = C - c0 < MAX_CHUNK ? C - c0 : MAX_CHUNK;      \
+                    for (int64_t c = 0; c < nc; c++)                           \
+                        m[c] = -INFINITY, mi[c] = h0 * W + w0;                 \
+                    for (int64_t h = h0; h < h1; h += dh)                      \
+                        for (int64_t w = w0; w < w1; w += dw) {                \
+                            const T *px = xn + h * is2 + w * is3 + c0;         \
+                            int64_t idx = h * W + w;                           \
+                            for (int64_t c = 0; c < nc; c++) {                 \
+                                T v = px[c];                                   \
+                                int64_t take = (v > m[c]) | (v != v);          \
+                                m[c] = take ? v : m[c];                        \
+                                mi[c] = take ? idx : mi[c];                    \
+                            }                                                  \
+                        }                                                      \
+                    for (int64_t c = 0; c < nc; c++) {                         \
+                        y[ow * os3 + c0 + c] = m[c];                           \
+                        ix[ow * xs3 + c0 + c] = mi[c];                         \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+MAX_FWD_CL(float)
+MAX_FWD_CL(double)
+
+/* tt::max_pool2d_with_indices: the values and their flat indices, both in
+ * the layout PyTorch gives them (channels last for a channels-last input). */
+static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake,
+                            tt_tensor **y, tt_tensor **ind)
+{
+    tt_size ohw[2], sizes[4], strides[4];
+    *y = *ind = NULL;
+    tt_status st = pool_check(op, x, a, 1, true, false, ohw);
+    if (st)
+        return st;
+    int nd = tt_ndim(x);
+    for (int d = 0; d < nd - 2; d++)
+        sizes[d] = tt_sizes(x)[d];
+    sizes[nd - 2] = ohw[0], sizes[nd - 1] = ohw[1];
+    pool_out_strides(x, nd, sizes, strides);
+    fake = fake || is_fake(x);
+    *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
+    *ind = *y ? tt__ops_new(fake, nd, sizes, strides, TT_I64) : NULL;
+    if (!*ind) {
+        *y = tt_release(*y);
+        return tt_errcode();
+    }
+    if (fake)
+        return TT_OK;
+    pool_plan p;
+    plan_init(&p, a, x, *y);
+    p.in = tt__ptr(x), p.out = tt__ptr(*y), p.ind = (int64_t *)tt__ptr(*ind);
+    plan_strides(*ind, p.xs);
+    bool f64 = tt_dtype_of(x) == TT_F64;
+    if (plan_channels_last(&p, nd) && p.xs[1] == 1) {
+        tt_parallel_for(tt_sizes(x)[0] * p.OH, row_grain(&p, a),
+                        f64 ? max_fwd_cl_double : max_fwd_cl_float, &p);
+        return TT_OK;
+    }
+    tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                    f64 ? max_fwd_double : max_fwd_float, &p);
+    return TT_OK;
+}
+
+static tt_status max_pool2d_kernel(tt_frame *f)
+{
+    tt_tensor *x, *y, *ind;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = pool_frame_args(f, 1, true, &a)) ||
+        (st = max_pool2d(tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES), x, &a,
+                         tt_frame_is_fake(f), &y, &ind)))
+        return st;
+    st = tt_return(f, 0, y);
+    if (st) {
+        tt_release(ind);
+        return st;
+    }
+    return tt_return(f, 1, ind);
+}
+
+/* grad_input: zeros in self's layout, then each output gradient added at
+ * its index in its plane. An index outside the plane is refused (PyTorch
+ * would write out of bounds). */
+#define MAX_BWD(T)                                                             \
+    static void max_bwd_##T(int64_t b, int64_t e, void *vp)                    \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            T *gi = (T *)p->in + n * p->is[0] + c * p->is[1];                  \
+            const T *go = (const T *)p->out + n * p->os[0] + c * p->os[1];     \
+            const int64_t *ix = p->ind + n * p->xs[0] + c * p->xs[1];          \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    int64_t i = ix[oh * p->xs[2] + ow * p->xs[3]];             \
+                    if (i < 0 || i >= p->H * p->W) {                           \
+                        atomic_store(&p->bad, 1);                              \
+                        continue;                                              \
+                    }                                                          \
+                    gi[(i / p->W) * p->is[2] + (i % p->W) * p->is[3]] +=       \
+                        go[oh * p->os[2] + ow * p->os[3]];                     \
+                }                                                              \
+        }                                                                      \
+    }
+MAX_BWD(float)
+MAX_BWD(double)
+
+/* The channels-last backward kernels: tasks over images n (windows of
+ * neighbouring outputs overlap, so rows of one image cannot be split),
+ * the channels innermost; each element still gets its additions in
+ * output order, as in the plane kernels and PyTorch's. */
+#define MAX_BWD_CL(T)                                                          \
+    static void max_bwd_cl_##T(int64_t b, int64_t e, void *vp)                 \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const int64_t C = p->C, W = p->W, HW = p->H * p->W;                    \
+        for (int64_t n = b; n < e; n++) {                                      \
+            T *gi = (T *)p->in + n * p->is[0];                                 \
+            const T *go = (const T *)p->out + n * p->os[0];                    \
+            const int64_t *ix = p->ind + n * p->xs[0];                         \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    const T *g = go + oh * p->os[2] + ow * p->os[3];           \
+                    const int64_t *ii = ix + oh * p->xs[2] + ow * p->xs[3];    \
+                    for (int64_t c = 0; c < C; c++) {                          \
+                        int64_t i = ii[c * p->xs[1]];                          \
+                        if (i < 0 || i >= HW) {                                \
+                            atomic_store(&p->bad, 1);                          \
+                            continue;                                          \
+                        }                                                      \
+                        gi[(i / W) * p->is[2] + (i % W) * p->is[3] + c] += g[c * p->os[1]]; \
+                    }                                                          \
+                }                                                              \
+        }                                                                      \
+    }
+MAX_BWD_CL(float)
+MAX_BWD_CL(double)
+
+
+static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *x,
+                                           const pool_args *a, const tt_tensor *ind, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD);
+    tt_size ohw[2], osz[4], strides[4];
+    if (pool_check(op, x, a, 2, true, false, ohw) || want_same_dtype(op, "grad_output", 1, g, x))
+        return NULL;
+    int nd = tt_ndim(x);
+    for (int d = 0; d < nd - 2; d++)
+        osz[d] = tt_sizes(x)[d];
+    osz[nd - 2] = ohw[0], osz[nd - 1] = ohw[1];
+    if (want_sizes(op, "grad_output", 1, g, nd, osz) || want_sizes(op, "indices", 8, ind, nd, osz))
+        return NULL;
+    if (tt_dtype_of(ind) != TT_I64) {
+        tt_error(TT_EDTYPE, "%s: argument 'indices' (#8): expected i64, got %s", op,
+                 tt_dtype_name(tt_dtype_of(ind)));
+        return NULL;
+    }
+    pool_out_strides(x, nd, tt_sizes(x), strides);
+    fake = fake || is_fake(g) || is_fake(x) || is_fake(ind);
+    tt_tensor *gi = tt__ops_new(fake, nd, tt_sizes(x), strides, tt_dtype_of(x));
+    if (!gi || fake)
+        return gi;
+    /* A dense result (contiguous or channels last): zero its bytes. */
+    memset(tt__ptr(gi), 0, (size_t)tt_numel(gi) * tt_dtype_size(tt_dtype_of(gi)));
+    pool_plan p;
+    plan_init(&p, a, x, g);
+    p.in = tt__ptr(gi), p.out = tt__ptr(g), p.ind = (int64_t *)tt__ptr(ind);
+    plan_strides(gi, p.is);
+    plan_strides(ind, p.xs);
+    bool f64 = tt_dtype_of(x) == TT_F64;
+    if (nd == 4 && p.C > 1 && p.is[1] == 1)
+        tt_parallel_for(tt_sizes(x)[0], 1, f64 ? max_bwd_cl_double : max_bwd_cl_float, &p);
+    else
+        tt_parallel_for(plan_planes(x), plan_grain(&p, 1), f64 ? max_bwd_double : max_bwd_float,
+                        &p);
+    if (atomic_load(&p.bad)) {
+        tt_error(TT_EINVAL, "%s: argument 'indices' (#8): an index is outside its input plane "
+                            "of %lld elements", op, (long long)(p.H * p.W));
+        return tt_release(gi);
+    }
+    return gi;
+}
+
+static tt_status max_pool2d_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *ind;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = pool_frame_args(f, 2, true, &a)) || (st = tt_arg_tensor(f, 7, &ind)))
+        return st;
+    tt_tensor *gi = max_pool2d_backward_impl(g, x, &a, ind, tt_frame_is_fake(f));
+    return gi ? tt_return(f, 0, gi) : tt_errcode();
+}
+
+/* Saves the input and the indices (result 1), and the pooling arguments
+ * as ints: kernel, stride, padding, dilation (pairs), ceil_mode. */
+static tt_status save_pool_args(tt_autograd_ctx *ctx, const pool_args *a)
+{
+    int64_t v[11] = {a->k[0], a->k[1], a->s[0], a->s[1], a->p[0], a->p[1],
+                     a->d[0], a->d[1], a->ceil, a->count_include_pad, a->divisor};
+    return tt_ctx_save_ints(ctx, "pool", 11, v);
+}
+
+static tt_status load_pool_args(tt_autograd_ctx *ctx, pool_args *a)
+{
+    const int64_t *v;
+    int n;
+    tt_status st = tt_ctx_get_ints(ctx, "pool", &v, &n);
+    if (st)
+        return st;
+    *a = (pool_args){.k = {v[0], v[1]}, .s = {v[2], v[3]}, .p = {v[4], v[5]},
+                     .d = {v[6], v[7]}, .ceil = v[8], .count_include_pad = v[9],
+                     .divisor = v[10]};
+    return TT_OK;
+}
+
+/* The pooling arguments of a boxed call (the setup_context side), from
+ * input value `first` on, as pool_frame_args reads them from a frame. */
+static void pool_values_args(const tt_value *in, int first, bool has_dilation, pool_args *a)
+{
+    *a = (pool_args){.d = {1, 1}};
+    for (int i = 0; i < 2; i++) {
+        a->k[i] = in[first].u.ints[i];
+        a->s[i] = in[first + 1].n ? in[first + 1].u.ints[i] : a->k[i];
+        a->p[i] = in[first + 2].u.ints[i];
+        if (has_dilation)
+            a->d[i] = in[first + 3].u.ints[i];
+    }
+    a->ceil = in[first + (has_dilation ? 4 : 3)].u.b;
+}
+
+static tt_status setup_max_pool2d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                  const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    pool_args a;
+    pool_values_args(in, 1, true, &a);
+    tt_status st = save_pool_args(ctx, &a);
+    return st ? st : tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[1].u.t});
+}
+
+static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                     tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    pool_args a;
+    tt_status st = load_pool_args(ctx, &a);
+    if (st)
+        return st;
+    return tt__put_grad(
+        ctx, gi, 0,
+        tt__call_op(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD,
+                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                            pair_value(a.k), pair_value(a.s), pair_value(a.p), pair_value(a.d),
+                            tt_v_bool(a.ceil), tt_v_tensor(tt_ctx_saved(ctx, 1)))));
+}
+
+/* ------------------------------------------------------------ avg pool */
+
+/* PyTorch's cpu_avg_pool: the window of (oh, ow) spans rows oh sH - padH
+ * up to kH rows, clipped to the padded input for the pool size (what
+ * count_include_pad divides by) and to the input for the sum; an empty
+ * window gives 0. The sum is in T, as PyTorch's (float for f32, int64 for
+ * i64, where the division truncates as C++'s). */
+typedef struct {
+    int64_t h0, h1, w0, w1; /* the window clipped to the input */
+    int64_t div;            /* what its sum is divided by */
+} avg_win;
+
+static inline avg_win avg_window(const pool_args *a, const pool_plan *p, int64_t oh, int64_t ow)
+{
+    int64_t h0 = oh * a->s[0] - a->p[0], w0 = ow * a->s[1] - a->p[1];
+    int64_t h1 = h0 + a->k[0] < p->H + a->p[0] ? h0 + a->k[0] : p->H + a->p[0];
+    int64_t w1 = w0 + a->k[1] < p->W + a->p[1] ? w0 + a->k[1] : p->W + a->p[1];
+    int64_t pool = (h1 - h0) * (w1 - w0);
+    avg_win r = {h0 > 0 ? h0 : 0, h1 < p->H ? h1 : p->H, w0 > 0 ? w0 : 0, w1 < p->W ? w1 : p->W, 0};
+    r.div = a->divisor ? a->divisor : a->count_include_pad ? pool : (r.h1 - r.h0) * (r.w1 - r.w0);
+    return r;
+}
+
+/* A row of outputs at once (as max pooling's, and in PyTorch's order for
+ * each output's sum: the window's rows, then its columns). */
+#define AVG_TAPS(T, XSTEP)                                                     \
+    for (int64_t ow = lo; ow < hi; ow++)                                       \
+        sum[ow - ow0] += row[(ow * (XSTEP) + off) * is3];
+#define AVG_FWD(T)                                                             \
+    CPU_CLONES static void avg_fwd_##T(int64_t b, int64_t e, void *vp)         \
+    {                                                                          \
+        const pool_plan *p = vp;                                               \
+        const pool_args *a = p->a;                                             \
+        const int64_t kw = a->k[1], sw = a->s[1], pw = a->p[1];                \
+        const int64_t W = p->W, C = p->C, OH = p->OH, OW = p->OW;              \
+        const int64_t is2 = p->is[2], is3 = p->is[3];                          \
+        T sum[MAX_CHUNK];                                                      \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / C, c = pl % C;                                    \
+            const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
+            T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
+            for (int64_t oh = 0; oh < OH; oh++) {                              \
+                avg_win rw = avg_window(a, p, oh, 0);                          \
+                int64_t h0 = rw.h0, h1 = rw.h1;                                \
+                for (int64_t ow0 = 0; ow0 < OW; ow0 += MAX_CHUNK) {            \
+                    int64_t ow1 = ow0 + MAX_CHUNK < OW ? ow0 + MAX_CHUNK : OW; \
+                    for (int64_t ow = ow0; ow < ow1; ow++)                     \
+                        sum[ow - ow0] = 0;                                     \
+                    for (int64_t h = h0; h < h1; h++) {                        \
+                        const T *row = x + h * is2;                            \
+                        for (int64_t j = 0; j < kw; j++) {                     \
+                            int64_t off = j - pw;                              \
+                            int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;  \
+                            int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw; \
+                            lo = lo > ow0 ? lo : ow0;                          \
+                            hi = hi < ow1 ? hi : ow1;                          \
+                            if (is3 == 1 && sw == 1)                           \
+                                AVG_TAPS(T, 1)                                 \
+                            else if (is3 == 1 && sw == 2)                      \
+                                AVG_TAPS(T, 2)                                 \
+                            else                                               \
+                                AVG_TAPS(T, sw)                                \
+                        }                                                      \
+                    }                                                          \
+                    for (int64_t ow = ow0; ow < ow1; ow++) {                   \
+                        avg_win wn = avg_window(a, p, oh, ow);                 \
+                        int64_t h0 = wn.h0, h1 = wn.h1, w0 = wn.w0, w1 = wn.w1;\
+                        int64_t div = wn.div;                                  \
+                        y[oh * p->os[2] + ow * p->os[3]] =                     \
+                            h0 >= h1 || w0 >= w1 ? (T)0 : sum[ow - ow0] / (T)div; \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+AVG_FWD(float)
+AVG_FWD(double)
+AVG_FWD(int64_t)
+
+#define AVG_FWD_CL(T)                                                          \
+    CPU_CLONES static void avg_fwd_cl_##T(int64_t b, int64_t e, void *vp)      \
+    {                                                                          \
+        const pool_plan *p = vp;                                               \
+        const pool_args *a = p->a;                                             \
+        const int64_t C = p->C, OH = p->OH, OW = p->OW;                        \
+        const int64_t is2 = p->is[2], is3 = p->is[3], os3 = p->os[3];          \
+        T sum[MAX_CHUNK];                                                      \
+        for (int64_t r = b; r < e; r++) {                                      \
+            int64_t n = r / OH, oh = r % OH;                                   \
+            const T *xn = (const T *)p->in + n * p->is[0];                     \
+            T *y = (T *)p->out + n * p->os[0] + oh * p->os[2];                 \
+            for (int64_t ow = 0; ow < OW; ow++) {                              \
+                avg_win wn = avg_window(a, p, oh, ow);                         \
+                int64_t h0 = wn.h0, h1 = wn.h1, w0 = wn.w0, w1 = wn.w1;        \
+                int64_t div = wn.div;                                          \
+                for (int64_t c0 = 0; c0 < C; c0 += MAX_CHUNK) {                \
+                    int64_t nc = C - c0 < MAX_CHUNK ? C - c0 : MAX_CHUNK;      \
+                    for (int64_t c = 0; c < nc; c++)                           \
+                        sum[c] = 0;                                            \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++) {                    \
+                            const T *px = xn + h * is2 + w * is3 + c0;         \
+                            for (int64_t c = 0; c < nc; c++)                   \
+                                sum[c] += px[c];                               \
+                        }                                                      \
+                    bool empty = h0 >= h1 || w0 >= w1;                         \
+                    for (int64_t c = 0; c < nc; c++)                           \
+                        y[ow * os3 + c0 + c] = empty ? (T)0 : sum[c] / (T)div; \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+AVG_FWD_CL(float)
+AVG_FWD_CL(double)
+AVG_FWD_CL(int64_t)
+
+/* Each output gradient divided by its window's divisor, added to the
+ * window's (clipped) elements: PyTorch's cpu_avg_pool_backward. */
+#define AVG_BWD(T)                                                             \
+    static void avg_bwd_##T(int64_t b, int64_t e, void *vp)                    \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const pool_args *a = p->a;                                             \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            T *gi = (T *)p->in + n * p->is[0] + c * p->is[1];                  \
+            const T *go = (const T *)p->out + n * p->os[0] + c * p->os[1];     \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    avg_win wn = avg_window(a, p, oh, ow);                     \
+                    int64_t h0 = wn.h0, h1 = wn.h1, w0 = wn.w0, w1 = wn.w1;    \
+                    int64_t div = wn.div;                                      \
+                    if (h0 >= h1 || w0 >= w1)                                  \
+                        continue;                                              \
+                    T d = go[oh * p->os[2] + ow * p->os[3]] / (T)div;          \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++)                      \
+                            gi[h * p->is[2] + w * p->is[3]] += d;              \
+                }                                                              \
+        }                                                                      \
+    }
+AVG_BWD(float)
+AVG_BWD(double)
+
+#define AVG_BWD_CL(T)                                                          \
+    static void avg_bwd_cl_##T(int64_t b, int64_t e, void *vp)                 \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const pool_args *a = p->a;                                             \
+        const int64_t C = p->C;                                                \
+        for (int64_t n = b; n < e; n++) {                                      \
+            T *gi = (T *)p->in + n * p->is[0];                                 \
+            const T *go = (const T *)p->out + n * p->os[0];                    \
+            for (int64_t oh = 0; oh < p->OH; oh++)                             \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    avg_win wn = avg_window(a, p, oh, ow);                     \
+                    int64_t h0 = wn.h0, h1 = wn.h1, w0 = wn.w0, w1 = wn.w1;    \
+                    int64_t div = wn.div;                                      \
+                    if (h0 >= h1 || w0 >= w1)                                  \
+                        continue;                                              \
+                    const T *g = go + oh * p->os[2] + ow * p->os[3];           \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++) {                    \
+                            T *px = gi + h * p->is[2] + w * p->is[3];          \
+                            for (int64_t c = 0; c < C; c++)                    \
+                                px[c] += g[c * p->os[1]] / (T)div;             \
+                        }                                                      \
+                }                                                              \
+        }                                                                      \
+    }
+AVG_BWD_CL(float)
+AVG_BWD_CL(double)
+
+
+static void (*avg_fwd_fn(tt_dtype dt, bool cl))(int64_t, int64_t, void *)
+{
+    if (cl)
+        return dt == TT_F64   ? avg_fwd_cl_double
+               : dt == TT_F32 ? avg_fwd_cl_float
+                              : avg_fwd_cl_int64_t;
+    return dt == TT_F64 ? avg_fwd_double : dt == TT_F32 ? avg_fwd_float : avg_fwd_int64_t;
+}
+
+
+/* The sizes of a pooling result: x's with the last two replaced. */
+static void pooled_sizes(const tt_tensor *x, const tt_size ohw[2], tt_size *sizes)
+{
+    int nd = tt_ndim(x);
+    for (int d = 0; d < nd - 2; d++)
+        sizes[d] = tt_sizes(x)[d];
+    sizes[nd - 2] = ohw[0], sizes[nd - 1] = ohw[1];
+}
+
+/* tt::avg_pool2d: f32, f64 and (as PyTorch) i64. */
+static tt_tensor *avg_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake)
+{
+    tt_size ohw[2], sizes[4], strides[4];
+    if (pool_check(op, x, a, 1, false, true, ohw))
+        return NULL;
+    int nd = tt_ndim(x);
+    pooled_sizes(x, ohw, sizes);
+    pool_out_strides(x, nd, sizes, strides);
+    fake = fake || is_fake(x);
+    tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
+    if (!y || fake)
+        return y;
+    pool_plan p;
+    plan_init(&p, a, x, y);
+    p.in = tt__ptr(x), p.out = tt__ptr(y);
+    if (plan_channels_last(&p, nd))
+        tt_parallel_for(tt_sizes(x)[0] * p.OH, row_grain(&p, a),
+                        avg_fwd_fn(tt_dtype_of(x), true), &p);
+    else
+        tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                        avg_fwd_fn(tt_dtype_of(x), false), &p);
+    return y;
+}
+
+/* divisor_override (argument i): None is 0 here; an explicit 0 is
+ * PyTorch's error. */
+static tt_status divisor_arg(tt_frame *f, int i, int64_t *out)
+{
+    *out = 0;
+    if (tt_arg_is_none(f, i))
+        return TT_OK;
+    tt_status st = tt_arg_int(f, i, out);
+    if (!st && *out == 0)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'divisor_override' (#%d): divisor must be "
+                                           "not zero", i + 1);
+    return st;
+}
+
+/* kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+ * from argument `first` on. */
+static tt_status avg_frame_args(tt_frame *f, int first, pool_args *a)
+{
+    tt_status st;
+    if ((st = pool_frame_args(f, first, false, a)) ||
+        (st = tt_arg_bool(f, first + 4, &a->count_include_pad)) ||
+        (st = divisor_arg(f, first + 5, &a->divisor)))
+        return st;
+    return TT_OK;
+}
+
+static tt_status avg_pool2d_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = avg_frame_args(f, 1, &a)))
+        return st;
+    tt_tensor *y = avg_pool2d(tt__op_label(TT_OP_AVG_POOL2D), x, &a, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+/* A new gradient of x: x's sizes in x's pooling layout, zeroed when real. */
+static tt_tensor *grad_like(const tt_tensor *x, bool fake)
+{
+    tt_size strides[4];
+    pool_out_strides(x, tt_ndim(x), tt_sizes(x), strides);
+    tt_tensor *gi = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, tt_dtype_of(x));
+    if (gi && !fake) /* dense (contiguous or channels last): zero its bytes */
+        memset(tt__ptr(gi), 0, (size_t)tt_numel(gi) * tt_dtype_size(tt_dtype_of(gi)));
+    return gi;
+}
+
+static tt_tensor *avg_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *x,
+                                           const pool_args *a, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_AVG_POOL2D_BACKWARD);
+    tt_size ohw[2], osz[4];
+    if (pool_check(op, x, a, 2, false, false, ohw) ||
+        want_same_dtype(op, "grad_output", 1, g, x))
+        return NULL;
+    pooled_sizes(x, ohw, osz);
+    if (want_sizes(op, "grad_output", 1, g, tt_ndim(x), osz))
+        return NULL;
+    fake = fake || is_fake(g) || is_fake(x);
+    tt_tensor *gi = grad_like(x, fake);
+    if (!gi || fake)
+        return gi;
+    pool_plan p;
+    plan_init(&p, a, x, g);
+    p.in = tt__ptr(gi), p.out = tt__ptr(g);
+    plan_strides(gi, p.is);
+    bool f64 = tt_dtype_of(x) == TT_F64;
+    if (tt_ndim(x) == 4 && p.C > 1 && p.is[1] == 1)
+        tt_parallel_for(tt_sizes(x)[0], 1, f64 ? avg_bwd_cl_double : avg_bwd_cl_float, &p);
+    else
+        tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                        f64 ? avg_bwd_double : avg_bwd_float, &p);
+    return gi;
+}
+
+static tt_status avg_pool2d_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = avg_frame_args(f, 2, &a)))
+        return st;
+    tt_tensor *gi = avg_pool2d_backward_impl(g, x, &a, tt_frame_is_fake(f));
+    return gi ? tt_return(f, 0, gi) : tt_errcode();
+}
+
+/* ---------------------------------------------------- adaptive avg pool */
+
+/* PyTorch's start_index / end_index: output o of `out` covers input
+ * [floor(o in / out), ceil((o + 1) in / out)), in exact integers. */
+static inline int64_t ad_start(int64_t o, int64_t out, int64_t in)
+{
+    return (o / out) * in + ((o % out) * in) / out;
+}
+static inline int64_t ad_end(int64_t o, int64_t out, int64_t in)
+{
+    return 1 + ((o + 1) * in - 1) / out;
+}
+
+/* sum / kh / kw, as PyTorch's cpu_adaptive_avg_pool. */
+#define ADAPTIVE_FWD(T)                                                        \
+    CPU_CLONES static void adaptive_fwd_##T(int64_t b, int64_t e, void *vp)    \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
+            T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
+            for (int64_t oh = 0; oh < p->OH; oh++) {                           \
+                int64_t h0 = ad_start(oh, p->OH, p->H), h1 = ad_end(oh, p->OH, p->H); \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    int64_t w0 = ad_start(ow, p->OW, p->W), w1 = ad_end(ow, p->OW, p->W); \
+                    T sum = 0;                                                 \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++)                      \
+                            sum += x[h * p->is[2] + w * p->is[3]];             \
+                    y[oh * p->os[2] + ow * p->os[3]] = sum / (T)(h1 - h0) / (T)(w1 - w0); \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+ADAPTIVE_FWD(float)
+ADAPTIVE_FWD(double)
+
+#define ADAPTIVE_BWD(T)                                                        \
+    static void adaptive_bwd_##T(int64_t b, int64_t e, void *vp)               \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t n = pl / p->C, c = pl % p->C;                              \
+            T *gi = (T *)p->in + n * p->is[0] + c * p->is[1];                  \
+            const T *go = (const T *)p->out + n * p->os[0] + c * p->os[1];     \
+            for (int64_t oh = 0; oh < p->OH; oh++) {                           \
+                int64_t h0 = ad_start(oh, p->OH, p->H), h1 = ad_end(oh, p->OH, p->H); \
+                for (int64_t ow = 0; ow < p->OW; ow++) {                       \
+                    int64_t w0 = ad_start(ow, p->OW, p->W), w1 = ad_end(ow, p->OW, p->W); \
+                    T d = go[oh * p->os[2] + ow * p->os[3]] / (T)(h1 - h0) / (T)(w1 - w0); \
+                    for (int64_t h = h0; h < h1; h++)                          \
+                        for (int64_t w = w0; w < w1; w++)                      \
+                            gi[h * p->is[2] + w * p->is[3]] += d;              \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+ADAPTIVE_BWD(float)
+ADAPTIVE_BWD(double)
+
+/* PyTorch's adaptive pooling input check: 3-d or 4-d, H and W non-zero
+ * (N and C may be 0); f32 or f64. */
+static tt_status adaptive_check(const char *op, const tt_tensor *x, int argno)
+{
+    tt_status st = want_float(op, "self", argno, x);
+    if (st)
+        return st;
+    int nd = tt_ndim(x);
+    bool ok = nd == 3 || nd == 4;
+    for (int d = nd - 2; ok && d < nd; d++)
+        ok = !tt__sz_eq(tt_sizes(x)[d], 0);
+    if (ok)
+        return TT_OK;
+    char s1[128];
+    return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): expected a 3-d [C, H, W] or 4-d "
+                               "[N, C, H, W] tensor with non-zero H and W, got %s",
+                    op, argno, tt_shape_str(x, s1, sizeof s1));
+}
+
+/* tt::_adaptive_avg_pool2d: any output size (0 gives an empty result). */
+static tt_tensor *adaptive_avg_pool2d(const tt_tensor *x, const tt_size *osize, bool fake)
+{
+    const char *op = tt__op_label(TT_OP__ADAPTIVE_AVG_POOL2D);
+    tt_size sizes[4], strides[4];
+    if (adaptive_check(op, x, 1))
+        return NULL;
+    for (int i = 0; i < 2; i++)
+        if (!tt_size_is_sym(osize[i]) && osize[i] < 0) {
+            tt_error(TT_EINVAL, "%s: argument 'output_size' (#2): expected sizes of at least "
+                                "0, got [%lld, %lld]", op, (long long)osize[0],
+                     (long long)osize[1]);
+            return NULL;
+        }
+    int nd = tt_ndim(x);
+    pooled_sizes(x, osize, sizes);
+    pool_out_strides(x, nd, sizes, strides);
+    fake = fake || is_fake(x);
+    tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
+    if (!y || fake)
+        return y;
+    pool_plan p;
+    plan_init(&p, NULL, x, y);
+    p.in = tt__ptr(x), p.out = tt__ptr(y);
+    int64_t per = (p.H / (p.OH ? p.OH : 1) + 1) * (p.W / (p.OW ? p.OW : 1) + 1);
+    tt_parallel_for(plan_planes(x), plan_grain(&p, per),
+                    tt_dtype_of(x) == TT_F64 ? adaptive_fwd_double : adaptive_fwd_float, &p);
+    return y;
+}
+
+static tt_status adaptive_avg_pool2d_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    const int64_t *os;
+    int n;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_ints(f, 1, &os, &n)))
+        return st;
+    if (n != 2)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'output_size' (#2): expected 2 sizes, "
+                                           "got %d", n);
+    tt_tensor *y = adaptive_avg_pool2d(x, os, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+/* tt::_adaptive_avg_pool2d_backward(grad_output, self): the output size
+ * is grad_output's. */
+static tt_status adaptive_avg_pool2d_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)))
+        return st;
+    const char *op = tt__op_label(TT_OP__ADAPTIVE_AVG_POOL2D_BACKWARD);
+    if ((st = adaptive_check(op, x, 2)) || (st = want_same_dtype(op, "grad_output", 1, g, x)))
+        return st;
+    int nd = tt_ndim(x);
+    tt_size want[4];
+    for (int d = 0; d < nd; d++)
+        want[d] = tt_ndim(g) == nd ? tt_sizes(g)[d] : 0;
+    for (int d = 0; d < nd - 2; d++)
+        want[d] = tt_sizes(x)[d];
+    if ((st = want_sizes(op, "grad_output", 1, g, nd, want)))
+        return st;
+    bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(x);
+    tt_tensor *gi = grad_like(x, fake);
+    if (!gi || fake)
+        return gi ? tt_return(f, 0, gi) : tt_errcode();
+    pool_plan p;
+    plan_init(&p, NULL, x, g);
+    p.in = tt__ptr(gi), p.out = tt__ptr(g);
+    plan_strides(gi, p.is);
+    tt_parallel_for(plan_planes(x), plan_grain(&p, 1),
+                    tt_dtype_of(x) == TT_F64 ? adaptive_bwd_double : adaptive_bwd_float, &p);
+    return tt_return(f, 0, gi);
+}
+
+/* ----------------------------------------------------------- autograd */
+
+static tt_status setup_avg_pool2d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                  const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    pool_args a;
+    pool_values_args(in, 1, false, &a);
+    a.count_include_pad = in[5].u.b;
+    a.divisor = in[6].kind == TT_V_INT ? in[6].u.i : 0;
+    tt_status st = save_pool_args(ctx, &a);
+    return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
+}
+
+static tt_status avg_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                     tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    pool_args a;
+    tt_status st = load_pool_args(ctx, &a);
+    if (st)
+        return st;
+    return tt__put_grad(
+        ctx, gi, 0,
+        tt__call_op(TT_OP_AVG_POOL2D_BACKWARD,
+                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                            pair_value(a.k), pair_value(a.s), pair_value(a.p),
+                            tt_v_bool(a.ceil), tt_v_bool(a.count_include_pad),
+                            a.divisor ? tt_v_int(a.divisor) : tt_v_none())));
+}
+
+static tt_status setup_adaptive(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    return tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
+}
+
+static tt_status adaptive_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                   tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    return tt__put_grad(ctx, gi, 0,
+                        tt__call_op(TT_OP__ADAPTIVE_AVG_POOL2D_BACKWARD,
+                                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)))));
+}
+
+/* ------------------------------------------------------------- 1-d pools */
+
+/* max_pool1d and avg_pool1d are the 2-d kernels on a [.., C, 1, L] view
+ * of a [C, L] or [N, C, L] input, as PyTorch composes them (with
+ * unsqueeze(-2)); their own rows keep one node per call in a graph and
+ * PyTorch's argument forms. int[1] lists bind any length (aten's "one or
+ * several"), so each must hold exactly one value here. */
+static tt_status one_arg(tt_frame *f, int i, const char *name, int64_t dflt, int64_t *out)
+{
+    const int64_t *v;
+    int n;
+    tt_status st = tt_arg_ints(f, i, &v, &n);
+    if (st)
+        return st;
+    if (n == 0 && dflt >= 0) {
+        *out = dflt;
+        return TT_OK;
+    }
+    if (n != 1)
+        return tt_frame_fail(f, TT_EINVAL, "argument '%s' (#%d): expected one int, got %d",
+                             name, i + 1, n);
+    *out = v[0];
+    return TT_OK;
+}
+
+/* A 1-d pooling call's arguments as the 2-d call's: kernel [1, k], stride
+ * [1, s], padding [0, p], dilation [1, d]. */
+static tt_status pool1d_frame_args(tt_frame *f, bool has_dilation, pool_args *a)
+{
+    tt_status st;
+    *a = (pool_args){.k = {1, 0}, .s = {1, 0}, .d = {1, 1}, .count_include_pad = true};
+    if ((st = one_arg(f, 1, "kernel_size", -1, &a->k[1])) ||
+        (st = one_arg(f, 2, "stride", a->k[1], &a->s[1])) ||
+        (st = one_arg(f, 3, "padding", 0, &a->p[1])))
+        return st;
+    int next = 4;
+    if (has_dilation && (st = one_arg(f, next++, "dilation", 1, &a->d[1])))
+        return st;
+    if ((st = tt_arg_bool(f, next, &a->ceil)))
+        return st;
+    return has_dilation ? TT_OK : tt_arg_bool(f, next + 1, &a->count_include_pad);
+}
+
+static tt_status want_1d_input(const char *op, const tt_tensor *x)
+{
+    if (tt_ndim(x) == 2 || tt_ndim(x) == 3)
+        return TT_OK;
+    char s[128];
+    return tt_error(TT_ESHAPE, "%s: argument 'self' (#1): expected a 2-d [C, L] or 3-d "
+                               "[N, C, L] tensor, got %s", op, tt_shape_str(x, s, sizeof s));
+}
+
+static tt_tensor *squeeze_h(tt_tensor *y)
+{
+    tt_tensor *r = y ? tt__squeeze_raw(y, tt_ndim(y) - 2) : NULL;
+    tt_release(y);
+    return r;
+}
+
+/* tt::max_pool1d / tt::avg_pool1d (the row's data: 1 for max). */
+static tt_tensor *pool1d(bool max, const tt_tensor *x, const pool_args *a, bool fake)
+{
+    const char *op = tt__op_label(max ? TT_OP_MAX_POOL1D : TT_OP_AVG_POOL1D);
+    if (want_1d_input(op, x))
+        return NULL;
+    tt_tensor *u = tt__unsqueeze_raw(x, tt_ndim(x) - 1), *y = NULL, *ind = NULL;
+    if (!u)
+        return NULL;
+    if (max) {
+        max_pool2d(op, u, a, fake, &y, &ind);
+        tt_release(ind);
+    } else {
+        y = avg_pool2d(op, u, a, fake);
+    }
+    tt_release(u);
+    return squeeze_h(y);
+}
+
+static tt_status pool1d_kernel(tt_frame *f)
+{
+    bool max = (intptr_t)tt_frame_userdata(f) == 1;
+    tt_tensor *x;
+    pool_args a;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = pool1d_frame_args(f, max, &a)))
+        return st;
+    tt_tensor *y = pool1d(max, x, &a, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+static tt_status setup_pool1d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                              const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    bool max = (intptr_t)tt_ctx_userdata(ctx) == 1;
+    pool_args a = {.k = {1, in[1].u.ints[0]}, .d = {1, 1}, .count_include_pad = true};
+    a.s[0] = 1, a.s[1] = in[2].n ? in[2].u.ints[0] : a.k[1];
+    a.p[1] = in[3].u.ints[0];
+    if (max)
+        a.d[1] = in[4].u.ints[0], a.ceil = in[5].u.b;
+    else
+        a.ceil = in[4].u.b, a.count_include_pad = in[5].u.b;
+    tt_status st = save_pool_args(ctx, &a);
+    return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
+}
+
+/* Through the 2-d backward ops on unsqueezed views; max pooling finds its
+ * indices again (max_pool1d keeps none). All ops, so it traces. */
+static tt_status pool1d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    bool max = (intptr_t)tt_ctx_userdata(ctx) == 1;
+    pool_args a;
+    tt_status st = load_pool_args(ctx, &a);
+    if (st)
+        return st;
+    tt_tensor *x = tt_ctx_saved(ctx, 0);
+    int h = tt_ndim(x) - 1;
+    tt_tensor *xu = tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(x), tt_v_int(h)));
+    tt_tensor *gu = xu ? tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(g[0]), tt_v_int(h)))
+                       : NULL;
+    tt_tensor *r = NULL;
+    if (gu && max) {
+        tt_value outs[2] = {tt_v_none(), tt_v_none()};
+        st = tt_op_call(tt__op(TT_OP_MAX_POOL2D_WITH_INDICES),
+                        TT_ARGS(tt_v_tensor(xu), pair_value(a.k), pair_value(a.s),
+                                pair_value(a.p), pair_value(a.d), tt_v_bool(a.ceil)),
+                        outs, 2);
+        if (!st)
+            r = tt__call_op(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD,
+                            TT_ARGS(tt_v_tensor(gu), tt_v_tensor(xu), pair_value(a.k),
+                                    pair_value(a.s), pair_value(a.p), pair_value(a.d),
+                                    tt_v_bool(a.ceil), tt_v_tensor(outs[1].u.t)));
+        tt_value_clear(&outs[0]);
+        tt_value_clear(&outs[1]);
+    } else if (gu) {
+        r = tt__call_op(TT_OP_AVG_POOL2D_BACKWARD,
+                        TT_ARGS(tt_v_tensor(gu), tt_v_tensor(xu), pair_value(a.k),
+                                pair_value(a.s), pair_value(a.p), tt_v_bool(a.ceil),
+                                tt_v_bool(a.count_include_pad), tt_v_none()));
+    }
+    tt_tensor *sq = r ? tt__call_op(TT_OP_SQUEEZE_DIM, TT_ARGS(tt_v_tensor(r), tt_v_int(h)))
+                      : NULL;
+    tt_release(r);
+    tt_release(gu);
+    tt_release(xu);
+    return tt__put_grad(ctx, gi, 0, sq);
+}
+
+#undef TT__FAMILY_POOL
+#define TT__FAMILY_POOL TT__ROW
+static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
+
 tt_status tt__register_pooling(tt_library *lib)
 {
-    (void)lib;
+    return TT__DEFINE_ROWS(lib, rows);
+}
+
+/* ---------------------------------------------------------- typed wrappers */
+
+/* tt_pool_opts as the ops' arguments: a zero stride entry is the kernel's,
+ * a zero dilation entry 1. Both stride entries zero pass [] (the schema's
+ * "unset", as F.max_pool2d passes it). */
+static tt_status opts_args(const char *fn, const tt_pool_opts *o, pool_args *a, bool *stride_unset)
+{
+    if (!o)
+        return tt_error(TT_EINVAL, "%s: argument 'opts' is NULL (expected at least the "
+                                   "kernel size)", fn);
+    *a = (pool_args){.ceil = o->ceil_mode, .count_include_pad = !o->exclude_pad,
+                     .divisor = o->divisor_override};
+    for (int i = 0; i < 2; i++) {
+        a->k[i] = o->kernel[i];
+        a->s[i] = o->stride[i] ? o->stride[i] : o->kernel[i];
+        a->p[i] = o->padding[i];
+        a->d[i] = o->dilation[i] ? o->dilation[i] : 1;
+    }
+    *stride_unset = !o->stride[0] && !o->stride[1];
     return TT_OK;
+}
+
+tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
+                                      tt_tensor **indices)
+{
+    pool_args a;
+    bool unset = false;
+    tt_tensor *y = NULL;
+    if (indices)
+        *indices = NULL;
+    if (!indices) {
+        tt_error(TT_EINVAL, "tt_max_pool2d_with_indices: argument 'indices' is NULL");
+        return NULL;
+    }
+    if (opts_args("tt_max_pool2d_with_indices", o, &a, &unset))
+        return NULL;
+    if (tt__fast_path(TT_OP_MAX_POOL2D_WITH_INDICES, 1, &x)) {
+        max_pool2d(tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES), x, &a, false, &y, indices);
+        return y;
+    }
+    tt_value outs[2] = {tt_v_none(), tt_v_none()};
+    if (tt_op_call(tt__op(TT_OP_MAX_POOL2D_WITH_INDICES),
+                   TT_ARGS(tt_v_tensor(x), pair_value(a.k),
+                           unset ? tt_v_ints(0, NULL) : pair_value(a.s), pair_value(a.p),
+                           pair_value(a.d), tt_v_bool(a.ceil)),
+                   outs, 2))
+        return NULL;
+    *indices = outs[1].u.t;
+    return outs[0].u.t;
+}
+
+tt_tensor *tt_max_pool2d(const tt_tensor *x, const tt_pool_opts *o)
+{
+    /* Inside a scope the indices would be the scope's, and releasing them
+     * here a second release once a trace holds them too: made outside any
+     * scope, the values then handed to the caller's. */
+    tt_scope_pause();
+    tt_tensor *ind = NULL, *y = tt_max_pool2d_with_indices(x, o, &ind);
+    tt_release(ind);
+    tt_scope_resume();
+    if (y && tt_scope_adopt(y)) {
+        tt_release(y);
+        return NULL;
+    }
+    return y;
+}
+
+tt_tensor *tt_avg_pool2d(const tt_tensor *x, const tt_pool_opts *o)
+{
+    pool_args a;
+    bool unset = false;
+    if (opts_args("tt_avg_pool2d", o, &a, &unset))
+        return NULL;
+    if (a.d[0] != 1 || a.d[1] != 1) {
+        tt_error(TT_EINVAL, "tt_avg_pool2d: argument 'opts': dilation is max pooling's only "
+                            "(expected 0 or 1), got [%lld, %lld]",
+                 (long long)o->dilation[0], (long long)o->dilation[1]);
+        return NULL;
+    }
+    if (tt__fast_path(TT_OP_AVG_POOL2D, 1, &x))
+        return avg_pool2d(tt__op_label(TT_OP_AVG_POOL2D), x, &a, false);
+    return tt__call_op(TT_OP_AVG_POOL2D,
+                       TT_ARGS(tt_v_tensor(x), pair_value(a.k),
+                               unset ? tt_v_ints(0, NULL) : pair_value(a.s), pair_value(a.p),
+                               tt_v_bool(a.ceil), tt_v_bool(a.count_include_pad),
+                               a.divisor ? tt_v_int(a.divisor) : tt_v_none()));
+}
+
+tt_tensor *tt_adaptive_avg_pool2d(const tt_tensor *x, int64_t out_h, int64_t out_w)
+{
+    const int64_t os[2] = {out_h, out_w};
+    if (tt__fast_path(TT_OP__ADAPTIVE_AVG_POOL2D, 1, &x))
+        return adaptive_avg_pool2d(x, os, false);
+    return tt__call_op(TT_OP__ADAPTIVE_AVG_POOL2D, TT_ARGS(tt_v_tensor(x), tt_v_ints(2, os)));
+}
+
+/* The 1-d wrappers: entry [0] of each pair, boxed as the 1-d ops take
+ * them (stride [] when zero: "as kernel_size"). */
+static tt_tensor *pool1d_call(const char *fn, bool max, const tt_tensor *x,
+                              const tt_pool_opts *o)
+{
+    if (!o) {
+        tt_error(TT_EINVAL, "%s: argument 'opts' is NULL (expected at least the kernel size)",
+                 fn);
+        return NULL;
+    }
+    if (!max && o->dilation[0] > 1) {
+        tt_error(TT_EINVAL, "%s: argument 'opts': dilation is max pooling's only (expected 0 "
+                            "or 1), got %lld", fn, (long long)o->dilation[0]);
+        return NULL;
+    }
+    int64_t k = o->kernel[0], s = o->stride[0] ? o->stride[0] : k, p = o->padding[0];
+    int64_t d = o->dilation[0] ? o->dilation[0] : 1;
+    tt_builtin_id id = max ? TT_OP_MAX_POOL1D : TT_OP_AVG_POOL1D;
+    if (tt__fast_path(id, 1, &x)) {
+        pool_args a = {.k = {1, k}, .s = {1, s}, .p = {0, p}, .d = {1, d},
+                       .ceil = o->ceil_mode, .count_include_pad = !o->exclude_pad};
+        return pool1d(max, x, &a, false);
+    }
+    tt_value sv = o->stride[0] ? tt_v_ints(1, &s) : tt_v_ints(0, NULL);
+    if (max)
+        return tt__call_op(id, TT_ARGS(tt_v_tensor(x), tt_v_ints(1, &k), sv, tt_v_ints(1, &p),
+                                       tt_v_ints(1, &d), tt_v_bool(o->ceil_mode)));
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(x), tt_v_ints(1, &k), sv, tt_v_ints(1, &p),
+                                   tt_v_bool(o->ceil_mode), tt_v_bool(!o->exclude_pad)));
+}
+
+tt_tensor *tt_max_pool1d(const tt_tensor *x, const tt_pool_opts *o)
+{
+    return pool1d_call("tt_max_pool1d", true, x, o);
+}
+
+tt_tensor *tt_avg_pool1d(const tt_tensor *x, const tt_pool_opts *o)
+{
+    return pool1d_call("tt_avg_pool1d", false, x, o);
 }

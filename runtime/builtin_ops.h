@@ -457,8 +457,75 @@
           col2im_kernel, col2im_kernel, unfold_backward, setup_unfold, 1, 0) \
     \
     /* ---- ops/pooling.c ----------------------------------------------- */ \
+    X(POOL, MAX_POOL2D_WITH_INDICES, "tt::max_pool2d_with_indices(Tensor self, int[2] kernel_size, " \
+          "int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) " \
+          "-> (Tensor, Tensor)", \
+          max_pool2d_kernel, max_pool2d_kernel, max_pool2d_backward, setup_max_pool2d, 0, 0) \
+    X(POOL, MAX_POOL2D_WITH_INDICES_BACKWARD, "tt::max_pool2d_with_indices_backward(" \
+          "Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, " \
+          "int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", \
+          max_pool2d_backward_kernel, max_pool2d_backward_kernel, NULL, NULL, 0, 0) \
+    X(POOL, AVG_POOL2D, "tt::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], " \
+          "int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, " \
+          "int? divisor_override=None) -> Tensor", \
+          avg_pool2d_kernel, avg_pool2d_kernel, avg_pool2d_backward, setup_avg_pool2d, 0, 0) \
+    X(POOL, AVG_POOL2D_BACKWARD, "tt::avg_pool2d_backward(Tensor grad_output, Tensor self, " \
+          "int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, " \
+          "bool count_include_pad, int? divisor_override) -> Tensor", \
+          avg_pool2d_backward_kernel, avg_pool2d_backward_kernel, NULL, NULL, 0, 0) \
+    X(POOL, _ADAPTIVE_AVG_POOL2D, "tt::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) " \
+          "-> Tensor", \
+          adaptive_avg_pool2d_kernel, adaptive_avg_pool2d_kernel, adaptive_backward, \
+          setup_adaptive, 0, 0) \
+    X(POOL, _ADAPTIVE_AVG_POOL2D_BACKWARD, "tt::_adaptive_avg_pool2d_backward(Tensor grad_output, " \
+          "Tensor self) -> Tensor", \
+          adaptive_avg_pool2d_backward_kernel, adaptive_avg_pool2d_backward_kernel, NULL, NULL, \
+          0, 0) \
+    /* The 1-d pools: the 2-d kernels on a [.., C, 1, L] view (data 1: max). \
+     * max_pool1d is aten's (not Core ATen: PyTorch decomposes it). */ \
+    X(POOL, MAX_POOL1D, "tt::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], " \
+          "int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor", \
+          pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 1, 0) \
+    X(POOL, AVG_POOL1D, "tt::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], " \
+          "int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor", \
+          pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 0, 0) \
     \
     /* ---- ops/pad_upsample.c ------------------------------------------ */ \
+    X(PAD_UPSAMPLE, CONSTANT_PAD_ND, "tt::constant_pad_nd(Tensor self, int[] pad, Scalar value=0) " \
+          "-> Tensor", \
+          constant_pad_kernel, constant_pad_kernel, constant_pad_backward, setup_constant_pad, 0, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD1D, "tt::reflection_pad1d(Tensor self, int[2] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REFLECT1D, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD2D, "tt::reflection_pad2d(Tensor self, int[4] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REFLECT2D, 0) \
+    X(PAD_UPSAMPLE, REPLICATION_PAD2D, "tt::replication_pad2d(Tensor self, int[4] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REPLICATE2D, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD1D_BACKWARD, "tt::reflection_pad1d_backward(Tensor grad_output, " \
+          "Tensor self, int[2] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REFLECT1D, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD2D_BACKWARD, "tt::reflection_pad2d_backward(Tensor grad_output, " \
+          "Tensor self, int[4] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REFLECT2D, 0) \
+    X(PAD_UPSAMPLE, REPLICATION_PAD2D_BACKWARD, "tt::replication_pad2d_backward(Tensor grad_output, " \
+          "Tensor self, int[4] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REPLICATE2D, 0) \
+    /* data 1: bilinear. The .vec forms take exactly one of output_size \
+     * and scale_factors, as PyTorch's. */ \
+    X(PAD_UPSAMPLE, UPSAMPLE_NEAREST2D_VEC, "tt::upsample_nearest2d.vec(Tensor input, " \
+          "SymInt[]? output_size, float[]? scale_factors) -> Tensor", \
+          upsample_kernel, upsample_kernel, upsample_backward, setup_upsample, 0, 0) \
+    X(PAD_UPSAMPLE, UPSAMPLE_BILINEAR2D_VEC, "tt::upsample_bilinear2d.vec(Tensor input, " \
+          "SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", \
+          upsample_kernel, upsample_kernel, upsample_backward, setup_upsample, \
+          1, 0) \
+    X(PAD_UPSAMPLE, UPSAMPLE_NEAREST2D_BACKWARD_VEC, "tt::upsample_nearest2d_backward.vec(" \
+          "Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, " \
+          "float[]? scale_factors) -> Tensor", \
+          upsample_backward_kernel, upsample_backward_kernel, NULL, NULL, 0, 0) \
+    X(PAD_UPSAMPLE, UPSAMPLE_BILINEAR2D_BACKWARD_VEC, "tt::upsample_bilinear2d_backward.vec(" \
+          "Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, " \
+          "float[]? scale_factors) -> Tensor", \
+          upsample_backward_kernel, upsample_backward_kernel, NULL, NULL, 1, 0) \
     \
     /* ---- ops/activation.c -------------------------------------------- */ \
     /* Each with PyTorch's backward op as its derivative; the data is the \

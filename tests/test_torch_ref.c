@@ -58,6 +58,7 @@ typedef struct {
     char strs[MAX_ARGS][32];
     tt_tensor *leaf_of[MAX_ARGS][8]; /* [arg][list item], or [arg][0] */
     bool bools[MAX_ARGS][8];
+    double floats[MAX_ARGS][8]; /* float lists (FL) */
     bool meta;
     double tol; /* a case's own tolerance ("tol"), or 0 for the dtype's */
     /* out: one per result, in order (none for a None result) */
@@ -230,6 +231,11 @@ static void parse_case(reader *r, ref_case *c, char **toks)
                 for (int j = 0; j < m; j++)
                     c->ints[i][j] = atoll(toks[3 + j]);
                 c->args[i] = tt_v_ints(m, c->ints[i]);
+            } else if (!strcmp(k, "FL")) {
+                int m = atoi(toks[2]);
+                for (int j = 0; j < m; j++)
+                    c->floats[i][j] = strtod(toks[3 + j], NULL);
+                c->args[i] = tt_v_floats(m, c->floats[i]);
             } else if (!strcmp(k, "BL")) {
                 int m = atoi(toks[2]);
                 for (int j = 0; j < m; j++)

@@ -33,6 +33,7 @@ static tt_tensor *TGT, *IDX;    /* i64 [2] class indices, i64 [3] rows */
 static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
 static tt_tensor *X4, *W4;      /* f32 [1, 2, 3, 3] image, [2, 2, 2, 2] conv weight */
 static tt_tensor *RM, *RV;      /* f32 [3]: batch norm running stats (RV positive) */
+static tt_tensor *XP;           /* f32 [1, 2, 3, 4]: an image batch (pooling, padding) */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -73,12 +74,16 @@ static void inputs_make(void)
     X4 = f32(4, (const int64_t[]){1, 2, 3, 3}, x4);
     W4 = f32(4, (const int64_t[]){2, 2, 2, 2}, w4);
     RM = f32(1, s3, v3), RV = f32(1, s3, hi);
+    static float xp[24];
+    for (int i = 0; i < 24; i++) /* distinct, mixed in sign, not monotone */
+        xp[i] = (float)((i * 7) % 24 - 11) * 0.5f;
+    XP = f32(4, (const int64_t[]){1, 2, 3, 4}, xp);
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
-                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV};
+                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV, &XP};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -108,6 +113,18 @@ static tt_tensor *const *pair(void)
 static const tt_conv_opts conv_opts = {.stride = {2, 1}, .padding = {1, 0}};
 static const int64_t k12[2] = {1, 2}, k22[2] = {2, 2}, one2[2] = {1, 1}, zero2[2] = {0, 0},
                      out14[2] = {1, 4};
+
+/* Pooling: a 2x2 window, stride 1, padding 1 on H, dilation left 0 (1). */
+static const tt_pool_opts pool_opts = {
+    .kernel = {2, 2}, .stride = {1, 1}, .padding = {1, 0}};
+
+/* tt_max_pool2d_with_indices's indices (its values are tt_max_pool2d's row). */
+static tt_tensor *pool_indices(void)
+{
+    tt_tensor *ind = NULL, *y = tt_max_pool2d_with_indices(XP, &pool_opts, &ind);
+    tt_release(y);
+    return ind;
+}
 
 static const tt_adamw_opts adamw_opts = {
     .lr = 0.01, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-6, .weight_decay = 0.1};
@@ -217,6 +234,30 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_col2im, "tt::col2im", "A3, [1, 4], [1, 2], [1, 1], [0, 0], [1, 1]",                    \
       tt_col2im(A3, out14, k12, one2, zero2, one2))                                             \
     /* ---- ops/tt_nn.h: pooling, padding, upsampling */                                       \
+    X(tt_max_pool2d, "tt::max_pool2d_with_indices", "XP, [3, 2], [], [1, 1], [1, 1], false",    \
+      tt_max_pool2d(XP, &(tt_pool_opts){.kernel = {3, 2}, .padding = {1, 1}}))                  \
+    X(tt_max_pool2d_with_indices, "tt::max_pool2d_with_indices",                                \
+      "XP, [2, 2], [1, 1], [1, 0], [1, 1], false", pool_indices())                             \
+    X(tt_avg_pool2d, "tt::avg_pool2d", "XP, [2, 3], [1, 2], [1, 1], true, false, 5",           \
+      tt_avg_pool2d(XP, &(tt_pool_opts){.kernel = {2, 3}, .stride = {1, 2}, .padding = {1, 1},  \
+                                        .ceil_mode = true, .exclude_pad = true,                 \
+                                        .divisor_override = 5}))                                \
+    X(tt_adaptive_avg_pool2d, "tt::_adaptive_avg_pool2d", "XP, [2, 3]",                         \
+      tt_adaptive_avg_pool2d(XP, 2, 3))                                                         \
+    X(tt_max_pool1d, "tt::max_pool1d", "A3, [2], [], [1], [1], false",                          \
+      tt_max_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .padding = {1}}))                        \
+    X(tt_avg_pool1d, "tt::avg_pool1d", "A3, [2], [1], [0], true, true",                         \
+      tt_avg_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .stride = {1}, .ceil_mode = true}))      \
+    X(tt_pad, "tt::reflection_pad2d", "XP, [1, 2, 0, 1]",                                      \
+      tt_pad(XP, 4, (const int64_t[]){1, 2, 0, 1}, "reflect", 0))                               \
+    X(tt_upsample_nearest2d, "tt::upsample_nearest2d.vec", "XP, [5, 6], None",                  \
+      tt_upsample_nearest2d(XP, 5, 6))                                                          \
+    X(tt_upsample_nearest2d_scale, "tt::upsample_nearest2d.vec", "XP, None, [1.5, 2]",          \
+      tt_upsample_nearest2d_scale(XP, 1.5, 2))                                                  \
+    X(tt_upsample_bilinear2d, "tt::upsample_bilinear2d.vec", "XP, [5, 7], true, None",          \
+      tt_upsample_bilinear2d(XP, 5, 7, true))                                                   \
+    X(tt_upsample_bilinear2d_scale, "tt::upsample_bilinear2d.vec", "XP, None, false, [2, 1.5]", \
+      tt_upsample_bilinear2d_scale(XP, 2, 1.5, false))                                          \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
     X(tt_batch_norm, "tt::_native_batch_norm_legit", "A, V3, LO, RM, RV, true, 0.1, 1e-05",     \
       tt_batch_norm(A, V3, LO, RM, RV, true, 0.1, 1e-5))                                        \
@@ -281,7 +322,7 @@ static const char *tensor_name(const tt_tensor *t)
                  {"B3", B3}, {"P3", P3}, {"M3", M3},   {"AT", AT},   {"U", U},   {"V2", V2},
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
                  {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3},
-                 {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}};
+                 {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}, {"XP", XP}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;
@@ -311,6 +352,12 @@ static void describe_arg(char *buf, size_t n, const tt_value *v)
     case TT_V_BOOL: append(buf, n, "%s", v->u.b ? "true" : "false"); break;
     case TT_V_STR: append(buf, n, "'%s'", v->u.s); break;
     case TT_V_DTYPE: append(buf, n, "%s", tt_dtype_name(v->u.dtype)); break;
+    case TT_V_FLOATS:
+        append(buf, n, "[");
+        for (int k = 0; k < v->n; k++)
+            append(buf, n, "%s%g", k ? ", " : "", v->u.floats[k]);
+        append(buf, n, "]");
+        break;
     case TT_V_INTS:
     case TT_V_TENSORS:
         append(buf, n, "[");

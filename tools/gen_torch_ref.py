@@ -23,6 +23,7 @@ The file, one record per line, tokens separated by blanks:
     arg T DTYPE A B M C D N NDIM SIZES.. STRIDES.. OFFSET RG
     arg TL N                        a tensor list: the next N 'arg T' lines
     arg I V | F V | B 0/1 | S STR | N | L N V.. | BL N 0/1.. | D DTYPE
+    arg FL N V..                    a float list (any element a float)
     meta                            compare dtype, sizes, strides only
     tol T                           the case's tolerance (else the dtype's)
     out DTYPE NDIM SIZES.. STRIDES.. VALUES..   (values in row-major order)
@@ -163,6 +164,8 @@ def arg_line(a):
         return ["arg F %r" % a]
     if isinstance(a, list) and a and all(isinstance(v, bool) for v in a):
         return ["arg BL %d %s" % (len(a), " ".join(str(int(v)) for v in a))]
+    if isinstance(a, list) and any(isinstance(v, float) for v in a):
+        return ["arg FL %d %s" % (len(a), " ".join(repr(float(v)) for v in a))]
     if isinstance(a, list):
         return ["arg L %d %s" % (len(a), " ".join(str(v) for v in a))]
     if isinstance(a, torch.dtype):
@@ -818,6 +821,176 @@ def conv_cases():
 
 def pool_pad_cases():
     """Pooling, padding and upsampling."""
+    A = torch.ops.aten
+    OPS.update({
+        "tt::max_pool2d_with_indices": lambda s, k, st=[], p=0, d=1, c=False:
+            A.max_pool2d_with_indices(s, k, st, p, d, c),
+        "tt::max_pool2d_with_indices_backward": A.max_pool2d_with_indices_backward,
+        "tt::avg_pool2d": lambda s, k, st=[], p=0, c=False, cip=True, dv=None:
+            A.avg_pool2d(s, k, st, p, c, cip, dv),
+        "tt::avg_pool2d_backward": A.avg_pool2d_backward,
+        "tt::_adaptive_avg_pool2d": A._adaptive_avg_pool2d,
+        "tt::_adaptive_avg_pool2d_backward": A._adaptive_avg_pool2d_backward,
+        "tt::max_pool1d": lambda s, k, st=[], p=0, d=1, c=False: A.max_pool1d(s, k, st, p, d, c),
+        "tt::avg_pool1d": lambda s, k, st=[], p=0, c=False, cip=True:
+            A.avg_pool1d(s, k, st, p, c, cip),
+        "tt::constant_pad_nd": lambda s, pad, v=0: A.constant_pad_nd(s, pad, v),
+        "tt::reflection_pad1d": A.reflection_pad1d,
+        "tt::reflection_pad2d": A.reflection_pad2d,
+        "tt::replication_pad2d": A.replication_pad2d,
+        "tt::reflection_pad1d_backward": A.reflection_pad1d_backward,
+        "tt::reflection_pad2d_backward": A.reflection_pad2d_backward,
+        "tt::replication_pad2d_backward": A.replication_pad2d_backward,
+        "tt::upsample_nearest2d.vec": A.upsample_nearest2d.vec,
+        "tt::upsample_bilinear2d.vec": A.upsample_bilinear2d.vec,
+        "tt::upsample_nearest2d_backward.vec": A.upsample_nearest2d_backward.vec,
+        "tt::upsample_bilinear2d_backward.vec": A.upsample_bilinear2d_backward.vec,
+    })
+    CL = ("p", [0, 2, 3, 1])  # channels last: a permutation of an NHWC base
+    mp = "tt::max_pool2d_with_indices"
+    # max pooling: every argument form, odd shapes, layouts, gradients
+    for dt, rg in [(F64, True), (F32, False)]:
+        for lay in ["c", "t", "s", CL]:
+            case(mp, T(dt, [2, 3, 5, 7], lay, rg=rg), [2, 2])
+            case(mp, T(dt, [2, 3, 5, 7], lay, rg=rg), [3, 2], [2, 1], [1, 1], [1, 1], True)
+        case(mp, T(dt, [3, 6, 5], "c", rg=rg), [3, 3], [2, 2], [1, 0], [2, 1], False)
+        case(mp, T(dt, [1, 2, 7, 6], "c", rg=rg), [2, 3], [3, 2], [1, 1], [2, 2], True)
+        case(mp, T(dt, [2, 2, 4, 4], "c", rg=rg), 2)
+        case(mp, T(dt, [2, 1, 5, 5], "c", rg=rg), [5, 5], [], 2)
+        case(mp, T(dt, [0, 2, 4, 4], "c"), [2, 2])
+    case(mp, T(F32, [2, 3, 5, 5], "c", form=(1, 0, 1, 0, 1)), [2, 2], [1, 1])  # all equal: first wins
+    case(mp, T(I64, [1, 2, 4, 4], "c"), [2, 2])
+    case(mp, T(F32, [4, 4], "c"), [2, 2])
+    case(mp, T(F32, [1, 0, 4, 4], "c"), [2, 2])
+    case(mp, T(F32, [1, 2, 2, 2], "c"), [3, 3])
+    case(mp, T(F32, [1, 2, 5, 5], "c"), [2, 2], [1, 1], [2, 2])
+    case(mp, T(F32, [1, 2, 5, 5], "c"), [2, 2], [0, 1])
+    case(mp, T(F32, [1, 2, 5, 5], "c"), [2, 2], [1, 1], [0, 0], [0, 1])
+    case(mp, T(F32, [1, 2, 5, 5], "c"), [2, 2, 2])
+    for lay in ["c", CL]:
+        case("tt::max_pool2d_with_indices_backward", T(F64, [2, 3, 2, 2], lay),
+             T(F64, [2, 3, 4, 5], lay), [2, 2], [2, 2], [0, 0], [1, 1], False,
+             T(I64, [2, 3, 2, 2], "c", form=(7, 3, 20, 0, 1)))
+    # avg pooling
+    ap = "tt::avg_pool2d"
+    for dt, rg in [(F64, True), (F32, False)]:
+        for lay in ["c", "t", CL]:
+            case(ap, T(dt, [2, 3, 5, 7], lay, rg=rg), [2, 2])
+            case(ap, T(dt, [2, 3, 5, 7], lay, rg=rg), [3, 2], [2, 1], [1, 1], True, False)
+        case(ap, T(dt, [3, 6, 5], "s", rg=rg), [3, 3], [2, 2], [1, 0], False, True)
+        case(ap, T(dt, [2, 2, 5, 5], "c", rg=rg), [3, 3], [2, 2], [1, 1], True, True)
+        case(ap, T(dt, [2, 2, 5, 5], "c", rg=rg), [3, 3], [2, 2], [1, 1], True, False)
+        case(ap, T(dt, [2, 2, 5, 6], "c", rg=rg), [2, 3], [1, 2], [1, 1], False, True, 5)
+        case(ap, T(dt, [2, 2, 4, 4], "c", rg=rg), 2, 1, 1, True, True, -3)
+    case(ap, T(I64, [1, 2, 5, 5], "c"), [2, 2])
+    case(ap, T(I64, [1, 2, 5, 5], "c"), [3, 3], [2, 2], [1, 1], True, False)
+    case(ap, T(I32, [1, 2, 5, 5], "c"), [2, 2])
+    case(ap, T(F32, [1, 2, 5, 5], "c"), [2, 2], [], 0, False, True, 0)
+    case(ap, T(F32, [1, 2, 5, 5], "c"), [2, 2], [1, 1], [2, 2])
+    case(ap, T(F32, [5, 5], "c"), [2, 2])
+    for lay in ["c", CL]:
+        case("tt::avg_pool2d_backward", T(F64, [2, 3, 3, 3], lay), T(F64, [2, 3, 5, 5], lay),
+             [3, 3], [2, 2], [1, 1], True, False, None)
+    # adaptive average pooling
+    aap = "tt::_adaptive_avg_pool2d"
+    for dt, rg in [(F64, True), (F32, False)]:
+        for lay in ["c", "t", CL]:
+            case(aap, T(dt, [2, 3, 7, 5], lay, rg=rg), [3, 2])
+            case(aap, T(dt, [2, 3, 7, 5], lay, rg=rg), [1, 1])
+        case(aap, T(dt, [3, 5, 4], "c", rg=rg), [7, 6])
+        case(aap, T(dt, [2, 3, 6, 6], "c", rg=rg), [4, 5])
+    case(aap, T(F32, [2, 3, 6, 6], "c"), [0, 2])
+    case(aap, T(F32, [2, 3, 6, 6], "c"), [-1, 2])
+    case(aap, T(I64, [2, 3, 6, 6], "c"), [2, 2])
+    case(aap, T(F32, [6, 6], "c"), [2, 2])
+    case(aap, T(F32, [2, 0, 6, 6], "c"), [2, 2])
+    for lay in ["c", CL]:
+        case("tt::_adaptive_avg_pool2d_backward", T(F64, [2, 3, 3, 2], lay),
+             T(F64, [2, 3, 7, 5], lay))
+    # 1-d pooling
+    for dt, rg in [(F64, True), (F32, False)]:
+        case("tt::max_pool1d", T(dt, [2, 3, 9], "c", rg=rg), [3])
+        case("tt::max_pool1d", T(dt, [3, 9], "t", rg=rg), [3], [2], [1], [2], True)
+        case("tt::avg_pool1d", T(dt, [2, 3, 9], "s", rg=rg), [3])
+        case("tt::avg_pool1d", T(dt, [3, 8], "c", rg=rg), [3], [2], [1], True, False)
+    case("tt::max_pool1d", T(F32, [9], "c"), [3])
+    case("tt::avg_pool1d", T(F32, [2, 3, 9], "c"), [3, 3])
+    # constant padding: any dtype, negative pads crop, channels last stays
+    cp = "tt::constant_pad_nd"
+    for dt in ALL:
+        case(cp, T(dt, [2, 3], "c"), [1, 2], 3)
+    case(cp, T(F64, [2, 3, 4, 5], "c", rg=True), [1, 1, 2, 0], 0.5)
+    case(cp, T(F64, [2, 3, 4, 5], CL, rg=True), [1, 1, 2, 0], -1.5)
+    case(cp, T(F64, [2, 3, 4, 5], "t", rg=True), [-1, 2, 1, -2, 0, 1])
+    case(cp, T(F64, [2, 3, 4, 5], "c", rg=True), [-1, -1, -1, -1, -1, -1, -1, -1])
+    case(cp, T(F32, [4], "c"), [2, 3], 2.5)
+    case(cp, T(F32, [3, 4], "s"), [])
+    case(cp, T(F32, [3, 4], "c"), [-2, -2])
+    case(cp, T(F32, [3, 4], "c"), [-3, -3])
+    case(cp, T(F32, [3, 4], "c"), [1])
+    case(cp, T(F32, [3, 4], "c"), [1, 1, 1, 1, 1, 1])
+    # reflection and replication
+    for dt, rg in [(F64, True), (F32, False)]:
+        for lay in ["c", "t", CL]:
+            case("tt::reflection_pad2d", T(dt, [2, 3, 4, 5], lay, rg=rg), [1, 2, 3, 0])
+            case("tt::replication_pad2d", T(dt, [2, 3, 4, 5], lay, rg=rg), [1, 2, 3, 0])
+        case("tt::reflection_pad2d", T(dt, [3, 4, 5], "c", rg=rg), [-1, 2, 1, -2])
+        case("tt::replication_pad2d", T(dt, [3, 4, 5], "c", rg=rg), [-1, 4, 2, -2])
+        case("tt::reflection_pad1d", T(dt, [3, 5], "c", rg=rg), [2, 4])
+        case("tt::reflection_pad1d", T(dt, [2, 3, 5], "t", rg=rg), [-1, 3])
+        case("tt::reflection_pad2d", T(dt, [0, 3, 4, 5], "c"), [1, 1, 1, 1])
+    case("tt::reflection_pad2d", T(F32, [2, 3, 4, 5], "c"), [5, 1, 1, 1])
+    case("tt::reflection_pad2d", T(F32, [2, 3, 4, 5], "c"), [1, 1, 4, 1])
+    case("tt::reflection_pad1d", T(F32, [3, 5], "c"), [2, 5])
+    case("tt::reflection_pad1d", T(F32, [5], "c"), [2, 2])
+    case("tt::reflection_pad2d", T(F32, [4, 5], "c"), [1, 1, 1, 1])
+    case("tt::replication_pad2d", T(F32, [1, 1, 0, 3], "c"), [1, 1, 1, 1])
+    case("tt::replication_pad2d", T(I64, [1, 1, 2, 3], "c"), [1, 1, 1, 1])
+    case("tt::reflection_pad2d", T(I32, [1, 1, 2, 3], "c"), [1, 1, 1, 1])
+    for op, pad in [("tt::reflection_pad2d_backward", [1, 2, 3, 0]),
+                    ("tt::replication_pad2d_backward", [2, 2, 1, 0])]:
+        outs = [2, 3, 4 + pad[2] + pad[3], 5 + pad[0] + pad[1]]
+        case(op, T(F64, outs, "c"), T(F64, [2, 3, 4, 5], CL), pad)
+        case(op, T(F64, outs, CL), T(F64, [2, 3, 4, 5], "c"), pad)
+        case(op, T(F64, [2, 3, 4, 4], CL), T(F64, [2, 3, 4, 5], "c"), pad)
+    case("tt::reflection_pad1d_backward", T(F64, [3, 11], "c"), T(F64, [3, 5], "c"), [2, 4])
+    # upsampling: output sizes and scale factors, both corner conventions
+    un, ub = "tt::upsample_nearest2d.vec", "tt::upsample_bilinear2d.vec"
+    for dt, rg in [(F64, True), (F32, False)]:
+        for lay in ["c", "t", CL]:
+            case(un, T(dt, [2, 3, 4, 5], lay, rg=rg), [7, 10], None)
+            for ac in [False, True]:
+                case(ub, T(dt, [2, 3, 4, 5], lay, rg=rg), [7, 9], ac, None)
+        case(un, T(dt, [2, 3, 4, 5], "c", rg=rg), [3, 5], None)
+        case(un, T(dt, [2, 3, 4, 5], "c", rg=rg), [8, 1], None)
+        case(un, T(dt, [2, 3, 4, 5], "c", rg=rg), None, [1.5, 2.0])
+        case(un, T(dt, [1, 2, 5, 3], "c", rg=rg), None, [2.7, 0.6])
+        for ac in [False, True]:
+            case(ub, T(dt, [2, 3, 4, 5], "c", rg=rg), [3, 1], ac, None)
+            case(ub, T(dt, [2, 3, 4, 5], "c", rg=rg), [4, 5], ac, None)
+            case(ub, T(dt, [2, 3, 4, 5], "c", rg=rg), None, ac, [1.5, 2.0])
+            case(ub, T(dt, [1, 2, 5, 3], "c", rg=rg), None, ac, [2.7, 0.6])
+    case(un, T(F32, [2, 3, 4, 5], "c"), [7, 8], [1.5, 2.0])
+    case(un, T(F32, [2, 3, 4, 5], "c"), None, None)
+    case(un, T(F32, [2, 3, 4, 5], "c"), [0, 8], None)
+    case(un, T(F32, [2, 3, 4, 5], "c"), [7], None)
+    case(un, T(F32, [2, 3, 4, 5], "c"), None, [-1.0, 2.0])
+    case(un, T(F32, [3, 4, 5], "c"), [7, 8], None)
+    case(un, T(F32, [1, 0, 4, 5], "c"), [7, 8], None)
+    case(un, T(F32, [0, 3, 4, 5], "c"), [7, 8], None)
+    case(ub, T(I64, [1, 2, 4, 5], "c"), [7, 8], False, None)
+    case(un, T(I32, [1, 2, 4, 5], "c"), [7, 8], None)
+    for lay in ["c", CL]:
+        case("tt::upsample_nearest2d_backward.vec", T(F64, [2, 3, 7, 10], lay), [7, 10],
+             [2, 3, 4, 5], None)
+        case("tt::upsample_nearest2d_backward.vec", T(F64, [2, 3, 7, 10], lay), None,
+             [2, 3, 5, 5], [1.5, 2.0])
+        case("tt::upsample_bilinear2d_backward.vec", T(F64, [2, 3, 7, 9], lay), [7, 9],
+             [2, 3, 4, 5], False, None)
+        case("tt::upsample_bilinear2d_backward.vec", T(F64, [2, 3, 7, 9], lay), [7, 9],
+             [2, 3, 4, 5], True, None)
+    case("tt::upsample_nearest2d_backward.vec", T(F64, [2, 3, 7, 9], "c"), [7, 10],
+         [2, 3, 4, 5], None)
 
 
 def bn_no_stats(x, w, b, training, momentum, eps):
