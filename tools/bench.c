@@ -23,6 +23,7 @@
 #include "gpt2.h"
 #include "gpt2_reference_tt.h"
 #include "mlp_step.h"
+#include "resnet18.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -788,6 +789,116 @@ static bool bench_gpt2_step(const bench *b, const bench_opts *o, double *value, 
     return ok;
 }
 
+/* ResNet-18 (tools/resnet18.h), batch 32 of 3x32x32 images, 10 classes,
+ * SGD with momentum: one training step, eager or compiled, beside its
+ * floor: each of its 20 convolutions forward and backward (data and
+ * weights) alone, at the step's shapes, and the classifier's products. */
+enum { R_B = 32, R_HW = 32, R_CLASSES = 10 };
+
+typedef struct {
+    resnet18 r;
+    tt_compiled *c;
+    tt_tensor *conv[RESNET_NCONV][3]; /* the floor's operands */
+    float *x, *y, *z;
+} resnet_ctx;
+
+static void resnet_free(resnet_ctx *g)
+{
+    tt_compiled_free(g->c);
+    tt_release(g->r.in[0]);
+    tt_release(g->r.in[1]);
+    for (int c = 0; c < RESNET_NCONV; c++)
+        for (int i = 0; i < 3; i++)
+            tt_release(g->conv[c][i]);
+    resnet18_free(&g->r);
+    free(g->x);
+    free(g->y);
+    free(g->z);
+}
+
+static bool resnet_setup(resnet_ctx *g, bool compiled)
+{
+    memset(g, 0, sizeof *g);
+    if (resnet18_init(&g->r, R_CLASSES, 7))
+        return false;
+    int64_t labels[R_B];
+    for (int i = 0; i < R_B; i++)
+        labels[i] = (i * 7 + 3) % R_CLASSES;
+    g->r.in[0] = tt_randn(TT_SHAPE(R_B, 3, R_HW, R_HW), TT_F32);
+    g->r.in[1] = tt_from_data(TT_SHAPE(R_B), TT_I64, labels);
+    if (!g->r.in[0] || !g->r.in[1])
+        return false;
+    for (int c = 0; c < RESNET_NCONV; c++)
+        if (resnet18_conv_operands(&g->r, R_B, R_HW, R_HW, c, g->conv[c]))
+            return false;
+    g->x = calloc(R_B * 512, sizeof(float)), g->y = calloc(512 * R_CLASSES, sizeof(float));
+    g->z = calloc(R_B * 512, sizeof(float));
+    if (!g->x || !g->y || !g->z)
+        return false;
+    return !compiled || (g->c = tt_compile(resnet18_step, RESNET_STEP_NIN, 1,
+                                           &(tt_trace_opts){.mode = TT_TRACE_FAKE,
+                                                            .fullgraph = true,
+                                                            .name = "resnet18_step",
+                                                            .ud = &g->r,
+                                                            .ud_size = sizeof g->r.sgd}));
+}
+
+static bool resnet_eager(void *p)
+{
+    resnet_ctx *g = p;
+    tt_tensor *l = NULL;
+    if (resnet18_step(g->r.in, RESNET_STEP_NIN, &l, 1, &g->r))
+        return false;
+    tt_release(l);
+    return true;
+}
+
+static bool resnet_compiled(void *p)
+{
+    resnet_ctx *g = p;
+    tt_tensor *l = NULL;
+    if (tt_compiled_call(g->c, g->r.in, &l))
+        return false;
+    tt_release(l);
+    return true;
+}
+
+static bool resnet_floor(void *p)
+{
+    resnet_ctx *g = p;
+    for (int c = 0; c < RESNET_NCONV; c++)
+        if (resnet18_conv_alone(&g->r, c, g->conv[c]))
+            return false;
+    /* the classifier: y = x W^T, dx = dy W, dW = dy^T x */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R_B, R_CLASSES, 512, 1, g->x, 512,
+                g->y, 512, 0, g->z, R_CLASSES);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R_B, 512, R_CLASSES, 1, g->z,
+                R_CLASSES, g->y, 512, 0, g->x, 512);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, R_CLASSES, 512, R_B, 1, g->z,
+                R_CLASSES, g->x, 512, 0, g->y, 512);
+    sink = g->z[0];
+    return true;
+}
+
+/* Milliseconds per step (b->n threads; b->trans: compiled) beside the floor. */
+static bool bench_resnet_step(const bench *b, const bench_opts *o, double *value,
+                              double *limit)
+{
+    int ot, ob;
+    set_threads((int)b->n, &ot, &ob);
+    resnet_ctx g;
+    double ts = 0, tf = 0;
+    bool ok = resnet_setup(&g, b->trans) &&
+              best_pair(b->trans ? resnet_compiled : resnet_eager, &g, resnet_floor, &g, o,
+                        o->quick ? 2 : 3, 1, &ts, &tf);
+    *value = ts * 1e3;
+    *limit = tf * 1e3;
+    resnet_free(&g);
+    set_threads(ot, NULL, NULL);
+    openblas_set_num_threads(ob);
+    return ok;
+}
+
 /* The same step by the plain-C reference (examples/gpt2/reference, our
  * re-implementation of llm.c's algorithm: hand-written loops, -Ofast,
  * OpenMP) from the same init on the same batch. */
@@ -1394,6 +1505,13 @@ static const bench benches[] = {
      * llm.c's algorithm, OpenMP threads); limit: the same floor */
     {"gpt2_train_step_ms_reference_1t", "ms", bench_gpt2_reference, 1, false, false, 0, 0},
     {"gpt2_train_step_ms_reference_2t", "ms", bench_gpt2_reference, 2, false, false, 0, 0},
+    /* ResNet-18 (tools/resnet18.c), batch 32, 3x32x32, SGD with momentum;
+     * limit: its 20 convolutions forward and backward alone and the
+     * classifier's products (the floor); goal for compiled: ratio <= 1.2 */
+    {"resnet18_train_step_ms_eager_1t", "ms", bench_resnet_step, 1, false, false, 0, 0},
+    {"resnet18_train_step_ms_compiled_1t", "ms", bench_resnet_step, 1, true, false, 0, 0},
+    {"resnet18_train_step_ms_eager_2t", "ms", bench_resnet_step, 2, false, false, 0, 0},
+    {"resnet18_train_step_ms_compiled_2t", "ms", bench_resnet_step, 2, true, false, 0, 0},
     /* limit: the tokens/s the floor allows */
     {"gpt2_tokens_per_s_compiled_2t", "tokens/s", bench_gpt2_tokens, 2, true, false, 0, 0},
     /* limit: the MB of every value the step's graph computes */
