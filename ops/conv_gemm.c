@@ -35,10 +35,14 @@ typedef struct {
 static inline int64_t geom_K(const conv_geom *g) { return g->C / g->G * g->k[0] * g->k[1]; }
 static inline int64_t geom_L(const conv_geom *g) { return g->out[0] * g->out[1]; }
 static inline int64_t geom_HW(const conv_geom *g) { return g->in[0] * g->in[1]; }
+/* The image is its own col matrix: a 1x1 kernel, stride 1, no padding,
+ * and as many outputs as inputs (a transposed convolution's
+ * output_padding adds inputs no output reads: they need the col path,
+ * whose col2im writes them, FINDINGS F22). */
 static inline bool geom_pointwise(const conv_geom *g)
 {
     return g->k[0] == 1 && g->k[1] == 1 && g->s[0] == 1 && g->s[1] == 1 && g->p[0] == 0 &&
-           g->p[1] == 0;
+           g->p[1] == 0 && g->in[0] == g->out[0] && g->in[1] == g->out[1];
 }
 
 /* x [C, in0, in1] (C channels from x) -> col [C k0 k1, L]. */

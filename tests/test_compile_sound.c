@@ -668,6 +668,44 @@ static void make_slice_add(tt_tensor **in)
                             (const double[]){0.375, -1.5, 0.5, -1.25, 0.375}));
 }
 
+/* F21: a dropout whose result nobody reads still draws, eagerly; the
+ * compiled plan must keep its draws too (dead-code elimination skips ops
+ * tagged nondeterministic_seeded), or every later mask differs from eager's
+ * under the same seed. */
+static tt_status dead_dropout(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_dropout(in[0], 0.5, true); /* dead */
+    tt_rand(TT_SHAPE(3), TT_F32);  /* dead too */
+    out[0] = tt_keep(tt_dropout(in[0], 0.5, true));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_dead_random_ops_keep_their_draws)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(4, 16), TT_F32)), *eager = NULL, *compiled = NULL;
+    const tt_trace_mode modes[] = {TT_TRACE_FAKE, TT_TRACE_SYMBOLIC};
+    for (int m = 0; m < 2; m++) {
+        tt_compiled *c = tt_compile(dead_dropout, 1, 1,
+                                    &(tt_trace_opts){.mode = modes[m], .fullgraph = true});
+        ck_assert_msg(c != NULL, "%s", tt_errmsg());
+        for (int call = 0; call < 2; call++) {
+            tt_manual_seed(1000 + (uint64_t)call);
+            OK(dead_dropout(&x, 1, &eager, 1, NULL));
+            tt_manual_seed(1000 + (uint64_t)call);
+            OK(tt_compiled_call(c, &x, &compiled));
+            tt_test_assert_same_bits(compiled, eager, "compiled vs eager");
+            eager = tt_release(eager);
+            compiled = tt_release(compiled);
+        }
+        tt_compiled_free(c);
+    }
+    tt_release(x);
+}
+END_TEST
+
 START_TEST(test_fused_result_over_slice)
 {
     run_all_variants(&(program){"as_strided(slice(sum(x ** e)) + 2)", slice_add_as_strided, 2,
@@ -1014,6 +1052,9 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tt_tcase("fused_result_over_slice");
     tcase_add_test(tc, test_fused_result_over_slice);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("dead_random_ops_keep_their_draws");
+    tcase_add_test(tc, test_dead_random_ops_keep_their_draws);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -8,6 +8,7 @@
 #include "tt_test.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
@@ -732,6 +733,60 @@ START_TEST(test_conv_backward_mask)
 }
 END_TEST
 
+
+/* F22: a transposed convolution's output_padding adds output positions
+ * that no input reaches (they hold the bias alone). A 1x1 kernel at stride
+ * 1 took the GEMM path that treats the image as its own col matrix, which
+ * left them unwritten. Against a direct loop, over dtypes (the GEMM and
+ * oneDNN paths), channel counts, kernels and strides, with the allocator
+ * dirtied first. */
+START_TEST(test_conv_transposed_output_padding)
+{
+    for (int dt = 0; dt < 2; dt++)
+        for (int64_t C = 1; C <= 8; C += 7)
+            for (int64_t k = 1; k <= 3; k += 2)
+                for (int64_t s = 1; s <= 2; s++) {
+                    tt_release(NN(tt_full(TT_SHAPE(4096), 7.0, TT_F32)));
+                    tt_dtype d = dt ? TT_F64 : TT_F32;
+                    const int64_t N = 2, L = 3, O = 2, Lo = (L - 1) * s + 2 * (k - 1) + 2;
+                    tt_tensor *x = NN(tt_randn(TT_SHAPE(N, C, L), d));
+                    tt_tensor *w = NN(tt_randn(TT_SHAPE(C, O, k), d));
+                    tt_tensor *b = NN(tt_full(TT_SHAPE(O), 5.0, d));
+                    tt_conv_opts o = {.stride = {s, s}, .dilation = {2, 2},
+                                      .output_padding = {1, 1}, .transposed = true};
+                    tt_tensor *y = NN(tt_conv1d(x, w, b, &o));
+                    ck_assert_int_eq(tt_dim_size(y, 2), Lo);
+                    double *xv = tt_test_values(x), *wv = tt_test_values(w);
+                    double *yv = tt_test_values(y);
+                    for (int64_t n = 0; n < N; n++)
+                        for (int64_t oc = 0; oc < O; oc++)
+                            for (int64_t j = 0; j < Lo; j++) {
+                                double ref = 5;
+                                for (int64_t c = 0; c < C; c++)
+                                    for (int64_t i = 0; i < L; i++)
+                                        for (int64_t t = 0; t < k; t++)
+                                            if (i * s + 2 * t == j)
+                                                ref += xv[(n * C + c) * L + i] *
+                                                       wv[(c * O + oc) * k + t];
+                                double got = yv[(n * O + oc) * Lo + j];
+                                ck_assert_msg(fabs(ref - got) <= 1e-4 * (1 + fabs(ref)),
+                                              "%s C=%lld k=%lld s=%lld: y[%lld, %lld, %lld] "
+                                              "is %g, want %g",
+                                              dt ? "f64" : "f32", (long long)C, (long long)k,
+                                              (long long)s, (long long)n, (long long)oc,
+                                              (long long)j, got, ref);
+                            }
+                    free(xv);
+                    free(wv);
+                    free(yv);
+                    tt_release(x);
+                    tt_release(w);
+                    tt_release(b);
+                    tt_release(y);
+                }
+}
+END_TEST
+
 static Suite *conv_suite(void)
 {
     Suite *s = suite_create("ops_conv");
@@ -750,6 +805,7 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, test_conv_traced_nodes);
     tcase_add_test(tc, test_conv_oom);
     tcase_add_test(tc, test_conv_backward_mask);
+    tcase_add_test(tc, test_conv_transposed_output_padding);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_conv_errors, 0, TT_TABLE_LEN(conv_errors));

@@ -5,10 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An op node that writes one of its arguments has an effect beyond its
- * results and is never dead. */
+/* An op node that writes one of its arguments, or draws from the random
+ * generator (tagged nondeterministic_seeded: rand, native_dropout), has an
+ * effect beyond its results and is never dead: dropping a dead dropout's
+ * draws would give every later draw other values than eager's under the
+ * same tt_manual_seed (FINDINGS F21). */
 static bool writes(const gnode *n)
 {
+    if (tt_op_tags(n->op) & TT_TAG_NONDETERMINISTIC_SEEDED)
+        return true;
     const tt_schema *s = tt_op_schema(n->op);
     for (int a = 0; s && a < n->nargs; a++)
         if (tt_schema_arg(s, a)->is_write)
