@@ -30,7 +30,8 @@
 #define DT_B (-1000)
 
 typedef enum { LAY_CONTIG, LAY_TRANSPOSED, LAY_STRIDED, LAY_OFFSET, LAY_EXPANDED, LAY_COUNT } dt_layout;
-typedef enum { VAL_NORMAL, VAL_INDEX } dt_valkind;
+/* VAL_POS: values in (0, 2] (a batch norm's running variance). */
+typedef enum { VAL_NORMAL, VAL_INDEX, VAL_POS } dt_valkind;
 
 typedef struct {
     tt_dtype dt;
@@ -46,6 +47,7 @@ typedef struct {
 typedef struct {
     int op;
     int a, b, c;         /* slots, -1: none */
+    int d;               /* a fourth slot (the CNN ops' parameter vector), -1: none */
     int mode;            /* op-specific choice (unary kind, comparison, keepdim ...) */
     int ni;
     int64_t i[DT_MAX_ND + 1]; /* dims, a shape (DT_B entries read with tt_dim_size) */
@@ -65,6 +67,7 @@ typedef struct {
      * 2: tt_backward then the inputs' .grad; both then take an SGD step
      * on the writable rg inputs (under no-grad). */
     int grad;
+    bool cnn; /* inputs are images for the CNN ops (gen_inputs) */
 } dt_program;
 
 /* The model's view of a slot. */

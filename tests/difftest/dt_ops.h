@@ -90,7 +90,30 @@
     X(ARANGE, "arange", "tt::arange.start_step")                                            \
     X(LINSPACE, "linspace", "tt::linspace")                                                 \
     X(BREAK, "graph_break", "")                                                             \
-    X(ITEM, "item", "")
+    X(ITEM, "item", "")                                                                     \
+    X(CONV2D, "conv2d", "tt::convolution")                                                  \
+    X(CONV1D, "conv1d", "tt::convolution")                                                  \
+    X(MAXPOOL2D, "max_pool2d", "tt::max_pool2d_with_indices")                               \
+    X(AVGPOOL2D, "avg_pool2d", "tt::avg_pool2d")                                            \
+    X(MAXPOOL1D, "max_pool1d", "tt::max_pool1d")                                            \
+    X(AVGPOOL1D, "avg_pool1d", "tt::avg_pool1d")                                            \
+    X(ADAPTIVE, "adaptive_avg_pool2d", "tt::_adaptive_avg_pool2d")                          \
+    X(PAD, "pad", "tt::constant_pad_nd tt::reflection_pad1d tt::reflection_pad2d "          \
+                  "tt::replication_pad2d")                                                  \
+    X(UPSAMPLE, "upsample", "tt::upsample_nearest2d.vec tt::upsample_bilinear2d.vec")       \
+    X(BATCH_NORM, "batch_norm", "tt::_native_batch_norm_legit "                             \
+                                "tt::_native_batch_norm_legit.no_stats "                    \
+                                "tt::_native_batch_norm_legit_no_training")                 \
+    X(GROUP_NORM, "group_norm", "tt::native_group_norm")                                    \
+    X(NATIVE_LN, "native_layer_norm", "tt::native_layer_norm")                              \
+    X(DROPOUT, "dropout", "tt::native_dropout")                                             \
+    X(ACT, "activation", "tt::leaky_relu tt::elu tt::hardtanh tt::hardswish "               \
+                         "tt::hardsigmoid tt::softplus")                                    \
+    X(MSE, "mse_loss", "tt::mse_loss")                                                      \
+    X(SMOOTH_L1, "smooth_l1_loss", "tt::smooth_l1_loss")                                    \
+    X(BCE_LOGITS, "bce_with_logits", "tt::binary_cross_entropy_with_logits")                \
+    X(NLL, "nll_loss", "tt::nll_loss_forward tt::nll_loss2d_forward")                       \
+    X(SGD, "sgd_", "tt::sgd_step")
 
 enum {
 #define X_ENUM(id, name, covers) OP_##id,
@@ -98,6 +121,17 @@ enum {
 #undef X_ENUM
     OP_COUNT
 };
+
+/* OP_ACT's kinds (mode), and the first of the CNN ops (conv2d ... sgd_),
+ * which the generator favours when the inputs are images. */
+enum { ACT_LEAKY, ACT_ELU, ACT_HARDTANH, ACT_HARDSWISH, ACT_HARDSIGMOID, ACT_SOFTPLUS, ACT_COUNT };
+#define DT_FIRST_CNN OP_CONV2D
+extern const char *const dt_act_fn[ACT_COUNT];
+extern const char *const dt_pad_modes[3];   /* tt_pad's modes by OP_PAD's mode */
+extern const char *const dt_reductions[3];  /* the losses' reductions by mode & 3 */
+/* OP_*POOL*'s and OP_SGD's option structs from the instruction. */
+void dt_pool_opts(const dt_instr *in, tt_pool_opts *o);
+void dt_sgd_opts(const dt_instr *in, tt_sgd_opts *o);
 
 enum { U_NEG, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RELU,
        U_GELU, U_GELU_TANH, U_ABS, U_SIGN, U_COUNT };

@@ -196,6 +196,9 @@ static bool same(const tt_tensor *want, const tt_tensor *got, double scale, char
 
 static int64_t batch_of(int call) { return call == 2 ? B2 : B1; }
 static uint64_t vals_of(int call) { return (uint64_t)call + 1; }
+/* The generator's seed for call `call`, the same on every side, so that a
+ * dropout with 0 < p < 1 draws the same mask eagerly and compiled. */
+static uint64_t seed_of(int call) { return 1000 + (uint64_t)call; }
 
 /* Runs fn eagerly on call `call`'s inputs. */
 static tt_status eager(const dt_program *p, int call, result *r)
@@ -204,6 +207,7 @@ static tt_status eager(const dt_program *p, int call, result *r)
     r->n = dt_num_outputs(p);
     tt_status st = dt_make_inputs(p, batch_of(call), vals_of(call), r->in);
     if (st != TT_OK) return st;
+    tt_manual_seed(seed_of(call));
     return dt_program_fn(r->in, p->nin, r->out, r->n, (void *)p);
 }
 
@@ -292,6 +296,7 @@ static void run_graph_check(const dt_program *p, const config *c, const char *cf
         tt_tensor *out[DT_MAX_OUT + DT_MAX_IN] = {0};
         char why[400];
         if (dt_make_inputs(p, batch_of(call), vals_of(call), in) != TT_OK) break;
+        tt_manual_seed(seed_of(call));
         tt_status st = tt_graph_run(g, p->nin, in, nout, out);
         if (st != TT_OK)
             found(K_REFUSED, cfg, "tt_graph_run (call %d): %s: %s", call + 1, tt_status_name(st), tt_errmsg());
@@ -309,7 +314,8 @@ static void run_compile_check(const dt_program *p, const config *c, const char *
     int nout = dt_num_outputs(p);
     bool brk = dt_has_break(p);
     tt_trace_opts o = {.mode = c->mode, .fullgraph = c->fullgraph, .nout = nout,
-                       .ud = (void *)p, .passes_off = c->passes_off};
+                       .ud = (void *)p, .passes_off = c->passes_off,
+                       .ud_constant = true /* the program never changes */};
     stage(cfg);
     tt_compiled *cc = tt_compile(dt_program_fn, p->nin, nout, &o);
     if (!cc) {
@@ -320,6 +326,7 @@ static void run_compile_check(const dt_program *p, const config *c, const char *
         tt_tensor *in[DT_MAX_IN], *out[DT_MAX_OUT + DT_MAX_IN] = {0};
         char why[400];
         if (dt_make_inputs(p, batch_of(call), vals_of(call), in) != TT_OK) break;
+        tt_manual_seed(seed_of(call));
         tt_status st = tt_compiled_call(cc, in, out);
         if (brk && c->fullgraph) {
             if (st != TT_EGRAPHBREAK)
@@ -589,8 +596,8 @@ static bool drop_instrs(dt_program *p, const bool *drop_in)
         int s = p->nin + k;
         bool dead = drop_in[k];
         if (!dead) {
-            int *refs[4] = {&in.a, &in.b, &in.c, &in.bslot};
-            for (int r = 0; r < 4; r++) {
+            int *refs[5] = {&in.a, &in.b, &in.c, &in.bslot, &in.d};
+            for (int r = 0; r < 5; r++) {
                 if (*refs[r] < 0) continue;
                 if (map[*refs[r]] < 0) { dead = true; break; }
                 *refs[r] = map[*refs[r]];
@@ -622,13 +629,13 @@ static bool drop_input(dt_program *p, int i)
 {
     for (int k = 0; k < p->n; k++) {
         dt_instr *in = &p->ins[k];
-        if (in->a == i || in->b == i || in->c == i || in->bslot == i) return false;
+        if (in->a == i || in->b == i || in->c == i || in->bslot == i || in->d == i) return false;
     }
     for (int j = 0; j < p->nout; j++) if (p->out[j] == i) return false;
     for (int k = 0; k < p->n; k++) {
         dt_instr *in = &p->ins[k];
-        int *refs[4] = {&in->a, &in->b, &in->c, &in->bslot};
-        for (int r = 0; r < 4; r++) if (*refs[r] > i) (*refs[r])--;
+        int *refs[5] = {&in->a, &in->b, &in->c, &in->bslot, &in->d};
+        for (int r = 0; r < 5; r++) if (*refs[r] > i) (*refs[r])--;
     }
     for (int j = 0; j < p->nout; j++) if (p->out[j] > i) p->out[j]--;
     memmove(p->in + i, p->in + i + 1, sizeof(dt_input) * (size_t)(p->nin - i - 1));
@@ -975,12 +982,36 @@ static void report_program(uint64_t seed, const dt_program *p, finding *fs, int 
     }
 }
 
+/* --op-counts: how many of the programs of seeds [a, b) use each op (and
+ * how often), without running them: a check that every op is drawn. */
+static void print_op_counts(uint64_t a, uint64_t b, const dt_genopts *o)
+{
+    enum { MAXOP = 256 };
+    int64_t progs[MAXOP] = {0}, uses[MAXOP] = {0}, cnn = 0;
+    int nop = dt_op_count() < MAXOP ? dt_op_count() : MAXOP;
+    for (uint64_t seed = a; seed < b; seed++) {
+        dt_program p;
+        bool seen[MAXOP] = {0};
+        dt_generate(&p, seed, o);
+        cnn += p.cnn;
+        for (int k = 0; k < p.n; k++) {
+            if (p.ins[k].op < 0 || p.ins[k].op >= nop) continue;
+            uses[p.ins[k].op]++;
+            if (!seen[p.ins[k].op]) progs[p.ins[k].op]++;
+            seen[p.ins[k].op] = true;
+        }
+    }
+    for (int op = 0; op < nop; op++)
+        printf("%-22s %8lld programs %8lld uses\n", dt_op_name(op), (long long)progs[op], (long long)uses[op]);
+    printf("%lld of %llu programs on images\n", (long long)cnn, (unsigned long long)(b - a));
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: tt-difftest --seeds A:B [--mode fake,symbolic,real|eager] [--ops a,b] [--no-grad]\n"
                     "       [--no-ops a,b] [--no-inplace] [--no-symbolic] [--no-breaks] [--no-layouts] [--no-batch]\n"
                     "       [--max-ins N] [--batch N] [--budget-seconds N] [--repro DIR] [--no-shrink] [--quiet]\n"
-                    "       [--list-uncovered] [--self-test]\n");
+                    "       [--list-uncovered] [--op-counts] [--self-test]\n");
     return 2;
 }
 
@@ -991,6 +1022,7 @@ int main(int argc, char **argv)
     int max_shrinks = 200, batch = 32;
     uint64_t a = 0, b = 100;
     double budget = 0;
+    bool op_counts = false;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1024,10 +1056,12 @@ int main(int argc, char **argv)
         else if (!strcmp(s, "--no-shrink")) ro.shrink = false;
         else if (!strcmp(s, "--quiet")) ro.quiet = true;
         else if (!strcmp(s, "--list-uncovered")) { list_uncovered(); return 0; }
+        else if (!strcmp(s, "--op-counts")) op_counts = true;
         else if (!strcmp(s, "--self-test")) { ro.quiet = true; return self_test(&ro); }
         else return usage();
     }
     if (ro.gen.max_ins && ro.gen.max_ins < 5) ro.gen.min_ins = ro.gen.max_ins;
+    if (op_counts) { print_op_counts(a, b, &ro.gen); return 0; }
     if (ro.repro) mkdir(ro.repro, 0777);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -46,12 +46,13 @@ static void print_instr(FILE *f, const dt_program *p, int k)
 {
     const dt_instr *in = &p->ins[k];
     int s = p->nin + k;
-    bool ip = in->op >= OP_IADD && in->op <= OP_IFILL;
+    bool ip = (in->op >= OP_IADD && in->op <= OP_IFILL) || in->op == OP_SGD;
     if (ip) fprintf(f, "    CHECK_OK(");
     else fprintf(f, "    tt_tensor *v%d = CHECK(", s);
 #define A in->a
 #define B in->b
 #define Cc in->c
+#define D in->d
     switch (in->op) {
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_POW:
         fprintf(f, "tt_%s(v%d, v%d)", dt_op_names[in->op], A, B); break;
@@ -148,11 +149,123 @@ static void print_instr(FILE *f, const dt_program *p, int k)
     case OP_LINSPACE: fprintf(f, "tt_linspace(-1, 2, %lld, %s)", (long long)in->i[0], dt_c((tt_dtype)in->mode)); break;
     case OP_BREAK: fprintf(f, "explicit_break()"); break;
     case OP_ITEM: fprintf(f, "item_scale(v%d, v%d)", A, B); break;
+    case OP_CONV2D: case OP_CONV1D: {
+        int sp = in->op == OP_CONV2D ? 2 : 1;
+        int64_t cin = (int64_t)in->g, o = in->i[0], g = in->mode & 0xff, opad = (in->mode >> 12) & 0xf;
+        bool tr = in->mode & 0x200;
+        int64_t ws[4] = {tr ? cin : o, tr ? o / g : cin / g, in->i[1], in->i[2]}, nw = 1;
+        for (int k = 0; k < sp + 2; k++) nw *= ws[k];
+        fprintf(f, "tt_%s(v%d, pv(v%d, 0, %d, ", dt_op_names[in->op], A, D, sp + 2);
+        pr_ints(f, sp + 2, ws);
+        if (in->mode & 0x100) fprintf(f, "), pv(v%d, %lld, 1, (const int64_t[]){%lld}), ", D, (long long)nw, (long long)o);
+        else fprintf(f, "), NULL, ");
+        fprintf(f, "&(tt_conv_opts){.stride = {%lld, %lld}, .padding = {%lld, %lld}, .dilation = {%lld, %lld}, "
+                   ".output_padding = {%lld, %lld}, .groups = %lld, .transposed = %s})",
+                (long long)in->i[3], (long long)in->i[3], (long long)in->i[4], (long long)in->i[4],
+                (long long)in->i[5], (long long)in->i[5], (long long)opad, (long long)opad, (long long)g,
+                tr ? "true" : "false");
+        break;
+    }
+    case OP_MAXPOOL2D: case OP_AVGPOOL2D: case OP_MAXPOOL1D: case OP_AVGPOOL1D: {
+        tt_pool_opts o;
+        dt_pool_opts(in, &o);
+        fprintf(f, "tt_%s(v%d, &(tt_pool_opts){.kernel = {%lld, %lld}, .stride = {%lld, %lld}, "
+                   ".padding = {%lld, %lld}, .dilation = {%lld, %lld}, .ceil_mode = %s, "
+                   ".exclude_pad = %s, .divisor_override = %lld})",
+                dt_op_names[in->op], A, (long long)o.kernel[0], (long long)o.kernel[1],
+                (long long)o.stride[0], (long long)o.stride[1], (long long)o.padding[0],
+                (long long)o.padding[1], (long long)o.dilation[0], (long long)o.dilation[1],
+                o.ceil_mode ? "true" : "false", o.exclude_pad ? "true" : "false",
+                (long long)o.divisor_override);
+        break;
+    }
+    case OP_ADAPTIVE:
+        fprintf(f, "tt_adaptive_avg_pool2d(v%d, %lld, %lld)", A, (long long)in->i[0], (long long)in->i[1]);
+        break;
+    case OP_PAD:
+        fprintf(f, "tt_pad(v%d, %d, ", A, in->ni); pr_ints(f, in->ni, in->i);
+        fprintf(f, ", \"%s\", ", dt_pad_modes[in->mode]); pr_num(f, in->f); fprintf(f, ")");
+        break;
+    case OP_UPSAMPLE: {
+        const char *ac = in->mode & 4 ? "true" : "false";
+        const char *fn = (in->mode & 3) < 2 ? "tt_upsample_nearest2d" : "tt_upsample_bilinear2d";
+        if (in->mode & 1) { fprintf(f, "%s_scale(v%d, ", fn, A); pr_num(f, in->f); fprintf(f, ", "); pr_num(f, in->g); }
+        else fprintf(f, "%s(v%d, %lld, %lld", fn, A, (long long)in->i[0], (long long)in->i[1]);
+        fprintf(f, "%s%s)", (in->mode & 3) >= 2 ? ", " : "", (in->mode & 3) >= 2 ? ac : "");
+        break;
+    }
+    case OP_BATCH_NORM: case OP_GROUP_NORM: {
+        long long ch = (long long)in->g;
+        char w[96] = "NULL", bi[96] = "NULL";
+        if (in->mode & 2) snprintf(w, sizeof w, "pv(v%d, 0, 1, (const int64_t[]){%lld})", D, ch);
+        if (in->mode & 4) snprintf(bi, sizeof bi, "pv(v%d, %lld, 1, (const int64_t[]){%lld})", D, ch, ch);
+        if (in->op == OP_GROUP_NORM) {
+            fprintf(f, "tt_group_norm(v%d, %lld, %s, %s, 1e-5)", A, (long long)in->i[0], w, bi);
+            break;
+        }
+        fprintf(f, "tt_batch_norm(v%d, %s, %s, ", A, w, bi);
+        if (B >= 0) fprintf(f, "v%d, v%d, ", B, Cc); else fprintf(f, "NULL, NULL, ");
+        fprintf(f, "%s, ", in->mode & 1 ? "true" : "false"); pr_num(f, in->f); fprintf(f, ", 1e-5)");
+        break;
+    }
+    case OP_NATIVE_LN: {
+        int k = (int)in->i[0];
+        int64_t n = in->i[1] * (k > 1 ? in->i[2] : 1);
+        fprintf(f, "nln(v%d, %d, ", A, k); pr_ints(f, k, in->i + 1);
+        if (in->mode & 4) { fprintf(f, ", pv(v%d, 0, %d, ", D, k); pr_ints(f, k, in->i + 1); fprintf(f, ")"); }
+        else fprintf(f, ", NULL");
+        if (in->mode & 8) { fprintf(f, ", pv(v%d, %lld, %d, ", D, (long long)n, k); pr_ints(f, k, in->i + 1); fprintf(f, ")"); }
+        else fprintf(f, ", NULL");
+        fprintf(f, ", %d)", in->mode & 3);
+        break;
+    }
+    case OP_DROPOUT:
+        fprintf(f, "tt_dropout(v%d, ", A); pr_num(f, in->f); fprintf(f, ", %s)", in->mode != 2 ? "true" : "false");
+        break;
+    case OP_ACT:
+        fprintf(f, "%s(v%d", dt_act_fn[in->mode], A);
+        if (in->mode == ACT_LEAKY || in->mode == ACT_ELU) { fprintf(f, ", "); pr_num(f, in->f); }
+        if (in->mode == ACT_HARDTANH || in->mode == ACT_SOFTPLUS) {
+            fprintf(f, ", "); pr_num(f, in->f); fprintf(f, ", "); pr_num(f, in->g);
+        }
+        fprintf(f, ")");
+        break;
+    case OP_MSE: fprintf(f, "tt_mse_loss(v%d, v%d, \"%s\")", A, B, dt_reductions[in->mode & 3]); break;
+    case OP_SMOOTH_L1:
+        fprintf(f, "tt_smooth_l1_loss(v%d, v%d, \"%s\", ", A, B, dt_reductions[in->mode & 3]);
+        pr_num(f, in->f); fprintf(f, ")");
+        break;
+    case OP_BCE_LOGITS:
+        fprintf(f, "tt_binary_cross_entropy_with_logits(v%d, v%d, ", A, B);
+        if (Cc >= 0) fprintf(f, "v%d, ", Cc); else fprintf(f, "NULL, ");
+        if (D >= 0) fprintf(f, "v%d, ", D); else fprintf(f, "NULL, ");
+        fprintf(f, "\"%s\")", dt_reductions[in->mode & 3]);
+        break;
+    case OP_NLL:
+        fprintf(f, "tt_nll_loss(v%d, v%d, &(tt_nll_loss_opts){.reduction = \"%s\", .weight = ", A, B,
+                dt_reductions[in->mode & 3]);
+        if (in->mode & 4) fprintf(f, "pv(v%d, 0, 1, (const int64_t[]){%lld})", D, (long long)in->g);
+        else fprintf(f, "NULL");
+        fprintf(f, ", .ignore_index = %lld, .ignore = %s})", (long long)in->i[0], in->mode & 8 ? "true" : "false");
+        break;
+    case OP_SGD: {
+        tt_sgd_opts o;
+        dt_sgd_opts(in, &o);
+        fprintf(f, "tt_sgd_(v%d, v%d, ", A, B);
+        if (Cc >= 0) fprintf(f, "v%d, ", Cc); else fprintf(f, "NULL, ");
+        fprintf(f, "tt_scalar(%lld, TT_I64), &(tt_sgd_opts){.lr = ", (long long)in->i[0]); pr_num(f, o.lr);
+        fprintf(f, ", .momentum = "); pr_num(f, o.momentum);
+        fprintf(f, ", .dampening = "); pr_num(f, o.dampening);
+        fprintf(f, ", .weight_decay = "); pr_num(f, o.weight_decay);
+        fprintf(f, ", .nesterov = %s, .maximize = %s})", o.nesterov ? "true" : "false", o.maximize ? "true" : "false");
+        break;
+    }
     default: fprintf(f, "NULL"); break;
     }
 #undef A
 #undef B
 #undef Cc
+#undef D
     fprintf(f, ");\n");
     if (!ip) /* the first error is the one to see: stop there */
         fprintf(f, "    if (!v%d) goto fail;\n", s);
@@ -180,6 +293,7 @@ void dt_print_summary(FILE *f, const dt_program *p)
         fprintf(f, " %s", dt_op_names[in->op]);
         if (in->op == OP_UNARY) fprintf(f, "(%s)", dt_unary_fn[in->mode] + (in->mode == U_SIGN ? 0 : 3));
         if (in->op == OP_CMP) fprintf(f, "(%s)", dt_cmp_fn[in->mode] + 3);
+        if (in->op == OP_ACT) fprintf(f, "(%s)", dt_act_fn[in->mode] + 3);
     }
     fprintf(f, "; out: %d%s\n", p->nout, p->grad == 1 ? "; tt_grad + sgd" : p->grad == 2 ? "; tt_backward + sgd" : "");
 }
@@ -198,6 +312,10 @@ static const char *repro_prelude =
     "UNUSED static int64_t sizes_buf[8];\n"
     "UNUSED static const int64_t *sizes_of(const tt_tensor *t) { for (int k = 0; k < tt_ndim(t); k++) sizes_buf[k] = tt_dim_size(t, k); return sizes_buf; }\n"
     "UNUSED static tt_tensor *explicit_break(void) { tt_graph_break(\"difftest: explicit break\"); tt_clear_error(); return tt_scalar(1.0, TT_F32); }\n"
+    "/* n elements of the parameter vector d from off, viewed as sizes s (a weight). */\n"
+    "UNUSED static tt_tensor *pv(tt_tensor *d, int64_t off, int nd, const int64_t *s) { int64_t n = 1; for (int k = 0; k < nd; k++) n *= s[k]; tt_tensor *v = tt_narrow(d, 0, off, n); return v ? tt_reshape(v, nd, s) : NULL; }\n"
+    "/* One of tt_native_layer_norm's three results (all three in the scope). */\n"
+    "UNUSED static tt_tensor *nln(tt_tensor *x, int k, const int64_t *ns, tt_tensor *w, tt_tensor *b, int which) { tt_tensor *m = NULL, *r = NULL, *y = tt_native_layer_norm(x, k, ns, w, b, 1e-5, &m, &r); return !y ? NULL : which == 0 ? y : which == 1 ? m : r; }\n"
     "UNUSED static tt_tensor *item_scale(tt_tensor *a, tt_tensor *b) { double v = 0; tt_item(tt_sum_all(b), &v); tt_clear_error(); return tt_mul_scalar(a, v > 0 ? 1.0 : 2.0); }\n\n";
 
 static const char *repro_helpers =
@@ -296,12 +414,14 @@ void dt_print_c(FILE *f, const dt_program *p, int64_t b, const char *comment, in
     fprintf(f, "}\n\n");
     fprintf(f, "int main(void)\n{\n    tt_tensor *ein[%d], *cin[%d], *eout[%d] = {0}, *cout[%d] = {0};\n", p->nin, p->nin, nout, nout);
     fprintf(f, "    int bad = 0;\n    inputs(ein);\n    inputs(cin);\n");
+    fprintf(f, "    tt_manual_seed(1000); /* dropout draws the same mask on both sides */\n");
     fprintf(f, "    if (fn(ein, %d, eout, %d, NULL) != TT_OK) { printf(\"eager failed: %%s\\n\", tt_errmsg()); return 2; }\n", p->nin, nout);
     static const char *mode_c[] = {"TT_TRACE_FAKE", "TT_TRACE_REAL", "TT_TRACE_SYMBOLIC"};
     fprintf(f, "    tt_trace_opts o = {.mode = %s, .fullgraph = %s, .nout = %d, .passes_off = 0x%x};\n",
             mode_c[mode], fullgraph ? "true" : "false", nout, passes_off);
     if (check_kind == 0) {
         fprintf(f, "    tt_compiled *c = tt_compile(fn, %d, %d, &o);\n", p->nin, nout);
+        fprintf(f, "    tt_manual_seed(1000);\n");
         fprintf(f, "    tt_status st = c ? tt_compiled_call(c, cin, cout) : tt_errcode();\n");
     } else {
         fprintf(f, "    tt_graph *g = tt_trace(fn, %d, cin, &o);\n", p->nin);
@@ -318,6 +438,7 @@ void dt_print_c(FILE *f, const dt_program *p, int64_t b, const char *comment, in
         fprintf(f, "        if (v && !same) { printf(\"output %%d: traced %%s strides %%s, eager %%s strides %%s\\n\", j, tt_describe(v, a, sizeof a), tt_strides_str(v, sa, sizeof sa), tt_describe(eout[j], b, sizeof b), tt_strides_str(eout[j], sb, sizeof sb)); bad = 1; }\n");
         fprintf(f, "    }\n");
         if (check_kind == 2) fprintf(f, "    if (g && tt_graph_functionalize(g) != TT_OK) { printf(\"functionalize failed: %%s\\n\", tt_errmsg()); return 1; }\n");
+        fprintf(f, "    tt_manual_seed(1000);\n");
         fprintf(f, "    tt_status st = g ? tt_graph_run(g, %d, cin, %d, cout) : tt_errcode();\n", p->nin, nout);
     }
     fprintf(f, "    if (st != TT_OK) { printf(\"compiled/traced run failed: %%s: %%s\\n\", tt_status_name(st), tt_errmsg()); return 1; }\n");
