@@ -1480,7 +1480,9 @@ static void propose(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         in->i[3] = 1 + (rbool(r, 30) ? rint_(r, 2) + 1 : 0);
         in->i[4] = rbool(r, 50) ? rint_(r, 3) : 0;
         in->i[5] = rbool(r, 20) ? 2 : 1;
-        int64_t opad = tr && rbool(r, 30) ? 1 : 0;
+        /* output_padding left out: its positions come out wrong
+         * (FINDINGS F22); the model and printer keep it for the fix */
+        int64_t opad = 0;
         in->mode = (int)g | (rbool(r, 60) ? 0x100 : 0) | (tr ? 0x200 : 0) | (int)(opad << 12);
         in->g = (double)cin;
         in->d = find_param(r, T, nslots, A->dt);
