@@ -996,6 +996,10 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         /* x itself: a traced function returning a value it retained
          * makes tt_graph_run leak (FINDINGS F20), so not drawn */
         if (m == 2) return false;
+        /* a random mask matches eager's only when no dropout before it
+         * may be dead code to a compiled plan (FINDINGS F21) */
+        for (int k = 0; m == 3 && k < slot - p->nin && k < p->n; k++)
+            if (p->ins[k].op == OP_DROPOUT) return false;
         *res = fresh(A->dt, A->nd, A->s, slot);
         res->fuzzy = A->fuzzy || m == 3;
         res->rg = A->rg;
@@ -1569,9 +1573,7 @@ static void propose(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         break;
     }
     case OP_DROPOUT:
-        /* mode 3 (0 < p < 1, random) is left out: a compiled plan drops a
-         * dead dropout, and with it the draws eager makes (FINDINGS F21) */
-        in->mode = rint_(r, 3);
+        in->mode = rint_(r, 4);
         in->f = in->mode == 0 ? 0 : in->mode == 1 ? 1 : 0.5;
         break;
     case OP_ACT: {
