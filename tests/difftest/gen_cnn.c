@@ -272,13 +272,13 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
          * itself); 3: p = f, training (random: both sides seeded alike) */
         int m = in->mode;
         if (!is_f(A->dt) || m < 0 || m > 3 || !(in->f >= 0 && in->f <= 1)) return false;
-        /* x itself: a traced function returning a value it retained
-         * makes tt_graph_run leak (FINDINGS F20), so not drawn */
-        if (m == 2) return false;
-        /* a random mask matches eager's only when no dropout before it
-         * may be dead code to a compiled plan (FINDINGS F21) */
-        for (int k = 0; m == 3 && k < slot - p->nin && k < p->n; k++)
-            if (p->ins[k].op == OP_DROPOUT) return false;
+        /* Not training (mode 2) gives a view of x (FINDINGS F20, fixed);
+         * a random mask (mode 3) matches eager's after any dropouts, dead
+         * ones included (F21, fixed: plans keep every draw). */
+        if (m == 2) { /* a view of x, as F.dropout returns x itself */
+            *res = *A;
+            return true;
+        }
         *res = fresh(A->dt, A->nd, A->s, slot);
         res->fuzzy = A->fuzzy || m == 3;
         res->rg = A->rg;
@@ -421,9 +421,10 @@ void dt_propose_cnn(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         in->i[3] = 1 + (rbool(r, 30) ? rint_(r, 2) + 1 : 0);
         in->i[4] = rbool(r, 50) ? rint_(r, 3) : 0;
         in->i[5] = rbool(r, 20) ? 2 : 1;
-        /* output_padding left out: its positions come out wrong
-         * (FINDINGS F22); the model and printer keep it for the fix */
-        int64_t opad = 0;
+        /* output_padding (transposed only): below the stride or the
+         * dilation, as PyTorch requires (FINDINGS F22, fixed) */
+        int64_t most = in->i[3] > in->i[5] ? in->i[3] : in->i[5];
+        int64_t opad = tr && rbool(r, 40) ? rint_(r, (int)most) : 0;
         in->mode = (int)g | (rbool(r, 60) ? 0x100 : 0) | (tr ? 0x200 : 0) | (int)(opad << 12);
         in->g = (double)cin;
         in->d = find_param(r, T, nslots, A->dt);
