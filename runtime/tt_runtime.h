@@ -246,9 +246,11 @@ tt_tensor *tt_release(tt_tensor *t); /* drops a reference; returns NULL */
  * owned by the scope and released at tt_scope_end, so model code can read
  * like math. tt_keep(t) takes t out of the innermost scope: into the
  * enclosing scope if there is one, otherwise to the caller, who then owns a
- * reference. The scope's reference is the creator's: do not also release a
- * scoped tensor (unless you took an extra reference with tt_retain), just
- * as you would not free memory twice. */
+ * reference. The scope's reference is the creator's: releasing a scoped
+ * tensor early with tt_release gives that reference up and takes the tensor
+ * out of its scope (the same whether the code runs eagerly or is traced,
+ * where the graph also holds what it recorded); releasing it once more is
+ * a double release, as freeing memory twice is. */
 void tt_scope_begin(void);
 tt_status tt_scope_end(void); /* TT_EINVAL without a matching begin */
 tt_tensor *tt_keep(tt_tensor *t);
