@@ -1075,7 +1075,6 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
             given[n++] = ts[i];
     tt_tensor *out[3] = {NULL, NULL, NULL};
     tt_status st;
-    tt_scope_pause(); /* see first_result */
     if (tt__fast_path(bn_ids[kind], n, given)) {
         bn_args a = {(tt_tensor *)x, (tt_tensor *)weight, (tt_tensor *)bias, running_mean,
                      running_var, training, momentum, eps};
@@ -1106,7 +1105,6 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
         for (int i = 0; i < 3 && !st; i++)
             out[i] = outs[i].u.t;
     }
-    tt_scope_resume();
     return st ? NULL : first_result(out, 3);
 }
 
@@ -1128,7 +1126,6 @@ tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *we
     tt_tensor *out[3] = {NULL, NULL, NULL};
     const tt_tensor *ts[3] = {x, weight ? weight : x, bias ? bias : x};
     tt_status st;
-    tt_scope_pause(); /* see first_result */
     if (x && tt__fast_path(TT_OP_NATIVE_GROUP_NORM, 3, ts)) {
         gn_args a = {(tt_tensor *)x, (tt_tensor *)weight, (tt_tensor *)bias, N, C, HW, groups, eps};
         st = gn_forward(&a, false, out);
@@ -1142,6 +1139,5 @@ tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *we
         for (int i = 0; i < 3 && !st; i++)
             out[i] = outs[i].u.t;
     }
-    tt_scope_resume();
     return st ? NULL : first_result(out, 3);
 }

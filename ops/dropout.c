@@ -227,7 +227,6 @@ tt_tensor *tt_dropout(const tt_tensor *x, double p, bool training)
         return tt_view(x, tt_ndim(x), tt_sizes(x));
     tt_tensor *out[2] = {NULL, NULL};
     tt_status st;
-    tt_scope_pause(); /* see first_result */
     if (x && tt__fast_path(TT_OP_NATIVE_DROPOUT, 1, &x)) {
         st = dropout_forward(x, p, true, false, out);
     } else {
@@ -237,6 +236,5 @@ tt_tensor *tt_dropout(const tt_tensor *x, double p, bool training)
         if (!st)
             out[0] = outs[0].u.t, out[1] = outs[1].u.t;
     }
-    tt_scope_resume();
     return st ? NULL : first_result(out, 2);
 }

@@ -478,7 +478,6 @@ tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *no
     if (rstd)
         *rstd = NULL;
     tt_status st;
-    tt_scope_pause(); /* see first_result */
     if (x && tt__fast_path(TT_OP_NATIVE_LAYER_NORM, 3, ts)) {
         st = ln_forward(tt__op_label(TT_OP_NATIVE_LAYER_NORM), x, ndims, normalized_shape,
                         weight, bias, eps, false, true, out);
@@ -492,17 +491,12 @@ tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *no
         for (int i = 0; i < 3 && !st; i++)
             out[i] = outs[i].u.t;
     }
-    tt_scope_resume();
     if (st)
         return NULL;
     /* mean and rstd, when asked for, are results as the output is */
-    tt_tensor **stats[2] = {mean, rstd};
-    for (int i = 0; i < 2; i++) {
-        if (!stats[i] || tt_scope_adopt(out[1 + i])) {
-            out[1 + i] = tt_release(out[1 + i]);
-            continue;
-        }
-        *stats[i] = out[1 + i], out[1 + i] = NULL;
-    }
+    if (mean)
+        *mean = out[1], out[1] = NULL;
+    if (rstd)
+        *rstd = out[2], out[2] = NULL;
     return first_result(out, 3);
 }

@@ -1370,17 +1370,8 @@ tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
 
 tt_tensor *tt_max_pool2d(const tt_tensor *x, const tt_pool_opts *o)
 {
-    /* Inside a scope the indices would be the scope's, and releasing them
-     * here a second release once a trace holds them too: made outside any
-     * scope, the values then handed to the caller's. */
-    tt_scope_pause();
     tt_tensor *ind = NULL, *y = tt_max_pool2d_with_indices(x, o, &ind);
     tt_release(ind);
-    tt_scope_resume();
-    if (y && tt_scope_adopt(y)) {
-        tt_release(y);
-        return NULL;
-    }
     return y;
 }
 

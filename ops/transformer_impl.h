@@ -171,16 +171,13 @@ static inline void put_grads3(tt_autograd_ctx *ctx, tt_tensor **gi, tt_value *ou
 }
 
 /* The end of a typed wrapper over an op of n results of which it returns
- * the first: the wrapper computes them between tt_scope_pause() and
- * tt_scope_resume() (so dropping the others cannot take a scope's
- * reference, which a tracer's graph may share), then this drops the others
- * and hands the first to the innermost scope, as any op result. */
+ * the first: drops the others. A plain release is right inside a scope
+ * and under a trace alike: the release of the last reference that is not
+ * a graph's hold takes a tensor out of its scope (tt_release). */
 static inline tt_tensor *first_result(tt_tensor **outs, int n)
 {
     for (int i = 1; i < n; i++)
-        tt_release(outs[i]);
-    if (outs[0] && tt_scope_adopt(outs[0]))
-        outs[0] = tt_release(outs[0]);
+        outs[i] = tt_release(outs[i]);
     return outs[0];
 }
 

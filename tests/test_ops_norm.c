@@ -643,6 +643,109 @@ START_TEST(test_batch_norm_compiled_training)
 }
 END_TEST
 
+/* The typed wrappers that drop results their op returns (batch_norm,
+ * group_norm, native_layer_norm, dropout, max_pool2d, nll_loss), each
+ * given x [2, 4, 5, 6] and class indices t [2, 30]. They drop them with a
+ * plain tt_release, also in a user's scope under a trace, where the graph
+ * holds the dropped tensors too. */
+typedef tt_tensor *(*dropping_fn)(tt_tensor *x, tt_tensor *t);
+static tt_tensor *d_batch_norm(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    return tt_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5);
+}
+static tt_tensor *d_group_norm(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    return tt_group_norm(x, 2, NULL, NULL, 1e-5);
+}
+static tt_tensor *d_layer_norm(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    tt_tensor *mean = NULL; /* one statistic asked for, the other dropped */
+    tt_tensor *y = tt_native_layer_norm(x, 2, (int64_t[]){5, 6}, NULL, NULL, 1e-5, &mean, NULL);
+    return y ? tt_add(y, mean) : NULL;
+}
+static tt_tensor *d_dropout(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    return tt_dropout(x, 0.25, true);
+}
+static tt_tensor *d_max_pool2d(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    return tt_max_pool2d(x, &(tt_pool_opts){.kernel = {2, 2}});
+}
+static tt_tensor *d_nll_loss(tt_tensor *x, tt_tensor *t)
+{
+    /* 3-d log_probs: the wrapper's own views, total_weight dropped, and
+     * (reduction none) the loss viewed back to t's shape */
+    tt_tensor *x3 = tt_reshape(x, 3, (int64_t[]){tt_sizes(x)[0], tt_sizes(x)[1], -1});
+    tt_tensor *lp = x3 ? tt_log_softmax(x3, 1) : NULL;
+    return lp ? tt_nll_loss(lp, t, &(tt_nll_loss_opts){.reduction = "none"}) : NULL;
+}
+static const struct {
+    const char *name;
+    dropping_fn fn;
+} dropping[] = {
+    {"batch_norm", d_batch_norm}, {"group_norm", d_group_norm}, {"native_layer_norm", d_layer_norm},
+    {"dropout", d_dropout},       {"max_pool2d", d_max_pool2d}, {"nll_loss", d_nll_loss},
+};
+
+static tt_status f_dropping(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_scope_begin();
+    tt_tensor *y = (*(dropping_fn *)ud)(in[0], in[1]);
+    tt_tensor *sq = y ? tt_mul(y, y) : NULL; /* the graph reads y after the wrapper */
+    out[0] = sq ? tt_keep(sq) : NULL;
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* Compiled (fake and symbolic) equals eager, twice per plan, and freeing
+ * the plan releases only what the graph holds: a dropped result taken
+ * from the scope twice was a use after free (ASan). */
+START_TEST(test_dropping_wrappers_scoped_compiled)
+{
+    dropping_fn fn = dropping[_i].fn;
+    const char *name = dropping[_i].name;
+    tt_manual_seed(3);
+    tt_tensor *x = randn(TT_SHAPE(2, 4, 5, 6), TT_F64);
+    int64_t cls[60];
+    for (int k = 0; k < 60; k++)
+        cls[k] = (k * 7) % 4;
+    tt_tensor *in[2] = {x, NN(tt_from_data(TT_SHAPE(2, 30), TT_I64, cls))};
+    int64_t live = tt_live_tensors();
+    const tt_trace_mode modes[] = {TT_TRACE_FAKE, TT_TRACE_SYMBOLIC};
+    for (int m = 0; m < 2; m++) {
+        tt_compiled *c = tt_compile(f_dropping, 2, 1,
+                                    &(tt_trace_opts){.mode = modes[m], .ud = &fn,
+                                                     .ud_constant = true, .fullgraph = true});
+        ck_assert_msg(c != NULL, "%s mode %d: compile: %s", name, m, tt_errmsg());
+        for (int call = 0; call < 2; call++) {
+            tt_tensor *ce = NULL, *ee = NULL;
+            tt_manual_seed(20 + (uint64_t)call);
+            tt_status st = tt_compiled_call(c, in, &ce);
+            ck_assert_msg(st == TT_OK, "%s mode %d call %d: %s", name, m, call, tt_errmsg());
+            tt_manual_seed(20 + (uint64_t)call);
+            OK(f_dropping(in, 2, &ee, 1, &fn));
+            char what[96];
+            snprintf(what, sizeof what, "%s mode %d call %d", name, m, call);
+            assert_close(ce, ee, 1e-12, what);
+            tt_release(ce), tt_release(ee);
+        }
+        tt_clear_error();
+        tt_compiled_free(c);
+        ck_assert_msg(tt_errcode() == TT_OK, "%s mode %d: freeing the plan: %s", name, m,
+                      tt_errmsg());
+        ck_assert_int_eq(tt_live_tensors(), live);
+    }
+    tt_release(in[1]);
+    tt_release(x);
+}
+END_TEST
+
 /* Symbolic sizes flow through the fake paths: N, C, H, W symbols. */
 START_TEST(test_norm_symbolic)
 {
@@ -905,6 +1008,7 @@ static Suite *norm_suite(void)
     tcase_add_test(tc, test_batch_norm_compiled_training);
     tcase_add_test(tc, test_norm_symbolic);
     tcase_add_test(tc, test_norm_oom_and_stale_error);
+    tcase_add_loop_test(tc, test_dropping_wrappers_scoped_compiled, 0, TT_TABLE_LEN(dropping));
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_norm_errors, 0, TT_TABLE_LEN(norm_errors));
