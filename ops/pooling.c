@@ -173,47 +173,6 @@ static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args 
     return TT_OK;
 }
 
-/* PyTorch's suggest_memory_format for a 4-d tensor
- * (is_channels_last_strides_2d): true when the strides order C fastest,
- * then W, H, N, with its tie-breaks for size-1 dims. */
-static bool channels_last_like(const tt_tensor *t)
-{
-    if (tt_ndim(t) != 4)
-        return false;
-    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
-    if (tt__sz_eq(st[1], 0))
-        return false;
-    tt_size min = 0;
-    static const int order[4] = {1, 3, 2, 0};
-    for (int i = 0; i < 4; i++) {
-        int d = order[i];
-        if (tt__sz_eq(sz[d], 0) || tt__sz_lt(st[d], min))
-            return false;
-        if (d == 0 && tt__sz_eq(min, st[1]))
-            return false;
-        min = st[d];
-        if (tt__sz_gt(sz[d], 1))
-            min = tt_sym_mul(min, sz[d]);
-    }
-    return true;
-}
-
-/* The strides of a new [N, C, H, W] (or [C, H, W]) result in the layout
- * PyTorch's CPU pooling gives it: channels last when `like` is
- * channels-last-like (PyTorch's get_channels_last_strides_2d), else
- * contiguous. */
-static void pool_out_strides(const tt_tensor *like, int nd, const tt_size *sizes, tt_size *strides)
-{
-    if (nd == 4 && channels_last_like(like)) {
-        strides[1] = 1;
-        strides[3] = sizes[1];
-        strides[2] = tt_sym_mul(strides[3], sizes[3]);
-        strides[0] = tt_sym_mul(strides[2], sizes[2]);
-    } else {
-        tt__contiguous_strides(nd, sizes, strides);
-    }
-}
-
 /* ----------------------------------------------------------------- plans */
 
 /* One pooling call over real data: planes of [N*C], the "in" side (the
@@ -428,7 +387,7 @@ static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args 
     for (int d = 0; d < nd - 2; d++)
         sizes[d] = tt_sizes(x)[d];
     sizes[nd - 2] = ohw[0], sizes[nd - 1] = ohw[1];
-    pool_out_strides(x, nd, sizes, strides);
+    tt__nchw_out_strides(x, nd, sizes, strides);
     fake = fake || is_fake(x);
     *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
     *ind = *y ? tt__ops_new(fake, nd, sizes, strides, TT_I64) : NULL;
@@ -547,7 +506,7 @@ static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *
                  tt_dtype_name(tt_dtype_of(ind)));
         return NULL;
     }
-    pool_out_strides(x, nd, tt_sizes(x), strides);
+    tt__nchw_out_strides(x, nd, tt_sizes(x), strides);
     fake = fake || is_fake(g) || is_fake(x) || is_fake(ind);
     tt_tensor *gi = tt__ops_new(fake, nd, tt_sizes(x), strides, tt_dtype_of(x));
     if (!gi || fake)
@@ -849,7 +808,7 @@ static tt_tensor *avg_pool2d(const char *op, const tt_tensor *x, const pool_args
         return NULL;
     int nd = tt_ndim(x);
     pooled_sizes(x, ohw, sizes);
-    pool_out_strides(x, nd, sizes, strides);
+    tt__nchw_out_strides(x, nd, sizes, strides);
     fake = fake || is_fake(x);
     tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
     if (!y || fake)
@@ -907,7 +866,7 @@ static tt_status avg_pool2d_kernel(tt_frame *f)
 static tt_tensor *grad_like(const tt_tensor *x, bool fake)
 {
     tt_size strides[4];
-    pool_out_strides(x, tt_ndim(x), tt_sizes(x), strides);
+    tt__nchw_out_strides(x, tt_ndim(x), tt_sizes(x), strides);
     tt_tensor *gi = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, tt_dtype_of(x));
     if (gi && !fake) /* dense (contiguous or channels last): zero its bytes */
         memset(tt__ptr(gi), 0, (size_t)tt_numel(gi) * tt_dtype_size(tt_dtype_of(gi)));
@@ -1050,7 +1009,7 @@ static tt_tensor *adaptive_avg_pool2d(const tt_tensor *x, const tt_size *osize, 
         }
     int nd = tt_ndim(x);
     pooled_sizes(x, osize, sizes);
-    pool_out_strides(x, nd, sizes, strides);
+    tt__nchw_out_strides(x, nd, sizes, strides);
     fake = fake || is_fake(x);
     tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
     if (!y || fake)
