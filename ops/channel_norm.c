@@ -1083,27 +1083,23 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
             tt_bump_version(running_mean);
             tt_bump_version(running_var);
         }
+    } else if (kind == BN_STATS) {
+        st = call_results(bn_ids[kind],
+                          TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
+                                  tt_v_tensor(running_var), tt_v_bool(true),
+                                  tt_v_float(momentum), tt_v_float(eps)),
+                          out, 3);
+    } else if (kind == BN_NO_STATS) {
+        st = call_results(bn_ids[kind],
+                          TT_ARGS(tt_v_tensor(x), w, b, tt_v_bool(true), tt_v_float(momentum),
+                                  tt_v_float(eps)),
+                          out, 3);
     } else {
-        tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        if (kind == BN_STATS)
-            st = tt_op_call(tt__op(bn_ids[kind]),
-                            TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
-                                    tt_v_tensor(running_var), tt_v_bool(true),
-                                    tt_v_float(momentum), tt_v_float(eps)),
-                            outs, 3);
-        else if (kind == BN_NO_STATS)
-            st = tt_op_call(tt__op(bn_ids[kind]),
-                            TT_ARGS(tt_v_tensor(x), w, b, tt_v_bool(true), tt_v_float(momentum),
-                                    tt_v_float(eps)),
-                            outs, 3);
-        else
-            st = tt_op_call(tt__op(bn_ids[kind]),
-                            TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
-                                    tt_v_tensor(running_var), tt_v_float(momentum),
-                                    tt_v_float(eps)),
-                            outs, 3);
-        for (int i = 0; i < 3 && !st; i++)
-            out[i] = outs[i].u.t;
+        st = call_results(bn_ids[kind],
+                          TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
+                                  tt_v_tensor(running_var), tt_v_float(momentum),
+                                  tt_v_float(eps)),
+                          out, 3);
     }
     return st ? NULL : first_result(out, 3);
 }
@@ -1130,14 +1126,11 @@ tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *we
         gn_args a = {(tt_tensor *)x, (tt_tensor *)weight, (tt_tensor *)bias, N, C, HW, groups, eps};
         st = gn_forward(&a, false, out);
     } else {
-        tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        st = tt_op_call(tt__op(TT_OP_NATIVE_GROUP_NORM),
-                        TT_ARGS(tt_v_tensor(x), weight ? tt_v_tensor(weight) : tt_v_none(),
-                                bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_int(N), tt_v_int(C),
-                                tt_v_int(HW), tt_v_int(groups), tt_v_float(eps)),
-                        outs, 3);
-        for (int i = 0; i < 3 && !st; i++)
-            out[i] = outs[i].u.t;
+        st = call_results(TT_OP_NATIVE_GROUP_NORM,
+                          TT_ARGS(tt_v_tensor(x), weight ? tt_v_tensor(weight) : tt_v_none(),
+                                  bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_int(N),
+                                  tt_v_int(C), tt_v_int(HW), tt_v_int(groups), tt_v_float(eps)),
+                          out, 3);
     }
     return st ? NULL : first_result(out, 3);
 }

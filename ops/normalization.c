@@ -482,14 +482,11 @@ tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *no
         st = ln_forward(tt__op_label(TT_OP_NATIVE_LAYER_NORM), x, ndims, normalized_shape,
                         weight, bias, eps, false, true, out);
     } else {
-        tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        st = tt_op_call(tt__op(TT_OP_NATIVE_LAYER_NORM),
-                        TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
-                                weight ? tt_v_tensor(weight) : tt_v_none(),
-                                bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_float(eps)),
-                        outs, 3);
-        for (int i = 0; i < 3 && !st; i++)
-            out[i] = outs[i].u.t;
+        st = call_results(TT_OP_NATIVE_LAYER_NORM,
+                          TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
+                                  weight ? tt_v_tensor(weight) : tt_v_none(),
+                                  bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_float(eps)),
+                          out, 3);
     }
     if (st)
         return NULL;

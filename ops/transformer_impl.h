@@ -170,6 +170,18 @@ static inline void put_grads3(tt_autograd_ctx *ctx, tt_tensor **gi, tt_value *ou
     }
 }
 
+/* A typed wrapper's call of built-in op `id` through the dispatcher: its
+ * n (at most 3) tensor results into out[], untouched on an error. */
+static inline tt_status call_results(tt_builtin_id id, const tt_value *args, int nargs,
+                                     tt_tensor **out, int n)
+{
+    tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+    tt_status st = tt_op_call(tt__op(id), args, nargs, outs, n);
+    for (int i = 0; i < n && !st; i++)
+        out[i] = outs[i].u.t;
+    return st;
+}
+
 /* The end of a typed wrapper over an op of n results of which it returns
  * the first: drops the others. A plain release is right inside a scope
  * and under a trace alike: the release of the last reference that is not
