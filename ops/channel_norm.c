@@ -424,9 +424,7 @@ static tt_status bn_forward(const char *op, const bn_args *a, bool fake, tt_tens
     tt__free(buf);
     return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode();
+    return drop3(out);
 }
 
 /* Reads the arguments of any of the three forward rows (data = the row). */
@@ -593,9 +591,7 @@ static tt_status bn_backward_impl(const bnb_args *a, bool fake, tt_tensor **out)
     tt__free(buf);
     return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode();
+    return drop3(out);
 }
 
 /* tt::native_batch_norm_backward -> (grad_input, grad_weight, grad_bias):
@@ -612,9 +608,8 @@ static tt_status bn_backward_kernel(tt_frame *f)
             return st;
     if ((st = tt_arg_bool(f, 7, &a.train)) || (st = tt_arg_float(f, 8, &a.eps)))
         return st;
-    const tt_value *mask = tt_frame_arg(f, 9);
-    if (!mask || mask->kind != TT_V_BOOLS || mask->n != 3)
-        return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#10): expected bool[3]");
+    if ((st = want_output_mask3(f, 9)))
+        return st;
     tt_tensor *out[3];
     if ((st = bn_backward_impl(&a, tt_frame_is_fake(f), out)))
         return st;
@@ -865,9 +860,7 @@ static tt_status gn_forward(const gn_args *a, bool fake, tt_tensor **out)
     if (!st)
         return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode();
+    return drop3(out);
 }
 
 static tt_status gn_kernel(tt_frame *f)
@@ -954,9 +947,7 @@ static tt_status gn_backward_impl(const tt_tensor *g, const gn_args *a, const tt
     if (!st)
         return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode();
+    return drop3(out);
 }
 
 static tt_status gn_backward_kernel(tt_frame *f)
@@ -968,9 +959,8 @@ static tt_status gn_backward_kernel(tt_frame *f)
         (st = tt_arg_tensor(f, 2, &mean)) || (st = tt_arg_tensor(f, 3, &rstd)) ||
         (st = tt_arg_tensor(f, 4, &a.w)) || (st = gn_read_sizes(f, 5, &a)))
         return st;
-    const tt_value *mask = tt_frame_arg(f, 9);
-    if (!mask || mask->kind != TT_V_BOOLS || mask->n != 3)
-        return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#10): expected bool[3]");
+    if ((st = want_output_mask3(f, 9)))
+        return st;
     tt_tensor *out[3];
     if ((st = gn_backward_impl(g, &a, mean, rstd, tt_frame_is_fake(f), out)))
         return st;

@@ -139,9 +139,7 @@ static tt_status ln_forward(const char *op, const tt_tensor *x, int nns, const i
     if (ok)
         return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode() ? tt_errcode() : TT_ENOMEM;
+    return drop3(out);
 }
 
 /* tt::layer_norm: ln_forward's output alone. */
@@ -352,9 +350,8 @@ static tt_status native_layer_norm_backward_kernel(tt_frame *f)
         (st = tt_arg_tensor(f, 4, &rstd)) || (st = tt_arg_tensor(f, 5, &w)) ||
         (st = tt_arg_tensor(f, 6, &b)))
         return st;
-    const tt_value *mask = tt_frame_arg(f, 7);
-    if (!mask || mask->kind != TT_V_BOOLS || mask->n != 3)
-        return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#8): expected bool[3]");
+    if ((st = want_output_mask3(f, 7)))
+        return st;
     if ((st = ln_backward(tt__op_label(TT_OP_NATIVE_LAYER_NORM_BACKWARD), g, x, nns, ns, w, b,
                           0, mean, rstd, tt_frame_is_fake(f), outs)))
         return st;

@@ -157,6 +157,25 @@ static inline tt_status return3(tt_frame *f, tt_status st, tt_tensor **outs)
     return st;
 }
 
+/* The failure of a kernel that made some of its three outputs: releases
+ * them (out[] NULL after) and returns the error set (TT_ENOMEM if an
+ * allocation set none). */
+static inline tt_status drop3(tt_tensor **out)
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = tt_release(out[i]);
+    return tt_errcode() ? tt_errcode() : TT_ENOMEM;
+}
+
+/* A backward kernel's output_mask (argument i): the schema's bool[3]. */
+static inline tt_status want_output_mask3(tt_frame *f, int i)
+{
+    const tt_value *mask = tt_frame_arg(f, i);
+    if (mask && mask->kind == TT_V_BOOLS && mask->n == 3)
+        return TT_OK;
+    return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#%d): expected bool[3]", i + 1);
+}
+
 /* Stores a backward op's three results as the gradients of the call's
  * arguments args[i] (-1: none), dropping those no input needs. */
 static inline void put_grads3(tt_autograd_ctx *ctx, tt_tensor **gi, tt_value *outs, const int *args)

@@ -904,6 +904,23 @@ static tt_tensor *dropout_backward(const tt_tensor *g, const tt_tensor *mask)
                    tt_v_float(2));
 }
 
+/* native_layer_norm_backward with an output_mask of two bools, past the
+ * schema's binding (unchecked): the kernel's own check, which reads no
+ * other tensor's sizes before it. */
+static tt_tensor *ln_backward_mask2(void)
+{
+    tt_value outs[3];
+    if (tt_op_call_unchecked(op("tt::native_layer_norm_backward"),
+                   ARGS(tt_v_tensor(in.x), tt_v_tensor(in.x), tt_v_ints(1, (int64_t[]){3}),
+                        tt_v_tensor(in.x), tt_v_tensor(in.x), tt_v_none(), tt_v_none(),
+                        tt_v_bools(2, (bool[]){true, true})),
+                   outs, 3))
+        return NULL;
+    for (int i = 0; i < 3; i++)
+        tt_value_clear(&outs[i]);
+    return NULL;
+}
+
 /* X(name, call, expected status, texts the message contains). */
 #define NORM_ERRORS(X)                                                         \
     X(bn_input_1d, tt_batch_norm(in.x1, NULL, NULL, in.rm, in.rv, false, 0.1, 1e-5), \
@@ -971,7 +988,9 @@ static tt_tensor *dropout_backward(const tt_tensor *g, const tt_tensor *mask)
       TT_EINVAL,                                                               \
       "tt::native_dropout: argument 'p' (#2): expected a probability in [0, 1], got 2") \
     X(dropout_backward_mask_dtype, dropout_backward(in.x, in.m_f), TT_EDTYPE,  \
-      "tt::native_dropout_backward: argument 'mask' (#2): expected bool, got f32")
+      "tt::native_dropout_backward: argument 'mask' (#2): expected bool, got f32") \
+    X(ln_backward_mask, ln_backward_mask2(), TT_EINVAL,                        \
+      "tt::native_layer_norm_backward: argument 'output_mask' (#8): expected bool[3]")
 
 TT_ERROR_TABLE(NORM_ERRORS, norm_errors);
 
