@@ -424,9 +424,7 @@ static tt_status bn_forward(const char *op, const bn_args *a, bool fake, tt_tens
     tt__free(buf);
     return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode();
+    return drop3(out);
 }
 
 /* Reads the arguments of any of the three forward rows (data = the row). */
@@ -593,9 +591,7 @@ static tt_status bn_backward_impl(const bnb_args *a, bool fake, tt_tensor **out)
     tt__free(buf);
     return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode();
+    return drop3(out);
 }
 
 /* tt::native_batch_norm_backward -> (grad_input, grad_weight, grad_bias):
@@ -612,9 +608,8 @@ static tt_status bn_backward_kernel(tt_frame *f)
             return st;
     if ((st = tt_arg_bool(f, 7, &a.train)) || (st = tt_arg_float(f, 8, &a.eps)))
         return st;
-    const tt_value *mask = tt_frame_arg(f, 9);
-    if (!mask || mask->kind != TT_V_BOOLS || mask->n != 3)
-        return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#10): expected bool[3]");
+    if ((st = want_output_mask3(f, 9)))
+        return st;
     tt_tensor *out[3];
     if ((st = bn_backward_impl(&a, tt_frame_is_fake(f), out)))
         return st;
@@ -865,9 +860,7 @@ static tt_status gn_forward(const gn_args *a, bool fake, tt_tensor **out)
     if (!st)
         return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode();
+    return drop3(out);
 }
 
 static tt_status gn_kernel(tt_frame *f)
@@ -954,9 +947,7 @@ static tt_status gn_backward_impl(const tt_tensor *g, const gn_args *a, const tt
     if (!st)
         return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode();
+    return drop3(out);
 }
 
 static tt_status gn_backward_kernel(tt_frame *f)
@@ -968,9 +959,8 @@ static tt_status gn_backward_kernel(tt_frame *f)
         (st = tt_arg_tensor(f, 2, &mean)) || (st = tt_arg_tensor(f, 3, &rstd)) ||
         (st = tt_arg_tensor(f, 4, &a.w)) || (st = gn_read_sizes(f, 5, &a)))
         return st;
-    const tt_value *mask = tt_frame_arg(f, 9);
-    if (!mask || mask->kind != TT_V_BOOLS || mask->n != 3)
-        return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#10): expected bool[3]");
+    if ((st = want_output_mask3(f, 9)))
+        return st;
     tt_tensor *out[3];
     if ((st = gn_backward_impl(g, &a, mean, rstd, tt_frame_is_fake(f), out)))
         return st;
@@ -1075,7 +1065,6 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
             given[n++] = ts[i];
     tt_tensor *out[3] = {NULL, NULL, NULL};
     tt_status st;
-    tt_scope_pause(); /* see first_result */
     if (tt__fast_path(bn_ids[kind], n, given)) {
         bn_args a = {(tt_tensor *)x, (tt_tensor *)weight, (tt_tensor *)bias, running_mean,
                      running_var, training, momentum, eps};
@@ -1084,29 +1073,24 @@ tt_tensor *tt_batch_norm(const tt_tensor *x, const tt_tensor *weight, const tt_t
             tt_bump_version(running_mean);
             tt_bump_version(running_var);
         }
+    } else if (kind == BN_STATS) {
+        st = call_results(bn_ids[kind],
+                          TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
+                                  tt_v_tensor(running_var), tt_v_bool(true),
+                                  tt_v_float(momentum), tt_v_float(eps)),
+                          out, 3);
+    } else if (kind == BN_NO_STATS) {
+        st = call_results(bn_ids[kind],
+                          TT_ARGS(tt_v_tensor(x), w, b, tt_v_bool(true), tt_v_float(momentum),
+                                  tt_v_float(eps)),
+                          out, 3);
     } else {
-        tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        if (kind == BN_STATS)
-            st = tt_op_call(tt__op(bn_ids[kind]),
-                            TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
-                                    tt_v_tensor(running_var), tt_v_bool(true),
-                                    tt_v_float(momentum), tt_v_float(eps)),
-                            outs, 3);
-        else if (kind == BN_NO_STATS)
-            st = tt_op_call(tt__op(bn_ids[kind]),
-                            TT_ARGS(tt_v_tensor(x), w, b, tt_v_bool(true), tt_v_float(momentum),
-                                    tt_v_float(eps)),
-                            outs, 3);
-        else
-            st = tt_op_call(tt__op(bn_ids[kind]),
-                            TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
-                                    tt_v_tensor(running_var), tt_v_float(momentum),
-                                    tt_v_float(eps)),
-                            outs, 3);
-        for (int i = 0; i < 3 && !st; i++)
-            out[i] = outs[i].u.t;
+        st = call_results(bn_ids[kind],
+                          TT_ARGS(tt_v_tensor(x), w, b, tt_v_tensor(running_mean),
+                                  tt_v_tensor(running_var), tt_v_float(momentum),
+                                  tt_v_float(eps)),
+                          out, 3);
     }
-    tt_scope_resume();
     return st ? NULL : first_result(out, 3);
 }
 
@@ -1128,20 +1112,15 @@ tt_tensor *tt_group_norm(const tt_tensor *x, int64_t groups, const tt_tensor *we
     tt_tensor *out[3] = {NULL, NULL, NULL};
     const tt_tensor *ts[3] = {x, weight ? weight : x, bias ? bias : x};
     tt_status st;
-    tt_scope_pause(); /* see first_result */
     if (x && tt__fast_path(TT_OP_NATIVE_GROUP_NORM, 3, ts)) {
         gn_args a = {(tt_tensor *)x, (tt_tensor *)weight, (tt_tensor *)bias, N, C, HW, groups, eps};
         st = gn_forward(&a, false, out);
     } else {
-        tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        st = tt_op_call(tt__op(TT_OP_NATIVE_GROUP_NORM),
-                        TT_ARGS(tt_v_tensor(x), weight ? tt_v_tensor(weight) : tt_v_none(),
-                                bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_int(N), tt_v_int(C),
-                                tt_v_int(HW), tt_v_int(groups), tt_v_float(eps)),
-                        outs, 3);
-        for (int i = 0; i < 3 && !st; i++)
-            out[i] = outs[i].u.t;
+        st = call_results(TT_OP_NATIVE_GROUP_NORM,
+                          TT_ARGS(tt_v_tensor(x), weight ? tt_v_tensor(weight) : tt_v_none(),
+                                  bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_int(N),
+                                  tt_v_int(C), tt_v_int(HW), tt_v_int(groups), tt_v_float(eps)),
+                          out, 3);
     }
-    tt_scope_resume();
     return st ? NULL : first_result(out, 3);
 }

@@ -95,6 +95,25 @@ static inline bool geom_pointwise(const conv_geom *g)
 IM2COL(float)
 IM2COL(double)
 
+/* im2col of C channels, of doubles (f64) or floats. */
+static void im2col(bool f64, const conv_geom *g, int64_t C, const char *x, char *col)
+{
+    if (f64)
+        im2col_double(g, C, (const double *)x, (double *)col);
+    else
+        im2col_float(g, C, (const float *)x, (float *)col);
+}
+
+/* x [C, in0, in1] = col [C k0 k1, L] summed into zeros. */
+static void col2im(bool f64, const conv_geom *g, int64_t C, const char *col, char *x)
+{
+    memset(x, 0, (size_t)(C * geom_HW(g) * (f64 ? 8 : 4)));
+    if (f64)
+        col2im_double(g, C, (const double *)col, (double *)x);
+    else
+        col2im_float(g, C, (const float *)col, (float *)x);
+}
+
 /* Row-major C [m, n] = op(A) op(B) (+ C when acc). */
 static void gemm(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a,
                  int64_t lda, const void *b, int64_t ldb, bool acc, void *c, int64_t ldc)
@@ -130,12 +149,8 @@ static void fwd_task(int64_t b0, int64_t b1, void *vp)
         char *col = p->col ? p->col + t * K * L * es : NULL;
         for (int64_t gi = 0; gi < g->G; gi++) {
             const char *x = p->a + (n * g->C + gi * CG) * HW * es;
-            if (col) {
-                if (p->f64)
-                    im2col_double(g, CG, (const double *)x, (double *)col);
-                else
-                    im2col_float(g, CG, (const float *)x, (float *)col);
-            }
+            if (col)
+                im2col(p->f64, g, CG, x, col);
             gemm(p->f64, false, false, OG, L, K, p->b + gi * OG * K * es, K, col ? col : x, L,
                  false, p->c + (n * g->O + gi * OG) * L * es, L);
         }
@@ -159,11 +174,7 @@ static void bwd_data_task(int64_t b0, int64_t b1, void *vp)
                  col ? col : dx, L);
             if (!col)
                 continue;
-            memset(dx, 0, (size_t)(CG * HW * es));
-            if (p->f64)
-                col2im_double(g, CG, (const double *)col, (double *)dx);
-            else
-                col2im_float(g, CG, (const float *)col, (float *)dx);
+            col2im(p->f64, g, CG, col, dx);
         }
     }
 }
@@ -181,12 +192,8 @@ static void bwd_weight_task(int64_t g0, int64_t g1, void *vp)
         char *dw = p->c + gi * OG * K * es;
         for (int64_t n = 0; n < g->N; n++) {
             const char *x = p->a + (n * g->C + gi * CG) * HW * es;
-            if (col) {
-                if (p->f64)
-                    im2col_double(g, CG, (const double *)x, (double *)col);
-                else
-                    im2col_float(g, CG, (const float *)x, (float *)col);
-            }
+            if (col)
+                im2col(p->f64, g, CG, x, col);
             gemm(p->f64, false, true, OG, K, L, p->b + (n * g->O + gi * OG) * L * es, L,
                  col ? col : x, L, n > 0, dw, K);
         }
@@ -333,22 +340,10 @@ static void unfold_task(int64_t n0, int64_t n1, void *vp)
     int64_t img = g->C * geom_HW(g), cols = g->C * g->k[0] * g->k[1] * geom_L(g);
     int64_t es = p->f64 ? 8 : 4;
     for (int64_t n = n0; n < n1; n++) {
-        if (!p->fold) {
-            if (p->f64)
-                im2col_double(g, g->C, (const double *)(p->in + n * img * es),
-                              (double *)(p->out + n * cols * es));
-            else
-                im2col_float(g, g->C, (const float *)(p->in + n * img * es),
-                             (float *)(p->out + n * cols * es));
-            continue;
-        }
-        memset(p->out + n * img * es, 0, (size_t)(img * es));
-        if (p->f64)
-            col2im_double(g, g->C, (const double *)(p->in + n * cols * es),
-                          (double *)(p->out + n * img * es));
+        if (p->fold)
+            col2im(p->f64, g, g->C, p->in + n * cols * es, p->out + n * img * es);
         else
-            col2im_float(g, g->C, (const float *)(p->in + n * cols * es),
-                         (float *)(p->out + n * img * es));
+            im2col(p->f64, g, g->C, p->in + n * img * es, p->out + n * cols * es);
     }
 }
 

@@ -227,16 +227,11 @@ tt_tensor *tt_dropout(const tt_tensor *x, double p, bool training)
         return tt_view(x, tt_ndim(x), tt_sizes(x));
     tt_tensor *out[2] = {NULL, NULL};
     tt_status st;
-    tt_scope_pause(); /* see first_result */
     if (x && tt__fast_path(TT_OP_NATIVE_DROPOUT, 1, &x)) {
         st = dropout_forward(x, p, true, false, out);
     } else {
-        tt_value outs[2] = {tt_v_none(), tt_v_none()};
-        st = tt_op_call(tt__op(TT_OP_NATIVE_DROPOUT),
-                        TT_ARGS(tt_v_tensor(x), tt_v_float(p), tt_v_bool(true)), outs, 2);
-        if (!st)
-            out[0] = outs[0].u.t, out[1] = outs[1].u.t;
+        st = call_results(TT_OP_NATIVE_DROPOUT,
+                          TT_ARGS(tt_v_tensor(x), tt_v_float(p), tt_v_bool(true)), out, 2);
     }
-    tt_scope_resume();
     return st ? NULL : first_result(out, 2);
 }

@@ -1234,34 +1234,36 @@ tt_tensor *tt_nll_loss(const tt_tensor *log_probs, const tt_tensor *target,
                            TT_ARGS(tt_v_tensor(log_probs), tt_v_tensor(target), tt_v_none(),
                                    tt_v_int(red), tt_v_int(-100)));
     /* F.nll_loss: [C] and [N, C] through nll_loss_forward, [N, C, H, W]
-     * through nll_loss2d_forward, other ranks viewed as [N, C, 1, -1]. The
-     * views and total_weight belong to a scope of our own: a trace holds
-     * references to them, so they must not be released by hand. */
+     * through nll_loss2d_forward, other ranks viewed as [N, C, 1, -1]. */
     int nd = tt_ndim(log_probs);
     tt_value args[5] = {tt_v_tensor(log_probs), tt_v_tensor(target),
                         o.weight ? tt_v_tensor(o.weight) : tt_v_none(), tt_v_int(red),
                         tt_v_int(o.ignore ? o.ignore_index : -100)};
     tt_value outs[2] = {tt_v_none(), tt_v_none()};
-    tt_tensor *r = NULL;
+    tt_tensor *x4 = NULL, *t3 = NULL;
     tt_status st = TT_OK;
-    tt_scope_begin();
     if ((nd == 3 || nd > 4) && tt_ndim(target) >= 1) { /* else the op names the mismatch */
         const int64_t *sz = tt_sizes(log_probs);
-        tt_tensor *x4 = tt_reshape(log_probs, 4, (int64_t[]){sz[0], sz[1], 1, -1});
-        tt_tensor *t3 = x4 ? tt_reshape(target, 3, (int64_t[]){tt_sizes(target)[0], 1, -1}) : NULL;
+        x4 = tt_reshape(log_probs, 4, (int64_t[]){sz[0], sz[1], 1, -1});
+        t3 = x4 ? tt_reshape(target, 3, (int64_t[]){tt_sizes(target)[0], 1, -1}) : NULL;
         args[0] = tt_v_tensor(x4), args[1] = tt_v_tensor(t3);
         st = t3 ? TT_OK : tt_errcode();
     }
     if (!st)
         st = tt_op_call(tt__op(nd >= 3 ? TT_OP_NLL_LOSS2D_FORWARD : TT_OP_NLL_LOSS_FORWARD), args,
                         5, outs, 2);
-    if (!st) {
-        r = outs[0].u.t;
-        if (args[0].u.t != log_probs && red == RED_NONE) /* back to the target's shape */
-            r = tt_reshape(r, tt_ndim(target), tt_sizes(target));
+    bool viewed = args[0].u.t != log_probs;
+    x4 = tt_release(x4);
+    t3 = tt_release(t3);
+    if (st)
+        return NULL;
+    tt_release(outs[1].u.t); /* total_weight */
+    tt_tensor *r = outs[0].u.t;
+    if (viewed && red == RED_NONE) { /* back to the target's shape */
+        tt_tensor *v = tt_reshape(r, tt_ndim(target), tt_sizes(target));
+        tt_release(r);
+        r = v;
     }
-    tt_keep(r);
-    tt_scope_end();
     return r;
 }
 

@@ -139,9 +139,7 @@ static tt_status ln_forward(const char *op, const tt_tensor *x, int nns, const i
     if (ok)
         return TT_OK;
 fail:
-    for (int i = 0; i < 3; i++)
-        out[i] = tt_release(out[i]);
-    return tt_errcode() ? tt_errcode() : TT_ENOMEM;
+    return drop3(out);
 }
 
 /* tt::layer_norm: ln_forward's output alone. */
@@ -352,9 +350,8 @@ static tt_status native_layer_norm_backward_kernel(tt_frame *f)
         (st = tt_arg_tensor(f, 4, &rstd)) || (st = tt_arg_tensor(f, 5, &w)) ||
         (st = tt_arg_tensor(f, 6, &b)))
         return st;
-    const tt_value *mask = tt_frame_arg(f, 7);
-    if (!mask || mask->kind != TT_V_BOOLS || mask->n != 3)
-        return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#8): expected bool[3]");
+    if ((st = want_output_mask3(f, 7)))
+        return st;
     if ((st = ln_backward(tt__op_label(TT_OP_NATIVE_LAYER_NORM_BACKWARD), g, x, nns, ns, w, b,
                           0, mean, rstd, tt_frame_is_fake(f), outs)))
         return st;
@@ -478,31 +475,22 @@ tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *no
     if (rstd)
         *rstd = NULL;
     tt_status st;
-    tt_scope_pause(); /* see first_result */
     if (x && tt__fast_path(TT_OP_NATIVE_LAYER_NORM, 3, ts)) {
         st = ln_forward(tt__op_label(TT_OP_NATIVE_LAYER_NORM), x, ndims, normalized_shape,
                         weight, bias, eps, false, true, out);
     } else {
-        tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
-        st = tt_op_call(tt__op(TT_OP_NATIVE_LAYER_NORM),
-                        TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
-                                weight ? tt_v_tensor(weight) : tt_v_none(),
-                                bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_float(eps)),
-                        outs, 3);
-        for (int i = 0; i < 3 && !st; i++)
-            out[i] = outs[i].u.t;
+        st = call_results(TT_OP_NATIVE_LAYER_NORM,
+                          TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
+                                  weight ? tt_v_tensor(weight) : tt_v_none(),
+                                  bias ? tt_v_tensor(bias) : tt_v_none(), tt_v_float(eps)),
+                          out, 3);
     }
-    tt_scope_resume();
     if (st)
         return NULL;
     /* mean and rstd, when asked for, are results as the output is */
-    tt_tensor **stats[2] = {mean, rstd};
-    for (int i = 0; i < 2; i++) {
-        if (!stats[i] || tt_scope_adopt(out[1 + i])) {
-            out[1 + i] = tt_release(out[1 + i]);
-            continue;
-        }
-        *stats[i] = out[1 + i], out[1 + i] = NULL;
-    }
+    if (mean)
+        *mean = out[1], out[1] = NULL;
+    if (rstd)
+        *rstd = out[2], out[2] = NULL;
     return first_result(out, 3);
 }

@@ -272,3 +272,37 @@ int tt__op_dim(const char *op, const char *arg, int argno, int64_t dim, int ndim
     }
     return (int)(dim < 0 ? dim + n : dim);
 }
+
+bool tt__channels_last_like(const tt_tensor *t)
+{
+    if (tt_ndim(t) != 4)
+        return false;
+    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
+    if (tt__sz_eq(st[1], 0))
+        return false;
+    tt_size min = 0;
+    static const int order[4] = {1, 3, 2, 0};
+    for (int i = 0; i < 4; i++) {
+        int d = order[i];
+        if (tt__sz_eq(sz[d], 0) || tt__sz_lt(st[d], min))
+            return false;
+        if (d == 0 && tt__sz_eq(min, st[1]))
+            return false;
+        min = st[d];
+        if (tt__sz_gt(sz[d], 1))
+            min = tt_sym_mul(min, sz[d]);
+    }
+    return true;
+}
+
+void tt__nchw_out_strides(const tt_tensor *like, int nd, const tt_size *sizes, tt_size *strides)
+{
+    if (nd == 4 && tt__channels_last_like(like)) {
+        strides[1] = 1;
+        strides[3] = sizes[1];
+        strides[2] = tt_sym_mul(strides[3], sizes[3]);
+        strides[0] = tt_sym_mul(strides[2], sizes[2]);
+    } else {
+        tt__contiguous_strides(nd, sizes, strides);
+    }
+}

@@ -154,4 +154,14 @@ static inline tt_status tt__put_grad(tt_autograd_ctx *ctx, tt_tensor **gi, int s
 /* True when any of the tensors is fake. */
 bool tt__any_fake(int n, const tt_tensor *const *ts);
 
+/* PyTorch's suggest_memory_format for a 4-d tensor
+ * (is_channels_last_strides_2d): true when the strides order C fastest,
+ * then W, H, N, with its tie-breaks for size-1 dims. */
+bool tt__channels_last_like(const tt_tensor *t);
+/* The strides of a new [N, C, H, W] (or other rank) result in the layout
+ * PyTorch's CPU pooling, padding and upsampling give it: channels last
+ * when nd is 4 and `like` is channels-last-like (PyTorch's
+ * get_channels_last_strides_2d), else contiguous. */
+void tt__nchw_out_strides(const tt_tensor *like, int nd, const tt_size *sizes, tt_size *strides);
+
 #endif

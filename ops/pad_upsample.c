@@ -22,44 +22,6 @@ static const tt_builtin_id pad_bw_ids[3] = {TT_OP_REFLECTION_PAD1D_BACKWARD,
                                             TT_OP_REFLECTION_PAD2D_BACKWARD,
                                             TT_OP_REPLICATION_PAD2D_BACKWARD};
 
-/* The channels-last strides rule of PyTorch's suggest_memory_format (as
- * ops/pooling.c's): C fastest, then W, H, N, with its size-1 tie-breaks. */
-static bool channels_last_like(const tt_tensor *t)
-{
-    if (tt_ndim(t) != 4)
-        return false;
-    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
-    if (tt__sz_eq(st[1], 0))
-        return false;
-    tt_size min = 0;
-    static const int order[4] = {1, 3, 2, 0};
-    for (int i = 0; i < 4; i++) {
-        int d = order[i];
-        if (tt__sz_eq(sz[d], 0) || tt__sz_lt(st[d], min))
-            return false;
-        if (d == 0 && tt__sz_eq(min, st[1]))
-            return false;
-        min = st[d];
-        if (tt__sz_gt(sz[d], 1))
-            min = tt_sym_mul(min, sz[d]);
-    }
-    return true;
-}
-
-/* Strides of a new result of `sizes`: channels last when `cl` (4-d), else
- * contiguous. */
-static void out_strides(bool cl, int nd, const tt_size *sizes, tt_size *strides)
-{
-    if (cl && nd == 4) {
-        strides[1] = 1;
-        strides[3] = sizes[1];
-        strides[2] = tt_sym_mul(strides[3], sizes[3]);
-        strides[0] = tt_sym_mul(strides[2], sizes[2]);
-    } else {
-        tt__contiguous_strides(nd, sizes, strides);
-    }
-}
-
 /* size + delta for a size that may be symbolic; concrete results may be
  * negative (the callers refuse them). */
 static tt_size size_plus(tt_size s, int64_t delta)
@@ -136,7 +98,7 @@ static tt_tensor *constant_pad(const tt_tensor *x, int n, const int64_t *pad, do
             memcpy(strides, tt_strides(x), sizeof(tt_size) * (size_t)nd);
         tt_release(v);
     } else {
-        out_strides(channels_last_like(x), nd, sizes, strides);
+        tt__nchw_out_strides(x, nd, sizes, strides);
     }
     fake = fake || is_fake(x);
     tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
@@ -574,7 +536,7 @@ static void nearest_map(bool backward, bool f64, int64_t in, int64_t out, double
 static tt_tensor *upsample_nearest(const tt_tensor *x, const up_args *u, bool fake)
 {
     tt_size sizes[4] = {u->in[0], u->in[1], u->out[0], u->out[1]}, strides[4];
-    out_strides(channels_last_like(x), 4, sizes, strides);
+    tt__nchw_out_strides(x, 4, sizes, strides);
     fake = fake || is_fake(x);
     tt_tensor *y = tt__ops_new(fake, 4, sizes, strides, tt_dtype_of(x));
     if (!y || fake)
@@ -726,7 +688,7 @@ static tt_tensor *upsample(bool bilinear, const tt_tensor *x, int nos, const int
     if (!bilinear)
         return upsample_nearest(x, &u, fake);
     tt_size sizes[4] = {u.in[0], u.in[1], u.out[0], u.out[1]}, strides[4];
-    out_strides(channels_last_like(x), 4, sizes, strides);
+    tt__nchw_out_strides(x, 4, sizes, strides);
     fake = fake || is_fake(x);
     tt_tensor *y = tt__ops_new(fake, 4, sizes, strides, tt_dtype_of(x));
     if (y && !fake && run_bilinear(false, (tt_tensor *)x, y, &u))
@@ -781,7 +743,7 @@ static tt_status upsample_backward_kernel(tt_frame *f)
     tt_size osz[4] = {is[0], is[1], u.out[0], u.out[1]}, strides[4];
     if ((st = want_sizes(op, "grad_output", 1, g, 4, osz)))
         return st;
-    out_strides(channels_last_like(g), 4, is, strides);
+    tt__nchw_out_strides(g, 4, is, strides);
     bool fake = tt_frame_is_fake(f) || is_fake(g);
     tt_tensor *gi = tt__ops_new(fake, 4, is, strides, tt_dtype_of(g));
     if (!gi || fake)

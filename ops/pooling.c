@@ -173,47 +173,6 @@ static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args 
     return TT_OK;
 }
 
-/* PyTorch's suggest_memory_format for a 4-d tensor
- * (is_channels_last_strides_2d): true when the strides order C fastest,
- * then W, H, N, with its tie-breaks for size-1 dims. */
-static bool channels_last_like(const tt_tensor *t)
-{
-    if (tt_ndim(t) != 4)
-        return false;
-    const tt_size *sz = tt_sizes(t), *st = tt_strides(t);
-    if (tt__sz_eq(st[1], 0))
-        return false;
-    tt_size min = 0;
-    static const int order[4] = {1, 3, 2, 0};
-    for (int i = 0; i < 4; i++) {
-        int d = order[i];
-        if (tt__sz_eq(sz[d], 0) || tt__sz_lt(st[d], min))
-            return false;
-        if (d == 0 && tt__sz_eq(min, st[1]))
-            return false;
-        min = st[d];
-        if (tt__sz_gt(sz[d], 1))
-            min = tt_sym_mul(min, sz[d]);
-    }
-    return true;
-}
-
-/* The strides of a new [N, C, H, W] (or [C, H, W]) result in the layout
- * PyTorch's CPU pooling gives it: channels last when `like` is
- * channels-last-like (PyTorch's get_channels_last_strides_2d), else
- * contiguous. */
-static void pool_out_strides(const tt_tensor *like, int nd, const tt_size *sizes, tt_size *strides)
-{
-    if (nd == 4 && channels_last_like(like)) {
-        strides[1] = 1;
-        strides[3] = sizes[1];
-        strides[2] = tt_sym_mul(strides[3], sizes[3]);
-        strides[0] = tt_sym_mul(strides[2], sizes[2]);
-    } else {
-        tt__contiguous_strides(nd, sizes, strides);
-    }
-}
-
 /* ----------------------------------------------------------------- plans */
 
 /* One pooling call over real data: planes of [N*C], the "in" side (the
@@ -291,6 +250,27 @@ static bool plan_channels_last(const pool_plan *p, int nd)
  * common unit and stride-2 cases with constant strides); one output at a
  * time is a chain of unpredictable branches, several times slower. */
 #define MAX_CHUNK 256
+/* The outputs of the chunk [ow0, ow1) whose tap at column ow * sw + off
+ * is a column of x (0 <= it < W): [*lo, *hi). */
+static inline void tap_outputs(int64_t off, int64_t sw, int64_t W, int64_t ow0, int64_t ow1,
+                               int64_t *lo, int64_t *hi)
+{
+    int64_t l = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    int64_t h = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+    *lo = l > ow0 ? l : ow0;
+    *hi = h < ow1 ? h : ow1;
+}
+/* TAPS(T, XSTEP) over outputs [lo, hi), with the column step a constant
+ * in the common unit-stride cases (so that those loops vectorize). */
+#define BY_XSTEP(TAPS, T)                                                      \
+    do {                                                                       \
+        if (is3 == 1 && sw == 1)                                               \
+            TAPS(T, 1)                                                         \
+        else if (is3 == 1 && sw == 2)                                          \
+            TAPS(T, 2)                                                         \
+        else                                                                   \
+            TAPS(T, sw)                                                        \
+    } while (0)
 #define MAX_TAPS(T, XSTEP)                                                     \
     for (int64_t ow = lo; ow < hi; ow++) {                                     \
         T v = row[(ow * (XSTEP) + off) * is3];                                 \
@@ -333,18 +313,9 @@ static bool plan_channels_last(const pool_plan *p, int nd)
                     for (int64_t h = h0; h < h1; h += dh) {                    \
                         const T *row = x + h * is2;                            \
                         for (int64_t j = 0; j < kw; j++) {                     \
-                            /* the outputs whose tap j is a column of x */    \
-                            int64_t off = j * dw - pw;                         \
-                            int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;  \
-                            int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw; \
-                            lo = lo > ow0 ? lo : ow0;                          \
-                            hi = hi < ow1 ? hi : ow1;                          \
-                            if (is3 == 1 && sw == 1)                           \
-                                MAX_TAPS(T, 1)                                 \
-                            else if (is3 == 1 && sw == 2)                      \
-                                MAX_TAPS(T, 2)                                 \
-                            else                                               \
-                                MAX_TAPS(T, sw)                                \
+                            int64_t off = j * dw - pw, lo, hi;                 \
+                            tap_outputs(off, sw, W, ow0, ow1, &lo, &hi);       \
+                            BY_XSTEP(MAX_TAPS, T);                             \
                         }                                                      \
                     }                                                          \
                     for (int64_t ow = ow0; ow < ow1; ow++) {                   \
@@ -414,6 +385,15 @@ MAX_FWD(double)
 MAX_FWD_CL(float)
 MAX_FWD_CL(double)
 
+/* The sizes of a pooling result: x's with the last two replaced. */
+static void pooled_sizes(const tt_tensor *x, const tt_size ohw[2], tt_size *sizes)
+{
+    int nd = tt_ndim(x);
+    for (int d = 0; d < nd - 2; d++)
+        sizes[d] = tt_sizes(x)[d];
+    sizes[nd - 2] = ohw[0], sizes[nd - 1] = ohw[1];
+}
+
 /* tt::max_pool2d_with_indices: the values and their flat indices, both in
  * the layout PyTorch gives them (channels last for a channels-last input). */
 static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake,
@@ -425,10 +405,8 @@ static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args 
     if (st)
         return st;
     int nd = tt_ndim(x);
-    for (int d = 0; d < nd - 2; d++)
-        sizes[d] = tt_sizes(x)[d];
-    sizes[nd - 2] = ohw[0], sizes[nd - 1] = ohw[1];
-    pool_out_strides(x, nd, sizes, strides);
+    pooled_sizes(x, ohw, sizes);
+    tt__nchw_out_strides(x, nd, sizes, strides);
     fake = fake || is_fake(x);
     *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
     *ind = *y ? tt__ops_new(fake, nd, sizes, strides, TT_I64) : NULL;
@@ -537,9 +515,7 @@ static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *
     if (pool_check(op, x, a, 2, true, false, ohw) || want_same_dtype(op, "grad_output", 1, g, x))
         return NULL;
     int nd = tt_ndim(x);
-    for (int d = 0; d < nd - 2; d++)
-        osz[d] = tt_sizes(x)[d];
-    osz[nd - 2] = ohw[0], osz[nd - 1] = ohw[1];
+    pooled_sizes(x, ohw, osz);
     if (want_sizes(op, "grad_output", 1, g, nd, osz) || want_sizes(op, "indices", 8, ind, nd, osz))
         return NULL;
     if (tt_dtype_of(ind) != TT_I64) {
@@ -547,7 +523,7 @@ static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *
                  tt_dtype_name(tt_dtype_of(ind)));
         return NULL;
     }
-    pool_out_strides(x, nd, tt_sizes(x), strides);
+    tt__nchw_out_strides(x, nd, tt_sizes(x), strides);
     fake = fake || is_fake(g) || is_fake(x) || is_fake(ind);
     tt_tensor *gi = tt__ops_new(fake, nd, tt_sizes(x), strides, tt_dtype_of(x));
     if (!gi || fake)
@@ -699,17 +675,9 @@ static inline avg_win avg_window(const pool_args *a, const pool_plan *p, int64_t
                     for (int64_t h = h0; h < h1; h++) {                        \
                         const T *row = x + h * is2;                            \
                         for (int64_t j = 0; j < kw; j++) {                     \
-                            int64_t off = j - pw;                              \
-                            int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;  \
-                            int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw; \
-                            lo = lo > ow0 ? lo : ow0;                          \
-                            hi = hi < ow1 ? hi : ow1;                          \
-                            if (is3 == 1 && sw == 1)                           \
-                                AVG_TAPS(T, 1)                                 \
-                            else if (is3 == 1 && sw == 2)                      \
-                                AVG_TAPS(T, 2)                                 \
-                            else                                               \
-                                AVG_TAPS(T, sw)                                \
+                            int64_t off = j - pw, lo, hi;                      \
+                            tap_outputs(off, sw, W, ow0, ow1, &lo, &hi);       \
+                            BY_XSTEP(AVG_TAPS, T);                             \
                         }                                                      \
                     }                                                          \
                     for (int64_t ow = ow0; ow < ow1; ow++) {                   \
@@ -832,15 +800,6 @@ static void (*avg_fwd_fn(tt_dtype dt, bool cl))(int64_t, int64_t, void *)
 }
 
 
-/* The sizes of a pooling result: x's with the last two replaced. */
-static void pooled_sizes(const tt_tensor *x, const tt_size ohw[2], tt_size *sizes)
-{
-    int nd = tt_ndim(x);
-    for (int d = 0; d < nd - 2; d++)
-        sizes[d] = tt_sizes(x)[d];
-    sizes[nd - 2] = ohw[0], sizes[nd - 1] = ohw[1];
-}
-
 /* tt::avg_pool2d: f32, f64 and (as PyTorch) i64. */
 static tt_tensor *avg_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake)
 {
@@ -849,7 +808,7 @@ static tt_tensor *avg_pool2d(const char *op, const tt_tensor *x, const pool_args
         return NULL;
     int nd = tt_ndim(x);
     pooled_sizes(x, ohw, sizes);
-    pool_out_strides(x, nd, sizes, strides);
+    tt__nchw_out_strides(x, nd, sizes, strides);
     fake = fake || is_fake(x);
     tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
     if (!y || fake)
@@ -907,7 +866,7 @@ static tt_status avg_pool2d_kernel(tt_frame *f)
 static tt_tensor *grad_like(const tt_tensor *x, bool fake)
 {
     tt_size strides[4];
-    pool_out_strides(x, tt_ndim(x), tt_sizes(x), strides);
+    tt__nchw_out_strides(x, tt_ndim(x), tt_sizes(x), strides);
     tt_tensor *gi = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, tt_dtype_of(x));
     if (gi && !fake) /* dense (contiguous or channels last): zero its bytes */
         memset(tt__ptr(gi), 0, (size_t)tt_numel(gi) * tt_dtype_size(tt_dtype_of(gi)));
@@ -1050,7 +1009,7 @@ static tt_tensor *adaptive_avg_pool2d(const tt_tensor *x, const tt_size *osize, 
         }
     int nd = tt_ndim(x);
     pooled_sizes(x, osize, sizes);
-    pool_out_strides(x, nd, sizes, strides);
+    tt__nchw_out_strides(x, nd, sizes, strides);
     fake = fake || is_fake(x);
     tt_tensor *y = tt__ops_new(fake, nd, sizes, strides, tt_dtype_of(x));
     if (!y || fake)
@@ -1370,17 +1329,8 @@ tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
 
 tt_tensor *tt_max_pool2d(const tt_tensor *x, const tt_pool_opts *o)
 {
-    /* Inside a scope the indices would be the scope's, and releasing them
-     * here a second release once a trace holds them too: made outside any
-     * scope, the values then handed to the caller's. */
-    tt_scope_pause();
     tt_tensor *ind = NULL, *y = tt_max_pool2d_with_indices(x, o, &ind);
     tt_release(ind);
-    tt_scope_resume();
-    if (y && tt_scope_adopt(y)) {
-        tt_release(y);
-        return NULL;
-    }
     return y;
 }
 

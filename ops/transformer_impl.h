@@ -157,6 +157,25 @@ static inline tt_status return3(tt_frame *f, tt_status st, tt_tensor **outs)
     return st;
 }
 
+/* The failure of a kernel that made some of its three outputs: releases
+ * them (out[] NULL after) and returns the error set (TT_ENOMEM if an
+ * allocation set none). */
+static inline tt_status drop3(tt_tensor **out)
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = tt_release(out[i]);
+    return tt_errcode() ? tt_errcode() : TT_ENOMEM;
+}
+
+/* A backward kernel's output_mask (argument i): the schema's bool[3]. */
+static inline tt_status want_output_mask3(tt_frame *f, int i)
+{
+    const tt_value *mask = tt_frame_arg(f, i);
+    if (mask && mask->kind == TT_V_BOOLS && mask->n == 3)
+        return TT_OK;
+    return tt_frame_fail(f, TT_EINVAL, "argument 'output_mask' (#%d): expected bool[3]", i + 1);
+}
+
 /* Stores a backward op's three results as the gradients of the call's
  * arguments args[i] (-1: none), dropping those no input needs. */
 static inline void put_grads3(tt_autograd_ctx *ctx, tt_tensor **gi, tt_value *outs, const int *args)
@@ -170,17 +189,26 @@ static inline void put_grads3(tt_autograd_ctx *ctx, tt_tensor **gi, tt_value *ou
     }
 }
 
+/* A typed wrapper's call of built-in op `id` through the dispatcher: its
+ * n (at most 3) tensor results into out[], untouched on an error. */
+static inline tt_status call_results(tt_builtin_id id, const tt_value *args, int nargs,
+                                     tt_tensor **out, int n)
+{
+    tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+    tt_status st = tt_op_call(tt__op(id), args, nargs, outs, n);
+    for (int i = 0; i < n && !st; i++)
+        out[i] = outs[i].u.t;
+    return st;
+}
+
 /* The end of a typed wrapper over an op of n results of which it returns
- * the first: the wrapper computes them between tt_scope_pause() and
- * tt_scope_resume() (so dropping the others cannot take a scope's
- * reference, which a tracer's graph may share), then this drops the others
- * and hands the first to the innermost scope, as any op result. */
+ * the first: drops the others. A plain release is right inside a scope
+ * and under a trace alike: the release of the last reference that is not
+ * a graph's hold takes a tensor out of its scope (tt_release). */
 static inline tt_tensor *first_result(tt_tensor **outs, int n)
 {
     for (int i = 1; i < n; i++)
-        tt_release(outs[i]);
-    if (outs[0] && tt_scope_adopt(outs[0]))
-        outs[0] = tt_release(outs[0]);
+        outs[i] = tt_release(outs[i]);
     return outs[0];
 }
 

@@ -760,20 +760,8 @@ static tt_status mlp_step(tt_tensor **in, int nin, tt_tensor **out, int nout, vo
     tt_tensor *logits = o ? tt_add(o, in[3]) : NULL;
     tt_tensor *loss = logits ? tt_cross_entropy(logits, labels) : NULL;
     tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
-    for (int p = 0; p < 4 && !st; p++) {
-        tt_tensor *g = tt_get_grad(in[p]);
-        if (!g) {
-            st = tt_errcode() ? tt_errcode()
-                              : tt_error(TT_EAUTOGRAD, "parameter %d got no gradient", p);
-            break;
-        }
-        tt_no_grad_begin();
-        st = tt_add_scaled_(in[p], g, -0.1);
-        tt_no_grad_end();
-        tt_release(g);
-        if (!st)
-            st = tt_set_grad(in[p], NULL);
-    }
+    if (!st)
+        st = tt_test_sgd(in, 4, 0.1);
     out[0] = st ? NULL : tt_keep(loss);
     tt_scope_end();
     return st;

@@ -11,30 +11,6 @@
 /* A boxed argument list and its length. */
 #define ARGS(...) (tt_value[]){__VA_ARGS__}, (int)(sizeof((tt_value[]){__VA_ARGS__}) / sizeof(tt_value))
 
-static void assert_close(const tt_tensor *a, const tt_tensor *b, double tol, const char *what)
-{
-    ck_assert_int_eq(tt_numel(a), tt_numel(b));
-    double *x = tt_test_values(a), *y = tt_test_values(b);
-    for (int64_t i = 0; i < tt_numel(a); i++) {
-        double lim = tol * fmax(1.0, fabs(y[i]));
-        if (!(fabs(x[i] - y[i]) <= lim))
-            ck_abort_msg("%s: element %lld: %.12g vs %.12g", what, (long long)i, x[i], y[i]);
-    }
-    free(x);
-    free(y);
-}
-
-static tt_tensor *randn(int nd, const int64_t *sizes, tt_dtype dt)
-{
-    return NN(tt_randn(nd, sizes, dt));
-}
-
-static tt_tensor *trainable(tt_tensor *t)
-{
-    OK(tt_set_requires_grad(t, true));
-    return t;
-}
-
 static const tt_op *op(const char *name)
 {
     return NN(tt_op_find(name));
@@ -99,7 +75,7 @@ static void check_bn(tt_tensor *x, bool affine, const char *what)
     tt_tensor *ref = bn_reference(x, wv, bv, rm0, rv0, true, 1e-5, mean, var);
     tt_tensor *y = NN(tt_batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5));
     snprintf(ctx, sizeof ctx, "%s: training", what);
-    assert_close(y, ref, tol, ctx);
+    tt_test_assert_close(y, ref, tol, ctx);
     ck_assert_int_eq(tt_dtype_of(y), dt);
     /* channels last in, channels last out; anything else: contiguous */
     tt_tensor *cl = tt_ndim(x) == 4 ? NN(tt_contiguous_format(x, "channels_last")) : NULL;
@@ -132,7 +108,7 @@ static void check_bn(tt_tensor *x, bool affine, const char *what)
     ref = bn_reference(x, wv, bv, nrm, nrv, false, 1e-3, mean, var);
     y = NN(tt_batch_norm(x, w, b, rm, rv, false, 0.1, 1e-3));
     snprintf(ctx, sizeof ctx, "%s: eval", what);
-    assert_close(y, ref, tol, ctx);
+    tt_test_assert_close(y, ref, tol, ctx);
     double *after = tt_test_values(rm);
     for (int64_t c = 0; c < C; c++)
         ck_assert(after[c] == nrm[c]); /* eval writes nothing */
@@ -143,7 +119,7 @@ static void check_bn(tt_tensor *x, bool affine, const char *what)
     ref = bn_reference(x, wv, bv, NULL, NULL, true, 1e-5, mean, var);
     y = NN(tt_batch_norm(x, w, b, NULL, NULL, true, 0.1, 1e-5));
     snprintf(ctx, sizeof ctx, "%s: training, no stats", what);
-    assert_close(y, ref, tol, ctx);
+    tt_test_assert_close(y, ref, tol, ctx);
     tt_release(ref);
     tt_release(y);
 
@@ -158,12 +134,12 @@ START_TEST(test_batch_norm_values)
     char what[120];
     for (int i = 0; i < 2; i++) {
         tt_dtype dt = dts[i];
-        tt_tensor *x2 = randn(TT_SHAPE(7, 3), dt);
-        tt_tensor *x3 = randn(TT_SHAPE(4, 5, 9), dt);
-        tt_tensor *x4 = randn(TT_SHAPE(3, 6, 5, 7), dt);
+        tt_tensor *x2 = tt_test_randn(TT_SHAPE(7, 3), dt);
+        tt_tensor *x3 = tt_test_randn(TT_SHAPE(4, 5, 9), dt);
+        tt_tensor *x4 = tt_test_randn(TT_SHAPE(3, 6, 5, 7), dt);
         tt_tensor *x4cl = NN(tt_contiguous_format(x4, "channels_last"));
-        tt_tensor *x5 = randn(TT_SHAPE(2, 3, 2, 3, 4), dt);
-        tt_tensor *base = randn(TT_SHAPE(3, 8), dt);
+        tt_tensor *x5 = tt_test_randn(TT_SHAPE(2, 3, 2, 3, 4), dt);
+        tt_tensor *base = tt_test_randn(TT_SHAPE(3, 8), dt);
         tt_tensor *xt = NN(tt_t(base)); /* [8, 3] transposed */
         tt_tensor *xs = NN(tt_slice(x4, 3, 0, 7, 2)); /* a step */
         tt_tensor *xs_[] = {x2, x3, x4, x4cl, x5, xt, xs};
@@ -185,7 +161,7 @@ END_TEST
 /* A big channels-last input goes through the chunked sums. */
 START_TEST(test_batch_norm_large)
 {
-    tt_tensor *x = randn(TT_SHAPE(8, 64, 12, 12), TT_F64);
+    tt_tensor *x = tt_test_randn(TT_SHAPE(8, 64, 12, 12), TT_F64);
     tt_tensor *xcl = NN(tt_contiguous_format(x, "channels_last"));
     check_bn(x, true, "large");
     check_bn(xcl, true, "large channels last");
@@ -220,14 +196,14 @@ START_TEST(test_batch_norm_gradcheck)
     const bn_cfg cfgs[3] = {{true, true}, {true, false}, {false, true}};
     for (int k = 0; k < 3; k++) {
         bn_cfg cfg = cfgs[k];
-        tt_tensor *x = trainable(randn(TT_SHAPE(3, 2, 4), TT_F64));
-        tt_tensor *w = trainable(randn(TT_SHAPE(2), TT_F64));
-        tt_tensor *b = trainable(randn(TT_SHAPE(2), TT_F64));
+        tt_tensor *x = tt_test_trainable(tt_test_randn(TT_SHAPE(3, 2, 4), TT_F64));
+        tt_tensor *w = tt_test_trainable(tt_test_randn(TT_SHAPE(2), TT_F64));
+        tt_tensor *b = tt_test_trainable(tt_test_randn(TT_SHAPE(2), TT_F64));
         OK(tt_gradcheck(f_bn, 3, (tt_tensor *[]){x, w, b}, 1, NULL, &cfg));
         OK(tt_gradcheck(f_bn, 1, (tt_tensor *[]){x}, 1, NULL, &cfg));
-        tt_tensor *x4 = randn(TT_SHAPE(2, 3, 2, 2), TT_F64);
-        tt_tensor *xcl = trainable(NN(tt_contiguous_format(x4, "channels_last")));
-        tt_tensor *w3 = trainable(randn(TT_SHAPE(3), TT_F64));
+        tt_tensor *x4 = tt_test_randn(TT_SHAPE(2, 3, 2, 2), TT_F64);
+        tt_tensor *xcl = tt_test_trainable(NN(tt_contiguous_format(x4, "channels_last")));
+        tt_tensor *w3 = tt_test_trainable(tt_test_randn(TT_SHAPE(3), TT_F64));
         OK(tt_gradcheck(f_bn, 2, (tt_tensor *[]){xcl, w3}, 1, NULL, &cfg));
         tt_release(w3), tt_release(xcl), tt_release(x4);
         tt_release(b), tt_release(w), tt_release(x);
@@ -238,7 +214,7 @@ END_TEST
 /* The fake path gives the real outputs' metadata (eval: empty stats). */
 START_TEST(test_batch_norm_fake)
 {
-    tt_tensor *x = randn(TT_SHAPE(2, 3, 4, 5), TT_F32);
+    tt_tensor *x = tt_test_randn(TT_SHAPE(2, 3, 4, 5), TT_F32);
     tt_tensor *xs[2] = {x, NN(tt_contiguous_format(x, "channels_last"))};
     for (int k = 0; k < 2; k++)
         for (int tr = 0; tr < 2; tr++) {
@@ -299,10 +275,10 @@ START_TEST(test_group_norm_values)
     char what[120];
     for (int i = 0; i < 2; i++) {
         tt_dtype dt = dts[i];
-        tt_tensor *x2 = randn(TT_SHAPE(3, 6), dt);
-        tt_tensor *x4 = randn(TT_SHAPE(2, 6, 5, 3), dt);
+        tt_tensor *x2 = tt_test_randn(TT_SHAPE(3, 6), dt);
+        tt_tensor *x4 = tt_test_randn(TT_SHAPE(2, 6, 5, 3), dt);
         tt_tensor *x4cl = NN(tt_contiguous_format(x4, "channels_last"));
-        tt_tensor *base = randn(TT_SHAPE(2, 7, 6), dt);
+        tt_tensor *base = tt_test_randn(TT_SHAPE(2, 7, 6), dt);
         tt_tensor *xt = NN(tt_transpose(base, 1, 2)); /* [2, 6, 7] */
         tt_tensor *xs[] = {x2, x4, x4cl, xt};
         const char *names[] = {"[3, 6]", "[2, 6, 5, 3]", "channels last", "transposed"};
@@ -317,7 +293,7 @@ START_TEST(test_group_norm_values)
                              names[k], (long long)groups[gi], aff ? " affine" : "");
                     tt_tensor *y = NN(tt_group_norm(xs[k], groups[gi], w, b, 1e-5));
                     tt_tensor *ref = gn_reference(xs[k], groups[gi], wv, bv, 1e-5);
-                    assert_close(y, ref, dt == TT_F32 ? 2e-5 : 1e-12, what);
+                    tt_test_assert_close(y, ref, dt == TT_F32 ? 2e-5 : 1e-12, what);
                     if (k == 2)
                         for (int d = 0; d < 4; d++) /* channels last in, channels last out */
                             ck_assert_int_eq(tt_strides(y)[d], tt_strides(x4cl)[d]);
@@ -344,17 +320,17 @@ static tt_status f_gn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *
 START_TEST(test_group_norm_gradcheck)
 {
     for (int64_t G = 1; G <= 4; G *= 2) {
-        tt_tensor *x = trainable(randn(TT_SHAPE(2, 4, 3), TT_F64));
-        tt_tensor *w = trainable(randn(TT_SHAPE(4), TT_F64));
-        tt_tensor *b = trainable(randn(TT_SHAPE(4), TT_F64));
+        tt_tensor *x = tt_test_trainable(tt_test_randn(TT_SHAPE(2, 4, 3), TT_F64));
+        tt_tensor *w = tt_test_trainable(tt_test_randn(TT_SHAPE(4), TT_F64));
+        tt_tensor *b = tt_test_trainable(tt_test_randn(TT_SHAPE(4), TT_F64));
         OK(tt_gradcheck(f_gn, 3, (tt_tensor *[]){x, w, b}, 1, NULL, &G));
         OK(tt_gradcheck(f_gn, 1, (tt_tensor *[]){x}, 1, NULL, &G));
         tt_release(b), tt_release(w), tt_release(x);
     }
     int64_t G = 2;
-    tt_tensor *x4 = randn(TT_SHAPE(2, 4, 2, 2), TT_F64);
-    tt_tensor *xcl = trainable(NN(tt_contiguous_format(x4, "channels_last")));
-    tt_tensor *w = trainable(randn(TT_SHAPE(4), TT_F64));
+    tt_tensor *x4 = tt_test_randn(TT_SHAPE(2, 4, 2, 2), TT_F64);
+    tt_tensor *xcl = tt_test_trainable(NN(tt_contiguous_format(x4, "channels_last")));
+    tt_tensor *w = tt_test_trainable(tt_test_randn(TT_SHAPE(4), TT_F64));
     OK(tt_gradcheck(f_gn, 2, (tt_tensor *[]){xcl, w}, 1, NULL, &G));
     tt_release(w), tt_release(xcl), tt_release(x4);
 }
@@ -369,9 +345,10 @@ START_TEST(test_native_layer_norm)
 {
     const tt_dtype dts[2] = {TT_F32, TT_F64};
     for (int i = 0; i < 2; i++) {
-        tt_tensor *base = randn(TT_SHAPE(5, 3, 4), dts[i]);
+        tt_tensor *base = tt_test_randn(TT_SHAPE(5, 3, 4), dts[i]);
         tt_tensor *x = NN(tt_transpose(base, 0, 1)); /* [3, 5, 4] */
-        tt_tensor *w = randn(TT_SHAPE(5, 4), dts[i]), *b = randn(TT_SHAPE(5, 4), dts[i]);
+        tt_tensor *w = tt_test_randn(TT_SHAPE(5, 4), dts[i]);
+        tt_tensor *b = tt_test_randn(TT_SHAPE(5, 4), dts[i]);
         tt_tensor *mean, *rstd;
         const int64_t ns[2] = {5, 4};
         tt_tensor *y = NN(tt_native_layer_norm(x, 2, ns, w, b, 1e-5, &mean, &rstd));
@@ -410,9 +387,9 @@ static tt_status f_native_ln(tt_tensor **in, int nin, tt_tensor **out, int nout,
 
 START_TEST(test_native_layer_norm_gradcheck)
 {
-    tt_tensor *x = trainable(randn(TT_SHAPE(3, 2, 4), TT_F64));
-    tt_tensor *w = trainable(randn(TT_SHAPE(4), TT_F64));
-    tt_tensor *b = trainable(randn(TT_SHAPE(4), TT_F64));
+    tt_tensor *x = tt_test_trainable(tt_test_randn(TT_SHAPE(3, 2, 4), TT_F64));
+    tt_tensor *w = tt_test_trainable(tt_test_randn(TT_SHAPE(4), TT_F64));
+    tt_tensor *b = tt_test_trainable(tt_test_randn(TT_SHAPE(4), TT_F64));
     OK(tt_gradcheck(f_native_ln, 3, (tt_tensor *[]){x, w, b}, 1, NULL, NULL));
     OK(tt_gradcheck(f_native_ln, 2, (tt_tensor *[]){x, w}, 1, NULL, NULL));
     OK(tt_gradcheck(f_native_ln, 1, (tt_tensor *[]){x}, 1, NULL, NULL));
@@ -426,7 +403,7 @@ START_TEST(test_dropout_values)
 {
     const tt_dtype dts[2] = {TT_F32, TT_F64};
     for (int i = 0; i < 2; i++) {
-        tt_tensor *x = randn(TT_SHAPE(40, 50), dts[i]);
+        tt_tensor *x = tt_test_randn(TT_SHAPE(40, 50), dts[i]);
         tt_value outs[2];
         OK(tt_op_call(op("tt::native_dropout"),
                       ARGS(tt_v_tensor(x), tt_v_float(0.3), tt_v_bool(true)), outs, 2));
@@ -487,7 +464,7 @@ END_TEST
  * transposed copy of the input is dropped at the same elements. */
 START_TEST(test_dropout_seed)
 {
-    tt_tensor *x = randn(TT_SHAPE(6, 7), TT_F64);
+    tt_tensor *x = tt_test_randn(TT_SHAPE(6, 7), TT_F64);
     tt_tensor *xt = NN(tt_t(x)), *xtc = NN(tt_contiguous(xt));
     tt_manual_seed(42);
     tt_tensor *a = NN(tt_dropout(xt, 0.5, true));
@@ -519,7 +496,7 @@ static tt_status f_dropout(tt_tensor **in, int nin, tt_tensor **out, int nout, v
 
 START_TEST(test_dropout_gradcheck)
 {
-    tt_tensor *x = trainable(randn(TT_SHAPE(5, 4), TT_F64));
+    tt_tensor *x = tt_test_trainable(tt_test_randn(TT_SHAPE(5, 4), TT_F64));
     OK(tt_gradcheck(f_dropout, 1, (tt_tensor *[]){x}, 1, NULL, NULL));
     tt_release(x);
 }
@@ -538,7 +515,7 @@ static tt_status f_drop(tt_tensor **in, int nin, tt_tensor **out, int nout, void
  * eager calls draw after the same seed. */
 START_TEST(test_dropout_compiled)
 {
-    tt_tensor *x = randn(TT_SHAPE(16, 9), TT_F32);
+    tt_tensor *x = tt_test_randn(TT_SHAPE(16, 9), TT_F32);
     tt_compiled *c = NN(tt_compile(f_drop, 1, 1, &(tt_trace_opts){.fullgraph = true}));
     tt_tensor *a[3], *e[3];
     tt_manual_seed(99);
@@ -577,19 +554,8 @@ static tt_status bn_step(tt_tensor **in, int nin, tt_tensor **out, int nout, voi
     tt_tensor *sq = d ? tt_mul(d, d) : NULL;
     tt_tensor *loss = sq ? tt_mean_all(sq) : NULL;
     tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
-    for (int p = 0; p < 2 && !st; p++) {
-        tt_tensor *g = tt_get_grad(in[p]);
-        if (!g) {
-            st = tt_errcode() ? tt_errcode() : tt_error(TT_EAUTOGRAD, "no gradient");
-            break;
-        }
-        tt_no_grad_begin();
-        st = tt_add_scaled_(in[p], g, -0.2);
-        tt_no_grad_end();
-        tt_release(g);
-        if (!st)
-            st = tt_set_grad(in[p], NULL);
-    }
+    if (!st)
+        st = tt_test_sgd(in, 2, 0.2);
     out[0] = st ? NULL : tt_keep(loss);
     tt_scope_end();
     return st;
@@ -601,7 +567,7 @@ START_TEST(test_batch_norm_compiled_training)
 {
     for (int v = 0; v < 4; v++) {
         tt_dtype dt = v & 1 ? TT_F64 : TT_F32;
-        tt_tensor *x0 = randn(TT_SHAPE(6, 5, 3, 4), dt);
+        tt_tensor *x0 = tt_test_randn(TT_SHAPE(6, 5, 3, 4), dt);
         tt_tensor *x = v & 2 ? NN(tt_contiguous_format(x0, "channels_last")) : tt_retain(x0);
         tt_tensor *init[5] = {vec(5, dt, 0.5, 0.25), vec(5, dt, -1, 0.5), vec(5, dt, 0.1, 0.1),
                               vec(5, dt, 1, 0.5), x};
@@ -622,10 +588,10 @@ START_TEST(test_batch_norm_compiled_training)
             tt_manual_seed(10 + (uint64_t)step);
             OK(bn_step(ee, 5, &le, 1, NULL));
             double tol = dt == TT_F32 ? 1e-5 : 1e-12;
-            assert_close(lc, le, tol, "loss");
+            tt_test_assert_close(lc, le, tol, "loss");
             const char *names[4] = {"weight", "bias", "running_mean", "running_var"};
             for (int i = 0; i < 4; i++)
-                assert_close(ce[i], ee[i], tol, names[i]);
+                tt_test_assert_close(ce[i], ee[i], tol, names[i]);
             tt_release(lc), tt_release(le);
         }
         tt_compile_stats stats;
@@ -640,6 +606,109 @@ START_TEST(test_batch_norm_compiled_training)
             tt_release(ce[i]), tt_release(ee[i]), tt_release(init[i]);
         tt_release(x0);
     }
+}
+END_TEST
+
+/* The typed wrappers that drop results their op returns (batch_norm,
+ * group_norm, native_layer_norm, dropout, max_pool2d, nll_loss), each
+ * given x [2, 4, 5, 6] and class indices t [2, 30]. They drop them with a
+ * plain tt_release, also in a user's scope under a trace, where the graph
+ * holds the dropped tensors too. */
+typedef tt_tensor *(*dropping_fn)(tt_tensor *x, tt_tensor *t);
+static tt_tensor *d_batch_norm(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    return tt_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5);
+}
+static tt_tensor *d_group_norm(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    return tt_group_norm(x, 2, NULL, NULL, 1e-5);
+}
+static tt_tensor *d_layer_norm(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    tt_tensor *mean = NULL; /* one statistic asked for, the other dropped */
+    tt_tensor *y = tt_native_layer_norm(x, 2, (int64_t[]){5, 6}, NULL, NULL, 1e-5, &mean, NULL);
+    return y ? tt_add(y, mean) : NULL;
+}
+static tt_tensor *d_dropout(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    return tt_dropout(x, 0.25, true);
+}
+static tt_tensor *d_max_pool2d(tt_tensor *x, tt_tensor *t)
+{
+    (void)t;
+    return tt_max_pool2d(x, &(tt_pool_opts){.kernel = {2, 2}});
+}
+static tt_tensor *d_nll_loss(tt_tensor *x, tt_tensor *t)
+{
+    /* 3-d log_probs: the wrapper's own views, total_weight dropped, and
+     * (reduction none) the loss viewed back to t's shape */
+    tt_tensor *x3 = tt_reshape(x, 3, (int64_t[]){tt_sizes(x)[0], tt_sizes(x)[1], -1});
+    tt_tensor *lp = x3 ? tt_log_softmax(x3, 1) : NULL;
+    return lp ? tt_nll_loss(lp, t, &(tt_nll_loss_opts){.reduction = "none"}) : NULL;
+}
+static const struct {
+    const char *name;
+    dropping_fn fn;
+} dropping[] = {
+    {"batch_norm", d_batch_norm}, {"group_norm", d_group_norm}, {"native_layer_norm", d_layer_norm},
+    {"dropout", d_dropout},       {"max_pool2d", d_max_pool2d}, {"nll_loss", d_nll_loss},
+};
+
+static tt_status f_dropping(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_scope_begin();
+    tt_tensor *y = (*(dropping_fn *)ud)(in[0], in[1]);
+    tt_tensor *sq = y ? tt_mul(y, y) : NULL; /* the graph reads y after the wrapper */
+    out[0] = sq ? tt_keep(sq) : NULL;
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* Compiled (fake and symbolic) equals eager, twice per plan, and freeing
+ * the plan releases only what the graph holds: a dropped result taken
+ * from the scope twice was a use after free (ASan). */
+START_TEST(test_dropping_wrappers_scoped_compiled)
+{
+    dropping_fn fn = dropping[_i].fn;
+    const char *name = dropping[_i].name;
+    tt_manual_seed(3);
+    tt_tensor *x = tt_test_randn(TT_SHAPE(2, 4, 5, 6), TT_F64);
+    int64_t cls[60];
+    for (int k = 0; k < 60; k++)
+        cls[k] = (k * 7) % 4;
+    tt_tensor *in[2] = {x, NN(tt_from_data(TT_SHAPE(2, 30), TT_I64, cls))};
+    int64_t live = tt_live_tensors();
+    const tt_trace_mode modes[] = {TT_TRACE_FAKE, TT_TRACE_SYMBOLIC};
+    for (int m = 0; m < 2; m++) {
+        tt_compiled *c = tt_compile(f_dropping, 2, 1,
+                                    &(tt_trace_opts){.mode = modes[m], .ud = &fn,
+                                                     .ud_constant = true, .fullgraph = true});
+        ck_assert_msg(c != NULL, "%s mode %d: compile: %s", name, m, tt_errmsg());
+        for (int call = 0; call < 2; call++) {
+            tt_tensor *ce = NULL, *ee = NULL;
+            tt_manual_seed(20 + (uint64_t)call);
+            tt_status st = tt_compiled_call(c, in, &ce);
+            ck_assert_msg(st == TT_OK, "%s mode %d call %d: %s", name, m, call, tt_errmsg());
+            tt_manual_seed(20 + (uint64_t)call);
+            OK(f_dropping(in, 2, &ee, 1, &fn));
+            char what[96];
+            snprintf(what, sizeof what, "%s mode %d call %d", name, m, call);
+            tt_test_assert_close(ce, ee, 1e-12, what);
+            tt_release(ce), tt_release(ee);
+        }
+        tt_clear_error();
+        tt_compiled_free(c);
+        ck_assert_msg(tt_errcode() == TT_OK, "%s mode %d: freeing the plan: %s", name, m,
+                      tt_errmsg());
+        ck_assert_int_eq(tt_live_tensors(), live);
+    }
+    tt_release(in[1]);
+    tt_release(x);
 }
 END_TEST
 
@@ -692,9 +761,9 @@ static tt_tensor *call_op(int k, tt_tensor *x, tt_tensor *xcl, tt_tensor *w, tt_
  * their own status, not by the thread's last error). */
 START_TEST(test_norm_oom_and_stale_error)
 {
-    tt_tensor *x0 = randn(TT_SHAPE(4, 3, 2), TT_F32);
+    tt_tensor *x0 = tt_test_randn(TT_SHAPE(4, 3, 2), TT_F32);
     tt_tensor *x = NN(tt_transpose(x0, 1, 2)); /* [4, 2, 3]: C = 2 */
-    tt_tensor *c0 = randn(TT_SHAPE(2, 4, 3, 3), TT_F32);
+    tt_tensor *c0 = tt_test_randn(TT_SHAPE(2, 4, 3, 3), TT_F32);
     tt_tensor *xcl = NN(tt_contiguous_format(c0, "channels_last"));
     tt_tensor *w = NN(tt_ones(TT_SHAPE(2), TT_F32)), *rm = NN(tt_zeros(TT_SHAPE(2), TT_F32));
     tt_tensor *rv = NN(tt_ones(TT_SHAPE(2), TT_F32));
@@ -801,6 +870,23 @@ static tt_tensor *dropout_backward(const tt_tensor *g, const tt_tensor *mask)
                    tt_v_float(2));
 }
 
+/* native_layer_norm_backward with an output_mask of two bools, past the
+ * schema's binding (unchecked): the kernel's own check, which reads no
+ * other tensor's sizes before it. */
+static tt_tensor *ln_backward_mask2(void)
+{
+    tt_value outs[3];
+    if (tt_op_call_unchecked(op("tt::native_layer_norm_backward"),
+                   ARGS(tt_v_tensor(in.x), tt_v_tensor(in.x), tt_v_ints(1, (int64_t[]){3}),
+                        tt_v_tensor(in.x), tt_v_tensor(in.x), tt_v_none(), tt_v_none(),
+                        tt_v_bools(2, (bool[]){true, true})),
+                   outs, 3))
+        return NULL;
+    for (int i = 0; i < 3; i++)
+        tt_value_clear(&outs[i]);
+    return NULL;
+}
+
 /* X(name, call, expected status, texts the message contains). */
 #define NORM_ERRORS(X)                                                         \
     X(bn_input_1d, tt_batch_norm(in.x1, NULL, NULL, in.rm, in.rv, false, 0.1, 1e-5), \
@@ -868,7 +954,9 @@ static tt_tensor *dropout_backward(const tt_tensor *g, const tt_tensor *mask)
       TT_EINVAL,                                                               \
       "tt::native_dropout: argument 'p' (#2): expected a probability in [0, 1], got 2") \
     X(dropout_backward_mask_dtype, dropout_backward(in.x, in.m_f), TT_EDTYPE,  \
-      "tt::native_dropout_backward: argument 'mask' (#2): expected bool, got f32")
+      "tt::native_dropout_backward: argument 'mask' (#2): expected bool, got f32") \
+    X(ln_backward_mask, ln_backward_mask2(), TT_EINVAL,                        \
+      "tt::native_layer_norm_backward: argument 'output_mask' (#8): expected bool[3]")
 
 TT_ERROR_TABLE(NORM_ERRORS, norm_errors);
 
@@ -905,6 +993,7 @@ static Suite *norm_suite(void)
     tcase_add_test(tc, test_batch_norm_compiled_training);
     tcase_add_test(tc, test_norm_symbolic);
     tcase_add_test(tc, test_norm_oom_and_stale_error);
+    tcase_add_loop_test(tc, test_dropping_wrappers_scoped_compiled, 0, TT_TABLE_LEN(dropping));
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_norm_errors, 0, TT_TABLE_LEN(norm_errors));

@@ -9,32 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 
-/* Asserts a and b hold the same logical values within tol (relative to
- * max(1, |b|)). */
-static void assert_close(const tt_tensor *a, const tt_tensor *b, double tol, const char *what)
-{
-    ck_assert_int_eq(tt_numel(a), tt_numel(b));
-    double *x = tt_test_values(a), *y = tt_test_values(b);
-    for (int64_t i = 0; i < tt_numel(a); i++) {
-        double lim = tol * fmax(1.0, fabs(y[i]));
-        if (!(fabs(x[i] - y[i]) <= lim))
-            ck_abort_msg("%s: element %lld: %.9g vs %.9g", what, (long long)i, x[i], y[i]);
-    }
-    free(x);
-    free(y);
-}
-
-static tt_tensor *randn(int nd, const int64_t *sizes, tt_dtype dt)
-{
-    return NN(tt_randn(nd, sizes, dt));
-}
-
-static tt_tensor *trainable(tt_tensor *t)
-{
-    OK(tt_set_requires_grad(t, true));
-    return t;
-}
-
 /* ------------------------------------------------------------ embedding */
 
 START_TEST(test_embedding_values)
@@ -66,7 +40,7 @@ END_TEST
 /* The gradient of a repeated index is the sum of its rows' gradients. */
 START_TEST(test_embedding_backward_accumulates)
 {
-    tt_tensor *w = trainable(NN(tt_zeros(TT_SHAPE(3, 2), TT_F32)));
+    tt_tensor *w = tt_test_trainable(NN(tt_zeros(TT_SHAPE(3, 2), TT_F32)));
     tt_tensor *idx = NN(tt_from_data(TT_SHAPE(4), TT_I64, (int64_t[]){2, 0, 2, 2}));
     tt_tensor *y = NN(tt_embedding(w, idx));
     tt_tensor *s = NN(tt_sum_all(y));
@@ -94,7 +68,7 @@ static tt_status f_embedding(tt_tensor **in, int nin, tt_tensor **out, int nout,
 
 START_TEST(test_embedding_gradcheck)
 {
-    tt_tensor *w = trainable(randn(TT_SHAPE(5, 3), TT_F64));
+    tt_tensor *w = tt_test_trainable(tt_test_randn(TT_SHAPE(5, 3), TT_F64));
     tt_tensor *idx = NN(tt_from_data(TT_SHAPE(2, 3), TT_I64, (int64_t[]){4, 1, 1, 0, 4, 4}));
     OK(tt_gradcheck(f_embedding, 1, (tt_tensor *[]){w}, 1, NULL, idx));
     tt_release(idx);
@@ -148,16 +122,16 @@ START_TEST(test_layer_norm_values)
 {
     tt_dtype dts[2] = {TT_F32, TT_F64};
     for (int i = 0; i < 2; i++) {
-        tt_tensor *base = randn(TT_SHAPE(6, 4), dts[i]);
+        tt_tensor *base = tt_test_randn(TT_SHAPE(6, 4), dts[i]);
         tt_tensor *x = NN(tt_transpose(base, 0, 1)); /* [4, 6], not contiguous */
-        tt_tensor *w = randn(TT_SHAPE(6), dts[i]), *b = randn(TT_SHAPE(6), dts[i]);
+        tt_tensor *w = tt_test_randn(TT_SHAPE(6), dts[i]), *b = tt_test_randn(TT_SHAPE(6), dts[i]);
         tt_tensor *y = NN(tt_layer_norm(x, 1, (int64_t[]){6}, w, b, 1e-5));
         tt_tensor *r = ln_reference(x, w, b, 1e-5);
-        assert_close(y, r, dts[i] == TT_F32 ? 1e-5 : 1e-12, "layer_norm");
+        tt_test_assert_close(y, r, dts[i] == TT_F32 ? 1e-5 : 1e-12, "layer_norm");
         ck_assert(tt_is_contiguous(y));
         tt_tensor *y0 = NN(tt_layer_norm(x, 1, (int64_t[]){6}, NULL, NULL, 1e-5));
         tt_tensor *r0 = ln_reference(x, NULL, NULL, 1e-5);
-        assert_close(y0, r0, dts[i] == TT_F32 ? 1e-5 : 1e-12, "layer_norm, no affine");
+        tt_test_assert_close(y0, r0, dts[i] == TT_F32 ? 1e-5 : 1e-12, "layer_norm, no affine");
         tt_release(r0);
         tt_release(y0);
         tt_release(r);
@@ -180,9 +154,9 @@ static tt_status f_layer_norm(tt_tensor **in, int nin, tt_tensor **out, int nout
 
 START_TEST(test_layer_norm_gradcheck)
 {
-    tt_tensor *x = trainable(randn(TT_SHAPE(4, 2, 3), TT_F64));
-    tt_tensor *w = trainable(randn(TT_SHAPE(2, 3), TT_F64));
-    tt_tensor *b = trainable(randn(TT_SHAPE(2, 3), TT_F64));
+    tt_tensor *x = tt_test_trainable(tt_test_randn(TT_SHAPE(4, 2, 3), TT_F64));
+    tt_tensor *w = tt_test_trainable(tt_test_randn(TT_SHAPE(2, 3), TT_F64));
+    tt_tensor *b = tt_test_trainable(tt_test_randn(TT_SHAPE(2, 3), TT_F64));
     OK(tt_gradcheck(f_layer_norm, 3, (tt_tensor *[]){x, w, b}, 1, NULL, NULL));
     OK(tt_gradcheck(f_layer_norm, 1, (tt_tensor *[]){x}, 1, NULL, NULL));
     tt_release(b);
@@ -240,13 +214,13 @@ START_TEST(test_sdpa_values)
         for (int causal = 0; causal < 2; causal++) {
             /* q, k, v as views of one [B, T, 3, H, D] projection, as GPT-2
              * makes them. */
-            tt_tensor *qkv = randn(TT_SHAPE(2, 5, 3, 3, 4), dts[i]);
+            tt_tensor *qkv = tt_test_randn(TT_SHAPE(2, 5, 3, 3, 4), dts[i]);
             tt_tensor *p = NN(tt_permute(qkv, 5, (int64_t[]){2, 0, 3, 1, 4}));
             tt_tensor *q = NN(tt_select(p, 0, 0)), *k = NN(tt_select(p, 0, 1)),
                       *v = NN(tt_select(p, 0, 2));
             tt_tensor *y = NN(tt_scaled_dot_product_attention(q, k, v, causal, 0));
             tt_tensor *r = sdpa_reference(q, k, v, causal);
-            assert_close(y, r, dts[i] == TT_F32 ? 1e-5 : 1e-12, "sdpa");
+            tt_test_assert_close(y, r, dts[i] == TT_F32 ? 1e-5 : 1e-12, "sdpa");
             /* [B, H, T, D] with [B, T, H, D] memory: merging heads is a view. */
             tt_tensor *yt = NN(tt_transpose(y, 1, 2));
             ck_assert(tt_is_contiguous(yt));
@@ -262,12 +236,13 @@ START_TEST(test_sdpa_values)
     /* One query row; keys and values repeating one row (stride 0, which
      * BLAS cannot read as a matrix). */
     {
-        tt_tensor *q1 = randn(TT_SHAPE(2, 1, 4), TT_F64), *k1 = randn(TT_SHAPE(2, 1, 4), TT_F64);
+        tt_tensor *q1 = tt_test_randn(TT_SHAPE(2, 1, 4), TT_F64);
+        tt_tensor *k1 = tt_test_randn(TT_SHAPE(2, 1, 4), TT_F64);
         tt_tensor *ke = NN(tt_expand(k1, TT_SHAPE(2, 5, 4)));
         for (int causal = 0; causal < 2; causal++) {
             tt_tensor *y = NN(tt_scaled_dot_product_attention(q1, ke, ke, causal, 0));
             tt_tensor *r = sdpa_reference(q1, ke, ke, causal);
-            assert_close(y, r, 1e-12, "sdpa, one row, expanded keys");
+            tt_test_assert_close(y, r, 1e-12, "sdpa, one row, expanded keys");
             tt_release(r);
             tt_release(y);
         }
@@ -276,11 +251,12 @@ START_TEST(test_sdpa_values)
         tt_release(q1);
     }
     /* 3-d, a different key length, no causal mask: contiguous output. */
-    tt_tensor *q = randn(TT_SHAPE(2, 3, 4), TT_F64), *k = randn(TT_SHAPE(2, 6, 4), TT_F64);
-    tt_tensor *v = randn(TT_SHAPE(2, 6, 5), TT_F64);
+    tt_tensor *q = tt_test_randn(TT_SHAPE(2, 3, 4), TT_F64);
+    tt_tensor *k = tt_test_randn(TT_SHAPE(2, 6, 4), TT_F64);
+    tt_tensor *v = tt_test_randn(TT_SHAPE(2, 6, 5), TT_F64);
     tt_tensor *y = NN(tt_scaled_dot_product_attention(q, k, v, false, 0));
     tt_tensor *r = sdpa_reference(q, k, v, false);
-    assert_close(y, r, 1e-12, "sdpa 3-d");
+    tt_test_assert_close(y, r, 1e-12, "sdpa 3-d");
     ck_assert(tt_is_contiguous(y));
     tt_release(r);
     tt_release(y);
@@ -300,9 +276,9 @@ static tt_status f_sdpa(tt_tensor **in, int nin, tt_tensor **out, int nout, void
 START_TEST(test_sdpa_gradcheck)
 {
     for (int causal = 0; causal < 2; causal++) {
-        tt_tensor *q = trainable(randn(TT_SHAPE(1, 2, 4, 3), TT_F64));
-        tt_tensor *k = trainable(randn(TT_SHAPE(1, 2, 4, 3), TT_F64));
-        tt_tensor *v = trainable(randn(TT_SHAPE(1, 2, 4, 2), TT_F64));
+        tt_tensor *q = tt_test_trainable(tt_test_randn(TT_SHAPE(1, 2, 4, 3), TT_F64));
+        tt_tensor *k = tt_test_trainable(tt_test_randn(TT_SHAPE(1, 2, 4, 3), TT_F64));
+        tt_tensor *v = tt_test_trainable(tt_test_randn(TT_SHAPE(1, 2, 4, 2), TT_F64));
         OK(tt_gradcheck(f_sdpa, 3, (tt_tensor *[]){q, k, v}, 1, NULL,
                         causal ? (void *)1 : NULL));
         tt_release(v);
@@ -317,8 +293,8 @@ START_TEST(test_sdpa_backward_vs_composite)
 {
     tt_tensor *in[3], *g1[3], *g2[3];
     for (int i = 0; i < 3; i++)
-        in[i] = trainable(randn(TT_SHAPE(2, 3, 7, 4), TT_F32));
-    tt_tensor *w = randn(TT_SHAPE(2, 3, 7, 4), TT_F32);
+        in[i] = tt_test_trainable(tt_test_randn(TT_SHAPE(2, 3, 7, 4), TT_F32));
+    tt_tensor *w = tt_test_randn(TT_SHAPE(2, 3, 7, 4), TT_F32);
     for (int pass = 0; pass < 2; pass++) {
         tt_tensor *y = pass ? sdpa_reference(in[0], in[1], in[2], true)
                             : NN(tt_scaled_dot_product_attention(in[0], in[1], in[2], true, 0));
@@ -334,7 +310,7 @@ START_TEST(test_sdpa_backward_vs_composite)
         tt_release(y);
     }
     for (int i = 0; i < 3; i++) {
-        assert_close(g1[i], g2[i], 1e-4, "sdpa gradient");
+        tt_test_assert_close(g1[i], g2[i], 1e-4, "sdpa gradient");
         tt_release(g1[i]);
         tt_release(g2[i]);
         tt_release(in[i]);
@@ -356,10 +332,10 @@ START_TEST(test_sdpa_row_blocks)
         for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
             for (int causal = 0; causal < 2; causal++) {
                 int64_t T = shapes[c][0], S = shapes[c][1];
-                tt_tensor *in[3] = {trainable(randn(TT_SHAPE(2, 3, T, 8), TT_F64)),
-                                    trainable(randn(TT_SHAPE(2, 3, S, 8), TT_F64)),
-                                    trainable(randn(TT_SHAPE(2, 3, S, 5), TT_F64))};
-                tt_tensor *w = randn(TT_SHAPE(2, 3, T, 5), TT_F64), *ys[2], *g[2][3];
+                tt_tensor *in[3] = {tt_test_trainable(tt_test_randn(TT_SHAPE(2, 3, T, 8), TT_F64)),
+                                    tt_test_trainable(tt_test_randn(TT_SHAPE(2, 3, S, 8), TT_F64)),
+                                    tt_test_trainable(tt_test_randn(TT_SHAPE(2, 3, S, 5), TT_F64))};
+                tt_tensor *w = tt_test_randn(TT_SHAPE(2, 3, T, 5), TT_F64), *ys[2], *g[2][3];
                 for (int pass = 0; pass < 2; pass++) {
                     ys[pass] = pass ? sdpa_reference(in[0], in[1], in[2], causal)
                                     : NN(tt_scaled_dot_product_attention(in[0], in[1], in[2],
@@ -374,9 +350,9 @@ START_TEST(test_sdpa_row_blocks)
                     tt_release(l);
                     tt_release(yw);
                 }
-                assert_close(ys[0], ys[1], 1e-12, "sdpa in row blocks");
+                tt_test_assert_close(ys[0], ys[1], 1e-12, "sdpa in row blocks");
                 for (int i = 0; i < 3; i++) {
-                    assert_close(g[0][i], g[1][i], 1e-10, "sdpa gradient in row blocks");
+                    tt_test_assert_close(g[0][i], g[1][i], 1e-10, "sdpa gradient in row blocks");
                     tt_release(g[0][i]);
                     tt_release(g[1][i]);
                     tt_release(in[i]);
@@ -416,10 +392,10 @@ END_TEST
 /* Every forward op's fake kernel gives the real output's metadata. */
 START_TEST(test_fake_meta)
 {
-    tt_tensor *qkv = randn(TT_SHAPE(2, 5, 3, 2, 4), TT_F32);
+    tt_tensor *qkv = tt_test_randn(TT_SHAPE(2, 5, 3, 2, 4), TT_F32);
     tt_tensor *p = NN(tt_permute(qkv, 5, (int64_t[]){2, 0, 3, 1, 4}));
     tt_tensor *q = NN(tt_select(p, 0, 0));
-    tt_tensor *w = randn(TT_SHAPE(7, 4), TT_F32);
+    tt_tensor *w = tt_test_randn(TT_SHAPE(7, 4), TT_F32);
     tt_tensor *idx = NN(tt_from_data(TT_SHAPE(2, 2), TT_I64, (int64_t[]){1, 2, 3, 4}));
     tt_tensor *real[3], *fake[3], *fq = NN(tt_fake_like(q)), *fw = NN(tt_fake_like(w));
     tt_tensor *fi = NN(tt_fake_like(idx));

@@ -6,6 +6,7 @@
 #define TT_TEST_H
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,55 @@ static inline double *tt_test_values(const tt_tensor *t)
     OK(tt_to_buffer(d, v, sizeof(double) * (size_t)n));
     tt_release(d);
     return v;
+}
+
+/* Asserts a and b hold the same logical values within tol, relative to
+ * max(1, |b|). */
+static inline void tt_test_assert_close(const tt_tensor *a, const tt_tensor *b, double tol,
+                                        const char *what)
+{
+    ck_assert_int_eq(tt_numel(a), tt_numel(b));
+    double *x = tt_test_values(a), *y = tt_test_values(b);
+    for (int64_t i = 0; i < tt_numel(a); i++) {
+        double lim = tol * fmax(1.0, fabs(y[i]));
+        if (!(fabs(x[i] - y[i]) <= lim))
+            ck_abort_msg("%s: element %lld: %.12g vs %.12g", what, (long long)i, x[i], y[i]);
+    }
+    free(x);
+    free(y);
+}
+
+static inline tt_tensor *tt_test_randn(int nd, const int64_t *sizes, tt_dtype dt)
+{
+    return NN(tt_randn(nd, sizes, dt));
+}
+
+/* t, made a leaf that requires grad. */
+static inline tt_tensor *tt_test_trainable(tt_tensor *t)
+{
+    OK(tt_set_requires_grad(t, true));
+    return t;
+}
+
+/* The SGD update of a traced training step: each of params[0..n-1]
+ * -= lr * its gradient in place under no-grad, the gradient then cleared
+ * (zero_grad). A parameter without a gradient is an error. */
+static inline tt_status tt_test_sgd(tt_tensor *const *params, int n, double lr)
+{
+    tt_status st = TT_OK;
+    for (int p = 0; p < n && !st; p++) {
+        tt_tensor *g = tt_get_grad(params[p]);
+        if (!g)
+            return tt_errcode() ? tt_errcode()
+                                : tt_error(TT_EAUTOGRAD, "parameter %d got no gradient", p);
+        tt_no_grad_begin();
+        st = tt_add_scaled_(params[p], g, -lr);
+        tt_no_grad_end();
+        tt_release(g);
+        if (!st)
+            st = tt_set_grad(params[p], NULL);
+    }
+    return st;
 }
 
 /* The thread's error message without the call sites a failing call adds
