@@ -48,7 +48,7 @@ static void usage(void)
 
 static bool parse_args(int argc, char **argv, options *o)
 {
-    *o = (options){.epochs = 3, .batch = 64, .eval_batch = 500, .lr = 0.05, .momentum = 0.9,
+    *o = (options){.epochs = 4, .batch = 64, .eval_batch = 500, .lr = 0.05, .momentum = 0.9,
                    .dropout = 0.25, .seed = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
