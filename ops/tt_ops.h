@@ -213,6 +213,8 @@ tt_tensor *tt_global_norm(int n, tt_tensor *const *ts);
 
 /* Each wrapper records its caller's line for the graph node it makes (see
  * "Call sites" in tt_dispatch.h). */
+/* ----------------- logical, bitwise, maximum, minimum, statistics, shapes */
+
 #ifdef TT_CALLSITES
 #define tt_add(...) TT_CALLSITE_T(tt_add, __VA_ARGS__)
 #define tt_sub(...) TT_CALLSITE_T(tt_sub, __VA_ARGS__)

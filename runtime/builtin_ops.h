@@ -15,7 +15,9 @@
  *          ops/attention.c, OPTIMIZER ops/optimizer.c, CONV
  *          ops/convolution.c, POOL ops/pooling.c, PAD_UPSAMPLE
  *          ops/pad_upsample.c, ACTIVATION ops/activation.c, DROPOUT
- *          ops/dropout.c, CHANNEL_NORM ops/channel_norm.c (ops/ops_impl.h
+ *          ops/dropout.c, CHANNEL_NORM ops/channel_norm.c, INDEX
+ *          ops/indexing.c, ADV_INDEX ops/advanced_index.c, SORT_SCAN
+ *          ops/sort_scan.c (ops/ops_impl.h
  *          lists them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
@@ -573,6 +575,12 @@
           "Tensor mask, float scale) -> Tensor", \
           dropout_backward_kernel, dropout_backward_kernel, dropout_backward_backward, \
           setup_dropout_backward, 0, 0) \
+    \
+    /* ---- ops/indexing.c: gather, scatter, index_select, index_copy ---- */ \
+    \
+    /* ---- ops/advanced_index.c: index.Tensor, index_put, masks, nonzero */ \
+    \
+    /* ---- ops/sort_scan.c: sorting, selection along a dim, scans ------- */ \
     \
     /* ---- ops/optimizer.c: AdamW, SGD, the global norm for clipping ---- */ \
     X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \

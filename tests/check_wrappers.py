@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every typed wrapper of the ops' public headers (ops/tt_ops.h,
-ops/tt_nn.h) has a row in tests/test_wrappers.c.
+ops/tt_nn.h, ops/tt_index.h) has a row in tests/test_wrappers.c.
 
 Usage: check_wrappers.py TEST_WRAPPERS_C HEADER...
 

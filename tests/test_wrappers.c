@@ -284,7 +284,11 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_smooth_l1_loss, "tt::smooth_l1_loss", "A, B, 1, 0.5",                                  \
       tt_smooth_l1_loss(A, B, "mean", 0.5))                                                     \
     X(tt_sgd_, "tt::sgd_step", "W, A, W2, STEP, 0.01, 0.9, 0.1, 0.01, false, false",            \
-      INPLACE(tt_sgd_(W, A, W2, STEP, &sgd_opts)))
+      INPLACE(tt_sgd_(W, A, W2, STEP, &sgd_opts)))                                       \
+    /* ---- ops/tt_index.h: gather, scatter, index_select */                            \
+    /* ---- ops/tt_index.h: advanced indexing, masks */                                    \
+    /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
+    /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
 
 typedef struct {
     const char *name; /* the wrapper */

@@ -686,6 +686,28 @@ def build_cases():
     pool_pad_cases()
     norm_dropout_cases()
     activation_loss_cases()
+    index_cases()
+    adv_index_cases()
+    sort_scan_cases()
+    pointwise_shape_cases()
+
+
+# Issue 27's families, each with its own OPS entries and cases.
+
+def index_cases():
+    """gather, scatter, index_select, index_copy (ops/indexing.c)."""
+
+
+def adv_index_cases():
+    """index.Tensor, index_put, masks, nonzero (ops/advanced_index.c)."""
+
+
+def sort_scan_cases():
+    """sort, topk, max/min along a dim, scans (ops/sort_scan.c)."""
+
+
+def pointwise_shape_cases():
+    """logical, bitwise, maximum/minimum, statistics, shape ops."""
 
 
 # The convolutional-network families (issue 26), each with its own OPS

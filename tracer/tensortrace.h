@@ -4,6 +4,7 @@
 #include "tt_runtime.h"
 #include "tt_ops.h"
 #include "tt_nn.h"
+#include "tt_index.h"
 #include "tt_trace.h"
 #include "tt_model.h"
 #include "tt_render.h"
