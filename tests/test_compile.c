@@ -1391,6 +1391,45 @@ START_TEST(test_clone_elision)
 }
 END_TEST
 
+/* Clones of one result of a multi-result op: max_pool2d_with_indices'
+ * values are read by their clone alone (which is then written in place),
+ * so that copy goes; its indices are read by a clone and by the output,
+ * so that clone stays. */
+static tt_status multi_clones(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *ind = NULL;
+    tt_scope_begin();
+    tt_tensor *v = tt_max_pool2d_with_indices(in[0], &(tt_pool_opts){.kernel = {2, 2}}, &ind);
+    tt_tensor *cv = v ? tt_clone(v) : NULL;
+    tt_status st = cv ? tt_add_scalar_(cv, 1) : tt_errcode();
+    tt_tensor *ci = st ? NULL : tt_clone(ind);
+    out[0] = tt_keep(ci ? cv : NULL);
+    out[1] = tt_keep(ci);
+    out[2] = tt_keep(ci ? ind : NULL);
+    tt_scope_end();
+    return out[2] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_clone_elision_multi_result)
+{
+    tt_test_log_begin("plan");
+    tt_compiled *c = NN(tt_compile(multi_clones, 1, 3, NULL));
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(2, 3, 4, 4), TT_F32)), *got[3], *want[3];
+    OK(tt_compiled_call(c, &x, got));
+    OK(multi_clones(&x, 1, want, 3, NULL));
+    for (int i = 0; i < 3; i++)
+        assert_same(got[i], want[i], "multi_clones");
+    char *text = tt_test_log_end();
+    ASSERT_LOGGED(text, "0 dead ops removed, 1 clones elided; ");
+    free(text);
+    release_all(got, 3);
+    release_all(want, 3);
+    tt_release(x);
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* The other topics, and the topic list's errors. */
 START_TEST(test_log_topics)
 {
@@ -1574,6 +1613,7 @@ static Suite *compile_suite(void)
     tcase_add_test(tc, test_log_recompiles_and_guards);
     tcase_add_test(tc, test_log_topics);
     tcase_add_test(tc, test_clone_elision);
+    tcase_add_test(tc, test_clone_elision_multi_result);
     tcase_add_test(tc, test_recompile_limit);
     tcase_add_test(tc, test_eager_fallback_warns_once);
     tcase_add_test(tc, test_input_names);

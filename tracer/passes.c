@@ -400,11 +400,43 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
 
 /* ---------------------------------------------------------- clone elision */
 
+/* How many times the graph reads value r of node x (its users' arguments
+ * and the graph's outputs). */
+static int value_reads(const tt_graph *g, const gnode *x, gref r)
+{
+    int reads = 0;
+    for (int k = 0; k < x->nusers; k++) {
+        const gnode *u = &g->nodes[x->users[k]];
+        for (int a = 0; a < u->nargs; a++) {
+            const garg *ga = &u->args[a];
+            reads += ga->kind == GARG_REF && ga->ref.node == r.node && ga->ref.out == r.out;
+            for (int e = 0; ga->kind == GARG_REFS && e < ga->nrefs; e++)
+                reads += ga->refs[e].node == r.node && ga->refs[e].out == r.out;
+        }
+        for (int o = 0; o < u->nouts; o++)
+            reads += u->outs[o].node == r.node && u->outs[o].out == r.out;
+    }
+    return reads;
+}
+
+/* Whether another result of node x shares r's storage (a multi-result op
+ * may return views of one buffer). */
+static bool shares_with_sibling(const gnode *x, gref r)
+{
+    for (int j = 0; j < x->nvals; j++)
+        if (j != r.out && x->vals[j] && tt_same_storage(x->vals[j], x->vals[r.out]))
+            return true;
+    return false;
+}
+
 /* clone(x) where the clone is x's only reader, and x is an op's fresh
  * result that nothing else aliases, copies memory for nothing: the
  * clone's readers can read x. (A traced backward makes these: the engine
  * clones a gradient it cannot prove nobody else holds, and while tracing
- * the graph itself holds every value.) */
+ * the graph itself holds every value.) For an op of several results
+ * (convolution_backward's input, weight and bias gradients) the cloned
+ * result must be read by the clone alone and share no storage with its
+ * siblings; the siblings' readers do not matter. */
 int tt__pass_elide_clones(tt_graph *g)
 {
     const tt_op *clone = tt__op(TT_OP_CLONE);
@@ -423,9 +455,12 @@ int tt__pass_elide_clones(tt_graph *g)
             continue;
         gref src = n->args[0].ref;
         const gnode *x = &g->nodes[src.node];
-        if (x->kind != TT_NODE_OP || x->nvals != 1 || x->nusers != 1 || writes(x))
+        if (x->kind != TT_NODE_OP || writes(x) || src.out >= x->nvals - x->nafter)
             continue;
-        tt_tensor *v = x->vals[0];
+        if (x->nvals == 1 ? x->nusers != 1
+                          : value_reads(g, x, src) != 1 || shares_with_sibling(x, src))
+            continue;
+        tt_tensor *v = x->vals[src.out];
         if (!v || !tt_is_contiguous(v) || aliased(g, &vc, v, src.node, src.node))
             continue;
         /* A clone of an elided clone reads what that one read. */
