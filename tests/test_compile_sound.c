@@ -706,6 +706,60 @@ START_TEST(test_dead_random_ops_keep_their_draws)
 }
 END_TEST
 
+/* F23: an input written by a mutating op of several results (sgd_step
+ * writes param and momentum buffer), then by an in-place op kept in place,
+ * then by one functionalization rewrites: the input's final value must
+ * still be copied back (the root of a write through an after-write value
+ * is the input it wrote). */
+static tt_status sgd_then_inplace(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *step = tt_scalar(1, TT_I64);
+    tt_status st = step ? tt_sgd_(in[0], in[1], in[2], step,
+                                  &(tt_sgd_opts){.lr = 0.1, .momentum = 0.9})
+                        : tt_errcode();
+    if (!st)
+        st = tt_relu_(in[0]);
+    if (!st)
+        st = tt_mul_scalar_(in[0], 3);
+    out[0] = st ? NULL : tt_keep(tt_sum_all(in[1]));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+static void sgd_inputs(tt_tensor **in)
+{
+    in[0] = NN(tt_from_data(TT_SHAPE(4), TT_F32, (const float[]){1, -2, 3, 0.5f}));
+    in[1] = NN(tt_from_data(TT_SHAPE(4), TT_F32, (const float[]){0.5f, 1, -1, 2}));
+    in[2] = NN(tt_from_data(TT_SHAPE(4), TT_F32, (const float[]){0.25f, 0, 1, -1}));
+}
+
+START_TEST(test_write_after_multi_result_write_is_kept)
+{
+    const tt_trace_mode modes[] = {TT_TRACE_FAKE, TT_TRACE_SYMBOLIC};
+    for (int m = 0; m < 2; m++) {
+        tt_tensor *e[3], *c[3], *eo = NULL, *co = NULL;
+        sgd_inputs(e);
+        sgd_inputs(c);
+        tt_compiled *comp = tt_compile(sgd_then_inplace, 3, 1,
+                                       &(tt_trace_opts){.mode = modes[m], .fullgraph = true});
+        ck_assert_msg(comp != NULL, "%s", tt_errmsg());
+        OK(sgd_then_inplace(e, 3, &eo, 1, NULL));
+        OK(tt_compiled_call(comp, c, &co));
+        for (int i = 0; i < 3; i++)
+            tt_test_assert_same_bits(c[i], e[i], "input after the call");
+        tt_compiled_free(comp);
+        for (int i = 0; i < 3; i++) {
+            tt_release(e[i]);
+            tt_release(c[i]);
+        }
+        tt_release(eo);
+        tt_release(co);
+    }
+}
+END_TEST
+
 START_TEST(test_fused_result_over_slice)
 {
     run_all_variants(&(program){"as_strided(slice(sum(x ** e)) + 2)", slice_add_as_strided, 2,
@@ -1055,6 +1109,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tt_tcase("dead_random_ops_keep_their_draws");
     tcase_add_test(tc, test_dead_random_ops_keep_their_draws);
+    tcase_add_test(tc, test_write_after_multi_result_write_is_kept);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -285,6 +285,25 @@ static void read_current(gnode *n, int *cur)
         to_current(cur, &n->outs[o]);
 }
 
+/* The input whose memory reference r's value is (-1: none): its node's
+ * root, or for an after-write value (a mutating op's written argument,
+ * as sgd_step's param) the root of the argument it is. */
+static int ref_root(const tt_graph *g, const int *root, gref r)
+{
+    while (tt__ref_is_after_write(g, r)) {
+        const gnode *x = &g->nodes[r.node];
+        int k = r.out - tt__node_nrets(x), e = tt__after_elem(x, k);
+        const garg *ga = &x->args[tt__after_arg(x, k)];
+        if (ga->kind == GARG_REF)
+            r = ga->ref;
+        else if (ga->kind == GARG_REFS && e >= 0 && e < ga->nrefs && ga->refs[e].node >= 0)
+            r = ga->refs[e];
+        else
+            return -1;
+    }
+    return root[r.node];
+}
+
 int tt__pass_functionalize(tt_graph *g, bool inputs_too)
 {
     int rewritten = 0;
@@ -329,7 +348,7 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
         gref self = n->args[0].ref;
         /* Every in-place op carries its root on, also one left in place:
          * a later write through it is still a write into the input. */
-        root[i] = root[self.node];
+        root[i] = ref_root(g, root, self);
         if (root[i] >= 0)
             last[root[i]] = i;
         if (!inputs_too && root[i] >= 0)
