@@ -329,6 +329,124 @@ static inline void tap_outputs(int64_t off, int64_t sw, int64_t W, int64_t ow0, 
 MAX_FWD(float)
 MAX_FWD(double)
 
+/* Small planes (a ResNet's 16x16 stem output pooled to 8x8): rows of a
+ * few outputs make the chunked loop above mostly set-up, and one output
+ * at a time is a chain of dependent compares (about 10 cycles a tap).
+ * Here each plane is copied into a buffer padded with -inf on every side
+ * a window can reach, so every tap of every window is in bounds; then for
+ * each tap, in the window's row-major order, one loop over all the
+ * plane's outputs (independent, so it vectorizes with gathers) through
+ * tables of where each output's window starts. A padded -inf never
+ * replaces the maximum (it is not larger than the -inf start, nor NaN),
+ * so values and indices are PyTorch's: the first of equal values, the
+ * last NaN, the window's first element when all are -inf. */
+#define SMALL_PAD 4096 /* padded plane elements at most */
+typedef struct {
+    int64_t PH, PW; /* the padded plane */
+    int64_t *at;    /* per output: its window's first tap in the padded plane */
+    int64_t *base;  /* per output: the flat input index of that tap (maybe outside) */
+    int64_t *first; /* per output: PyTorch's starting index, its first valid tap */
+} small_tables;
+
+static void padded_size(const pool_plan *p, int64_t *PH, int64_t *PW)
+{
+    const pool_args *a = p->a;
+    int64_t h = (p->OH - 1) * a->s[0] + (a->k[0] - 1) * a->d[0] + 1;
+    int64_t w = (p->OW - 1) * a->s[1] + (a->k[1] - 1) * a->d[1] + 1;
+    *PH = h > p->H + a->p[0] ? h : p->H + a->p[0];
+    *PW = w > p->W + a->p[1] ? w : p->W + a->p[1];
+}
+
+static bool small_plane(const pool_plan *p)
+{
+    int64_t PH, PW;
+    padded_size(p, &PH, &PW);
+    return p->OW < 32 && PH * PW <= SMALL_PAD;
+}
+
+/* The tables of plan p (one allocation; false when out of memory). */
+static bool small_tables_make(const pool_plan *p, small_tables *t)
+{
+    const pool_args *a = p->a;
+    int64_t n = p->OH * p->OW;
+    padded_size(p, &t->PH, &t->PW);
+    if (!(t->at = tt__malloc(sizeof(int64_t) * 3 * (size_t)(n > 0 ? n : 1))))
+        return false;
+    t->base = t->at + n, t->first = t->base + n;
+    for (int64_t oh = 0, o = 0; oh < p->OH; oh++)
+        for (int64_t ow = 0; ow < p->OW; ow++, o++) {
+            int64_t h = oh * a->s[0], w = ow * a->s[1];
+            int64_t h0 = h - a->p[0], w0 = w - a->p[1];
+            t->at[o] = h * t->PW + w;
+            t->base[o] = h0 * p->W + w0;
+            while (h0 < 0)
+                h0 += a->d[0];
+            while (w0 < 0)
+                w0 += a->d[1];
+            t->first[o] = h0 * p->W + w0;
+        }
+    return true;
+}
+
+#define MAX_FWD_SMALL(T, U)                                                    \
+    CPU_CLONES static void max_fwd_small_##T(int64_t b, int64_t e, void *vp)   \
+    {                                                                          \
+        const pool_plan *p = vp;                                               \
+        small_tables t;                                                        \
+        if (!small_tables_make(p, &t)) {                                       \
+            tt_clear_error();                                                  \
+            max_fwd_##T(b, e, vp); /* no tables: the general loop */           \
+            return;                                                            \
+        }                                                                      \
+        const int64_t kh = p->a->k[0], kw = p->a->k[1], ph = p->a->p[0];      \
+        const int64_t pw = p->a->p[1], dh = p->a->d[0], dw = p->a->d[1];      \
+        const int64_t H = p->H, W = p->W, C = p->C, OW = p->OW;                \
+        const int64_t n = p->OH * OW, PW = t.PW;                               \
+        T pad[SMALL_PAD], m[SMALL_PAD];                                        \
+        int64_t mi[SMALL_PAD];                                                 \
+        for (int64_t i = 0; i < t.PH * PW; i++)                                \
+            pad[i] = -INFINITY;                                                \
+        for (int64_t pl = b; pl < e; pl++) {                                   \
+            int64_t nn = pl / C, c = pl % C;                                   \
+            const T *x = (const T *)p->in + nn * p->is[0] + c * p->is[1];      \
+            T *y = (T *)p->out + nn * p->os[0] + c * p->os[1];                 \
+            int64_t *ix = p->ind + nn * p->xs[0] + c * p->xs[1];               \
+            for (int64_t h = 0; h < H; h++)                                    \
+                for (int64_t w = 0; w < W; w++)                                \
+                    pad[(h + ph) * PW + w + pw] = x[h * p->is[2] + w * p->is[3]]; \
+            for (int64_t o = 0; o < n; o++) {                                  \
+                m[o] = -INFINITY;                                              \
+                mi[o] = t.first[o];                                            \
+            }                                                                  \
+            for (int64_t i = 0; i < kh; i++)                                   \
+                for (int64_t j = 0; j < kw; j++) {                             \
+                    const T *tap = pad + i * dh * PW + j * dw;                 \
+                    const int64_t *base = t.base, *at = t.at;                  \
+                    int64_t d = i * dh * W + j * dw;                           \
+                    for (int64_t o = 0; o < n; o++) {                          \
+                        /* selects by masks: a branch on random data would \
+                         * mispredict half the time */                        \
+                        T v = tap[at[o]];                                      \
+                        bool take = (v > m[o]) | (v != v);                     \
+                        U t = -(U)take, vb, mb;                                \
+                        int64_t ti = -(int64_t)take;                           \
+                        memcpy(&vb, &v, sizeof v);                             \
+                        memcpy(&mb, &m[o], sizeof mb);                         \
+                        mb = (mb & ~t) | (vb & t);                             \
+                        memcpy(&m[o], &mb, sizeof mb);                         \
+                        mi[o] = (mi[o] & ~ti) | ((base[o] + d) & ti);          \
+                    }                                                          \
+                }                                                              \
+            for (int64_t o = 0; o < n; o++) {                                  \
+                y[o / OW * p->os[2] + o % OW * p->os[3]] = m[o];               \
+                ix[o / OW * p->xs[2] + o % OW * p->xs[3]] = mi[o];             \
+            }                                                                  \
+        }                                                                      \
+        tt__free(t.at);                                                        \
+    }
+MAX_FWD_SMALL(float, uint32_t)
+MAX_FWD_SMALL(double, uint64_t)
+
 /* Channels last (C the unit stride of input and outputs): a task takes
  * output rows (n, oh), and the innermost loop runs over the channels,
  * contiguous, for each window tap in PyTorch's order. A plane at a time,
@@ -426,8 +544,12 @@ static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args 
                         f64 ? max_fwd_cl_double : max_fwd_cl_float, &p);
         return TT_OK;
     }
-    tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
-                    f64 ? max_fwd_double : max_fwd_float, &p);
+    if (small_plane(&p))
+        tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                        f64 ? max_fwd_small_double : max_fwd_small_float, &p);
+    else
+        tt_parallel_for(plan_planes(x), plan_grain(&p, a->k[0] * a->k[1]),
+                        f64 ? max_fwd_double : max_fwd_float, &p);
     return TT_OK;
 }
 

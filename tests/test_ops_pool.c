@@ -122,15 +122,18 @@ static tt_pool_opts mp_opts(const mp_case *c)
 }
 
 /* Every case over f32 and f64, contiguous, channels-last, transposed and
- * 3-d inputs. */
+ * 3-d inputs; planes of a few columns (the padded small-plane kernel) and
+ * of many (the chunked rows). */
 START_TEST(test_max_pool_values)
 {
     const tt_dtype dts[2] = {TT_F32, TT_F64};
+    const int64_t shapes[2][4] = {{2, 3, 7, 6}, {2, 2, 5, 75}};
+    for (int sh = 0; sh < 2; sh++)
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < TT_TABLE_LEN(mp_cases); i++) {
             const mp_case *c = &mp_cases[i];
             tt_pool_opts o = mp_opts(c);
-            tt_tensor *x = scrambled(4, (int64_t[]){2, 3, 7, 6}, dts[t]);
+            tt_tensor *x = scrambled(4, shapes[sh], dts[t]);
             tt_tensor *cl = NN(tt_contiguous_format(x, "channels_last"));
             tt_tensor *xt = NN(tt_transpose(x, 0, 1));
             const tt_tensor *ins[3] = {x, cl, xt};
