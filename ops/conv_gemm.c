@@ -271,32 +271,43 @@ tt_status conv_gemm_bwd_weight(const conv_geom *g, tt_dtype dt, const char *x, c
 /* ------------------------------------------------------------- bias */
 
 typedef struct {
-    bool f64;
+    bool f64, relu;
     char *y;
     const char *b;
     int64_t n, c, hw;
 } bias_plan;
+
+/* y += b (b NULL: + 0), then relu's formula (ops/pointwise_ops.h: a <= 0
+ * gives 0, NaN stays) when asked: one pass over the output for both. */
+#define BIAS_ROW(T)                                                            \
+    do {                                                                       \
+        T *y = (T *)p->y + r * p->hw, b = p->b ? ((const T *)p->b)[ch] : (T)0; \
+        if (p->relu)                                                           \
+            for (int64_t i = 0; i < p->hw; i++) {                              \
+                T v = y[i] + b;                                                \
+                y[i] = v <= 0 ? (T)0 : v;                                      \
+            }                                                                  \
+        else                                                                   \
+            for (int64_t i = 0; i < p->hw; i++)                                \
+                y[i] += b;                                                     \
+    } while (0)
 
 static void bias_task(int64_t r0, int64_t r1, void *vp)
 {
     const bias_plan *p = vp;
     for (int64_t r = r0; r < r1; r++) { /* row r: sample r / c, channel r % c */
         int64_t ch = r % p->c;
-        if (p->f64) {
-            double *y = (double *)p->y + r * p->hw, b = ((const double *)p->b)[ch];
-            for (int64_t i = 0; i < p->hw; i++)
-                y[i] += b;
-        } else {
-            float *y = (float *)p->y + r * p->hw, b = ((const float *)p->b)[ch];
-            for (int64_t i = 0; i < p->hw; i++)
-                y[i] += b;
-        }
+        if (p->f64)
+            BIAS_ROW(double);
+        else
+            BIAS_ROW(float);
     }
 }
 
-void conv_add_bias(tt_dtype dt, char *y, const char *b, int64_t n, int64_t c, int64_t hw)
+void conv_add_bias(tt_dtype dt, char *y, const char *b, bool relu, int64_t n, int64_t c,
+                   int64_t hw)
 {
-    bias_plan p = {.f64 = dt == TT_F64, .y = y, .b = b, .n = n, .c = c, .hw = hw};
+    bias_plan p = {.f64 = dt == TT_F64, .relu = relu, .y = y, .b = b, .n = n, .c = c, .hw = hw};
     tt_parallel_for(n * c, 1 + 32768 / (hw ? hw : 1), bias_task, &p);
 }
 

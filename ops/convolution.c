@@ -276,7 +276,7 @@ static tt_status fill_from(tt_tensor *out, tt_tensor *contig_res)
 /* The forward in convolution sense or transposed, on real data: fills y
  * (sizes already right, any layout). */
 static tt_status conv_compute(const conv_args *a, const tt_tensor *x, const tt_tensor *w,
-                              const tt_tensor *b, tt_tensor *y)
+                              const tt_tensor *b, bool relu, tt_tensor *y)
 {
     tt_status st = TT_OK;
     tt_tensor *xc = contig(x), *wc = contig(w), *bc = b ? contig(b) : NULL;
@@ -295,9 +295,9 @@ static tt_status conv_compute(const conv_args *a, const tt_tensor *x, const tt_t
         geom_make(a, y, w, x, &g);
         st = conv_bwd_data(&g, tt_dtype_of(x), tt__ptr(xc), tt__ptr(wc), tt__ptr(yc));
     }
-    if (!st && bc) {
+    if (!st && (bc || relu)) {
         int64_t n = tt_sizes(y)[0], c = tt_sizes(y)[1];
-        conv_add_bias(tt_dtype_of(x), tt__ptr(yc), tt__ptr(bc), n, c,
+        conv_add_bias(tt_dtype_of(x), tt__ptr(yc), bc ? tt__ptr(bc) : NULL, relu, n, c,
                       n * c != 0 ? tt_numel(y) / (n * c) : 0);
     }
     if (!st)
@@ -311,7 +311,7 @@ out:
 }
 
 static tt_tensor *convolution(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b,
-                              const conv_args *a, bool fake)
+                              const conv_args *a, bool relu, bool fake)
 {
     tt_size os[4];
     if (conv_shape(OP_CONV, x, w, b, a, os))
@@ -323,7 +323,7 @@ static tt_tensor *convolution(const tt_tensor *x, const tt_tensor *w, const tt_t
         return y;
     if (tt_numel(y) == 0)
         return y;
-    if (conv_compute(a, x, w, b, y))
+    if (conv_compute(a, x, w, b, relu, y))
         return tt_release(y);
     return y;
 }
@@ -336,7 +336,113 @@ static tt_status convolution_kernel(tt_frame *f)
     if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_tensor(f, 1, &w)) ||
         (st = tt_arg_tensor(f, 2, &b)) || (st = conv_args_read(f, 3, tt_ndim(w), &a)))
         return st;
-    tt_tensor *y = convolution(x, w, b, &a, tt_frame_is_fake(f));
+    tt_tensor *y = convolution(x, w, b, &a, false, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+/* ------------------------------------------- the fused forward (plans) */
+
+/* tt::_convolution_pointwise: convolution, then optionally batch norm in
+ * inference form, then optionally ReLU, as one op. Compiled plans put it
+ * in place of those ops (tracer/passes.c, tt__pass_fuse_conv), as
+ * Inductor puts mkldnn::_convolution_pointwise; it is not meant to be
+ * called directly, and has no derivative (plans run without autograd).
+ *
+ * The batch norm is folded into the weight and bias, as PyTorch's
+ * fuse_conv_bn_eval does for frozen weights: with s = gamma / sqrt(var +
+ * eps), w' = w * s per output channel and b' = (b - mean) * s + beta. The
+ * weights here are a plan's inputs and may change between calls, so the
+ * folding is redone per call: a pass over the weights, small beside the
+ * convolution. The bias and ReLU run in one pass over the output. The
+ * result equals the unfused ops' up to rounding (the folded weights round
+ * once more), as Inductor's folding does. */
+static tt_status fold_batch_norm(const tt_tensor *w, const tt_tensor *b,
+                                 tt_tensor *const bn[4], double eps, tt_tensor **w2,
+                                 tt_tensor **b2)
+{
+    tt_dtype dt = tt_dtype_of(w);
+    int64_t o = tt_sizes(w)[0], per = o ? tt_numel(w) / o : 0;
+    *w2 = tt__ops_new(false, tt_ndim(w), tt_sizes(w), NULL, dt);
+    *b2 = tt__ops_new(false, 1, &o, NULL, dt);
+    tt_tensor *wc = contig(w), *bc = b ? contig(b) : NULL, *p[4] = {0};
+    bool ok = *w2 && *b2 && wc && (!b || bc);
+    for (int i = 0; i < 4; i++)
+        if (bn[i] && !(p[i] = contig(bn[i])))
+            ok = false;
+    if (ok) {
+        size_t es = tt_dtype_size(dt);
+        const char *wp = tt__ptr(wc);
+        char *w2p = tt__ptr(*w2), *b2p = tt__ptr(*b2);
+        for (int64_t k = 0; k < o; k++) {
+            double gamma = p[0] ? tt__load((const char *)tt__ptr(p[0]) + k * es, dt) : 1;
+            double beta = p[1] ? tt__load((const char *)tt__ptr(p[1]) + k * es, dt) : 0;
+            double mean = tt__load((const char *)tt__ptr(p[2]) + k * es, dt);
+            double var = tt__load((const char *)tt__ptr(p[3]) + k * es, dt);
+            double bias = bc ? tt__load((const char *)tt__ptr(bc) + k * es, dt) : 0;
+            double s = gamma / sqrt(var + eps);
+            for (int64_t i = 0; i < per; i++)
+                tt__store(w2p + (k * per + i) * es, dt,
+                          tt__load(wp + (k * per + i) * es, dt) * s);
+            tt__store(b2p + k * es, dt, (bias - mean) * s + beta);
+        }
+    }
+    tt_release(wc);
+    tt_release(bc);
+    for (int i = 0; i < 4; i++)
+        tt_release(p[i]);
+    if (!ok) {
+        *w2 = tt_release(*w2);
+        *b2 = tt_release(*b2);
+        return tt_errcode();
+    }
+    return TT_OK;
+}
+
+static tt_status conv_pointwise_kernel(tt_frame *f)
+{
+    const char *op = tt__op_label(TT_OP__CONVOLUTION_POINTWISE);
+    tt_tensor *x, *w, *b, *bn[4];
+    const int64_t *l[4] = {NULL, NULL, NULL, (const int64_t[]){0}};
+    int n[4] = {0, 0, 0, 1};
+    double eps;
+    const char *attr;
+    conv_args a = {.transposed = false};
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_tensor(f, 1, &w)) ||
+        (st = tt_arg_tensor(f, 2, &b)) || (st = tt_arg_ints(f, 3, &l[0], &n[0])) ||
+        (st = tt_arg_ints(f, 4, &l[1], &n[1])) || (st = tt_arg_ints(f, 5, &l[2], &n[2])) ||
+        (st = tt_arg_int(f, 6, &a.groups)))
+        return st;
+    for (int i = 0; i < 4; i++)
+        if ((st = tt_arg_tensor(f, 7 + i, &bn[i])))
+            return st;
+    if ((st = tt_arg_float(f, 11, &eps)) || (st = tt_arg_str(f, 12, &attr)) ||
+        (st = conv_args_check(op, tt_ndim(w), n, l, &a)))
+        return st;
+    bool relu = strcmp(attr, "relu") == 0;
+    if (!relu && strcmp(attr, "none") != 0)
+        return tt_error(TT_EINVAL, "%s: argument 'attr' (#13) is '%s'; expected 'none' or "
+                                   "'relu'", op, attr);
+    bool has_bn = bn[2] || bn[3];
+    if (has_bn && !(bn[2] && bn[3]))
+        return tt_error(TT_EINVAL, "%s: a batch norm needs both bn_running_mean (#10) and "
+                                   "bn_running_var (#11)", op);
+    for (int i = 0; i < 4; i++)
+        if (bn[i] && (tt_dtype_of(bn[i]) != tt_dtype_of(x) || tt_ndim(bn[i]) != 1 ||
+                      !tt_size_eq(tt_sizes(bn[i])[0], tt_sizes(w)[0])))
+            return tt_error(TT_EINVAL, "%s: argument #%d: expected a [%lld] %s tensor (one "
+                                       "per output channel)", op, 8 + i,
+                            (long long)tt_size_int(tt_sizes(w)[0]),
+                            tt_dtype_name(tt_dtype_of(x)));
+    bool fake = tt_frame_is_fake(f) || is_fake(x) || is_fake(w) || is_fake(b);
+    for (int i = 0; i < 4; i++)
+        fake = fake || is_fake(bn[i]);
+    tt_tensor *w2 = NULL, *b2 = NULL;
+    if (has_bn && !fake && (st = fold_batch_norm(w, b, bn, eps, &w2, &b2)))
+        return st;
+    tt_tensor *y = convolution(x, w2 ? w2 : w, b2 ? b2 : b, &a, relu, fake);
+    tt_release(w2);
+    tt_release(b2);
     return y ? tt_return(f, 0, y) : tt_errcode();
 }
 
@@ -780,7 +886,7 @@ static tt_tensor *conv_nd(const char *fn, int nsp, const tt_tensor *x, const tt_
                                                 (const tt_tensor *[]){xin, w, b}))
         y = conv_args_check(OP_CONV, tt_ndim(w), ns, (const int64_t *const[]){s, p, dl, op}, &a)
                 ? NULL
-                : convolution(xin, w, b, &a, false);
+                : convolution(xin, w, b, &a, false, false);
     else
         y = tt__call_op(TT_OP_CONVOLUTION,
                         TT_ARGS(tt_v_tensor(xin), tt_v_tensor(w),

@@ -446,6 +446,13 @@
           "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, " \
           "SymInt[] output_padding, SymInt groups) -> Tensor", \
           convolution_kernel, convolution_kernel, convolution_backward, setup_convolution, 0, 0) \
+    /* Compiled plans' fused convolution -> [batch norm, inference] -> \
+     * [relu] (tracer/passes.c; Inductor's mkldnn::_convolution_pointwise). */ \
+    X(CONV, _CONVOLUTION_POINTWISE, "tt::_convolution_pointwise(Tensor input, Tensor weight, " \
+          "Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, SymInt groups, " \
+          "Tensor? bn_weight, Tensor? bn_bias, Tensor? bn_running_mean, " \
+          "Tensor? bn_running_var, float bn_eps, str attr) -> Tensor", \
+          conv_pointwise_kernel, conv_pointwise_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     X(CONV, CONVOLUTION_BACKWARD, "tt::convolution_backward(Tensor grad_output, Tensor input, " \
           "Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, " \
           "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, " \

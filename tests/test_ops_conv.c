@@ -536,6 +536,105 @@ START_TEST(test_conv_traced_nodes)
 }
 END_TEST
 
+/* ------------------------------------------- convolution epilogues */
+
+/* The chains compiled plans fold into tt::_convolution_pointwise, and
+ * ones they must not: ud is the variant. Inputs: x, w, b, gamma, beta,
+ * running mean, running var. */
+enum { EPI_BN_RELU, EPI_RELU, EPI_BN, EPI_READ_TWICE, EPI_TRAIN_BN, EPI_NOBIAS_BN_RELU, EPI_N };
+static tt_status epi_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    int v = (int)(intptr_t)ud;
+    tt_scope_begin();
+    bool bias = v != EPI_NOBIAS_BN_RELU;
+    tt_tensor *y = tt_conv2d(in[0], in[1], bias ? in[2] : NULL,
+                             &(tt_conv_opts){.padding = {1, 1}, .stride = {1, 2}});
+    tt_tensor *c = y;
+    if (v != EPI_RELU && v != EPI_READ_TWICE)
+        y = tt_batch_norm(y, in[3], in[4], in[5], in[6], v == EPI_TRAIN_BN, 0.1, 1e-3);
+    if (v != EPI_BN)
+        y = tt_relu(y);
+    if (v == EPI_READ_TWICE)
+        y = tt_add(y, c);
+    out[0] = tt_keep(y);
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_conv_epilogues_fold)
+{
+    static const int want[EPI_N] = {1, 1, 1, 0, 0, 1};
+    for (int m = 0; m < 4; m++)
+        for (int v = 0; v < EPI_N; v++) {
+            tt_dtype dt = m < 2 ? TT_F64 : TT_F32;
+            tt_tensor *in[7] = {rnd(4, (int64_t[]){2, 3, 7, 6}, dt),
+                                rnd(4, (int64_t[]){5, 3, 3, 3}, dt), rnd(1, (int64_t[]){5}, dt),
+                                rnd(1, (int64_t[]){5}, dt), rnd(1, (int64_t[]){5}, dt),
+                                rnd(1, (int64_t[]){5}, dt), NN(tt_rand(TT_SHAPE(5), dt))};
+            tt_tensor *got = NULL, *want_t = NULL;
+            for (int off = 0; off < 2; off++) {
+                tt_trace_opts o = {.mode = m % 2 ? TT_TRACE_SYMBOLIC : TT_TRACE_FAKE,
+                                   .fullgraph = true, .ud = (void *)(intptr_t)v,
+                                   .ud_constant = true,
+                                   .passes_off = off ? TT_PASS_EPILOGUE : 0};
+                tt_compiled *cc = NN(tt_compile(epi_fn, 7, 1, &o));
+                OK(tt_compiled_call(cc, in, &got));
+                OK(epi_fn(in, 7, &want_t, 1, (void *)(intptr_t)v));
+                double *wv = values(want_t);
+                char what[64];
+                snprintf(what, sizeof what, "variant %d mode %d passes_off %d", v, m, off);
+                assert_values(got, wv, tt_numel(want_t), dt == TT_F64 ? 1e-12 : 1e-5, what);
+                free(wv);
+                tt_compile_stats st;
+                tt_compiled_stats(cc, &st);
+                ck_assert_msg(st.conv_epilogues == (off ? 0 : want[v]), "%s: %d folded", what,
+                              st.conv_epilogues);
+                const tt_graph *g = tt_compiled_graph(cc, 0);
+                int fused = 0;
+                for (int i = 0; i < tt_graph_num_nodes(g); i++)
+                    fused += tt_graph_node_kind(g, i) == TT_NODE_OP &&
+                             strcmp(tt_op_name(tt_graph_node_op(g, i)),
+                                    "tt::_convolution_pointwise") == 0;
+                ck_assert_int_eq(fused, st.conv_epilogues);
+                got = tt_release(got);
+                want_t = tt_release(want_t);
+                tt_compiled_free(cc);
+            }
+            for (int i = 0; i < 7; i++)
+                tt_release(in[i]);
+        }
+}
+END_TEST
+
+/* The fused op refuses what it cannot mean, naming the argument. */
+START_TEST(test_conv_pointwise_errors)
+{
+    const tt_op *op = NN(tt_op_find("tt::_convolution_pointwise"));
+    tt_tensor *x = rnd(4, (int64_t[]){1, 2, 4, 4}, TT_F32), *w = rnd(4, (int64_t[]){3, 2, 1, 1}, TT_F32);
+    tt_tensor *m3 = rnd(1, (int64_t[]){3}, TT_F32), *m2 = rnd(1, (int64_t[]){2}, TT_F32);
+    tt_value r = tt_v_none();
+#define PW_CALL(mean, var, attr)                                                 \
+    tt_op_call(op, (tt_value[]){tt_v_tensor(x), tt_v_tensor(w), tt_v_none(), tt_v_ints(2, (int64_t[]){1, 1}), \
+                                tt_v_ints(2, (int64_t[]){0, 0}), tt_v_ints(2, (int64_t[]){1, 1}), tt_v_int(1), \
+                                tt_v_none(), tt_v_none(), mean, var, tt_v_float(1e-5), tt_v_str(attr)}, \
+               13, &r, 1)
+    ck_assert_int_eq(PW_CALL(tt_v_none(), tt_v_none(), "gelu"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt::_convolution_pointwise: argument 'attr' (#13) is 'gelu'; "
+                               "expected 'none' or 'relu'");
+    ck_assert_int_eq(PW_CALL(tt_v_tensor(m3), tt_v_none(), "relu"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt::_convolution_pointwise: a batch norm needs both "
+                               "bn_running_mean (#10) and bn_running_var (#11)");
+    ck_assert_int_eq(PW_CALL(tt_v_tensor(m3), tt_v_tensor(m2), "none"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt::_convolution_pointwise: argument #11: expected a [3] f32 "
+                               "tensor (one per output channel)");
+    OK(PW_CALL(tt_v_tensor(m3), tt_v_tensor(m3), "relu"));
+    tt_value_clear(&r);
+#undef PW_CALL
+    tt_release(x), tt_release(w), tt_release(m3), tt_release(m2);
+}
+END_TEST
+
 /* A symbolic batch and image size flow through the fake path. */
 START_TEST(test_conv_symbolic)
 {
@@ -802,6 +901,8 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, test_unfold_fold_gradcheck);
     tcase_add_test(tc, test_conv_compiled_step);
     tcase_add_test(tc, test_conv_symbolic);
+    tcase_add_test(tc, test_conv_epilogues_fold);
+    tcase_add_test(tc, test_conv_pointwise_errors);
     tcase_add_test(tc, test_conv_traced_nodes);
     tcase_add_test(tc, test_conv_oom);
     tcase_add_test(tc, test_conv_backward_mask);

@@ -510,6 +510,161 @@ int tt__pass_elide_clones(tt_graph *g)
     return elided;
 }
 
+/* -------------------------------------------- convolution epilogues */
+
+/* The one reader of value r (node x's result r.out), or -1 when it has
+ * none, several, or is a graph output. */
+static int sole_reader(const tt_graph *g, gref r)
+{
+    const gnode *x = &g->nodes[r.node];
+    if (tt__graph_is_output(g, r.node) || value_reads(g, x, r) != 1)
+        return -1;
+    for (int k = 0; k < x->nusers; k++) {
+        const gnode *u = &g->nodes[x->users[k]];
+        for (int a = 0; a < u->nargs; a++)
+            if (u->args[a].kind == GARG_REF && u->args[a].ref.node == r.node &&
+                u->args[a].ref.out == r.out)
+                return x->users[k];
+    }
+    return -1; /* read from a list: not a chain this pass folds */
+}
+
+/* Node i's argument a is a reference to value r (not a constant). */
+static bool arg_is(const gnode *n, int a, gref r)
+{
+    return a < n->nargs && n->args[a].kind == GARG_REF && n->args[a].ref.node == r.node &&
+           n->args[a].ref.out == r.out;
+}
+
+static bool same_layout(const tt_tensor *a, const tt_tensor *b)
+{
+    if (!a || !b || tt_ndim(a) != tt_ndim(b) || tt_dtype_of(a) != tt_dtype_of(b))
+        return false;
+    for (int d = 0; d < tt_ndim(a); d++)
+        if (tt_sizes(a)[d] != tt_sizes(b)[d] ||
+            (tt_sizes(a)[d] != 1 && tt_strides(a)[d] != tt_strides(b)[d]))
+            return false;
+    return true;
+}
+
+/* The chain starting at convolution node c: c -> [batch norm in inference
+ * form, result 0 its only use] -> [relu], each value read only by the
+ * next. *bn, *relu: the nodes (-1: absent). False when there is nothing
+ * to fold (a lone convolution, a transposed one, a value read twice, a
+ * write between the nodes, a layout the fused op would not give). */
+static bool conv_chain(const tt_graph *g, int c, int *bn, int *relu)
+{
+    const gnode *cn = &g->nodes[c];
+    *bn = *relu = -1;
+    if (cn->kind != TT_NODE_OP || tt__builtin_id(cn->op) != TT_OP_CONVOLUTION ||
+        cn->nargs != 9 || cn->args[6].kind != GARG_CONST || cn->args[6].v.kind != TT_V_BOOL ||
+        cn->args[6].v.u.b || !cn->vals[0])
+        return false;
+    tt_dtype dt = tt_dtype_of(cn->vals[0]);
+    if (dt != TT_F32 && dt != TT_F64)
+        return false;
+    gref v = {c, 0};
+    int last = c;
+    int u = sole_reader(g, v);
+    if (u >= 0 && tt__builtin_id(g->nodes[u].op) ==
+                      TT_OP__NATIVE_BATCH_NORM_LEGIT_NO_TRAINING && arg_is(&g->nodes[u], 0, v)) {
+        const gnode *b = &g->nodes[u];
+        bool ok = b->nvals == 3 && b->nafter == 0 &&
+                  value_reads(g, b, (gref){u, 1}) == 0 && value_reads(g, b, (gref){u, 2}) == 0 &&
+                  same_layout(b->vals[0], cn->vals[0]) && b->args[6].kind == GARG_CONST;
+        /* its statistics and affine parameters: 1-d tensors of the dtype */
+        for (int a = 1; ok && a <= 4; a++) {
+            if (b->args[a].kind == GARG_CONST) {
+                ok = a <= 2 && b->args[a].v.kind == TT_V_NONE; /* weight, bias may be None */
+                continue;
+            }
+            const tt_tensor *t = b->args[a].kind == GARG_REF
+                                     ? g->nodes[b->args[a].ref.node].vals[b->args[a].ref.out]
+                                     : NULL;
+            ok = t && tt_dtype_of(t) == dt && tt_ndim(t) == 1;
+        }
+        if (ok) {
+            *bn = last = u;
+            v = (gref){u, 0};
+            u = sole_reader(g, v);
+        }
+    }
+    if (u >= 0 && tt__builtin_id(g->nodes[u].op) == TT_OP_RELU && arg_is(&g->nodes[u], 0, v) &&
+        same_layout(g->nodes[u].vals[0], cn->vals[0]))
+        *relu = last = u;
+    if (last == c)
+        return false;
+    /* The fused op runs where the chain's last node was and reads the
+     * convolution's inputs there: nothing in between may write anything. */
+    for (int k = c + 1; k < last; k++) {
+        const gnode *x = &g->nodes[k];
+        if (x->kind == TT_NODE_OP && writes(x))
+            return false;
+    }
+    return true;
+}
+
+int tt__pass_fuse_conv(tt_graph *g)
+{
+    const tt_op *fused = tt__op(TT_OP__CONVOLUTION_POINTWISE);
+    int folded = 0;
+    for (int c = g->ninputs; c < g->n; c++) {
+        int bn, relu;
+        if (!conv_chain(g, c, &bn, &relu))
+            continue;
+        const gnode *cn = &g->nodes[c];
+        int last = relu >= 0 ? relu : bn;
+        gnode *ln = &g->nodes[last];
+        garg *args = tt__arena_alloc(&g->arena, sizeof *args * 13);
+        if (!args) {
+            tt_clear_error();
+            break; /* the pass is optional */
+        }
+        memset(args, 0, sizeof *args * 13);
+        garg none = {.kind = GARG_CONST, .v = tt_v_none()};
+        /* input, weight, bias, stride, padding, dilation, groups */
+        const int from_conv[7] = {0, 1, 2, 3, 4, 5, 8};
+        bool ok = true;
+        for (int a = 0; a < 7 && ok; a++) {
+            args[a] = cn->args[from_conv[a]];
+            args[a].refs = NULL;
+            if (args[a].kind == GARG_CONST) {
+                args[a].v = tt_v_none();
+                ok = tt__value_copy(&args[a].v, &cn->args[from_conv[a]].v) == TT_OK;
+            }
+        }
+        const gnode *bnn = bn >= 0 ? &g->nodes[bn] : NULL;
+        for (int a = 0; a < 4; a++)
+            args[7 + a] = bnn && bnn->args[1 + a].kind == GARG_REF ? bnn->args[1 + a] : none;
+        args[11] = (garg){.kind = GARG_CONST,
+                          .v = tt_v_float(bnn ? bnn->args[6].v.u.f : 0.0)};
+        /* a constant is the graph's own copy (freed with the node) */
+        tt_value attr = tt_v_str(relu >= 0 ? "relu" : "none");
+        args[12] = none;
+        ok = ok && tt__value_copy(&args[12].v, &attr) == TT_OK;
+        if (!ok) {
+            for (int a = 0; a < 13; a++)
+                tt__garg_clear(&args[a]);
+            tt_clear_error();
+            continue;
+        }
+        for (int a = 0; a < ln->nargs; a++)
+            tt__garg_clear(&ln->args[a]);
+        for (int j = 1; j < ln->nvals; j++) /* batch norm's unread results */
+            tt__unhold(ln->vals[j]);
+        ln->nvals = 1;
+        ln->op = fused;
+        ln->args = args;
+        ln->nargs = 13;
+        folded++;
+    }
+    if (folded) {
+        tt__graph_rebuild_users(g);
+        tt__pass_dce(g); /* the convolutions and batch norms nobody reads now */
+    }
+    return folded;
+}
+
 tt_status tt_graph_functionalize(tt_graph *g)
 {
     if (!g || g->output < 0)

@@ -47,6 +47,7 @@ struct tt_plan {
     int nsteps;
     /* What the passes did, for TT_LOG=plan. */
     int nfunctionalized, ndead, nclones;
+    int nconv; /* convolution epilogues fused */
     bool variants; /* some step runs only on the fast or the safe path */
     tt_mem_plan *mem; /* NULL with the memory plan off; symbolic: the last run's */
     /* A symbolic plan's buffers follow its symbols: one memory plan per
@@ -70,6 +71,7 @@ void tt__plan_stats(const tt_plan *p, tt_compile_stats *st)
         st->fused_ops += p->steps[k].kind == STEP_FUSED ? tt__fused_num_nodes(p->steps[k].fused) : 0;
         st->epilogues += p->steps[k].kind == STEP_GEMM_ACC;
     }
+    st->conv_epilogues = p->nconv;
     st->planned_bytes = (int64_t)tt__mem_plan_bytes(p->mem);
 }
 
@@ -271,6 +273,7 @@ tt_plan *tt__plan_new(tt_graph *g, unsigned passes_off)
     p->nfunctionalized = tt__pass_functionalize(g, false);
     p->ndead = tt__pass_dce(g);
     p->nclones = tt__pass_elide_clones(g);
+    p->nconv = passes_off & TT_PASS_EPILOGUE ? 0 : tt__pass_fuse_conv(g);
     p->g = g;
     /* A symbolic plan's memory plans are made per binding, at run time. */
     p->plan_memory = !(passes_off & TT_PASS_MEMPLAN);
@@ -611,7 +614,7 @@ void tt__plan_describe(const tt_plan *p, char *buf, size_t n)
         released += p->steps[k].nrelease;
     snprintf(buf, n, "passes: %d in-place ops functionalized, %d dead ops removed, %d clones "
                      "elided; %d steps, %d fused kernels (%d ops), %d buffers, %d released "
-                     "after their last use, %d GEMM epilogues", p->nfunctionalized, p->ndead,
-             p->nclones, p->nsteps, st.fused_steps, st.fused_ops, p->nslots, released,
-             st.epilogues);
+                     "after their last use, %d GEMM epilogues, %d convolution epilogues",
+             p->nfunctionalized, p->ndead, p->nclones, p->nsteps, st.fused_steps, st.fused_ops,
+             p->nslots, released, st.epilogues, st.conv_epilogues);
 }

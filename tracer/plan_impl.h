@@ -38,5 +38,9 @@ int tt__pass_dce(tt_graph *g);
 int tt__pass_functionalize(tt_graph *g, bool inputs_too);
 /* Drops clones of fresh, unaliased values read only by the clone. */
 int tt__pass_elide_clones(tt_graph *g);
+/* Replaces each convolution -> [batch norm in inference form] -> [relu]
+ * chain whose values nothing else reads by one tt::_convolution_pointwise
+ * (the batch norm folded into the weights); returns how many. */
+int tt__pass_fuse_conv(tt_graph *g);
 
 #endif

@@ -31,7 +31,8 @@ typedef enum {
     /* Chains of elementwise ops run as one pass over memory. */
     TT_PASS_FUSE = 1u << 0,
     /* Work after a matrix product folded into its GEMM: w.add_(a @ b,
-     * alpha=s) (an SGD update) becomes one GEMM accumulating into w. */
+     * alpha=s) (an SGD update) becomes one GEMM accumulating into w; a
+     * convolution's batch norm (inference form) and ReLU fold into it. */
     TT_PASS_EPILOGUE = 1u << 1,
     /* A result written over an operand whose memory nothing reads again. */
     TT_PASS_INPLACE = 1u << 2,
@@ -234,6 +235,7 @@ typedef struct {
     int fused_steps;       /* elementwise chains (or lone ops run in place) */
     int fused_ops;         /* ops inside them */
     int epilogues;         /* updates folded into their matrix product */
+    int conv_epilogues;    /* batch norms (inference) and ReLUs folded into convolutions */
     /* The memory plan's block (after its first run); a symbolic plan has
      * one per binding of its symbols (the first 4), and this is the last
      * call's (0 for a binding past the first 4). */
