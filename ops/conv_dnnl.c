@@ -43,6 +43,10 @@
 typedef struct {
     int pass; /* CONV_PASS_* */
     int64_t N, C, O, G, in[2], out[2], k[2], s[2], p[2], d[2];
+    /* 0, or the channels of the whole output when this pass computes a
+     * slice of O of them (backward-weights cut by output channel): the
+     * output gradient is then a strided view of the whole one. */
+    int64_t o_total;
 } prim_key;
 
 /* One operand of a pass: its execution argument, the layout the primitive
@@ -173,7 +177,11 @@ static bool entry_create(prim_entry *e, const prim_key *k)
     dnnl_format_tag_t wtag = wnd == 5 ? dnnl_goihw : dnnl_oihw;
     if (dnnl_memory_desc_init_by_tag(&user[0], 4, src_d, dnnl_f32, dnnl_nchw) ||
         dnnl_memory_desc_init_by_tag(&user[1], wnd, wei_d, dnnl_f32, wtag) ||
-        dnnl_memory_desc_init_by_tag(&user[2], 4, dst_d, dnnl_f32, dnnl_nchw) ||
+        (k->o_total ? dnnl_memory_desc_init_by_strides(
+                          &user[2], 4, dst_d, dnnl_f32,
+                          (dnnl_dims_t){k->o_total * k->out[0] * k->out[1],
+                                        k->out[0] * k->out[1], k->out[1], 1})
+                    : dnnl_memory_desc_init_by_tag(&user[2], 4, dst_d, dnnl_f32, dnnl_nchw)) ||
         dnnl_memory_desc_init_by_tag(&any[0], 4, src_d, dnnl_f32, dnnl_format_tag_any) ||
         dnnl_memory_desc_init_by_tag(&any[1], wnd, wei_d, dnnl_f32, dnnl_format_tag_any) ||
         dnnl_memory_desc_init_by_tag(&any[2], 4, dst_d, dnnl_f32, dnnl_format_tag_any))
@@ -457,7 +465,13 @@ static dnnl_status_t entry_exec(const prim_entry *e, void *const ptr[3], char *b
 
 /* The batch is cut into one chunk per thread (the last may be shorter),
  * each run as its own primitive call on a pool thread; backward-weights
- * chunks write partial gradients, added afterwards in chunk order. */
+ * chunks write partial gradients, added afterwards in chunk order. A
+ * backward-weights pass whose weights outnumber its input's elements
+ * (ResNet's later layers: 2.4M weights from 16K inputs) is cut by output
+ * channel instead: each chunk reads the whole input and a slice of the
+ * output gradient's channels and writes its own rows of the weight
+ * gradient, so there is nothing to add (adding the partials cost more
+ * than the convolution there). */
 typedef struct {
     prim_entry *full, *last; /* the passes of a full chunk and of the last */
     int64_t chunks, per;     /* chunk count, samples per full chunk */
@@ -515,14 +529,30 @@ tt_status conv_dnnl_run(int pass, const conv_geom *g, void *const ptr[3], bool *
     }
     int64_t t = tt_get_num_threads();
     t = t < 1 ? 1 : t > MAX_CHUNKS ? MAX_CHUNKS : t;
-    chunk_plan p = {.per = (g->N + t - 1) / t};
-    p.chunks = (g->N + p.per - 1) / p.per;
-    k.N = p.per;
+    int64_t wnumel = g->O * (g->C / g->G) * g->k[0] * g->k[1];
+    int64_t xnumel = g->N * g->C * g->in[0] * g->in[1];
+    /* by output channel: slices of whole 16-channel blocks (oneDNN's) */
+    bool by_o = pass == CONV_PASS_BWD_WEIGHTS && g->G == 1 && t > 1 && wnumel > xnumel &&
+                g->O >= 16 * t;
+    chunk_plan p = {0};
+    int64_t whole = by_o ? g->O : g->N;
+    p.per = (whole + t - 1) / t;
+    if (by_o)
+        p.per = (p.per + 15) / 16 * 16;
+    p.chunks = (whole + p.per - 1) / p.per;
+    if (by_o)
+        k.N = g->N, k.O = p.per, k.o_total = g->O;
+    else
+        k.N = p.per;
     tt_status st;
     if (!(p.full = entry_get(&k, &st)))
         return st;
-    k.N = g->N - (p.chunks - 1) * p.per;
-    p.last = k.N == p.per ? p.full : entry_get(&k, &st);
+    int64_t rest = whole - (p.chunks - 1) * p.per;
+    if (by_o)
+        k.O = rest;
+    else
+        k.N = rest;
+    p.last = rest == p.per ? p.full : entry_get(&k, &st);
     if (!p.last) {
         entry_unref(p.full);
         return st;
@@ -530,15 +560,18 @@ tt_status conv_dnnl_run(int pass, const conv_geom *g, void *const ptr[3], bool *
     *ran = true;
     int64_t xs = g->C * g->in[0] * g->in[1], ys = g->O * g->out[0] * g->out[1];
     int64_t steps[3][3] = {{xs, 0, ys}, {ys, 0, xs}, {xs, ys, 0}};
+    /* by output channel: x whole; dw rows and dy channels per channel */
+    int64_t o_steps[3] = {0, g->out[0] * g->out[1], (g->C / g->G) * g->k[0] * g->k[1]};
     for (int i = 0; i < 3; i++) {
-        p.step[i] = steps[pass][i];
+        p.step[i] = by_o ? o_steps[i] : steps[pass][i];
         p.ptr[i] = ptr[i];
     }
     size_t b1 = entry_bytes(p.full), b2 = entry_bytes(p.last);
     p.bytes = align64(b1 > b2 ? b1 : b2);
-    p.wnumel = g->O * (g->C / g->G) * g->k[0] * g->k[1];
-    size_t partial_bytes =
-        pass == CONV_PASS_BWD_WEIGHTS ? (size_t)(p.chunks - 1) * (size_t)p.wnumel * 4 : 0;
+    p.wnumel = wnumel;
+    size_t partial_bytes = pass == CONV_PASS_BWD_WEIGHTS && !by_o
+                               ? (size_t)(p.chunks - 1) * (size_t)p.wnumel * 4
+                               : 0;
     size_t cap = 0, total = (size_t)p.chunks * p.bytes + partial_bytes;
     p.block = tt__alloc_storage(total, &cap);
     if (!p.block) {

@@ -79,6 +79,9 @@ static const conv_case cases[] = {
     {"transposed_groups", 2, 1, 4, 6, {3, 4}, {2, 3}, {2, 1}, {0, 1}, {2, 1}, {1, 0}, 2, true,
      false},
     {"transposed_1d", 1, 2, 3, 2, {5}, {4}, {3}, {1}, {1}, {2}, 1, true, true},
+    /* more weights than input elements: oneDNN's backward-weights is cut by
+     * output channel (80 = 48 + 32 at two threads) */
+    {"wide_weights", 2, 2, 8, 80, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1, false, true},
 };
 
 /* Output spatial sizes of a case. */
@@ -238,9 +241,28 @@ END_TEST
 
 /* The f32 gradients (input, weight, bias) by oneDNN equal im2col + GEMM's
  * (checked against the direct loop through gradcheck in f64). */
+static void backends_agree(const conv_case *c);
 START_TEST(test_conv_backends_agree)
 {
-    const conv_case *c = &cases[_i];
+    backends_agree(&cases[_i]);
+}
+END_TEST
+
+/* The output-channel cut at 2, 3 and 4 threads (slices of 48 + 32, then
+ * 32 + 32 + 16 channels: whole 16-channel blocks, the last shorter). */
+START_TEST(test_conv_weight_grad_cut_by_channel)
+{
+    int old = tt_get_num_threads();
+    for (int t = 2; t <= 4; t++) {
+        tt_set_num_threads(t);
+        backends_agree(&cases[TT_TABLE_LEN(cases) - 1]);
+    }
+    tt_set_num_threads(old);
+}
+END_TEST
+
+static void backends_agree(const conv_case *c)
+{
     int64_t xs[4], ws[4], ys[4];
     case_shapes(c, xs, ws, ys);
     int nd = c->nsp + 2;
@@ -271,7 +293,6 @@ START_TEST(test_conv_backends_agree)
     }
     tt_release(gy);
 }
-END_TEST
 
 /* oneDNN primitives are created once per shape: replaying a compiled
  * f32 training step creates none. */
@@ -958,6 +979,7 @@ static Suite *conv_suite(void)
     tcase_add_loop_test(tc, test_conv_cases, 0, TT_TABLE_LEN(cases));
     tcase_add_loop_test(tc, test_conv_gradcheck, 0, TT_TABLE_LEN(cases));
     tcase_add_loop_test(tc, test_conv_backends_agree, 0, TT_TABLE_LEN(cases));
+    tcase_add_test(tc, test_conv_weight_grad_cut_by_channel);
     tcase_add_test(tc, test_conv_primitive_cache);
     tcase_add_test(tc, test_conv_grad_input_only);
     tcase_add_test(tc, test_conv_channels_last);
