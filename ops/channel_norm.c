@@ -174,8 +174,80 @@ typedef enum {
         }                                                                      \
     }
 
+/* Contiguous layout with small planes (S < SMALL_S: a ResNet's last
+ * stages, 2x2 and 1x1): a run of S values per (n, c) makes the per-run
+ * set-up of the kernels above the whole cost, 20 times the memory time.
+ * Here task [c0, c1) walks each sample's channels in order, S values
+ * each, into per-channel sums (samples in order: the same result on any
+ * thread count); the elementwise pass takes a sample's C x S values at a
+ * time. */
+#define SMALL_S 16
+#define BN_SUMS_SMALL(T)                                                       \
+    CPU_CLONES static void bn_sums_small_##T(int64_t c0, int64_t c1, void *vp) \
+    {                                                                          \
+        const bn_plan *p = vp;                                                 \
+        const int64_t S = p->S, C = p->C;                                      \
+        for (int64_t c = c0; c < c1; c++)                                      \
+            p->s1[c] = p->s2[c] = 0;                                           \
+        for (int64_t n = 0; n < p->N; n++) {                                   \
+            const T *x = (const T *)p->x + n * C * S;                          \
+            const T *g = p->g ? (const T *)p->g + n * C * S : NULL;            \
+            for (int64_t c = c0; c < c1; c++) {                                \
+                T m = p->mean ? (T)p->mean[c] : (T)0;                          \
+                double a = 0, b = 0;                                           \
+                const T *xc = x + c * S, *gc = g ? g + c * S : NULL;           \
+                if (p->kind == SUM_X)                                          \
+                    for (int64_t j = 0; j < S; j++)                            \
+                        a += (double)xc[j];                                    \
+                else if (p->kind == SUM_DEV2)                                  \
+                    for (int64_t j = 0; j < S; j++) {                          \
+                        T d = xc[j] - m;                                       \
+                        b += (double)(d * d);                                  \
+                    }                                                          \
+                else                                                           \
+                    for (int64_t j = 0; j < S; j++) {                          \
+                        a += (double)gc[j];                                    \
+                        b += (double)(xc[j] - m) * (double)gc[j];              \
+                    }                                                          \
+                p->s1[c] += a;                                                 \
+                p->s2[c] += b;                                                 \
+            }                                                                  \
+        }                                                                      \
+    }
+#define BN_APPLY_SMALL(T)                                                      \
+    CPU_CLONES static void bn_apply_small_##T(int64_t n0, int64_t n1, void *vp) \
+    {                                                                          \
+        const bn_plan *p = vp;                                                 \
+        const int64_t S = p->S, C = p->C;                                      \
+        for (int64_t n = n0; n < n1; n++)                                      \
+            for (int64_t c = 0; c < C; c++) {                                  \
+                int64_t off = (n * C + c) * S;                                 \
+                const T *restrict x = (const T *)p->x + off;                   \
+                T *restrict y = (T *)p->y + off;                               \
+                T a = (T)p->pa[c];                                             \
+                if (!p->g) {                                                   \
+                    T b = (T)p->pb[c];                                         \
+                    for (int64_t j = 0; j < S; j++)                            \
+                        y[j] = x[j] * a + b;                                   \
+                } else if (p->pb) {                                            \
+                    const T *restrict g = (const T *)p->g + off;               \
+                    T b = (T)p->pb[c], m = (T)p->mean[c], k = (T)p->pc[c];     \
+                    for (int64_t j = 0; j < S; j++)                            \
+                        y[j] = (g[j] - b - (x[j] - m) * k) * a;                \
+                } else {                                                       \
+                    const T *restrict g = (const T *)p->g + off;               \
+                    for (int64_t j = 0; j < S; j++)                            \
+                        y[j] = g[j] * a;                                       \
+                }                                                              \
+            }                                                                  \
+    }
+
 BN_RUN(float)
 BN_RUN(double)
+BN_SUMS_SMALL(float)
+BN_SUMS_SMALL(double)
+BN_APPLY_SMALL(float)
+BN_APPLY_SMALL(double)
 BN_SUMS_NCHW(float)
 BN_SUMS_NCHW(double)
 BN_SUMS_NHWC(float)
@@ -191,7 +263,10 @@ static void bn_sums(bn_plan *p, int kind, bool f64, double *s1, double *s2, doub
     if (!p->cl) {
         p->s1 = s1, p->s2 = s2;
         int64_t grain = 65536 / (p->N * p->S + 1) + 1;
-        tt_parallel_for(p->C, grain, f64 ? bn_sums_nchw_double : bn_sums_nchw_float, p);
+        if (p->S < SMALL_S)
+            tt_parallel_for(p->C, grain, f64 ? bn_sums_small_double : bn_sums_small_float, p);
+        else
+            tt_parallel_for(p->C, grain, f64 ? bn_sums_nchw_double : bn_sums_nchw_float, p);
         return;
     }
     p->s1 = part, p->s2 = part + CHUNKS * p->C;
@@ -208,6 +283,11 @@ static void bn_sums(bn_plan *p, int kind, bool f64, double *s1, double *s2, doub
 
 static void bn_apply(bn_plan *p, bool f64)
 {
+    if (!p->cl && p->S < SMALL_S) {
+        tt_parallel_for(p->N, 32768 / (p->C * p->S + 1) + 1,
+                        f64 ? bn_apply_small_double : bn_apply_small_float, p);
+        return;
+    }
     int64_t tasks = p->cl ? p->N * p->S : p->N * p->C, len = p->cl ? p->C : p->S;
     tt_parallel_for(tasks, 32768 / (len + 1) + 1, f64 ? bn_apply_double : bn_apply_float, p);
 }
