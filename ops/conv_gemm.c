@@ -273,19 +273,21 @@ tt_status conv_gemm_bwd_weight(const conv_geom *g, tt_dtype dt, const char *x, c
 typedef struct {
     bool f64, relu;
     char *y;
-    const char *b;
+    const char *b, *scale;
     int64_t n, c, hw;
 } bias_plan;
 
-/* y += b (b NULL: + 0), then relu's formula (ops/pointwise_ops.h: a <= 0
- * gives 0, NaN stays) when asked: one pass over the output for both. */
+/* y = y * scale + b per channel (scale NULL: 1, b NULL: 0), then relu's
+ * formula (ops/pointwise_ops.h: a <= 0 gives 0, NaN stays) when asked:
+ * one pass over the output for a convolution's whole epilogue. */
 #define BIAS_ROW(T)                                                            \
     do {                                                                       \
         T *y = (T *)p->y + r * p->hw, b = p->b ? ((const T *)p->b)[ch] : (T)0; \
-        if (p->relu)                                                           \
+        T s = p->scale ? ((const T *)p->scale)[ch] : (T)1;                     \
+        if (p->relu || p->scale)                                               \
             for (int64_t i = 0; i < p->hw; i++) {                              \
-                T v = y[i] + b;                                                \
-                y[i] = v <= 0 ? (T)0 : v;                                      \
+                T v = y[i] * s + b;                                            \
+                y[i] = p->relu && v <= 0 ? (T)0 : v;                           \
             }                                                                  \
         else                                                                   \
             for (int64_t i = 0; i < p->hw; i++)                                \
@@ -304,10 +306,11 @@ static void bias_task(int64_t r0, int64_t r1, void *vp)
     }
 }
 
-void conv_add_bias(tt_dtype dt, char *y, const char *b, bool relu, int64_t n, int64_t c,
-                   int64_t hw)
+void conv_add_bias(tt_dtype dt, char *y, const char *scale, const char *b, bool relu, int64_t n,
+                   int64_t c, int64_t hw)
 {
-    bias_plan p = {.f64 = dt == TT_F64, .relu = relu, .y = y, .b = b, .n = n, .c = c, .hw = hw};
+    bias_plan p = {.f64 = dt == TT_F64, .relu = relu, .y = y, .b = b, .scale = scale,
+                   .n = n, .c = c, .hw = hw};
     tt_parallel_for(n * c, 1 + 32768 / (hw ? hw : 1), bias_task, &p);
 }
 

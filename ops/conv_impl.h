@@ -28,11 +28,11 @@ tt_status conv_gemm_bwd_data(const conv_geom *g, tt_dtype dt, const char *dy, co
                              char *dx);
 tt_status conv_gemm_bwd_weight(const conv_geom *g, tt_dtype dt, const char *x, const char *dy,
                                char *dw);
-/* y [n, c, hw] += b [c] per channel (b NULL: nothing added), then ReLU
- * with relu: a fused convolution's epilogue in the same pass. db[c] = sum
- * over n, hw of dy. */
-void conv_add_bias(tt_dtype dt, char *y, const char *b, bool relu, int64_t n, int64_t c,
-                   int64_t hw);
+/* y [n, c, hw] = y * scale[c] + b[c] per channel (scale NULL: 1, b NULL:
+ * 0), then ReLU with relu: a fused convolution's epilogue in one pass.
+ * db[c] = sum over n, hw of dy. */
+void conv_add_bias(tt_dtype dt, char *y, const char *scale, const char *b, bool relu, int64_t n,
+                   int64_t c, int64_t hw);
 void conv_bias_grad(tt_dtype dt, const char *dy, char *db, int64_t n, int64_t c, int64_t hw);
 /* im2col of N images [C, in0, in1] into [N, C k0 k1, out0 out1], and its
  * adjoint (col2im sums into a zeroed image). */

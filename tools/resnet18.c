@@ -76,23 +76,45 @@ void resnet18_free(resnet18 *r)
 }
 
 /* Convolution c, then its batch norm (training), then ReLU unless last. */
-static tt_tensor *conv_bn(tt_tensor **in, int c, tt_tensor *x, bool relu)
+static tt_tensor *conv_bn(tt_tensor **in, int c, tt_tensor *x, bool relu, bool train)
 {
     int64_t p = convs[c].k / 2, s = convs[c].stride;
     tt_tensor *y = tt_conv2d(x, P(in, CONV_W(c)), NULL,
                              &(tt_conv_opts){.stride = {s, s}, .padding = {p, p}});
     y = tt_batch_norm(y, P(in, BN_W(c)), P(in, BN_B(c)), RS(in, 2 * c), RS(in, 2 * c + 1),
-                      true, 0.1, 1e-5);
+                      train, 0.1, 1e-5);
     return relu ? tt_relu(y) : y;
 }
 
 /* A basic block from convolution c: two 3x3 convolutions, the shortcut
  * (a 1x1 convolution c + 2 when downsampling), the sum, ReLU. */
-static tt_tensor *block(tt_tensor **in, int c, tt_tensor *x, bool downsample)
+static tt_tensor *block(tt_tensor **in, int c, tt_tensor *x, bool downsample, bool train)
 {
-    tt_tensor *y = conv_bn(in, c + 1, conv_bn(in, c, x, true), false);
-    tt_tensor *shortcut = downsample ? conv_bn(in, c + 2, x, false) : x;
+    tt_tensor *y = conv_bn(in, c + 1, conv_bn(in, c, x, true, train), false, train);
+    tt_tensor *shortcut = downsample ? conv_bn(in, c + 2, x, false, train) : x;
     return tt_relu(tt_add(y, shortcut));
+}
+
+/* The logits of images x: batch norms in training mode or in inference
+ * form (their running statistics). */
+static tt_tensor *forward(tt_tensor **in, tt_tensor *x, bool train)
+{
+    x = conv_bn(in, 0, x, true, train);
+    x = tt_max_pool2d(x, &(tt_pool_opts){.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}});
+    x = block(in, 3, block(in, 1, x, false, train), false, train);
+    for (int stage = 0, c = 5; stage < 3; stage++, c += 5)
+        x = block(in, c + 3, block(in, c, x, true, train), false, train);
+    x = tt_flatten(tt_adaptive_avg_pool2d(x, 1, 1), 1, -1);
+    return tt_linear(x, P(in, FC_W), P(in, FC_B));
+}
+
+tt_status resnet18_eval(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    out[0] = tt_keep(forward(in, in[0], false));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
 }
 
 tt_status resnet18_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
@@ -101,13 +123,7 @@ tt_status resnet18_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void
     const resnet18 *r = ud;
     tt_tensor *grad[RESNET_NPARAMS] = {0};
     tt_scope_begin();
-    tt_tensor *x = conv_bn(in, 0, in[0], true);
-    x = tt_max_pool2d(x, &(tt_pool_opts){.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}});
-    x = block(in, 3, block(in, 1, x, false), false);
-    for (int stage = 0, c = 5; stage < 3; stage++, c += 5)
-        x = block(in, c + 3, block(in, c, x, true), false);
-    x = tt_flatten(tt_adaptive_avg_pool2d(x, 1, 1), 1, -1);
-    tt_tensor *loss = tt_cross_entropy(tt_linear(x, P(in, FC_W), P(in, FC_B)), in[1]);
+    tt_tensor *loss = tt_cross_entropy(forward(in, in[0], true), in[1]);
     tt_status st = loss ? tt_backward(loss, NULL) : tt_errcode();
     for (int i = 0; i < RESNET_NPARAMS && !st; i++)
         if (!(grad[i] = tt_get_grad(P(in, i))))

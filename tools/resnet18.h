@@ -2,7 +2,7 @@
  * of two basic blocks, 64-128-256-512 channels, global average pool, a
  * linear classifier) and its training step with SGD and momentum, for the
  * bench's ResNet-18 lines and the compile test that checks the step the
- * bench times. Batch norm in training mode, its running statistics
+ * bench times, and its inference forward. Batch norm in training mode, its running statistics
  * updated in place; the convolutions carry no bias, as torchvision's. */
 #ifndef TT_RESNET18_H
 #define TT_RESNET18_H
@@ -30,6 +30,9 @@ void resnet18_free(resnet18 *r); /* not in[0], in[1] */
 
 /* One step (a tt_fn; ud: resnet18 *): out[0] the loss. */
 tt_status resnet18_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud);
+/* Inference (a tt_fn on the step's inputs): out[0] the logits of in[0],
+ * batch norms from their running statistics. */
+tt_status resnet18_eval(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud);
 
 /* Each convolution's forward and backward (data and weights) alone, at
  * the shapes the step runs them for a batch of images [B, 3, H, W] (the
