@@ -21,7 +21,6 @@
  * and leaves nothing changed (index_copy_ writes in place). */
 #include "transformer_impl.h"
 #include "tt_index.h"
-#include "tt_nn.h"
 
 #include <float.h>
 #include <limits.h>
@@ -973,25 +972,28 @@ static tt_status gather_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
 /* src's gradient from grad.gather(dim, index), of index's shape: zeros
  * after it where src is larger (src's elements past the index's are never
  * read). PyTorch 1.13 returns the index-shaped gradient there and its
- * engine refuses it; tt pads it to src's shape. Takes g. */
+ * engine refuses it; tt grows it to src's shape a dim at a time, with
+ * slice_scatter into zeros (sizes may be symbols). Takes g. */
 static tt_tensor *fit_src_grad(tt_autograd_ctx *ctx, tt_tensor *g)
 {
     const int64_t *s;
     int n;
-    if (!g || tt_ctx_get_ints(ctx, "src", &s, &n))
+    if (!g || tt_ctx_get_ints(ctx, "src", &s, &n) || n == 0 || tt_ndim(g) != n)
         return g;
-    int64_t pads[2 * TT_MAX_DIMS];
-    bool same = true;
-    for (int d = 0; d < n; d++) {
-        pads[2 * (n - 1 - d)] = 0;
-        pads[2 * (n - 1 - d) + 1] = tt_ndim(g) ? tt_sym_sub(s[d], tt_sizes(g)[d]) : 0;
-        same = same && tt_ndim(g) && tt_size_eq(tt_sizes(g)[d], s[d]);
+    for (int d = 0; d < n && g; d++) {
+        tt_size gd = tt_sizes(g)[d];
+        if (tt_size_eq(gd, s[d]))
+            continue;
+        int64_t sizes[TT_MAX_DIMS];
+        memcpy(sizes, tt_sizes(g), sizeof(int64_t) * (size_t)n);
+        sizes[d] = s[d];
+        tt_tensor *z = tt_zeros(n, sizes, tt_dtype_of(g));
+        tt_tensor *r = z ? tt_slice_scatter(z, g, d, 0, gd, 1) : NULL;
+        tt_release(z);
+        tt_release(g);
+        g = r;
     }
-    if (same || n == 0)
-        return g;
-    tt_tensor *r = tt_pad(g, 2 * n, pads, "constant", 0);
-    tt_release(g);
-    return r;
+    return g;
 }
 
 /* scatter.src: d/dself = grad.scatter(dim, index, 0), d/dsrc =
