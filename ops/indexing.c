@@ -86,84 +86,133 @@ OPS_FLOAT(double)
 OPS_INT(uint8_t, unsigned)
 OPS_INT(int32_t, uint32_t)
 OPS_INT(int64_t, uint64_t)
-static inline bool add_bool(bool a, bool b) { return a || b; }
-static inline bool mul_bool(bool a, bool b) { return a && b; }
-static inline bool max_bool(bool a, bool b) { return a || b; }
-static inline bool min_bool(bool a, bool b) { return a && b; }
-static inline bool axpy_bool(bool d, bool s, const walk *w) { return d || (w->ialpha && s); }
+static inline bool add_b8(bool a, bool b) { return a || b; }
+static inline bool mul_b8(bool a, bool b) { return a && b; }
+static inline bool max_b8(bool a, bool b) { return a || b; }
+static inline bool min_b8(bool a, bool b) { return a && b; }
+static inline bool axpy_b8(bool d, bool s, const walk *w) { return d || (w->ialpha && s); }
 
-/* One line: `dim` running over its size from the line's first elements
- * d0, s0, i0. Destination offsets (for the mean's counts) are relative to
- * dst. */
-#define LINE_FN(T_)                                                            \
-    static void line_##T_(const walk *w, char *d0, const char *s0, const char *i0) \
+/* A block of m lines: `dim` running over its size, outside, and m lines
+ * side by side along the last dim (when that is not `dim`), inside, so
+ * a walk along dim 0 of a row-major tensor still reads rows (one element
+ * after the other) rather than columns. Each destination element still
+ * sees its positions in increasing order. d0, s0, i0: the block's first
+ * elements; destination offsets (the mean's counts) are relative to dst. */
+#define BLOCK_SETUP                                                            \
+    const int64_t n = w->size[w->dim], sdd = w->sd[w->dim];                    \
+    const int64_t ssd = w->ss[w->dim], sid = w->si[w->dim];                    \
+    const int a_ = w->nd - 1;                                                  \
+    const int64_t sda = w->sd[a_], ssa = w->ss[a_], sia = w->si[a_];           \
+    const bool dix = w->dst_indexed, i64 = w->idx64;                           \
+    const red_kind red = w->red
+/* The reduction of one destination element d with s. */
+#define REDUCE_ONE(N_, d, s)                                                   \
+    switch (red) {                                                             \
+    case RED_ASSIGN: *(d) = (s); break;                                        \
+    case RED_SUM: *(d) = add_##N_(*(d), (s)); break;                           \
+    case RED_MEAN:                                                             \
+        *(d) = add_##N_(*(d), (s));                                            \
+        w->count[((char *)(d) - w->dst) / (int64_t)sizeof(*(d))]++;              \
+        break;                                                                 \
+    case RED_PROD: *(d) = mul_##N_(*(d), (s)); break;                          \
+    case RED_AMAX: *(d) = max_##N_(*(d), (s)); break;                          \
+    case RED_AMIN: *(d) = min_##N_(*(d), (s)); break;                          \
+    case RED_ADD_ALPHA: *(d) = axpy_##N_(*(d), (s), w); break;                 \
+    }
+/* Where the index is the same across the block (index_select, index_copy,
+ * index_add: sia 0) it is read once per position and the block is a row
+ * segment on both sides: the reduction's switch goes outside the loop
+ * over it, which then runs over plain strided (or contiguous) elements. */
+#define LINE_FN(T_, N_)                                                         \
+    static void line_##N_(const walk *w, char *d0, const char *s0, const char *i0, \
+                          int64_t m)                                           \
     {                                                                          \
-        const int64_t n = w->size[w->dim], sdd = w->sd[w->dim];                \
-        const int64_t ssd = w->ss[w->dim], sid = w->si[w->dim];                \
+        BLOCK_SETUP;                                                           \
         for (int64_t j = 0; j < n; j++) {                                      \
-            int64_t k = load_index(i0 + j * sid, w->idx64);                    \
-            T_ *d = (T_ *)(d0 + (w->dst_indexed ? k : j) * sdd);               \
-            T_ s = *(const T_ *)(s0 + (w->dst_indexed ? j : k) * ssd);         \
-            switch (w->red) {                                                  \
-            case RED_ASSIGN: *d = s; break;                                    \
-            case RED_SUM: *d = add_##T_(*d, s); break;                         \
-            case RED_MEAN:                                                     \
-                *d = add_##T_(*d, s);                                          \
-                w->count[((char *)d - w->dst) / (int64_t)sizeof(T_)]++;        \
-                break;                                                         \
-            case RED_PROD: *d = mul_##T_(*d, s); break;                        \
-            case RED_AMAX: *d = max_##T_(*d, s); break;                        \
-            case RED_AMIN: *d = min_##T_(*d, s); break;                        \
-            case RED_ADD_ALPHA: *d = axpy_##T_(*d, s, w); break;               \
+            if (sia == 0 && red != RED_MEAN) {                                 \
+                int64_t k = load_index(i0 + j * sid, i64);                     \
+                char *dr = d0 + (dix ? k : j) * sdd;                           \
+                const char *sr = s0 + (dix ? j : k) * ssd;                     \
+                for (int64_t t = 0; t < m; t++) {                              \
+                    T_ *d = (T_ *)(dr + t * sda);                              \
+                    T_ s = *(const T_ *)(sr + t * ssa);                        \
+                    REDUCE_ONE(N_, d, s)                                       \
+                }                                                              \
+                continue;                                                      \
+            }                                                                  \
+            for (int64_t t = 0; t < m; t++) {                                  \
+                int64_t k = load_index(i0 + j * sid + t * sia, i64);           \
+                T_ *d = (T_ *)(d0 + t * sda + (dix ? k : j) * sdd);            \
+                T_ s = *(const T_ *)(s0 + t * ssa + (dix ? j : k) * ssd);      \
+                REDUCE_ONE(N_, d, s)                                           \
             }                                                                  \
         }                                                                      \
     }
-LINE_FN(float)
-LINE_FN(double)
-LINE_FN(uint8_t)
-LINE_FN(int32_t)
-LINE_FN(int64_t)
-LINE_FN(bool)
+LINE_FN(float, float)
+LINE_FN(double, double)
+LINE_FN(uint8_t, uint8_t)
+LINE_FN(int32_t, int32_t)
+LINE_FN(int64_t, int64_t)
+LINE_FN(bool, b8)
 
-/* A plain element move, for RED_ASSIGN of any dtype by its size alone. */
-static void line_move(const walk *w, char *d0, const char *s0, const char *i0)
-{
-    const int64_t n = w->size[w->dim], sdd = w->sd[w->dim];
-    const int64_t ssd = w->ss[w->dim], sid = w->si[w->dim];
-    for (int64_t j = 0; j < n; j++) {
-        int64_t k = load_index(i0 + j * sid, w->idx64);
-        char *d = d0 + (w->dst_indexed ? k : j) * sdd;
-        const char *s = s0 + (w->dst_indexed ? j : k) * ssd;
-        switch (w->es) {
-        case 1: *d = *s; break;
-        case 4: memcpy(d, s, 4); break;
-        default: memcpy(d, s, 8); break;
-        }
+/* A plain element move, for RED_ASSIGN of any dtype by its size alone: a
+ * row segment at once where the index is the same across the block and
+ * both sides are contiguous along the last dim. */
+#define MOVE_FN(T_)                                                            \
+    static void move_##T_(const walk *w, char *d0, const char *s0, const char *i0, \
+                          int64_t m)                                           \
+    {                                                                          \
+        BLOCK_SETUP;                                                           \
+        (void)red;                                                             \
+        const int64_t es = (int64_t)sizeof(T_);                                \
+        for (int64_t j = 0; j < n; j++) {                                      \
+            if (sia == 0) {                                                    \
+                int64_t k = load_index(i0 + j * sid, i64);                     \
+                char *dr = d0 + (dix ? k : j) * sdd;                           \
+                const char *sr = s0 + (dix ? j : k) * ssd;                     \
+                if (sda == es && ssa == es)                                    \
+                    memcpy(dr, sr, (size_t)(m * es));                          \
+                else                                                           \
+                    for (int64_t t = 0; t < m; t++)                            \
+                        memcpy(dr + t * sda, sr + t * ssa, sizeof(T_));        \
+                continue;                                                      \
+            }                                                                  \
+            for (int64_t t = 0; t < m; t++) {                                  \
+                int64_t k = load_index(i0 + j * sid + t * sia, i64);           \
+                memcpy(d0 + t * sda + (dix ? k : j) * sdd,                     \
+                       s0 + t * ssa + (dix ? j : k) * ssd, sizeof(T_));        \
+            }                                                                  \
+        }                                                                      \
     }
-}
+MOVE_FN(uint8_t)
+MOVE_FN(uint32_t)
+MOVE_FN(uint64_t)
 
-typedef void (*line_fn)(const walk *w, char *d0, const char *s0, const char *i0);
+typedef void (*line_fn)(const walk *w, char *d0, const char *s0, const char *i0, int64_t m);
 
 static line_fn pick_line(const walk *w)
 {
     if (w->red == RED_ASSIGN)
-        return line_move;
+        return w->es == 1 ? move_uint8_t : w->es == 4 ? move_uint32_t : move_uint64_t;
     switch (w->dt) {
     case TT_F32: return line_float;
     case TT_F64: return line_double;
     case TT_U8: return line_uint8_t;
     case TT_I32: return line_int32_t;
     case TT_I64: return line_int64_t;
-    default: return line_bool;
+    default: return line_b8;
     }
 }
 
-/* Lines [b, e): the coordinates off `dim` of line b decoded once, then
- * stepped like an odometer (last dim fastest). */
+/* Lines [b, e), numbered over the coordinates off `dim` (last dim
+ * fastest): line b's coordinates decoded once, then stepped like an
+ * odometer, in blocks of lines that differ only in the last dim. */
 static void walk_task(int64_t b, int64_t e, void *vp)
 {
     const walk *w = vp;
     line_fn fn = pick_line(w);
+    const int a = w->nd - 1;
+    const bool across = a != w->dim;
     int64_t c[TT_MAX_DIMS] = {0}, rem = b, od = 0, os = 0, oi = 0;
     for (int d = w->nd - 1; d >= 0; d--) {
         if (d == w->dim)
@@ -172,9 +221,22 @@ static void walk_task(int64_t b, int64_t e, void *vp)
         rem /= w->size[d];
         od += c[d] * w->sd[d], os += c[d] * w->ss[d], oi += c[d] * w->si[d];
     }
-    for (int64_t l = b; l < e; l++) {
-        fn(w, w->dst + od, w->src + os, w->idx + oi);
-        for (int d = w->nd - 1; d >= 0; d--) {
+    for (int64_t l = b; l < e;) {
+        int64_t m = across ? w->size[a] - c[a] : 1;
+        m = m < e - l ? m : e - l;
+        fn(w, w->dst + od, w->src + os, w->idx + oi, m);
+        l += m;
+        int from = w->nd - 1;
+        if (across) {
+            c[a] += m;
+            od += m * w->sd[a], os += m * w->ss[a], oi += m * w->si[a];
+            if (c[a] < w->size[a])
+                continue;
+            od -= c[a] * w->sd[a], os -= c[a] * w->ss[a], oi -= c[a] * w->si[a];
+            c[a] = 0;
+            from = a - 1;
+        }
+        for (int d = from; d >= 0; d--) {
             if (d == w->dim)
                 continue;
             if (++c[d] < w->size[d]) {
