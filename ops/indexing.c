@@ -433,6 +433,40 @@ static tt_status gather_kernel(tt_frame *f)
 
 /* --------------------------------------------------------------- scatter */
 
+/* One value of any dtype, which a walk reads with stride 0. */
+typedef union {
+    double f64;
+    float f32;
+    int64_t i64;
+    int32_t i32;
+    uint8_t u8;
+    bool b;
+} scalar_buf;
+
+static void scalar_of(tt_dtype dt, double v, scalar_buf *out)
+{
+    memset(out, 0, sizeof *out);
+    tt__store(out, dt, v);
+}
+
+/* What include_self=False starts the scattered-to elements from, as
+ * PyTorch's: 0 (sum, mean), 1 (prod), the dtype's lowest (amax) or
+ * highest (amin) value, infinities for floats. */
+static void reduce_identity(red_kind red, tt_dtype dt, scalar_buf *v)
+{
+    bool fl = tt__dtype_is_float(dt), hi = red == RED_AMIN;
+    scalar_of(dt, red == RED_PROD ? 1 : 0, v);
+    if (red != RED_AMAX && red != RED_AMIN)
+        return;
+    switch (dt) {
+    case TT_I64: v->i64 = hi ? INT64_MAX : INT64_MIN; break;
+    case TT_I32: v->i32 = hi ? INT32_MAX : INT32_MIN; break;
+    case TT_U8: v->u8 = hi ? 255 : 0; break;
+    case TT_BOOL: v->b = hi; break;
+    default: scalar_of(dt, fl ? (hi ? INFINITY : -INFINITY) : 0, v); break;
+    }
+}
+
 /* scatter.src, scatter.value (src NULL), scatter_add and scatter_reduce:
  * self's copy with src's elements combined in at the index's positions.
  * `value` is scatter.value's; include_self as scatter_reduce's. */
@@ -461,15 +495,7 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
         return out;
     if (check_index_values(op, 3, index, dim, size_at(self, dim)))
         return tt_release(out);
-    union {
-        double f64;
-        float f32;
-        int64_t i64;
-        int32_t i32;
-        uint8_t u8;
-        bool b;
-    } scalar;
-    memset(&scalar, 0, sizeof scalar);
+    scalar_buf scalar, ident;
     walk w = {.dst = tt__ptr(out), .idx = tt__ptr(index), .idx64 = true, .dt = dt,
               .dst_indexed = true, .es = tt_dtype_size(dt)};
     walk_shape(&w, index, dim);
@@ -479,48 +505,18 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
         w.src = tt__ptr(src);
         byte_strides(src, w.nd, w.ss);
     } else {
-        tt__store(&scalar, dt, value);
+        scalar_of(dt, value, &scalar);
         w.src = (const char *)&scalar; /* every position reads the one value */
     }
     int64_t *count = NULL;
-    if (red != RED_ASSIGN && red != RED_SUM && !include_self) {
+    if (red != RED_ASSIGN && !include_self) {
         /* the scattered-to elements start from the reduction's identity */
-        double ident = red == RED_PROD ? 1
-                       : red == RED_AMAX ? (tt__dtype_is_float(dt) ? -INFINITY
-                                            : dt == TT_I64 ? (double)INT64_MIN
-                                            : dt == TT_I32 ? (double)INT32_MIN : 0)
-                       : red == RED_AMIN ? (tt__dtype_is_float(dt) ? INFINITY
-                                            : dt == TT_I64 ? (double)INT64_MAX
-                                            : dt == TT_I32 ? (double)INT32_MAX
-                                            : dt == TT_U8 ? 255 : 1)
-                                         : 0;
-        union {
-            double f64;
-            float f32;
-            int64_t i64;
-            int32_t i32;
-            uint8_t u8;
-            bool b;
-        } id_v;
-        memset(&id_v, 0, sizeof id_v);
-        if (dt == TT_I64)
-            id_v.i64 = red == RED_AMAX ? INT64_MIN : red == RED_AMIN ? INT64_MAX : (int64_t)ident;
-        else
-            tt__store(&id_v, dt, ident);
+        reduce_identity(red, dt, &ident);
         walk z = w;
-        z.src = (const char *)&id_v;
+        z.src = (const char *)&ident;
         memset(z.ss, 0, sizeof z.ss);
         z.red = RED_ASSIGN;
         walk_run(&z);
-    } else if (red == RED_SUM && !include_self) {
-        walk z = w;
-        memset(&scalar, 0, sizeof scalar);
-        z.src = (const char *)&scalar;
-        memset(z.ss, 0, sizeof z.ss);
-        z.red = RED_ASSIGN;
-        walk_run(&z);
-        if (!src)
-            tt__store(&scalar, dt, value);
     }
     if (red == RED_MEAN) {
         int64_t n = tt_numel(out);
