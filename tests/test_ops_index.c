@@ -342,6 +342,43 @@ START_TEST(test_repeated_positions_in_order)
 }
 END_TEST
 
+/* NaN wins amax and amin in either order and -inf stays -inf without
+ * self (the identity is an infinity, not the largest finite value), as
+ * PyTorch 1.13's answers below. */
+START_TEST(test_nan_and_infinities)
+{
+    const double nan = NAN, inf = INFINITY;
+    tt_tensor *self = NN(tt_from_data(1, (int64_t[]){3}, TT_F64, (double[]){1, 2, 3}));
+    tt_tensor *idx = i64s(4, (const int64_t[]){0, 0, 1, 2});
+    tt_tensor *srcs[2] = {NN(tt_from_data(1, (int64_t[]){4}, TT_F64, (double[]){nan, 5, -inf, -inf})),
+                          NN(tt_from_data(1, (int64_t[]){4}, TT_F64, (double[]){5, nan, -inf, -inf}))};
+    static const struct {
+        const char *red;
+        bool inc;
+        double want[3];
+    } rows[] = {{"amax", true, {NAN, 2, 3}},     {"amax", false, {NAN, -INFINITY, -INFINITY}},
+                {"amin", true, {NAN, -INFINITY, -INFINITY}},
+                {"amin", false, {NAN, -INFINITY, -INFINITY}},
+                {"sum", false, {NAN, -INFINITY, -INFINITY}},
+                {"prod", true, {NAN, -INFINITY, -INFINITY}},
+                {"mean", false, {NAN, -INFINITY, -INFINITY}}};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < TT_TABLE_LEN(rows); i++) {
+            tt_tensor *r = NN(tt_scatter_reduce(self, 0, idx, srcs[k], rows[i].red, rows[i].inc));
+            const double *p = tt_data(r);
+            for (int j = 0; j < 3; j++)
+                ck_assert_msg(isnan(rows[i].want[j]) ? isnan(p[j]) : p[j] == rows[i].want[j],
+                              "%s include_self %d, src %d: element %d is %g", rows[i].red,
+                              rows[i].inc, k, j, p[j]);
+            tt_release(r);
+        }
+    tt_release(srcs[0]);
+    tt_release(srcs[1]);
+    tt_release(idx);
+    tt_release(self);
+}
+END_TEST
+
 /* ------------------------------------------------------------ models */
 
 /* Each model reads x [B, 5] (f64, requires grad), idx2 [B, 3] (i64, each
@@ -882,6 +919,7 @@ static Suite *index_suite(void)
     tcase_add_test(tc, test_gather_scatter_add_loops);
     tcase_add_test(tc, test_index_along_loops);
     tcase_add_test(tc, test_repeated_positions_in_order);
+    tcase_add_test(tc, test_nan_and_infinities);
     tcase_add_test(tc, test_index_copy_compiled_keeps_write);
     tcase_add_test(tc, test_failed_write_changes_nothing);
     tcase_add_test(tc, test_diagonal_is_a_view);
