@@ -929,7 +929,7 @@ static tt_status diagonal_backward_kernel(tt_frame *f)
         (st = tt_arg_int(f, 4, &d2)))
         return st;
     bool fake = tt_frame_is_fake(f) || is_fake(g);
-    tt_tensor *z = tt__empty_impl(n, in_sizes, NULL, tt_dtype_of(g), fake);
+    tt_tensor *z = tt__empty_named(op, n, in_sizes, NULL, tt_dtype_of(g), fake);
     if (!z)
         return tt_errcode();
     int nd;
