@@ -628,10 +628,19 @@ static tt_tensor *index_select_impl(const tt_tensor *self, int64_t dim_, const t
     tt_size n = tt_ndim(index) ? tt_sizes(index)[0] : 1;
     tt_size sizes[TT_MAX_DIMS];
     int nd = tt_ndim(self);
-    if (nd == 0 && !tt_size_eq(n, 1)) {
-        tt_error(TT_ESHAPE, "%s: argument 'index' (#3): a 0-dim self takes one index, got "
-                            "%lld", op, (long long)n);
-        return NULL;
+    if (nd == 0) {
+        /* PyTorch's answer: self itself, for indices that are all 0; with
+         * no index at all it returns an element it never wrote, which tt
+         * refuses */
+        if (tt_ndim(index) && !tt_size_is_sym(n) && n == 0) {
+            tt_error(TT_ESHAPE, "%s: argument 'index' (#3): a 0-dim self needs at least one "
+                                "index, got none", op);
+            return NULL;
+        }
+        tt_tensor *out = copy_of(self, fake);
+        if (out && !fake && check_index_values(op, 3, index, 0, 1))
+            return tt_release(out);
+        return out;
     }
     memcpy(sizes, tt_sizes(self), sizeof(tt_size) * (size_t)nd);
     if (nd)

@@ -765,7 +765,7 @@ END_TEST
 
 static struct {
     tt_tensor *x, *x1, *xi, *xb, *i2, *i2_32, *i_big, *i_neg, *i1, *i1_32, *i1_big, *if32,
-        *src, *src_small, *src_f32, *s3, *g;
+        *src, *src_small, *src_f32, *s3, *g, *x0, *i0;
 } in;
 
 static void errors_setup(void)
@@ -788,6 +788,8 @@ static void errors_setup(void)
     in.src_f32 = values(2, (int64_t[]){3, 4}, TT_F32);
     in.s3 = values(2, (int64_t[]){3, 3}, TT_F64);
     in.g = values(1, (int64_t[]){2}, TT_F64);
+    in.x0 = NN(tt_scalar(2, TT_F64));
+    in.i0 = NN(tt_empty(1, (int64_t[]){0}, TT_I64));
 }
 
 static void errors_teardown(void)
@@ -855,6 +857,9 @@ static tt_tensor *op_call(const char *name, int n, const tt_value *args)
     X(select_float, tt_index_select(in.x, 1, in.if32), TT_EDTYPE,              \
       "tt::index_select: argument 'index' (#3): expected i64 or i32 "          \
       "indices, got f32")                                                      \
+    X(select_scalar_none, tt_index_select(in.x0, 0, in.i0), TT_ESHAPE,         \
+      "tt::index_select: argument 'index' (#3): a 0-dim self needs at least "  \
+      "one index, got none")                                                   \
     X(select_range, tt_index_select(in.x, 1, in.i1_big), TT_EINVAL,            \
       "tt::index_select: argument 'index' (#3): index 5 is out of bounds for " \
       "dimension 1 with size 4")                                               \
