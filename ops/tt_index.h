@@ -18,6 +18,69 @@ extern "C" {
 
 /* ------------------------------------- gather, scatter, index_select */
 
+/* tt::gather: out[i][j] = self[index[i][j]][j] (dim 0; likewise along any
+ * dim). index is i64 with self's number of dims, index.size(d) <=
+ * self.size(d) off dim; out has index's shape. An index value outside
+ * [0, self.size(dim)) is an error naming it. */
+tt_tensor *tt_gather(const tt_tensor *self, int dim, const tt_tensor *index);
+/* tt::scatter.src: a copy of self with out[index[i][j]][j] = src[i][j]
+ * (dim 0). index.size(d) <= src.size(d) for every d and <= self.size(d)
+ * off dim. Where several positions name one element the last one wins
+ * (PyTorch leaves that order unspecified). */
+tt_tensor *tt_scatter(const tt_tensor *self, int dim, const tt_tensor *index,
+                      const tt_tensor *src);
+/* tt::scatter.value: as tt_scatter with every src element `value`. */
+tt_tensor *tt_scatter_value(const tt_tensor *self, int dim, const tt_tensor *index, double value);
+/* tt::scatter_add: a copy of self with out[index[i][j]][j] += src[i][j],
+ * added in increasing index position (deterministic). */
+tt_tensor *tt_scatter_add(const tt_tensor *self, int dim, const tt_tensor *index,
+                          const tt_tensor *src);
+/* tt::scatter_reduce.two: reduce is "sum", "prod", "mean", "amax" or
+ * "amin"; include_self false leaves self's values out of the elements
+ * scattered into. Integer means round down, as PyTorch's. */
+tt_tensor *tt_scatter_reduce(const tt_tensor *self, int dim, const tt_tensor *index,
+                             const tt_tensor *src, const char *reduce, bool include_self);
+/* tt::index_select: the slices of self along dim at index (0-d or 1-d,
+ * i64 or i32), in index's order. */
+tt_tensor *tt_index_select(const tt_tensor *self, int dim, const tt_tensor *index);
+/* tt::index_copy: a copy of self with its slice index[i] along dim set to
+ * source's slice i (index i64, 0-d or 1-d). tt_index_copy_ writes self in
+ * place (the dispatcher bumps its version; a compiled graph keeps the
+ * write). */
+tt_tensor *tt_index_copy(const tt_tensor *self, int dim, const tt_tensor *index,
+                         const tt_tensor *source);
+tt_status tt_index_copy_(tt_tensor *self, int dim, const tt_tensor *index,
+                         const tt_tensor *source);
+/* tt::index_add: a copy of self with alpha * source's slice i added to its
+ * slice index[i] along dim (i64 or i32 index), in index order. */
+tt_tensor *tt_index_add(const tt_tensor *self, int dim, const tt_tensor *index,
+                        const tt_tensor *source, double alpha);
+/* tt::slice_scatter: a copy of self (self's layout) with src written into
+ * its slice start:end:step along dim (end INT64_MAX: to the end). */
+tt_tensor *tt_slice_scatter(const tt_tensor *self, const tt_tensor *src, int dim, int64_t start,
+                            int64_t end, int64_t step);
+/* tt::select_scatter: a copy of self with src written at index along dim. */
+tt_tensor *tt_select_scatter(const tt_tensor *self, const tt_tensor *src, int dim,
+                             int64_t index);
+/* tt::diagonal: a view of the offset-th diagonal of dims dim1 and dim2
+ * (above the main one for offset > 0), as a last dim. */
+tt_tensor *tt_diagonal(const tt_tensor *self, int64_t offset, int dim1, int dim2);
+
+#ifdef TT_CALLSITES
+#define tt_gather(...) TT_CALLSITE_T(tt_gather, __VA_ARGS__)
+#define tt_scatter(...) TT_CALLSITE_T(tt_scatter, __VA_ARGS__)
+#define tt_scatter_value(...) TT_CALLSITE_T(tt_scatter_value, __VA_ARGS__)
+#define tt_scatter_add(...) TT_CALLSITE_T(tt_scatter_add, __VA_ARGS__)
+#define tt_scatter_reduce(...) TT_CALLSITE_T(tt_scatter_reduce, __VA_ARGS__)
+#define tt_index_select(...) TT_CALLSITE_T(tt_index_select, __VA_ARGS__)
+#define tt_index_copy(...) TT_CALLSITE_T(tt_index_copy, __VA_ARGS__)
+#define tt_index_copy_(...) TT_CALLSITE_S(tt_index_copy_, __VA_ARGS__)
+#define tt_index_add(...) TT_CALLSITE_T(tt_index_add, __VA_ARGS__)
+#define tt_slice_scatter(...) TT_CALLSITE_T(tt_slice_scatter, __VA_ARGS__)
+#define tt_select_scatter(...) TT_CALLSITE_T(tt_select_scatter, __VA_ARGS__)
+#define tt_diagonal(...) TT_CALLSITE_T(tt_diagonal, __VA_ARGS__)
+#endif
+
 /* ------------------------------------------ advanced indexing, masks */
 
 /* ------------------------------------- sorting, selection, scans */

@@ -584,6 +584,57 @@
           setup_dropout_backward, 0, 0) \
     \
     /* ---- ops/indexing.c: gather, scatter, index_select, index_copy ---- */ \
+    /* The data of each row is its own id (one kernel and one derivative \
+     * serve several rows). PyTorch's derivatives: gather's is a \
+     * scatter_add into zeros, the scatters' a scatter of zeros and a \
+     * gather, scatter_reduce's 1.13's scatter_reduce_backward. */ \
+    X(INDEX, GATHER, "tt::gather(Tensor self, int dim, Tensor index, *, " \
+          "bool sparse_grad=False) -> Tensor", \
+          gather_kernel, gather_kernel, gather_backward, setup_index, TT_OP_GATHER, 0) \
+    X(INDEX, SCATTER_SRC, "tt::scatter.src(Tensor self, int dim, Tensor index, Tensor src) " \
+          "-> Tensor", \
+          scatter_kernel, scatter_kernel, scatter_backward, setup_index, TT_OP_SCATTER_SRC, 0) \
+    X(INDEX, SCATTER_VALUE, "tt::scatter.value(Tensor self, int dim, Tensor index, " \
+          "Scalar value) -> Tensor", \
+          scatter_kernel, scatter_kernel, scatter_backward, setup_index, TT_OP_SCATTER_VALUE, 0) \
+    X(INDEX, SCATTER_ADD, "tt::scatter_add(Tensor self, int dim, Tensor index, Tensor src) " \
+          "-> Tensor", \
+          scatter_kernel, scatter_kernel, scatter_backward, setup_index, TT_OP_SCATTER_ADD, 0) \
+    X(INDEX, SCATTER_REDUCE_TWO, "tt::scatter_reduce.two(Tensor self, int dim, Tensor index, " \
+          "Tensor src, str reduce, *, bool include_self=True) -> Tensor", \
+          scatter_kernel, scatter_kernel, scatter_reduce_backward, setup_index, \
+          TT_OP_SCATTER_REDUCE_TWO, 0) \
+    X(INDEX, INDEX_SELECT, "tt::index_select(Tensor self, int dim, Tensor index) -> Tensor", \
+          index_select_kernel, index_select_kernel, index_backward, setup_index, \
+          TT_OP_INDEX_SELECT, 0) \
+    /* index_copy and index_add are aten's (Core ATen decomposes them); \
+     * index_copy_ writes self in place (a KV cache's write at a position). */ \
+    X(INDEX, INDEX_COPY, "tt::index_copy(Tensor self, int dim, Tensor index, Tensor source) " \
+          "-> Tensor", \
+          index_along_kernel, index_along_kernel, index_backward, setup_index, \
+          TT_OP_INDEX_COPY, 0) \
+    X(INDEX, INDEX_COPY_, "tt::index_copy_(Tensor(a!) self, int dim, Tensor index, " \
+          "Tensor source) -> Tensor(a!)", \
+          index_along_kernel, index_along_kernel, index_backward, setup_index, \
+          TT_OP_INDEX_COPY_, TT_BUILTIN_INPLACE) \
+    X(INDEX, INDEX_ADD, "tt::index_add(Tensor self, int dim, Tensor index, Tensor source, *, " \
+          "Scalar alpha=1) -> Tensor", \
+          index_along_kernel, index_along_kernel, index_backward, setup_index, \
+          TT_OP_INDEX_ADD, 0) \
+    X(INDEX, SLICE_SCATTER, "tt::slice_scatter(Tensor self, Tensor src, int dim=0, " \
+          "SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", \
+          slice_scatter_kernel, slice_scatter_kernel, slice_scatter_backward, \
+          setup_slice_scatter, TT_OP_SLICE_SCATTER, 0) \
+    X(INDEX, SELECT_SCATTER, "tt::select_scatter(Tensor self, Tensor src, int dim, int index) " \
+          "-> Tensor", \
+          slice_scatter_kernel, slice_scatter_kernel, slice_scatter_backward, \
+          setup_slice_scatter, TT_OP_SELECT_SCATTER, 0) \
+    X(INDEX, DIAGONAL, "tt::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) " \
+          "-> Tensor(a)", \
+          diagonal_kernel, diagonal_kernel, diagonal_backward, setup_diagonal, 0, 0) \
+    X(INDEX, DIAGONAL_BACKWARD, "tt::diagonal_backward(Tensor grad_output, " \
+          "SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", \
+          diagonal_backward_kernel, diagonal_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/advanced_index.c: index.Tensor, index_put, masks, nonzero */ \
     \

@@ -34,6 +34,7 @@ static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
 static tt_tensor *X4, *W4;      /* f32 [1, 2, 3, 3] image, [2, 2, 2, 2] conv weight */
 static tt_tensor *RM, *RV;      /* f32 [3]: batch norm running stats (RV positive) */
 static tt_tensor *XP;           /* f32 [1, 2, 3, 4]: an image batch (pooling, padding) */
+static tt_tensor *GI, *I10;     /* i64 [2, 3] gather/scatter positions in [0, 2); i64 {1, 0} */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -78,12 +79,16 @@ static void inputs_make(void)
     for (int i = 0; i < 24; i++) /* distinct, mixed in sign, not monotone */
         xp[i] = (float)((i * 7) % 24 - 11) * 0.5f;
     XP = f32(4, (const int64_t[]){1, 2, 3, 4}, xp);
+    static const int64_t gi[6] = {1, 0, 1, 1, 1, 0}, i10[2] = {1, 0};
+    GI = NN(tt_from_data(2, s23, TT_I64, gi));
+    I10 = NN(tt_from_data(1, s2, TT_I64, i10));
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
-                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV, &XP};
+                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV, &XP,
+                         &GI, &I10};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -286,6 +291,20 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_sgd_, "tt::sgd_step", "W, A, W2, STEP, 0.01, 0.9, 0.1, 0.01, false, false",            \
       INPLACE(tt_sgd_(W, A, W2, STEP, &sgd_opts)))                                       \
     /* ---- ops/tt_index.h: gather, scatter, index_select */                            \
+    X(tt_gather, "tt::gather", "A, 0, GI, false", tt_gather(A, 0, GI))                          \
+    X(tt_scatter, "tt::scatter.src", "A, 0, GI, B", tt_scatter(A, 0, GI, B))                     \
+    X(tt_scatter_value, "tt::scatter.value", "A, 1, GI, -2.5", tt_scatter_value(A, 1, GI, -2.5)) \
+    X(tt_scatter_add, "tt::scatter_add", "A, 0, GI, B", tt_scatter_add(A, 0, GI, B))             \
+    X(tt_scatter_reduce, "tt::scatter_reduce.two", "A, 0, GI, B, 'amax', false",                 \
+      tt_scatter_reduce(A, 0, GI, B, "amax", false))                                             \
+    X(tt_index_select, "tt::index_select", "A, 1, TGT", tt_index_select(A, 1, TGT))              \
+    X(tt_index_copy, "tt::index_copy", "A, 0, I10, B", tt_index_copy(A, 0, I10, B))              \
+    X(tt_index_copy_, "tt::index_copy_", "W, 0, I10, B", INPLACE(tt_index_copy_(W, 0, I10, B)))  \
+    X(tt_index_add, "tt::index_add", "A, 0, I10, B, 0.5", tt_index_add(A, 0, I10, B, 0.5))       \
+    X(tt_slice_scatter, "tt::slice_scatter", "A, B, 0, 0, 2, 1",                                 \
+      tt_slice_scatter(A, B, 0, 0, 2, 1))                                                        \
+    X(tt_select_scatter, "tt::select_scatter", "A, V3, 0, 1", tt_select_scatter(A, V3, 0, 1))    \
+    X(tt_diagonal, "tt::diagonal", "A, 1, 0, 1", tt_diagonal(A, 1, 0, 1))                        \
     /* ---- ops/tt_index.h: advanced indexing, masks */                                    \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
@@ -326,7 +345,8 @@ static const char *tensor_name(const tt_tensor *t)
                  {"B3", B3}, {"P3", P3}, {"M3", M3},   {"AT", AT},   {"U", U},   {"V2", V2},
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
                  {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3},
-                 {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}, {"XP", XP}};
+                 {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}, {"XP", XP},
+                 {"GI", GI}, {"I10", I10}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;

@@ -694,8 +694,209 @@ def build_cases():
 
 # Issue 27's families, each with its own OPS entries and cases.
 
+def ix(sizes, m, a=1, b=0, lay="c", dt="i64", c=0):
+    """An index tensor: element k is (k*a + b) % m + c (in [c, m + c))."""
+    return T(dt, sizes, lay, form=(a, b, m, c, 1))
+
+
 def index_cases():
     """gather, scatter, index_select, index_copy (ops/indexing.c)."""
+    OPS.update({
+        "tt::gather": lambda s, d, i, sg=False: torch.gather(s, d, i, sparse_grad=sg),
+        "tt::scatter.src": lambda s, d, i, src: torch.scatter(s, d, i, src),
+        "tt::scatter.value": lambda s, d, i, v: torch.scatter(s, d, i, v),
+        "tt::scatter_add": torch.scatter_add,
+        "tt::scatter_reduce.two": lambda s, d, i, src, r, include_self=True:
+            torch.scatter_reduce(s, d, i, src, r, include_self=include_self),
+        "tt::index_select": torch.index_select,
+        "tt::index_copy": torch.index_copy,
+        "tt::index_copy_": lambda s, d, i, src: s.index_copy_(d, i, src),
+        "tt::index_add": lambda s, d, i, src, alpha=1: torch.index_add(s, d, i, src, alpha=alpha),
+        "tt::slice_scatter": lambda s, src, d=0, a=None, e=None, st=1:
+            torch.slice_scatter(s, src, d, a, e, st),
+        "tt::select_scatter": torch.select_scatter,
+        "tt::diagonal": lambda s, o=0, d1=0, d2=1: torch.diagonal(s, o, d1, d2),
+        "tt::diagonal_backward": torch.ops.aten.diagonal_backward,
+    })
+    G = "tt::gather"
+    # ---- gather: every dtype, layouts, dims, gradients, the error paths
+    for dt in ALL:
+        case(G, T(dt, [3, 4], "c"), 1, ix([2, 5], 4, 3, 1), False)
+    for lay in ["c", "t", "s"]:
+        case(G, T(F64, [3, 4], lay, rg=True), 1, ix([3, 6], 4, 3, 1), False)
+        case(G, T(F32, [4, 3], lay), 0, ix([5, 3], 4, 7, 2, lay="t" if lay == "s" else "c"),
+             False)
+    case(G, T(F64, [2, 3, 4], ("p", [2, 0, 1]), rg=True), -2, ix([2, 5, 3], 3, 5, 1), False)
+    case(G, T(F64, [2, 3, 4], "c", rg=True), 0, ix([4, 2, 4], 2, 3, 1), True,
+         ref=lambda s, d, i, sg: torch.gather(s, d, i),
+         note="sparse_grad is accepted; tt has no sparse tensors, its gradient is dense")
+    case(G, T(F64, [], "c", rg=True), 0, ix([], 1), False)
+    case(G, T(F64, [], "c"), 0, ix([3], 1), False)
+    case(G, T(F64, [3, 4], "c"), 1, ix([0, 4], 4), False)
+    case(G, T(F64, [3, 4], "c"), 1, ix([2, 3], 11, 7, 3), False, name=G + " [out of range]")
+    case(G, T(F64, [3, 4], "c"), 0, ix([2, 3], 3, 7, 3, c=-1), False, name=G + " [negative]")
+    case(G, T(F64, [3, 4], "c"), 1, ix([2, 3], 3, dt=I32), False)
+    case(G, T(F64, [3, 4], "c"), 1, ix([3], 3), False)
+    case(G, T(F64, [3, 4], "c"), 0, ix([2, 5], 3), False)
+    case(G, T(F64, [3, 4], "c"), 2, ix([2, 3], 3), False)
+
+    # ---- scatter.src and .value: no two positions of a line name one
+    # element (PyTorch leaves the winner unspecified); dims 1 and 0
+    S = "tt::scatter.src"
+    for dt in ALL:
+        case(S, T(dt, [3, 5], "c"), 1, ix([2, 4], 5, 1, 2), T(dt, [2, 4], "c", GRAD_FORM))
+    for lay in ["c", "t", "s"]:
+        # src no larger than the index where it needs a gradient: PyTorch
+        # 1.13's engine refuses its own gradient otherwise (tests/
+        # test_ops_index.c checks tt's, padded with zeros)
+        case(S, T(F64, [3, 5], lay, rg=True), 1, ix([2, 4], 5, 1, 2),
+             T(F64, [2, 4], lay, GRAD_FORM, rg=True))
+        case(S, T(F64, [3, 4], lay, rg=True), 0, ix([3, 2], 3),
+             T(F64, [3, 2], "c", GRAD_FORM, rg=True))
+        case(S, T(F64, [3, 4], lay), 0, ix([3, 2], 3), T(F64, [4, 3], lay, GRAD_FORM))
+    case(S, T(F64, [2, 3, 4], "c", rg=True), -1, ix([2, 3, 4], 4, 1, 1),
+         T(F64, [2, 3, 4], ("p", [1, 2, 0]), GRAD_FORM, rg=True))
+    case(S, T(F64, [3, 5], "c"), 1, ix([2, 4], 11, 7, 3), T(F64, [2, 4], "c"))
+    case(S, T(F64, [3, 5], "c"), 1, ix([2, 4], 5, 1, 2), T(F32, [2, 4], "c"))
+    case(S, T(F64, [3, 5], "c"), 1, ix([2, 4], 5, 1, 2), T(F64, [1, 4], "c"))
+    case(S, T(F64, [1, 5], "c"), 1, ix([2, 4], 5, 1, 2), T(F64, [2, 4], "c"))
+    case(S, T(F64, [3, 5], "c"), 1, ix([2, 4], 5, 1, 2, dt=I32), T(F64, [2, 4], "c"))
+    V = "tt::scatter.value"
+    for dt in ALL:
+        case(V, T(dt, [3, 5], "c"), 1, ix([2, 4], 5, 1, 2), 2.5)
+    case(V, T(F64, [3, 5], "t", rg=True), 0, ix([3, 2], 3), -1.25)
+    case(V, T(I64, [3, 5], "c"), 0, ix([3, 2], 3), 7)
+    case(V, T(F64, [3, 5], "c"), 0, ix([3, 2], 9, 5, 4), 7)
+
+    # ---- scatter_add and scatter_reduce: repeated positions add up in
+    # index order (as PyTorch's CPU kernel)
+    SA = "tt::scatter_add"
+    for dt in ALL:
+        case(SA, T(dt, [3, 5], "c"), 0, ix([4, 3], 3, 7, 3), T(dt, [4, 3], "c", GRAD_FORM))
+    for lay in ["c", "t", "s"]:
+        case(SA, T(F64, [3, 5], lay, rg=True), 0, ix([4, 3], 3, 7, 3),
+             T(F64, [4, 3], lay, GRAD_FORM, rg=True))
+        case(SA, T(F32, [3, 5], lay), 1, ix([3, 7], 5, 3, 1), T(F32, [3, 7], lay, GRAD_FORM))
+    case(SA, T(F64, [], "c", rg=True), 0, ix([], 1), T(F64, [], "c", GRAD_FORM, rg=True))
+    case(SA, T(F64, [3, 5], "c"), 0, ix([4, 3], 3, 7, 3), T(F64, [4, 2], "c"))
+    case(SA, T(F64, [3, 5], "c"), 0, ix([4, 3], 9, 7, 3), T(F64, [4, 3], "c"))
+    R = "tt::scatter_reduce.two"
+    for red in ["sum", "prod", "mean", "amax", "amin"]:
+        for inc in [True, False]:
+            case(R, T(F64, [3, 5], "c", rg=True), 0, ix([4, 3], 3, 7, 3),
+                 T(F64, [4, 3], "c", GRAD_FORM, rg=True), red, inc)
+            case(R, T(F64, [4, 5], "t", rg=True), 1, ix([3, 7], 5, 3, 1),
+                 T(F64, [3, 7], "s", (3, 1, 7, -3, 2), rg=True), red, inc)
+            for dt in [F32, I64, I32, U8, BOOL]:
+                case(R, T(dt, [3, 5], "c"), 0, ix([4, 3], 3, 7, 3),
+                     T(dt, [4, 3], "c", GRAD_FORM), red, inc)
+    # zeros in a product: the derivative of the others' product
+    case(R, T(F64, [3, 4], "c", (1, 0, 3, 0, 1), rg=True), 0, ix([4, 4], 3, 5, 1),
+         T(F64, [4, 4], "c", (1, 0, 4, -1, 1), rg=True), "prod", True)
+    case(R, T(F64, [3, 4], "c", (1, 0, 3, 0, 1), rg=True), 0, ix([4, 4], 3, 5, 1),
+         T(F64, [4, 4], "c", (1, 0, 4, -1, 1), rg=True), "prod", False)
+    # ties in amax/amin share the gradient
+    case(R, T(F64, [3, 4], "c", (1, 0, 2, 0, 1), rg=True), 0, ix([4, 4], 3, 5, 1),
+         T(F64, [4, 4], "c", (1, 0, 2, 0, 1), rg=True), "amax", True)
+    case(R, T(F64, [3, 4], "c", (1, 0, 2, 0, 1), rg=True), 0, ix([4, 4], 3, 5, 1),
+         T(F64, [4, 4], "c", (1, 0, 2, 0, 1), rg=True), "amin", False)
+    case(R, T(F64, [3, 5], "c"), 0, ix([4, 3], 3, 7, 3), T(F64, [4, 3], "c"), "max", True)
+    case(R, T(F64, [3, 5], "c"), 0, ix([4, 3], 7, 7, 3), T(F64, [4, 3], "c"), "sum", True)
+
+    # ---- index_select: any dim, i64 or i32, 0-d or 1-d index
+    IS = "tt::index_select"
+    for dt in ALL:
+        case(IS, T(dt, [3, 4], "c"), 1, ix([5], 4, 3, 1))
+    for lay in ["c", "t", "s"]:
+        case(IS, T(F64, [3, 4], lay, rg=True), 0, ix([5], 3, 2, 1))
+        case(IS, T(F32, [3, 4, 2], ("p", [1, 2, 0]) if lay == "t" else lay), 1,
+             ix([6], 4, 3, 1, dt=I32))
+    case(IS, T(F64, [3, 4], "c", rg=True), -1, ix([], 4, 1, 2))
+    case(IS, T(F64, [3, 4], "c", rg=True), 1, ix([7], 4, 1, 2, lay="s"))
+    case(IS, T(F64, [3, 4], "c"), 1, ix([0], 4))
+    case(IS, T(F64, [], "c", rg=True), 0, ix([1], 1))
+    case(IS, T(F64, [], "c"), 0, ix([3], 1))
+    case(IS, T(I32, [], "c"), -1, ix([], 1))
+    case(IS, T(F64, [], "c"), 0, ix([2], 2))
+    case(IS, T(F64, [3, 4], "c"), 1, ix([2, 2], 4))
+    case(IS, T(F64, [3, 4], "c"), 1, T(F32, [2], "c", (1, 0, 4, 0, 1)))
+    case(IS, T(F64, [3, 4], "c"), 1, ix([3], 9, 5, 4))
+    case(IS, T(F64, [3, 4], "c"), 1, ix([3], 4, 5, 4, c=-2))
+
+    # ---- index_copy (distinct positions) and index_add (repeated ones)
+    IC = "tt::index_copy"
+    for dt in ALL:
+        case(IC, T(dt, [4, 5], "c"), 1, ix([3], 5, 2, 1), T(dt, [4, 3], "c", GRAD_FORM))
+    for lay in ["c", "t", "s"]:
+        case(IC, T(F64, [4, 5], lay, rg=True), 1, ix([3], 5, 2, 1),
+             T(F64, [4, 3], lay, GRAD_FORM, rg=True))
+        case(IC, T(F64, [4, 5], lay, rg=True), 0, ix([2], 4, 3, 1),
+             T(F64, [2, 5], "c", GRAD_FORM, rg=True))
+    case(IC, T(F64, [4, 5], "c", rg=True), 0, ix([], 4, 1, 2),
+         T(F64, [1, 5], "c", GRAD_FORM, rg=True))
+    case(IC, T(F64, [5], "c", rg=True), 0, ix([], 5, 1, 3), T(F64, [], "c", GRAD_FORM, rg=True))
+    case(IC, T(F64, [4, 5], "c"), 1, ix([3], 5, 2, 1, dt=I32), T(F64, [4, 3], "c"))
+    case(IC, T(F64, [4, 5], "c"), 1, ix([3], 9, 2, 4), T(F64, [4, 3], "c"))
+    case(IC, T(F64, [4, 5], "c"), 1, ix([3], 5, 2, 1), T(F64, [3, 3], "c"))
+    case(IC, T(F64, [4, 5], "c"), 1, ix([2], 5, 2, 1), T(F64, [4, 3], "c"))
+    case(IC, T(F64, [4, 5], "c"), 1, ix([3], 5, 2, 1), T(F32, [4, 3], "c"))
+    case(IC, T(F64, [4, 5], "c"), 1, ix([1, 3], 5, 2, 1), T(F64, [4, 3], "c"))
+    ICI = "tt::index_copy_"
+    for dt in [F64, I32, BOOL]:
+        case(ICI, T(dt, [4, 5], "c"), 1, ix([3], 5, 2, 1), T(dt, [4, 3], "c", GRAD_FORM),
+             after=[0])
+    case(ICI, T(F32, [4, 5], "t"), 0, ix([2], 4, 3, 1), T(F32, [2, 5], "s", GRAD_FORM),
+         after=[0])
+    IA = "tt::index_add"
+    for dt in ALL:
+        case(IA, T(dt, [4, 5], "c"), 1, ix([6], 5, 2, 1), T(dt, [4, 6], "c", GRAD_FORM))
+    for lay in ["c", "t", "s"]:
+        case(IA, T(F64, [4, 5], lay, rg=True), 1, ix([6], 5, 2, 1),
+             T(F64, [4, 6], lay, GRAD_FORM, rg=True), 2.5)
+        case(IA, T(F32, [4, 5], lay), 0, ix([6], 4, 3, 1, dt=I32), T(F32, [6, 5], lay, GRAD_FORM))
+    case(IA, T(I64, [4, 5], "c"), 0, ix([6], 4, 3, 1), T(I64, [6, 5], "c", GRAD_FORM), 3)
+    case(IA, T(I64, [4, 5], "c"), 0, ix([6], 4, 3, 1), T(I64, [6, 5], "c", GRAD_FORM), 0.5)
+    case(IA, T(F64, [4, 5], "c", rg=True), 0, ix([], 4, 1, 2),
+         T(F64, [1, 5], "c", GRAD_FORM, rg=True), -1.5)
+    case(IA, T(F64, [4, 5], "c"), 1, ix([3], 9, 2, 4), T(F64, [4, 3], "c"))
+    case(IA, T(F64, [4, 5], "c"), 1, ix([3], 5, 2, 1), T(F64, [3, 3], "c"))
+    case(IA, T(F64, [4, 5], "c"), 1, ix([3], 5, 2, 1), T(F32, [4, 3], "c"))
+
+    # ---- slice_scatter, select_scatter: self's layout kept
+    SS = "tt::slice_scatter"
+    for lay in ["c", "t", "s"]:
+        case(SS, T(F64, [4, 5], lay, rg=True), T(F64, [4, 2], "c", GRAD_FORM, rg=True), 1, 1, 5, 2)
+        case(SS, T(F64, [4, 5], lay, rg=True), T(F64, [2, 5], lay, GRAD_FORM, rg=True), 0, None,
+             None, 3)
+    for dt in ALL:
+        case(SS, T(dt, [4, 5], "c"), T(dt, [1, 5], "c", GRAD_FORM), 0, -1, None, 1)
+    case(SS, T(F64, [4, 5], "c"), T(F64, [4, 5], "c", GRAD_FORM))
+    case(SS, T(F64, [4, 5], "c"), T(F32, [4, 2], "c", GRAD_FORM), 1, 1, 5, 2)
+    case(SS, T(F64, [4, 5], "c"), T(F64, [4, 3], "c"), 1, 1, 5, 2)
+    SL = "tt::select_scatter"
+    for lay in ["c", "t", "s"]:
+        case(SL, T(F64, [4, 5], lay, rg=True), T(F64, [5], "c", GRAD_FORM, rg=True), 0, 2)
+        case(SL, T(F64, [4, 5], lay, rg=True), T(F64, [4], "c", GRAD_FORM, rg=True), 1, -1)
+    for dt in ALL:
+        case(SL, T(dt, [2, 3, 4], "c"), T(dt, [2, 4], "c", GRAD_FORM), 1, 1)
+    case(SL, T(F64, [4, 5], "c"), T(F64, [4], "c"), 0, 2)
+    case(SL, T(F64, [4, 5], "c"), T(F64, [5], "c"), 0, 4)
+
+    # ---- diagonal: a view, any offset and pair of dims
+    D = "tt::diagonal"
+    for off in [0, 1, -1, 3, -3, 5, -4]:
+        case(D, T(F64, [3, 4], "c", rg=True), off)
+    for lay in ["t", "s"]:
+        case(D, T(F64, [3, 4], lay, rg=True), 1, 1, 0)
+    case(D, T(F64, [2, 3, 4], "c", rg=True), 1, 0, 2)
+    case(D, T(F64, [2, 3, 4], ("p", [2, 0, 1]), rg=True), -1, -1, -2)
+    for dt in ALL:
+        case(D, T(dt, [3, 3], "c"))
+    case(D, T(F64, [3, 4], "c"), 0, 1, 1)
+    case(D, T(F64, [3, 4], "c"), 0, 0, 2)
+    case(D, T(F64, [4], "c"))
+    case("tt::diagonal_backward", T(F64, [3], "c"), [3, 4], 1, 0, 1)
+    case("tt::diagonal_backward", T(F64, [2, 3], "c"), [2, 4, 3], -1, 1, 2)
 
 
 def adv_index_cases():
