@@ -215,6 +215,49 @@ tt_tensor *tt_global_norm(int n, tt_tensor *const *ts);
  * "Call sites" in tt_dispatch.h). */
 /* ----------------- logical, bitwise, maximum, minimum, statistics, shapes */
 
+/* tt::maximum / tt::minimum: the elementwise larger (smaller) of a and b,
+ * broadcast, in their promoted dtype; a NaN in either gives NaN. The
+ * gradient goes to the operand chosen, half to each where they are equal. */
+tt_tensor *tt_maximum(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_minimum(const tt_tensor *a, const tt_tensor *b);
+/* tt::isnan / tt::isinf: bool tensors (false everywhere for integers). */
+tt_tensor *tt_isnan(const tt_tensor *a);
+tt_tensor *tt_isinf(const tt_tensor *a);
+/* tt::logical_and/or/xor/not: any dtype in (nonzero, NaN too, is true),
+ * bool out; the binary ones broadcast. */
+tt_tensor *tt_logical_and(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_logical_or(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_logical_xor(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_logical_not(const tt_tensor *a);
+/* tt::bitwise_and/or/xor (.Tensor, and .Scalar with an integer b) and
+ * tt::bitwise_not: integer and bool tensors only (a float is refused, as
+ * PyTorch refuses it); the promoted dtype out (bool: logical). */
+tt_tensor *tt_bitwise_and(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_bitwise_or(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_bitwise_xor(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_bitwise_and_scalar(const tt_tensor *a, int64_t b);
+tt_tensor *tt_bitwise_or_scalar(const tt_tensor *a, int64_t b);
+tt_tensor *tt_bitwise_xor_scalar(const tt_tensor *a, int64_t b);
+tt_tensor *tt_bitwise_not(const tt_tensor *a);
+
+#ifdef TT_CALLSITES
+#define tt_maximum(...) TT_CALLSITE_T(tt_maximum, __VA_ARGS__)
+#define tt_minimum(...) TT_CALLSITE_T(tt_minimum, __VA_ARGS__)
+#define tt_isnan(...) TT_CALLSITE_T(tt_isnan, __VA_ARGS__)
+#define tt_isinf(...) TT_CALLSITE_T(tt_isinf, __VA_ARGS__)
+#define tt_logical_and(...) TT_CALLSITE_T(tt_logical_and, __VA_ARGS__)
+#define tt_logical_or(...) TT_CALLSITE_T(tt_logical_or, __VA_ARGS__)
+#define tt_logical_xor(...) TT_CALLSITE_T(tt_logical_xor, __VA_ARGS__)
+#define tt_logical_not(...) TT_CALLSITE_T(tt_logical_not, __VA_ARGS__)
+#define tt_bitwise_and(...) TT_CALLSITE_T(tt_bitwise_and, __VA_ARGS__)
+#define tt_bitwise_or(...) TT_CALLSITE_T(tt_bitwise_or, __VA_ARGS__)
+#define tt_bitwise_xor(...) TT_CALLSITE_T(tt_bitwise_xor, __VA_ARGS__)
+#define tt_bitwise_and_scalar(...) TT_CALLSITE_T(tt_bitwise_and_scalar, __VA_ARGS__)
+#define tt_bitwise_or_scalar(...) TT_CALLSITE_T(tt_bitwise_or_scalar, __VA_ARGS__)
+#define tt_bitwise_xor_scalar(...) TT_CALLSITE_T(tt_bitwise_xor_scalar, __VA_ARGS__)
+#define tt_bitwise_not(...) TT_CALLSITE_T(tt_bitwise_not, __VA_ARGS__)
+#endif
+
 #ifdef TT_CALLSITES
 #define tt_add(...) TT_CALLSITE_T(tt_add, __VA_ARGS__)
 #define tt_sub(...) TT_CALLSITE_T(tt_sub, __VA_ARGS__)

@@ -211,6 +211,32 @@
           binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
     X(BINARY, GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
+    /* maximum/minimum propagate NaN; the gradient is split half and half \
+     * between equal operands (PyTorch's). */ \
+    X(BINARY, MAXIMUM, "tt::maximum(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, minmax_backward, setup_minmax, BIN_MAXIMUM, TT_BUILTIN_POINTWISE) \
+    X(BINARY, MINIMUM, "tt::minimum(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, minmax_backward, setup_minmax, BIN_MINIMUM, TT_BUILTIN_POINTWISE) \
+    /* Logical ops take any dtype (nonzero is true) and give bool. */ \
+    X(BINARY, LOGICAL_AND, "tt::logical_and(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LOGICAL_AND, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, LOGICAL_OR, "tt::logical_or(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LOGICAL_OR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, LOGICAL_XOR, "tt::logical_xor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LOGICAL_XOR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    /* Bitwise ops: integers and bool only (floats refused, as PyTorch). */ \
+    X(BINARY, BITWISE_AND_TENSOR, "tt::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_AND, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_AND_SCALAR, "tt::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_AND, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_OR_TENSOR, "tt::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_OR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_OR_SCALAR, "tt::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_OR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_XOR_TENSOR, "tt::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_XOR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_XOR_SCALAR, "tt::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_XOR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
     /* ---- ops/unary.c: unary math ---------------------------------------- */ \
     X(UNARY, NEG, "tt::neg(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, TT_BUILTIN_POINTWISE) \
@@ -244,6 +270,16 @@
     X(UNARY, GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
           "str approximate=\"none\") -> Tensor", \
           gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
+    /* Predicates and bitwise not: no float formula, bool results (bitwise \
+     * not keeps an integer dtype); not differentiable. */ \
+    X(UNARY, ISNAN, "tt::isnan(Tensor self) -> Tensor", \
+          pred_kernel, pred_kernel, NULL, NULL, PRED_ISNAN, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(UNARY, ISINF, "tt::isinf(Tensor self) -> Tensor", \
+          pred_kernel, pred_kernel, NULL, NULL, PRED_ISINF, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(UNARY, LOGICAL_NOT, "tt::logical_not(Tensor self) -> Tensor", \
+          pred_kernel, pred_kernel, NULL, NULL, PRED_LOGICAL_NOT, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(UNARY, BITWISE_NOT, "tt::bitwise_not(Tensor self) -> Tensor", \
+          pred_kernel, pred_kernel, NULL, NULL, PRED_BITWISE_NOT, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
     /* ---- ops/where_clamp.c: where, clamp, zero_ -------------------------- */ \
     X(WHERE_CLAMP, WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \

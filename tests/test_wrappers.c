@@ -289,6 +289,22 @@ static const tt_sgd_opts sgd_opts = {
     /* ---- ops/tt_index.h: advanced indexing, masks */                                    \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
+    X(tt_maximum, "tt::maximum", "A, B", tt_maximum(A, B))                                      \
+    X(tt_minimum, "tt::minimum", "A, U", tt_minimum(A, U))                                      \
+    X(tt_isnan, "tt::isnan", "A", tt_isnan(A))                                                  \
+    X(tt_isinf, "tt::isinf", "IDX", tt_isinf(IDX))                                              \
+    X(tt_logical_and, "tt::logical_and", "A, C", tt_logical_and(A, C))                          \
+    X(tt_logical_or, "tt::logical_or", "C, IDX", tt_logical_or(C, IDX))                         \
+    X(tt_logical_xor, "tt::logical_xor", "A, B", tt_logical_xor(A, B))                          \
+    X(tt_logical_not, "tt::logical_not", "C", tt_logical_not(C))                                \
+    X(tt_bitwise_and, "tt::bitwise_and.Tensor", "C, IDX", tt_bitwise_and(C, IDX))               \
+    X(tt_bitwise_or, "tt::bitwise_or.Tensor", "IDX, C", tt_bitwise_or(IDX, C))                  \
+    X(tt_bitwise_xor, "tt::bitwise_xor.Tensor", "C, C", tt_bitwise_xor(C, C))                   \
+    X(tt_bitwise_and_scalar, "tt::bitwise_and.Scalar", "IDX, 6", tt_bitwise_and_scalar(IDX, 6)) \
+    X(tt_bitwise_or_scalar, "tt::bitwise_or.Scalar", "C, 2", tt_bitwise_or_scalar(C, 2))        \
+    X(tt_bitwise_xor_scalar, "tt::bitwise_xor.Scalar", "IDX, -3",                               \
+      tt_bitwise_xor_scalar(IDX, -3))                                                           \
+    X(tt_bitwise_not, "tt::bitwise_not", "IDX", tt_bitwise_not(IDX))                            \
 
 typedef struct {
     const char *name; /* the wrapper */

@@ -708,6 +708,53 @@ def sort_scan_cases():
 
 def pointwise_shape_cases():
     """logical, bitwise, maximum/minimum, statistics, shape ops."""
+    OPS.update({
+        "tt::maximum": torch.maximum, "tt::minimum": torch.minimum,
+        "tt::isnan": torch.isnan, "tt::isinf": torch.isinf,
+        "tt::logical_and": torch.logical_and, "tt::logical_or": torch.logical_or,
+        "tt::logical_xor": torch.logical_xor, "tt::logical_not": torch.logical_not,
+        "tt::bitwise_and.Tensor": torch.bitwise_and, "tt::bitwise_and.Scalar": torch.bitwise_and,
+        "tt::bitwise_or.Tensor": torch.bitwise_or, "tt::bitwise_or.Scalar": torch.bitwise_or,
+        "tt::bitwise_xor.Tensor": torch.bitwise_xor, "tt::bitwise_xor.Scalar": torch.bitwise_xor,
+        "tt::bitwise_not": torch.bitwise_not,
+    })
+    # maximum/minimum: every dtype pair (promotion), broadcasting, layouts,
+    # gradients with ties (the default forms repeat values across operands).
+    for op in ["tt::maximum", "tt::minimum"]:
+        for da in ALL:
+            for db in ALL:
+                rg = da in (F32, F64) and db in (F32, F64)
+                case(op, T(da, [2, 3], "c", rg=rg), T(db, [3], "c", rg=rg))
+        for la, lb in [("t", "c"), ("s", "t"), (("e", 0), "s"), ("c", ("p", [1, 0]))]:
+            case(op, T(F64, [3, 3], la, rg=True), T(F64, [3, 3], lb, (3, 1, 7, -3, 2), rg=True))
+        case(op, T(F64, [2, 1, 3], "t", rg=True), T(F64, [4, 1], "c", rg=True))
+        case(op, T(F64, [], "c", rg=True), T(F64, [2, 2], "c", rg=True))
+        case(op, T(F32, [2, 3], "c"), T(F32, [4], "c"))
+        case(op, T(F64, [0, 3], "c"), T(F64, [3], "c"))
+    # predicates and logical ops: any dtype in, bool out
+    for dt in ALL:
+        for op in ["tt::isnan", "tt::isinf", "tt::logical_not"]:
+            case(op, T(dt, [2, 3], "t"))
+        case("tt::bitwise_not", T(dt, [2, 3], "s"))
+    case("tt::logical_not", T(F64, [2, 3], "c", rg=True))
+    case("tt::isnan", T(F64, [2, 3], ("p", [1, 0]), rg=True))
+    for op in ["tt::logical_and", "tt::logical_or", "tt::logical_xor"]:
+        for da in ALL:
+            for db in ALL:
+                case(op, T(da, [2, 3], "c"), T(db, [3], "c"))
+        case(op, T(F32, [3, 3], "t"), T(I64, [3, 3], "s"))
+        case(op, T(F32, [2, 3], "c"), T(F32, [4], "c"))
+    # bitwise: integers and bool; floats refused (either side, Scalar too)
+    for name in ["bitwise_and", "bitwise_or", "bitwise_xor"]:
+        top, sop = "tt::%s.Tensor" % name, "tt::%s.Scalar" % name
+        for da in ALL:
+            for db in ALL:
+                case(top, T(da, [2, 3], "c"), T(db, [3], "c"))
+        case(top, T(I64, [3, 3], "t"), T(I32, [3, 3], "s"))
+        case(top, T(I32, [2, 3], "c"), T(I32, [4], "c"))
+        for dt in ALL:
+            for sv in [6, -3, True, 2.5]:
+                case(sop, T(dt, [2, 3], "t"), sv)
 
 
 # The convolutional-network families (issue 26), each with its own OPS
