@@ -239,8 +239,28 @@ tt_tensor *tt_bitwise_and_scalar(const tt_tensor *a, int64_t b);
 tt_tensor *tt_bitwise_or_scalar(const tt_tensor *a, int64_t b);
 tt_tensor *tt_bitwise_xor_scalar(const tt_tensor *a, int64_t b);
 tt_tensor *tt_bitwise_not(const tt_tensor *a);
+/* tt::var.correction / tt::std.correction over ndims dims (0: every dim),
+ * dividing by max(0, n - correction) (1: the unbiased estimate, 0: the
+ * population's); floats only. */
+tt_tensor *tt_var(const tt_tensor *a, int ndims, const int64_t *dims, int64_t correction,
+                  bool keepdim);
+tt_tensor *tt_std(const tt_tensor *a, int ndims, const int64_t *dims, int64_t correction,
+                  bool keepdim);
+/* tt::any / tt::all over every element, tt::any.dim / tt::all.dim over
+ * one dim: bool results (u8 for a u8 input, as PyTorch 1.13); NaN counts
+ * as true. Not differentiable. */
+tt_tensor *tt_any(const tt_tensor *a);
+tt_tensor *tt_all(const tt_tensor *a);
+tt_tensor *tt_any_dim(const tt_tensor *a, int64_t dim, bool keepdim);
+tt_tensor *tt_all_dim(const tt_tensor *a, int64_t dim, bool keepdim);
 
 #ifdef TT_CALLSITES
+#define tt_var(...) TT_CALLSITE_T(tt_var, __VA_ARGS__)
+#define tt_std(...) TT_CALLSITE_T(tt_std, __VA_ARGS__)
+#define tt_any(...) TT_CALLSITE_T(tt_any, __VA_ARGS__)
+#define tt_all(...) TT_CALLSITE_T(tt_all, __VA_ARGS__)
+#define tt_any_dim(...) TT_CALLSITE_T(tt_any_dim, __VA_ARGS__)
+#define tt_all_dim(...) TT_CALLSITE_T(tt_all_dim, __VA_ARGS__)
 #define tt_maximum(...) TT_CALLSITE_T(tt_maximum, __VA_ARGS__)
 #define tt_minimum(...) TT_CALLSITE_T(tt_minimum, __VA_ARGS__)
 #define tt_isnan(...) TT_CALLSITE_T(tt_isnan, __VA_ARGS__)

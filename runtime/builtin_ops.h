@@ -17,7 +17,7 @@
  *          ops/pad_upsample.c, ACTIVATION ops/activation.c, DROPOUT
  *          ops/dropout.c, CHANNEL_NORM ops/channel_norm.c, INDEX
  *          ops/indexing.c, ADV_INDEX ops/advanced_index.c, SORT_SCAN
- *          ops/sort_scan.c (ops/ops_impl.h
+ *          ops/sort_scan.c, STATS ops/reduce_stats.c (ops/ops_impl.h
  *          lists them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
@@ -322,6 +322,25 @@
     X(REDUCE, LOG_SOFTMAX_INT, "tt::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) " \
           "-> Tensor", \
           softmax_kernel, softmax_kernel, softmax_backward, setup_softmax, SOFTMAX_LOG, 0) \
+    \
+    /* ---- ops/reduce_stats.c: var, std, any, all ----------------------- */ \
+    /* PyTorch 1.13's var/std.correction have no defaults for dim and \
+     * correction (both optional); later PyTorch defaults them to None, as \
+     * here. */ \
+    X(STATS, VAR_CORRECTION, "tt::var.correction(Tensor self, int[1]? dim=None, *, " \
+          "int? correction=None, bool keepdim=False) -> Tensor", \
+          var_kernel, var_kernel, var_backward, setup_var, ST_VAR, 0) \
+    X(STATS, STD_CORRECTION, "tt::std.correction(Tensor self, int[1]? dim=None, *, " \
+          "int? correction=None, bool keepdim=False) -> Tensor", \
+          var_kernel, var_kernel, var_backward, setup_var, ST_STD, 0) \
+    X(STATS, ANY, "tt::any(Tensor self) -> Tensor", \
+          truth_kernel, truth_kernel, NULL, NULL, TRUTH_ANY, TT_BUILTIN_NONDIFF) \
+    X(STATS, ANY_DIM, "tt::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", \
+          truth_kernel, truth_kernel, NULL, NULL, TRUTH_ANY | TRUTH_DIM, TT_BUILTIN_NONDIFF) \
+    X(STATS, ALL, "tt::all(Tensor self) -> Tensor", \
+          truth_kernel, truth_kernel, NULL, NULL, TRUTH_ALL, TT_BUILTIN_NONDIFF) \
+    X(STATS, ALL_DIM, "tt::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", \
+          truth_kernel, truth_kernel, NULL, NULL, TRUTH_ALL | TRUTH_DIM, TT_BUILTIN_NONDIFF) \
     \
     /* ---- ops/linalg.c: matrix products through OpenBLAS --------------- */ \
     X(LINALG, MM, "tt::mm(Tensor self, Tensor mat2) -> Tensor", \

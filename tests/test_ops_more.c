@@ -335,6 +335,115 @@ START_TEST(test_fake_metadata)
 }
 END_TEST
 
+/* ------------------------------------------------------- var, std, any */
+
+typedef struct {
+    bool is_std;
+    int ndims;
+    int64_t dims[2];
+    int64_t corr;
+    bool keepdim;
+} var_case;
+
+static tt_status f_var(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    const var_case *c = ud;
+    out[0] = c->is_std ? tt_std(in[0], c->ndims, c->dims, c->corr, c->keepdim)
+                       : tt_var(in[0], c->ndims, c->dims, c->corr, c->keepdim);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+static const var_case var_cases[] = {
+    {false, 0, {0}, 1, false}, {true, 0, {0}, 1, false},  {false, 1, {1}, 0, true},
+    {true, 1, {-1}, 2, false}, {false, 2, {0, 2}, 1, false}, {true, 2, {2, 0}, 0, true},
+};
+
+/* var and std's derivatives (PyTorch's var_backward, std_backward) against
+ * finite differences, over every dim, one, two, with corrections 0, 1, 2. */
+START_TEST(test_var_std_gradcheck)
+{
+    for (int k = 0; k < TT_TABLE_LEN(var_cases); k++) {
+        tt_tensor *x = NN(tt_randn(TT_SHAPE(3, 4, 5), TT_F64));
+        OK(tt_set_requires_grad(x, true));
+        tt_status st = tt_gradcheck(f_var, 1, &x, 1, NULL, (void *)&var_cases[k]);
+        ck_assert_msg(st == TT_OK, "case %d: %s", k, tt_errmsg());
+        tt_release(x);
+    }
+}
+END_TEST
+
+/* Two passes: values around 1e9 with unit spread keep their variance (a
+ * one-pass sum of squares in double loses it all); the f32 result is the
+ * double computation rounded once. */
+START_TEST(test_var_accuracy)
+{
+    enum { N = 1001 };
+    static double v[N];
+    double mean = 0, m2 = 0;
+    for (int i = 0; i < N; i++)
+        mean += (v[i] = 1e9 + (i % 7) - 3);
+    mean /= N;
+    for (int i = 0; i < N; i++)
+        m2 += (v[i] - mean) * (v[i] - mean);
+    tt_tensor *x = NN(tt_from_data(1, (int64_t[]){N}, TT_F64, v));
+    tt_tensor *r = NN(tt_var(x, 0, NULL, 1, false)), *s = NN(tt_std(x, 0, NULL, 0, false));
+    ck_assert_double_eq_tol(at(r, 0), m2 / (N - 1), 1e-9);
+    ck_assert_double_eq_tol(at(s, 0), sqrt(m2 / N), 1e-9);
+    tt_release(r), tt_release(s), tt_release(x);
+}
+END_TEST
+
+/* The gradient of var through a compiled symbolic trace: n - correction
+ * is a size expression in the backward graph (div.Scalar by s0*s1 - 1),
+ * which the fusion pass once fused as the handle's raw value. */
+static tt_status f_var_grad(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *y = tt_var(in[0], 0, NULL, 1, false), *g = NULL;
+    tt_status st = y ? tt_grad(1, &y, NULL, 1, in, &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    return st;
+}
+
+START_TEST(test_var_grad_symbolic_compiled)
+{
+    tt_compiled *c = NN(tt_compile(f_var_grad, 1, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    for (int k = 0; k < 3; k++) {
+        tt_tensor *x = NN(tt_randn(TT_SHAPE(3 + k, 4), TT_F64)), *got, *want;
+        OK(tt_set_requires_grad(x, true));
+        OK(tt_compiled_call(c, &x, &got));
+        OK(f_var_grad(&x, 1, &want, 1, NULL));
+        tt_test_assert_close(got, want, 1e-12, "var's gradient, compiled symbolic");
+        tt_release(got), tt_release(want), tt_release(x);
+    }
+    tt_compiled_free(c);
+}
+END_TEST
+
+/* any/all: NaN is true, empty is any's false and all's true, u8 in gives
+ * u8 out (PyTorch 1.13). */
+START_TEST(test_any_all)
+{
+    double v[6] = {0, NAN, 0, 0, 0, 0};
+    tt_tensor *x = NN(tt_from_data(2, (int64_t[]){2, 3}, TT_F64, v));
+    tt_tensor *a = NN(tt_any(x)), *l = NN(tt_all(x)), *ad = NN(tt_any_dim(x, 1, true));
+    ck_assert_int_eq(tt_dtype_of(a), TT_BOOL);
+    ck_assert(((const bool *)tt_data(a))[0] && !((const bool *)tt_data(l))[0]);
+    ck_assert_int_eq(tt_ndim(ad), 2);
+    ck_assert(((const bool *)tt_data(ad))[0] && !((const bool *)tt_data(ad))[1]);
+    tt_release(a), tt_release(l), tt_release(ad), tt_release(x);
+    tt_tensor *e = NN(tt_zeros(TT_SHAPE(0, 2), TT_U8));
+    a = NN(tt_any(e)), l = NN(tt_all_dim(e, 0, false));
+    ck_assert_int_eq(tt_dtype_of(a), TT_U8);
+    ck_assert_int_eq(tt_dtype_of(l), TT_U8);
+    ck_assert(((const uint8_t *)tt_data(a))[0] == 0 && ((const uint8_t *)tt_data(l))[1] == 1);
+    tt_release(a), tt_release(l), tt_release(e);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 static tt_tensor *X, *XI, *X2;
@@ -371,7 +480,17 @@ static void errors_teardown(void)
        "expects integer or bool tensors")                                                      \
     X_(maximum_shapes, tt_maximum(X, X2), TT_ESHAPE, "tt::maximum: argument", "broadcast")    \
     X_(logical_and_shapes, tt_logical_and(XI, X2), TT_ESHAPE, "tt::logical_and: argument",     \
-       "broadcast")
+       "broadcast")                                                                            \
+    X_(var_int, tt_var(XI, 0, NULL, 1, false), TT_EDTYPE,                                      \
+       "tt::var: argument 'self' (#1): std and var only support floating point "    \
+       "dtypes, got i64")                                                                      \
+    X_(std_dim_range, tt_std(X, 1, (int64_t[]){2}, 1, false), TT_EINVAL,                      \
+       "tt::std: argument 'dim' (#2)")                                              \
+    X_(var_dim_twice, tt_var(X, 2, (int64_t[]){1, -1}, 1, false), TT_EINVAL,                  \
+       "tt::var: argument 'dim' (#2): dim 1 appears multiple times")                \
+    X_(var_dims_null, tt_var(X, 2, NULL, 1, false), TT_EINVAL,                                 \
+       "tt::var: argument 'dim' (#2): expects 2 dims, got NULL")                    \
+    X_(any_dim_range, tt_any_dim(X, -3, false), TT_EINVAL, "tt::any: argument 'dim' (#2)")
 TT_ERROR_TABLE(MORE_ERRORS, more_errors);
 
 START_TEST(test_errors)
@@ -392,6 +511,12 @@ static Suite *more_suite(void)
     tcase_add_test(tc, test_bitwise_values);
     tcase_add_test(tc, test_chain_traced_and_compiled);
     tcase_add_test(tc, test_fake_metadata);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("statistics");
+    tcase_add_test(tc, test_var_std_gradcheck);
+    tcase_add_test(tc, test_var_accuracy);
+    tcase_add_test(tc, test_var_grad_symbolic_compiled);
+    tcase_add_test(tc, test_any_all);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(more_errors));

@@ -305,6 +305,12 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_bitwise_xor_scalar, "tt::bitwise_xor.Scalar", "IDX, -3",                               \
       tt_bitwise_xor_scalar(IDX, -3))                                                           \
     X(tt_bitwise_not, "tt::bitwise_not", "IDX", tt_bitwise_not(IDX))                            \
+    X(tt_var, "tt::var.correction", "A, [1], 0, true", tt_var(A, 1, dim1, 0, true))             \
+    X(tt_std, "tt::std.correction", "A, None, 2, false", tt_std(A, 0, NULL, 2, false))          \
+    X(tt_any, "tt::any", "C", tt_any(C))                                                        \
+    X(tt_all, "tt::all", "IDX", tt_all(IDX))                                                    \
+    X(tt_any_dim, "tt::any.dim", "A, 0, false", tt_any_dim(A, 0, false))                        \
+    X(tt_all_dim, "tt::all.dim", "C, -1, true", tt_all_dim(C, -1, true))                        \
 
 typedef struct {
     const char *name; /* the wrapper */

@@ -755,6 +755,54 @@ def pointwise_shape_cases():
         for dt in ALL:
             for sv in [6, -3, True, 2.5]:
                 case(sop, T(dt, [2, 3], "t"), sv)
+    # var/std.correction: dims None, one, several, negative, keepdim,
+    # corrections 0, 1, 2 and one past n (inf / NaN), layouts, gradients
+    OPS.update({
+        "tt::var.correction": lambda s, d=None, correction=None, keepdim=False:
+            torch.var(s, d, correction=correction, keepdim=keepdim),
+        "tt::std.correction": lambda s, d=None, correction=None, keepdim=False:
+            torch.std(s, d, correction=correction, keepdim=keepdim),
+        "tt::any": torch.any, "tt::all": torch.all,
+        "tt::any.dim": lambda s, d, k=False: torch.any(s, d, k),
+        "tt::all.dim": lambda s, d, k=False: torch.all(s, d, k),
+    })
+    for op in ["tt::var.correction", "tt::std.correction"]:
+        for dims in [None, [1], [0, 2], [-1], [2, 0]]:
+            for corr in [None, 0, 2]:
+                for keep in [False, True]:
+                    case(op, T(F64, [3, 4, 5], "c", rg=True), dims, corr, keep)
+        for lay in ["t", "s", ("p", [2, 0, 1])]:
+            case(op, T(F32, [3, 4, 5], lay), [1], 1, False)
+            case(op, T(F64, [3, 4, 5], lay, rg=True), [0, 1], 1, True)
+        case(op, T(F64, [4, 3], "c"), [0], 4, False)
+        case(op, T(F64, [4, 3], "c"), [0], 5, False)
+        case(op, T(F64, [1, 3], "c"), [0], 1, False)
+        case(op, T(F64, [0, 3], "c"), [0], 1, False)
+        case(op, T(F64, [0, 3], "c"), [1], 1, False)
+        case(op, T(F64, [], "c", rg=True), None, 0, False)
+        case(op, T(F32, [2, 3], "c"), [0, 0], 1, False)
+        case(op, T(F32, [2, 3], "c"), [2], 1, False)
+        for dt in [I64, I32, U8, BOOL]:
+            case(op, T(dt, [2, 3], "c"), [1], 1, False)
+    for dt in ALL:
+        for lay in ["c", "t", "s"]:
+            case("tt::any", T(dt, [3, 4], lay))
+            case("tt::all", T(dt, [3, 4], lay))
+            for d in [0, -1]:
+                for k in [False, True]:
+                    case("tt::any.dim", T(dt, [3, 4], lay), d, k)
+                    case("tt::all.dim", T(dt, [3, 4], lay), d, k)
+    for dt in [F32, U8, BOOL]:
+        for sz, d in [([0, 3], 0), ([0, 3], 1), ([], 0)]:
+            case("tt::any.dim", T(dt, sz, "c"), d, False)
+            case("tt::all.dim", T(dt, sz, "c"), d, True)
+        case("tt::any", T(dt, [0], "c"))
+        case("tt::all", T(dt, [0], "c"))
+    # all-ones and all-zeros rows, so both answers appear
+    case("tt::all.dim", T(F32, [3, 4], "c", (0, 1, 5, 0, 1)), 1, False)
+    case("tt::any.dim", T(F32, [3, 4], "c", (0, 0, 5, 0, 1)), 1, False)
+    case("tt::all", T(I64, [3, 4], "c", (0, 1, 5, 0, 1)))
+    case("tt::any.dim", T(F32, [3, 4], "c"), 2, False)
 
 
 # The convolutional-network families (issue 26), each with its own OPS

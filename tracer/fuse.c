@@ -214,6 +214,11 @@ static bool fusable(const tt_graph *g, int i)
         if (ga->kind == GARG_CONST && code != U_CUSTOM && ga->v.kind != TT_V_INT &&
             ga->v.kind != TT_V_FLOAT && ga->v.kind != TT_V_BOOL)
             return false;
+        /* An int Scalar that is a symbolic size (n - 1 in var's backward)
+         * is evaluated per call by the interpreter; a micro-op would read
+         * the handle as a number. */
+        if (ga->kind == GARG_CONST && ga->v.kind == TT_V_INT && tt_size_is_sym(ga->v.u.i))
+            return false;
     }
     return true;
 }
