@@ -253,8 +253,30 @@ tt_tensor *tt_any(const tt_tensor *a);
 tt_tensor *tt_all(const tt_tensor *a);
 tt_tensor *tt_any_dim(const tt_tensor *a, int64_t dim, bool keepdim);
 tt_tensor *tt_all_dim(const tt_tensor *a, int64_t dim, bool keepdim);
+/* tt::repeat: a tiled copy (n >= ndim repeats, extra ones add leading
+ * dims); tt::flip: reversed along n dims; tt::roll: shifted cyclically
+ * along ndims dims (0 dims: the flattened tensor by one shift); tt::tril /
+ * tt::triu: the lower (upper) triangle of the last two dims from the
+ * diagonal (0 main, > 0 above), the rest zeros. Contiguous copies. */
+tt_tensor *tt_repeat(const tt_tensor *a, int n, const int64_t *repeats);
+tt_tensor *tt_flip(const tt_tensor *a, int n, const int64_t *dims);
+tt_tensor *tt_roll(const tt_tensor *a, int nshifts, const int64_t *shifts, int ndims,
+                   const int64_t *dims);
+tt_tensor *tt_tril(const tt_tensor *a, int64_t diagonal);
+tt_tensor *tt_triu(const tt_tensor *a, int64_t diagonal);
+/* tt::full_like: a's shape, layout and dtype, every element `value`;
+ * tt::scalar_tensor: a 0-dim tensor of dtype holding value. */
+tt_tensor *tt_full_like(const tt_tensor *a, double value);
+tt_tensor *tt_scalar_tensor(double value, tt_dtype dtype);
 
 #ifdef TT_CALLSITES
+#define tt_repeat(...) TT_CALLSITE_T(tt_repeat, __VA_ARGS__)
+#define tt_flip(...) TT_CALLSITE_T(tt_flip, __VA_ARGS__)
+#define tt_roll(...) TT_CALLSITE_T(tt_roll, __VA_ARGS__)
+#define tt_tril(...) TT_CALLSITE_T(tt_tril, __VA_ARGS__)
+#define tt_triu(...) TT_CALLSITE_T(tt_triu, __VA_ARGS__)
+#define tt_full_like(...) TT_CALLSITE_T(tt_full_like, __VA_ARGS__)
+#define tt_scalar_tensor(...) TT_CALLSITE_T(tt_scalar_tensor, __VA_ARGS__)
 #define tt_var(...) TT_CALLSITE_T(tt_var, __VA_ARGS__)
 #define tt_std(...) TT_CALLSITE_T(tt_std, __VA_ARGS__)
 #define tt_any(...) TT_CALLSITE_T(tt_any, __VA_ARGS__)

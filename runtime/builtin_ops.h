@@ -357,6 +357,25 @@
           cat_kernel, cat_kernel, cat_backward, setup_cat, JOIN_CAT, 0) \
     X(SHAPE, STACK, "tt::stack(Tensor[] tensors, int dim=0) -> Tensor", \
           stack_kernel, stack_kernel, cat_backward, setup_cat, JOIN_STACK, 0) \
+    /* Copies that move elements (contiguous results, as PyTorch's). */ \
+    X(SHAPE, REPEAT, "tt::repeat(Tensor self, SymInt[] repeats) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_REPEAT, 0) \
+    X(SHAPE, FLIP, "tt::flip(Tensor self, int[] dims) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_FLIP, 0) \
+    X(SHAPE, ROLL, "tt::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_ROLL, 0) \
+    X(SHAPE, TRIL, "tt::tril(Tensor self, int diagonal=0) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_TRIL, 0) \
+    X(SHAPE, TRIU, "tt::triu(Tensor self, int diagonal=0) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_TRIU, 0) \
+    /* PyTorch's full_like and scalar_tensor also take layout, device, \
+     * pin_memory (and full_like memory_format): dtype is the one option \
+     * here, as _to_copy's. */ \
+    X(SHAPE, FULL_LIKE, "tt::full_like(Tensor self, Scalar fill_value, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          full_like_kernel, full_like_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    X(SHAPE, SCALAR_TENSOR, "tt::scalar_tensor(Scalar s, *, ScalarType? dtype=None) -> Tensor", \
+          scalar_tensor_kernel, scalar_tensor_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
     /* ---- ops/loss.c ----------------------------------------------------- */ \
     /* PyTorch's cross_entropy_loss with the reduction as a string (its \

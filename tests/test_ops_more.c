@@ -444,6 +444,70 @@ START_TEST(test_any_all)
 }
 END_TEST
 
+/* ------------------------------------------------------------ shape ops */
+
+static tt_tensor *call_shape(int k, const tt_tensor *x)
+{
+    static const int64_t rep[4] = {2, 1, 2, 1}, fl[2] = {0, -1}, sh[2] = {1, -2}, rd[2] = {2, 0};
+    switch (k) {
+    case 0: return tt_repeat(x, 4, rep);
+    case 1: return tt_flip(x, 2, fl);
+    case 2: return tt_roll(x, 2, sh, 2, rd);
+    case 3: return tt_roll(x, 1, (const int64_t[]){5}, 0, NULL);
+    case 4: return tt_tril(x, -1);
+    default: return tt_triu(x, 1);
+    }
+}
+
+static tt_status f_shape(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    out[0] = call_shape((int)(intptr_t)ud, in[0]);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* Each derivative (flip back, roll back, the same triangle, repeat's sum
+ * over the copies) against finite differences, on a transposed input. */
+START_TEST(test_shape_gradcheck)
+{
+    for (int k = 0; k < 6; k++) {
+        tt_tensor *b = NN(tt_randn(TT_SHAPE(2, 4, 3), TT_F64));
+        tt_tensor *x = NN(tt_transpose(b, 1, 2));
+        OK(tt_set_requires_grad(x, true));
+        tt_status st = tt_gradcheck(f_shape, 1, &x, 1, NULL, (void *)(intptr_t)k);
+        ck_assert_msg(st == TT_OK, "shape op %d: %s", k, tt_errmsg());
+        tt_release(x), tt_release(b);
+    }
+}
+END_TEST
+
+/* Values on a small example, against the definitions. */
+START_TEST(test_shape_values)
+{
+    int64_t v[6] = {1, 2, 3, 4, 5, 6};
+    tt_tensor *x = NN(tt_from_data(2, (int64_t[]){2, 3}, TT_I64, v));
+    tt_tensor *r = NN(tt_roll(x, 1, (const int64_t[]){1}, 0, NULL));
+    tt_tensor *f = NN(tt_flip(x, 1, (const int64_t[]){1}));
+    tt_tensor *t = NN(tt_triu(x, 1)), *p = NN(tt_repeat(x, 2, (const int64_t[]){1, 2}));
+    static const int64_t wr[6] = {6, 1, 2, 3, 4, 5}, wf[6] = {3, 2, 1, 6, 5, 4},
+                         wt[6] = {0, 2, 3, 0, 0, 6};
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(((const int64_t *)tt_data(r))[i], wr[i]);
+        ck_assert_int_eq(((const int64_t *)tt_data(f))[i], wf[i]);
+        ck_assert_int_eq(((const int64_t *)tt_data(t))[i], wt[i]);
+    }
+    ck_assert_int_eq(tt_sizes(p)[1], 6);
+    ck_assert_int_eq(((const int64_t *)tt_data(p))[4], 2);
+    tt_tensor *s = NN(tt_scalar_tensor(2.5, TT_F64)), *fl = NN(tt_full_like(x, 7));
+    ck_assert_int_eq(tt_ndim(s), 0);
+    ck_assert(at(s, 0) == 2.5);
+    ck_assert_int_eq(tt_dtype_of(fl), TT_I64);
+    ck_assert(at(fl, 5) == 7);
+    tt_release(s), tt_release(fl);
+    tt_release(r), tt_release(f), tt_release(t), tt_release(p), tt_release(x);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 static tt_tensor *X, *XI, *X2;
@@ -490,7 +554,22 @@ static void errors_teardown(void)
        "tt::var: argument 'dim' (#2): dim 1 appears multiple times")                \
     X_(var_dims_null, tt_var(X, 2, NULL, 1, false), TT_EINVAL,                                 \
        "tt::var: argument 'dim' (#2): expects 2 dims, got NULL")                    \
-    X_(any_dim_range, tt_any_dim(X, -3, false), TT_EINVAL, "tt::any: argument 'dim' (#2)")
+    X_(any_dim_range, tt_any_dim(X, -3, false), TT_EINVAL, "tt::any: argument 'dim' (#2)")     \
+    X_(roll_mismatch, tt_roll(X, 2, (int64_t[]){1, 2}, 1, (int64_t[]){0}), TT_EINVAL,         \
+       "tt::roll: argument 'dims' (#3): shifts and dimensions must align (2 shifts, 1 dims)")  \
+    X_(roll_flat_shifts, tt_roll(X, 2, (int64_t[]){1, 2}, 0, NULL), TT_EINVAL,                 \
+       "tt::roll: argument 'shifts' (#2): with no dims (a roll of the flattened tensor) "       \
+       "expects one shift, got 2")                                                             \
+    X_(repeat_few, tt_repeat(X, 1, (int64_t[]){2}), TT_EINVAL,                                 \
+       "tt::repeat: argument 'repeats' (#2): the number of repeat dims (1) can not be "        \
+       "smaller than the number of dimensions of the tensor (2)")                              \
+    X_(repeat_negative, tt_repeat(X, 2, (int64_t[]){2, -1}), TT_EINVAL,                       \
+       "tt::repeat: argument 'repeats' (#2): repeats can not be negative (got -1 at 1)")       \
+    X_(flip_twice, tt_flip(X, 2, (int64_t[]){0, -2}), TT_EINVAL,                               \
+       "tt::flip: argument 'dims' (#2): dim 0 appears multiple times in the list of dims")     \
+    X_(tril_1d, tt_tril(X2, 0), TT_ESHAPE,                                                     \
+       "tt::tril: argument 'self' (#1): input tensor must have at least 2 dimensions (got 1)") \
+    X_(triu_1d, tt_triu(X2, 0), TT_ESHAPE, "tt::triu: argument 'self' (#1)")
 TT_ERROR_TABLE(MORE_ERRORS, more_errors);
 
 START_TEST(test_errors)
@@ -517,6 +596,10 @@ static Suite *more_suite(void)
     tcase_add_test(tc, test_var_accuracy);
     tcase_add_test(tc, test_var_grad_symbolic_compiled);
     tcase_add_test(tc, test_any_all);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("shapes");
+    tcase_add_test(tc, test_shape_gradcheck);
+    tcase_add_test(tc, test_shape_values);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(more_errors));

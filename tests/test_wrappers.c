@@ -311,6 +311,14 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_all, "tt::all", "IDX", tt_all(IDX))                                                    \
     X(tt_any_dim, "tt::any.dim", "A, 0, false", tt_any_dim(A, 0, false))                        \
     X(tt_all_dim, "tt::all.dim", "C, -1, true", tt_all_dim(C, -1, true))                        \
+    X(tt_repeat, "tt::repeat", "A, [2, 1, 3]", tt_repeat(A, 3, (const int64_t[]){2, 1, 3}))    \
+    X(tt_flip, "tt::flip", "A, [0, 1]", tt_flip(A, 2, dims01))                                  \
+    X(tt_roll, "tt::roll", "A, [-2, 1], [1, 0]",                                                \
+      tt_roll(A, 2, (const int64_t[]){-2, 1}, 2, (const int64_t[]){1, 0}))                      \
+    X(tt_tril, "tt::tril", "A, 1", tt_tril(A, 1))                                               \
+    X(tt_triu, "tt::triu", "AT, -1", tt_triu(AT, -1))                                           \
+    X(tt_full_like, "tt::full_like", "AT, 2.5, None", tt_full_like(AT, 2.5))                    \
+    X(tt_scalar_tensor, "tt::scalar_tensor", "-1.5, f64", tt_scalar_tensor(-1.5, TT_F64))       \
 
 typedef struct {
     const char *name; /* the wrapper */

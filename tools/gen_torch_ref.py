@@ -803,6 +803,57 @@ def pointwise_shape_cases():
     case("tt::any.dim", T(F32, [3, 4], "c", (0, 0, 5, 0, 1)), 1, False)
     case("tt::all", T(I64, [3, 4], "c", (0, 1, 5, 0, 1)))
     case("tt::any.dim", T(F32, [3, 4], "c"), 2, False)
+    # shape ops: every dtype (data movement), layouts, argument forms,
+    # errors, gradients
+    OPS.update({
+        "tt::repeat": lambda s, r: s.repeat(r),
+        "tt::flip": torch.flip,
+        "tt::roll": lambda s, sh, d=[]: torch.roll(s, sh, d),
+        "tt::tril": lambda s, d=0: torch.tril(s, d),
+        "tt::triu": lambda s, d=0: torch.triu(s, d),
+        "tt::full_like": lambda s, v, dtype=None: torch.full_like(s, v, dtype=dtype),
+        "tt::scalar_tensor": lambda v, dtype=None: torch.scalar_tensor(v, dtype=dtype),
+    })
+    for dt in ALL:
+        case("tt::repeat", T(dt, [2, 3], "t"), [2, 1, 2])
+        case("tt::flip", T(dt, [2, 3], "s"), [0, 1])
+        case("tt::roll", T(dt, [2, 3], "t"), [1], [1])
+        case("tt::tril", T(dt, [3, 4], "t"))
+        case("tt::triu", T(dt, [3, 4], "s"), 1)
+        case("tt::full_like", T(dt, [2, 3], "c"), 2)
+        case("tt::scalar_tensor", 3, DT[dt])
+    for lay in ["c", "t", "s", ("p", [2, 0, 1]), ("e", 1)]:
+        case("tt::repeat", T(F64, [2, 3, 4], lay, rg=True), [1, 2, 1, 3])
+        case("tt::flip", T(F64, [2, 3, 4], lay, rg=True), [0, -1])
+        case("tt::roll", T(F64, [2, 3, 4], lay, rg=True), [1, -2], [2, 0])
+        case("tt::roll", T(F64, [2, 3, 4], lay, rg=True), [5])
+        case("tt::tril", T(F64, [2, 3, 4], lay, rg=True), -1)
+        case("tt::triu", T(F64, [2, 3, 4], lay, rg=True), 2)
+        case("tt::full_like", T(F32, [2, 3, 4], lay), 1.5)
+    for r in [[2, 3], [1, 1], [0, 2], [3, 1, 2, 1], [2]]:
+        case("tt::repeat", T(F64, [2, 3], "c", rg=True), r)
+    case("tt::repeat", T(F64, [], "c", rg=True), [2, 3])
+    case("tt::repeat", T(F64, [], "c"), [])
+    case("tt::repeat", T(F64, [2], "c"), [-1])
+    for d in [[], [1], [0, 0], [2]]:
+        case("tt::flip", T(F64, [2, 3], "c", rg=True), d)
+    case("tt::flip", T(F64, [], "c"), [0])
+    for sh, d in [([7], [0]), ([-4], [1]), ([1, 1], [0, 0]), ([1], [0, 1]), ([1, 2], []),
+                  ([0], [1]), ([3], [2])]:
+        case("tt::roll", T(F64, [3, 4], "c", rg=True), sh, d)
+    case("tt::roll", T(F64, [0, 4], "c"), [1], [0])
+    case("tt::roll", T(F64, [], "c"), [1])
+    for d in [0, 1, -1, 3, -3, 10, -10]:
+        case("tt::tril", T(F64, [3, 4], "c", rg=True), d)
+        case("tt::triu", T(F64, [4, 3], "c", rg=True), d)
+    case("tt::tril", T(F64, [3], "c"))
+    case("tt::triu", T(F64, [0, 3], "c"))
+    for v in [True, -3, 2.5]:
+        case("tt::full_like", T(I32, [2, 3], "t"), v)
+    case("tt::full_like", T(I64, [2, 3], "c"), 2.5, torch.float64)
+    case("tt::full_like", T(F32, [2, 3], "c", rg=True), 1)
+    case("tt::scalar_tensor", 2.5)
+    case("tt::scalar_tensor", True, torch.bool)
 
 
 # The convolutional-network families (issue 26), each with its own OPS
