@@ -14,15 +14,18 @@
 #include "transposed_binary.h"
 
 
-/* BIN_DIV_TRUNC and BIN_DIV_FLOOR are div with a rounding mode; the
- * comparisons come last (is_compare). */
 /* The kinds of the pointwise list (ops/pointwise_ops.h), with div's
- * rounding modes between arithmetic and comparisons. */
+ * rounding modes (BIN_DIV_TRUNC, BIN_DIV_FLOOR) and the bitwise ops (no
+ * float formula: integers and bool only) between arithmetic and
+ * comparisons; the kinds with a bool result come last (is_compare). */
 #define BIN_KIND(K, ...) BIN_##K,
 typedef enum {
     TT_POINTWISE_ARITH(BIN_KIND)
+    TT_POINTWISE_MINMAX(BIN_KIND)
     BIN_DIV_TRUNC, BIN_DIV_FLOOR,
+    BIN_BITWISE_AND, BIN_BITWISE_OR, BIN_BITWISE_XOR,
     TT_POINTWISE_COMPARE(BIN_KIND)
+    TT_POINTWISE_LOGICAL(BIN_KIND)
     BIN_COUNT
 } binop;
 #undef BIN_KIND
@@ -31,11 +34,15 @@ typedef enum {
 #define BIN_ID(K, TROW, ...) [BIN_##K] = TT_OP_##TROW,
 static const tt_builtin_id bin_ids[BIN_COUNT] = {
     TT_POINTWISE_ARITH(BIN_ID) TT_POINTWISE_COMPARE(BIN_ID)
+    TT_POINTWISE_MINMAX(BIN_ID) TT_POINTWISE_LOGICAL(BIN_ID)
     [BIN_DIV_TRUNC] = TT_OP_DIV_TENSOR, [BIN_DIV_FLOOR] = TT_OP_DIV_TENSOR,
+    [BIN_BITWISE_AND] = TT_OP_BITWISE_AND_TENSOR, [BIN_BITWISE_OR] = TT_OP_BITWISE_OR_TENSOR,
+    [BIN_BITWISE_XOR] = TT_OP_BITWISE_XOR_TENSOR,
 };
 #undef BIN_ID
 
 static bool is_compare(binop op) { return op >= BIN_EQ; }
+static bool is_bitwise(binop op) { return op >= BIN_BITWISE_AND && op <= BIN_BITWISE_XOR; }
 
 /* --------------------------------------------------------------- loops */
 
@@ -148,6 +155,14 @@ static inline uint8_t divfloor_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b
     BINARY_LOOP(pow_##SUF, T, T, POW)                                          \
     BINARY_LOOP(divt_##SUF, T, T, divtrunc_##SUF(a, b))                        \
     BINARY_LOOP(divf_##SUF, T, T, divfloor_##SUF(a, b))                        \
+    BINARY_LOOP(max_##SUF, T, T, a < b ? b : a)                                \
+    BINARY_LOOP(min_##SUF, T, T, b < a ? b : a)                                \
+    BINARY_LOOP(band_##SUF, T, T, a & b)                                       \
+    BINARY_LOOP(bor_##SUF, T, T, a | b)                                        \
+    BINARY_LOOP(bxor_##SUF, T, T, a ^ b)                                       \
+    BINARY_LOOP(land_##SUF, T, bool, a != 0 && b != 0)                         \
+    BINARY_LOOP(lor_##SUF, T, bool, a != 0 || b != 0)                          \
+    BINARY_LOOP(lxor_##SUF, T, bool, (a != 0) != (b != 0))                     \
     BINARY_LOOP(eq_##SUF, T, bool, a == b)                                     \
     BINARY_LOOP(ne_##SUF, T, bool, a != b)                                     \
     BINARY_LOOP(lt_##SUF, T, bool, a < b)                                      \
@@ -164,6 +179,14 @@ TT_POINTWISE_ARITH(BIN_LOOP_F32)
 TT_POINTWISE_ARITH(BIN_LOOP_F64)
 TT_POINTWISE_COMPARE(CMP_LOOP_F32)
 TT_POINTWISE_COMPARE(CMP_LOOP_F64)
+#define BIN1_LOOP_F32(K, ROW, F32, F64) BINARY_LOOP(bin_f32_##K, float, float, F32)
+#define BIN1_LOOP_F64(K, ROW, F32, F64) BINARY_LOOP(bin_f64_##K, double, double, F64)
+#define LOG_LOOP_F32(K, ROW, F32, F64) BINARY_LOOP(bin_f32_##K, float, bool, F32)
+#define LOG_LOOP_F64(K, ROW, F32, F64) BINARY_LOOP(bin_f64_##K, double, bool, F64)
+TT_POINTWISE_MINMAX(BIN1_LOOP_F32)
+TT_POINTWISE_MINMAX(BIN1_LOOP_F64)
+TT_POINTWISE_LOGICAL(LOG_LOOP_F32)
+TT_POINTWISE_LOGICAL(LOG_LOOP_F64)
 BINARY_LOOP(bin_f32_DIV_TRUNC, float, float, divtrunc_f32(a, b))
 BINARY_LOOP(bin_f32_DIV_FLOOR, float, float, divfloor_f32(a, b))
 BINARY_LOOP(bin_f64_DIV_TRUNC, double, double, divtrunc_f64(a, b))
@@ -184,20 +207,41 @@ BINARY_LOOP(lt_b8, bool, bool, a < b)
 BINARY_LOOP(le_b8, bool, bool, a <= b)
 BINARY_LOOP(gt_b8, bool, bool, a > b)
 BINARY_LOOP(ge_b8, bool, bool, a >= b)
+/* bool maximum is or, minimum and (PyTorch's); bitwise ops are logical. */
+BINARY_LOOP(max_b8, bool, bool, a || b)
+BINARY_LOOP(min_b8, bool, bool, a && b)
+BINARY_LOOP(band_b8, bool, bool, a && b)
+BINARY_LOOP(bor_b8, bool, bool, a || b)
+BINARY_LOOP(bxor_b8, bool, bool, a != b)
+BINARY_LOOP(land_b8, bool, bool, a && b)
+BINARY_LOOP(lor_b8, bool, bool, a || b)
+BINARY_LOOP(lxor_b8, bool, bool, a != b)
 
+#define LOGIC_ROW(SUF)                                                         \
+    [BIN_MAXIMUM] = max_##SUF, [BIN_MINIMUM] = min_##SUF,                      \
+    [BIN_BITWISE_AND] = band_##SUF, [BIN_BITWISE_OR] = bor_##SUF,              \
+    [BIN_BITWISE_XOR] = bxor_##SUF, [BIN_LOGICAL_AND] = land_##SUF,            \
+    [BIN_LOGICAL_OR] = lor_##SUF, [BIN_LOGICAL_XOR] = lxor_##SUF,              \
+    [BIN_EQ] = eq_##SUF, [BIN_NE] = ne_##SUF, [BIN_LT] = lt_##SUF,             \
+    [BIN_LE] = le_##SUF, [BIN_GT] = gt_##SUF, [BIN_GE] = ge_##SUF
 #define ROW(SUF)                                                               \
-    {add_##SUF, sub_##SUF, mul_##SUF, div_##SUF, pow_##SUF, divt_##SUF,        \
-     divf_##SUF, eq_##SUF, ne_##SUF, lt_##SUF, le_##SUF, gt_##SUF, ge_##SUF}
-/* [dtype][op]; NULL where the combination is refused before a loop runs. */
+    {[BIN_ADD] = add_##SUF, [BIN_SUB] = sub_##SUF, [BIN_MUL] = mul_##SUF,      \
+     [BIN_DIV] = div_##SUF, [BIN_POW] = pow_##SUF, [BIN_DIV_TRUNC] = divt_##SUF, \
+     [BIN_DIV_FLOOR] = divf_##SUF, LOGIC_ROW(SUF)}
+/* [dtype][op]; NULL where the combination is refused before a loop runs
+ * (bitwise ops of floats among them). */
+#define BIN1_F32(K, ...) [BIN_##K] = bin_f32_##K,
+#define BIN1_F64(K, ...) [BIN_##K] = bin_f64_##K,
 static const tt_loop_fn bin_loops[TT_DTYPE_COUNT][BIN_COUNT] = {
     [TT_F32] = {TT_POINTWISE_ARITH(BIN_F32) TT_POINTWISE_COMPARE(BIN_F32)
+                TT_POINTWISE_MINMAX(BIN1_F32) TT_POINTWISE_LOGICAL(BIN1_F32)
                 [BIN_DIV_TRUNC] = bin_f32_DIV_TRUNC, [BIN_DIV_FLOOR] = bin_f32_DIV_FLOOR},
     [TT_F64] = {TT_POINTWISE_ARITH(BIN_F64) TT_POINTWISE_COMPARE(BIN_F64)
+                TT_POINTWISE_MINMAX(BIN1_F64) TT_POINTWISE_LOGICAL(BIN1_F64)
                 [BIN_DIV_TRUNC] = bin_f64_DIV_TRUNC, [BIN_DIV_FLOOR] = bin_f64_DIV_FLOOR},
     [TT_I64] = ROW(i64),
     [TT_I32] = ROW(i32), [TT_U8] = ROW(u8),
-    [TT_BOOL] = {add_b8, NULL, mul_b8, NULL, NULL, NULL, NULL, eq_b8, ne_b8,
-                 lt_b8, le_b8, gt_b8, ge_b8},
+    [TT_BOOL] = {[BIN_ADD] = add_b8, [BIN_MUL] = mul_b8, LOGIC_ROW(b8)},
 };
 
 
@@ -282,6 +326,12 @@ static tt_status binary_dtype(binop op, const char *name, const tt_tensor *a,
                                    "with a bool tensor is not supported; to invert a mask "
                                    "use logical not instead", name, a_bool ? "self" : "other",
                         a_bool ? 1 : 2);
+    if (is_bitwise(op) && tt_dtype_is_float(dt))
+        /* As PyTorch: bitwise ops are for integers and bool only. */
+        return tt_error(TT_EDTYPE, "%s: argument '%s' (#%d): bitwise operations are not "
+                                   "supported for %s; expects integer or bool tensors", name,
+                        tt_dtype_is_float((tt_dtype)a->dtype) ? "self" : "other",
+                        tt_dtype_is_float((tt_dtype)a->dtype) ? 1 : 2, tt_dtype_name(dt));
     if (op == BIN_POW && dt == TT_BOOL)
         return tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for bool "
                                    "tensors (a bool base needs a number exponent)", name);
@@ -739,6 +789,37 @@ static tt_status pow_base_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, in
     return st;
 }
 
+/* maximum/minimum: both operands. */
+static tt_status setup_minmax(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                              const tt_value *out, int nout)
+{
+    return save_some(ctx, in, nin, out, nout, 1u | 2u);
+}
+
+/* PyTorch's formulas: g goes to the operand that won, half to each where
+ * they are equal; where either is NaN (no comparison holds) both get g.
+ * For maximum, d/dself = where(self == other, g / 2, g) masked to 0
+ * where self < other, and d/dother the same masked where self > other;
+ * minimum swaps the masks. */
+static tt_status minmax_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *a = SAVED(0), *b = SAVED(1);
+    bool is_max = KIND_OF(tt_ctx_userdata(ctx)) == BIN_MAXIMUM;
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    tt_tensor *split = tt_where(tt_eq(a, b), tt_mul_scalar(g[0], 0.5), g[0]);
+    if (NEED(0))
+        st = tt__put_grad(ctx, gi, 0,
+                          tt_keep(tt_where_scalar(is_max ? tt_lt(a, b) : tt_gt(a, b), 0, split)));
+    if (!st && NEED(1))
+        st = tt__put_grad(ctx, gi, 1,
+                          tt_keep(tt_where_scalar(is_max ? tt_gt(a, b) : tt_lt(a, b), 0, split)));
+    tt_scope_end();
+    return st;
+}
+
 
 #undef TT__FAMILY_BINARY
 #define TT__FAMILY_BINARY TT__ROW
@@ -882,4 +963,41 @@ tt_tensor *tt_div_scalar_mode(const tt_tensor *a, double b, const char *rounding
 tt_tensor *tt_scalar_pow(double base, const tt_tensor *exponent)
 {
     return tt__call_op(TT_OP_POW_SCALAR, TT_ARGS(scalar_value(base), tt_v_tensor(exponent)));
+}
+
+
+/* ------------------------------ maximum, minimum, logical and bitwise ops */
+
+BIN_WRAPPER(tt_maximum, TT_OP_MAXIMUM)
+BIN_WRAPPER(tt_minimum, TT_OP_MINIMUM)
+BIN_WRAPPER(tt_logical_and, TT_OP_LOGICAL_AND)
+BIN_WRAPPER(tt_logical_or, TT_OP_LOGICAL_OR)
+BIN_WRAPPER(tt_logical_xor, TT_OP_LOGICAL_XOR)
+BIN_WRAPPER(tt_bitwise_and, TT_OP_BITWISE_AND_TENSOR)
+BIN_WRAPPER(tt_bitwise_or, TT_OP_BITWISE_OR_TENSOR)
+BIN_WRAPPER(tt_bitwise_xor, TT_OP_BITWISE_XOR_TENSOR)
+
+/* The bitwise Scalar overloads take an integer (a double would round one
+ * above 2^53). */
+static tt_tensor *bitwise_scalar_call(tt_builtin_id id, const tt_tensor *a, int64_t b)
+{
+    tt_value v = tt_v_int(b);
+    if (tt__fast_path(id, 1, &a))
+        return binary((binop)row_kind[id], a, NULL, &v, NULL, NULL);
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(a), v));
+}
+
+tt_tensor *tt_bitwise_and_scalar(const tt_tensor *a, int64_t b)
+{
+    return bitwise_scalar_call(TT_OP_BITWISE_AND_SCALAR, a, b);
+}
+
+tt_tensor *tt_bitwise_or_scalar(const tt_tensor *a, int64_t b)
+{
+    return bitwise_scalar_call(TT_OP_BITWISE_OR_SCALAR, a, b);
+}
+
+tt_tensor *tt_bitwise_xor_scalar(const tt_tensor *a, int64_t b)
+{
+    return bitwise_scalar_call(TT_OP_BITWISE_XOR_SCALAR, a, b);
 }

@@ -14,6 +14,8 @@
  *   TT_POINTWISE_PARAM(X)   X(KIND, ROW, NP, D0, D1, D2, f32, f64)
  *   TT_POINTWISE_ARITH(X)   X(KIND, TENSOR_ROW, SCALAR_ROW, f32, f64)
  *   TT_POINTWISE_COMPARE(X) X(KIND, TENSOR_ROW, SCALAR_ROW, f32, f64)
+ *   TT_POINTWISE_MINMAX(X)  X(KIND, ROW, f32, f64)  (a Tensor overload only)
+ *   TT_POINTWISE_LOGICAL(X) X(KIND, ROW, f32, f64)  (bool result, as COMPARE)
  *
  * KIND     the op kind: UN_<KIND> / BIN_<KIND> in the eager kernels (the
  *          row's data in runtime/builtin_ops.h), TT_VEC_<KIND> for the
@@ -28,8 +30,10 @@
  *          step, PW_NOVEC none (the formula runs). The includer defines
  *          the three before expanding the list.
  *
- * A comparison's result is bool (eager) or the float 1 or 0 (inside a
- * fused chain, where it can only be a mask feeding a product). */
+ * A comparison's or logical op's result is bool (eager) or the float 1
+ * or 0 (inside a fused chain, where it can only be a mask feeding a
+ * product). Integer dtypes and the ops without a float formula (bitwise,
+ * isnan, isinf, logical_not) keep their own loops in the eager kernels. */
 #ifndef TT_POINTWISE_OPS_H
 #define TT_POINTWISE_OPS_H
 
@@ -66,6 +70,12 @@
     ((T)((a) < (p0) ? (p0) : (a)) > (p1) ? (p1) : (T)((a) < (p0) ? (p0) : (a)))
 #define TT_SOFTPLUS(T, EXP, LOG1P, a, p0, p1)                                  \
     ((T)((a) * (p0)) > (p1) ? (a) : (T)(LOG1P(EXP((T)((a) * (p0)))) / (p0)))
+
+/* maximum and minimum propagate a NaN of either operand (PyTorch's
+ * maximum/minimum; fmax/fmin would drop it); otherwise std::max/std::min's
+ * comparison, so of -0 and +0 the first operand is kept, as PyTorch's. */
+#define TT_MAXIMUM(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (b) : (a))
+#define TT_MINIMUM(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) < (a) ? (b) : (a))
 
 /* clang-format off */
 #define TT_POINTWISE_UNARY(X) \
@@ -121,6 +131,17 @@
     X(LE, LE_TENSOR, LE_SCALAR, a <= b, a <= b) \
     X(GT, GT_TENSOR, GT_SCALAR, a > b, a > b) \
     X(GE, GE_TENSOR, GE_SCALAR, a >= b, a >= b)
+
+/* Binary ops with a Tensor overload only (no Scalar one in PyTorch). */
+#define TT_POINTWISE_MINMAX(X) \
+    X(MAXIMUM, MAXIMUM, TT_MAXIMUM(a, b), TT_MAXIMUM(a, b)) \
+    X(MINIMUM, MINIMUM, TT_MINIMUM(a, b), TT_MINIMUM(a, b))
+
+/* Logical ops: any nonzero is true (NaN too), the result is bool. */
+#define TT_POINTWISE_LOGICAL(X) \
+    X(LOGICAL_AND, LOGICAL_AND, a != 0 && b != 0, a != 0 && b != 0) \
+    X(LOGICAL_OR, LOGICAL_OR, a != 0 || b != 0, a != 0 || b != 0) \
+    X(LOGICAL_XOR, LOGICAL_XOR, (a != 0) != (b != 0), (a != 0) != (b != 0))
 /* clang-format on */
 
 /* The ROW of a kind that has none: one past the last row, so tables of

@@ -422,6 +422,391 @@ static tt_status cat_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
     return st;
 }
 
+
+/* ------------------------------- repeat, flip, roll, tril, triu, full_like */
+
+/* The data of the remapping rows. */
+enum { REMAP_REPEAT, REMAP_FLIP, REMAP_ROLL, REMAP_TRIL, REMAP_TRIU };
+
+/* A copy where each output index reads one input index per dim: map[d][i]
+ * is the byte offset in the source of output index i along dim d (flip:
+ * s - 1 - i, roll: (i - shift) mod s, repeat: i mod s), so every element
+ * costs one table lookup per dim. tril/triu copy and zero the other side
+ * of the diagonal. Rows of the last dim run in parallel. */
+typedef struct {
+    const char *src;
+    char *dst;
+    int nd;
+    int64_t sizes[TT_MAX_DIMS];
+    int64_t *map[TT_MAX_DIMS];
+    size_t es;
+    int tri; /* 0, or REMAP_TRIL / REMAP_TRIU */
+    int64_t diag;
+} remap_job;
+
+static void remap_rows(int64_t b, int64_t e, void *vj)
+{
+    const remap_job *j = vj;
+    int nd = j->nd;
+    int64_t inner = j->sizes[nd - 1], idx[TT_MAX_DIMS] = {0};
+    for (int64_t r = b; r < e; r++) {
+        int64_t rem = r, base = 0;
+        for (int d = nd - 2; d >= 0; d--) {
+            idx[d] = rem % j->sizes[d];
+            rem /= j->sizes[d];
+            base += j->map[d][idx[d]];
+        }
+        char *o = j->dst + (size_t)(r * inner) * j->es;
+        const int64_t *last = j->map[nd - 1];
+        switch (j->es) {
+        case 1:
+            for (int64_t k = 0; k < inner; k++)
+                o[k] = j->src[base + last[k]];
+            break;
+        case 4:
+            for (int64_t k = 0; k < inner; k++)
+                memcpy(o + 4 * k, j->src + base + last[k], 4);
+            break;
+        default:
+            for (int64_t k = 0; k < inner; k++)
+                memcpy(o + 8 * k, j->src + base + last[k], 8);
+            break;
+        }
+        if (j->tri) { /* row idx[nd-2], column k: keep k - row <= diag (tril) */
+            int64_t row = idx[nd - 2];
+            for (int64_t k = 0; k < inner; k++)
+                if (j->tri == REMAP_TRIL ? k - row > j->diag : k - row < j->diag)
+                    memset(o + (size_t)k * j->es, 0, j->es);
+        }
+    }
+}
+
+/* Runs the remap of real x into out (contiguous, nd >= 1 dims of sizes),
+ * src_index(d, i) giving the source index; maps freed here. */
+typedef int64_t (*src_index_fn)(int d, int64_t i, const void *ctx);
+
+static tt_status remap(const tt_tensor *x, tt_tensor *out, int nd, const int64_t *xstrides,
+                       src_index_fn fn, const void *ctx, int tri, int64_t diag)
+{
+    remap_job j = {tt__ptr(x), tt__ptr(out), nd, {0}, {0}, tt_dtype_size((tt_dtype)x->dtype),
+                   tri, diag};
+    tt_status st = TT_OK;
+    for (int d = 0; d < nd && !st; d++) {
+        j.sizes[d] = out->sizes[d];
+        j.map[d] = tt__malloc(sizeof(int64_t) * (size_t)(j.sizes[d] ? j.sizes[d] : 1));
+        if (!j.map[d])
+            st = tt_errcode();
+        for (int64_t i = 0; !st && i < j.sizes[d]; i++)
+            j.map[d][i] = fn(d, i, ctx) * xstrides[d] * (int64_t)j.es;
+    }
+    int64_t n = tt_numel(out), rows = n ? n / j.sizes[nd - 1] : 0;
+    if (!st && rows)
+        tt_parallel_for(rows, 32768 / (j.sizes[nd - 1] + 1) + 1, remap_rows, &j);
+    for (int d = 0; d < nd; d++)
+        tt__free(j.map[d]);
+    return st;
+}
+
+typedef struct {
+    int64_t sizes[TT_MAX_DIMS], shift[TT_MAX_DIMS];
+    int lead; /* repeat: output dims before the input's */
+    int kind;
+} remap_ctx;
+
+static int64_t src_of(int d, int64_t i, const void *vc)
+{
+    const remap_ctx *c = vc;
+    switch (c->kind) {
+    case REMAP_REPEAT: return d < c->lead ? 0 : i % c->sizes[d - c->lead];
+    case REMAP_FLIP: return c->shift[d] ? c->sizes[d] - 1 - i : i;
+    case REMAP_ROLL: {
+        int64_t k = (i - c->shift[d]) % c->sizes[d];
+        return k < 0 ? k + c->sizes[d] : k;
+    }
+    default: return i;
+    }
+}
+
+/* A dims argument (argument argno, named `arg`) into a mask, each dim
+ * once. */
+static tt_status dims_mask(const char *name, const char *arg, int argno, int n,
+                           const int64_t *dims, int ndim, bool *mask)
+{
+    for (int d = 0; d < TT_MAX_DIMS; d++)
+        mask[d] = false;
+    for (int i = 0; i < n; i++) {
+        int d = tt__op_dim(name, arg, argno, dims[i], ndim);
+        if (d < 0)
+            return tt_errcode();
+        if (d < ndim && mask[d])
+            return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): dim %d appears multiple times "
+                                       "in the list of dims", name, arg, argno, d);
+        if (d < ndim)
+            mask[d] = true;
+    }
+    return TT_OK;
+}
+
+/* One function for repeat, flip, roll, tril, triu: metadata (a contiguous
+ * output, as PyTorch's), then for real inputs the remap. ints/nints are
+ * repeats, flip's dims or roll's shifts; dims/ndims roll's dims; diag
+ * tril/triu's diagonal. */
+static tt_tensor *remap_impl(int kind, const tt_tensor *a, int nints, const int64_t *ints,
+                             int ndims, const int64_t *dims, int64_t diag, bool any_layout)
+{
+    static const tt_builtin_id ids[] = {TT_OP_REPEAT, TT_OP_FLIP, TT_OP_ROLL, TT_OP_TRIL,
+                                        TT_OP_TRIU};
+    const char *name = tt__op_label(ids[kind]);
+    int nd = a->ndim, ond = nd;
+    tt_size osizes[TT_MAX_DIMS];
+    remap_ctx c = {.kind = kind};
+    bool flat_roll = false;
+    for (int d = 0; d < nd; d++)
+        osizes[d] = a->sizes[d], c.sizes[d] = a->sizes[d];
+    if (kind == REMAP_REPEAT) {
+        if (nints < nd)
+            return tt_error(TT_EINVAL, "%s: argument 'repeats' (#2): the number of repeat "
+                                       "dims (%d) can not be smaller than the number of "
+                                       "dimensions of the tensor (%d)", name, nints, nd),
+                   NULL;
+        if (nints > TT_MAX_DIMS)
+            return tt_error(TT_EINVAL, "%s: argument 'repeats' (#2): %d dims, more than %d",
+                            name, nints, TT_MAX_DIMS), NULL;
+        c.lead = nints - nd;
+        ond = nints;
+        for (int d = 0; d < nints; d++) {
+            if (ints[d] < 0)
+                return tt_error(TT_EINVAL, "%s: argument 'repeats' (#2): repeats can not be "
+                                           "negative (got %lld at %d)", name,
+                                (long long)ints[d], d), NULL;
+            tt_size s = d < c.lead ? 1 : a->sizes[d - c.lead];
+            osizes[d] = tt_sym_mul(s, ints[d]);
+        }
+    } else if (kind == REMAP_FLIP) {
+        bool mask[TT_MAX_DIMS];
+        if (dims_mask(name, "dims", 2, nints, ints, nd, mask))
+            return NULL;
+        for (int d = 0; d < nd; d++)
+            c.shift[d] = mask[d];
+    } else if (kind == REMAP_ROLL) {
+        if (nints == 0)
+            return tt_error(TT_EINVAL, "%s: argument 'shifts' (#2): expects at least one "
+                                       "shift", name), NULL;
+        if (ndims == 0 && nints != 1)
+            return tt_error(TT_EINVAL, "%s: argument 'shifts' (#2): with no dims (a roll of "
+                                       "the flattened tensor) expects one shift, got %d", name,
+                            nints), NULL;
+        if (ndims && nints != ndims)
+            return tt_error(TT_EINVAL, "%s: argument 'dims' (#3): shifts and dimensions must "
+                                       "align (%d shifts, %d dims)", name, nints, ndims), NULL;
+        flat_roll = ndims == 0;
+        for (int i = 0; i < ndims; i++) {
+            int d = tt__op_dim(name, "dims", 3, dims[i], nd);
+            if (d < 0)
+                return NULL;
+            c.shift[d] += ints[i]; /* a dim named twice rolls twice, as PyTorch */
+        }
+    } else if (nd < 2) {
+        return tt_error(TT_ESHAPE, "%s: argument 'self' (#1): input tensor must have at least "
+                                   "2 dimensions (got %d)", name, nd), NULL;
+    }
+    /* flip keeps the input's layout (PyTorch's goes through
+     * TensorIterator); the others are contiguous. */
+    tt_size ostrides[TT_MAX_DIMS];
+    bool keep_layout = any_layout && kind == REMAP_FLIP && !(a->flags & TT_TF_CONTIGUOUS);
+    if (keep_layout)
+        tt__elementwise_strides(1, &a, nd, a->sizes, ostrides);
+    tt_tensor *out = tt__ops_new(a->storage->fake, ond, osizes, keep_layout ? ostrides : NULL,
+                                 (tt_dtype)a->dtype);
+    if (!out || a->storage->fake || tt_numel(out) == 0)
+        return out;
+    if (keep_layout && !(out->flags & TT_TF_CONTIGUOUS)) {
+        /* computed contiguous, then copied into the layout */
+        tt_tensor *c = remap_impl(kind, a, nints, ints, ndims, dims, diag, false);
+        if (!c || tt__copy_raw(out, c))
+            out = tt_release(out);
+        tt_release(c);
+        return out;
+    }
+    /* Read through the input's strides; repeat's lead dims stride 0, a
+     * flattened roll goes through a contiguous copy seen as one dim. */
+    int64_t xst[TT_MAX_DIMS];
+    tt_tensor *x = tt_retain((tt_tensor *)a), flat, oflat;
+    tt_tensor *o = out;
+    int rnd = ond;
+    for (int d = 0; d < ond; d++)
+        xst[d] = kind == REMAP_REPEAT ? (d < c.lead ? 0 : a->strides[d - c.lead])
+                                      : a->strides[d];
+    if (flat_roll || ond == 0) {
+        tt_release(x);
+        x = tt__empty_impl(nd, a->sizes, NULL, (tt_dtype)a->dtype, false);
+        if (x && tt__copy_raw(x, a))
+            x = tt_release(x);
+        if (!x)
+            return tt_release(out);
+        int64_t n = tt_numel(a);
+        memcpy(&flat, x, sizeof flat);
+        memcpy(&oflat, out, sizeof oflat);
+        flat.ndim = oflat.ndim = 1;
+        flat.sizes[0] = oflat.sizes[0] = n;
+        flat.strides[0] = oflat.strides[0] = 1;
+        c.sizes[0] = n;
+        c.shift[0] = flat_roll ? ints[0] : 0;
+        xst[0] = 1;
+        rnd = 1;
+        o = &oflat;
+    }
+    tt_status st = remap(rnd == 1 && o == &oflat ? &flat : x, o, rnd, xst, src_of, &c,
+                         kind >= REMAP_TRIL ? kind : 0, diag);
+    tt_release(x);
+    if (st)
+        out = tt_release(out);
+    return out;
+}
+
+static tt_tensor *remap_op(int kind, const tt_tensor *a, int nints, const int64_t *ints,
+                           int ndims, const int64_t *dims, int64_t diag)
+{
+    return remap_impl(kind, a, nints, ints, ndims, dims, diag, true);
+}
+
+static tt_status remap_kernel(tt_frame *f)
+{
+    int kind = (int)(intptr_t)tt_frame_userdata(f);
+    tt_tensor *self;
+    const int64_t *ints = NULL, *dims = NULL;
+    int nints = 0, ndims = 0;
+    int64_t diag = 0;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (!st && kind <= REMAP_ROLL)
+        st = tt_arg_ints(f, 1, &ints, &nints);
+    if (!st && kind == REMAP_ROLL)
+        st = tt_arg_ints(f, 2, &dims, &ndims);
+    if (!st && kind >= REMAP_TRIL)
+        st = tt_arg_int(f, 1, &diag);
+    if (st)
+        return st;
+    tt_tensor *r = remap_op(kind, self, nints, ints, ndims, dims, diag);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* The arguments the rules read: self's shape for repeat, the int lists
+ * (flip's dims, roll's shifts and dims) and the diagonal. */
+static tt_status setup_remap(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                             const tt_value *out, int nout)
+{
+    (void)out, (void)nout;
+    tt_status st = tt_ctx_save_shape(ctx, "shape", in[0].u.t);
+    for (int i = 1; i < nin && !st; i++)
+        if (in[i].kind == TT_V_INTS)
+            st = tt_ctx_save_ints(ctx, i == 1 ? "a1" : "a2", in[i].n, in[i].u.ints);
+        else if (in[i].kind == TT_V_INT)
+            st = tt_ctx_save_int(ctx, "diag", in[i].u.i);
+    return st;
+}
+
+/* flip: flip the gradient back; roll: roll it by the opposite shifts;
+ * tril/triu: the same triangle of the gradient; repeat: the sum over the
+ * copies (g viewed as [r0, s0, r1, s1, ...] summed over the r dims). */
+static tt_status remap_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    int kind = (int)(intptr_t)tt_ctx_userdata(ctx);
+    const int64_t *shape, *a1 = NULL, *a2 = NULL;
+    int nd, n1 = 0, n2 = 0;
+    int64_t diag = 0;
+    tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &nd);
+    if (!st && kind <= REMAP_ROLL)
+        st = tt_ctx_get_ints(ctx, "a1", &a1, &n1);
+    if (!st && kind == REMAP_ROLL)
+        st = tt_ctx_get_ints(ctx, "a2", &a2, &n2);
+    if (!st && kind >= REMAP_TRIL)
+        st = tt_ctx_get_int(ctx, "diag", &diag);
+    if (st || !tt_ctx_needs_input_grad(ctx, 0))
+        return st;
+    tt_tensor *r = NULL;
+    tt_scope_begin();
+    switch (kind) {
+    case REMAP_FLIP: r = tt_flip(g[0], n1, a1); break;
+    case REMAP_ROLL: {
+        int64_t neg[TT_MAX_DIMS];
+        for (int i = 0; i < n1 && i < TT_MAX_DIMS; i++)
+            neg[i] = -a1[i];
+        r = tt_roll(g[0], n1, neg, n2, a2);
+        break;
+    }
+    case REMAP_TRIL: r = tt_tril(g[0], diag); break;
+    case REMAP_TRIU: r = tt_triu(g[0], diag); break;
+    default: {
+        int lead = n1 - nd, k = 0, nsum = 0;
+        int64_t split[2 * TT_MAX_DIMS], sumd[2 * TT_MAX_DIMS];
+        for (int d = 0; d < n1; d++) {
+            if (d < lead) {
+                sumd[nsum++] = k;
+                split[k++] = a1[d];
+                continue;
+            }
+            sumd[nsum++] = k;
+            split[k++] = a1[d];
+            split[k++] = shape[d - lead];
+        }
+        tt_tensor *v = tt_reshape(g[0], k, split);
+        r = nsum ? tt_sum(v, nsum, sumd, false) : v;
+        if (r && tt_ndim(r) != nd)
+            r = tt_reshape(r, nd, shape);
+        break;
+    }
+    }
+    st = tt__put_grad(ctx, gi, 0, tt_keep(r));
+    tt_scope_end();
+    return st;
+}
+
+/* full_like(self, fill_value, *, dtype=None): self's shape and layout
+ * (PyTorch's preserve_format), self's dtype unless given. */
+static tt_status full_like_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    double v;
+    tt_dtype dt;
+    bool none = true;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (!st)
+        st = tt_arg_scalar(f, 1, &v, NULL);
+    if (!st)
+        st = tt_arg_dtype(f, 2, &dt, &none);
+    if (st)
+        return st;
+    tt_size strides[TT_MAX_DIMS];
+    tt__strides_like(self, strides);
+    bool fake = self->storage->fake;
+    tt_tensor *r = tt__empty_impl(self->ndim, self->sizes, strides,
+                                  none ? (tt_dtype)self->dtype : dt, fake);
+    if (r && !fake && tt__fill_raw(r, v))
+        r = tt_release(r);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* scalar_tensor(s, *, dtype=None): a 0-dim tensor, f32 by default
+ * (PyTorch's default dtype). */
+static tt_status scalar_tensor_kernel(tt_frame *f)
+{
+    double v;
+    tt_dtype dt;
+    bool none = true;
+    tt_status st = tt_arg_scalar(f, 0, &v, NULL);
+    if (!st)
+        st = tt_arg_dtype(f, 1, &dt, &none);
+    if (st)
+        return st;
+    bool fake = tt_frame_is_fake(f);
+    tt_tensor *r = tt__empty_impl(0, NULL, NULL, none ? TT_F32 : dt, fake);
+    if (r && !fake && tt__fill_raw(r, v))
+        r = tt_release(r);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
 #undef TT__FAMILY_SHAPE
 #define TT__FAMILY_SHAPE TT__ROW
 static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
@@ -465,4 +850,62 @@ tt_tensor *tt_stack(int n, tt_tensor *const *ts, int dim)
     if (tt__fast_path(TT_OP_STACK, n, (const tt_tensor *const *)ts))
         return stack_impl(n, (const tt_tensor *const *)ts, dim);
     return tt__call_op(TT_OP_STACK, TT_ARGS(tt_v_tensors(n, ts), tt_v_int(dim)));
+}
+
+/* ----------------------------- repeat, flip, roll, tril, triu, full_like */
+
+static tt_tensor *remap_call(int kind, tt_builtin_id id, const tt_tensor *a, int nints,
+                             const int64_t *ints, int ndims, const int64_t *dims, int64_t diag)
+{
+    if ((nints < 0 || (nints > 0 && !ints)) || (ndims < 0 || (ndims > 0 && !dims))) {
+        tt_error(TT_EINVAL, "%s: a list argument is NULL or has a negative count",
+                 tt__op_label(id));
+        return NULL;
+    }
+    if (tt__fast_path(id, 1, &a))
+        return remap_op(kind, a, nints, ints, ndims, dims, diag);
+    switch (kind) {
+    case REMAP_ROLL:
+        return tt__call_op(id, TT_ARGS(tt_v_tensor(a), tt_v_ints(nints, ints),
+                                       tt_v_ints(ndims, dims)));
+    case REMAP_TRIL:
+    case REMAP_TRIU: return tt__call_op(id, TT_ARGS(tt_v_tensor(a), tt_v_int(diag)));
+    default: return tt__call_op(id, TT_ARGS(tt_v_tensor(a), tt_v_ints(nints, ints)));
+    }
+}
+
+tt_tensor *tt_repeat(const tt_tensor *a, int n, const int64_t *repeats)
+{
+    return remap_call(REMAP_REPEAT, TT_OP_REPEAT, a, n, repeats, 0, NULL, 0);
+}
+
+tt_tensor *tt_flip(const tt_tensor *a, int n, const int64_t *dims)
+{
+    return remap_call(REMAP_FLIP, TT_OP_FLIP, a, n, dims, 0, NULL, 0);
+}
+
+tt_tensor *tt_roll(const tt_tensor *a, int nshifts, const int64_t *shifts, int ndims,
+                   const int64_t *dims)
+{
+    return remap_call(REMAP_ROLL, TT_OP_ROLL, a, nshifts, shifts, ndims, dims, 0);
+}
+
+tt_tensor *tt_tril(const tt_tensor *a, int64_t diagonal)
+{
+    return remap_call(REMAP_TRIL, TT_OP_TRIL, a, 0, NULL, 0, NULL, diagonal);
+}
+
+tt_tensor *tt_triu(const tt_tensor *a, int64_t diagonal)
+{
+    return remap_call(REMAP_TRIU, TT_OP_TRIU, a, 0, NULL, 0, NULL, diagonal);
+}
+
+tt_tensor *tt_full_like(const tt_tensor *a, double value)
+{
+    return tt__call_op(TT_OP_FULL_LIKE, TT_ARGS(tt_v_tensor(a), tt_v_float(value), tt_v_none()));
+}
+
+tt_tensor *tt_scalar_tensor(double value, tt_dtype dtype)
+{
+    return tt__call_op(TT_OP_SCALAR_TENSOR, TT_ARGS(tt_v_float(value), tt_v_dtype(dtype)));
 }

@@ -215,6 +215,91 @@ tt_tensor *tt_global_norm(int n, tt_tensor *const *ts);
  * "Call sites" in tt_dispatch.h). */
 /* ----------------- logical, bitwise, maximum, minimum, statistics, shapes */
 
+/* tt::maximum / tt::minimum: the elementwise larger (smaller) of a and b,
+ * broadcast, in their promoted dtype; a NaN in either gives NaN. The
+ * gradient goes to the operand chosen, half to each where they are equal. */
+tt_tensor *tt_maximum(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_minimum(const tt_tensor *a, const tt_tensor *b);
+/* tt::isnan / tt::isinf: bool tensors (false everywhere for integers). */
+tt_tensor *tt_isnan(const tt_tensor *a);
+tt_tensor *tt_isinf(const tt_tensor *a);
+/* tt::logical_and/or/xor/not: any dtype in (nonzero, NaN too, is true),
+ * bool out; the binary ones broadcast. */
+tt_tensor *tt_logical_and(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_logical_or(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_logical_xor(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_logical_not(const tt_tensor *a);
+/* tt::bitwise_and/or/xor (.Tensor, and .Scalar with an integer b) and
+ * tt::bitwise_not: integer and bool tensors only (a float is refused, as
+ * PyTorch refuses it); the promoted dtype out (bool: logical). */
+tt_tensor *tt_bitwise_and(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_bitwise_or(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_bitwise_xor(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_bitwise_and_scalar(const tt_tensor *a, int64_t b);
+tt_tensor *tt_bitwise_or_scalar(const tt_tensor *a, int64_t b);
+tt_tensor *tt_bitwise_xor_scalar(const tt_tensor *a, int64_t b);
+tt_tensor *tt_bitwise_not(const tt_tensor *a);
+/* tt::var.correction / tt::std.correction over ndims dims (0: every dim),
+ * dividing by max(0, n - correction) (1: the unbiased estimate, 0: the
+ * population's); floats only. */
+tt_tensor *tt_var(const tt_tensor *a, int ndims, const int64_t *dims, int64_t correction,
+                  bool keepdim);
+tt_tensor *tt_std(const tt_tensor *a, int ndims, const int64_t *dims, int64_t correction,
+                  bool keepdim);
+/* tt::any / tt::all over every element, tt::any.dim / tt::all.dim over
+ * one dim: bool results (u8 for a u8 input, as PyTorch 1.13); NaN counts
+ * as true. Not differentiable. */
+tt_tensor *tt_any(const tt_tensor *a);
+tt_tensor *tt_all(const tt_tensor *a);
+tt_tensor *tt_any_dim(const tt_tensor *a, int64_t dim, bool keepdim);
+tt_tensor *tt_all_dim(const tt_tensor *a, int64_t dim, bool keepdim);
+/* tt::repeat: a tiled copy (n >= ndim repeats, extra ones add leading
+ * dims); tt::flip: reversed along n dims; tt::roll: shifted cyclically
+ * along ndims dims (0 dims: the flattened tensor by one shift); tt::tril /
+ * tt::triu: the lower (upper) triangle of the last two dims from the
+ * diagonal (0 main, > 0 above), the rest zeros. Contiguous copies. */
+tt_tensor *tt_repeat(const tt_tensor *a, int n, const int64_t *repeats);
+tt_tensor *tt_flip(const tt_tensor *a, int n, const int64_t *dims);
+tt_tensor *tt_roll(const tt_tensor *a, int nshifts, const int64_t *shifts, int ndims,
+                   const int64_t *dims);
+tt_tensor *tt_tril(const tt_tensor *a, int64_t diagonal);
+tt_tensor *tt_triu(const tt_tensor *a, int64_t diagonal);
+/* tt::full_like: a's shape, layout and dtype, every element `value`;
+ * tt::scalar_tensor: a 0-dim tensor of dtype holding value. */
+tt_tensor *tt_full_like(const tt_tensor *a, double value);
+tt_tensor *tt_scalar_tensor(double value, tt_dtype dtype);
+
+#ifdef TT_CALLSITES
+#define tt_repeat(...) TT_CALLSITE_T(tt_repeat, __VA_ARGS__)
+#define tt_flip(...) TT_CALLSITE_T(tt_flip, __VA_ARGS__)
+#define tt_roll(...) TT_CALLSITE_T(tt_roll, __VA_ARGS__)
+#define tt_tril(...) TT_CALLSITE_T(tt_tril, __VA_ARGS__)
+#define tt_triu(...) TT_CALLSITE_T(tt_triu, __VA_ARGS__)
+#define tt_full_like(...) TT_CALLSITE_T(tt_full_like, __VA_ARGS__)
+#define tt_scalar_tensor(...) TT_CALLSITE_T(tt_scalar_tensor, __VA_ARGS__)
+#define tt_var(...) TT_CALLSITE_T(tt_var, __VA_ARGS__)
+#define tt_std(...) TT_CALLSITE_T(tt_std, __VA_ARGS__)
+#define tt_any(...) TT_CALLSITE_T(tt_any, __VA_ARGS__)
+#define tt_all(...) TT_CALLSITE_T(tt_all, __VA_ARGS__)
+#define tt_any_dim(...) TT_CALLSITE_T(tt_any_dim, __VA_ARGS__)
+#define tt_all_dim(...) TT_CALLSITE_T(tt_all_dim, __VA_ARGS__)
+#define tt_maximum(...) TT_CALLSITE_T(tt_maximum, __VA_ARGS__)
+#define tt_minimum(...) TT_CALLSITE_T(tt_minimum, __VA_ARGS__)
+#define tt_isnan(...) TT_CALLSITE_T(tt_isnan, __VA_ARGS__)
+#define tt_isinf(...) TT_CALLSITE_T(tt_isinf, __VA_ARGS__)
+#define tt_logical_and(...) TT_CALLSITE_T(tt_logical_and, __VA_ARGS__)
+#define tt_logical_or(...) TT_CALLSITE_T(tt_logical_or, __VA_ARGS__)
+#define tt_logical_xor(...) TT_CALLSITE_T(tt_logical_xor, __VA_ARGS__)
+#define tt_logical_not(...) TT_CALLSITE_T(tt_logical_not, __VA_ARGS__)
+#define tt_bitwise_and(...) TT_CALLSITE_T(tt_bitwise_and, __VA_ARGS__)
+#define tt_bitwise_or(...) TT_CALLSITE_T(tt_bitwise_or, __VA_ARGS__)
+#define tt_bitwise_xor(...) TT_CALLSITE_T(tt_bitwise_xor, __VA_ARGS__)
+#define tt_bitwise_and_scalar(...) TT_CALLSITE_T(tt_bitwise_and_scalar, __VA_ARGS__)
+#define tt_bitwise_or_scalar(...) TT_CALLSITE_T(tt_bitwise_or_scalar, __VA_ARGS__)
+#define tt_bitwise_xor_scalar(...) TT_CALLSITE_T(tt_bitwise_xor_scalar, __VA_ARGS__)
+#define tt_bitwise_not(...) TT_CALLSITE_T(tt_bitwise_not, __VA_ARGS__)
+#endif
+
 #ifdef TT_CALLSITES
 #define tt_add(...) TT_CALLSITE_T(tt_add, __VA_ARGS__)
 #define tt_sub(...) TT_CALLSITE_T(tt_sub, __VA_ARGS__)

@@ -197,6 +197,90 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
 }
 
 
+/* ------------------------------------ isnan, isinf, logical_not, bitwise_not */
+
+/* The ops with no float formula in the pointwise list: a bool result
+ * (bitwise_not: the input's dtype), a loop per input dtype. */
+typedef enum { PRED_ISNAN, PRED_ISINF, PRED_LOGICAL_NOT, PRED_BITWISE_NOT, PRED_COUNT } predop;
+
+#define PRED_LOOP(NAME, T, TO, EXPR)                                           \
+    static void NAME(char **d, const int64_t *s, int64_t n, void *ctx)        \
+    {                                                                          \
+        (void)ctx;                                                             \
+        for (int64_t k = 0; k < n; k++) {                                      \
+            T a = *(const T *)(d[1] + k * s[1]);                               \
+            (void)a;                                                           \
+            *(TO *)(d[0] + k * s[0]) = (TO)(EXPR);                             \
+        }                                                                      \
+    }
+PRED_LOOP(isnan_f32, float, bool, isnan(a))
+PRED_LOOP(isnan_f64, double, bool, isnan(a))
+PRED_LOOP(isinf_f32, float, bool, isinf(a))
+PRED_LOOP(isinf_f64, double, bool, isinf(a))
+/* An integer is never NaN nor infinite (PyTorch answers false too). */
+PRED_LOOP(pred_false_b8, bool, bool, false)
+PRED_LOOP(pred_false_u8, uint8_t, bool, false)
+PRED_LOOP(pred_false_i32, int32_t, bool, false)
+PRED_LOOP(pred_false_i64, int64_t, bool, false)
+PRED_LOOP(lnot_f32, float, bool, a == 0)
+PRED_LOOP(lnot_f64, double, bool, a == 0)
+PRED_LOOP(lnot_b8, bool, bool, !a)
+PRED_LOOP(lnot_u8, uint8_t, bool, a == 0)
+PRED_LOOP(lnot_i32, int32_t, bool, a == 0)
+PRED_LOOP(lnot_i64, int64_t, bool, a == 0)
+PRED_LOOP(bnot_b8, bool, bool, !a)
+PRED_LOOP(bnot_u8, uint8_t, uint8_t, ~a)
+PRED_LOOP(bnot_i32, int32_t, int32_t, ~a)
+PRED_LOOP(bnot_i64, int64_t, int64_t, ~a)
+
+#define PRED_INT(SUF)                                                          \
+    {[PRED_ISNAN] = pred_false_##SUF, [PRED_ISINF] = pred_false_##SUF,         \
+     [PRED_LOGICAL_NOT] = lnot_##SUF, [PRED_BITWISE_NOT] = bnot_##SUF}
+/* NULL: refused (bitwise_not of a float, as PyTorch). */
+static const tt_loop_fn pred_loops[TT_DTYPE_COUNT][PRED_COUNT] = {
+    [TT_F32] = {isnan_f32, isinf_f32, lnot_f32, NULL},
+    [TT_F64] = {isnan_f64, isinf_f64, lnot_f64, NULL},
+    [TT_BOOL] = PRED_INT(b8), [TT_U8] = PRED_INT(u8),
+    [TT_I32] = PRED_INT(i32), [TT_I64] = PRED_INT(i64),
+};
+
+static const tt_builtin_id pred_ids[PRED_COUNT] = {
+    TT_OP_ISNAN, TT_OP_ISINF, TT_OP_LOGICAL_NOT, TT_OP_BITWISE_NOT};
+
+/* One function is the kernel and the fake kernel: metadata always, data
+ * for real inputs only. */
+static tt_tensor *predicate(predop op, const tt_tensor *a)
+{
+    tt_dtype dt = (tt_dtype)a->dtype;
+    tt_loop_fn loop = pred_loops[dt][op];
+    if (!loop) {
+        tt_error(TT_EDTYPE, "%s: argument 'self' (#1): bitwise operations are not supported "
+                            "for %s; expects integer or bool tensors",
+                 tt__op_label(pred_ids[op]), tt_dtype_name(dt));
+        return NULL;
+    }
+    tt_dtype out_dt = op == PRED_BITWISE_NOT ? dt : TT_BOOL;
+    tt_size strides[TT_MAX_DIMS];
+    tt__elementwise_strides(1, &a, a->ndim, a->sizes, strides);
+    tt_tensor *r = tt__ops_new(a->storage->fake, a->ndim, a->sizes, strides, out_dt);
+    if (!r || a->storage->fake || tt_numel(r) == 0)
+        return r;
+    if (tt__for_each_in(2, 1, (tt_tensor *[]){r, (tt_tensor *)a}, loop, NULL))
+        r = tt_release(r);
+    return r;
+}
+
+static tt_status pred_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (st)
+        return st;
+    tt_tensor *r = predicate((predop)KIND_OF(tt_frame_userdata(f)), self);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+
 /* gelu's `approximate` argument (argument i): UN_GELU for "none",
  * UN_GELU_TANH for "tanh", else an error naming the op. */
 static tt_status gelu_kind(tt_frame *f, int i, unop *kind)
@@ -425,4 +509,25 @@ tt_status tt_relu_(tt_tensor *a)
         return TT_OK;
     }
     return tt__call_op_status(TT_OP_RELU_, TT_ARGS(tt_v_tensor(a)));
+}
+
+
+static tt_tensor *pred_call(tt_builtin_id id, predop op, const tt_tensor *a)
+{
+    if (tt__fast_path(id, 1, &a))
+        return predicate(op, a);
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(a)));
+}
+
+tt_tensor *tt_isnan(const tt_tensor *a) { return pred_call(TT_OP_ISNAN, PRED_ISNAN, a); }
+tt_tensor *tt_isinf(const tt_tensor *a) { return pred_call(TT_OP_ISINF, PRED_ISINF, a); }
+
+tt_tensor *tt_logical_not(const tt_tensor *a)
+{
+    return pred_call(TT_OP_LOGICAL_NOT, PRED_LOGICAL_NOT, a);
+}
+
+tt_tensor *tt_bitwise_not(const tt_tensor *a)
+{
+    return pred_call(TT_OP_BITWISE_NOT, PRED_BITWISE_NOT, a);
 }

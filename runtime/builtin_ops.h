@@ -17,7 +17,7 @@
  *          ops/pad_upsample.c, ACTIVATION ops/activation.c, DROPOUT
  *          ops/dropout.c, CHANNEL_NORM ops/channel_norm.c, INDEX
  *          ops/indexing.c, ADV_INDEX ops/advanced_index.c, SORT_SCAN
- *          ops/sort_scan.c (ops/ops_impl.h
+ *          ops/sort_scan.c, STATS ops/reduce_stats.c (ops/ops_impl.h
  *          lists them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
@@ -211,6 +211,32 @@
           binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
     X(BINARY, GE_SCALAR, "tt::ge.Scalar(Tensor self, Scalar other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_GE, TT_BUILTIN_POINTWISE) \
+    /* maximum/minimum propagate NaN; the gradient is split half and half \
+     * between equal operands (PyTorch's). */ \
+    X(BINARY, MAXIMUM, "tt::maximum(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, minmax_backward, setup_minmax, BIN_MAXIMUM, TT_BUILTIN_POINTWISE) \
+    X(BINARY, MINIMUM, "tt::minimum(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, minmax_backward, setup_minmax, BIN_MINIMUM, TT_BUILTIN_POINTWISE) \
+    /* Logical ops take any dtype (nonzero is true) and give bool. */ \
+    X(BINARY, LOGICAL_AND, "tt::logical_and(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LOGICAL_AND, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, LOGICAL_OR, "tt::logical_or(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LOGICAL_OR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, LOGICAL_XOR, "tt::logical_xor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_LOGICAL_XOR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    /* Bitwise ops: integers and bool only (floats refused, as PyTorch). */ \
+    X(BINARY, BITWISE_AND_TENSOR, "tt::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_AND, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_AND_SCALAR, "tt::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_AND, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_OR_TENSOR, "tt::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_OR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_OR_SCALAR, "tt::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_OR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_XOR_TENSOR, "tt::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_XOR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(BINARY, BITWISE_XOR_SCALAR, "tt::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, NULL, NULL, BIN_BITWISE_XOR, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
     /* ---- ops/unary.c: unary math ---------------------------------------- */ \
     X(UNARY, NEG, "tt::neg(Tensor self) -> Tensor", \
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_NEG, TT_BUILTIN_POINTWISE) \
@@ -244,6 +270,16 @@
     X(UNARY, GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
           "str approximate=\"none\") -> Tensor", \
           gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
+    /* Predicates and bitwise not: no float formula, bool results (bitwise \
+     * not keeps an integer dtype); not differentiable. */ \
+    X(UNARY, ISNAN, "tt::isnan(Tensor self) -> Tensor", \
+          pred_kernel, pred_kernel, NULL, NULL, PRED_ISNAN, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(UNARY, ISINF, "tt::isinf(Tensor self) -> Tensor", \
+          pred_kernel, pred_kernel, NULL, NULL, PRED_ISINF, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(UNARY, LOGICAL_NOT, "tt::logical_not(Tensor self) -> Tensor", \
+          pred_kernel, pred_kernel, NULL, NULL, PRED_LOGICAL_NOT, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
+    X(UNARY, BITWISE_NOT, "tt::bitwise_not(Tensor self) -> Tensor", \
+          pred_kernel, pred_kernel, NULL, NULL, PRED_BITWISE_NOT, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \
     /* ---- ops/where_clamp.c: where, clamp, zero_ -------------------------- */ \
     X(WHERE_CLAMP, WHERE_SELF, "tt::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", \
           where_kernel, where_kernel, where_backward, save_first, 0, TT_BUILTIN_POINTWISE) \
@@ -287,6 +323,25 @@
           "-> Tensor", \
           softmax_kernel, softmax_kernel, softmax_backward, setup_softmax, SOFTMAX_LOG, 0) \
     \
+    /* ---- ops/reduce_stats.c: var, std, any, all ----------------------- */ \
+    /* PyTorch 1.13's var/std.correction have no defaults for dim and \
+     * correction (both optional); later PyTorch defaults them to None, as \
+     * here. */ \
+    X(STATS, VAR_CORRECTION, "tt::var.correction(Tensor self, int[1]? dim=None, *, " \
+          "int? correction=None, bool keepdim=False) -> Tensor", \
+          var_kernel, var_kernel, var_backward, setup_var, ST_VAR, 0) \
+    X(STATS, STD_CORRECTION, "tt::std.correction(Tensor self, int[1]? dim=None, *, " \
+          "int? correction=None, bool keepdim=False) -> Tensor", \
+          var_kernel, var_kernel, var_backward, setup_var, ST_STD, 0) \
+    X(STATS, ANY, "tt::any(Tensor self) -> Tensor", \
+          truth_kernel, truth_kernel, NULL, NULL, TRUTH_ANY, TT_BUILTIN_NONDIFF) \
+    X(STATS, ANY_DIM, "tt::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", \
+          truth_kernel, truth_kernel, NULL, NULL, TRUTH_ANY | TRUTH_DIM, TT_BUILTIN_NONDIFF) \
+    X(STATS, ALL, "tt::all(Tensor self) -> Tensor", \
+          truth_kernel, truth_kernel, NULL, NULL, TRUTH_ALL, TT_BUILTIN_NONDIFF) \
+    X(STATS, ALL_DIM, "tt::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", \
+          truth_kernel, truth_kernel, NULL, NULL, TRUTH_ALL | TRUTH_DIM, TT_BUILTIN_NONDIFF) \
+    \
     /* ---- ops/linalg.c: matrix products through OpenBLAS --------------- */ \
     X(LINALG, MM, "tt::mm(Tensor self, Tensor mat2) -> Tensor", \
           mm_kernel, mm_kernel, matmul_backward, setup_two, 0, 0) \
@@ -302,6 +357,25 @@
           cat_kernel, cat_kernel, cat_backward, setup_cat, JOIN_CAT, 0) \
     X(SHAPE, STACK, "tt::stack(Tensor[] tensors, int dim=0) -> Tensor", \
           stack_kernel, stack_kernel, cat_backward, setup_cat, JOIN_STACK, 0) \
+    /* Copies that move elements (contiguous results, as PyTorch's). */ \
+    X(SHAPE, REPEAT, "tt::repeat(Tensor self, SymInt[] repeats) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_REPEAT, 0) \
+    X(SHAPE, FLIP, "tt::flip(Tensor self, int[] dims) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_FLIP, 0) \
+    X(SHAPE, ROLL, "tt::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_ROLL, 0) \
+    X(SHAPE, TRIL, "tt::tril(Tensor self, int diagonal=0) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_TRIL, 0) \
+    X(SHAPE, TRIU, "tt::triu(Tensor self, int diagonal=0) -> Tensor", \
+          remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_TRIU, 0) \
+    /* PyTorch's full_like and scalar_tensor also take layout, device, \
+     * pin_memory (and full_like memory_format): dtype is the one option \
+     * here, as _to_copy's. */ \
+    X(SHAPE, FULL_LIKE, "tt::full_like(Tensor self, Scalar fill_value, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          full_like_kernel, full_like_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    X(SHAPE, SCALAR_TENSOR, "tt::scalar_tensor(Scalar s, *, ScalarType? dtype=None) -> Tensor", \
+          scalar_tensor_kernel, scalar_tensor_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
     /* ---- ops/loss.c ----------------------------------------------------- */ \
     /* PyTorch's cross_entropy_loss with the reduction as a string (its \

@@ -84,6 +84,11 @@ static const fused_case fused_cases[] = {
     {"tt::softplus", 1, 2, {F(2), F(3)}, false},
     {"tt::hardswish", 1, 0, {{0}}, false},
     {"tt::hardsigmoid", 1, 0, {{0}}, false},
+    {"tt::maximum", 2, 0, {{0}}, false},
+    {"tt::minimum", 2, 0, {{0}}, false},
+    {"tt::logical_and", 2, 0, {{0}}, true},
+    {"tt::logical_or", 2, 0, {{0}}, true},
+    {"tt::logical_xor", 2, 0, {{0}}, true},
 };
 enum { NCASES = sizeof fused_cases / sizeof fused_cases[0] };
 
@@ -107,6 +112,16 @@ static const struct {
     {"tt::hardswish_backward", "a backward op: two operands, not in the list"},
     {"tt::hardsigmoid_backward", "a backward op: two operands, not in the list"},
     {"tt::softplus_backward", "a backward op: two operands and parameters, not in the list"},
+    {"tt::isnan", "a bool result of one operand: not a mask the chain's kinds hold"},
+    {"tt::isinf", "a bool result of one operand: not a mask the chain's kinds hold"},
+    {"tt::logical_not", "a bool result of one operand: not a mask the chain's kinds hold"},
+    {"tt::bitwise_and.Tensor", "integers and bool only; chains are float"},
+    {"tt::bitwise_and.Scalar", "integers and bool only; chains are float"},
+    {"tt::bitwise_or.Tensor", "integers and bool only; chains are float"},
+    {"tt::bitwise_or.Scalar", "integers and bool only; chains are float"},
+    {"tt::bitwise_xor.Tensor", "integers and bool only; chains are float"},
+    {"tt::bitwise_xor.Scalar", "integers and bool only; chains are float"},
+    {"tt::bitwise_not", "integers and bool only; chains are float"},
 };
 enum { NNOT = sizeof not_fused / sizeof not_fused[0] };
 

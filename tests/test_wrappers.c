@@ -308,6 +308,36 @@ static const tt_sgd_opts sgd_opts = {
     /* ---- ops/tt_index.h: advanced indexing, masks */                                    \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
+    X(tt_maximum, "tt::maximum", "A, B", tt_maximum(A, B))                                      \
+    X(tt_minimum, "tt::minimum", "A, U", tt_minimum(A, U))                                      \
+    X(tt_isnan, "tt::isnan", "A", tt_isnan(A))                                                  \
+    X(tt_isinf, "tt::isinf", "IDX", tt_isinf(IDX))                                              \
+    X(tt_logical_and, "tt::logical_and", "A, C", tt_logical_and(A, C))                          \
+    X(tt_logical_or, "tt::logical_or", "C, IDX", tt_logical_or(C, IDX))                         \
+    X(tt_logical_xor, "tt::logical_xor", "A, B", tt_logical_xor(A, B))                          \
+    X(tt_logical_not, "tt::logical_not", "C", tt_logical_not(C))                                \
+    X(tt_bitwise_and, "tt::bitwise_and.Tensor", "C, IDX", tt_bitwise_and(C, IDX))               \
+    X(tt_bitwise_or, "tt::bitwise_or.Tensor", "IDX, C", tt_bitwise_or(IDX, C))                  \
+    X(tt_bitwise_xor, "tt::bitwise_xor.Tensor", "C, C", tt_bitwise_xor(C, C))                   \
+    X(tt_bitwise_and_scalar, "tt::bitwise_and.Scalar", "IDX, 6", tt_bitwise_and_scalar(IDX, 6)) \
+    X(tt_bitwise_or_scalar, "tt::bitwise_or.Scalar", "C, 2", tt_bitwise_or_scalar(C, 2))        \
+    X(tt_bitwise_xor_scalar, "tt::bitwise_xor.Scalar", "IDX, -3",                               \
+      tt_bitwise_xor_scalar(IDX, -3))                                                           \
+    X(tt_bitwise_not, "tt::bitwise_not", "IDX", tt_bitwise_not(IDX))                            \
+    X(tt_var, "tt::var.correction", "A, [1], 0, true", tt_var(A, 1, dim1, 0, true))             \
+    X(tt_std, "tt::std.correction", "A, None, 2, false", tt_std(A, 0, NULL, 2, false))          \
+    X(tt_any, "tt::any", "C", tt_any(C))                                                        \
+    X(tt_all, "tt::all", "IDX", tt_all(IDX))                                                    \
+    X(tt_any_dim, "tt::any.dim", "A, 0, false", tt_any_dim(A, 0, false))                        \
+    X(tt_all_dim, "tt::all.dim", "C, -1, true", tt_all_dim(C, -1, true))                        \
+    X(tt_repeat, "tt::repeat", "A, [2, 1, 3]", tt_repeat(A, 3, (const int64_t[]){2, 1, 3}))    \
+    X(tt_flip, "tt::flip", "A, [0, 1]", tt_flip(A, 2, dims01))                                  \
+    X(tt_roll, "tt::roll", "A, [-2, 1], [1, 0]",                                                \
+      tt_roll(A, 2, (const int64_t[]){-2, 1}, 2, (const int64_t[]){1, 0}))                      \
+    X(tt_tril, "tt::tril", "A, 1", tt_tril(A, 1))                                               \
+    X(tt_triu, "tt::triu", "AT, -1", tt_triu(AT, -1))                                           \
+    X(tt_full_like, "tt::full_like", "AT, 2.5, None", tt_full_like(AT, 2.5))                    \
+    X(tt_scalar_tensor, "tt::scalar_tensor", "-1.5, f64", tt_scalar_tensor(-1.5, TT_F64))       \
 
 typedef struct {
     const char *name; /* the wrapper */

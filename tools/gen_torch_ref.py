@@ -909,6 +909,152 @@ def sort_scan_cases():
 
 def pointwise_shape_cases():
     """logical, bitwise, maximum/minimum, statistics, shape ops."""
+    OPS.update({
+        "tt::maximum": torch.maximum, "tt::minimum": torch.minimum,
+        "tt::isnan": torch.isnan, "tt::isinf": torch.isinf,
+        "tt::logical_and": torch.logical_and, "tt::logical_or": torch.logical_or,
+        "tt::logical_xor": torch.logical_xor, "tt::logical_not": torch.logical_not,
+        "tt::bitwise_and.Tensor": torch.bitwise_and, "tt::bitwise_and.Scalar": torch.bitwise_and,
+        "tt::bitwise_or.Tensor": torch.bitwise_or, "tt::bitwise_or.Scalar": torch.bitwise_or,
+        "tt::bitwise_xor.Tensor": torch.bitwise_xor, "tt::bitwise_xor.Scalar": torch.bitwise_xor,
+        "tt::bitwise_not": torch.bitwise_not,
+    })
+    # maximum/minimum: every dtype pair (promotion), broadcasting, layouts,
+    # gradients with ties (the default forms repeat values across operands).
+    for op in ["tt::maximum", "tt::minimum"]:
+        for da in ALL:
+            for db in ALL:
+                rg = da in (F32, F64) and db in (F32, F64)
+                case(op, T(da, [2, 3], "c", rg=rg), T(db, [3], "c", rg=rg))
+        for la, lb in [("t", "c"), ("s", "t"), (("e", 0), "s"), ("c", ("p", [1, 0]))]:
+            case(op, T(F64, [3, 3], la, rg=True), T(F64, [3, 3], lb, (3, 1, 7, -3, 2), rg=True))
+        case(op, T(F64, [2, 1, 3], "t", rg=True), T(F64, [4, 1], "c", rg=True))
+        case(op, T(F64, [], "c", rg=True), T(F64, [2, 2], "c", rg=True))
+        case(op, T(F32, [2, 3], "c"), T(F32, [4], "c"))
+        case(op, T(F64, [0, 3], "c"), T(F64, [3], "c"))
+    # predicates and logical ops: any dtype in, bool out
+    for dt in ALL:
+        for op in ["tt::isnan", "tt::isinf", "tt::logical_not"]:
+            case(op, T(dt, [2, 3], "t"))
+        case("tt::bitwise_not", T(dt, [2, 3], "s"))
+    case("tt::logical_not", T(F64, [2, 3], "c", rg=True))
+    case("tt::isnan", T(F64, [2, 3], ("p", [1, 0]), rg=True))
+    for op in ["tt::logical_and", "tt::logical_or", "tt::logical_xor"]:
+        for da in ALL:
+            for db in ALL:
+                case(op, T(da, [2, 3], "c"), T(db, [3], "c"))
+        case(op, T(F32, [3, 3], "t"), T(I64, [3, 3], "s"))
+        case(op, T(F32, [2, 3], "c"), T(F32, [4], "c"))
+    # bitwise: integers and bool; floats refused (either side, Scalar too)
+    for name in ["bitwise_and", "bitwise_or", "bitwise_xor"]:
+        top, sop = "tt::%s.Tensor" % name, "tt::%s.Scalar" % name
+        for da in ALL:
+            for db in ALL:
+                case(top, T(da, [2, 3], "c"), T(db, [3], "c"))
+        case(top, T(I64, [3, 3], "t"), T(I32, [3, 3], "s"))
+        case(top, T(I32, [2, 3], "c"), T(I32, [4], "c"))
+        for dt in ALL:
+            for sv in [6, -3, True, 2.5]:
+                case(sop, T(dt, [2, 3], "t"), sv)
+    # var/std.correction: dims None, one, several, negative, keepdim,
+    # corrections 0, 1, 2 and one past n (inf / NaN), layouts, gradients
+    OPS.update({
+        "tt::var.correction": lambda s, d=None, correction=None, keepdim=False:
+            torch.var(s, d, correction=correction, keepdim=keepdim),
+        "tt::std.correction": lambda s, d=None, correction=None, keepdim=False:
+            torch.std(s, d, correction=correction, keepdim=keepdim),
+        "tt::any": torch.any, "tt::all": torch.all,
+        "tt::any.dim": lambda s, d, k=False: torch.any(s, d, k),
+        "tt::all.dim": lambda s, d, k=False: torch.all(s, d, k),
+    })
+    for op in ["tt::var.correction", "tt::std.correction"]:
+        for dims in [None, [1], [0, 2], [-1], [2, 0]]:
+            for corr in [None, 0, 2]:
+                for keep in [False, True]:
+                    case(op, T(F64, [3, 4, 5], "c", rg=True), dims, corr, keep)
+        for lay in ["t", "s", ("p", [2, 0, 1])]:
+            case(op, T(F32, [3, 4, 5], lay), [1], 1, False)
+            case(op, T(F64, [3, 4, 5], lay, rg=True), [0, 1], 1, True)
+        case(op, T(F64, [4, 3], "c"), [0], 4, False)
+        case(op, T(F64, [4, 3], "c"), [0], 5, False)
+        case(op, T(F64, [1, 3], "c"), [0], 1, False)
+        case(op, T(F64, [0, 3], "c"), [0], 1, False)
+        case(op, T(F64, [0, 3], "c"), [1], 1, False)
+        case(op, T(F64, [], "c", rg=True), None, 0, False)
+        case(op, T(F32, [2, 3], "c"), [0, 0], 1, False)
+        case(op, T(F32, [2, 3], "c"), [2], 1, False)
+        for dt in [I64, I32, U8, BOOL]:
+            case(op, T(dt, [2, 3], "c"), [1], 1, False)
+    for dt in ALL:
+        for lay in ["c", "t", "s"]:
+            case("tt::any", T(dt, [3, 4], lay))
+            case("tt::all", T(dt, [3, 4], lay))
+            for d in [0, -1]:
+                for k in [False, True]:
+                    case("tt::any.dim", T(dt, [3, 4], lay), d, k)
+                    case("tt::all.dim", T(dt, [3, 4], lay), d, k)
+    for dt in [F32, U8, BOOL]:
+        for sz, d in [([0, 3], 0), ([0, 3], 1), ([], 0)]:
+            case("tt::any.dim", T(dt, sz, "c"), d, False)
+            case("tt::all.dim", T(dt, sz, "c"), d, True)
+        case("tt::any", T(dt, [0], "c"))
+        case("tt::all", T(dt, [0], "c"))
+    # all-ones and all-zeros rows, so both answers appear
+    case("tt::all.dim", T(F32, [3, 4], "c", (0, 1, 5, 0, 1)), 1, False)
+    case("tt::any.dim", T(F32, [3, 4], "c", (0, 0, 5, 0, 1)), 1, False)
+    case("tt::all", T(I64, [3, 4], "c", (0, 1, 5, 0, 1)))
+    case("tt::any.dim", T(F32, [3, 4], "c"), 2, False)
+    # shape ops: every dtype (data movement), layouts, argument forms,
+    # errors, gradients
+    OPS.update({
+        "tt::repeat": lambda s, r: s.repeat(r),
+        "tt::flip": torch.flip,
+        "tt::roll": lambda s, sh, d=[]: torch.roll(s, sh, d),
+        "tt::tril": lambda s, d=0: torch.tril(s, d),
+        "tt::triu": lambda s, d=0: torch.triu(s, d),
+        "tt::full_like": lambda s, v, dtype=None: torch.full_like(s, v, dtype=dtype),
+        "tt::scalar_tensor": lambda v, dtype=None: torch.scalar_tensor(v, dtype=dtype),
+    })
+    for dt in ALL:
+        case("tt::repeat", T(dt, [2, 3], "t"), [2, 1, 2])
+        case("tt::flip", T(dt, [2, 3], "s"), [0, 1])
+        case("tt::roll", T(dt, [2, 3], "t"), [1], [1])
+        case("tt::tril", T(dt, [3, 4], "t"))
+        case("tt::triu", T(dt, [3, 4], "s"), 1)
+        case("tt::full_like", T(dt, [2, 3], "c"), 2)
+        case("tt::scalar_tensor", 3, DT[dt])
+    for lay in ["c", "t", "s", ("p", [2, 0, 1]), ("e", 1)]:
+        case("tt::repeat", T(F64, [2, 3, 4], lay, rg=True), [1, 2, 1, 3])
+        case("tt::flip", T(F64, [2, 3, 4], lay, rg=True), [0, -1])
+        case("tt::roll", T(F64, [2, 3, 4], lay, rg=True), [1, -2], [2, 0])
+        case("tt::roll", T(F64, [2, 3, 4], lay, rg=True), [5])
+        case("tt::tril", T(F64, [2, 3, 4], lay, rg=True), -1)
+        case("tt::triu", T(F64, [2, 3, 4], lay, rg=True), 2)
+        case("tt::full_like", T(F32, [2, 3, 4], lay), 1.5)
+    for r in [[2, 3], [1, 1], [0, 2], [3, 1, 2, 1], [2]]:
+        case("tt::repeat", T(F64, [2, 3], "c", rg=True), r)
+    case("tt::repeat", T(F64, [], "c", rg=True), [2, 3])
+    case("tt::repeat", T(F64, [], "c"), [])
+    case("tt::repeat", T(F64, [2], "c"), [-1])
+    for d in [[], [1], [0, 0], [2]]:
+        case("tt::flip", T(F64, [2, 3], "c", rg=True), d)
+    case("tt::flip", T(F64, [], "c"), [0])
+    for sh, d in [([7], [0]), ([-4], [1]), ([1, 1], [0, 0]), ([1], [0, 1]), ([1, 2], []),
+                  ([0], [1]), ([3], [2])]:
+        case("tt::roll", T(F64, [3, 4], "c", rg=True), sh, d)
+    case("tt::roll", T(F64, [0, 4], "c"), [1], [0])
+    case("tt::roll", T(F64, [], "c"), [1])
+    for d in [0, 1, -1, 3, -3, 10, -10]:
+        case("tt::tril", T(F64, [3, 4], "c", rg=True), d)
+        case("tt::triu", T(F64, [4, 3], "c", rg=True), d)
+    case("tt::tril", T(F64, [3], "c"))
+    case("tt::triu", T(F64, [0, 3], "c"))
+    for v in [True, -3, 2.5]:
+        case("tt::full_like", T(I32, [2, 3], "t"), v)
+    case("tt::full_like", T(I64, [2, 3], "c"), 2.5, torch.float64)
+    case("tt::full_like", T(F32, [2, 3], "c", rg=True), 1)
+    case("tt::scalar_tensor", 2.5)
+    case("tt::scalar_tensor", True, torch.bool)
 
 
 # The convolutional-network families (issue 26), each with its own OPS

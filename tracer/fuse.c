@@ -47,8 +47,10 @@
 typedef enum {
 #define U_KIND(K, ...) U_##K,
     TT_POINTWISE_ARITH(U_KIND)   /* a op b, b a tensor or the Scalar s */
+    TT_POINTWISE_MINMAX(U_KIND)  /* a op b, b a tensor */
     TT_POINTWISE_COMPARE(U_KIND) /* a op b as 1 or 0: a bool result, so only
                                     a mask inside a chain */
+    TT_POINTWISE_LOGICAL(U_KIND) /* likewise */
     TT_POINTWISE_UNARY(U_KIND)
     TT_POINTWISE_PARAM(U_KIND)   /* a with Scalar parameters p0, p1, p2 */
 #undef U_KIND
@@ -80,6 +82,7 @@ static bool is_compare(int c) { return c >= U_EQ && c < U_NEG; }
 #define U_ROW_UN(K, ROW, ...) [TT_OP_##ROW] = U_##K + 1,
 static const int8_t code_plus1[TT_OP_COUNT + 1] = {
     TT_POINTWISE_ARITH(U_ROW_BIN) TT_POINTWISE_COMPARE(U_ROW_BIN)
+    TT_POINTWISE_MINMAX(U_ROW_UN) TT_POINTWISE_LOGICAL(U_ROW_UN)
     TT_POINTWISE_UNARY(U_ROW_UN) TT_POINTWISE_PARAM(U_ROW_UN)
 };
 #undef U_ROW_BIN
@@ -210,6 +213,11 @@ static bool fusable(const tt_graph *g, int i)
             continue;
         if (ga->kind == GARG_CONST && code != U_CUSTOM && ga->v.kind != TT_V_INT &&
             ga->v.kind != TT_V_FLOAT && ga->v.kind != TT_V_BOOL)
+            return false;
+        /* An int Scalar that is a symbolic size (n - 1 in var's backward)
+         * is evaluated per call by the interpreter; a micro-op would read
+         * the handle as a number. */
+        if (ga->kind == GARG_CONST && ga->v.kind == TT_V_INT && tt_size_is_sym(ga->v.u.i))
             return false;
     }
     return true;
@@ -498,6 +506,9 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
         break;
 #define FUSE_BIN_F32(K, TROW, SROW, F32, F64) FUSE_BIN_CASE(float, K, F32)
 #define FUSE_BIN_F64(K, TROW, SROW, F32, F64) FUSE_BIN_CASE(double, K, F64)
+/* The Tensor-only binary lists (minmax, logical): one row column. */
+#define FUSE_BIN1_F32(K, ROW, F32, F64) FUSE_BIN_CASE(float, K, F32)
+#define FUSE_BIN1_F64(K, ROW, F32, F64) FUSE_BIN_CASE(double, K, F64)
 #define FUSE_UN_CASE(T, K, EXPR, HAS_VEC)                                      \
     case U_##K:                                                                \
         if (HAS_VEC && tt__vec_f32(TT_VEC_##K, (float *)d, (const float *)A, n)) \
@@ -522,7 +533,7 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
 #define FUSE_PAR_F32(K, ROW, NP, D0, D1, D2, F32, F64) FUSE_PAR_CASE(float, K, F32)
 #define FUSE_PAR_F64(K, ROW, NP, D0, D1, D2, F32, F64) FUSE_PAR_CASE(double, K, F64)
 
-#define RUN_BLOCK(T, BIN, UN, PAR)                                             \
+#define RUN_BLOCK(T, BIN, BIN1, UN, PAR)                                             \
     static tt_status run_block_##T(const fused_step *f, const block_mem *m, T *out, \
                                    int64_t n, const int64_t *sizes)            \
     {                                                                          \
@@ -542,6 +553,8 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
             }                                                                  \
             TT_POINTWISE_ARITH(BIN)                                            \
             TT_POINTWISE_COMPARE(BIN)                                          \
+            TT_POINTWISE_MINMAX(BIN1)                                          \
+            TT_POINTWISE_LOGICAL(BIN1)                                         \
             TT_POINTWISE_UNARY(UN)                                             \
             TT_POINTWISE_PARAM(PAR)                                            \
             }                                                                  \
@@ -551,8 +564,8 @@ static tt_status run_custom(const fused_step *f, const custom_call *cc, const bl
 
 typedef float f32;
 typedef double f64;
-RUN_BLOCK(f32, FUSE_BIN_F32, FUSE_UN_F32, FUSE_PAR_F32)
-RUN_BLOCK(f64, FUSE_BIN_F64, FUSE_UN_F64, FUSE_PAR_F64)
+RUN_BLOCK(f32, FUSE_BIN_F32, FUSE_BIN1_F32, FUSE_UN_F32, FUSE_PAR_F32)
+RUN_BLOCK(f64, FUSE_BIN_F64, FUSE_BIN1_F64, FUSE_UN_F64, FUSE_PAR_F64)
 
 typedef struct {
     const fused_step *f;
