@@ -22,6 +22,42 @@ extern "C" {
 
 /* ------------------------------------- sorting, selection, scans */
 
+/* tt::sort: self's values sorted along dim (ascending, or descending),
+ * NaN as the largest value, and through *indices (NULL: dropped) the i64
+ * position in self of each. The sort is stable: equal keys keep their
+ * order. Results are laid out like self. The values' gradient flows back
+ * through the indices. */
+tt_tensor *tt_sort(const tt_tensor *self, int dim, bool descending, tt_tensor **indices);
+/* tt::sort.stable: PyTorch's sort(stable=...); every tt sort is stable. */
+tt_tensor *tt_sort_stable(const tt_tensor *self, bool stable, int dim, bool descending,
+                          tt_tensor **indices);
+/* The indices of tt_sort alone (PyTorch's argsort, through tt::sort). */
+tt_tensor *tt_argsort(const tt_tensor *self, int dim, bool descending);
+/* tt::topk: the k largest (or smallest) elements along dim, best first
+ * (whatever `sorted` says), and their i64 indices through *indices (NULL:
+ * dropped). NaN counts as the largest value; among equal values the lower
+ * index comes first. Fails when k is not in [0, size of dim]. */
+tt_tensor *tt_topk(const tt_tensor *self, int64_t k, int dim, bool largest, bool sorted,
+                   tt_tensor **indices);
+/* tt::max.dim / tt::min.dim: the maximum (minimum) along dim and, through
+ * *indices (NULL: dropped), the i64 index of its first occurrence; a NaN
+ * is the extremum (its first index). keepdim keeps dim with size 1. */
+tt_tensor *tt_max_dim(const tt_tensor *self, int dim, bool keepdim, tt_tensor **indices);
+tt_tensor *tt_min_dim(const tt_tensor *self, int dim, bool keepdim, tt_tensor **indices);
+/* tt::argmin: i64 index of the first minimum along dim (NaN wins), as
+ * tt_argmax. */
+tt_tensor *tt_argmin(const tt_tensor *self, int dim, bool keepdim);
+
+#ifdef TT_CALLSITES
+#define tt_sort(...) TT_CALLSITE_T(tt_sort, __VA_ARGS__)
+#define tt_sort_stable(...) TT_CALLSITE_T(tt_sort_stable, __VA_ARGS__)
+#define tt_argsort(...) TT_CALLSITE_T(tt_argsort, __VA_ARGS__)
+#define tt_topk(...) TT_CALLSITE_T(tt_topk, __VA_ARGS__)
+#define tt_max_dim(...) TT_CALLSITE_T(tt_max_dim, __VA_ARGS__)
+#define tt_min_dim(...) TT_CALLSITE_T(tt_min_dim, __VA_ARGS__)
+#define tt_argmin(...) TT_CALLSITE_T(tt_argmin, __VA_ARGS__)
+#endif
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

@@ -581,6 +581,30 @@
     /* ---- ops/advanced_index.c: index.Tensor, index_put, masks, nonzero */ \
     \
     /* ---- ops/sort_scan.c: sorting, selection along a dim, scans ------- */ \
+    /* NaN sorts as the largest value; sort is always stable (one of the \
+     * orders an unstable sort may give). The indices carry no gradient. */ \
+    X(SORT_SCAN, SORT, "tt::sort(Tensor self, int dim=-1, bool descending=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          sort_kernel, sort_kernel, select_backward, setup_select, SEL_SORT, 0) \
+    X(SORT_SCAN, SORT_STABLE, "tt::sort.stable(Tensor self, *, bool? stable, int dim=-1, " \
+          "bool descending=False) -> (Tensor values, Tensor indices)", \
+          sort_kernel, sort_kernel, select_backward, setup_select, SEL_SORT_STABLE, 0) \
+    X(SORT_SCAN, TOPK, "tt::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, " \
+          "bool sorted=True) -> (Tensor values, Tensor indices)", \
+          topk_kernel, topk_kernel, select_backward, setup_select, SEL_TOPK, 0) \
+    X(SORT_SCAN, MAX_DIM, "tt::max.dim(Tensor self, int dim, bool keepdim=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          extremum_kernel, extremum_kernel, select_backward, setup_select, SEL_MAX, 0) \
+    X(SORT_SCAN, MIN_DIM, "tt::min.dim(Tensor self, int dim, bool keepdim=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          extremum_kernel, extremum_kernel, select_backward, setup_select, SEL_MIN, 0) \
+    X(SORT_SCAN, ARGMIN, "tt::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", \
+          argmin_kernel, argmin_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    /* The gradient of the selections: grad written at indices along dim \
+     * into zeros of `sizes` (PyTorch's op of that name). */ \
+    X(SORT_SCAN, VALUE_SELECTING_REDUCTION_BACKWARD, "tt::value_selecting_reduction_backward(" \
+          "Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor", \
+          vsr_backward_kernel, vsr_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/optimizer.c: AdamW, SGD, the global norm for clipping ---- */ \
     X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \

@@ -288,6 +288,14 @@ static const tt_sgd_opts sgd_opts = {
     /* ---- ops/tt_index.h: gather, scatter, index_select */                            \
     /* ---- ops/tt_index.h: advanced indexing, masks */                                    \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
+    X(tt_sort, "tt::sort", "A, 1, true", tt_sort(A, 1, true, NULL))                             \
+    X(tt_sort_stable, "tt::sort.stable", "A, true, 0, false",                                   \
+      tt_sort_stable(A, true, 0, false, NULL))                                                  \
+    X(tt_argsort, "tt::sort", "A, -1, false", tt_argsort(A, -1, false))                         \
+    X(tt_topk, "tt::topk", "A, 2, 1, false, true", tt_topk(A, 2, 1, false, true, NULL))         \
+    X(tt_max_dim, "tt::max.dim", "A, 0, true", tt_max_dim(A, 0, true, NULL))                    \
+    X(tt_min_dim, "tt::min.dim", "A, 1, false", tt_min_dim(A, 1, false, NULL))                  \
+    X(tt_argmin, "tt::argmin", "A, 1, true", tt_argmin(A, 1, true))                             \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
 
 typedef struct {

@@ -1,0 +1,500 @@
+/* Sorting, selection along a dim and scans (issue 27, ops/sort_scan.c):
+ * what the differential file (tests/data/torch_ref.txt) cannot say. Values
+ * against a plain reference in the test, over dtypes, dims and layouts;
+ * stability (equal keys keep their order); NaN placement; gradcheck of
+ * every derivative in f64; every error path's status and message; a traced
+ * and compiled forward + backward equal to eager; symbolic sizes through
+ * the fake path; zero live tensors at the end of each test (the fixture
+ * checks). */
+#include "tt_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            ck_abort_msg(__VA_ARGS__);                                         \
+    } while (0)
+
+static int64_t numel_of(int nd, const int64_t *sizes)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= sizes[d];
+    return n;
+}
+
+/* Values v(i) (i the row-major position) as f64 converted to dt. */
+static tt_tensor *made(int nd, const int64_t *sizes, tt_dtype dt, double (*v)(int64_t, int64_t))
+{
+    int64_t n = numel_of(nd, sizes);
+    double *b = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++)
+        b[i] = v(i, n);
+    tt_tensor *t = NN(tt_from_data(nd, sizes, TT_F64, b));
+    free(b);
+    tt_tensor *r = NN(tt_to_dtype(t, dt));
+    tt_release(t);
+    return r;
+}
+
+/* Distinct values in a scrambled order (gradients well defined). */
+static double v_distinct(int64_t i, int64_t n)
+{
+    return (double)((i * 7919) % (n * 2 + 1)) / 8.0 - (double)n / 8.0;
+}
+/* Few distinct values, many ties, small and non-negative (every dtype). */
+static double v_ties(int64_t i, int64_t n)
+{
+    (void)n;
+    return (double)((i * 5 + 3) % 7 % 4);
+}
+
+static tt_tensor *scrambled(int nd, const int64_t *sizes, tt_dtype dt)
+{
+    return made(nd, sizes, dt, v_distinct);
+}
+
+/* ------------------------------------------------ reference selection */
+
+/* x's rows along dim as a plain array: row r (the other dims row-major)
+ * element j is out[r * n + j]; returns the row count, *n the length. */
+static int64_t rows_of(const tt_tensor *x, int dim, double **out, int64_t *n)
+{
+    double *v = tt_test_values(x);
+    int nd = tt_ndim(x);
+    const tt_size *sz = tt_sizes(x);
+    int64_t len = nd ? sz[dim] : 1, inner = 1, outer = 1;
+    for (int d = dim + 1; d < nd; d++)
+        inner *= sz[d];
+    for (int d = 0; d < dim; d++)
+        outer *= sz[d];
+    double *r = malloc(sizeof(double) * (size_t)(tt_numel(x) ? tt_numel(x) : 1));
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++)
+            for (int64_t j = 0; j < len; j++)
+                r[(o * inner + i) * len + j] = v[(o * len + j) * inner + i];
+    free(v);
+    *out = r, *n = len;
+    return outer * inner;
+}
+
+/* NaN largest; a before b in ascending order. */
+static bool before(double a, double b, bool desc)
+{
+    if (desc) {
+        double t = a;
+        a = b, b = t;
+    }
+    return !isnan(a) && (isnan(b) || a < b);
+}
+
+/* The stable sort of a row by insertion: positions into idx. */
+static void ref_sort(const double *x, int64_t n, bool desc, int64_t *idx)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t j = i;
+        for (; j > 0 && before(x[i], x[idx[j - 1]], desc); j--)
+            idx[j] = idx[j - 1];
+        idx[j] = i;
+    }
+}
+
+static bool same_value(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+/* values and indices are the stable sort's first k of every row of x. */
+static void check_selection(const tt_tensor *x, int dim, bool desc, int64_t k,
+                            const tt_tensor *values, const tt_tensor *indices, const char *what)
+{
+    double *xr, *vr, *ir;
+    int64_t n, kv, ki;
+    int64_t R = rows_of(x, dim, &xr, &n);
+    ck_assert_int_eq(rows_of(values, dim, &vr, &kv), R);
+    ck_assert_int_eq(rows_of(indices, dim, &ir, &ki), R);
+    ck_assert_int_eq(kv, k);
+    ck_assert_int_eq(ki, k);
+    ck_assert_int_eq(tt_dtype_of(indices), TT_I64);
+    ck_assert_int_eq(tt_dtype_of(values), tt_dtype_of(x));
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    for (int64_t r = 0; r < R; r++) {
+        ref_sort(xr + r * n, n, desc, idx);
+        for (int64_t j = 0; j < k; j++) {
+            CHECK((int64_t)ir[r * k + j] == idx[j], "%s: row %lld, position %lld: index %g, "
+                  "expected %lld", what, (long long)r, (long long)j, ir[r * k + j],
+                  (long long)idx[j]);
+            CHECK(same_value(vr[r * k + j], xr[r * n + idx[j]]), "%s: row %lld value %lld",
+                  what, (long long)r, (long long)j);
+        }
+    }
+    free(idx), free(xr), free(vr), free(ir);
+}
+
+static const tt_dtype all_dtypes[] = {TT_F32, TT_F64, TT_I64, TT_I32, TT_U8, TT_BOOL};
+
+/* Sort = the stable reference for every dtype, dim, direction, with ties
+ * (which exercise stability) and over a transposed input; the results
+ * keep self's layout. Rows of 1 to 300 (the insertion runs and merges). */
+START_TEST(test_sort_values)
+{
+    const int64_t shapes[][3] = {{3, 5, 4}, {2, 300, 3}, {1, 1, 37}};
+    for (int di = 0; di < TT_TABLE_LEN(all_dtypes); di++)
+        for (int s = 0; s < 3; s++)
+            for (int vi = 0; vi < 2; vi++) {
+                tt_tensor *x = made(3, shapes[s], all_dtypes[di], vi ? v_ties : v_distinct);
+                tt_tensor *xt = NN(tt_transpose(x, 0, 2));
+                for (int dim = 0; dim < 3; dim++)
+                    for (int desc = 0; desc < 2; desc++)
+                        for (int t = 0; t < 2; t++) {
+                            const tt_tensor *in = t ? xt : x;
+                            char what[96];
+                            snprintf(what, sizeof what, "%s %lld dim %d desc %d %s",
+                                     tt_dtype_name(all_dtypes[di]), (long long)shapes[s][1],
+                                     dim, desc, t ? "transposed" : "");
+                            tt_tensor *ix = NULL, *v = NN(tt_sort(in, dim, desc, &ix));
+                            check_selection(in, dim, desc, tt_sizes(in)[dim], v, ix, what);
+                            for (int d = 0; d < 3; d++)
+                                CHECK(tt_strides(v)[d] == tt_strides(in)[d] &&
+                                          tt_strides(ix)[d] == tt_strides(in)[d],
+                                      "%s: stride %d", what, d);
+                            tt_release(v), tt_release(ix);
+                        }
+                tt_release(xt), tt_release(x);
+            }
+}
+END_TEST
+
+/* Equal keys keep their order (stable=True), ascending and descending, in
+ * rows long enough for several merge passes; argsort is sort's indices. */
+START_TEST(test_sort_stable)
+{
+    tt_tensor *x = made(1, (int64_t[]){1000}, TT_I64, v_ties);
+    for (int desc = 0; desc < 2; desc++) {
+        tt_tensor *ix = NULL, *v = NN(tt_sort_stable(x, true, 0, desc, &ix));
+        double *vv = tt_test_values(v), *iv = tt_test_values(ix);
+        for (int i = 1; i < 1000; i++) {
+            CHECK(desc ? vv[i - 1] >= vv[i] : vv[i - 1] <= vv[i], "order at %d", i);
+            if (vv[i - 1] == vv[i])
+                CHECK(iv[i - 1] < iv[i], "equal keys out of order at %d (desc %d)", i, desc);
+        }
+        tt_tensor *a = NN(tt_argsort(x, 0, desc));
+        tt_test_assert_close(a, ix, 0, "argsort");
+        free(vv), free(iv);
+        tt_release(a), tt_release(v), tt_release(ix);
+    }
+    tt_release(x);
+}
+END_TEST
+
+/* NaN is the largest value: last ascending, first descending (in their
+ * order), the first NaN is max's and min's, topk picks NaN first when
+ * largest and last when smallest. */
+START_TEST(test_nan_placement)
+{
+    double w[8] = {1, NAN, 0, 1, NAN, -2, 2, 1};
+    tt_tensor *x = NN(tt_from_data(1, (int64_t[]){8}, TT_F64, w));
+    tt_tensor *ix = NULL, *v = NN(tt_sort(x, 0, false, &ix));
+    double *iv = tt_test_values(ix);
+    static const double asc[8] = {5, 2, 0, 3, 7, 6, 1, 4}, desc[8] = {1, 4, 6, 0, 3, 7, 2, 5};
+    for (int i = 0; i < 8; i++)
+        CHECK(iv[i] == asc[i], "ascending %d: %g", i, iv[i]);
+    free(iv), tt_release(v), tt_release(ix);
+    v = NN(tt_sort(x, 0, true, &ix));
+    iv = tt_test_values(ix);
+    for (int i = 0; i < 8; i++)
+        CHECK(iv[i] == desc[i], "descending %d: %g", i, iv[i]);
+    free(iv), tt_release(v), tt_release(ix);
+    v = NN(tt_topk(x, 3, 0, true, true, &ix));
+    iv = tt_test_values(ix);
+    ck_assert(iv[0] == 1 && iv[1] == 4 && iv[2] == 6);
+    free(iv), tt_release(v), tt_release(ix);
+    v = NN(tt_topk(x, 7, 0, false, true, &ix));
+    iv = tt_test_values(ix);
+    ck_assert(iv[0] == 5 && iv[5] == 6 && iv[6] == 1);
+    free(iv), tt_release(v), tt_release(ix);
+    for (int m = 0; m < 2; m++) {
+        v = NN(m ? tt_max_dim(x, 0, false, &ix) : tt_min_dim(x, 0, false, &ix));
+        ck_assert(isnan(*(double *)tt_data(v)) && *(int64_t *)tt_data(ix) == 1);
+        tt_release(v), tt_release(ix);
+    }
+    tt_tensor *a = NN(tt_argmin(x, 0, false));
+    ck_assert_int_eq(*(int64_t *)tt_data(a), 1);
+    tt_release(a);
+    tt_release(x);
+}
+END_TEST
+
+/* topk = the stable sort's first k (the lower index first among equal
+ * values), on both paths (a heap for small k, a sort for large), largest
+ * and smallest, any dim, with ties. */
+START_TEST(test_topk_values)
+{
+    const int64_t sizes[3] = {3, 200, 2};
+    const int64_t ks[] = {0, 1, 5, 25, 26, 120, 200};
+    for (int di = 0; di < 5; di++) /* bool: no topk */
+        for (int vi = 0; vi < 2; vi++) {
+            tt_tensor *x = made(3, sizes, all_dtypes[di], vi ? v_ties : v_distinct);
+            for (int ki = 0; ki < TT_TABLE_LEN(ks); ki++)
+                for (int largest = 0; largest < 2; largest++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "%s k %lld largest %d ties %d",
+                             tt_dtype_name(all_dtypes[di]), (long long)ks[ki], largest, vi);
+                    tt_tensor *ix = NULL, *v = NN(tt_topk(x, ks[ki], 1, largest, true, &ix));
+                    ck_assert(tt_is_contiguous(v) && tt_is_contiguous(ix));
+                    check_selection(x, 1, largest, ks[ki], v, ix, what);
+                    tt_release(v), tt_release(ix);
+                }
+            tt_release(x);
+        }
+}
+END_TEST
+
+/* max.dim and min.dim: the first extremum, keepdim or not, every dtype. */
+START_TEST(test_max_min_values)
+{
+    for (int di = 0; di < TT_TABLE_LEN(all_dtypes); di++)
+        for (int dim = 0; dim < 3; dim++)
+            for (int m = 0; m < 2; m++)
+                for (int keep = 0; keep < 2; keep++) {
+                    tt_tensor *x = made(3, (int64_t[]){4, 3, 5}, all_dtypes[di], v_ties);
+                    tt_tensor *ix = NULL;
+                    tt_tensor *v = NN(m ? tt_max_dim(x, dim, keep, &ix)
+                                        : tt_min_dim(x, dim, keep, &ix));
+                    ck_assert_int_eq(tt_ndim(v), keep ? 3 : 2);
+                    tt_tensor *vk = keep ? tt_retain(v) : NN(tt_unsqueeze(v, dim));
+                    tt_tensor *ik = keep ? tt_retain(ix) : NN(tt_unsqueeze(ix, dim));
+                    check_selection(x, dim, m, 1, vk, ik, "max/min");
+                    if (all_dtypes[di] != TT_BOOL && !m) {
+                        tt_tensor *a = NN(tt_argmin(x, dim, keep));
+                        tt_test_assert_close(a, ix, 0, "argmin");
+                        tt_release(a);
+                    }
+                    tt_release(vk), tt_release(ik), tt_release(v), tt_release(ix);
+                    tt_release(x);
+                }
+    /* 0-dim: dim 0 or -1, the element itself */
+    tt_tensor *s = NN(tt_scalar(2.5, TT_F32)), *ix = NULL;
+    tt_tensor *v = NN(tt_max_dim(s, -1, false, &ix));
+    ck_assert(tt_ndim(v) == 0 && *(float *)tt_data(v) == 2.5f && *(int64_t *)tt_data(ix) == 0);
+    tt_release(v), tt_release(ix), tt_release(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ gradients */
+
+typedef tt_tensor *(*model_fn)(tt_tensor *x);
+
+static tt_tensor *m_sort(tt_tensor *x) { return tt_sort(x, 1, false, NULL); }
+static tt_tensor *m_sort_desc(tt_tensor *x) { return tt_sort_stable(x, true, 0, true, NULL); }
+static tt_tensor *m_topk(tt_tensor *x) { return tt_topk(x, 2, 1, true, true, NULL); }
+static tt_tensor *m_topk_small(tt_tensor *x) { return tt_topk(x, 1, -1, false, true, NULL); }
+static tt_tensor *m_max(tt_tensor *x) { return tt_max_dim(x, 1, false, NULL); }
+static tt_tensor *m_min_keep(tt_tensor *x) { return tt_min_dim(x, 0, true, NULL); }
+
+static const struct {
+    const char *name;
+    model_fn fn;
+} models[] = {
+    {"sort", m_sort},
+    {"sort descending", m_sort_desc},
+    {"topk", m_topk},
+    {"topk smallest", m_topk_small},
+    {"max.dim", m_max},
+    {"min.dim keepdim", m_min_keep},
+};
+
+static tt_status f_forward(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    out[0] = (*(model_fn *)ud)(in[0]);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* The model's output and the gradient of sum(y * y) with respect to x. */
+static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    model_fn m = *(model_fn *)ud;
+    tt_scope_begin();
+    tt_tensor *y = m(in[0]);
+    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
+    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
+    tt_tensor *g = NULL;
+    tt_status st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(y);
+    out[1] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    return st;
+}
+
+/* Every derivative against finite differences, contiguous and transposed. */
+START_TEST(test_gradcheck)
+{
+    model_fn m = models[_i].fn;
+    for (int t = 0; t < 2; t++) {
+        /* t: a transposed leaf, the view of a contiguous [6, 4] */
+        tt_tensor *b = scrambled(2, t ? (int64_t[]){6, 4} : (int64_t[]){4, 6}, TT_F64);
+        tt_tensor *x = t ? NN(tt_transpose(b, 0, 1)) : tt_retain(b);
+        OK(tt_set_requires_grad(x, true));
+        tt_status st = tt_gradcheck(f_forward, 1, &x, 1, NULL, &m);
+        ck_assert_msg(st == TT_OK, "%s (%d): %s", models[_i].name, t, tt_errmsg());
+        tt_release(x), tt_release(b);
+    }
+}
+END_TEST
+
+/* A symbolic trace compiled once runs inputs of two shapes: forward and
+ * backward equal eager. */
+START_TEST(test_compiled_equals_eager)
+{
+    model_fn m = models[_i].fn;
+    tt_compiled *c = NN(tt_compile(f_model, 1, 2,
+                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .ud = &m,
+                                                    .ud_constant = true, .fullgraph = true}));
+    const int64_t shapes[2][2] = {{4, 6}, {5, 9}};
+    for (int k = 0; k < 2; k++) {
+        tt_tensor *x = scrambled(2, shapes[k], TT_F64);
+        OK(tt_set_requires_grad(x, true));
+        tt_tensor *ce[2], *ee[2];
+        tt_status st = tt_compiled_call(c, &x, ce);
+        ck_assert_msg(st == TT_OK, "%s: compiled call, shape %d: %s", models[_i].name, k,
+                      tt_errmsg());
+        OK(f_model(&x, 1, ee, 2, &m));
+        for (int i = 0; i < 2; i++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s: output %d, shape %d", models[_i].name, i, k);
+            tt_test_assert_close(ce[i], ee[i], 0, what);
+            tt_release(ce[i]);
+            tt_release(ee[i]);
+        }
+        tt_release(x);
+    }
+    tt_clear_error();
+    tt_compiled_free(c);
+    ck_assert_msg(tt_errcode() == TT_OK, "%s: freeing the plan: %s", models[_i].name,
+                  tt_errmsg());
+}
+END_TEST
+
+/* A symbolic size along a dim the op does not select on flows into the
+ * results (fake path); topk's k may be a symbol bounded by the dim. */
+START_TEST(test_symbolic_sizes)
+{
+    tt_sym_reset();
+    tt_size b = tt_sym_new("s", 7), n = tt_sym_new("s", 9);
+    tt_tensor *x = NN(tt_fake_empty(2, (tt_size[]){b, 5}, TT_F32));
+    tt_tensor *ix = NULL, *v = NN(tt_sort(x, 1, false, &ix));
+    ck_assert(tt_is_fake(v) && tt_sizes(v)[0] == b && tt_sizes(ix)[0] == b);
+    ck_assert_int_eq(tt_dtype_of(ix), TT_I64);
+    tt_release(v), tt_release(ix);
+    v = NN(tt_topk(x, 3, 1, true, true, &ix));
+    ck_assert(tt_sizes(v)[0] == b && tt_sizes(v)[1] == 3);
+    tt_release(v), tt_release(ix);
+    v = NN(tt_max_dim(x, 1, false, &ix));
+    ck_assert(tt_ndim(v) == 1 && tt_sizes(v)[0] == b && tt_sizes(ix)[0] == b);
+    tt_release(v), tt_release(ix);
+    tt_tensor *y = NN(tt_fake_empty(2, (tt_size[]){3, n}, TT_F64));
+    v = NN(tt_topk(y, 4, 1, false, true, &ix));
+    ck_assert(tt_sizes(v)[0] == 3 && tt_sizes(v)[1] == 4);
+    tt_release(v), tt_release(ix);
+    tt_release(y), tt_release(x);
+    tt_sym_reset();
+}
+END_TEST
+
+/* --------------------------------------------------------------- errors */
+
+static tt_tensor *E, *EB, *EE; /* f32 [2, 3]; bool [3]; f32 [0, 3] */
+
+static void errors_setup(void)
+{
+    tt_test_setup();
+    E = scrambled(2, (int64_t[]){2, 3}, TT_F32);
+    EB = NN(tt_zeros(1, (int64_t[]){3}, TT_BOOL));
+    EE = NN(tt_zeros(2, (int64_t[]){0, 3}, TT_F32));
+}
+
+static void errors_teardown(void)
+{
+    tt_release(E), tt_release(EB), tt_release(EE);
+    E = EB = EE = NULL;
+    tt_test_teardown();
+}
+
+static tt_tensor *vsr(tt_tensor *g, int64_t dim, tt_tensor *ix, int n, const int64_t *sz)
+{
+    return tt_call(tt_op_find("tt::value_selecting_reduction_backward"), tt_v_tensor(g),
+                   tt_v_int(dim), tt_v_tensor(ix), tt_v_ints(n, sz), tt_v_bool(true));
+}
+
+static tt_tensor *vsr_bad_index(void)
+{
+    tt_tensor *g = NN(tt_ones(2, (int64_t[]){2, 1}, TT_F32));
+    tt_tensor *ix = NN(tt_full(2, (int64_t[]){2, 1}, 3, TT_I64));
+    tt_tensor *r = vsr(g, 1, ix, 2, (const int64_t[]){2, 3});
+    tt_release(g), tt_release(ix);
+    return r;
+}
+
+static tt_tensor *vsr_bad_shape(void)
+{
+    tt_tensor *g = NN(tt_ones(2, (int64_t[]){2, 1}, TT_F32));
+    tt_tensor *ix = NN(tt_zeros(2, (int64_t[]){2, 2}, TT_I64));
+    tt_tensor *r = vsr(g, 1, ix, 2, (const int64_t[]){2, 3});
+    tt_release(g), tt_release(ix);
+    return r;
+}
+
+#define SORT_ERRORS(X)                                                                          \
+    X(sort_dim, tt_sort(E, 2, false, NULL), TT_EINVAL, "tt::sort: argument 'dim' (#2)",         \
+      "range of [-2, 1], but got 2")                                                            \
+    X(sort_stable_dim, tt_sort_stable(E, true, -3, false, NULL), TT_EINVAL,                     \
+      "tt::sort: argument 'dim' (#3)")                                                          \
+    X(argsort_dim, tt_argsort(E, 5, false), TT_EINVAL, "tt::sort: argument 'dim'")              \
+    X(topk_k_big, tt_topk(E, 4, 1, true, true, NULL), TT_EINVAL, "tt::topk: argument 'k' (#2)", \
+      "selected index k out of range (k is 4, dim 1 has size 3)")                               \
+    X(topk_k_negative, tt_topk(E, -1, 0, true, true, NULL), TT_EINVAL,                          \
+      "selected index k out of range (k is -1")                                                 \
+    X(topk_dim, tt_topk(E, 1, 2, true, true, NULL), TT_EINVAL, "tt::topk: argument 'dim' (#3)") \
+    X(topk_bool, tt_topk(EB, 1, 0, true, true, NULL), TT_EDTYPE, "tt::topk: argument 'self'",   \
+      "bool")                                                                                   \
+    X(max_dim, tt_max_dim(E, -3, false, NULL), TT_EINVAL, "tt::max: argument 'dim' (#2)")       \
+    X(min_empty, tt_min_dim(EE, 0, false, NULL), TT_EINVAL, "tt::min: argument 'self' (#1)",    \
+      "Expected reduction dim 0 to have non-zero size")                                         \
+    X(argmin_bool, tt_argmin(EB, 0, false), TT_EDTYPE, "tt::argmin: argument 'self'", "bool")   \
+    X(argmin_dim, tt_argmin(E, 7, false), TT_EINVAL, "tt::argmin: argument 'dim' (#2)")         \
+    X(argmin_empty, tt_argmin(EE, 0, true), TT_EINVAL, "non-zero size")                         \
+    X(vsr_index, vsr_bad_index(), TT_EINVAL,                                                    \
+      "tt::value_selecting_reduction_backward: argument 'indices' (#3): index 3 is out of "     \
+      "bounds for dim 1 of size 3")                                                             \
+    X(vsr_shape, vsr_bad_shape(), TT_ESHAPE,                                                    \
+      "tt::value_selecting_reduction_backward: argument 'grad' (#1)", "does not fit")
+
+TT_ERROR_TABLE(SORT_ERRORS, sort_errors);
+
+START_TEST(test_errors) { tt_test_run_error_case(&sort_errors[_i], _i); }
+END_TEST
+
+static Suite *sort_suite(void)
+{
+    Suite *s = suite_create("ops_sort");
+    TCase *tc = tt_tcase("selection");
+    tcase_add_test(tc, test_sort_values);
+    tcase_add_test(tc, test_sort_stable);
+    tcase_add_test(tc, test_nan_placement);
+    tcase_add_test(tc, test_topk_values);
+    tcase_add_test(tc, test_max_min_values);
+    tcase_add_test(tc, test_symbolic_sizes);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("every derivative");
+    tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));
+    tcase_add_loop_test(tc, test_compiled_equals_eager, 0, TT_TABLE_LEN(models));
+    suite_add_tcase(s, tc);
+    tc = tt_tcase_with("errors", errors_setup, errors_teardown);
+    tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(sort_errors));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(sort_suite)
