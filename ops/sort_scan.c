@@ -535,6 +535,422 @@ static tt_tensor *vsr_backward(const tt_tensor *g, int64_t dim, const tt_tensor 
     return ok ? out : tt_release(out);
 }
 
+/* ------------------------------------------------- scans and products */
+
+/* A scan's or product's result dtype: `dtype` when given (self is cast to
+ * it first, as PyTorch's), else self's, integers and bool promoted to i64. */
+static tt_dtype accum_dtype(const tt_tensor *x, bool has_dtype, tt_dtype dtype)
+{
+    if (has_dtype)
+        return dtype;
+    return tt__dtype_is_float((tt_dtype)x->dtype) ? (tt_dtype)x->dtype : TT_I64;
+}
+
+/* Running sums or products along each row, accumulated as PyTorch's CPU
+ * kernels do (acc_type: double for floats, 64 bits for integers, which
+ * wrap as unsigned). */
+#define SCAN_ROWS(SUF, T, ACC)                                                 \
+    static void scan_rows_##SUF(int64_t b0, int64_t e0, void *vp)              \
+    {                                                                          \
+        rplan *p = vp;                                                         \
+        for (int64_t r = b0; r < e0; r++) {                                    \
+            const T *x = (const T *)p->x + r * p->n;                           \
+            T *y = (T *)p->v + r * p->n;                                       \
+            ACC a = p->flag ? (ACC)1 : (ACC)0;                                 \
+            for (int64_t i = 0; i < p->n; i++) {                               \
+                a = p->flag ? a * (ACC)x[i] : a + (ACC)x[i];                   \
+                y[i] = (T)a;                                                   \
+            }                                                                  \
+        }                                                                      \
+    }
+SCAN_ROWS(f32, float, double)
+SCAN_ROWS(f64, double, double)
+SCAN_ROWS(i64, int64_t, uint64_t)
+SCAN_ROWS(i32, int32_t, uint64_t)
+SCAN_ROWS(u8, uint8_t, uint64_t)
+static const row_task scan_tasks[] = {[TT_F32] = scan_rows_f32, [TT_F64] = scan_rows_f64,
+                                      [TT_I64] = scan_rows_i64, [TT_I32] = scan_rows_i32,
+                                      [TT_U8] = scan_rows_u8};
+
+/* tt::cumsum / tt::cumprod: contiguous results, as PyTorch's. */
+static tt_tensor *scan_impl(const char *op, const tt_tensor *x, int64_t dim, bool has_dtype,
+                            tt_dtype dtype, bool prod, bool fake)
+{
+    int d = tt__op_dim(op, "dim", 2, dim, x->ndim);
+    if (d < 0)
+        return NULL;
+    tt_dtype dt = accum_dtype(x, has_dtype, dtype);
+    if (dt == TT_BOOL) {
+        tt_error(TT_EDTYPE, "%s: argument 'dtype' (#3): not implemented for bool results "
+                            "(PyTorch's kernel has none)", op);
+        return NULL;
+    }
+    fake = fake || x->storage->fake;
+    tt_tensor *out = tt__ops_new(fake, x->ndim, x->sizes, NULL, dt);
+    if (!out || fake || tt__numel_concrete(out) == 0)
+        return out;
+    /* the rows are cast to the result's dtype first */
+    tt_tensor *xr = rows_copy(x, d, dt);
+    rows_out w = {0};
+    rplan p = {.flag = prod};
+    bool ok = xr && (p.v = rows_get(&w, out, d)) != NULL;
+    if (ok) {
+        p.x = tt__ptr(xr), p.n = xr->sizes[xr->ndim - 1];
+        p.R = tt__numel_concrete(xr) / p.n;
+        tt_parallel_for(p.R, row_grain(p.n), scan_tasks[dt], &p);
+    }
+    if (rows_put(&w, ok))
+        ok = false;
+    tt_release(xr);
+    return ok ? out : tt_release(out);
+}
+
+/* cumprod's gradient along each row of x (f64 rows g, x, y = cumprod):
+ * dx_k = sum_{i >= k} g_i prod_{j <= i, j != k} x_j, exactly when x has
+ * zeros: before the first zero z it is sum_{k <= i < z} g_i y_i / x_k, at z
+ * the products that skip x_z, after z nothing (as PyTorch's
+ * cumprod_backward). */
+typedef struct {
+    const double *g, *x, *y;
+    double *dx;
+    int64_t n;
+} cpb_plan;
+
+static void cumprod_bw_rows(int64_t b0, int64_t e0, void *vp)
+{
+    const cpb_plan *p = vp;
+    int64_t n = p->n;
+    for (int64_t r = b0; r < e0; r++) {
+        const double *g = p->g + r * n, *x = p->x + r * n, *y = p->y + r * n;
+        double *dx = p->dx + r * n;
+        int64_t z = 0;
+        while (z < n && x[z] != 0)
+            z++;
+        double acc = 0;
+        for (int64_t k = z; k-- > 0;) {
+            acc += g[k] * y[k];
+            dx[k] = acc / x[k];
+        }
+        if (z < n) {
+            double q = z ? y[z - 1] : 1, s = g[z] * q;
+            for (int64_t i = z + 1; i < n; i++) {
+                q *= x[i];
+                s += g[i] * q;
+            }
+            dx[z] = s;
+            for (int64_t k = z + 1; k < n; k++)
+                dx[k] = 0;
+        }
+    }
+}
+
+/* Products over a set of dims: the rows are x with those dims last. */
+static tt_tensor *dims_last(const tt_tensor *t, const bool *mask)
+{
+    if (t->ndim == 0)
+        return tt__view_raw(t, 1, (const int64_t[]){1});
+    int64_t perm[TT_MAX_DIMS];
+    int k = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (!mask[d])
+            perm[k++] = d;
+    for (int d = 0; d < t->ndim; d++)
+        if (mask[d])
+            perm[k++] = d;
+    return tt__permute_raw(t, t->ndim, perm);
+}
+
+/* A contiguous f64 (or dt) copy of x with the masked dims last, as R rows
+ * of n. */
+static tt_tensor *mask_rows(const tt_tensor *x, const bool *mask, tt_dtype dt, int64_t *R,
+                            int64_t *n)
+{
+    tt_tensor *v = dims_last(x, mask);
+    tt_tensor *c = v ? tt__new_contiguous(v, dt) : NULL;
+    if (c && tt__copy_raw(c, v))
+        c = tt_release(c);
+    tt_release(v);
+    *n = 1, *R = 1;
+    for (int d = 0; d < x->ndim; d++)
+        *(mask[d] ? n : R) *= x->sizes[d];
+    return c;
+}
+
+/* The dims of a reduction over `dims` (none: all) as a mask, or an error
+ * naming op (a dim out of range or repeated). */
+static tt_status dims_mask(const char *op, int argno, const tt_tensor *x, int nd,
+                           const int64_t *dims, bool *mask)
+{
+    memset(mask, 0, sizeof(bool) * TT_MAX_DIMS);
+    if (!nd) {
+        for (int d = 0; d < x->ndim; d++)
+            mask[d] = true;
+        return TT_OK;
+    }
+    for (int i = 0; i < nd; i++) {
+        int d = tt__op_dim(op, "dim", argno, dims[i], x->ndim);
+        if (d < 0)
+            return tt_errcode();
+        if (mask[d] && x->ndim > 0)
+            return tt_error(TT_EINVAL, "%s: argument 'dim' (#%d): dim %d appears multiple times "
+                                       "in the list of dims", op, argno, d);
+        mask[d] = x->ndim > 0;
+    }
+    return TT_OK;
+}
+
+static int mask_shape(const tt_tensor *x, const bool *mask, bool keepdim, tt_size *sz)
+{
+    int nd = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (!mask[d])
+            sz[nd++] = x->sizes[d];
+        else if (keepdim)
+            sz[nd++] = 1;
+    return nd;
+}
+
+/* One value per row: the product (PRODUCT_ROWS) or log-sum-exp. */
+typedef struct {
+    const char *x;
+    char *out;
+    int64_t n;
+} red_plan;
+
+#define PRODUCT_ROWS(SUF, T, ACC, STORE)                                       \
+    static void prod_rows_##SUF(int64_t b0, int64_t e0, void *vp)              \
+    {                                                                          \
+        const red_plan *p = vp;                                                \
+        for (int64_t r = b0; r < e0; r++) {                                    \
+            const T *x = (const T *)p->x + r * p->n;                           \
+            ACC a = 1;                                                         \
+            for (int64_t i = 0; i < p->n; i++)                                 \
+                a *= (ACC)x[i];                                                \
+            ((T *)p->out)[r] = STORE(a);                                       \
+        }                                                                      \
+    }
+#define STORE_AS_IS(a) (a)
+#define STORE_BOOL(a) ((a) != 0)
+PRODUCT_ROWS(f32, float, double, (float)STORE_AS_IS)
+PRODUCT_ROWS(f64, double, double, STORE_AS_IS)
+PRODUCT_ROWS(i64, int64_t, uint64_t, (int64_t)STORE_AS_IS)
+PRODUCT_ROWS(i32, int32_t, uint64_t, (int32_t)STORE_AS_IS)
+PRODUCT_ROWS(u8, uint8_t, uint64_t, (uint8_t)STORE_AS_IS)
+PRODUCT_ROWS(b, uint8_t, uint64_t, STORE_BOOL)
+static const row_task prod_tasks[] = {[TT_F32] = prod_rows_f32, [TT_F64] = prod_rows_f64,
+                                      [TT_I64] = prod_rows_i64, [TT_I32] = prod_rows_i32,
+                                      [TT_U8] = prod_rows_u8, [TT_BOOL] = prod_rows_b};
+
+/* log(sum(exp(x - m))) + m with m the row's maximum (0 when infinite, so
+ * a row of -inf gives -inf and one with +inf gives +inf); NaN propagates.
+ * In double, rounded once to T. */
+#define LSE_ROWS(SUF, T)                                                       \
+    static void lse_rows_##SUF(int64_t b0, int64_t e0, void *vp)               \
+    {                                                                          \
+        const red_plan *p = vp;                                                \
+        for (int64_t r = b0; r < e0; r++) {                                    \
+            const T *x = (const T *)p->x + r * p->n;                           \
+            double m = -INFINITY, s = 0;                                       \
+            bool nan = false;                                                  \
+            for (int64_t i = 0; i < p->n; i++) {                               \
+                nan |= isnan(x[i]);                                            \
+                m = (double)x[i] > m ? (double)x[i] : m;                       \
+            }                                                                  \
+            if (isinf(m))                                                      \
+                m = 0;                                                         \
+            for (int64_t i = 0; i < p->n; i++)                                 \
+                s += exp((double)x[i] - m);                                    \
+            ((T *)p->out)[r] = nan ? (T)NAN : (T)(log(s) + m);                 \
+        }                                                                      \
+    }
+LSE_ROWS(f32, float)
+LSE_ROWS(f64, double)
+
+/* A reduction over the masked dims into a new contiguous result of dtype
+ * dt, one value per row of x cast to dt. */
+static tt_tensor *reduce_rows(const tt_tensor *x, const bool *mask, bool keepdim, tt_dtype dt,
+                              row_task task, bool fake)
+{
+    tt_size sz[TT_MAX_DIMS];
+    int nd = mask_shape(x, mask, keepdim, sz);
+    fake = fake || x->storage->fake;
+    tt_tensor *out = tt__ops_new(fake, nd, sz, NULL, dt);
+    if (!out || fake || tt__numel_concrete(out) == 0)
+        return out;
+    int64_t R, n;
+    tt_tensor *xr = mask_rows(x, mask, dt, &R, &n);
+    if (!xr)
+        return tt_release(out);
+    red_plan p = {.x = tt__ptr(xr), .out = tt__ptr(out), .n = n};
+    tt_parallel_for(R, row_grain(n), task, &p);
+    tt_release(xr);
+    return out;
+}
+
+/* tt::prod, tt::prod.dim_int (has_dim false: all dims). */
+static tt_tensor *prod_impl(const char *op, const tt_tensor *x, bool has_dim, int64_t dim,
+                            bool keepdim, bool has_dtype, tt_dtype dtype, bool fake)
+{
+    bool mask[TT_MAX_DIMS];
+    if (dims_mask(op, 2, x, has_dim ? 1 : 0, &dim, mask))
+        return NULL;
+    tt_dtype dt = accum_dtype(x, has_dtype, dtype);
+    return reduce_rows(x, mask, has_dim && keepdim, dt, prod_tasks[dt], fake);
+}
+
+/* tt::logsumexp: integer inputs give the default float dtype (f32), as
+ * PyTorch's. An empty dim list reduces over every dim (as PyTorch 2's; 1.13
+ * fails on it). */
+static tt_tensor *logsumexp_impl(const tt_tensor *x, int nd, const int64_t *dims, bool keepdim,
+                                 bool fake)
+{
+    const char *op = tt__op_label(TT_OP_LOGSUMEXP);
+    bool mask[TT_MAX_DIMS];
+    if (dims_mask(op, 2, x, nd, dims, mask))
+        return NULL;
+    tt_dtype dt = tt__dtype_is_float((tt_dtype)x->dtype) ? (tt_dtype)x->dtype : TT_F32;
+    return reduce_rows(x, mask, keepdim, dt, dt == TT_F64 ? lse_rows_f64 : lse_rows_f32, fake);
+}
+
+/* prod's gradient along each row: g times the product of the others,
+ * result / x_k without zeros in the row (PyTorch's common path), else the
+ * product that skips the one zero (none for two or more). */
+typedef struct {
+    const double *g, *x, *res;
+    double *dx;
+    int64_t n;
+} pb_plan;
+
+static void prod_bw_rows(int64_t b0, int64_t e0, void *vp)
+{
+    const pb_plan *p = vp;
+    int64_t n = p->n;
+    for (int64_t r = b0; r < e0; r++) {
+        const double *x = p->x + r * n;
+        double *dx = p->dx + r * n, g = p->g[r];
+        int64_t zeros = 0, z = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (x[i] == 0)
+                zeros++, z = i;
+        for (int64_t i = 0; i < n; i++)
+            dx[i] = zeros ? 0 : g * (p->res[r] / x[i]);
+        if (zeros == 1) {
+            double q = 1;
+            for (int64_t i = 0; i < n; i++)
+                q *= i == z ? 1 : x[i];
+            dx[z] = g * q;
+        }
+    }
+}
+
+/* f64 contiguous copy of t (any dtype). */
+static tt_tensor *f64_copy(const tt_tensor *t)
+{
+    tt_tensor *c = tt__new_contiguous(t, TT_F64);
+    if (c && tt__copy_raw(c, t))
+        c = tt_release(c);
+    return c;
+}
+
+/* tt::prod_backward(grad, self, result, dim, keepdim): dim [] for prod()
+ * over every dim. grad and result have the reduction's shape. */
+static tt_tensor *prod_backward_impl(const tt_tensor *g, const tt_tensor *x, const tt_tensor *res,
+                                     int nd, const int64_t *dims, bool keepdim, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_PROD_BACKWARD);
+    bool mask[TT_MAX_DIMS];
+    char s1[128], s2[128];
+    if (dims_mask(op, 4, x, nd, dims, mask))
+        return NULL;
+    tt_dtype dt = (tt_dtype)x->dtype;
+    if (!tt__dtype_is_float(dt)) {
+        tt_error(TT_EDTYPE, "%s: argument 'self' (#2): expected f32 or f64, got %s", op,
+                 tt_dtype_name(dt));
+        return NULL;
+    }
+    tt_size sz[TT_MAX_DIMS];
+    int rnd = mask_shape(x, mask, keepdim || nd == 0, sz);
+    if (nd == 0) /* prod(): a 0-dim grad and result */
+        rnd = 0;
+    const tt_tensor *ts[2] = {g, res};
+    for (int i = 0; i < 2; i++) {
+        bool ok = ts[i]->ndim == rnd;
+        for (int d = 0; ok && d < rnd; d++)
+            ok = tt_size_eq(ts[i]->sizes[d], sz[d]);
+        if (!ok) {
+            tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected shape %s, got %s", op,
+                     i ? "result" : "grad", i ? 3 : 1,
+                     tt_size_list_str(rnd, sz, false, s1, sizeof s1),
+                     tt_shape_str(ts[i], s2, sizeof s2));
+            return NULL;
+        }
+    }
+    fake = fake || g->storage->fake || x->storage->fake || res->storage->fake;
+    tt_tensor *out = tt__ops_new(fake, x->ndim, x->sizes, NULL, dt);
+    if (!out || fake || tt__numel_concrete(out) == 0)
+        return out;
+    int64_t R, n;
+    tt_tensor *xr = mask_rows(x, mask, TT_F64, &R, &n);
+    tt_tensor *gc = f64_copy(g), *rc = f64_copy(res);
+    tt_tensor *dxr = xr ? tt__new_contiguous(xr, TT_F64) : NULL;
+    tt_tensor *ov = dims_last(out, mask);
+    bool ok = xr && gc && rc && dxr && ov;
+    if (ok) {
+        pb_plan p = {.g = (const double *)tt__ptr(gc), .x = (const double *)tt__ptr(xr),
+                     .res = (const double *)tt__ptr(rc), .dx = (double *)tt__ptr(dxr), .n = n};
+        tt_parallel_for(R, row_grain(n), prod_bw_rows, &p);
+        ok = !tt__copy_raw(ov, dxr);
+    }
+    tt_release(xr), tt_release(gc), tt_release(rc), tt_release(dxr), tt_release(ov);
+    return ok ? out : tt_release(out);
+}
+
+/* tt::cumprod_backward(grad, self, dim, result): see cumprod_bw_rows. */
+static tt_tensor *cumprod_backward_impl(const tt_tensor *g, const tt_tensor *x, int64_t dim,
+                                        const tt_tensor *y, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_CUMPROD_BACKWARD);
+    int d = tt__op_dim(op, "dim", 3, dim, x->ndim);
+    if (d < 0)
+        return NULL;
+    tt_dtype dt = (tt_dtype)x->dtype;
+    if (!tt__dtype_is_float(dt)) {
+        tt_error(TT_EDTYPE, "%s: argument 'self' (#2): expected f32 or f64, got %s", op,
+                 tt_dtype_name(dt));
+        return NULL;
+    }
+    const tt_tensor *ts[2] = {g, y};
+    for (int i = 0; i < 2; i++) {
+        bool ok = ts[i]->ndim == x->ndim;
+        for (int k = 0; ok && k < x->ndim; k++)
+            ok = tt_size_eq(ts[i]->sizes[k], x->sizes[k]);
+        if (!ok) {
+            char s1[128], s2[128];
+            tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected shape %s like 'self', got %s",
+                     op, i ? "result" : "grad", i ? 4 : 1, tt_shape_str(x, s1, sizeof s1),
+                     tt_shape_str(ts[i], s2, sizeof s2));
+            return NULL;
+        }
+    }
+    fake = fake || g->storage->fake || x->storage->fake || y->storage->fake;
+    tt_tensor *out = tt__ops_new(fake, x->ndim, x->sizes, NULL, dt);
+    if (!out || fake || tt__numel_concrete(out) == 0)
+        return out;
+    tt_tensor *gr = rows_copy(g, d, TT_F64), *xr = rows_copy(x, d, TT_F64);
+    tt_tensor *yr = rows_copy(y, d, TT_F64);
+    tt_tensor *dxr = xr ? tt__new_contiguous(xr, TT_F64) : NULL, *ov = dim_last(out, d);
+    bool ok = gr && xr && yr && dxr && ov;
+    if (ok) {
+        cpb_plan p = {.g = (const double *)tt__ptr(gr), .x = (const double *)tt__ptr(xr),
+                      .y = (const double *)tt__ptr(yr), .dx = (double *)tt__ptr(dxr),
+                      .n = xr->sizes[xr->ndim - 1]};
+        tt_parallel_for(tt__numel_concrete(xr) / p.n, row_grain(p.n), cumprod_bw_rows, &p);
+        ok = !tt__copy_raw(ov, dxr);
+    }
+    tt_release(gr), tt_release(xr), tt_release(yr), tt_release(dxr), tt_release(ov);
+    return ok ? out : tt_release(out);
+}
+
 /* ---------------------------------------------------------- kernels */
 
 static tt_status return2(tt_frame *f, tt_status st, tt_tensor **out)
@@ -665,6 +1081,212 @@ static tt_status select_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
                                             tt_v_ints(nsz, sz), tt_v_bool(keepdim != 0))));
 }
 
+/* A ScalarType? argument. */
+static tt_status arg_opt_dtype(tt_frame *f, int i, bool *has, tt_dtype *dt)
+{
+    bool none = true;
+    *dt = TT_F32;
+    tt_status st = tt_arg_dtype(f, i, dt, &none);
+    *has = !none;
+    return st;
+}
+
+/* cumsum and cumprod (data SCAN_SUM / SCAN_PROD). */
+static tt_status scan_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    int64_t dim;
+    bool has;
+    tt_dtype dt;
+    bool prod = (intptr_t)tt_frame_userdata(f) == SCAN_PROD;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_int(f, 1, &dim)) ||
+        (st = arg_opt_dtype(f, 2, &has, &dt)))
+        return st;
+    tt_tensor *r = scan_impl(tt__op_label(prod ? TT_OP_CUMPROD : TT_OP_CUMSUM), x, dim, has, dt,
+                             prod, tt_frame_is_fake(f));
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status cumprod_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *y;
+    int64_t dim;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = tt_arg_int(f, 2, &dim)) || (st = tt_arg_tensor(f, 3, &y)))
+        return st;
+    tt_tensor *r = cumprod_backward_impl(g, x, dim, y, tt_frame_is_fake(f));
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* prod (data 0) and prod.dim_int (data 1). */
+static tt_status prod_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    int64_t dim = 0;
+    bool keepdim = false, has, with_dim = (intptr_t)tt_frame_userdata(f) == 1;
+    tt_dtype dt;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (!st && with_dim && !(st = tt_arg_int(f, 1, &dim)))
+        st = tt_arg_bool(f, 2, &keepdim);
+    if (st || (st = arg_opt_dtype(f, with_dim ? 3 : 1, &has, &dt)))
+        return st;
+    tt_tensor *r = prod_impl(tt__op_label(with_dim ? TT_OP_PROD_DIM_INT : TT_OP_PROD), x, with_dim,
+                             dim, keepdim, has, dt, tt_frame_is_fake(f));
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status prod_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *res;
+    const int64_t *dims;
+    int nd;
+    bool keepdim;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = tt_arg_tensor(f, 2, &res)) || (st = tt_arg_ints(f, 3, &dims, &nd)) ||
+        (st = tt_arg_bool(f, 4, &keepdim)))
+        return st;
+    tt_tensor *r = prod_backward_impl(g, x, res, nd, dims, keepdim, tt_frame_is_fake(f));
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status logsumexp_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    const int64_t *dims;
+    int nd;
+    bool keepdim;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_ints(f, 1, &dims, &nd)) ||
+        (st = tt_arg_bool(f, 2, &keepdim)))
+        return st;
+    tt_tensor *r = logsumexp_impl(x, nd, dims, keepdim, tt_frame_is_fake(f));
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* The scans save self and the result (cumprod's gradient reads both), the
+ * dim and self's dtype (the gradient has it). */
+static tt_status setup_scan(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                            const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[0].u.t});
+    if (!st)
+        st = tt_ctx_save_int(ctx, "dim", in[1].u.i);
+    return st ? st : tt_ctx_save_int(ctx, "dtype", tt_dtype_of(in[0].u.t));
+}
+
+/* g cast to dtype (a new reference). */
+static tt_tensor *grad_as(tt_tensor *g, int64_t dtype)
+{
+    return tt_dtype_of(g) == (tt_dtype)dtype ? tt_retain(g) : tt_to_dtype(g, (tt_dtype)dtype);
+}
+
+/* cumsum: the reversed running sum of grad, sum(g) - cumsum(g) + g (as
+ * ops, so a trace records them); cumprod: tt::cumprod_backward. */
+static tt_status scan_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng, tt_tensor **gi,
+                               int ni)
+{
+    (void)ng, (void)ni;
+    int64_t dim, dtype;
+    tt_status st;
+    if ((st = tt_ctx_get_int(ctx, "dim", &dim)) || (st = tt_ctx_get_int(ctx, "dtype", &dtype)))
+        return st;
+    if (!g[0])
+        return TT_OK;
+    tt_tensor *gg = grad_as(g[0], dtype), *r = NULL;
+    if (gg && (intptr_t)tt_ctx_userdata(ctx) == SCAN_PROD) {
+        r = tt__call_op(TT_OP_CUMPROD_BACKWARD,
+                        TT_ARGS(tt_v_tensor(gg), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                                tt_v_int(dim), tt_v_tensor(tt_ctx_saved(ctx, 1))));
+    } else if (gg) {
+        tt_tensor *s = tt_sum(gg, 1, &dim, true), *c = tt_cumsum(gg, (int)dim);
+        tt_tensor *d = s && c ? tt_sub(s, c) : NULL;
+        r = d ? tt_add(d, gg) : NULL;
+        tt_release(s), tt_release(c), tt_release(d);
+    }
+    tt_release(gg);
+    return tt__put_grad(ctx, gi, 0, r);
+}
+
+/* prod and prod.dim_int save self, the result, the dims ([] for all) and
+ * keepdim. */
+static tt_status setup_prod(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                            const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    bool with_dim = (intptr_t)tt_ctx_userdata(ctx) == 1;
+    tt_status st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[0].u.t});
+    if (!st)
+        st = tt_ctx_save_ints(ctx, "dims", with_dim ? 1 : 0, &in[with_dim ? 1 : 0].u.i);
+    return st ? st : tt_ctx_save_int(ctx, "keepdim", with_dim && in[2].u.b);
+}
+
+static tt_status prod_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng, tt_tensor **gi,
+                               int ni)
+{
+    (void)ng, (void)ni;
+    const int64_t *dims;
+    int nd;
+    int64_t keepdim;
+    tt_status st;
+    if ((st = tt_ctx_get_ints(ctx, "dims", &dims, &nd)) ||
+        (st = tt_ctx_get_int(ctx, "keepdim", &keepdim)))
+        return st;
+    if (!g[0])
+        return TT_OK;
+    return tt__put_grad(ctx, gi, 0,
+                        tt__call_op(TT_OP_PROD_BACKWARD,
+                                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                                            tt_v_tensor(tt_ctx_saved(ctx, 1)),
+                                            tt_v_ints(nd, dims), tt_v_bool(keepdim != 0))));
+}
+
+static tt_status setup_logsumexp(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                 const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[0].u.t});
+    if (!st)
+        st = tt_ctx_save_ints(ctx, "dims", in[1].n, in[1].u.ints);
+    return st ? st : tt_ctx_save_int(ctx, "keepdim", in[2].u.b);
+}
+
+/* g * exp(self - result), g and result given back the reduced dims. */
+static tt_status logsumexp_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                    tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    const int64_t *dims;
+    int nd;
+    int64_t keepdim;
+    tt_status st;
+    if ((st = tt_ctx_get_ints(ctx, "dims", &dims, &nd)) ||
+        (st = tt_ctx_get_int(ctx, "keepdim", &keepdim)))
+        return st;
+    if (!g[0])
+        return TT_OK;
+    tt_tensor *x = tt_ctx_saved(ctx, 0);
+    bool mask[TT_MAX_DIMS];
+    if ((st = dims_mask(tt__op_label(TT_OP_LOGSUMEXP), 2, x, nd, dims, mask)))
+        return st;
+    tt_tensor *gk = tt_retain(g[0]), *rk = tt_retain(tt_ctx_saved(ctx, 1));
+    for (int d = 0; !keepdim && d < tt_ndim(x) && gk && rk; d++) {
+        if (!mask[d])
+            continue;
+        tt_tensor *a = tt_unsqueeze(gk, d), *b = tt_unsqueeze(rk, d);
+        tt_release(gk), tt_release(rk);
+        gk = a, rk = b;
+    }
+    tt_tensor *diff = gk && rk ? tt_sub(x, rk) : NULL;
+    tt_tensor *e = diff ? tt_exp(diff) : NULL;
+    tt_tensor *r = e ? tt_mul(gk, e) : NULL;
+    tt_release(gk), tt_release(rk), tt_release(diff), tt_release(e);
+    return tt__put_grad(ctx, gi, 0, r);
+}
+
 #undef TT__FAMILY_SORT_SCAN
 #define TT__FAMILY_SORT_SCAN TT__ROW
 static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
@@ -784,4 +1406,52 @@ tt_tensor *tt_argmin(const tt_tensor *self, int dim, bool keepdim)
         return out[1];
     }
     return tt__call_op(TT_OP_ARGMIN, TT_ARGS(tt_v_tensor(self), tt_v_int(dim), tt_v_bool(keepdim)));
+}
+
+static tt_tensor *scan_wrapper(bool prod, const tt_tensor *self, int dim, bool has, tt_dtype dt)
+{
+    tt_builtin_id id = prod ? TT_OP_CUMPROD : TT_OP_CUMSUM;
+    if (self && tt__fast_path(id, 1, &self))
+        return scan_impl(tt__op_label(id), self, dim, has, dt, prod, false);
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(self), tt_v_int(dim),
+                                   has ? tt_v_dtype(dt) : tt_v_none()));
+}
+
+tt_tensor *tt_cumsum(const tt_tensor *self, int dim)
+{
+    return scan_wrapper(false, self, dim, false, TT_F32);
+}
+
+tt_tensor *tt_cumsum_dtype(const tt_tensor *self, int dim, tt_dtype dtype)
+{
+    return scan_wrapper(false, self, dim, true, dtype);
+}
+
+tt_tensor *tt_cumprod(const tt_tensor *self, int dim)
+{
+    return scan_wrapper(true, self, dim, false, TT_F32);
+}
+
+tt_tensor *tt_logsumexp(const tt_tensor *self, int ndims, const int64_t *dims, bool keepdim)
+{
+    if (self && tt__fast_path(TT_OP_LOGSUMEXP, 1, &self))
+        return logsumexp_impl(self, ndims, dims, keepdim, false);
+    return tt__call_op(TT_OP_LOGSUMEXP,
+                       TT_ARGS(tt_v_tensor(self), tt_v_ints(ndims, dims), tt_v_bool(keepdim)));
+}
+
+tt_tensor *tt_prod(const tt_tensor *self)
+{
+    if (self && tt__fast_path(TT_OP_PROD, 1, &self))
+        return prod_impl(tt__op_label(TT_OP_PROD), self, false, 0, false, false, TT_F32, false);
+    return tt__call_op(TT_OP_PROD, TT_ARGS(tt_v_tensor(self), tt_v_none()));
+}
+
+tt_tensor *tt_prod_dim(const tt_tensor *self, int dim, bool keepdim)
+{
+    if (self && tt__fast_path(TT_OP_PROD_DIM_INT, 1, &self))
+        return prod_impl(tt__op_label(TT_OP_PROD_DIM_INT), self, true, dim, keepdim, false,
+                         TT_F32, false);
+    return tt__call_op(TT_OP_PROD_DIM_INT, TT_ARGS(tt_v_tensor(self), tt_v_int(dim),
+                                                   tt_v_bool(keepdim), tt_v_none()));
 }

@@ -47,8 +47,29 @@ tt_tensor *tt_min_dim(const tt_tensor *self, int dim, bool keepdim, tt_tensor **
 /* tt::argmin: i64 index of the first minimum along dim (NaN wins), as
  * tt_argmax. */
 tt_tensor *tt_argmin(const tt_tensor *self, int dim, bool keepdim);
+/* tt::cumsum / tt::cumprod: running sums (products) along dim, contiguous;
+ * integer and bool inputs give i64 (PyTorch's promotion). _dtype: self is
+ * first cast to dtype, the result's (not bool). cumprod's gradient is
+ * exact where self has zeros. */
+tt_tensor *tt_cumsum(const tt_tensor *self, int dim);
+tt_tensor *tt_cumsum_dtype(const tt_tensor *self, int dim, tt_dtype dtype);
+tt_tensor *tt_cumprod(const tt_tensor *self, int dim);
+/* tt::logsumexp: log(sum(exp(self))) over ndims dims (0: every dim),
+ * computed stably (the maximum subtracted first); a row of -inf gives
+ * -inf. Integer inputs give f32. */
+tt_tensor *tt_logsumexp(const tt_tensor *self, int ndims, const int64_t *dims, bool keepdim);
+/* tt::prod (every element, 0-dim result) and tt::prod.dim_int; integer
+ * and bool inputs give i64. */
+tt_tensor *tt_prod(const tt_tensor *self);
+tt_tensor *tt_prod_dim(const tt_tensor *self, int dim, bool keepdim);
 
 #ifdef TT_CALLSITES
+#define tt_cumsum(...) TT_CALLSITE_T(tt_cumsum, __VA_ARGS__)
+#define tt_cumsum_dtype(...) TT_CALLSITE_T(tt_cumsum_dtype, __VA_ARGS__)
+#define tt_cumprod(...) TT_CALLSITE_T(tt_cumprod, __VA_ARGS__)
+#define tt_logsumexp(...) TT_CALLSITE_T(tt_logsumexp, __VA_ARGS__)
+#define tt_prod(...) TT_CALLSITE_T(tt_prod, __VA_ARGS__)
+#define tt_prod_dim(...) TT_CALLSITE_T(tt_prod_dim, __VA_ARGS__)
 #define tt_sort(...) TT_CALLSITE_T(tt_sort, __VA_ARGS__)
 #define tt_sort_stable(...) TT_CALLSITE_T(tt_sort_stable, __VA_ARGS__)
 #define tt_argsort(...) TT_CALLSITE_T(tt_argsort, __VA_ARGS__)

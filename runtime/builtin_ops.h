@@ -605,6 +605,31 @@
     X(SORT_SCAN, VALUE_SELECTING_REDUCTION_BACKWARD, "tt::value_selecting_reduction_backward(" \
           "Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor", \
           vsr_backward_kernel, vsr_backward_kernel, NULL, NULL, 0, 0) \
+    /* Integer and bool inputs give i64 unless dtype says; self is cast \
+     * to dtype first. */ \
+    X(SORT_SCAN, CUMSUM, "tt::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", \
+          scan_kernel, scan_kernel, scan_backward, setup_scan, SCAN_SUM, 0) \
+    X(SORT_SCAN, CUMPROD, "tt::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) " \
+          "-> Tensor", \
+          scan_kernel, scan_kernel, scan_backward, setup_scan, SCAN_PROD, 0) \
+    /* cumprod's gradient, exact where self has zeros (PyTorch's \
+     * cumprod_backward, a function there, an op here so a trace records \
+     * it). Not differentiable again. */ \
+    X(SORT_SCAN, CUMPROD_BACKWARD, "tt::cumprod_backward(Tensor grad, Tensor self, int dim, " \
+          "Tensor result) -> Tensor", \
+          cumprod_backward_kernel, cumprod_backward_kernel, NULL, NULL, 0, 0) \
+    X(SORT_SCAN, LOGSUMEXP, "tt::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", \
+          logsumexp_kernel, logsumexp_kernel, logsumexp_backward, setup_logsumexp, 0, 0) \
+    X(SORT_SCAN, PROD, "tt::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", \
+          prod_kernel, prod_kernel, prod_backward, setup_prod, 0, 0) \
+    X(SORT_SCAN, PROD_DIM_INT, "tt::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          prod_kernel, prod_kernel, prod_backward, setup_prod, 1, 0) \
+    /* prod's gradient (dim [] for every dim): the product of the others, \
+     * exact with zeros. Not differentiable again. */ \
+    X(SORT_SCAN, PROD_BACKWARD, "tt::prod_backward(Tensor grad, Tensor self, Tensor result, " \
+          "int[] dim, bool keepdim) -> Tensor", \
+          prod_backward_kernel, prod_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/optimizer.c: AdamW, SGD, the global norm for clipping ---- */ \
     X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \

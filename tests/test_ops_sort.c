@@ -281,6 +281,67 @@ START_TEST(test_max_min_values)
 }
 END_TEST
 
+/* ------------------------------------------------- scans and products */
+
+/* cumsum, cumprod, prod: every dtype against a loop (integers and bool give
+ * i64; a dtype casts first); logsumexp: against the naive formula, with
+ * rows of -inf, +inf and NaN. */
+START_TEST(test_scan_values)
+{
+    for (int di = 0; di < TT_TABLE_LEN(all_dtypes); di++) {
+        tt_dtype dt = all_dtypes[di];
+        tt_tensor *x = made(2, (int64_t[]){3, 5}, dt, v_ties);
+        tt_tensor *xt = NN(tt_transpose(x, 0, 1)); /* [5, 3] */
+        double *xv = tt_test_values(xt);
+        tt_dtype want = tt_dtype_is_float(dt) ? dt : TT_I64;
+        for (int m = 0; m < 2; m++) {
+            tt_tensor *y = NN(m ? tt_cumprod(xt, 0) : tt_cumsum(xt, 0));
+            ck_assert_int_eq(tt_dtype_of(y), want);
+            ck_assert(tt_is_contiguous(y));
+            double *yv = tt_test_values(y);
+            for (int c = 0; c < 3; c++) {
+                double a = m ? 1 : 0;
+                for (int r = 0; r < 5; r++) {
+                    a = m ? a * xv[r * 3 + c] : a + xv[r * 3 + c];
+                    CHECK(yv[r * 3 + c] == a, "%s %s [%d, %d]: %g, expected %g",
+                          tt_dtype_name(dt), m ? "cumprod" : "cumsum", r, c, yv[r * 3 + c], a);
+                }
+            }
+            free(yv), tt_release(y);
+        }
+        tt_tensor *p = NN(tt_prod_dim(xt, 1, true));
+        ck_assert_int_eq(tt_dtype_of(p), want);
+        double *pv = tt_test_values(p);
+        for (int r = 0; r < 5; r++)
+            CHECK(pv[r] == xv[r * 3] * xv[r * 3 + 1] * xv[r * 3 + 2], "%s prod row %d",
+                  tt_dtype_name(dt), r);
+        free(pv), tt_release(p);
+        free(xv), tt_release(xt), tt_release(x);
+    }
+    /* a dtype: the input is cast first (1.5 + 2.75 in i32 is 1 + 2) */
+    tt_tensor *f = NN(tt_from_data(1, (int64_t[]){2}, TT_F64, (double[]){1.5, 2.75}));
+    tt_tensor *c = NN(tt_cumsum_dtype(f, 0, TT_I32));
+    ck_assert(tt_dtype_of(c) == TT_I32 && ((int32_t *)tt_data(c))[1] == 3);
+    tt_release(c), tt_release(f);
+    /* logsumexp: -inf rows give -inf, +inf gives +inf, NaN propagates */
+    double w[12] = {-INFINITY, -INFINITY, -INFINITY, 1, INFINITY, 2,
+                    1000, 1000.5, -3, 0.5, NAN, 1};
+    tt_tensor *x = NN(tt_from_data(2, (int64_t[]){4, 3}, TT_F64, w));
+    tt_tensor *l = NN(tt_logsumexp(x, 1, (const int64_t[]){-1}, false));
+    double *lv = tt_test_values(l);
+    ck_assert(isinf(lv[0]) && lv[0] < 0);
+    ck_assert(isinf(lv[1]) && lv[1] > 0);
+    ck_assert(fabs(lv[2] - (1000.5 + log(exp(-0.5) + 1 + exp(-1003.5)))) < 1e-12);
+    ck_assert(isnan(lv[3]));
+    free(lv), tt_release(l), tt_release(x);
+    /* integers give f32 */
+    tt_tensor *i = made(2, (int64_t[]){2, 3}, TT_I64, v_ties);
+    l = NN(tt_logsumexp(i, 0, NULL, false));
+    ck_assert(tt_dtype_of(l) == TT_F32 && tt_ndim(l) == 0);
+    tt_release(l), tt_release(i);
+}
+END_TEST
+
 /* ------------------------------------------------------------ gradients */
 
 typedef tt_tensor *(*model_fn)(tt_tensor *x);
@@ -291,6 +352,27 @@ static tt_tensor *m_topk(tt_tensor *x) { return tt_topk(x, 2, 1, true, true, NUL
 static tt_tensor *m_topk_small(tt_tensor *x) { return tt_topk(x, 1, -1, false, true, NULL); }
 static tt_tensor *m_max(tt_tensor *x) { return tt_max_dim(x, 1, false, NULL); }
 static tt_tensor *m_min_keep(tt_tensor *x) { return tt_min_dim(x, 0, true, NULL); }
+static tt_tensor *m_cumsum(tt_tensor *x) { return tt_cumsum(x, 1); }
+static tt_tensor *m_cumsum_f64(tt_tensor *x) { return tt_cumsum_dtype(x, 0, TT_F64); }
+static tt_tensor *m_cumprod(tt_tensor *x) { return tt_cumprod(x, 1); }
+static tt_tensor *m_cumprod0(tt_tensor *x) { return tt_cumprod(x, 0); }
+static tt_tensor *m_logsumexp(tt_tensor *x)
+{
+    return tt_logsumexp(x, 1, (const int64_t[]){1}, false);
+}
+static tt_tensor *m_logsumexp_all(tt_tensor *x)
+{
+    return tt_logsumexp(x, 2, (const int64_t[]){1, 0}, true);
+}
+static tt_tensor *m_prod(tt_tensor *x) { return tt_prod_dim(x, 1, false); }
+static tt_tensor *m_prod_keep(tt_tensor *x) { return tt_prod_dim(x, 0, true); }
+/* prod() over 24 elements grows large: a quarter of them */
+static tt_tensor *m_prod_all(tt_tensor *x)
+{
+    tt_tensor *q = tt_mul_scalar(x, 0.25), *r = q ? tt_prod(q) : NULL;
+    tt_release(q);
+    return r;
+}
 
 static const struct {
     const char *name;
@@ -302,6 +384,15 @@ static const struct {
     {"topk smallest", m_topk_small},
     {"max.dim", m_max},
     {"min.dim keepdim", m_min_keep},
+    {"cumsum", m_cumsum},
+    {"cumsum dtype", m_cumsum_f64},
+    {"cumprod", m_cumprod},
+    {"cumprod dim 0", m_cumprod0},
+    {"logsumexp", m_logsumexp},
+    {"logsumexp two dims", m_logsumexp_all},
+    {"prod.dim_int", m_prod},
+    {"prod.dim_int keepdim", m_prod_keep},
+    {"prod", m_prod_all},
 };
 
 static tt_status f_forward(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
@@ -327,6 +418,24 @@ static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, voi
     tt_scope_end();
     return st;
 }
+
+/* cumprod's and prod's gradients where the input has one zero and two
+ * zeros in a row (PyTorch's special cases). */
+START_TEST(test_gradcheck_zeros)
+{
+    static const double v[18] = {0.5, 0, 2, -1.5, 3, 0.75, /* one zero */
+                                 1.25, 0, -2, 0, 0.5, 2,   /* two */
+                                 0, -0.5, 1.5, 2.5, -1, 0}; /* first and last */
+    model_fn ms[] = {m_cumprod, m_prod, m_prod_keep, m_cumprod0, m_prod_all};
+    for (int i = 0; i < TT_TABLE_LEN(ms); i++) {
+        tt_tensor *x = NN(tt_from_data(2, (int64_t[]){3, 6}, TT_F64, v));
+        OK(tt_set_requires_grad(x, true));
+        tt_status st = tt_gradcheck(f_forward, 1, &x, 1, NULL, &ms[i]);
+        ck_assert_msg(st == TT_OK, "model %d: %s", i, tt_errmsg());
+        tt_release(x);
+    }
+}
+END_TEST
 
 /* Every derivative against finite differences, contiguous and transposed. */
 START_TEST(test_gradcheck)
@@ -469,7 +578,24 @@ static tt_tensor *vsr_bad_shape(void)
       "tt::value_selecting_reduction_backward: argument 'indices' (#3): index 3 is out of "     \
       "bounds for dim 1 of size 3")                                                             \
     X(vsr_shape, vsr_bad_shape(), TT_ESHAPE,                                                    \
-      "tt::value_selecting_reduction_backward: argument 'grad' (#1)", "does not fit")
+      "tt::value_selecting_reduction_backward: argument 'grad' (#1)", "does not fit")          \
+    X(cumsum_dim, tt_cumsum(E, 2), TT_EINVAL, "tt::cumsum: argument 'dim' (#2)")                 \
+    X(cumsum_bool, tt_cumsum_dtype(E, 0, TT_BOOL), TT_EDTYPE, "tt::cumsum: argument 'dtype'",  \
+      "bool")                                                                                   \
+    X(cumprod_dim, tt_cumprod(E, -3), TT_EINVAL, "tt::cumprod: argument 'dim' (#2)")            \
+    X(logsumexp_dup, tt_logsumexp(E, 2, (const int64_t[]){1, -1}, false), TT_EINVAL,            \
+      "tt::logsumexp: argument 'dim' (#2): dim 1 appears multiple times")                      \
+    X(logsumexp_dim, tt_logsumexp(E, 1, (const int64_t[]){2}, false), TT_EINVAL,               \
+      "tt::logsumexp: argument 'dim' (#2)")                                                     \
+    X(prod_dim, tt_prod_dim(E, 2, false), TT_EINVAL, "tt::prod: argument 'dim' (#2)")           \
+    X(cumprod_backward_shape,                                                                   \
+      tt_call(tt_op_find("tt::cumprod_backward"), tt_v_tensor(EB), tt_v_tensor(E), tt_v_int(0), \
+              tt_v_tensor(E)),                                                                  \
+      TT_ESHAPE, "tt::cumprod_backward: argument 'grad' (#1): expected shape [2, 3]")          \
+    X(prod_backward_dtype,                                                                      \
+      tt_call(tt_op_find("tt::prod_backward"), tt_v_tensor(E), tt_v_tensor(EB), tt_v_tensor(E), \
+              tt_v_ints(0, NULL), tt_v_bool(false)),                                            \
+      TT_EDTYPE, "tt::prod_backward: argument 'self' (#2): expected f32 or f64, got bool")
 
 TT_ERROR_TABLE(SORT_ERRORS, sort_errors);
 
@@ -486,6 +612,8 @@ static Suite *sort_suite(void)
     tcase_add_test(tc, test_topk_values);
     tcase_add_test(tc, test_max_min_values);
     tcase_add_test(tc, test_symbolic_sizes);
+    tcase_add_test(tc, test_scan_values);
+    tcase_add_test(tc, test_gradcheck_zeros);
     suite_add_tcase(s, tc);
     tc = tt_tcase("every derivative");
     tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));

@@ -296,6 +296,12 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_max_dim, "tt::max.dim", "A, 0, true", tt_max_dim(A, 0, true, NULL))                    \
     X(tt_min_dim, "tt::min.dim", "A, 1, false", tt_min_dim(A, 1, false, NULL))                  \
     X(tt_argmin, "tt::argmin", "A, 1, true", tt_argmin(A, 1, true))                             \
+    X(tt_cumsum, "tt::cumsum", "A, 1, None", tt_cumsum(A, 1))                                   \
+    X(tt_cumsum_dtype, "tt::cumsum", "A, 0, f64", tt_cumsum_dtype(A, 0, TT_F64))                \
+    X(tt_cumprod, "tt::cumprod", "A, -1, None", tt_cumprod(A, -1))                              \
+    X(tt_logsumexp, "tt::logsumexp", "A, [0, 1], true", tt_logsumexp(A, 2, dims01, true))       \
+    X(tt_prod, "tt::prod", "A, None", tt_prod(A))                                               \
+    X(tt_prod_dim, "tt::prod.dim_int", "A, 1, false, None", tt_prod_dim(A, 1, false))           \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
 
 typedef struct {

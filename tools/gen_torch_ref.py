@@ -790,6 +790,67 @@ def sort_scan_cases():
     case(vsr, T(F64, [2], "c"), 1, T(I64, [2], "c", ii), [2, 3], False)
     case(vsr, T(F32, [4], "c"), 0, T(I64, [4], "c", ii), [3, 4], False)
 
+    # ---- scans and products
+    OPS.update({
+        "tt::cumsum": lambda s, d, dt=None: torch.cumsum(s, d, dtype=dt),
+        "tt::cumprod": lambda s, d, dt=None: torch.cumprod(s, d, dtype=dt),
+        "tt::logsumexp": lambda s, d, k=False: torch.logsumexp(s, d, k),
+        "tt::prod": lambda s, dt=None: torch.prod(s, dtype=dt),
+        "tt::prod.dim_int": lambda s, d, k=False, dt=None: torch.prod(s, d, k, dtype=dt),
+    })
+    # the default forms have zeros (cumprod's and prod's special gradients)
+    for op in ["tt::cumsum", "tt::cumprod"]:
+        for dt in ALL:
+            rg = dt in (F32, F64)
+            for lay in ["c", "t", "s"]:
+                for d in [1, -2]:
+                    case(op, T(dt, [3, 4], lay, rg=rg), d)
+        case(op, T(F64, [2, 3, 4], ("p", [2, 0, 1]), rg=True), 1)
+        case(op, T(F64, [2, 3, 4], ("e", 1), rg=True), 1)
+        case(op, T(F64, [], "c", rg=True), 0)
+        case(op, T(F64, [0, 3], "c"), 0)
+        case(op, T(F64, [30], "c", POS, rg=True), 0)
+        case(op, T(F32, [3, 4], "c", rg=op == "tt::cumsum"), 1, torch.float64)
+        case(op, T(F64, [3, 4], "c"), 0, torch.int32)
+        case(op, T(I32, [3, 4], "c"), 0, torch.float32)
+        case(op, T(U8, [3, 4], "c"), 1, torch.uint8)
+        case(op, T(BOOL, [3, 4], "c"), 1, torch.bool)
+        case(op, T(F64, [3, 4], "c"), 2)
+    # cumprod_backward and prod_backward take the forward's result: the
+    # closed forms cannot make it, so they are checked as cumprod's and
+    # prod's gradients (rg=True) and in tests/test_ops_sort.c.
+    lse = "tt::logsumexp"
+    for dt in ALL:
+        rg = dt in (F32, F64)
+        for lay in ["c", "t", "s"]:
+            for d, k in [([1], False), ([0], True), ([0, 1], False), ([-1, 0], True)]:
+                case(lse, T(dt, [3, 4], lay, rg=rg), d, k)
+    case(lse, T(F64, [2, 3, 4], ("p", [1, 2, 0]), rg=True), [2, 0], False)
+    case(lse, T(F64, [], "c", rg=True), [0], False)
+    case(lse, T(F64, [0, 3], "c"), [0], False)
+    case(lse, T(F64, [3, 4], "c", (7, 3, 11, 1000, 1), rg=True), [1], False)  # large
+    case(lse, T(F64, [3, 4], "c"), [1, 1], False)
+    case(lse, T(F64, [3, 4], "c"), [2], False)
+    for dt in ALL:
+        rg = dt in (F32, F64)
+        for lay in ["c", "t"]:
+            case("tt::prod", T(dt, [2, 3], lay, rg=rg))
+            for d, k in [(1, False), (0, True), (-1, True)]:
+                case("tt::prod.dim_int", T(dt, [3, 4], lay, rg=rg), d, k)
+                case("tt::prod.dim_int", T(dt, [3, 4], lay, POS, rg=rg), d, k)
+    case("tt::prod", T(F64, [2, 3], "c", POS, rg=True))
+    case("tt::prod", T(F64, [2, 3], "c", (3, 1, 5, 0, 1), rg=True))  # one zero
+    case("tt::prod", T(F64, [], "c", rg=True))
+    case("tt::prod", T(F64, [0, 3], "c"))
+    case("tt::prod", T(I32, [2, 3], "c"), torch.float64)
+    case("tt::prod", T(F64, [2, 3], "c", POS), torch.int64)
+    case("tt::prod", T(BOOL, [2, 3], "c"), torch.bool)
+    case("tt::prod.dim_int", T(F64, [2, 3, 4], "s", rg=True), 1, False)
+    case("tt::prod.dim_int", T(F64, [], "c", rg=True), 0, False)
+    case("tt::prod.dim_int", T(F64, [0, 3], "c"), 0, True)
+    case("tt::prod.dim_int", T(F32, [3, 4], "c", rg=True), 1, False, torch.float64)
+    case("tt::prod.dim_int", T(F64, [3, 4], "c"), 2, False)
+
 
 def pointwise_shape_cases():
     """logical, bitwise, maximum/minimum, statistics, shape ops."""
