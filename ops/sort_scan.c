@@ -20,7 +20,7 @@
 
 /* The data of the selection rows (which output a setup saves and where its
  * dim argument is). */
-enum { SEL_SORT, SEL_SORT_STABLE, SEL_TOPK, SEL_MAX, SEL_MIN };
+enum { SEL_SORT, SEL_SORT_STABLE, SEL_TOPK, SEL_MAX, SEL_MIN, SEL_KTH, SEL_MEDIAN };
 /* The scans and products. */
 enum { SCAN_SUM, SCAN_PROD };
 
@@ -310,6 +310,90 @@ static tt_status drop2(tt_tensor **out)
     return tt_errcode() ? tt_errcode() : TT_ENOMEM;
 }
 
+/* The k-th smallest of each row (p->k, 0-based) in the order of
+ * better_(smallest): by key, NaN largest, then the lower index, so equal
+ * keys give the stable sort's answer. A quickselect (median of three,
+ * Lomuto: every pair is distinct in that order) in linear expected time;
+ * past 2 log2(n) + 8 rounds the row's sort instead (no quadratic case).
+ * Median (p->flag): a row with a NaN gives its first NaN, as PyTorch. */
+#define KTH_FUNCS(SUF, T, ISNAN)                                               \
+    static inline bool lt_##SUF(const pair_##SUF *a, const pair_##SUF *b)      \
+    {                                                                          \
+        return better_##SUF(a, b, false);                                      \
+    }                                                                          \
+    static inline void swap_##SUF(pair_##SUF *a, pair_##SUF *b)                \
+    {                                                                          \
+        pair_##SUF t = *a;                                                     \
+        *a = *b, *b = t;                                                       \
+    }                                                                          \
+    static pair_##SUF kth_##SUF(const T *x, int64_t n, int64_t k, pair_##SUF *buf) \
+    {                                                                          \
+        for (int64_t i = 0; i < n; i++)                                        \
+            buf[i].v = x[i], buf[i].i = i;                                     \
+        int64_t lo = 0, hi = n - 1, budget = 8;                                \
+        for (int64_t m = n; m > 1; m /= 2)                                     \
+            budget += 2;                                                       \
+        while (hi > lo) {                                                      \
+            if (budget-- == 0) {                                               \
+                for (int64_t i = 0; i < n; i++)                                \
+                    buf[i].v = x[i], buf[i].i = i;                             \
+                msort_##SUF(buf, buf + n, n, false);                           \
+                return buf[k];                                                 \
+            }                                                                  \
+            int64_t mid = lo + (hi - lo) / 2;                                  \
+            if (lt_##SUF(&buf[mid], &buf[lo]))                                 \
+                swap_##SUF(&buf[mid], &buf[lo]);                               \
+            if (lt_##SUF(&buf[hi], &buf[lo]))                                  \
+                swap_##SUF(&buf[hi], &buf[lo]);                                \
+            if (lt_##SUF(&buf[mid], &buf[hi]))                                 \
+                swap_##SUF(&buf[mid], &buf[hi]); /* the median at hi */        \
+            int64_t store = lo;                                                \
+            for (int64_t i = lo; i < hi; i++)                                  \
+                if (lt_##SUF(&buf[i], &buf[hi]))                               \
+                    swap_##SUF(&buf[i], &buf[store++]);                        \
+            swap_##SUF(&buf[store], &buf[hi]);                                 \
+            if (store == k)                                                    \
+                return buf[k];                                                 \
+            if (k < store)                                                     \
+                hi = store - 1;                                                \
+            else                                                               \
+                lo = store + 1;                                                \
+        }                                                                      \
+        return buf[k];                                                         \
+    }                                                                          \
+    static void kth_rows_##SUF(int64_t b0, int64_t e0, void *vp)               \
+    {                                                                          \
+        rplan *p = vp;                                                         \
+        int64_t n = p->n;                                                      \
+        pair_##SUF *buf = tt__malloc(sizeof(pair_##SUF) * 2 * (size_t)n);      \
+        if (!buf) {                                                            \
+            atomic_store(&p->oom, 1);                                          \
+            return;                                                            \
+        }                                                                      \
+        for (int64_t r = b0; r < e0; r++) {                                    \
+            const T *x = (const T *)p->x + r * n;                              \
+            int64_t nan = -1;                                                  \
+            for (int64_t i = 0; p->flag && i < n && nan < 0; i++)              \
+                if (ISNAN(x[i]))                                               \
+                    nan = i;                                                   \
+            pair_##SUF s = nan >= 0 ? (pair_##SUF){x[nan], nan} : kth_##SUF(x, n, p->k, buf); \
+            if (p->v)                                                          \
+                ((T *)p->v)[r] = s.v;                                          \
+            if (p->ix)                                                         \
+                p->ix[r] = s.i;                                                \
+        }                                                                      \
+        tt__free(buf);                                                         \
+    }
+KTH_FUNCS(f32, float, ISNAN_F)
+KTH_FUNCS(f64, double, ISNAN_F)
+KTH_FUNCS(i64, int64_t, ISNAN_I)
+KTH_FUNCS(i32, int32_t, ISNAN_I)
+KTH_FUNCS(u8, uint8_t, ISNAN_I)
+static const row_task kth_tasks[] = {[TT_F32] = kth_rows_f32, [TT_F64] = kth_rows_f64,
+                                     [TT_I64] = kth_rows_i64, [TT_I32] = kth_rows_i32,
+                                     [TT_U8] = kth_rows_u8};
+
+
 /* tt::sort and tt::sort.stable: values and i64 indices of self sorted
  * along dim, NaN largest. Always a stable sort (equal keys keep their
  * order), which is one of the orders an unstable sort may give. The
@@ -445,6 +529,69 @@ static tt_status extremum_impl(const char *op, const tt_tensor *x, bool has_dim,
     if (st)
         return drop2(out);
     return TT_OK;
+}
+
+/* kthvalue (k 1-based, median false) and median.dim / median() (has_dim
+ * false: the flattened input, values only): the k-th smallest along dim
+ * and its index, results as max.dim's. */
+static tt_status kth_impl(const char *op, const tt_tensor *x, bool median, int64_t k,
+                          bool has_dim, int64_t dim, bool keepdim, bool fake, tt_tensor **out)
+{
+    out[0] = out[1] = NULL;
+    char s[128];
+    if (x->dtype == TT_BOOL)
+        return tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for bool tensors "
+                                   "(PyTorch's kernel has none)", op);
+    int d = -1;
+    if (has_dim && (d = tt__op_dim(op, "dim", median ? 2 : 3, dim, x->ndim)) < 0)
+        return tt_errcode();
+    tt_size n = !has_dim ? (x->ndim ? -1 : 1) : x->ndim ? x->sizes[d] : 1;
+    if (!median && (k < 1 || !tt_size_le(k, n)))
+        return tt_errcode() ? tt_errcode()
+                            : tt_error(TT_EINVAL, "%s: argument 'k' (#2): selected number k "
+                                                  "out of range for dimension %d (k is %lld)",
+                                       op, d, (long long)k);
+    if (median && has_dim && tt_size_eq(n, 0))
+        return tt_error(TT_EINVAL, "%s: argument 'self' (#1): Expected reduction dim %d to have "
+                                   "non-zero size (the input has shape %s)", op, d,
+                        tt_shape_str(x, s, sizeof s));
+    fake = fake || x->storage->fake;
+    tt_size sz[TT_MAX_DIMS];
+    int nd = reduced(x, has_dim ? d : -1, has_dim && keepdim, sz);
+    out[0] = tt__ops_new(fake, nd, sz, NULL, (tt_dtype)x->dtype);
+    if (!out[0] || (has_dim && !(out[1] = tt__ops_new(fake, nd, sz, NULL, TT_I64))))
+        return drop2(out);
+    if (fake || tt__numel_concrete(out[0]) == 0)
+        return TT_OK;
+    if (!has_dim && tt__numel_concrete(x) == 0) { /* median of nothing */
+        if (!tt__dtype_is_float((tt_dtype)x->dtype)) {
+            drop2(out);
+            return tt_error(TT_EINVAL, "%s: argument 'self' (#1): the median of an empty %s "
+                                       "tensor has no value", op,
+                            tt_dtype_name((tt_dtype)x->dtype));
+        }
+        tt__fill_raw(out[0], NAN);
+        return TT_OK;
+    }
+    rplan p = {.flag = median};
+    tt_status st;
+    if (!has_dim) {
+        int64_t m = tt__numel_concrete(x);
+        tt_tensor *flat = tt__new_contiguous(x, (tt_dtype)x->dtype);
+        tt_tensor *fl = flat && !tt__copy_raw(flat, x) ? tt__view_raw(flat, 1, &m) : NULL;
+        tt_tensor *vo = fl ? tt__view_raw(out[0], 1, (const int64_t[]){1}) : NULL;
+        p.k = (m - 1) / 2;
+        st = vo ? run_rows(fl, 0, vo, NULL, &p, kth_tasks[x->dtype]) : tt_errcode();
+        tt_release(vo), tt_release(fl), tt_release(flat);
+    } else {
+        int64_t len = x->ndim ? x->sizes[d] : 1;
+        p.k = median ? (len - 1) / 2 : k - 1;
+        bool dropped = !keepdim && x->ndim > 0;
+        tt_tensor *vo = keepdim_view(out[0], d, dropped), *io = keepdim_view(out[1], d, dropped);
+        st = vo && io ? run_rows(x, d, vo, io, &p, kth_tasks[x->dtype]) : tt_errcode();
+        tt_release(vo), tt_release(io);
+    }
+    return st ? drop2(out) : TT_OK;
 }
 
 /* tt::value_selecting_reduction_backward(grad, dim, indices, sizes,
@@ -1028,6 +1175,76 @@ static tt_status argmin_kernel(tt_frame *f)
     return tt_return(f, 0, out[1]);
 }
 
+static tt_status kthvalue_kernel(tt_frame *f)
+{
+    tt_tensor *x, *out[2];
+    int64_t k, dim;
+    bool keepdim;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_int(f, 1, &k)) ||
+        (st = tt_arg_int(f, 2, &dim)) || (st = tt_arg_bool(f, 3, &keepdim)))
+        return st;
+    st = kth_impl(tt__op_label(TT_OP_KTHVALUE), x, false, k, true, dim, keepdim,
+                  tt_frame_is_fake(f), out);
+    return st ? st : return2(f, st, out);
+}
+
+static tt_status median_dim_kernel(tt_frame *f)
+{
+    tt_tensor *x, *out[2];
+    int64_t dim;
+    bool keepdim;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_int(f, 1, &dim)) ||
+        (st = tt_arg_bool(f, 2, &keepdim)))
+        return st;
+    st = kth_impl(tt__op_label(TT_OP_MEDIAN_DIM), x, true, 0, true, dim, keepdim,
+                  tt_frame_is_fake(f), out);
+    return st ? st : return2(f, st, out);
+}
+
+static tt_status median_kernel(tt_frame *f)
+{
+    tt_tensor *x, *out[2];
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) ||
+        (st = kth_impl(tt__op_label(TT_OP_MEDIAN), x, true, 0, false, 0, false,
+                       tt_frame_is_fake(f), out)))
+        return st;
+    return tt_return(f, 0, out[0]);
+}
+
+static tt_status save_self_result(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                  const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    return tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[0].u.t});
+}
+
+/* median(): PyTorch's evenly_distribute_backward, as ops: grad shared
+ * evenly by the elements equal to the median (the NaNs when it is NaN). */
+static tt_status median_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    if (!g[0])
+        return TT_OK;
+    tt_tensor *x = tt_ctx_saved(ctx, 0), *r = tt_ctx_saved(ctx, 1);
+    tt_dtype dt = tt_dtype_of(x);
+    tt_tensor *eq = tt_eq(x, r), *xn = tt_ne(x, x), *rn = tt_ne(r, r);
+    tt_tensor *eqf = eq ? tt_to_dtype(eq, dt) : NULL, *xnf = xn ? tt_to_dtype(xn, dt) : NULL;
+    tt_tensor *rnf = rn ? tt_to_dtype(rn, dt) : NULL;
+    tt_tensor *nan = xnf && rnf ? tt_mul(xnf, rnf) : NULL;
+    tt_tensor *mask = nan && eqf ? tt_add(eqf, nan) : NULL;
+    tt_tensor *cnt = mask ? tt_sum_all(mask) : NULL;
+    tt_tensor *share = cnt ? tt_div(g[0], cnt) : NULL;
+    tt_tensor *res = share ? tt_mul(mask, share) : NULL;
+    tt_tensor *tmp[] = {eq, xn, rn, eqf, xnf, rnf, nan, mask, cnt, share};
+    for (int i = 0; i < (int)(sizeof tmp / sizeof tmp[0]); i++)
+        tt_release(tmp[i]);
+    return tt__put_grad(ctx, gi, 0, res);
+}
+
 static tt_status vsr_backward_kernel(tt_frame *f)
 {
     tt_tensor *g, *ix;
@@ -1051,8 +1268,10 @@ static tt_status setup_select(tt_autograd_ctx *ctx, const tt_value *in, int nin,
 {
     (void)nin, (void)nout;
     intptr_t kind = (intptr_t)tt_ctx_userdata(ctx);
-    int dim_arg = kind == SEL_SORT_STABLE || kind == SEL_TOPK ? 2 : 1;
-    bool keepdim = kind == SEL_MAX || kind == SEL_MIN ? in[2].u.b : true;
+    int dim_arg = kind == SEL_SORT_STABLE || kind == SEL_TOPK || kind == SEL_KTH ? 2 : 1;
+    bool keepdim = kind == SEL_MAX || kind == SEL_MIN || kind == SEL_MEDIAN ? in[2].u.b
+                   : kind == SEL_KTH                                        ? in[3].u.b
+                                                                            : true;
     tt_status st = tt_ctx_save_for_backward(ctx, 1, &out[1].u.t);
     if (!st)
         st = tt_ctx_save_shape(ctx, "sizes", in[0].u.t);
@@ -1454,4 +1673,47 @@ tt_tensor *tt_prod_dim(const tt_tensor *self, int dim, bool keepdim)
                          TT_F32, false);
     return tt__call_op(TT_OP_PROD_DIM_INT, TT_ARGS(tt_v_tensor(self), tt_v_int(dim),
                                                    tt_v_bool(keepdim), tt_v_none()));
+}
+
+tt_tensor *tt_kthvalue(const tt_tensor *self, int64_t k, int dim, bool keepdim,
+                       tt_tensor **indices)
+{
+    tt_tensor *out[2] = {NULL, NULL};
+    if (indices)
+        *indices = NULL;
+    tt_status st;
+    if (self && tt__fast_path(TT_OP_KTHVALUE, 1, &self))
+        st = kth_impl(tt__op_label(TT_OP_KTHVALUE), self, false, k, true, dim, keepdim, false,
+                      out);
+    else
+        st = call2(TT_OP_KTHVALUE,
+                   TT_ARGS(tt_v_tensor(self), tt_v_int(k), tt_v_int(dim), tt_v_bool(keepdim)),
+                   out);
+    return two_results(st, out, indices);
+}
+
+tt_tensor *tt_median_dim(const tt_tensor *self, int dim, bool keepdim, tt_tensor **indices)
+{
+    tt_tensor *out[2] = {NULL, NULL};
+    if (indices)
+        *indices = NULL;
+    tt_status st;
+    if (self && tt__fast_path(TT_OP_MEDIAN_DIM, 1, &self))
+        st = kth_impl(tt__op_label(TT_OP_MEDIAN_DIM), self, true, 0, true, dim, keepdim, false,
+                      out);
+    else
+        st = call2(TT_OP_MEDIAN_DIM, TT_ARGS(tt_v_tensor(self), tt_v_int(dim), tt_v_bool(keepdim)),
+                   out);
+    return two_results(st, out, indices);
+}
+
+tt_tensor *tt_median(const tt_tensor *self)
+{
+    tt_tensor *out[2] = {NULL, NULL};
+    if (self && tt__fast_path(TT_OP_MEDIAN, 1, &self)) {
+        if (kth_impl(tt__op_label(TT_OP_MEDIAN), self, true, 0, false, 0, false, false, out))
+            return NULL;
+        return out[0];
+    }
+    return tt__call_op(TT_OP_MEDIAN, TT_ARGS(tt_v_tensor(self)));
 }

@@ -62,8 +62,22 @@ tt_tensor *tt_logsumexp(const tt_tensor *self, int ndims, const int64_t *dims, b
  * and bool inputs give i64. */
 tt_tensor *tt_prod(const tt_tensor *self);
 tt_tensor *tt_prod_dim(const tt_tensor *self, int dim, bool keepdim);
+/* tt::kthvalue: the k-th smallest (k from 1) along dim and its i64 index
+ * through *indices (NULL: dropped); NaN is the largest value, equal values
+ * count in index order. Fails unless 1 <= k <= the size of dim. */
+tt_tensor *tt_kthvalue(const tt_tensor *self, int64_t k, int dim, bool keepdim,
+                       tt_tensor **indices);
+/* tt::median.dim: the lower median along dim (a NaN, the first, when the
+ * row has one) and its index; tt::median: of every element (a 0-dim
+ * result; NaN for an empty float tensor), its gradient shared by the
+ * elements equal to it. */
+tt_tensor *tt_median_dim(const tt_tensor *self, int dim, bool keepdim, tt_tensor **indices);
+tt_tensor *tt_median(const tt_tensor *self);
 
 #ifdef TT_CALLSITES
+#define tt_kthvalue(...) TT_CALLSITE_T(tt_kthvalue, __VA_ARGS__)
+#define tt_median_dim(...) TT_CALLSITE_T(tt_median_dim, __VA_ARGS__)
+#define tt_median(...) TT_CALLSITE_T(tt_median, __VA_ARGS__)
 #define tt_cumsum(...) TT_CALLSITE_T(tt_cumsum, __VA_ARGS__)
 #define tt_cumsum_dtype(...) TT_CALLSITE_T(tt_cumsum_dtype, __VA_ARGS__)
 #define tt_cumprod(...) TT_CALLSITE_T(tt_cumprod, __VA_ARGS__)

@@ -600,6 +600,16 @@
           extremum_kernel, extremum_kernel, select_backward, setup_select, SEL_MIN, 0) \
     X(SORT_SCAN, ARGMIN, "tt::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", \
           argmin_kernel, argmin_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    /* The k-th smallest (1-based), NaN largest, ties by the lower index; \
+     * median.dim: the lower median, a NaN when the row has one. */ \
+    X(SORT_SCAN, KTHVALUE, "tt::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          kthvalue_kernel, kthvalue_kernel, select_backward, setup_select, SEL_KTH, 0) \
+    X(SORT_SCAN, MEDIAN_DIM, "tt::median.dim(Tensor self, int dim, bool keepdim=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          median_dim_kernel, median_dim_kernel, select_backward, setup_select, SEL_MEDIAN, 0) \
+    X(SORT_SCAN, MEDIAN, "tt::median(Tensor self) -> Tensor", \
+          median_kernel, median_kernel, median_backward, save_self_result, 0, 0) \
     /* The gradient of the selections: grad written at indices along dim \
      * into zeros of `sizes` (PyTorch's op of that name). */ \
     X(SORT_SCAN, VALUE_SELECTING_REDUCTION_BACKWARD, "tt::value_selecting_reduction_backward(" \

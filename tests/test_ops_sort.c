@@ -281,6 +281,73 @@ START_TEST(test_max_min_values)
 }
 END_TEST
 
+/* kthvalue = the stable sort's k-th (quickselect over the order by key
+ * then index), on rows with ties and long rows; median.dim its lower
+ * median, or the row's first NaN. */
+START_TEST(test_kthvalue_median)
+{
+    const int64_t lens[] = {1, 2, 7, 40, 1001};
+    for (int di = 0; di < 5; di++)
+        for (int li = 0; li < TT_TABLE_LEN(lens); li++)
+            for (int vi = 0; vi < 2; vi++) {
+                int64_t n = lens[li];
+                tt_tensor *x = made(2, (int64_t[]){2, n}, all_dtypes[di], vi ? v_ties : v_distinct);
+                int64_t ks[] = {1, (n + 1) / 2, n};
+                for (int ki = 0; ki < 3; ki++) {
+                    tt_tensor *ix = NULL, *v = NN(tt_kthvalue(x, ks[ki], 1, true, &ix));
+                    /* the k-th of the stable sort: its first k, last one */
+                    tt_tensor *si = NULL;
+                    tt_tensor *srt = NN(tt_sort_stable(x, true, 1, false, &si));
+                    tt_tensor *nv = NN(tt_narrow(srt, 1, ks[ki] - 1, 1));
+                    tt_tensor *ni = NN(tt_narrow(si, 1, ks[ki] - 1, 1));
+                    tt_test_assert_close(v, nv, 0, "kthvalue values");
+                    tt_test_assert_close(ix, ni, 0, "kthvalue indices");
+                    tt_release(nv), tt_release(ni), tt_release(srt), tt_release(si);
+                    tt_release(v), tt_release(ix);
+                }
+                tt_tensor *ix = NULL, *v = NN(tt_median_dim(x, 1, false, &ix));
+                tt_tensor *kv = NULL, *kv_v = NN(tt_kthvalue(x, (n + 1) / 2, 1, false, &kv));
+                tt_test_assert_close(v, kv_v, 0, "median.dim");
+                tt_test_assert_close(ix, kv, 0, "median.dim indices");
+                tt_tensor *m = NN(tt_median(x)), *flat = NN(tt_reshape(x, 1, (int64_t[]){2 * n}));
+                tt_tensor *mk = NN(tt_kthvalue(flat, (2 * n + 1) / 2, 0, false, NULL));
+                tt_test_assert_close(m, mk, 0, "median()");
+                tt_release(m), tt_release(flat), tt_release(mk);
+                tt_release(v), tt_release(ix), tt_release(kv), tt_release(kv_v), tt_release(x);
+            }
+    /* NaN: largest for kthvalue; median's answer when present (the first) */
+    double w[6] = {3, NAN, 1, NAN, 2, 0};
+    tt_tensor *x = NN(tt_from_data(1, (int64_t[]){6}, TT_F64, w)), *ix = NULL;
+    tt_tensor *v = NN(tt_kthvalue(x, 4, 0, false, &ix));
+    ck_assert(*(double *)tt_data(v) == 3 && *(int64_t *)tt_data(ix) == 0);
+    tt_release(v), tt_release(ix);
+    v = NN(tt_kthvalue(x, 6, 0, false, &ix));
+    ck_assert(isnan(*(double *)tt_data(v)) && *(int64_t *)tt_data(ix) == 3);
+    tt_release(v), tt_release(ix);
+    v = NN(tt_median_dim(x, 0, false, &ix));
+    ck_assert(isnan(*(double *)tt_data(v)) && *(int64_t *)tt_data(ix) == 1);
+    tt_release(v), tt_release(ix);
+    v = NN(tt_median(x));
+    ck_assert(isnan(*(double *)tt_data(v)));
+    tt_release(v), tt_release(x);
+    /* an empty float tensor's median is NaN */
+    x = NN(tt_zeros(2, (int64_t[]){0, 3}, TT_F32));
+    v = NN(tt_median(x));
+    ck_assert(tt_ndim(v) == 0 && isnan(*(float *)tt_data(v)));
+    tt_release(v), tt_release(x);
+    /* median()'s gradient is shared by the elements equal to it */
+    x = NN(tt_from_data(1, (int64_t[]){5}, TT_F64, (double[]){2, 1, 2, 3, 2}));
+    OK(tt_set_requires_grad(x, true));
+    v = NN(tt_median(x));
+    OK(tt_backward(v, NULL));
+    tt_tensor *g = NN(tt_get_grad(x));
+    double *gv = tt_test_values(g);
+    for (int i = 0; i < 5; i++)
+        CHECK(fabs(gv[i] - (i == 0 || i == 2 || i == 4 ? 1.0 / 3 : 0)) < 1e-15, "grad %d", i);
+    free(gv), tt_release(g), tt_release(v), tt_release(x);
+}
+END_TEST
+
 /* ------------------------------------------------- scans and products */
 
 /* cumsum, cumprod, prod: every dtype against a loop (integers and bool give
@@ -352,6 +419,9 @@ static tt_tensor *m_topk(tt_tensor *x) { return tt_topk(x, 2, 1, true, true, NUL
 static tt_tensor *m_topk_small(tt_tensor *x) { return tt_topk(x, 1, -1, false, true, NULL); }
 static tt_tensor *m_max(tt_tensor *x) { return tt_max_dim(x, 1, false, NULL); }
 static tt_tensor *m_min_keep(tt_tensor *x) { return tt_min_dim(x, 0, true, NULL); }
+static tt_tensor *m_kthvalue(tt_tensor *x) { return tt_kthvalue(x, 3, 1, false, NULL); }
+static tt_tensor *m_median_dim(tt_tensor *x) { return tt_median_dim(x, 0, true, NULL); }
+static tt_tensor *m_median(tt_tensor *x) { return tt_median(x); }
 static tt_tensor *m_cumsum(tt_tensor *x) { return tt_cumsum(x, 1); }
 static tt_tensor *m_cumsum_f64(tt_tensor *x) { return tt_cumsum_dtype(x, 0, TT_F64); }
 static tt_tensor *m_cumprod(tt_tensor *x) { return tt_cumprod(x, 1); }
@@ -384,6 +454,9 @@ static const struct {
     {"topk smallest", m_topk_small},
     {"max.dim", m_max},
     {"min.dim keepdim", m_min_keep},
+    {"kthvalue", m_kthvalue},
+    {"median.dim", m_median_dim},
+    {"median", m_median},
     {"cumsum", m_cumsum},
     {"cumsum dtype", m_cumsum_f64},
     {"cumprod", m_cumprod},
@@ -514,7 +587,7 @@ END_TEST
 
 /* --------------------------------------------------------------- errors */
 
-static tt_tensor *E, *EB, *EE; /* f32 [2, 3]; bool [3]; f32 [0, 3] */
+static tt_tensor *E, *EB, *EE, *EEI; /* f32 [2, 3]; bool [3]; f32 and i64 [0, 3] */
 
 static void errors_setup(void)
 {
@@ -522,12 +595,13 @@ static void errors_setup(void)
     E = scrambled(2, (int64_t[]){2, 3}, TT_F32);
     EB = NN(tt_zeros(1, (int64_t[]){3}, TT_BOOL));
     EE = NN(tt_zeros(2, (int64_t[]){0, 3}, TT_F32));
+    EEI = NN(tt_zeros(2, (int64_t[]){0, 3}, TT_I64));
 }
 
 static void errors_teardown(void)
 {
-    tt_release(E), tt_release(EB), tt_release(EE);
-    E = EB = EE = NULL;
+    tt_release(E), tt_release(EB), tt_release(EE), tt_release(EEI);
+    E = EB = EE = EEI = NULL;
     tt_test_teardown();
 }
 
@@ -579,6 +653,17 @@ static tt_tensor *vsr_bad_shape(void)
       "bounds for dim 1 of size 3")                                                             \
     X(vsr_shape, vsr_bad_shape(), TT_ESHAPE,                                                    \
       "tt::value_selecting_reduction_backward: argument 'grad' (#1)", "does not fit")          \
+    X(kthvalue_zero, tt_kthvalue(E, 0, 1, false, NULL), TT_EINVAL,                              \
+      "tt::kthvalue: argument 'k' (#2): selected number k out of range for dimension 1")       \
+    X(kthvalue_big, tt_kthvalue(E, 4, -1, false, NULL), TT_EINVAL, "(k is 4)")                  \
+    X(kthvalue_dim, tt_kthvalue(E, 1, 2, false, NULL), TT_EINVAL,                               \
+      "tt::kthvalue: argument 'dim' (#3)")                                                      \
+    X(kthvalue_bool, tt_kthvalue(EB, 1, 0, false, NULL), TT_EDTYPE, "tt::kthvalue", "bool")     \
+    X(median_empty_dim, tt_median_dim(EE, 0, false, NULL), TT_EINVAL,                           \
+      "tt::median: argument 'self' (#1): Expected reduction dim 0 to have non-zero size")      \
+    X(median_dim, tt_median_dim(E, 3, false, NULL), TT_EINVAL, "tt::median: argument 'dim' (#2)") \
+    X(median_bool, tt_median(EB), TT_EDTYPE, "tt::median: argument 'self' (#1)", "bool")        \
+    X(median_empty_int, tt_median(EEI), TT_EINVAL, "the median of an empty i64 tensor")         \
     X(cumsum_dim, tt_cumsum(E, 2), TT_EINVAL, "tt::cumsum: argument 'dim' (#2)")                 \
     X(cumsum_bool, tt_cumsum_dtype(E, 0, TT_BOOL), TT_EDTYPE, "tt::cumsum: argument 'dtype'",  \
       "bool")                                                                                   \
@@ -612,6 +697,7 @@ static Suite *sort_suite(void)
     tcase_add_test(tc, test_topk_values);
     tcase_add_test(tc, test_max_min_values);
     tcase_add_test(tc, test_symbolic_sizes);
+    tcase_add_test(tc, test_kthvalue_median);
     tcase_add_test(tc, test_scan_values);
     tcase_add_test(tc, test_gradcheck_zeros);
     suite_add_tcase(s, tc);

@@ -296,6 +296,9 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_max_dim, "tt::max.dim", "A, 0, true", tt_max_dim(A, 0, true, NULL))                    \
     X(tt_min_dim, "tt::min.dim", "A, 1, false", tt_min_dim(A, 1, false, NULL))                  \
     X(tt_argmin, "tt::argmin", "A, 1, true", tt_argmin(A, 1, true))                             \
+    X(tt_kthvalue, "tt::kthvalue", "A, 2, 1, true", tt_kthvalue(A, 2, 1, true, NULL))           \
+    X(tt_median_dim, "tt::median.dim", "A, 0, false", tt_median_dim(A, 0, false, NULL))         \
+    X(tt_median, "tt::median", "A", tt_median(A))                                               \
     X(tt_cumsum, "tt::cumsum", "A, 1, None", tt_cumsum(A, 1))                                   \
     X(tt_cumsum_dtype, "tt::cumsum", "A, 0, f64", tt_cumsum_dtype(A, 0, TT_F64))                \
     X(tt_cumprod, "tt::cumprod", "A, -1, None", tt_cumprod(A, -1))                              \

@@ -784,6 +784,40 @@ def sort_scan_cases():
     case("tt::argmin", T(F64, [], "c"), None, False)
     case("tt::argmin", T(F64, [0, 3], "c"), 1, False)
     case("tt::argmin", T(F64, [0, 3], "c"), None, False)
+    OPS.update({
+        "tt::kthvalue": lambda s, k, d=-1, kd=False: torch.kthvalue(s, k, d, kd),
+        "tt::median.dim": lambda s, d, kd=False: torch.median(s, d, kd),
+        "tt::median": torch.median,
+    })
+    for dt in ALL:
+        rg = dt in (F32, F64)
+        for lay in ["c", "t"]:
+            for k, d, kd in [(1, 1, False), (3, 0, True), (5, -1, False)]:
+                case("tt::kthvalue", T(dt, [3, 5], lay, dist(dt), rg=rg), k, d, kd)
+            for d, kd in [(1, False), (0, True)]:
+                case("tt::median.dim", T(dt, [3, 5], lay, dist(dt), rg=rg), d, kd)
+                case("tt::median.dim", T(dt, [4, 6], lay, dist(dt), rg=rg), d, kd)
+            case("tt::median", T(dt, [3, 5], lay, dist(dt), rg=rg))
+            case("tt::median", T(dt, [2, 3], lay, dist(dt), rg=rg))
+    case("tt::kthvalue", T(F64, [2, 3, 4], ("p", [1, 2, 0]), DIST, rg=True), 2, 1, False)
+    case("tt::kthvalue", T(F64, [2, 40], "s", DIST, rg=True), 17, 1, True)
+    case("tt::kthvalue", T(F64, [], "c", rg=True), 1, 0, False)
+    case("tt::kthvalue", T(F64, [3, 4], "c"), 5, 1, False)
+    case("tt::kthvalue", T(F64, [3, 4], "c"), 0, 1, False)
+    case("tt::kthvalue", T(F64, [3, 4], "c"), 1, 2, False)
+    case("tt::kthvalue", T(F64, [0, 4], "c"), 1, 0, False)
+    case("tt::median.dim", T(F64, [], "c", rg=True), 0, False)
+    case("tt::median.dim", T(F64, [0, 4], "c"), 0, False)
+    case("tt::median.dim", T(F64, [0, 4], "c"), 1, False)
+    case("tt::median.dim", T(F64, [3, 4], "c"), 2, False)
+    case("tt::median", T(F64, [3, 4], "c", TIES, rg=True))  # the gradient is shared
+    case("tt::median", T(F64, [], "c", rg=True))
+    case("tt::median", T(F64, [0, 4], "c"))
+    def no_median(s):
+        raise RuntimeError("median of an empty integer tensor")
+
+    case("tt::median", T(I64, [0, 4], "c"), ref=no_median,
+         note="PyTorch 1.13 returns NaN converted to the integer dtype (INT64_MIN); tt refuses")
     vsr = "tt::value_selecting_reduction_backward"
     ii = (1, 0, 3, 0, 1)  # 0, 1, 2, 0, 1, 2, ...
     case(vsr, T(F64, [2, 3], "c"), 1, T(I64, [2, 3], "c", ii), [2, 3], True)
