@@ -11,6 +11,7 @@
 #include "ops_impl.h"
 #include "tt_index.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -1098,6 +1099,136 @@ static tt_tensor *cumprod_backward_impl(const tt_tensor *g, const tt_tensor *x, 
     return ok ? out : tt_release(out);
 }
 
+/* PyTorch's _log_add_exp_helper: log(exp(x) + exp(y)), exact for two
+ * infinities of one sign (x), NaN propagating. */
+static inline double log_add_exp(double x, double y)
+{
+    double lo = isnan(y) ? y : x < y ? x : y, hi = isnan(y) ? y : x > y ? x : y;
+    if (isnan(x))
+        lo = hi = x;
+    if (lo != hi || isfinite(lo))
+        return hi + log1p(exp(lo - hi));
+    return x;
+}
+
+#define LCSE_ROWS(SUF, T)                                                      \
+    static void lcse_rows_##SUF(int64_t b0, int64_t e0, void *vp)              \
+    {                                                                          \
+        rplan *p = vp;                                                         \
+        for (int64_t r = b0; r < e0; r++) {                                    \
+            const T *x = (const T *)p->x + r * p->n;                           \
+            T *y = (T *)p->v + r * p->n;                                       \
+            double a = -INFINITY;                                              \
+            for (int64_t i = 0; i < p->n; i++)                                 \
+                y[i] = (T)(a = log_add_exp((double)x[i], a));                  \
+        }                                                                      \
+    }
+LCSE_ROWS(f32, float)
+LCSE_ROWS(f64, double)
+
+/* tt::logcumsumexp: floats only (PyTorch's kernel); contiguous. */
+static tt_tensor *logcumsumexp_impl(const tt_tensor *x, int64_t dim, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_LOGCUMSUMEXP);
+    int d = tt__op_dim(op, "dim", 2, dim, x->ndim);
+    if (d < 0)
+        return NULL;
+    tt_dtype dt = (tt_dtype)x->dtype;
+    if (!tt__dtype_is_float(dt)) {
+        tt_error(TT_EDTYPE, "%s: argument 'self' (#1): expected f32 or f64, got %s", op,
+                 tt_dtype_name(dt));
+        return NULL;
+    }
+    fake = fake || x->storage->fake;
+    tt_tensor *out = tt__ops_new(fake, x->ndim, x->sizes, NULL, dt);
+    if (!out || fake || tt__numel_concrete(out) == 0)
+        return out;
+    tt_tensor *xr = rows_copy(x, d, dt);
+    rows_out w = {0};
+    rplan p = {0};
+    bool ok = xr && (p.v = rows_get(&w, out, d)) != NULL;
+    if (ok) {
+        p.x = tt__ptr(xr), p.n = xr->sizes[xr->ndim - 1];
+        p.R = tt__numel_concrete(xr) / p.n;
+        tt_parallel_for(p.R, row_grain(p.n), dt == TT_F64 ? lcse_rows_f64 : lcse_rows_f32, &p);
+    }
+    if (rows_put(&w, ok))
+        ok = false;
+    tt_release(xr);
+    return ok ? out : tt_release(out);
+}
+
+/* logcumsumexp's gradient, PyTorch's formula (logcumsumexp_backward):
+ * dx_k = sum_{i >= k} g_i exp(x_k - r_i), the positive and negative parts
+ * of g each summed in log space by a reversed log-add-exp scan, so no
+ * exp overflows. */
+typedef struct {
+    const double *g, *x, *r;
+    double *dx;
+    int64_t n;
+} lcb_plan;
+
+static void lcse_bw_rows(int64_t b0, int64_t e0, void *vp)
+{
+    const lcb_plan *p = vp;
+    int64_t n = p->n;
+    for (int64_t row = b0; row < e0; row++) {
+        const double *g = p->g + row * n, *x = p->x + row * n, *r = p->r + row * n;
+        double *dx = p->dx + row * n, pos = -INFINITY, neg = -INFINITY;
+        for (int64_t k = n; k-- > 0;) {
+            double lg = log(fabs(g[k]));
+            pos = log_add_exp((g[k] > 0 ? lg : -DBL_MAX) - r[k], pos);
+            neg = log_add_exp((g[k] < 0 ? lg : -DBL_MAX) - r[k], neg);
+            dx[k] = exp(pos + x[k]) - exp(neg + x[k]);
+        }
+    }
+}
+
+static tt_tensor *logcumsumexp_backward_impl(const tt_tensor *g, const tt_tensor *x,
+                                             const tt_tensor *y, int64_t dim, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_LOGCUMSUMEXP_BACKWARD);
+    int d = tt__op_dim(op, "dim", 4, dim, x->ndim);
+    if (d < 0)
+        return NULL;
+    tt_dtype dt = (tt_dtype)x->dtype;
+    if (!tt__dtype_is_float(dt)) {
+        tt_error(TT_EDTYPE, "%s: argument 'self' (#2): expected f32 or f64, got %s", op,
+                 tt_dtype_name(dt));
+        return NULL;
+    }
+    const tt_tensor *ts[2] = {g, y};
+    for (int i = 0; i < 2; i++) {
+        bool ok = ts[i]->ndim == x->ndim;
+        for (int k = 0; ok && k < x->ndim; k++)
+            ok = tt_size_eq(ts[i]->sizes[k], x->sizes[k]);
+        if (!ok) {
+            char s1[128], s2[128];
+            tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected shape %s like 'self', got %s",
+                     op, i ? "result" : "grad", i ? 3 : 1, tt_shape_str(x, s1, sizeof s1),
+                     tt_shape_str(ts[i], s2, sizeof s2));
+            return NULL;
+        }
+    }
+    fake = fake || g->storage->fake || x->storage->fake || y->storage->fake;
+    tt_tensor *out = tt__ops_new(fake, x->ndim, x->sizes, NULL, dt);
+    if (!out || fake || tt__numel_concrete(out) == 0)
+        return out;
+    tt_tensor *gr = rows_copy(g, d, TT_F64), *xr = rows_copy(x, d, TT_F64);
+    tt_tensor *yr = rows_copy(y, d, TT_F64);
+    tt_tensor *dxr = xr ? tt__new_contiguous(xr, TT_F64) : NULL, *ov = dim_last(out, d);
+    bool ok = gr && xr && yr && dxr && ov;
+    if (ok) {
+        lcb_plan p = {.g = (const double *)tt__ptr(gr), .x = (const double *)tt__ptr(xr),
+                      .r = (const double *)tt__ptr(yr), .dx = (double *)tt__ptr(dxr),
+                      .n = xr->sizes[xr->ndim - 1]};
+        tt_parallel_for(tt__numel_concrete(xr) / p.n, row_grain(p.n), lcse_bw_rows, &p);
+        ok = !tt__copy_raw(ov, dxr);
+    }
+    tt_release(gr), tt_release(xr), tt_release(yr), tt_release(dxr), tt_release(ov);
+    return ok ? out : tt_release(out);
+}
+
 /* ---------------------------------------------------------- kernels */
 
 static tt_status return2(tt_frame *f, tt_status st, tt_tensor **out)
@@ -1506,6 +1637,51 @@ static tt_status logsumexp_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, i
     return tt__put_grad(ctx, gi, 0, r);
 }
 
+static tt_status logcumsumexp_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    int64_t dim;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_int(f, 1, &dim)))
+        return st;
+    tt_tensor *r = logcumsumexp_impl(x, dim, tt_frame_is_fake(f));
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status logcumsumexp_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *y;
+    int64_t dim;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = tt_arg_tensor(f, 2, &y)) || (st = tt_arg_int(f, 3, &dim)))
+        return st;
+    tt_tensor *r = logcumsumexp_backward_impl(g, x, y, dim, tt_frame_is_fake(f));
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status setup_lcse(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                            const tt_value *out, int nout)
+{
+    (void)nin, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[0].u.t});
+    return st ? st : tt_ctx_save_int(ctx, "dim", in[1].u.i);
+}
+
+static tt_status lcse_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng, tt_tensor **gi,
+                               int ni)
+{
+    (void)ng, (void)ni;
+    int64_t dim;
+    tt_status st = tt_ctx_get_int(ctx, "dim", &dim);
+    if (st || !g[0])
+        return st;
+    return tt__put_grad(ctx, gi, 0,
+                        tt__call_op(TT_OP_LOGCUMSUMEXP_BACKWARD,
+                                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                                            tt_v_tensor(tt_ctx_saved(ctx, 1)), tt_v_int(dim))));
+}
+
 #undef TT__FAMILY_SORT_SCAN
 #define TT__FAMILY_SORT_SCAN TT__ROW
 static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
@@ -1716,4 +1892,11 @@ tt_tensor *tt_median(const tt_tensor *self)
         return out[0];
     }
     return tt__call_op(TT_OP_MEDIAN, TT_ARGS(tt_v_tensor(self)));
+}
+
+tt_tensor *tt_logcumsumexp(const tt_tensor *self, int dim)
+{
+    if (self && tt__fast_path(TT_OP_LOGCUMSUMEXP, 1, &self))
+        return logcumsumexp_impl(self, dim, false);
+    return tt__call_op(TT_OP_LOGCUMSUMEXP, TT_ARGS(tt_v_tensor(self), tt_v_int(dim)));
 }

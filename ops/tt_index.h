@@ -54,6 +54,9 @@ tt_tensor *tt_argmin(const tt_tensor *self, int dim, bool keepdim);
 tt_tensor *tt_cumsum(const tt_tensor *self, int dim);
 tt_tensor *tt_cumsum_dtype(const tt_tensor *self, int dim, tt_dtype dtype);
 tt_tensor *tt_cumprod(const tt_tensor *self, int dim);
+/* tt::logcumsumexp: log(cumsum(exp(self))) along dim without overflow
+ * (f32 and f64); its gradient too. */
+tt_tensor *tt_logcumsumexp(const tt_tensor *self, int dim);
 /* tt::logsumexp: log(sum(exp(self))) over ndims dims (0: every dim),
  * computed stably (the maximum subtracted first); a row of -inf gives
  * -inf. Integer inputs give f32. */
@@ -81,6 +84,7 @@ tt_tensor *tt_median(const tt_tensor *self);
 #define tt_cumsum(...) TT_CALLSITE_T(tt_cumsum, __VA_ARGS__)
 #define tt_cumsum_dtype(...) TT_CALLSITE_T(tt_cumsum_dtype, __VA_ARGS__)
 #define tt_cumprod(...) TT_CALLSITE_T(tt_cumprod, __VA_ARGS__)
+#define tt_logcumsumexp(...) TT_CALLSITE_T(tt_logcumsumexp, __VA_ARGS__)
 #define tt_logsumexp(...) TT_CALLSITE_T(tt_logsumexp, __VA_ARGS__)
 #define tt_prod(...) TT_CALLSITE_T(tt_prod, __VA_ARGS__)
 #define tt_prod_dim(...) TT_CALLSITE_T(tt_prod_dim, __VA_ARGS__)

@@ -628,6 +628,13 @@
     X(SORT_SCAN, CUMPROD_BACKWARD, "tt::cumprod_backward(Tensor grad, Tensor self, int dim, " \
           "Tensor result) -> Tensor", \
           cumprod_backward_kernel, cumprod_backward_kernel, NULL, NULL, 0, 0) \
+    X(SORT_SCAN, LOGCUMSUMEXP, "tt::logcumsumexp(Tensor self, int dim) -> Tensor", \
+          logcumsumexp_kernel, logcumsumexp_kernel, lcse_backward, setup_lcse, 0, 0) \
+    /* PyTorch's logcumsumexp_backward (a function there): no exp overflows. \
+     * Not differentiable again. */ \
+    X(SORT_SCAN, LOGCUMSUMEXP_BACKWARD, "tt::logcumsumexp_backward(Tensor grad, Tensor self, " \
+          "Tensor result, int dim) -> Tensor", \
+          logcumsumexp_backward_kernel, logcumsumexp_backward_kernel, NULL, NULL, 0, 0) \
     X(SORT_SCAN, LOGSUMEXP, "tt::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", \
           logsumexp_kernel, logsumexp_kernel, logsumexp_backward, setup_logsumexp, 0, 0) \
     X(SORT_SCAN, PROD, "tt::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", \

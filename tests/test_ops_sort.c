@@ -401,6 +401,14 @@ START_TEST(test_scan_values)
     ck_assert(fabs(lv[2] - (1000.5 + log(exp(-0.5) + 1 + exp(-1003.5)))) < 1e-12);
     ck_assert(isnan(lv[3]));
     free(lv), tt_release(l), tt_release(x);
+    /* logcumsumexp: no overflow, -inf until a finite value, +inf after one */
+    double u[5] = {-INFINITY, -INFINITY, 1000, INFINITY, 2};
+    x = NN(tt_from_data(1, (int64_t[]){5}, TT_F64, u));
+    l = NN(tt_logcumsumexp(x, 0));
+    lv = tt_test_values(l);
+    ck_assert(isinf(lv[0]) && lv[0] < 0 && isinf(lv[1]) && lv[1] < 0);
+    ck_assert(lv[2] == 1000 && isinf(lv[3]) && lv[3] > 0 && isinf(lv[4]) && lv[4] > 0);
+    free(lv), tt_release(l), tt_release(x);
     /* integers give f32 */
     tt_tensor *i = made(2, (int64_t[]){2, 3}, TT_I64, v_ties);
     l = NN(tt_logsumexp(i, 0, NULL, false));
@@ -426,6 +434,8 @@ static tt_tensor *m_cumsum(tt_tensor *x) { return tt_cumsum(x, 1); }
 static tt_tensor *m_cumsum_f64(tt_tensor *x) { return tt_cumsum_dtype(x, 0, TT_F64); }
 static tt_tensor *m_cumprod(tt_tensor *x) { return tt_cumprod(x, 1); }
 static tt_tensor *m_cumprod0(tt_tensor *x) { return tt_cumprod(x, 0); }
+static tt_tensor *m_logcumsumexp(tt_tensor *x) { return tt_logcumsumexp(x, 1); }
+static tt_tensor *m_logcumsumexp0(tt_tensor *x) { return tt_logcumsumexp(x, -2); }
 static tt_tensor *m_logsumexp(tt_tensor *x)
 {
     return tt_logsumexp(x, 1, (const int64_t[]){1}, false);
@@ -461,6 +471,8 @@ static const struct {
     {"cumsum dtype", m_cumsum_f64},
     {"cumprod", m_cumprod},
     {"cumprod dim 0", m_cumprod0},
+    {"logcumsumexp", m_logcumsumexp},
+    {"logcumsumexp dim 0", m_logcumsumexp0},
     {"logsumexp", m_logsumexp},
     {"logsumexp two dims", m_logsumexp_all},
     {"prod.dim_int", m_prod},
@@ -667,6 +679,9 @@ static tt_tensor *vsr_bad_shape(void)
     X(cumsum_dim, tt_cumsum(E, 2), TT_EINVAL, "tt::cumsum: argument 'dim' (#2)")                 \
     X(cumsum_bool, tt_cumsum_dtype(E, 0, TT_BOOL), TT_EDTYPE, "tt::cumsum: argument 'dtype'",  \
       "bool")                                                                                   \
+    X(logcumsumexp_int, tt_logcumsumexp(EEI, 0), TT_EDTYPE,                                     \
+      "tt::logcumsumexp: argument 'self' (#1): expected f32 or f64, got i64")                  \
+    X(logcumsumexp_dim, tt_logcumsumexp(E, 2), TT_EINVAL, "tt::logcumsumexp: argument 'dim'")   \
     X(cumprod_dim, tt_cumprod(E, -3), TT_EINVAL, "tt::cumprod: argument 'dim' (#2)")            \
     X(logsumexp_dup, tt_logsumexp(E, 2, (const int64_t[]){1, -1}, false), TT_EINVAL,            \
       "tt::logsumexp: argument 'dim' (#2): dim 1 appears multiple times")                      \

@@ -302,6 +302,7 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_cumsum, "tt::cumsum", "A, 1, None", tt_cumsum(A, 1))                                   \
     X(tt_cumsum_dtype, "tt::cumsum", "A, 0, f64", tt_cumsum_dtype(A, 0, TT_F64))                \
     X(tt_cumprod, "tt::cumprod", "A, -1, None", tt_cumprod(A, -1))                              \
+    X(tt_logcumsumexp, "tt::logcumsumexp", "A, 0", tt_logcumsumexp(A, 0))                       \
     X(tt_logsumexp, "tt::logsumexp", "A, [0, 1], true", tt_logsumexp(A, 2, dims01, true))       \
     X(tt_prod, "tt::prod", "A, None", tt_prod(A))                                               \
     X(tt_prod_dim, "tt::prod.dim_int", "A, 1, false, None", tt_prod_dim(A, 1, false))           \

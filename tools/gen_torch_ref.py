@@ -853,6 +853,18 @@ def sort_scan_cases():
     # cumprod_backward and prod_backward take the forward's result: the
     # closed forms cannot make it, so they are checked as cumprod's and
     # prod's gradients (rg=True) and in tests/test_ops_sort.c.
+    lcse = "tt::logcumsumexp"
+    OPS[lcse] = lambda s, d: torch.logcumsumexp(s, d)
+    for dt in ALL:
+        rg = dt in (F32, F64)
+        for lay in ["c", "t", "s"]:
+            for d in [1, -2]:
+                case(lcse, T(dt, [3, 4], lay, rg=rg), d)
+    case(lcse, T(F64, [2, 3, 4], ("p", [2, 0, 1]), rg=True), 1)
+    case(lcse, T(F64, [], "c", rg=True), 0)
+    case(lcse, T(F64, [0, 3], "c"), 0)
+    case(lcse, T(F64, [30], "c", (7, 3, 11, 700, 1), rg=True), 0)  # exp would overflow
+    case(lcse, T(F64, [3, 4], "c"), 2)
     lse = "tt::logsumexp"
     for dt in ALL:
         rg = dt in (F32, F64)
