@@ -592,6 +592,26 @@ START_TEST(test_symbolic_sizes)
     v = NN(tt_topk(y, 4, 1, false, true, &ix));
     ck_assert(tt_sizes(v)[0] == 3 && tt_sizes(v)[1] == 4);
     tt_release(v), tt_release(ix);
+    /* k may be a size itself: the whole symbolic dim */
+    v = NN(tt_topk(y, n, 1, true, true, &ix));
+    ck_assert(tt_sizes(v)[1] == n && tt_sizes(ix)[1] == n);
+    tt_release(v), tt_release(ix);
+    /* the scans, kthvalue and the reductions keep a symbolic size too */
+    v = NN(tt_cumsum(x, 1));
+    ck_assert(tt_sizes(v)[0] == b && tt_sizes(v)[1] == 5);
+    tt_release(v);
+    v = NN(tt_logcumsumexp(y, 0));
+    ck_assert(tt_sizes(v)[1] == n);
+    tt_release(v);
+    v = NN(tt_logsumexp(x, 1, (const int64_t[]){1}, true));
+    ck_assert(tt_sizes(v)[0] == b && tt_sizes(v)[1] == 1);
+    tt_release(v);
+    v = NN(tt_prod_dim(y, 0, false));
+    ck_assert(tt_ndim(v) == 1 && tt_sizes(v)[0] == n);
+    tt_release(v);
+    v = NN(tt_kthvalue(x, 2, 1, false, &ix));
+    ck_assert(tt_ndim(v) == 1 && tt_sizes(v)[0] == b && tt_sizes(ix)[0] == b);
+    tt_release(v), tt_release(ix);
     tt_release(y), tt_release(x);
     tt_sym_reset();
 }
