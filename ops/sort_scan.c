@@ -35,12 +35,13 @@ static tt_tensor *dim_last(const tt_tensor *t, int dim)
     return tt__transpose_raw(t, dim, t->ndim - 1);
 }
 
-/* A contiguous copy of x with dim last, in dtype dt: its rows. */
+/* x with dim last, contiguous, in dtype dt: its rows, read only (x's own
+ * memory when it already is, else a copy). */
 static tt_tensor *rows_copy(const tt_tensor *x, int dim, tt_dtype dt)
 {
     tt_tensor *v = dim_last(x, dim);
-    if (!v)
-        return NULL;
+    if (!v || (v->dtype == dt && tt_is_contiguous(v)))
+        return v;
     tt_tensor *c = tt__new_contiguous(v, dt);
     if (c && tt__copy_raw(c, v))
         c = tt_release(c);
