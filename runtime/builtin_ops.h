@@ -713,6 +713,72 @@
     /* ---- ops/advanced_index.c: index.Tensor, index_put, masks, nonzero */ \
     \
     /* ---- ops/sort_scan.c: sorting, selection along a dim, scans ------- */ \
+    /* NaN sorts as the largest value; sort is always stable (one of the \
+     * orders an unstable sort may give). The indices carry no gradient. */ \
+    X(SORT_SCAN, SORT, "tt::sort(Tensor self, int dim=-1, bool descending=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          sort_kernel, sort_kernel, select_backward, setup_select, SEL_SORT, 0) \
+    X(SORT_SCAN, SORT_STABLE, "tt::sort.stable(Tensor self, *, bool? stable, int dim=-1, " \
+          "bool descending=False) -> (Tensor values, Tensor indices)", \
+          sort_kernel, sort_kernel, select_backward, setup_select, SEL_SORT_STABLE, 0) \
+    X(SORT_SCAN, TOPK, "tt::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, " \
+          "bool sorted=True) -> (Tensor values, Tensor indices)", \
+          topk_kernel, topk_kernel, select_backward, setup_select, SEL_TOPK, 0) \
+    X(SORT_SCAN, MAX_DIM, "tt::max.dim(Tensor self, int dim, bool keepdim=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          extremum_kernel, extremum_kernel, select_backward, setup_select, SEL_MAX, 0) \
+    X(SORT_SCAN, MIN_DIM, "tt::min.dim(Tensor self, int dim, bool keepdim=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          extremum_kernel, extremum_kernel, select_backward, setup_select, SEL_MIN, 0) \
+    X(SORT_SCAN, ARGMIN, "tt::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", \
+          argmin_kernel, argmin_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
+    /* The k-th smallest (1-based), NaN largest, ties by the lower index; \
+     * median.dim: the lower median, a NaN when the row has one. */ \
+    X(SORT_SCAN, KTHVALUE, "tt::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          kthvalue_kernel, kthvalue_kernel, select_backward, setup_select, SEL_KTH, 0) \
+    X(SORT_SCAN, MEDIAN_DIM, "tt::median.dim(Tensor self, int dim, bool keepdim=False) " \
+          "-> (Tensor values, Tensor indices)", \
+          median_dim_kernel, median_dim_kernel, select_backward, setup_select, SEL_MEDIAN, 0) \
+    X(SORT_SCAN, MEDIAN, "tt::median(Tensor self) -> Tensor", \
+          median_kernel, median_kernel, median_backward, save_self_result, 0, 0) \
+    /* The gradient of the selections: grad written at indices along dim \
+     * into zeros of `sizes` (PyTorch's op of that name). */ \
+    X(SORT_SCAN, VALUE_SELECTING_REDUCTION_BACKWARD, "tt::value_selecting_reduction_backward(" \
+          "Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor", \
+          vsr_backward_kernel, vsr_backward_kernel, NULL, NULL, 0, 0) \
+    /* Integer and bool inputs give i64 unless dtype says; self is cast \
+     * to dtype first. */ \
+    X(SORT_SCAN, CUMSUM, "tt::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", \
+          scan_kernel, scan_kernel, scan_backward, setup_scan, SCAN_SUM, 0) \
+    X(SORT_SCAN, CUMPROD, "tt::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) " \
+          "-> Tensor", \
+          scan_kernel, scan_kernel, scan_backward, setup_scan, SCAN_PROD, 0) \
+    /* cumprod's gradient, exact where self has zeros (PyTorch's \
+     * cumprod_backward, a function there, an op here so a trace records \
+     * it). Not differentiable again. */ \
+    X(SORT_SCAN, CUMPROD_BACKWARD, "tt::cumprod_backward(Tensor grad, Tensor self, int dim, " \
+          "Tensor result) -> Tensor", \
+          cumprod_backward_kernel, cumprod_backward_kernel, NULL, NULL, 0, 0) \
+    X(SORT_SCAN, LOGCUMSUMEXP, "tt::logcumsumexp(Tensor self, int dim) -> Tensor", \
+          logcumsumexp_kernel, logcumsumexp_kernel, lcse_backward, setup_lcse, 0, 0) \
+    /* PyTorch's logcumsumexp_backward (a function there): no exp overflows. \
+     * Not differentiable again. */ \
+    X(SORT_SCAN, LOGCUMSUMEXP_BACKWARD, "tt::logcumsumexp_backward(Tensor grad, Tensor self, " \
+          "Tensor result, int dim) -> Tensor", \
+          logcumsumexp_backward_kernel, logcumsumexp_backward_kernel, NULL, NULL, 0, 0) \
+    X(SORT_SCAN, LOGSUMEXP, "tt::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", \
+          logsumexp_kernel, logsumexp_kernel, logsumexp_backward, setup_logsumexp, 0, 0) \
+    X(SORT_SCAN, PROD, "tt::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", \
+          prod_kernel, prod_kernel, prod_backward, setup_prod, 0, 0) \
+    X(SORT_SCAN, PROD_DIM_INT, "tt::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, " \
+          "ScalarType? dtype=None) -> Tensor", \
+          prod_kernel, prod_kernel, prod_backward, setup_prod, 1, 0) \
+    /* prod's gradient (dim [] for every dim): the product of the others, \
+     * exact with zeros. Not differentiable again. */ \
+    X(SORT_SCAN, PROD_BACKWARD, "tt::prod_backward(Tensor grad, Tensor self, Tensor result, " \
+          "int[] dim, bool keepdim) -> Tensor", \
+          prod_backward_kernel, prod_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/optimizer.c: AdamW, SGD, the global norm for clipping ---- */ \
     X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \

@@ -307,6 +307,24 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_diagonal, "tt::diagonal", "A, 1, 0, 1", tt_diagonal(A, 1, 0, 1))                        \
     /* ---- ops/tt_index.h: advanced indexing, masks */                                    \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
+    X(tt_sort, "tt::sort", "A, 1, true", tt_sort(A, 1, true, NULL))                             \
+    X(tt_sort_stable, "tt::sort.stable", "A, true, 0, false",                                   \
+      tt_sort_stable(A, true, 0, false, NULL))                                                  \
+    X(tt_argsort, "tt::sort", "A, -1, false", tt_argsort(A, -1, false))                         \
+    X(tt_topk, "tt::topk", "A, 2, 1, false, true", tt_topk(A, 2, 1, false, true, NULL))         \
+    X(tt_max_dim, "tt::max.dim", "A, 0, true", tt_max_dim(A, 0, true, NULL))                    \
+    X(tt_min_dim, "tt::min.dim", "A, 1, false", tt_min_dim(A, 1, false, NULL))                  \
+    X(tt_argmin, "tt::argmin", "A, 1, true", tt_argmin(A, 1, true))                             \
+    X(tt_kthvalue, "tt::kthvalue", "A, 2, 1, true", tt_kthvalue(A, 2, 1, true, NULL))           \
+    X(tt_median_dim, "tt::median.dim", "A, 0, false", tt_median_dim(A, 0, false, NULL))         \
+    X(tt_median, "tt::median", "A", tt_median(A))                                               \
+    X(tt_cumsum, "tt::cumsum", "A, 1, None", tt_cumsum(A, 1))                                   \
+    X(tt_cumsum_dtype, "tt::cumsum", "A, 0, f64", tt_cumsum_dtype(A, 0, TT_F64))                \
+    X(tt_cumprod, "tt::cumprod", "A, -1, None", tt_cumprod(A, -1))                              \
+    X(tt_logcumsumexp, "tt::logcumsumexp", "A, 0", tt_logcumsumexp(A, 0))                       \
+    X(tt_logsumexp, "tt::logsumexp", "A, [0, 1], true", tt_logsumexp(A, 2, dims01, true))       \
+    X(tt_prod, "tt::prod", "A, None", tt_prod(A))                                               \
+    X(tt_prod_dim, "tt::prod.dim_int", "A, 1, false, None", tt_prod_dim(A, 1, false))           \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
     X(tt_maximum, "tt::maximum", "A, B", tt_maximum(A, B))                                      \
     X(tt_minimum, "tt::minimum", "A, U", tt_minimum(A, U))                                      \
