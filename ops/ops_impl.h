@@ -23,6 +23,14 @@
 #endif
 
 /* Each family registers its ops into the `tt` library. */
+/* Reductions over dims (ops/reduce.c, used by reduce_stats.c too): the
+ * dims that `dimv` (None or int[], argument #2 of op `name`) reduces, into
+ * mask[TT_MAX_DIMS] (None or [] reduces every dim, as PyTorch's
+ * sum(dim=[]) does; a repeated dim is an error); and the result's sizes,
+ * reduced dims dropped or kept as 1 with keepdim (returns the rank). */
+tt_status tt__reduce_mask(const char *name, const tt_tensor *a, const tt_value *dimv,
+                          bool *mask);
+int tt__reduced_shape(const tt_tensor *a, const bool *mask, bool keepdim, tt_size *sizes);
 tt_status tt__register_binary(tt_library *lib);
 tt_status tt__register_unary(tt_library *lib);
 tt_status tt__register_where_clamp(tt_library *lib);

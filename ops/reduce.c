@@ -511,11 +511,8 @@ static const tt_builtin_id red_ids[OP_COUNT] = {TT_OP_SUM_DIM_INTLIST, TT_OP_MEA
                                                 TT_OP_AMAX, TT_OP_AMIN};
 #define RED_NAME(op) tt__op_label(red_ids[op])
 
-/* The dims that `dimv` (None or int[], argument #2) reduces, into mask.
- * None or [] reduces every dim (as PyTorch's sum(dim=[]) and amax(dim=[])
- * do). */
-static tt_status reduce_mask(const char *name, const tt_tensor *a, const tt_value *dimv,
-                             bool *mask)
+tt_status tt__reduce_mask(const char *name, const tt_tensor *a, const tt_value *dimv,
+                          bool *mask)
 {
     int nd = a->ndim;
     bool all = dimv->kind == TT_V_NONE || dimv->n == 0, seen[TT_MAX_DIMS] = {false};
@@ -534,8 +531,7 @@ static tt_status reduce_mask(const char *name, const tt_tensor *a, const tt_valu
     return TT_OK;
 }
 
-/* The output shape: reduced dims dropped, or kept as 1 with keepdim. */
-static int reduced_shape(const tt_tensor *a, const bool *mask, bool keepdim, tt_size *sizes)
+int tt__reduced_shape(const tt_tensor *a, const bool *mask, bool keepdim, tt_size *sizes)
 {
     int n = 0;
     for (int d = 0; d < a->ndim; d++)
@@ -617,12 +613,12 @@ static tt_tensor *reduce(redop op, const tt_tensor *a, const tt_value *dimv, boo
     }
     bool mask[TT_MAX_DIMS];
     tt_size sizes[TT_MAX_DIMS];
-    if (reduce_mask(name, a, dimv, mask))
+    if (tt__reduce_mask(name, a, dimv, mask))
         return NULL;
     bool all = dimv->kind == TT_V_NONE || dimv->n == 0;
     if ((op == OP_AMAX || op == OP_AMIN) && empty_error(name, a, mask, all))
         return NULL;
-    int ond = reduced_shape(a, mask, keepdim, sizes);
+    int ond = tt__reduced_shape(a, mask, keepdim, sizes);
     tt_tensor *out = tt__ops_new(a->storage->fake, ond, sizes, NULL, odt);
     if (!out || a->storage->fake || tt_numel(out) == 0)
         return out;
@@ -758,7 +754,7 @@ static tt_tensor *argmax(const tt_tensor *a, const tt_value *dimv, bool keepdim)
             }
         }
     }
-    int ond = reduced_shape(a, mask, keepdim, sizes);
+    int ond = tt__reduced_shape(a, mask, keepdim, sizes);
     tt_tensor *out = tt__ops_new(a->storage->fake, ond, sizes, NULL, TT_I64);
     if (!out || a->storage->fake || tt_numel(out) == 0)
         return out;

@@ -19,40 +19,6 @@
 enum { ST_VAR, ST_STD };
 enum { TRUTH_ANY = 0, TRUTH_ALL = 1, TRUTH_DIM = 2 };
 
-/* The dims `dimv` (None or int[], argument #2) reduces, into mask; None
- * or [] reduces every dim. */
-static tt_status stats_mask(const char *name, const tt_tensor *a, const tt_value *dimv,
-                            bool *mask)
-{
-    int nd = a->ndim;
-    bool all = dimv->kind == TT_V_NONE || dimv->n == 0, seen[TT_MAX_DIMS] = {false};
-    for (int d = 0; d < TT_MAX_DIMS; d++)
-        mask[d] = all && d < nd;
-    for (int i = 0; !all && i < dimv->n; i++) {
-        int d = tt__op_dim(name, "dim", 2, dimv->u.ints[i], nd);
-        if (d < 0)
-            return tt_errcode();
-        if (seen[d])
-            return tt_error(TT_EINVAL, "%s: argument 'dim' (#2): dim %d appears multiple "
-                                       "times in the list of dims", name, d);
-        seen[d] = true;
-        mask[d] = d < nd;
-    }
-    return TT_OK;
-}
-
-/* The output's sizes: reduced dims dropped, or kept as 1 with keepdim. */
-static int stats_shape(const tt_tensor *a, const bool *mask, bool keepdim, tt_size *sizes)
-{
-    int n = 0;
-    for (int d = 0; d < a->ndim; d++)
-        if (!mask[d])
-            sizes[n++] = a->sizes[d];
-        else if (keepdim)
-            sizes[n++] = 1;
-    return n;
-}
-
 /* A contiguous copy of real tensor a with the kept dims first (in order)
  * and the reduced ones last: row r of *n elements is output r's. */
 static tt_tensor *rows_copy(const tt_tensor *a, const bool *mask, int64_t *n)
@@ -134,9 +100,9 @@ static tt_tensor *var_std(int which, const tt_tensor *a, const tt_value *dimv, i
     }
     bool mask[TT_MAX_DIMS];
     tt_size sizes[TT_MAX_DIMS];
-    if (stats_mask(name, a, dimv, mask))
+    if (tt__reduce_mask(name, a, dimv, mask))
         return NULL;
-    int ond = stats_shape(a, mask, keepdim, sizes);
+    int ond = tt__reduced_shape(a, mask, keepdim, sizes);
     tt_tensor *out = tt__ops_new(a->storage->fake, ond, sizes, NULL, dt);
     if (!out || a->storage->fake || tt_numel(out) == 0)
         return out;
@@ -194,7 +160,7 @@ static tt_status setup_var(tt_autograd_ctx *ctx, const tt_value *in, int nin,
     const tt_tensor *x = in[0].u.t;
     bool mask[TT_MAX_DIMS];
     tt_value dimv = nin > 1 ? in[1] : tt_v_none();
-    tt_status st = stats_mask("var", x, &dimv, mask);
+    tt_status st = tt__reduce_mask("var", x, &dimv, mask);
     int64_t dims[TT_MAX_DIMS];
     int nd = 0;
     for (int d = 0; d < x->ndim; d++)
@@ -310,7 +276,7 @@ static tt_tensor *truth(int code, const tt_tensor *a, bool has_dim, int64_t dim,
     }
     tt_dtype odt = a->dtype == TT_U8 ? TT_U8 : TT_BOOL;
     tt_size sizes[TT_MAX_DIMS];
-    int ond = stats_shape(a, mask, has_dim && keepdim, sizes);
+    int ond = tt__reduced_shape(a, mask, has_dim && keepdim, sizes);
     tt_tensor *out = tt__ops_new(a->storage->fake, ond, sizes, NULL, odt);
     if (!out || a->storage->fake || tt_numel(out) == 0)
         return out;

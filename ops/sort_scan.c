@@ -759,15 +759,17 @@ static tt_tensor *scan_impl(const char *op, const tt_tensor *x, int64_t dim, boo
  * zeros: before the first zero z it is sum_{k <= i < z} g_i y_i / x_k, at z
  * the products that skip x_z, after z nothing (as PyTorch's
  * cumprod_backward). */
+/* The rows of a scan's backward: f64 rows of grad g, input x and the
+ * scan's result y, into dx, n values each. */
 typedef struct {
     const double *g, *x, *y;
     double *dx;
     int64_t n;
-} cpb_plan;
+} scan_bw_plan;
 
 static void cumprod_bw_rows(int64_t b0, int64_t e0, void *vp)
 {
-    const cpb_plan *p = vp;
+    const scan_bw_plan *p = vp;
     int64_t n = p->n;
     for (int64_t r = b0; r < e0; r++) {
         const double *g = p->g + r * n, *x = p->x + r * n, *y = p->y + r * n;
@@ -1054,12 +1056,16 @@ static tt_tensor *prod_backward_impl(const tt_tensor *g, const tt_tensor *x, con
     return ok ? out : tt_release(out);
 }
 
-/* tt::cumprod_backward(grad, self, dim, result): see cumprod_bw_rows. */
-static tt_tensor *cumprod_backward_impl(const tt_tensor *g, const tt_tensor *x, int64_t dim,
-                                        const tt_tensor *y, bool fake)
+/* A scan's backward op (id: cumprod_backward, logcumsumexp_backward):
+ * checks grad and result against self (their argument numbers: #1 and
+ * result_argno, dim's dim_argno), then runs rows (scan_bw_plan) over f64
+ * copies of the rows along dim, and writes dx in self's dtype. */
+static tt_tensor *scan_backward_rows(tt_builtin_id id, int dim_argno, int result_argno,
+                                const tt_tensor *g, const tt_tensor *x, const tt_tensor *y,
+                                int64_t dim, bool fake, void (*rows)(int64_t, int64_t, void *))
 {
-    const char *op = tt__op_label(TT_OP_CUMPROD_BACKWARD);
-    int d = tt__op_dim(op, "dim", 3, dim, x->ndim);
+    const char *op = tt__op_label(id);
+    int d = tt__op_dim(op, "dim", dim_argno, dim, x->ndim);
     if (d < 0)
         return NULL;
     tt_dtype dt = (tt_dtype)x->dtype;
@@ -1076,8 +1082,8 @@ static tt_tensor *cumprod_backward_impl(const tt_tensor *g, const tt_tensor *x, 
         if (!ok) {
             char s1[128], s2[128];
             tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected shape %s like 'self', got %s",
-                     op, i ? "result" : "grad", i ? 4 : 1, tt_shape_str(x, s1, sizeof s1),
-                     tt_shape_str(ts[i], s2, sizeof s2));
+                     op, i ? "result" : "grad", i ? result_argno : 1,
+                     tt_shape_str(x, s1, sizeof s1), tt_shape_str(ts[i], s2, sizeof s2));
             return NULL;
         }
     }
@@ -1090,14 +1096,21 @@ static tt_tensor *cumprod_backward_impl(const tt_tensor *g, const tt_tensor *x, 
     tt_tensor *dxr = xr ? tt__new_contiguous(xr, TT_F64) : NULL, *ov = dim_last(out, d);
     bool ok = gr && xr && yr && dxr && ov;
     if (ok) {
-        cpb_plan p = {.g = (const double *)tt__ptr(gr), .x = (const double *)tt__ptr(xr),
-                      .y = (const double *)tt__ptr(yr), .dx = (double *)tt__ptr(dxr),
-                      .n = xr->sizes[xr->ndim - 1]};
-        tt_parallel_for(tt__numel_concrete(xr) / p.n, row_grain(p.n), cumprod_bw_rows, &p);
+        scan_bw_plan p = {.g = (const double *)tt__ptr(gr), .x = (const double *)tt__ptr(xr),
+                          .y = (const double *)tt__ptr(yr), .dx = (double *)tt__ptr(dxr),
+                          .n = xr->sizes[xr->ndim - 1]};
+        tt_parallel_for(tt__numel_concrete(xr) / p.n, row_grain(p.n), rows, &p);
         ok = !tt__copy_raw(ov, dxr);
     }
     tt_release(gr), tt_release(xr), tt_release(yr), tt_release(dxr), tt_release(ov);
     return ok ? out : tt_release(out);
+}
+
+/* tt::cumprod_backward(grad, self, dim, result): see cumprod_bw_rows. */
+static tt_tensor *cumprod_backward_impl(const tt_tensor *g, const tt_tensor *x, int64_t dim,
+                                        const tt_tensor *y, bool fake)
+{
+    return scan_backward_rows(TT_OP_CUMPROD_BACKWARD, 3, 4, g, x, y, dim, fake, cumprod_bw_rows);
 }
 
 /* PyTorch's _log_add_exp_helper: log(exp(x) + exp(y)), exact for two
@@ -1163,18 +1176,12 @@ static tt_tensor *logcumsumexp_impl(const tt_tensor *x, int64_t dim, bool fake)
  * dx_k = sum_{i >= k} g_i exp(x_k - r_i), the positive and negative parts
  * of g each summed in log space by a reversed log-add-exp scan, so no
  * exp overflows. */
-typedef struct {
-    const double *g, *x, *r;
-    double *dx;
-    int64_t n;
-} lcb_plan;
-
 static void lcse_bw_rows(int64_t b0, int64_t e0, void *vp)
 {
-    const lcb_plan *p = vp;
+    const scan_bw_plan *p = vp;
     int64_t n = p->n;
     for (int64_t row = b0; row < e0; row++) {
-        const double *g = p->g + row * n, *x = p->x + row * n, *r = p->r + row * n;
+        const double *g = p->g + row * n, *x = p->x + row * n, *r = p->y + row * n;
         double *dx = p->dx + row * n, pos = -INFINITY, neg = -INFINITY;
         for (int64_t k = n; k-- > 0;) {
             double lg = log(fabs(g[k]));
@@ -1188,46 +1195,7 @@ static void lcse_bw_rows(int64_t b0, int64_t e0, void *vp)
 static tt_tensor *logcumsumexp_backward_impl(const tt_tensor *g, const tt_tensor *x,
                                              const tt_tensor *y, int64_t dim, bool fake)
 {
-    const char *op = tt__op_label(TT_OP_LOGCUMSUMEXP_BACKWARD);
-    int d = tt__op_dim(op, "dim", 4, dim, x->ndim);
-    if (d < 0)
-        return NULL;
-    tt_dtype dt = (tt_dtype)x->dtype;
-    if (!tt__dtype_is_float(dt)) {
-        tt_error(TT_EDTYPE, "%s: argument 'self' (#2): expected f32 or f64, got %s", op,
-                 tt_dtype_name(dt));
-        return NULL;
-    }
-    const tt_tensor *ts[2] = {g, y};
-    for (int i = 0; i < 2; i++) {
-        bool ok = ts[i]->ndim == x->ndim;
-        for (int k = 0; ok && k < x->ndim; k++)
-            ok = tt_size_eq(ts[i]->sizes[k], x->sizes[k]);
-        if (!ok) {
-            char s1[128], s2[128];
-            tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected shape %s like 'self', got %s",
-                     op, i ? "result" : "grad", i ? 3 : 1, tt_shape_str(x, s1, sizeof s1),
-                     tt_shape_str(ts[i], s2, sizeof s2));
-            return NULL;
-        }
-    }
-    fake = fake || g->storage->fake || x->storage->fake || y->storage->fake;
-    tt_tensor *out = tt__ops_new(fake, x->ndim, x->sizes, NULL, dt);
-    if (!out || fake || tt__numel_concrete(out) == 0)
-        return out;
-    tt_tensor *gr = rows_copy(g, d, TT_F64), *xr = rows_copy(x, d, TT_F64);
-    tt_tensor *yr = rows_copy(y, d, TT_F64);
-    tt_tensor *dxr = xr ? tt__new_contiguous(xr, TT_F64) : NULL, *ov = dim_last(out, d);
-    bool ok = gr && xr && yr && dxr && ov;
-    if (ok) {
-        lcb_plan p = {.g = (const double *)tt__ptr(gr), .x = (const double *)tt__ptr(xr),
-                      .r = (const double *)tt__ptr(yr), .dx = (double *)tt__ptr(dxr),
-                      .n = xr->sizes[xr->ndim - 1]};
-        tt_parallel_for(tt__numel_concrete(xr) / p.n, row_grain(p.n), lcse_bw_rows, &p);
-        ok = !tt__copy_raw(ov, dxr);
-    }
-    tt_release(gr), tt_release(xr), tt_release(yr), tt_release(dxr), tt_release(ov);
-    return ok ? out : tt_release(out);
+    return scan_backward_rows(TT_OP_LOGCUMSUMEXP_BACKWARD, 4, 3, g, x, y, dim, fake, lcse_bw_rows);
 }
 
 /* ---------------------------------------------------------- kernels */
