@@ -6,6 +6,7 @@
  * gradchecked in f64; a compiled training step equals eager; every error is
  * checked by status and text; tests end with zero live tensors. */
 #include "tt_test.h"
+#include "resnet18.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -692,6 +693,55 @@ START_TEST(test_conv_plan_covers_scratchpads)
 }
 END_TEST
 
+/* The ResNet-18 the bench times (tools/resnet18.c), at batch 2: two
+ * compiled training steps give eager's losses and leave eager's weights,
+ * momentum buffers and running statistics; compiled inference (its
+ * convolutions fused with their batch norms and ReLUs) gives eager's
+ * logits. */
+START_TEST(test_resnet18_compiled_equals_eager)
+{
+    resnet18 r[2];
+    for (int k = 0; k < 2; k++) {
+        OK(resnet18_init(&r[k], 10, 7));
+        tt_manual_seed(3);
+        r[k].in[0] = NN(tt_randn(TT_SHAPE(2, 3, 32, 32), TT_F32));
+        r[k].in[1] = NN(tt_from_data(TT_SHAPE(2), TT_I64, (const int64_t[]){3, 8}));
+    }
+    tt_compiled *c = NN(tt_compile(resnet18_step, RESNET_STEP_NIN, 1,
+                                   &(tt_trace_opts){.mode = TT_TRACE_FAKE, .fullgraph = true,
+                                                    .ud = &r[1], .ud_size = sizeof r[1].sgd}));
+    for (int step = 0; step < 2; step++) {
+        tt_tensor *le = NULL, *lc = NULL;
+        OK(resnet18_step(r[0].in, RESNET_STEP_NIN, &le, 1, &r[0]));
+        OK(tt_compiled_call(c, r[1].in, &lc));
+        double ve = 0, vc = 0;
+        OK(tt_item(le, &ve));
+        OK(tt_item(lc, &vc));
+        ck_assert_msg(fabs(ve - vc) <= 1e-4 * (1 + fabs(ve)), "step %d: loss %.9g vs eager %.9g",
+                      step, vc, ve);
+        tt_release(le), tt_release(lc);
+    }
+    for (int i = 2; i < RESNET_STEP_NIN; i++)
+        tt_test_assert_close(r[1].in[i], r[0].in[i], 1e-3, "input after two steps");
+    tt_compiled_free(c);
+    c = NN(tt_compile(resnet18_eval, RESNET_STEP_NIN, 1,
+                      &(tt_trace_opts){.fullgraph = true, .ud_constant = true}));
+    tt_tensor *ye = NULL, *yc = NULL;
+    OK(resnet18_eval(r[0].in, RESNET_STEP_NIN, &ye, 1, NULL));
+    OK(tt_compiled_call(c, r[0].in, &yc));
+    tt_compile_stats st;
+    tt_compiled_stats(c, &st);
+    ck_assert_int_eq(st.conv_epilogues, 20);
+    tt_test_assert_close(yc, ye, 1e-4, "logits");
+    tt_release(ye), tt_release(yc);
+    tt_compiled_free(c);
+    for (int k = 0; k < 2; k++) {
+        tt_release(r[k].in[0]), tt_release(r[k].in[1]);
+        resnet18_free(&r[k]);
+    }
+}
+END_TEST
+
 /* The fused op refuses what it cannot mean, naming the argument. */
 START_TEST(test_conv_pointwise_errors)
 {
@@ -990,6 +1040,7 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, test_conv_epilogues_fold);
     tcase_add_test(tc, test_conv_pointwise_errors);
     tcase_add_test(tc, test_conv_plan_covers_scratchpads);
+    tcase_add_test(tc, test_resnet18_compiled_equals_eager);
     tcase_add_test(tc, test_conv_traced_nodes);
     tcase_add_test(tc, test_conv_oom);
     tcase_add_test(tc, test_conv_backward_mask);
