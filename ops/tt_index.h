@@ -20,6 +20,41 @@ extern "C" {
 
 /* ------------------------------------------ advanced indexing, masks */
 
+/* masked_fill: self with `value` where mask (bool; uint8 too, as PyTorch
+ * 1.13) holds, in the broadcast shape of self and mask (contiguous). The
+ * value is cast to self's dtype. _tensor: value is a 0-dim tensor. */
+tt_tensor *tt_masked_fill(const tt_tensor *self, const tt_tensor *mask, double value);
+tt_tensor *tt_masked_fill_tensor(const tt_tensor *self, const tt_tensor *mask,
+                                 const tt_tensor *value);
+/* index.Tensor: PyTorch's advanced indexing, self[indices[0], ...]: n
+ * entries, NULL for None (a full slice); i64 index tensors broadcast
+ * together; a bool (or uint8) index is its nonzero and covers as many
+ * dims as it has. The broadcast index shape replaces the indexed dims
+ * where they are adjacent, else it comes first. Indices may be negative;
+ * out of range is an error. */
+tt_tensor *tt_index(const tt_tensor *self, int n, tt_tensor *const *indices);
+/* index_put: a copy of self with values (broadcast to self[indices]'s
+ * shape, self's dtype) written at the indices; accumulate adds instead
+ * (repeated indices add up, in a fixed order). Without accumulate, the
+ * last of repeated indices wins. _: the same into self. */
+tt_tensor *tt_index_put(const tt_tensor *self, int n, tt_tensor *const *indices,
+                        const tt_tensor *values, bool accumulate);
+tt_status tt_index_put_(tt_tensor *self, int n, tt_tensor *const *indices,
+                        const tt_tensor *values, bool accumulate);
+/* nonzero: [count, ndim] i64, the positions of self's non-zero elements
+ * in row-major order. Traced, count is a data-dependent size (u0): code
+ * that branches on it is a graph break, never a guess. */
+tt_tensor *tt_nonzero(const tt_tensor *self);
+
+#ifdef TT_CALLSITES
+#define tt_masked_fill(...) TT_CALLSITE_T(tt_masked_fill, __VA_ARGS__)
+#define tt_masked_fill_tensor(...) TT_CALLSITE_T(tt_masked_fill_tensor, __VA_ARGS__)
+#define tt_index(...) TT_CALLSITE_T(tt_index, __VA_ARGS__)
+#define tt_index_put(...) TT_CALLSITE_T(tt_index_put, __VA_ARGS__)
+#define tt_index_put_(...) TT_CALLSITE_S(tt_index_put_, __VA_ARGS__)
+#define tt_nonzero(...) TT_CALLSITE_T(tt_nonzero, __VA_ARGS__)
+#endif
+
 /* ------------------------------------- sorting, selection, scans */
 
 #pragma GCC visibility pop

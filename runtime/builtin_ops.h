@@ -579,6 +579,26 @@
     /* ---- ops/indexing.c: gather, scatter, index_select, index_copy ---- */ \
     \
     /* ---- ops/advanced_index.c: index.Tensor, index_put, masks, nonzero */ \
+    /* masked_fill's row data: 1 for the Tensor value (it gets a gradient). */ \
+    X(ADV_INDEX, MASKED_FILL_SCALAR, "tt::masked_fill.Scalar(Tensor self, Tensor mask, " \
+          "Scalar value) -> Tensor", \
+          masked_fill_kernel, masked_fill_kernel, masked_fill_backward, setup_masked_fill, 0, 0) \
+    X(ADV_INDEX, MASKED_FILL_TENSOR, "tt::masked_fill.Tensor(Tensor self, Tensor mask, " \
+          "Tensor value) -> Tensor", \
+          masked_fill_kernel, masked_fill_kernel, masked_fill_backward, setup_masked_fill, 1, 0) \
+    X(ADV_INDEX, INDEX_TENSOR, "tt::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", \
+          index_kernel, index_kernel, index_backward, setup_index, 0, 0) \
+    /* index_put's row data: 1 for the in-place form. */ \
+    X(ADV_INDEX, INDEX_PUT, "tt::index_put(Tensor self, Tensor?[] indices, Tensor values, " \
+          "bool accumulate=False) -> Tensor", \
+          index_put_kernel, index_put_kernel, index_put_backward, setup_index_put, 0, 0) \
+    X(ADV_INDEX, INDEX_PUT_, "tt::index_put_(Tensor(a!) self, Tensor?[] indices, " \
+          "Tensor values, bool accumulate=False) -> Tensor(a!)", \
+          index_put_kernel, index_put_kernel, index_put_backward, setup_index_put, 1, \
+          TT_BUILTIN_INPLACE) \
+    /* nonzero's count is data: its fake kernel makes an unbacked size. */ \
+    X(ADV_INDEX, NONZERO, "tt::nonzero(Tensor self) -> Tensor", \
+          nonzero_kernel, nonzero_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
     /* ---- ops/sort_scan.c: sorting, selection along a dim, scans ------- */ \
     \

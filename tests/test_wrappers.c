@@ -126,6 +126,14 @@ static tt_tensor *pool_indices(void)
     return ind;
 }
 
+/* [None, IDX], for the advanced-indexing wrappers (x[:, IDX]). */
+static tt_tensor *const *none_idx(void)
+{
+    static tt_tensor *l[2];
+    l[0] = NULL, l[1] = IDX;
+    return l;
+}
+
 static const tt_adamw_opts adamw_opts = {
     .lr = 0.01, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-6, .weight_decay = 0.1};
 static const tt_sgd_opts sgd_opts = {
@@ -287,6 +295,15 @@ static const tt_sgd_opts sgd_opts = {
       INPLACE(tt_sgd_(W, A, W2, STEP, &sgd_opts)))                                       \
     /* ---- ops/tt_index.h: gather, scatter, index_select */                            \
     /* ---- ops/tt_index.h: advanced indexing, masks */                                    \
+    X(tt_masked_fill, "tt::masked_fill.Scalar", "A, C, -1.5", tt_masked_fill(A, C, -1.5))     \
+    X(tt_masked_fill_tensor, "tt::masked_fill.Tensor", "A, C, STEP",                            \
+      tt_masked_fill_tensor(A, C, STEP))                                                        \
+    X(tt_index, "tt::index.Tensor", "A, [None, IDX]", tt_index(A, 2, none_idx()))              \
+    X(tt_index_put, "tt::index_put", "A, [None, IDX], V3, true",                                \
+      tt_index_put(A, 2, none_idx(), V3, true))                                                 \
+    X(tt_index_put_, "tt::index_put_", "W, [None, IDX], V3, false",                             \
+      INPLACE(tt_index_put_(W, 2, none_idx(), V3, false)))                                      \
+    X(tt_nonzero, "tt::nonzero", "C", tt_nonzero(C))                                           \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
 
