@@ -141,6 +141,299 @@ static tt_status masked_fill_backward(tt_autograd_ctx *ctx, tt_tensor *const *g,
     return st;
 }
 
+/* ------------------------------------ masked_scatter and masked_select */
+
+static inline void copy_elem(char *d, const char *s, size_t es)
+{
+    switch (es) {
+    case 8: memcpy(d, s, 8); break;
+    case 4: memcpy(d, s, 4); break;
+    case 2: memcpy(d, s, 2); break;
+    default: memcpy(d, s, 1); break;
+    }
+}
+
+/* A new contiguous copy of t broadcast to (nd, sizes) (real tensors). */
+static tt_tensor *dense_over(const tt_tensor *t, int nd, const tt_size *sizes)
+{
+    tt_tensor *out = tt__ops_new(false, nd, sizes, NULL, tt_dtype_of(t));
+    tt_tensor al;
+    tt__broadcast_alias(&al, t, nd, sizes);
+    tt__refresh_flags(&al);
+    if (out && tt__copy_raw(out, &al))
+        out = tt_release(out);
+    return out;
+}
+
+static tt_status want_mask(const char *op, const tt_tensor *mask)
+{
+    tt_dtype mdt = tt_dtype_of(mask);
+    if (mdt == TT_BOOL || mdt == TT_U8) /* uint8: PyTorch 1.13 takes it, deprecated */
+        return TT_OK;
+    return tt_error(TT_EDTYPE, "%s: argument 'mask' (#2): expected a bool mask, got %s", op,
+                    tt_dtype_name(mdt));
+}
+
+/* The broadcast shape of a and the mask, a contiguous copy of the mask
+ * over it (real calls), and its count of set elements. */
+static tt_status mask_over(const char *op, const tt_tensor *a, const char *aname,
+                           const tt_tensor *mask, int *nd, tt_size *sizes, tt_tensor **mc,
+                           int64_t *count)
+{
+    const tt_tensor *ins[2] = {a, mask};
+    tt_status st = tt__broadcast(op, 2, ins, (const char *[]){aname, "mask"},
+                                 (const int[]){1, 2}, nd, sizes);
+    if (st || !mc)
+        return st;
+    *mc = dense_over(mask, *nd, sizes);
+    if (!*mc)
+        return tt_errcode();
+    const uint8_t *m = (const uint8_t *)tt__ptr(*mc);
+    int64_t n = tt_numel(*mc), c = 0;
+    for (int64_t i = 0; i < n; i++)
+        c += m[i] != 0;
+    *count = c;
+    return TT_OK;
+}
+
+/* masked_scatter(self, mask, source): self (broadcast with mask, in a new
+ * contiguous tensor) with source's elements, in source's row-major order,
+ * written where mask holds, in the result's row-major order. */
+static tt_tensor *masked_scatter(const tt_tensor *self, const tt_tensor *mask,
+                                 const tt_tensor *source)
+{
+    const char *op = tt__op_label(TT_OP_MASKED_SCATTER);
+    if (want_mask(op, mask))
+        return NULL;
+    if (tt_dtype_of(source) != tt_dtype_of(self)) {
+        tt_error(TT_EDTYPE, "%s: argument 'source' (#3): expected self and source to have the "
+                            "same dtype, got %s and %s", op, tt_dtype_name(tt_dtype_of(self)),
+                 tt_dtype_name(tt_dtype_of(source)));
+        return NULL;
+    }
+    bool fake = is_fake_t(self) || is_fake_t(mask) || is_fake_t(source);
+    int nd;
+    tt_size sizes[TT_MAX_DIMS];
+    tt_tensor *mc = NULL;
+    int64_t count = 0;
+    if (mask_over(op, self, "self", mask, &nd, sizes, fake ? NULL : &mc, &count))
+        return NULL;
+    tt_tensor *out = NULL;
+    if (!fake && count > tt_numel(source)) {
+        tt_error(TT_ESHAPE, "%s: argument 'source' (#3): the mask has %lld set elements, the "
+                            "source only %lld", op, (long long)count,
+                 (long long)tt_numel(source));
+        goto done;
+    }
+    out = tt__ops_new(fake, nd, sizes, NULL, tt_dtype_of(self));
+    if (!out || fake)
+        goto done;
+    tt_tensor al;
+    tt__broadcast_alias(&al, self, nd, sizes);
+    tt__refresh_flags(&al);
+    tt_tensor *sc = tt__copy_raw(out, &al) ? NULL : tt__contiguous_raw(source);
+    if (!sc) {
+        out = tt_release(out);
+        goto done;
+    }
+    size_t es = tt_dtype_size(tt_dtype_of(self));
+    const uint8_t *m = (const uint8_t *)tt__ptr(mc);
+    const char *sp = tt__ptr(sc);
+    char *op_ = tt__ptr(out);
+    for (int64_t i = 0, k = 0, n = tt_numel(out); i < n; i++)
+        if (m[i])
+            copy_elem(op_ + (size_t)i * es, sp + (size_t)(k++) * es, es);
+    tt_release(sc);
+done:
+    tt_release(mc);
+    return out;
+}
+
+static tt_status masked_scatter_kernel(tt_frame *f)
+{
+    tt_tensor *self, *mask, *source;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_tensor(f, 1, &mask)) ||
+        (st = tt_arg_tensor(f, 2, &source)))
+        return st;
+    tt_tensor *r = masked_scatter(self, mask, source);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* masked_scatter_backward(grad, mask, sizes): the gradient of source, of
+ * shape sizes: grad's elements where mask holds, in order, then zeros
+ * (PyTorch 2's op of that name; its size needs no data, so it traces). */
+static tt_status masked_scatter_backward_kernel(tt_frame *f)
+{
+    const char *op = tt__op_label(TT_OP_MASKED_SCATTER_BACKWARD);
+    tt_tensor *g, *mask;
+    const int64_t *sz;
+    int nd;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &mask)) ||
+        (st = tt_arg_ints(f, 2, &sz, &nd)) || (st = want_mask(op, mask)))
+        return st;
+    bool fake = tt_frame_is_fake(f) || is_fake_t(g) || is_fake_t(mask);
+    int bnd;
+    tt_size bs[TT_MAX_DIMS];
+    tt_tensor *mc = NULL;
+    int64_t count = 0;
+    if ((st = mask_over(op, g, "grad_output", mask, &bnd, bs, fake ? NULL : &mc, &count)))
+        return st;
+    tt_tensor *out = tt__ops_new(fake, nd, sz, NULL, tt_dtype_of(g));
+    if (!out || fake) {
+        tt_release(mc);
+        return out ? tt_return(f, 0, out) : tt_errcode();
+    }
+    if (count > tt_numel(out)) {
+        st = tt_error(TT_ESHAPE, "%s: the mask has %lld set elements, the source only %lld", op,
+                      (long long)count, (long long)tt_numel(out));
+    } else {
+        tt_tensor *gc = dense_over(g, bnd, bs);
+        if (!gc) {
+            st = tt_errcode();
+        } else {
+            size_t es = tt_dtype_size(tt_dtype_of(g));
+            memset(tt__ptr(out), 0, (size_t)tt_numel(out) * es);
+            const uint8_t *m = (const uint8_t *)tt__ptr(mc);
+            for (int64_t i = 0, k = 0, n = tt_numel(gc); i < n; i++)
+                if (m[i])
+                    copy_elem(tt__ptr(out) + (size_t)(k++) * es, tt__ptr(gc) + (size_t)i * es, es);
+            tt_release(gc);
+        }
+    }
+    tt_release(mc);
+    if (st) {
+        tt_release(out);
+        return st;
+    }
+    return tt_return(f, 0, out);
+}
+
+/* masked_scatter: self gets grad where mask does not hold; source gets
+ * masked_scatter_backward (the engine sums self's back to its shape). */
+static tt_status setup_masked_scatter(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                      const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 1, (tt_tensor *[]){in[1].u.t});
+    return st ? st : tt_ctx_save_shape(ctx, "source", in[2].u.t);
+}
+
+static tt_status masked_scatter_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                         tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_status st = TT_OK;
+    tt_tensor *mask = SAVED(0);
+    if (NEED(0))
+        st = tt__put_grad(ctx, gi, 0, tt_where_scalar(mask, 0, g[0]));
+    if (!st && NEED(2)) {
+        const int64_t *shape;
+        int nd;
+        if ((st = tt_ctx_get_ints(ctx, "source", &shape, &nd)))
+            return st;
+        st = tt__put_grad(ctx, gi, 2,
+                          tt__call_op(TT_OP_MASKED_SCATTER_BACKWARD,
+                                      TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(mask),
+                                              tt_v_ints(nd, shape))));
+    }
+    return st;
+}
+
+/* masked_select(self, mask) -> 1-d: self's elements (broadcast with mask)
+ * where mask holds, in row-major order. The count is data: a fake call
+ * makes an unbacked size, at most the broadcast numel when known. */
+static tt_tensor *masked_select(tt_frame *f, const tt_tensor *self, const tt_tensor *mask)
+{
+    const char *op = tt__op_label(TT_OP_MASKED_SELECT);
+    if (want_mask(op, mask))
+        return NULL;
+    bool fake = is_fake_t(self) || is_fake_t(mask);
+    int nd;
+    tt_size sizes[TT_MAX_DIMS];
+    tt_tensor *mc = NULL;
+    int64_t count = 0;
+    if (mask_over(op, self, "self", mask, &nd, sizes, fake ? NULL : &mc, &count))
+        return NULL;
+    if (fake) {
+        if (!f) {
+            tt_error(TT_EINTERNAL, "%s: a fake input outside a fake kernel", op);
+            return NULL;
+        }
+        tt_size numel = 1;
+        bool sym = false;
+        for (int d = 0; d < nd; d++) {
+            sym = sym || tt_size_is_sym(sizes[d]);
+            numel = sym ? 0 : numel * sizes[d];
+        }
+        tt_size u = sym ? tt_frame_new_dynamic_size(f)
+                        : tt_frame_new_dynamic_size_bounded(f, 0, numel);
+        return u ? tt__ops_new(true, 1, &u, NULL, tt_dtype_of(self)) : NULL;
+    }
+    tt_tensor *out = tt__ops_new(false, 1, &count, NULL, tt_dtype_of(self));
+    tt_tensor *sc = out ? dense_over(self, nd, sizes) : NULL;
+    if (sc) {
+        size_t es = tt_dtype_size(tt_dtype_of(self));
+        const uint8_t *m = (const uint8_t *)tt__ptr(mc);
+        for (int64_t i = 0, k = 0, n = tt_numel(sc); i < n; i++)
+            if (m[i])
+                copy_elem(tt__ptr(out) + (size_t)(k++) * es, tt__ptr(sc) + (size_t)i * es, es);
+    } else {
+        out = tt_release(out);
+    }
+    tt_release(sc);
+    tt_release(mc);
+    return out;
+}
+
+static tt_status masked_select_kernel(tt_frame *f)
+{
+    tt_tensor *self, *mask;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_tensor(f, 1, &mask)))
+        return st;
+    tt_tensor *r = masked_select(tt_frame_is_fake(f) ? f : NULL, self, mask);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* masked_select: PyTorch's masked_select_backward, zeros of the broadcast
+ * shape with grad scattered where mask holds (the engine sums it back to
+ * self's shape). */
+static tt_status setup_masked_select(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                     const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    const tt_tensor *ins[2] = {in[0].u.t, in[1].u.t};
+    int nd;
+    tt_size sizes[TT_MAX_DIMS];
+    tt_status st = tt__broadcast(tt__op_label(TT_OP_MASKED_SELECT), 2, ins,
+                                 (const char *[]){"self", "mask"}, (const int[]){1, 2}, &nd,
+                                 sizes);
+    if (!st)
+        st = tt_ctx_save_for_backward(ctx, 1, (tt_tensor *[]){in[1].u.t});
+    return st ? st : tt_ctx_save_ints(ctx, "shape", nd, sizes);
+}
+
+static tt_status masked_select_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                        tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    if (!NEED(0))
+        return TT_OK;
+    const int64_t *shape;
+    int nd;
+    tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &nd);
+    if (st)
+        return st;
+    tt_scope_begin();
+    tt_tensor *z = tt__call_op(TT_OP_FULL, TT_ARGS(tt_v_ints(nd, shape), tt_v_int(0),
+                                                   tt_v_dtype(tt_dtype_of(g[0]))));
+    tt_tensor *r = tt_keep(z ? tt_masked_scatter(z, SAVED(0), g[0]) : NULL);
+    tt_scope_end();
+    return tt__put_grad(ctx, gi, 0, r);
+}
+
 /* ---------------------------------------------------- advanced indexing */
 
 /* An indexing call taken apart. idx[k] (a new reference, i64) indexes
@@ -528,16 +821,6 @@ typedef struct {
     tt_dtype dt;
     bool accumulate;
 } ix_copy;
-
-static inline void copy_elem(char *d, const char *s, size_t es)
-{
-    switch (es) {
-    case 8: memcpy(d, s, 8); break;
-    case 4: memcpy(d, s, 4); break;
-    case 2: memcpy(d, s, 2); break;
-    default: memcpy(d, s, 1); break;
-    }
-}
 
 /* index: result[res_b + res_r] = self[self_b + self_r], over flat (b, r). */
 static void index_task(int64_t begin, int64_t end, void *vp)
@@ -990,4 +1273,22 @@ tt_tensor *tt_nonzero(const tt_tensor *self)
     if (tt__fast_path(TT_OP_NONZERO, 1, &self))
         return nonzero(NULL, self);
     return tt__call_op(TT_OP_NONZERO, TT_ARGS(tt_v_tensor(self)));
+}
+
+tt_tensor *tt_masked_scatter(const tt_tensor *self, const tt_tensor *mask,
+                             const tt_tensor *source)
+{
+    const tt_tensor *ts[3] = {self, mask, source};
+    if (tt__fast_path(TT_OP_MASKED_SCATTER, 3, ts))
+        return masked_scatter(self, mask, source);
+    return tt__call_op(TT_OP_MASKED_SCATTER,
+                       TT_ARGS(tt_v_tensor(self), tt_v_tensor(mask), tt_v_tensor(source)));
+}
+
+tt_tensor *tt_masked_select(const tt_tensor *self, const tt_tensor *mask)
+{
+    const tt_tensor *ts[2] = {self, mask};
+    if (tt__fast_path(TT_OP_MASKED_SELECT, 2, ts))
+        return masked_select(NULL, self, mask);
+    return tt__call_op(TT_OP_MASKED_SELECT, TT_ARGS(tt_v_tensor(self), tt_v_tensor(mask)));
 }

@@ -45,6 +45,15 @@ tt_status tt_index_put_(tt_tensor *self, int n, tt_tensor *const *indices,
  * in row-major order. Traced, count is a data-dependent size (u0): code
  * that branches on it is a graph break, never a guess. */
 tt_tensor *tt_nonzero(const tt_tensor *self);
+/* masked_scatter: self (broadcast with mask) with source's elements, in
+ * source's row-major order, written where mask holds; source must have
+ * at least as many elements as mask has set, and self's dtype. */
+tt_tensor *tt_masked_scatter(const tt_tensor *self, const tt_tensor *mask,
+                             const tt_tensor *source);
+/* masked_select: 1-d, self's elements (broadcast with mask) where mask
+ * holds, in row-major order; traced, its size is data-dependent as
+ * nonzero's. */
+tt_tensor *tt_masked_select(const tt_tensor *self, const tt_tensor *mask);
 
 #ifdef TT_CALLSITES
 #define tt_masked_fill(...) TT_CALLSITE_T(tt_masked_fill, __VA_ARGS__)
@@ -53,6 +62,8 @@ tt_tensor *tt_nonzero(const tt_tensor *self);
 #define tt_index_put(...) TT_CALLSITE_T(tt_index_put, __VA_ARGS__)
 #define tt_index_put_(...) TT_CALLSITE_S(tt_index_put_, __VA_ARGS__)
 #define tt_nonzero(...) TT_CALLSITE_T(tt_nonzero, __VA_ARGS__)
+#define tt_masked_scatter(...) TT_CALLSITE_T(tt_masked_scatter, __VA_ARGS__)
+#define tt_masked_select(...) TT_CALLSITE_T(tt_masked_select, __VA_ARGS__)
 #endif
 
 /* ------------------------------------- sorting, selection, scans */

@@ -596,6 +596,19 @@
           "Tensor values, bool accumulate=False) -> Tensor(a!)", \
           index_put_kernel, index_put_kernel, index_put_backward, setup_index_put, 1, \
           TT_BUILTIN_INPLACE) \
+    X(ADV_INDEX, MASKED_SCATTER, "tt::masked_scatter(Tensor self, Tensor mask, " \
+          "Tensor source) -> Tensor", \
+          masked_scatter_kernel, masked_scatter_kernel, masked_scatter_backward, \
+          setup_masked_scatter, 0, 0) \
+    /* PyTorch 2's op (1.13 computes it inline): masked_scatter's gradient \
+     * of source, whose size needs no data. */ \
+    X(ADV_INDEX, MASKED_SCATTER_BACKWARD, "tt::masked_scatter_backward(Tensor grad_output, " \
+          "Tensor mask, SymInt[] sizes) -> Tensor", \
+          masked_scatter_backward_kernel, masked_scatter_backward_kernel, NULL, NULL, 0, 0) \
+    /* masked_select's count is data, as nonzero's. */ \
+    X(ADV_INDEX, MASKED_SELECT, "tt::masked_select(Tensor self, Tensor mask) -> Tensor", \
+          masked_select_kernel, masked_select_kernel, masked_select_backward, \
+          setup_masked_select, 0, 0) \
     /* nonzero's count is data: its fake kernel makes an unbacked size. */ \
     X(ADV_INDEX, NONZERO, "tt::nonzero(Tensor self) -> Tensor", \
           nonzero_kernel, nonzero_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \

@@ -268,6 +268,20 @@ static tt_tensor *m_put_acc(tt_tensor *x, tt_tensor *v)
     return tt_index_put(x, 2, (tt_tensor *[]){NULL, DUP4}, v, true);
 }
 
+static tt_tensor *m_scatter(tt_tensor *x, tt_tensor *v)
+{
+    return tt_masked_scatter(x, MASK23, v);
+}
+static tt_tensor *m_scatter_bcast(tt_tensor *x, tt_tensor *v)
+{
+    return tt_masked_scatter(x, MASK3, v); /* x [2, 1] broadcast to [2, 3] */
+}
+static tt_tensor *m_select(tt_tensor *x, tt_tensor *v)
+{
+    (void)v;
+    return tt_masked_select(x, MASK23);
+}
+
 static const struct {
     const char *name;
     model_fn fn;
@@ -286,6 +300,9 @@ static const struct {
     {"index mask", m_index_mask, 3, {2, 3, 4}, 0, {0}, true},
     {"index_put", m_put, 3, {2, 3, 4}, 2, {2, 3}, false},
     {"index_put accumulate", m_put_acc, 3, {2, 3, 4}, 2, {4, 1}, false},
+    {"masked_scatter", m_scatter, 2, {2, 3}, 1, {5}, false},
+    {"masked_scatter broadcast", m_scatter_bcast, 2, {2, 1}, 2, {2, 3}, false},
+    {"masked_select", m_select, 3, {4, 2, 3}, 0, {0}, true},
 };
 
 /* Distinct values in a scrambled order, f64. */
@@ -532,7 +549,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- errors */
 
-static tt_tensor *EX, *EI, *EM, *EF, *EV;
+static tt_tensor *EX, *EI, *EM, *EF, *EV, *EALL;
 
 static void errors_setup(void)
 {
@@ -543,11 +560,12 @@ static void errors_setup(void)
     EM = NN(tt_from_data(1, (const int64_t[]){2}, TT_BOOL, m));
     EF = NN(tt_full(1, (const int64_t[]){2}, 1, TT_F32));
     EV = NN(tt_full(1, (const int64_t[]){3}, 1, TT_F32));
+    EALL = NN(tt_full(1, (const int64_t[]){3}, 1, TT_BOOL));
 }
 
 static void errors_teardown(void)
 {
-    tt_tensor **all[] = {&EX, &EI, &EM, &EF, &EV};
+    tt_tensor **all[] = {&EX, &EI, &EM, &EF, &EV, &EALL};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -596,7 +614,19 @@ static tt_tensor *vec_value(void)
       "dtypes match, got f32 for the destination and i64 for the source")                       \
     X(put_shape, tt_index_put(EX, 1, list3(EI, NULL, NULL), EV, false), TT_ESHAPE,              \
       "tt::index_put: argument 'values' (#3): shape mismatch: value tensor of shape [3] cannot " \
-      "be broadcast to indexing result of shape [2, 4]")
+      "be broadcast to indexing result of shape [2, 4]")                                        \
+    X(scatter_mask, tt_masked_scatter(EX, EF, EX), TT_EDTYPE,                                   \
+      "tt::masked_scatter: argument 'mask' (#2): expected a bool mask, got f32")                \
+    X(scatter_dtype, tt_masked_scatter(EF, EM, EI), TT_EDTYPE,                                  \
+      "tt::masked_scatter: argument 'source' (#3): expected self and source to have the same "  \
+      "dtype, got f32 and i64")                                                                 \
+    X(scatter_short, tt_masked_scatter(EV, EALL, EF), TT_ESHAPE,                           \
+      "tt::masked_scatter: argument 'source' (#3): the mask has 3 set elements, the source "    \
+      "only 2")                                                                                 \
+    X(scatter_shape, tt_masked_scatter(EX, EM, EX), TT_ESHAPE, "tt::masked_scatter: argument") \
+    X(select_mask, tt_masked_select(EX, EI), TT_EDTYPE,                                         \
+      "tt::masked_select: argument 'mask' (#2): expected a bool mask, got i64")                 \
+    X(select_shape, tt_masked_select(EX, EM), TT_ESHAPE, "tt::masked_select: argument 'mask'")
 
 
 TT_ERROR_TABLE(ADV_ERRORS, adv_errors);

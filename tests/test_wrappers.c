@@ -304,6 +304,8 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_index_put_, "tt::index_put_", "W, [None, IDX], V3, false",                             \
       INPLACE(tt_index_put_(W, 2, none_idx(), V3, false)))                                      \
     X(tt_nonzero, "tt::nonzero", "C", tt_nonzero(C))                                           \
+    X(tt_masked_scatter, "tt::masked_scatter", "A, C, B", tt_masked_scatter(A, C, B))           \
+    X(tt_masked_select, "tt::masked_select", "A, C", tt_masked_select(A, C))                    \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
 

@@ -708,6 +708,16 @@ def refuse(what):
     return f
 
 
+def masked_scatter_backward_ref(g, m, sizes):
+    # PyTorch 2's masked_scatter_backward (1.13 has it inline in
+    # derivatives.yaml): grad where mask holds, then zeros, viewed as sizes.
+    sel = torch.masked_select(g, m)
+    n = math.prod(sizes)
+    if sel.numel() > n:
+        raise RuntimeError("the mask has more set elements than the source")
+    return torch.cat([sel, sel.new_zeros(n - sel.numel())]).view(sizes)
+
+
 def adv_index_cases():
     """index.Tensor, index_put, masks, nonzero (ops/advanced_index.c)."""
     A = torch.ops.aten
@@ -718,6 +728,9 @@ def adv_index_cases():
         "tt::index_put": lambda s, ix, v, acc=False: A.index_put(s, ix, v, acc),
         "tt::index_put_": lambda s, ix, v, acc=False: A.index_put_(s, ix, v, acc),
         "tt::nonzero": lambda s: torch.nonzero(s),
+        "tt::masked_scatter": lambda s, m, src: A.masked_scatter(s, m, src),
+        "tt::masked_scatter_backward": masked_scatter_backward_ref,
+        "tt::masked_select": lambda s, m: torch.masked_select(s, m),
     })
 
     def ix(n, sizes=(3,), neg=False, dup=False):
@@ -823,6 +836,34 @@ def adv_index_cases():
          T(F32, [4], "c"))
     case("tt::index_put_", T(F32, [3, 4], "c"), TL(T(I64, [2], "c", (1, 0, 5, 0, 1))),
          T(F32, [4], "c"))
+
+    # ---- masked_scatter, masked_select: dtypes, broadcasting, layouts
+    for dt in ALL:
+        case("tt::masked_scatter", T(dt, [2, 3], "t"), mask23, T(dt, [7], "c"))
+        case("tt::masked_select", T(dt, [2, 3], "s"), mask23)
+    for lay in LAYOUTS:
+        case("tt::masked_scatter", T(F32, [3, 4], lay), T(BOOL, [4], "c"), T(F32, [3, 4], "t"))
+        case("tt::masked_select", T(F32, [3, 4], lay), T(BOOL, [3, 1], "c"))
+    case("tt::masked_scatter", T(F64, [2, 3], "c", rg=True), mask23,
+         T(F64, [2, 4], "t", rg=True))
+    case("tt::masked_scatter", T(F64, [3], "c", rg=True), mask23, T(F64, [5], "c", rg=True))
+    case("tt::masked_scatter", T(F64, [2, 3], "c", rg=True), T(BOOL, [3], "c"),
+         T(F64, [4], "c", rg=True))
+    case("tt::masked_scatter", T(F32, [2, 3], "c"), T(U8, [2, 3], "c", (1, 0, 2, 0, 1)),
+         T(F32, [6], "c"))
+    case("tt::masked_scatter", T(F32, [2, 3], "c"), mask23, T(F32, [3], "c"))
+    case("tt::masked_scatter", T(F32, [2, 3], "c"), mask23, T(F64, [6], "c"))
+    case("tt::masked_scatter", T(F32, [2, 3], "c"), T(I64, [2, 3], "c"), T(F32, [6], "c"),
+         ref=refuse("masked_scatter: an i64 mask"),
+         note="PyTorch 1.13 takes a mask of any dtype and reads its bytes as bools; "
+              "tt takes bool and uint8 masks only")
+    case("tt::masked_scatter_backward", T(F64, [2, 3], "t"), mask23, [2, 4])
+    case("tt::masked_scatter_backward", T(F64, [2, 3], "c"), T(BOOL, [3], "c"), [5])
+    case("tt::masked_scatter_backward", T(F64, [2, 3], "c"), mask23, [3])
+    case("tt::masked_select", T(F32, [3], "c"), mask23)
+    case("tt::masked_select", T(F32, [2, 3], "c"), T(U8, [2, 3], "c", (1, 0, 2, 0, 1)))
+    case("tt::masked_select", T(F32, [2, 3], "c"), T(F32, [2, 3], "c"))
+    case("tt::masked_select", T(F32, [2, 3], "c"), T(BOOL, [4], "c"))
 
     # ---- nonzero: every dtype, layouts, 0-dim, empty
     for dt in ALL:
