@@ -54,6 +54,13 @@ tt_tensor *tt_masked_scatter(const tt_tensor *self, const tt_tensor *mask,
  * holds, in row-major order; traced, its size is data-dependent as
  * nonzero's. */
 tt_tensor *tt_masked_select(const tt_tensor *self, const tt_tensor *mask);
+/* tt::embedding with PyTorch's options (tt_embedding, in tt_ops.h, is
+ * this with padding_idx -1 and scale_grad_by_freq false): the row
+ * padding_idx gets no gradient (-1: none; a negative index is not
+ * wrapped, as aten's); scale_grad_by_freq divides each row's gradient by
+ * its index's count in indices. sparse=True has no wrapper: refused. */
+tt_tensor *tt_embedding_ex(const tt_tensor *weight, const tt_tensor *indices,
+                           int64_t padding_idx, bool scale_grad_by_freq);
 
 #ifdef TT_CALLSITES
 #define tt_masked_fill(...) TT_CALLSITE_T(tt_masked_fill, __VA_ARGS__)
@@ -64,6 +71,7 @@ tt_tensor *tt_masked_select(const tt_tensor *self, const tt_tensor *mask);
 #define tt_nonzero(...) TT_CALLSITE_T(tt_nonzero, __VA_ARGS__)
 #define tt_masked_scatter(...) TT_CALLSITE_T(tt_masked_scatter, __VA_ARGS__)
 #define tt_masked_select(...) TT_CALLSITE_T(tt_masked_select, __VA_ARGS__)
+#define tt_embedding_ex(...) TT_CALLSITE_T(tt_embedding_ex, __VA_ARGS__)
 #endif
 
 /* ------------------------------------- sorting, selection, scans */

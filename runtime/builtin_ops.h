@@ -379,12 +379,16 @@
     X(FACTORIES, EMPTY_LIKE, "tt::empty_like(Tensor self) -> Tensor", \
           empty_like_kernel, empty_like_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
-    /* ---- ops/embedding.c (PyTorch's embedding also takes padding_idx, \
-     * scale_grad_by_freq and sparse: not taken here) ------------------- */ \
-    X(EMBED, EMBEDDING, "tt::embedding(Tensor weight, Tensor indices) -> Tensor", \
+    /* ---- ops/embedding.c (sparse=True is refused: tt has no sparse \
+     * tensors) ---------------------------------------------------------- */ \
+    X(EMBED, EMBEDDING, "tt::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, " \
+          "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", \
           embedding_kernel, embedding_kernel, embedding_backward, setup_embedding, 0, 0) \
+    /* PyTorch's padding_idx and scale_grad_by_freq have no defaults; \
+     * here they do, so the older three-argument calls still mean it. */ \
     X(EMBED, EMBEDDING_DENSE_BACKWARD, "tt::embedding_dense_backward(Tensor grad_output, " \
-          "Tensor indices, SymInt num_weights) -> Tensor", \
+          "Tensor indices, SymInt num_weights, int padding_idx=-1, " \
+          "bool scale_grad_by_freq=False) -> Tensor", \
           embedding_backward_kernel, embedding_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/normalization.c (PyTorch's layer_norm also takes \
      * cudnn_enable: not taken here) ------------------------------------ */ \

@@ -194,7 +194,7 @@ END_TEST
 /* ------------------------------------------------------------ gradcheck */
 
 /* The index tensors of the models (made by the fixture of their TCase). */
-static tt_tensor *I3, *J21, *K2, *MASK23, *MASK3, *DUP4;
+static tt_tensor *I3, *J21, *K2, *MASK23, *MASK3, *DUP4, *EMB_IDX;
 
 static void models_setup(void)
 {
@@ -203,6 +203,8 @@ static void models_setup(void)
     J21 = NN(tt_from_data(2, (const int64_t[]){2, 1}, TT_I64, (const int64_t[]){1, 3}));
     K2 = i64s(2, (const int64_t[]){1, -1});
     DUP4 = i64s(4, (const int64_t[]){1, 0, 1, 1});
+    EMB_IDX = NN(tt_from_data(2, (const int64_t[]){2, 3}, TT_I64,
+                              (const int64_t[]){3, 1, 4, 3, 0, 3}));
     const bool m23[6] = {true, false, false, false, true, true}, m3[3] = {true, false, true};
     MASK23 = NN(tt_from_data(2, (const int64_t[]){2, 3}, TT_BOOL, m23));
     MASK3 = NN(tt_from_data(1, (const int64_t[]){3}, TT_BOOL, m3));
@@ -210,7 +212,7 @@ static void models_setup(void)
 
 static void models_teardown(void)
 {
-    tt_tensor **all[] = {&I3, &J21, &K2, &DUP4, &MASK23, &MASK3};
+    tt_tensor **all[] = {&I3, &J21, &K2, &DUP4, &MASK23, &MASK3, &EMB_IDX};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -282,6 +284,19 @@ static tt_tensor *m_select(tt_tensor *x, tt_tensor *v)
     return tt_masked_select(x, MASK23);
 }
 
+/* embedding with a padding row (1) and gradients scaled by frequency:
+ * x is the weight [5, 3]; the indices repeat rows and name row 1. */
+static tt_tensor *m_embedding(tt_tensor *x, tt_tensor *v)
+{
+    (void)v;
+    return tt_embedding_ex(x, EMB_IDX, 1, true);
+}
+static tt_tensor *m_embedding_pad(tt_tensor *x, tt_tensor *v)
+{
+    (void)v;
+    return tt_embedding_ex(x, EMB_IDX, 3, false);
+}
+
 static const struct {
     const char *name;
     model_fn fn;
@@ -290,19 +305,25 @@ static const struct {
     int vnd; /* 0: no second input; else v's shape */
     int64_t vsizes[3];
     bool masked; /* a bool index: its traced size is data */
+    /* padding_idx and scale_grad_by_freq change the gradient on purpose:
+     * it is not the derivative, so no gradcheck (test_embedding_options
+     * checks its values; the differential file PyTorch's) */
+    bool not_a_derivative;
 } models[] = {
-    {"masked_fill", m_fill, 3, {4, 2, 3}, 0, {0}, false},
-    {"masked_fill broadcast", m_fill_bcast, 2, {3, 4}, 0, {0}, false},
-    {"masked_fill.Tensor", m_fill_tensor, 3, {4, 2, 3}, -1, {0}, false},
-    {"index adjacent", m_index_mid, 3, {2, 3, 4}, 0, {0}, false},
-    {"index split", m_index_split, 3, {2, 3, 4}, 0, {0}, false},
-    {"index duplicates", m_index_dup, 3, {2, 3, 4}, 0, {0}, false},
-    {"index mask", m_index_mask, 3, {2, 3, 4}, 0, {0}, true},
-    {"index_put", m_put, 3, {2, 3, 4}, 2, {2, 3}, false},
-    {"index_put accumulate", m_put_acc, 3, {2, 3, 4}, 2, {4, 1}, false},
-    {"masked_scatter", m_scatter, 2, {2, 3}, 1, {5}, false},
-    {"masked_scatter broadcast", m_scatter_bcast, 2, {2, 1}, 2, {2, 3}, false},
-    {"masked_select", m_select, 3, {4, 2, 3}, 0, {0}, true},
+    {"masked_fill", m_fill, 3, {4, 2, 3}, 0, {0}, false, false},
+    {"masked_fill broadcast", m_fill_bcast, 2, {3, 4}, 0, {0}, false, false},
+    {"masked_fill.Tensor", m_fill_tensor, 3, {4, 2, 3}, -1, {0}, false, false},
+    {"index adjacent", m_index_mid, 3, {2, 3, 4}, 0, {0}, false, false},
+    {"index split", m_index_split, 3, {2, 3, 4}, 0, {0}, false, false},
+    {"index duplicates", m_index_dup, 3, {2, 3, 4}, 0, {0}, false, false},
+    {"index mask", m_index_mask, 3, {2, 3, 4}, 0, {0}, true, false},
+    {"index_put", m_put, 3, {2, 3, 4}, 2, {2, 3}, false, false},
+    {"index_put accumulate", m_put_acc, 3, {2, 3, 4}, 2, {4, 1}, false, false},
+    {"masked_scatter", m_scatter, 2, {2, 3}, 1, {5}, false, false},
+    {"masked_scatter broadcast", m_scatter_bcast, 2, {2, 1}, 2, {2, 3}, false, false},
+    {"masked_select", m_select, 3, {4, 2, 3}, 0, {0}, true, false},
+    {"embedding scale_grad_by_freq", m_embedding, 2, {5, 3}, 0, {0}, false, true},
+    {"embedding padding_idx", m_embedding_pad, 2, {5, 3}, 0, {0}, false, true},
 };
 
 /* Distinct values in a scrambled order, f64. */
@@ -340,6 +361,8 @@ static tt_status f_forward(tt_tensor **in, int nin, tt_tensor **out, int nout, v
 
 START_TEST(test_gradcheck)
 {
+    if (models[_i].not_a_derivative)
+        return;
     tt_tensor *in[2];
     int nin = model_inputs(_i, in), i = _i;
     tt_status st = tt_gradcheck(f_forward, nin, in, 1, NULL, &i);
@@ -658,6 +681,47 @@ START_TEST(test_index_bounds)
 }
 END_TEST
 
+/* The padding row gets no gradient; each other row's is divided by how
+ * often its index appears; sparse=True is refused; the existing
+ * two-argument form means padding_idx -1. */
+START_TEST(test_embedding_options)
+{
+    tt_tensor *w = NN(tt_ones(2, (const int64_t[]){4, 2}, TT_F64));
+    OK(tt_set_requires_grad(w, true));
+    tt_tensor *idx = i64s(5, (const int64_t[]){2, 0, 2, 2, 3});
+    tt_tensor *y = NN(tt_embedding_ex(w, idx, 3, true));
+    tt_tensor *s = NN(tt_sum_all(y)), *g = NULL;
+    OK(tt_grad(1, &s, NULL, 1, &w, &g));
+    /* row 0: once (1); row 1: never; row 2: three times, scaled by 1/3;
+     * row 3: the padding row */
+    assert_values(g, 8, (const double[]){1, 1, 0, 0, 1, 1, 0, 0}, "embedding gradient");
+    tt_release(g);
+    tt_release(s);
+    tt_release(y);
+    y = NN(tt_embedding(w, idx));
+    s = NN(tt_sum_all(y));
+    OK(tt_grad(1, &s, NULL, 1, &w, &g));
+    assert_values(g, 8, (const double[]){1, 1, 0, 0, 3, 3, 1, 1}, "embedding gradient, plain");
+    tt_release(g);
+    tt_release(s);
+    tt_release(y);
+    tt_op *op = tt_op_find("tt::embedding");
+    ck_assert_ptr_null(tt_call(op, tt_v_tensor(w), tt_v_tensor(idx), tt_v_int(-1),
+                               tt_v_bool(false), tt_v_bool(true)));
+    ck_assert_error(TT_EINVAL, "tt::embedding: argument 'sparse' (#5): sparse gradients are not "
+                               "supported (tt has no sparse tensors); pass sparse=False");
+    /* embedding_dense_backward checks its indices itself */
+    tt_tensor *gy = NN(tt_ones(2, (const int64_t[]){5, 2}, TT_F64));
+    ck_assert_ptr_null(tt_call(tt_op_find("tt::embedding_dense_backward"), tt_v_tensor(gy),
+                               tt_v_tensor(idx), tt_v_int(3), tt_v_int(-1), tt_v_bool(false)));
+    ck_assert_error(TT_EINVAL, "tt::embedding_dense_backward: argument 'indices' (#2): index 3 "
+                               "is out of range for 3 rows");
+    tt_release(gy);
+    tt_release(idx);
+    tt_release(w);
+}
+END_TEST
+
 static Suite *adv_index_suite(void)
 {
     Suite *s = suite_create("ops_adv_index");
@@ -669,6 +733,7 @@ static Suite *adv_index_suite(void)
     tcase_add_test(tc, test_index_bounds);
     tcase_add_test(tc, test_nonzero_values);
     tcase_add_test(tc, test_nonzero_traced);
+    tcase_add_test(tc, test_embedding_options);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("every op", models_setup, models_teardown);
     tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));

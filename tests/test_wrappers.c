@@ -223,7 +223,7 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_squeeze_dims, "tt::squeeze.dims", "U, [1]", tt_squeeze_dims(U, 1, dim1))               \
     X(tt_cat, "tt::cat", "[A, B], 1", tt_cat(2, pair(), 1))                                     \
     X(tt_stack, "tt::stack", "[A, B], -1", tt_stack(2, pair(), -1))                             \
-    X(tt_embedding, "tt::embedding", "A, IDX", tt_embedding(A, IDX))                            \
+    X(tt_embedding, "tt::embedding", "A, IDX, -1, false, false", tt_embedding(A, IDX))          \
     X(tt_layer_norm, "tt::layer_norm", "A, [3], V3, LO, 0.001",                                 \
       tt_layer_norm(A, 1, norm3, V3, LO, 1e-3))                                                 \
     X(tt_scaled_dot_product_attention, "tt::scaled_dot_product_attention",                      \
@@ -306,6 +306,8 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_nonzero, "tt::nonzero", "C", tt_nonzero(C))                                           \
     X(tt_masked_scatter, "tt::masked_scatter", "A, C, B", tt_masked_scatter(A, C, B))           \
     X(tt_masked_select, "tt::masked_select", "A, C", tt_masked_select(A, C))                    \
+    X(tt_embedding_ex, "tt::embedding", "A, IDX, 1, true, false",                               \
+      tt_embedding_ex(A, IDX, 1, true))                                                         \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
 

@@ -731,6 +731,9 @@ def adv_index_cases():
         "tt::masked_scatter": lambda s, m, src: A.masked_scatter(s, m, src),
         "tt::masked_scatter_backward": masked_scatter_backward_ref,
         "tt::masked_select": lambda s, m: torch.masked_select(s, m),
+        "tt::embedding": lambda w, i, p=-1, sc=False, sp=False: torch.embedding(w, i, p, sc, sp),
+        "tt::embedding_dense_backward": lambda g, i, n, p=-1, sc=False:
+            A.embedding_dense_backward(g, i, n, p, sc),
     })
 
     def ix(n, sizes=(3,), neg=False, dup=False):
@@ -864,6 +867,28 @@ def adv_index_cases():
     case("tt::masked_select", T(F32, [2, 3], "c"), T(U8, [2, 3], "c", (1, 0, 2, 0, 1)))
     case("tt::masked_select", T(F32, [2, 3], "c"), T(F32, [2, 3], "c"))
     case("tt::masked_select", T(F32, [2, 3], "c"), T(BOOL, [4], "c"))
+
+    # ---- embedding: padding_idx, scale_grad_by_freq, index dtypes, layouts
+    rows = T(I64, [2, 4], "c", (3, 1, 5, 0, 1))  # 1, 4, 2, 0, 3, 1, 4, 2: repeats
+    for p in [-1, 0, 2, 4]:
+        for sc in [False, True]:
+            case("tt::embedding", T(F64, [5, 3], "c", rg=True), rows, p, sc)
+    case("tt::embedding", T(F64, [5, 3], "t", rg=True), T(I32, [7], "c", (3, 1, 5, 0, 1)), 1,
+         True)
+    case("tt::embedding", T(F32, [5, 3], "s", rg=True), T(I64, [3, 2], "t", (3, 1, 5, 0, 1)))
+    case("tt::embedding", T(F64, [5, 3], "c", rg=True), T(I64, [], "c", (1, 2, 5, 0, 1)), 2)
+    for dt in ALL:
+        case("tt::embedding", T(dt, [5, 3], "c"), rows)
+    case("tt::embedding", T(F32, [5, 3], "c"), T(I64, [2], "c", (1, 4, 6, 0, 1)))
+    case("tt::embedding", T(F32, [5, 3], "c"), T(F32, [2], "c", (1, 0, 5, 0, 1)))
+    case("tt::embedding", T(F32, [5, 3], "c"), rows, -1, False, True,
+         ref=refuse("embedding: sparse=True"),
+         note="tt has no sparse tensors: sparse=True is refused")
+    for p in [-1, 1]:
+        for sc in [False, True]:
+            case("tt::embedding_dense_backward", T(F64, [2, 4, 3], "c"), rows, 5, p, sc)
+    case("tt::embedding_dense_backward", T(F32, [7, 3], "t"), T(I32, [7], "c", (3, 1, 5, 0, 1)),
+         6, 0, True)
 
     # ---- nonzero: every dtype, layouts, 0-dim, empty
     for dt in ALL:
