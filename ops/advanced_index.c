@@ -450,6 +450,15 @@ typedef struct {
     int nrest, rest_self[TT_MAX_DIMS], rest_out[TT_MAX_DIMS];
 } ix_plan;
 
+/* True when self or any index of the plan is fake. */
+static bool plan_fake(const ix_plan *p, const tt_tensor *self)
+{
+    bool fake = is_fake_t(self);
+    for (int k = 0; k < p->nidx; k++)
+        fake = fake || is_fake_t(p->idx[k]);
+    return fake;
+}
+
 static void plan_free(ix_plan *p)
 {
     for (int k = 0; k < p->nidx; k++)
@@ -880,7 +889,7 @@ static tt_tensor *index_impl(tt_frame *f, const tt_tensor *self, tt_tensor *cons
     ix_plan p;
     if (plan_make(op, f, self, indices, n, &p))
         return NULL;
-    bool fake = is_fake_t(self) || is_fake_t(p.idx[0]);
+    bool fake = plan_fake(&p, self);
     tt_size strides[TT_MAX_DIMS];
     plan_result_strides(&p, self, strides);
     tt_tensor *out = tt__ops_new(fake, p.rnd, p.rsizes, strides, tt_dtype_of(self));
@@ -948,9 +957,19 @@ static tt_status put_impl(const char *op, tt_frame *f, const tt_tensor *self, tt
         plan_free(&p);
         return st;
     }
-    if (is_fake_t(out) || is_fake_t(values) || is_fake_t(p.idx[0])) {
+    if (plan_fake(&p, out) || is_fake_t(values)) {
         plan_free(&p);
         return TT_OK;
+    }
+    /* values in self's own memory (x.index_put_(i, x[j]...)) are read
+     * from a copy: the writes must not change what is still to be read. */
+    tt_tensor *vcopy = NULL;
+    if (values->storage == out->storage) {
+        if (!(vcopy = tt__clone_raw(values))) {
+            plan_free(&p);
+            return tt_errcode();
+        }
+        values = vcopy;
     }
     tt_tensor va;
     tt__broadcast_alias(&va, values, p.rnd, p.rsizes);
@@ -965,6 +984,7 @@ static tt_status put_impl(const char *op, tt_frame *f, const tt_tensor *self, tt
         tt_parallel_for(o.R, grain < 1 ? 1 : grain, put_task, &c);
         offsets_free(&o);
     }
+    tt_release(vcopy);
     plan_free(&p);
     return st;
 }

@@ -722,6 +722,49 @@ START_TEST(test_embedding_options)
 }
 END_TEST
 
+/* index_put_ of values that are self itself: read before written. */
+START_TEST(test_index_put_self_values)
+{
+    tt_tensor *x = iota(1, (const int64_t[]){4}, TT_F64);
+    tt_tensor *i = i64s(4, (const int64_t[]){3, 2, 1, 0});
+    OK(tt_index_put_(x, 1, &i, x, false));
+    assert_values(x, 4, (const double[]){3, 2, 1, 0}, "x[[3, 2, 1, 0]] = x");
+    tt_release(i);
+    tt_release(x);
+}
+END_TEST
+
+/* Symbolic sizes flow through the fake path: the dims no index covers
+ * keep their symbols, the indices' broadcast shape comes from them. */
+START_TEST(test_symbolic_sizes)
+{
+    tt_sym_reset();
+    tt_size h = tt_sym_new("s", 5), w = tt_sym_new("s", 7);
+    tt_tensor *x = NN(tt_fake_empty(2, (tt_size[]){h, w}, TT_F32));
+    tt_tensor *i = NN(tt_fake_empty(2, (tt_size[]){2, 3}, TT_I64));
+    tt_tensor *y = NN(tt_index(x, 1, &i));
+    ck_assert(tt_is_fake(y) && tt_ndim(y) == 3);
+    ck_assert(tt_sizes(y)[0] == 2 && tt_sizes(y)[1] == 3 && tt_sizes(y)[2] == w);
+    tt_release(y);
+    y = NN(tt_index(x, 2, (tt_tensor *[]){NULL, i}));
+    ck_assert(tt_sizes(y)[0] == h && tt_sizes(y)[1] == 2 && tt_sizes(y)[2] == 3);
+    tt_release(y);
+    tt_tensor *v = NN(tt_fake_empty(1, (tt_size[]){w}, TT_F32));
+    y = NN(tt_index_put(x, 1, &i, v, true));
+    ck_assert(tt_ndim(y) == 2 && tt_sizes(y)[0] == h && tt_sizes(y)[1] == w);
+    tt_release(y);
+    tt_tensor *m = NN(tt_fake_empty(2, (tt_size[]){h, w}, TT_BOOL));
+    y = NN(tt_masked_fill(x, m, 1));
+    ck_assert(tt_sizes(y)[0] == h && tt_sizes(y)[1] == w);
+    tt_release(y);
+    tt_release(m);
+    tt_release(v);
+    tt_release(i);
+    tt_release(x);
+    tt_sym_reset();
+}
+END_TEST
+
 static Suite *adv_index_suite(void)
 {
     Suite *s = suite_create("ops_adv_index");
@@ -734,6 +777,8 @@ static Suite *adv_index_suite(void)
     tcase_add_test(tc, test_nonzero_values);
     tcase_add_test(tc, test_nonzero_traced);
     tcase_add_test(tc, test_embedding_options);
+    tcase_add_test(tc, test_index_put_self_values);
+    tcase_add_test(tc, test_symbolic_sizes);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("every op", models_setup, models_teardown);
     tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));
