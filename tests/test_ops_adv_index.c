@@ -572,7 +572,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- errors */
 
-static tt_tensor *EX, *EI, *EM, *EF, *EV, *EALL;
+static tt_tensor *EX, *EI, *EM, *EF, *EV, *EALL, *E0, *E34, *E2ALL;
 
 static void errors_setup(void)
 {
@@ -584,11 +584,14 @@ static void errors_setup(void)
     EF = NN(tt_full(1, (const int64_t[]){2}, 1, TT_F32));
     EV = NN(tt_full(1, (const int64_t[]){3}, 1, TT_F32));
     EALL = NN(tt_full(1, (const int64_t[]){3}, 1, TT_BOOL));
+    E0 = NN(tt_full(0, NULL, 1, TT_BOOL));
+    E34 = NN(tt_full(2, (const int64_t[]){3, 4}, 1, TT_BOOL));
+    E2ALL = NN(tt_full(1, (const int64_t[]){2}, 1, TT_BOOL));
 }
 
 static void errors_teardown(void)
 {
-    tt_tensor **all[] = {&EX, &EI, &EM, &EF, &EV, &EALL};
+    tt_tensor **all[] = {&EX, &EI, &EM, &EF, &EV, &EALL, &E0, &E34, &E2ALL};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -609,6 +612,12 @@ static tt_tensor *i32_index(void)
     tt_tensor *r = tt_keep(tt_index(EX, 1, (tt_tensor *[]){tt_to_dtype(EI, TT_I32)}));
     tt_scope_end();
     return r;
+}
+
+static tt_tensor *scatter_backward_short(void)
+{
+    return tt_call(tt_op_find("tt::masked_scatter_backward"), tt_v_tensor(EV), tt_v_tensor(EALL),
+                   tt_v_ints(1, (const int64_t[]){2}));
 }
 
 static tt_tensor *vec_value(void)
@@ -649,7 +658,19 @@ static tt_tensor *vec_value(void)
     X(scatter_shape, tt_masked_scatter(EX, EM, EX), TT_ESHAPE, "tt::masked_scatter: argument") \
     X(select_mask, tt_masked_select(EX, EI), TT_EDTYPE,                                         \
       "tt::masked_select: argument 'mask' (#2): expected a bool mask, got i64")                 \
-    X(select_shape, tt_masked_select(EX, EM), TT_ESHAPE, "tt::masked_select: argument 'mask'")
+    X(select_shape, tt_masked_select(EX, EM), TT_ESHAPE, "tt::masked_select: argument 'mask'") \
+    X(mask_0dim, tt_index(EX, 1, list3(E0, NULL, NULL)), TT_EINVAL,                            \
+      "tt::index: argument 'indices' (#2): index 0 is a 0-dim bool mask, which selects no dim "  \
+      "(not supported)")                                                                        \
+    X(mask_dims, tt_index(EX, 2, list3(NULL, E34, NULL)), TT_EINVAL,                            \
+      "tt::index: argument 'indices' (#2): too many indices for tensor of dimension 2 (got 3)") \
+    X(put_mask_shape, tt_index_put(EX, 1, list3(EM, NULL, NULL), EF, false), TT_EINVAL,         \
+      "tt::index_put: argument 'indices' (#2): the shape of the mask [2] at index 0")           \
+    X(scatter_backward_short, scatter_backward_short(), TT_ESHAPE,                              \
+      "tt::masked_scatter_backward: the mask has 3 set elements, the source only 2")           \
+    X(fill_overflow, tt_masked_fill(EI, E2ALL, 1e30), TT_EINVAL,                            \
+      "tt::masked_fill: argument 'value' (#3): value 1e+30 cannot be converted to i64 without " \
+      "overflow")
 
 
 TT_ERROR_TABLE(ADV_ERRORS, adv_errors);
