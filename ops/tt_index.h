@@ -61,6 +61,22 @@ tt_tensor *tt_masked_select(const tt_tensor *self, const tt_tensor *mask);
  * its index's count in indices. sparse=True has no wrapper: refused. */
 tt_tensor *tt_embedding_ex(const tt_tensor *weight, const tt_tensor *indices,
                            int64_t padding_idx, bool scale_grad_by_freq);
+/* tt::_embedding_bag (torch.nn.functional.embedding_bag): bags of rows,
+ * bag b the indices from offsets[b] to offsets[b + 1] (the last to the end,
+ * unless include_last_offset: then offsets' last entry ends it), reduced
+ * by mode 0 sum (rows times per_sample_weights, [n], if given), 1 mean or
+ * 2 max; with padding, indices equal to padding_idx are left out; an
+ * empty bag is zeros. indices and offsets 1-d i64/i32. opts may be NULL
+ * (sum, no padding). Returns [bags, dim]. */
+typedef struct {
+    int mode; /* 0 sum, 1 mean, 2 max */
+    bool scale_grad_by_freq, include_last_offset;
+    const tt_tensor *per_sample_weights; /* NULL: none */
+    bool padding;        /* padding_idx names a padding row (else none) */
+    int64_t padding_idx;
+} tt_embedding_bag_opts;
+tt_tensor *tt_embedding_bag(const tt_tensor *weight, const tt_tensor *indices,
+                            const tt_tensor *offsets, const tt_embedding_bag_opts *opts);
 
 #ifdef TT_CALLSITES
 #define tt_masked_fill(...) TT_CALLSITE_T(tt_masked_fill, __VA_ARGS__)
@@ -72,6 +88,7 @@ tt_tensor *tt_embedding_ex(const tt_tensor *weight, const tt_tensor *indices,
 #define tt_masked_scatter(...) TT_CALLSITE_T(tt_masked_scatter, __VA_ARGS__)
 #define tt_masked_select(...) TT_CALLSITE_T(tt_masked_select, __VA_ARGS__)
 #define tt_embedding_ex(...) TT_CALLSITE_T(tt_embedding_ex, __VA_ARGS__)
+#define tt_embedding_bag(...) TT_CALLSITE_T(tt_embedding_bag, __VA_ARGS__)
 #endif
 
 /* ------------------------------------- sorting, selection, scans */

@@ -390,6 +390,24 @@
           "Tensor indices, SymInt num_weights, int padding_idx=-1, " \
           "bool scale_grad_by_freq=False) -> Tensor", \
           embedding_backward_kernel, embedding_backward_kernel, NULL, NULL, 0, 0) \
+    /* PyTorch's _embedding_bag and its two backward ops (1.13's schemas; \
+     * sparse=True refused). Results 1-3 are integer: no gradient. */ \
+    X(EMBED, _EMBEDDING_BAG, "tt::_embedding_bag(Tensor weight, Tensor indices, " \
+          "Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, " \
+          "Tensor? per_sample_weights=None, bool include_last_offset=False, " \
+          "int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)", \
+          embedding_bag_kernel, embedding_bag_kernel, embedding_bag_backward, \
+          setup_embedding_bag, 0, 0) \
+    X(EMBED, _EMBEDDING_BAG_DENSE_BACKWARD, "tt::_embedding_bag_dense_backward(Tensor grad, " \
+          "Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, " \
+          "SymInt num_weights, bool scale_grad_by_freq, int mode, " \
+          "Tensor? per_sample_weights, int padding_idx=-1) -> Tensor", \
+          embedding_bag_backward_kernel, embedding_bag_backward_kernel, NULL, NULL, 0, 0) \
+    X(EMBED, _EMBEDDING_BAG_PER_SAMPLE_WEIGHTS_BACKWARD, \
+          "tt::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, " \
+          "Tensor indices, Tensor offsets, Tensor offset2bag, int mode, " \
+          "int padding_idx=-1) -> Tensor", \
+          embedding_bag_psw_backward_kernel, embedding_bag_psw_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/normalization.c (PyTorch's layer_norm also takes \
      * cudnn_enable: not taken here) ------------------------------------ */ \
     X(NORMALIZATION, LAYER_NORM, "tt::layer_norm(Tensor input, int[] normalized_shape, " \

@@ -194,7 +194,7 @@ END_TEST
 /* ------------------------------------------------------------ gradcheck */
 
 /* The index tensors of the models (made by the fixture of their TCase). */
-static tt_tensor *I3, *J21, *K2, *MASK23, *MASK3, *DUP4, *EMB_IDX;
+static tt_tensor *I3, *J21, *K2, *MASK23, *MASK3, *DUP4, *EMB_IDX, *BAG_OFFS;
 
 static void models_setup(void)
 {
@@ -205,6 +205,7 @@ static void models_setup(void)
     DUP4 = i64s(4, (const int64_t[]){1, 0, 1, 1});
     EMB_IDX = NN(tt_from_data(2, (const int64_t[]){2, 3}, TT_I64,
                               (const int64_t[]){3, 1, 4, 3, 0, 3}));
+    BAG_OFFS = i64s(3, (const int64_t[]){0, 2, 2});
     const bool m23[6] = {true, false, false, false, true, true}, m3[3] = {true, false, true};
     MASK23 = NN(tt_from_data(2, (const int64_t[]){2, 3}, TT_BOOL, m23));
     MASK3 = NN(tt_from_data(1, (const int64_t[]){3}, TT_BOOL, m3));
@@ -212,7 +213,7 @@ static void models_setup(void)
 
 static void models_teardown(void)
 {
-    tt_tensor **all[] = {&I3, &J21, &K2, &DUP4, &MASK23, &MASK3, &EMB_IDX};
+    tt_tensor **all[] = {&I3, &J21, &K2, &DUP4, &MASK23, &MASK3, &EMB_IDX, &BAG_OFFS};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -297,6 +298,30 @@ static tt_tensor *m_embedding_pad(tt_tensor *x, tt_tensor *v)
     return tt_embedding_ex(x, EMB_IDX, 3, false);
 }
 
+/* embedding_bag over EMB_IDX flattened ([3, 1, 4, 3, 0, 3]) in bags
+ * [0, 2), [2, 2) (empty), [2, 6); v, when given, the per-sample weights. */
+static tt_tensor *bag(tt_tensor *x, tt_tensor *v, int mode, bool padding)
+{
+    tt_scope_begin();
+    tt_tensor *flat = tt_reshape(EMB_IDX, 1, (const int64_t[]){6});
+    tt_tensor *r = tt_keep(tt_embedding_bag(x, flat, BAG_OFFS, &(tt_embedding_bag_opts){
+        .mode = mode, .per_sample_weights = v, .padding = padding, .padding_idx = 4}));
+    tt_scope_end();
+    return r;
+}
+static tt_tensor *m_bag_sum(tt_tensor *x, tt_tensor *v)
+{
+    return bag(x, v, 0, true);
+}
+static tt_tensor *m_bag_mean(tt_tensor *x, tt_tensor *v)
+{
+    return bag(x, v, 1, false);
+}
+static tt_tensor *m_bag_max(tt_tensor *x, tt_tensor *v)
+{
+    return bag(x, v, 2, true);
+}
+
 static const struct {
     const char *name;
     model_fn fn;
@@ -324,6 +349,9 @@ static const struct {
     {"masked_select", m_select, 3, {4, 2, 3}, 0, {0}, true, false},
     {"embedding scale_grad_by_freq", m_embedding, 2, {5, 3}, 0, {0}, false, true},
     {"embedding padding_idx", m_embedding_pad, 2, {5, 3}, 0, {0}, false, true},
+    {"embedding_bag sum, weights, padding", m_bag_sum, 2, {5, 3}, 1, {6}, false, false},
+    {"embedding_bag mean", m_bag_mean, 2, {5, 3}, 0, {0}, false, false},
+    {"embedding_bag max, padding", m_bag_max, 2, {5, 3}, 0, {0}, false, false},
 };
 
 /* Distinct values in a scrambled order, f64. */
@@ -572,7 +600,9 @@ END_TEST
 
 /* ---------------------------------------------------------------- errors */
 
-static tt_tensor *EX, *EI, *EM, *EF, *EV, *EALL, *E0, *E34, *E2ALL;
+static tt_tensor *EX, *EI, *EM, *EF, *EV, *EALL, *E0, *E34, *E2ALL, *OFF021, *OFF011, *ROW1, *OFF12,
+    *WI64;
+static tt_embedding_bag_opts bag_psw_mean = {.mode = 1}; /* weights: EF, at setup */
 
 static void errors_setup(void)
 {
@@ -587,11 +617,18 @@ static void errors_setup(void)
     E0 = NN(tt_full(0, NULL, 1, TT_BOOL));
     E34 = NN(tt_full(2, (const int64_t[]){3, 4}, 1, TT_BOOL));
     E2ALL = NN(tt_full(1, (const int64_t[]){2}, 1, TT_BOOL));
+    OFF021 = i64s(3, (const int64_t[]){0, 2, 1});
+    OFF011 = i64s(3, (const int64_t[]){0, 1, 1});
+    ROW1 = NN(tt_ones(2, (const int64_t[]){1, 4}, TT_F32));
+    bag_psw_mean.per_sample_weights = EF;
+    OFF12 = i64s(2, (const int64_t[]){1, 2});
+    WI64 = NN(tt_zeros(2, (const int64_t[]){3, 4}, TT_I64));
 }
 
 static void errors_teardown(void)
 {
-    tt_tensor **all[] = {&EX, &EI, &EM, &EF, &EV, &EALL, &E0, &E34, &E2ALL};
+    tt_tensor **all[] = {&EX, &EI, &EM, &EF, &EV, &EALL, &E0, &E34, &E2ALL,
+                         &OFF021, &OFF011, &ROW1, &OFF12, &WI64};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -619,6 +656,9 @@ static tt_tensor *scatter_backward_short(void)
     return tt_call(tt_op_find("tt::masked_scatter_backward"), tt_v_tensor(EV), tt_v_tensor(EALL),
                    tt_v_ints(1, (const int64_t[]){2}));
 }
+
+static const tt_embedding_bag_opts bag_last = {.include_last_offset = true},
+                                   bag_mode3 = {.mode = 3};
 
 static tt_tensor *vec_value(void)
 {
@@ -668,6 +708,22 @@ static tt_tensor *vec_value(void)
       "tt::index_put: argument 'indices' (#2): the shape of the mask [2] at index 0")           \
     X(scatter_backward_short, scatter_backward_short(), TT_ESHAPE,                              \
       "tt::masked_scatter_backward: the mask has 3 set elements, the source only 2")           \
+    X(bag_offsets0, tt_embedding_bag(EX, EI, OFF12, NULL), TT_EINVAL,                             \
+      "tt::_embedding_bag: argument 'offsets' (#3): offsets[0] has to be 0, got 1")            \
+    X(bag_offsets_order, tt_embedding_bag(EX, EI, OFF021, NULL), TT_EINVAL,           \
+      "offsets must not decrease nor pass the 2 indices, got offsets[2] = 1")                  \
+    X(bag_last, tt_embedding_bag(EX, EI, OFF011, &bag_last), TT_EINVAL,               \
+      "with include_last_offset the last offset ends the last bag and must be the number of "   \
+      "indices, 2, got 1")                                                                      \
+    X(bag_mode, tt_embedding_bag(EX, EI, OFF011, &bag_mode3), TT_EINVAL,              \
+      "tt::_embedding_bag: argument 'mode' (#5): expected 0 (sum), 1 (mean) or 2 (max), got 3") \
+    X(bag_psw_mean, tt_embedding_bag(EX, EI, OFF011, &bag_psw_mean), TT_EINVAL,       \
+      "argument 'per_sample_weights' (#7): only supported with mode 0 (sum), got mode 1")      \
+    X(bag_index, tt_embedding_bag(ROW1, EI, OFF011, NULL), TT_EINVAL,            \
+      "tt::_embedding_bag: argument 'indices' (#2): index 2 is out of range for a table of 1 "  \
+      "rows")                                                                                   \
+    X(bag_weight, tt_embedding_bag(WI64, EI, OFF011, NULL), TT_EDTYPE,                  \
+      "tt::_embedding_bag: argument 'weight' (#1): expected f32 or f64, got i64")               \
     X(fill_overflow, tt_masked_fill(EI, E2ALL, 1e30), TT_EINVAL,                            \
       "tt::masked_fill: argument 'value' (#3): value 1e+30 cannot be converted to i64 without " \
       "overflow")

@@ -34,6 +34,7 @@ static tt_tensor *STEP;         /* f32 0-dim: the AdamW step number */
 static tt_tensor *X4, *W4;      /* f32 [1, 2, 3, 3] image, [2, 2, 2, 2] conv weight */
 static tt_tensor *RM, *RV;      /* f32 [3]: batch norm running stats (RV positive) */
 static tt_tensor *XP;           /* f32 [1, 2, 3, 4]: an image batch (pooling, padding) */
+static tt_tensor *OFFS;         /* i64 [2] {0, 2}: embedding_bag's offsets */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -78,12 +79,13 @@ static void inputs_make(void)
     for (int i = 0; i < 24; i++) /* distinct, mixed in sign, not monotone */
         xp[i] = (float)((i * 7) % 24 - 11) * 0.5f;
     XP = f32(4, (const int64_t[]){1, 2, 3, 4}, xp);
+    OFFS = NN(tt_from_data(1, s2, TT_I64, (const int64_t[]){0, 2}));
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
-                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV, &XP};
+                         &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV, &XP, &OFFS};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -308,6 +310,9 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_masked_select, "tt::masked_select", "A, C", tt_masked_select(A, C))                    \
     X(tt_embedding_ex, "tt::embedding", "A, IDX, 1, true, false",                               \
       tt_embedding_ex(A, IDX, 1, true))                                                         \
+    X(tt_embedding_bag, "tt::_embedding_bag", "A, IDX, OFFS, true, 2, false, None, false, 0",    \
+      tt_embedding_bag(A, IDX, OFFS, &(tt_embedding_bag_opts){                                  \
+          .mode = 2, .scale_grad_by_freq = true, .padding = true}))                             \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
     /* ---- ops/tt_ops.h: logical, bitwise, maximum, minimum, statistics, shapes */         \
 
@@ -347,7 +352,8 @@ static const char *tensor_name(const tt_tensor *t)
                  {"B3", B3}, {"P3", P3}, {"M3", M3},   {"AT", AT},   {"U", U},   {"V2", V2},
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
                  {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3},
-                 {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}, {"XP", XP}};
+                 {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}, {"XP", XP},
+                 {"OFFS", OFFS}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;

@@ -718,6 +718,38 @@ def masked_scatter_backward_ref(g, m, sizes):
     return torch.cat([sel, sel.new_zeros(n - sel.numel())]).view(sizes)
 
 
+def embedding_bag_ref(w, i, o, sc=False, mode=0, sp=False, psw=None, last=False, pad=-1):
+    # Result 0 is PyTorch's; results 1-3 are tt's documented ones (each
+    # index's bag, each bag's count of non-padding indices, and max's rows
+    # or else the counts again), which PyTorch's CPU kernel fills per code
+    # path (its sum fast path: an empty offset2bag and zero bag_size).
+    r = torch.ops.aten._embedding_bag(w, i, o, sc, mode, sp, psw, last, pad)
+    n, ol, il = i.numel(), o.tolist(), i.tolist()
+    bags = len(ol) - 1 if last else len(ol)
+    o2b, bsz = [0] * n, [0] * bags
+    for b in range(bags):
+        for k in range(ol[b], ol[b + 1] if b + 1 < len(ol) else n):
+            o2b[k] = b
+            bsz[b] += il[k] != pad
+    out = r[0]
+    if sc and mode != 2:
+        # PyTorch 1.13's backward divides by another index's count here
+        # (indices [0, 0, 1] give row 1 half its gradient); tt divides each
+        # row by its own count, as embedding does: recorded through
+        # embedding(scale_grad_by_freq=True) and a sum per bag.
+        e = torch.embedding(w, i, -1, True)
+        keep = (i != pad).to(w.dtype) * (psw if psw is not None else 1)
+        e = e * keep[:, None]
+        rows = []
+        for b in range(bags):
+            lo, hi = ol[b], ol[b + 1] if b + 1 < len(ol) else n
+            rows.append(e[lo:hi].sum(0) / (max(bsz[b], 1) if mode == 1 else 1))
+        out = torch.stack(rows) if rows else w.new_zeros(0, w.shape[1])
+    it = i.dtype  # PyTorch's: the aux results have the indices' dtype
+    bt = torch.tensor(bsz, dtype=it)
+    return (out, torch.tensor(o2b, dtype=it), bt, r[3] if mode == 2 else bt)
+
+
 def adv_index_cases():
     """index.Tensor, index_put, masks, nonzero (ops/advanced_index.c)."""
     A = torch.ops.aten
@@ -889,6 +921,42 @@ def adv_index_cases():
             case("tt::embedding_dense_backward", T(F64, [2, 4, 3], "c"), rows, 5, p, sc)
     case("tt::embedding_dense_backward", T(F32, [7, 3], "t"), T(I32, [7], "c", (3, 1, 5, 0, 1)),
          6, 0, True)
+
+    # ---- _embedding_bag: modes, empty bags, include_last_offset, padding
+    BAG_NOTE = ("results 1-3 are tt's (offset2bag, bag_size, max_indices as documented); "
+                "PyTorch 1.13 fills them per code path")
+    bidx = T(I64, [6], "c", (3, 1, 5, 0, 1))       # 1, 4, 2, 0, 3, 1
+    boff = T(I64, [3], "c", (7, 0, 8, 0, 2))       # 0, 3, 3: the middle bag is empty
+    for mode in [0, 1, 2]:
+        # include_last_offset: the last offset is the end (3 indices here);
+        # PyTorch 1.13 corrupts its heap when it is not (tt refuses that)
+        for last in [False, True]:
+            case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True),
+                 T(I64, [3], "c", (3, 1, 5, 0, 1)) if last else bidx, boff, False, mode,
+                 False, None, last, -1, ref=embedding_bag_ref, note=BAG_NOTE)
+        case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True), bidx, boff, True, mode,
+             False, None, False, -1, ref=embedding_bag_ref,
+             note=BAG_NOTE + "; with scale_grad_by_freq PyTorch 1.13 divides a row's gradient "
+                  "by another index's count, tt by its own (as embedding)")
+        case("tt::_embedding_bag", T(F32, [5, 3], "t"), T(I32, [6], "c", (3, 1, 5, 0, 1)),
+             T(I32, [3], "c", (7, 0, 8, 0, 2)), False, mode, ref=embedding_bag_ref,
+             note=BAG_NOTE)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True), bidx, boff, False, 0, False,
+         T(F64, [6], "c", rg=True), ref=embedding_bag_ref, note=BAG_NOTE)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True), bidx, boff, False, 0, False,
+         T(F64, [6], "c", rg=True), False, 4, ref=embedding_bag_ref, note=BAG_NOTE)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True), bidx, boff, False, 2, False,
+         None, False, 4, ref=embedding_bag_ref, note=BAG_NOTE)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c"), bidx, T(I64, [3], "c", (1, 1, 5, 0, 1)),
+         ref=embedding_bag_ref)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c"), T(I64, [6], "c", (3, 1, 7, 0, 1)), boff,
+         ref=embedding_bag_ref)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c"), bidx, boff, False, 1, False,
+         T(F64, [6], "c"), ref=embedding_bag_ref)
+    case("tt::_embedding_bag", T(I64, [5, 3], "c"), bidx, boff, ref=embedding_bag_ref)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c"), bidx, boff, False, 0, True,
+         ref=refuse("_embedding_bag: sparse=True"),
+         note="tt has no sparse tensors: sparse=True is refused")
 
     # ---- nonzero: every dtype, layouts, 0-dim, empty
     for dt in ALL:
