@@ -145,6 +145,9 @@ static tt_status embedding_backward_kernel(tt_frame *f)
         return tt_error(TT_ESHAPE, "%s: argument 'grad_output' (#1): expected %d dims (the "
                                    "indices' and one more), got %d", op, tt_ndim(idx) + 1,
                         tt_ndim(g));
+    if (!tt_size_is_sym(num) && num < 0)
+        return tt_error(TT_EINVAL, "%s: argument 'num_weights' (#3): expected >= 0, got %lld",
+                        op, (long long)num);
     tt_size sizes[2] = {num, tt_sizes(g)[tt_ndim(g) - 1]};
     bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(idx);
     tt_tensor *out = tt__ops_new(fake, 2, sizes, NULL, tt_dtype_of(g));
@@ -435,7 +438,21 @@ static tt_status embedding_bag_backward_kernel(tt_frame *f)
         (st = tt_arg_tensor(f, 8, &psw)) || (st = tt_arg_int(f, 9, &pad)) ||
         (st = want_float(op, "grad", 1, g)))
         return st;
-    tt_size dim = tt_ndim(g) == 2 ? tt_sizes(g)[1] : 0;
+    char sh[128];
+    if (tt_ndim(g) != 2)
+        return tt_error(TT_ESHAPE, "%s: argument 'grad' (#1): expected [bags, dim], got %s", op,
+                        tt_shape_str(g, sh, sizeof sh));
+    if (!tt_size_is_sym(num) && num < 0)
+        return tt_error(TT_EINVAL, "%s: argument 'num_weights' (#6): expected >= 0, got %lld",
+                        op, (long long)num);
+    if (mode < BAG_SUM || mode > BAG_MAX)
+        return tt_error(TT_EINVAL, "%s: argument 'mode' (#8): expected 0 (sum), 1 (mean) or 2 "
+                                   "(max), got %lld", op, (long long)mode);
+    if ((st = want_index_1d(op, "indices", 2, idx)) ||
+        (st = want_index_1d(op, "offset2bag", 3, o2b)) ||
+        (st = want_index_1d(op, "bag_size", 4, bsz)))
+        return st;
+    tt_size dim = tt_sizes(g)[1];
     bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(idx);
     tt_tensor *out = tt__ops_new(fake, 2, (const tt_size[]){num, dim}, NULL, tt_dtype_of(g));
     if (!out || fake)
@@ -452,16 +469,40 @@ static tt_status embedding_bag_backward_kernel(tt_frame *f)
         st = tt_error(TT_ENOMEM, "%s: out of memory for %lld counts", op, (long long)num);
         goto done;
     }
+    /* The auxiliary tensors are _embedding_bag's; checked anyway, so a
+     * hand-made call cannot read or write out of bounds. */
+    int64_t bags = tt_sizes(g)[0];
+    if (tt_numel(oc) != n || tt_numel(bc) != bags ||
+        (mode == BAG_MAX ? tt_ndim(mc) != 2 || tt_numel(mc) != bags * dim
+                         : tt_dtype_of(mc) != TT_I64 && tt_dtype_of(mc) != TT_I32) ||
+        (tt_dtype_of(mc) != TT_I64 && tt_dtype_of(mc) != TT_I32) ||
+        (pc && (tt_numel(pc) != n || tt_dtype_of(pc) != tt_dtype_of(g)))) {
+        st = tt_error(TT_ESHAPE, "%s: offset2bag, bag_size, maximum_indices or "
+                                 "per_sample_weights do not match the indices and grad", op);
+        goto done;
+    }
     for (int64_t i = 0; i < n; i++) {
-        int64_t k = ix_at(ic, i);
+        int64_t k = ix_at(ic, i), b = ix_at(oc, i);
         if (k < 0 || k >= num) {
             st = tt_error(TT_EINVAL, "%s: argument 'indices' (#2): index %lld is out of range "
                                      "for %lld rows", op, (long long)k, (long long)num);
             goto done;
         }
+        if (b < 0 || b >= bags) {
+            st = tt_error(TT_EINVAL, "%s: argument 'offset2bag' (#3): bag %lld is out of range "
+                                     "for %lld bags", op, (long long)b, (long long)bags);
+            goto done;
+        }
         if (counts)
             counts[k]++;
     }
+    for (int64_t j = 0; mode == BAG_MAX && j < bags * dim; j++)
+        if (ix_at(mc, j) < 0 || ix_at(mc, j) >= num) {
+            st = tt_error(TT_EINVAL, "%s: argument 'maximum_indices' (#5): row %lld is out of "
+                                     "range for %lld rows", op, (long long)ix_at(mc, j),
+                          (long long)num);
+            goto done;
+        }
     bool f64 = tt_dtype_of(g) == TT_F64;
     memset(tt__ptr(out), 0, (size_t)(num * dim) * tt_dtype_size(tt_dtype_of(g)));
 #define GV(t, j) (f64 ? ((const double *)tt__ptr(t))[j] : (double)((const float *)tt__ptr(t))[j])
@@ -529,6 +570,16 @@ static tt_status embedding_bag_psw_backward_kernel(tt_frame *f)
     if (mode != BAG_SUM)
         return tt_error(TT_EINVAL, "%s: argument 'mode' (#6): per_sample_weights have a "
                                    "gradient in mode 0 (sum) only, got %lld", op, (long long)mode);
+    char sh[128];
+    if ((st = want_index_1d(op, "indices", 3, idx)) ||
+        (st = want_index_1d(op, "offset2bag", 5, o2b)) || (st = want_float(op, "weight", 2, w)))
+        return st;
+    if (tt_ndim(g) != 2 || tt_ndim(w) != 2 || tt_dtype_of(w) != tt_dtype_of(g) ||
+        !tt_size_eq(tt_sizes(g)[1], tt_sizes(w)[1]) ||
+        !tt_size_eq(tt_sizes(o2b)[0], tt_sizes(idx)[0]))
+        return tt_error(TT_ESHAPE, "%s: argument 'grad' (#1): expected [bags, dim] of weight's "
+                                   "dim and dtype, offset2bag one per index; got grad %s",
+                        op, tt_shape_str(g, sh, sizeof sh));
     tt_size n = tt_sizes(idx)[0];
     bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(w) || is_fake(idx);
     tt_tensor *out = tt__ops_new(fake, 1, &n, NULL, tt_dtype_of(g));
@@ -538,9 +589,14 @@ static tt_status embedding_bag_psw_backward_kernel(tt_frame *f)
     if (!gc || !wc || !ic || !oc) {
         st = tt_errcode();
     } else {
-        int64_t dim = tt_sizes(w)[1];
+        int64_t dim = tt_sizes(w)[1], bags = tt_sizes(g)[0], num = tt_sizes(w)[0];
         bool f64 = tt_dtype_of(g) == TT_F64;
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t i = 0; i < n && !st; i++)
+            if (ix_at(ic, i) < 0 || ix_at(ic, i) >= num || ix_at(oc, i) < 0 ||
+                ix_at(oc, i) >= bags)
+                st = tt_error(TT_EINVAL, "%s: index %lld: row %lld or bag %lld out of range", op,
+                              (long long)i, (long long)ix_at(ic, i), (long long)ix_at(oc, i));
+        for (int64_t i = 0; i < n && !st; i++) {
             int64_t k = ix_at(ic, i), b = ix_at(oc, i);
             double acc = 0;
             if (k != pad)
