@@ -453,13 +453,35 @@
     X(FACTORIES, EMPTY_LIKE, "tt::empty_like(Tensor self) -> Tensor", \
           empty_like_kernel, empty_like_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
-    /* ---- ops/embedding.c (PyTorch's embedding also takes padding_idx, \
-     * scale_grad_by_freq and sparse: not taken here) ------------------- */ \
-    X(EMBED, EMBEDDING, "tt::embedding(Tensor weight, Tensor indices) -> Tensor", \
+    /* ---- ops/embedding.c (sparse=True is refused: tt has no sparse \
+     * tensors) ---------------------------------------------------------- */ \
+    X(EMBED, EMBEDDING, "tt::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, " \
+          "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", \
           embedding_kernel, embedding_kernel, embedding_backward, setup_embedding, 0, 0) \
+    /* PyTorch's padding_idx and scale_grad_by_freq have no defaults; \
+     * here they do, so the older three-argument calls still mean it. */ \
     X(EMBED, EMBEDDING_DENSE_BACKWARD, "tt::embedding_dense_backward(Tensor grad_output, " \
-          "Tensor indices, SymInt num_weights) -> Tensor", \
+          "Tensor indices, SymInt num_weights, int padding_idx=-1, " \
+          "bool scale_grad_by_freq=False) -> Tensor", \
           embedding_backward_kernel, embedding_backward_kernel, NULL, NULL, 0, 0) \
+    /* PyTorch's _embedding_bag and its two backward ops (1.13's schemas; \
+     * sparse=True refused). Results 1-3 are integer: no gradient. */ \
+    X(EMBED, _EMBEDDING_BAG, "tt::_embedding_bag(Tensor weight, Tensor indices, " \
+          "Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, " \
+          "Tensor? per_sample_weights=None, bool include_last_offset=False, " \
+          "int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)", \
+          embedding_bag_kernel, embedding_bag_kernel, embedding_bag_backward, \
+          setup_embedding_bag, 0, 0) \
+    X(EMBED, _EMBEDDING_BAG_DENSE_BACKWARD, "tt::_embedding_bag_dense_backward(Tensor grad, " \
+          "Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, " \
+          "SymInt num_weights, bool scale_grad_by_freq, int mode, " \
+          "Tensor? per_sample_weights, int padding_idx=-1) -> Tensor", \
+          embedding_bag_backward_kernel, embedding_bag_backward_kernel, NULL, NULL, 0, 0) \
+    X(EMBED, _EMBEDDING_BAG_PER_SAMPLE_WEIGHTS_BACKWARD, \
+          "tt::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, " \
+          "Tensor indices, Tensor offsets, Tensor offset2bag, int mode, " \
+          "int padding_idx=-1) -> Tensor", \
+          embedding_bag_psw_backward_kernel, embedding_bag_psw_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/normalization.c (PyTorch's layer_norm also takes \
      * cudnn_enable: not taken here) ------------------------------------ */ \
     X(NORMALIZATION, LAYER_NORM, "tt::layer_norm(Tensor input, int[] normalized_shape, " \
@@ -711,6 +733,39 @@
           diagonal_backward_kernel, diagonal_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/advanced_index.c: index.Tensor, index_put, masks, nonzero */ \
+    /* masked_fill's row data: 1 for the Tensor value (it gets a gradient). */ \
+    X(ADV_INDEX, MASKED_FILL_SCALAR, "tt::masked_fill.Scalar(Tensor self, Tensor mask, " \
+          "Scalar value) -> Tensor", \
+          masked_fill_kernel, masked_fill_kernel, masked_fill_backward, setup_masked_fill, 0, 0) \
+    X(ADV_INDEX, MASKED_FILL_TENSOR, "tt::masked_fill.Tensor(Tensor self, Tensor mask, " \
+          "Tensor value) -> Tensor", \
+          masked_fill_kernel, masked_fill_kernel, masked_fill_backward, setup_masked_fill, 1, 0) \
+    X(ADV_INDEX, INDEX_TENSOR, "tt::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", \
+          index_kernel, index_kernel, index_backward, setup_index, 0, 0) \
+    /* index_put's row data: 1 for the in-place form. */ \
+    X(ADV_INDEX, INDEX_PUT, "tt::index_put(Tensor self, Tensor?[] indices, Tensor values, " \
+          "bool accumulate=False) -> Tensor", \
+          index_put_kernel, index_put_kernel, index_put_backward, setup_index_put, 0, 0) \
+    X(ADV_INDEX, INDEX_PUT_, "tt::index_put_(Tensor(a!) self, Tensor?[] indices, " \
+          "Tensor values, bool accumulate=False) -> Tensor(a!)", \
+          index_put_kernel, index_put_kernel, index_put_backward, setup_index_put, 1, \
+          TT_BUILTIN_INPLACE) \
+    X(ADV_INDEX, MASKED_SCATTER, "tt::masked_scatter(Tensor self, Tensor mask, " \
+          "Tensor source) -> Tensor", \
+          masked_scatter_kernel, masked_scatter_kernel, masked_scatter_backward, \
+          setup_masked_scatter, 0, 0) \
+    /* PyTorch 2's op (1.13 computes it inline): masked_scatter's gradient \
+     * of source, whose size needs no data. */ \
+    X(ADV_INDEX, MASKED_SCATTER_BACKWARD, "tt::masked_scatter_backward(Tensor grad_output, " \
+          "Tensor mask, SymInt[] sizes) -> Tensor", \
+          masked_scatter_backward_kernel, masked_scatter_backward_kernel, NULL, NULL, 0, 0) \
+    /* masked_select's count is data, as nonzero's. */ \
+    X(ADV_INDEX, MASKED_SELECT, "tt::masked_select(Tensor self, Tensor mask) -> Tensor", \
+          masked_select_kernel, masked_select_kernel, masked_select_backward, \
+          setup_masked_select, 0, 0) \
+    /* nonzero's count is data: its fake kernel makes an unbacked size. */ \
+    X(ADV_INDEX, NONZERO, "tt::nonzero(Tensor self) -> Tensor", \
+          nonzero_kernel, nonzero_kernel, NULL, NULL, 0, TT_BUILTIN_NONDIFF) \
     \
     /* ---- ops/sort_scan.c: sorting, selection along a dim, scans ------- */ \
     /* NaN sorts as the largest value; sort is always stable (one of the \

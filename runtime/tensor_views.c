@@ -394,12 +394,20 @@ tt_tensor *tt__expand_raw(const tt_tensor *t, int ndim, const int64_t *sizes)
             /* PyTorch's inferExpandGeometry: a new leading dim of size 1
              * gets the stride of a contiguous outer dim; others step 0. */
             sz[i] = want;
-            st[i] = tt__sz_is_one(want) && t->ndim > 0 ? tt_sym_mul(sz[i + 1], st[i + 1]) : 0;
+            /* (t->ndim first: a 0-dim t expanded to a data-dependent
+             * size, a sum's gradient, asks nothing of that size) */
+            st[i] = t->ndim > 0 && tt__sz_is_one(want) ? tt_sym_mul(sz[i + 1], st[i + 1]) : 0;
             continue;
         }
         if (want == -1)
             want = t->sizes[j];
-        if (tt__sz_eq(t->sizes[j], want)) {
+        if (t->sizes[j] == 1 && tt_size_is_sym(want)) {
+            /* A size 1 broadcast to a symbol asks nothing of it: a backed
+             * symbol is never 1 (0 and 1 are specialized), and a
+             * data-dependent one (nonzero's count) has no value to ask. */
+            sz[i] = want;
+            st[i] = 0;
+        } else if (tt__sz_eq(t->sizes[j], want)) {
             sz[i] = want;
             st[i] = t->strides[j];
         } else if (tt__sz_is_one(t->sizes[j]) && (want >= 0 || tt_size_is_sym(want))) {

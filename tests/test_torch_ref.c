@@ -197,6 +197,13 @@ static void parse_case(reader *r, ref_case *c, char **toks)
         if (!strcmp(toks[0], "op")) {
             snprintf(c->op, sizeof c->op, "%s", toks[1]);
         } else if (!strcmp(toks[0], "arg")) {
+            if (list_left > 0 && !strcmp(toks[1], "N")) { /* None in a Tensor?[] */
+                int i = pending_list, j = c->args[i].n - list_left;
+                c->lists[i][j] = NULL;
+                c->leaf_of[i][j] = NULL;
+                list_left--;
+                continue;
+            }
             if (list_left > 0 && !strcmp(toks[1], "T")) {
                 int i = pending_list, j = c->args[i].n - list_left;
                 c->lists[i][j] = make_tensor(c, toks, n, -1);

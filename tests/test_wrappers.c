@@ -35,6 +35,7 @@ static tt_tensor *X4, *W4;      /* f32 [1, 2, 3, 3] image, [2, 2, 2, 2] conv wei
 static tt_tensor *RM, *RV;      /* f32 [3]: batch norm running stats (RV positive) */
 static tt_tensor *XP;           /* f32 [1, 2, 3, 4]: an image batch (pooling, padding) */
 static tt_tensor *GI, *I10;     /* i64 [2, 3] gather/scatter positions in [0, 2); i64 {1, 0} */
+static tt_tensor *OFFS;         /* i64 [2] {0, 2}: embedding_bag's offsets */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -82,13 +83,14 @@ static void inputs_make(void)
     static const int64_t gi[6] = {1, 0, 1, 1, 1, 0}, i10[2] = {1, 0};
     GI = NN(tt_from_data(2, s23, TT_I64, gi));
     I10 = NN(tt_from_data(1, s2, TT_I64, i10));
+    OFFS = NN(tt_from_data(1, s2, TT_I64, (const int64_t[]){0, 2}));
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
                          &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV, &XP,
-                         &GI, &I10};
+                         &GI, &I10, &OFFS};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -129,6 +131,14 @@ static tt_tensor *pool_indices(void)
     tt_tensor *ind = NULL, *y = tt_max_pool2d_with_indices(XP, &pool_opts, &ind);
     tt_release(y);
     return ind;
+}
+
+/* [None, IDX], for the advanced-indexing wrappers (x[:, IDX]). */
+static tt_tensor *const *none_idx(void)
+{
+    static tt_tensor *l[2];
+    l[0] = NULL, l[1] = IDX;
+    return l;
 }
 
 static const tt_adamw_opts adamw_opts = {
@@ -220,7 +230,7 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_squeeze_dims, "tt::squeeze.dims", "U, [1]", tt_squeeze_dims(U, 1, dim1))               \
     X(tt_cat, "tt::cat", "[A, B], 1", tt_cat(2, pair(), 1))                                     \
     X(tt_stack, "tt::stack", "[A, B], -1", tt_stack(2, pair(), -1))                             \
-    X(tt_embedding, "tt::embedding", "A, IDX", tt_embedding(A, IDX))                            \
+    X(tt_embedding, "tt::embedding", "A, IDX, -1, false, false", tt_embedding(A, IDX))          \
     X(tt_layer_norm, "tt::layer_norm", "A, [3], V3, LO, 0.001",                                 \
       tt_layer_norm(A, 1, norm3, V3, LO, 1e-3))                                                 \
     X(tt_scaled_dot_product_attention, "tt::scaled_dot_product_attention",                      \
@@ -306,6 +316,22 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_select_scatter, "tt::select_scatter", "A, V3, 0, 1", tt_select_scatter(A, V3, 0, 1))    \
     X(tt_diagonal, "tt::diagonal", "A, 1, 0, 1", tt_diagonal(A, 1, 0, 1))                        \
     /* ---- ops/tt_index.h: advanced indexing, masks */                                    \
+    X(tt_masked_fill, "tt::masked_fill.Scalar", "A, C, -1.5", tt_masked_fill(A, C, -1.5))     \
+    X(tt_masked_fill_tensor, "tt::masked_fill.Tensor", "A, C, STEP",                            \
+      tt_masked_fill_tensor(A, C, STEP))                                                        \
+    X(tt_index, "tt::index.Tensor", "A, [None, IDX]", tt_index(A, 2, none_idx()))              \
+    X(tt_index_put, "tt::index_put", "A, [None, IDX], V3, true",                                \
+      tt_index_put(A, 2, none_idx(), V3, true))                                                 \
+    X(tt_index_put_, "tt::index_put_", "W, [None, IDX], V3, false",                             \
+      INPLACE(tt_index_put_(W, 2, none_idx(), V3, false)))                                      \
+    X(tt_nonzero, "tt::nonzero", "C", tt_nonzero(C))                                           \
+    X(tt_masked_scatter, "tt::masked_scatter", "A, C, B", tt_masked_scatter(A, C, B))           \
+    X(tt_masked_select, "tt::masked_select", "A, C", tt_masked_select(A, C))                    \
+    X(tt_embedding_ex, "tt::embedding", "A, IDX, 1, true, false",                               \
+      tt_embedding_ex(A, IDX, 1, true))                                                         \
+    X(tt_embedding_bag, "tt::_embedding_bag", "A, IDX, OFFS, true, 2, false, None, false, 0",    \
+      tt_embedding_bag(A, IDX, OFFS, &(tt_embedding_bag_opts){                                  \
+          .mode = 2, .scale_grad_by_freq = true, .padding = true}))                             \
     /* ---- ops/tt_index.h: sorting, selection, scans */                                   \
     X(tt_sort, "tt::sort", "A, 1, true", tt_sort(A, 1, true, NULL))                             \
     X(tt_sort_stable, "tt::sort.stable", "A, true, 0, false",                                   \
@@ -394,7 +420,7 @@ static const char *tensor_name(const tt_tensor *t)
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
                  {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3},
                  {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}, {"XP", XP},
-                 {"GI", GI}, {"I10", I10}};
+                 {"GI", GI}, {"I10", I10}, {"OFFS", OFFS}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;

@@ -22,6 +22,7 @@ The file, one record per line, tokens separated by blanks:
     op tt::NAME.OVERLOAD
     arg T DTYPE A B M C D N NDIM SIZES.. STRIDES.. OFFSET RG
     arg TL N                        a tensor list: the next N 'arg T' lines
+                                    ('arg N' for a None entry of a Tensor?[])
     arg I V | F V | B 0/1 | S STR | N | L N V.. | BL N 0/1.. | D DTYPE
     arg FL N V..                    a float list (any element a float)
     meta                            compare dtype, sizes, strides only
@@ -153,7 +154,9 @@ def arg_line(a):
     if isinstance(a, T):
         return [a.line()]
     if isinstance(a, TL):
-        return ["arg TL %d" % len(a.ts)] + [t.line() for t in a.ts]
+        # a None entry (Tensor?[]) is an 'arg N' line inside the list
+        return ["arg TL %d" % len(a.ts)] + [t.line() if t is not None else "arg N"
+                                             for t in a.ts]
     if a is None:
         return ["arg N"]
     if isinstance(a, bool):
@@ -899,8 +902,271 @@ def index_cases():
     case("tt::diagonal_backward", T(F64, [2, 3], "c"), [2, 4, 3], -1, 1, 2)
 
 
+def refuse(what):
+    """A ref= for a call tt refuses where PyTorch 1.13 answers."""
+    def f(*args):
+        raise RuntimeError(what + " is refused")
+    return f
+
+
+def masked_scatter_backward_ref(g, m, sizes):
+    # PyTorch 2's masked_scatter_backward (1.13 has it inline in
+    # derivatives.yaml): grad where mask holds, then zeros, viewed as sizes.
+    sel = torch.masked_select(g, m)
+    n = math.prod(sizes)
+    if sel.numel() > n:
+        raise RuntimeError("the mask has more set elements than the source")
+    return torch.cat([sel, sel.new_zeros(n - sel.numel())]).view(sizes)
+
+
+def embedding_bag_ref(w, i, o, sc=False, mode=0, sp=False, psw=None, last=False, pad=-1):
+    # Result 0 is PyTorch's; results 1-3 are tt's documented ones (each
+    # index's bag, each bag's count of non-padding indices, and max's rows
+    # or else the counts again), which PyTorch's CPU kernel fills per code
+    # path (its sum fast path: an empty offset2bag and zero bag_size).
+    r = torch.ops.aten._embedding_bag(w, i, o, sc, mode, sp, psw, last, pad)
+    n, ol, il = i.numel(), o.tolist(), i.tolist()
+    bags = len(ol) - 1 if last else len(ol)
+    o2b, bsz = [0] * n, [0] * bags
+    for b in range(bags):
+        for k in range(ol[b], ol[b + 1] if b + 1 < len(ol) else n):
+            o2b[k] = b
+            bsz[b] += il[k] != pad
+    out = r[0]
+    if sc and mode != 2:
+        # PyTorch 1.13's backward divides by another index's count here
+        # (indices [0, 0, 1] give row 1 half its gradient); tt divides each
+        # row by its own count, as embedding does: recorded through
+        # embedding(scale_grad_by_freq=True) and a sum per bag.
+        e = torch.embedding(w, i, -1, True)
+        keep = (i != pad).to(w.dtype) * (psw if psw is not None else 1)
+        e = e * keep[:, None]
+        rows = []
+        for b in range(bags):
+            lo, hi = ol[b], ol[b + 1] if b + 1 < len(ol) else n
+            rows.append(e[lo:hi].sum(0) / (max(bsz[b], 1) if mode == 1 else 1))
+        out = torch.stack(rows) if rows else w.new_zeros(0, w.shape[1])
+    it = i.dtype  # PyTorch's: the aux results have the indices' dtype
+    bt = torch.tensor(bsz, dtype=it)
+    return (out, torch.tensor(o2b, dtype=it), bt, r[3] if mode == 2 else bt)
+
+
 def adv_index_cases():
     """index.Tensor, index_put, masks, nonzero (ops/advanced_index.c)."""
+    A = torch.ops.aten
+    OPS.update({
+        "tt::masked_fill.Scalar": lambda s, m, v: torch.masked_fill(s, m, v),
+        "tt::masked_fill.Tensor": lambda s, m, v: torch.masked_fill(s, m, v),
+        "tt::index.Tensor": lambda s, ix: A.index.Tensor(s, ix),
+        "tt::index_put": lambda s, ix, v, acc=False: A.index_put(s, ix, v, acc),
+        "tt::index_put_": lambda s, ix, v, acc=False: A.index_put_(s, ix, v, acc),
+        "tt::nonzero": lambda s: torch.nonzero(s),
+        "tt::masked_scatter": lambda s, m, src: A.masked_scatter(s, m, src),
+        "tt::masked_scatter_backward": masked_scatter_backward_ref,
+        "tt::masked_select": lambda s, m: torch.masked_select(s, m),
+        "tt::embedding": lambda w, i, p=-1, sc=False, sp=False: torch.embedding(w, i, p, sc, sp),
+        "tt::embedding_dense_backward": lambda g, i, n, p=-1, sc=False:
+            A.embedding_dense_backward(g, i, n, p, sc),
+    })
+
+    def ix(n, sizes=(3,), neg=False, dup=False):
+        """An i64 index tensor for a dim of size n: in [0, n), [-n, n) when
+        neg, with repeats when dup (values then repeat anyway once the
+        tensor has more than n elements)."""
+        if neg:
+            return T(I64, list(sizes), "c", (3, 1, 2 * n, -n, 1))
+        return T(I64, list(sizes), "c", (1 if dup else 2, 1, n, 0, 1))
+
+    mask23 = T(BOOL, [2, 3], "c")  # True, False, True, True, False, True
+    # ---- masked_fill: dtypes, broadcasting both ways, layouts, gradients
+    for dt in ALL:
+        case("tt::masked_fill.Scalar", T(dt, [2, 3], "c"), mask23, 2.7)
+        case("tt::masked_fill.Scalar", T(dt, [2, 3], "t"), T(BOOL, [3], "c"), -1)
+        case("tt::masked_fill.Tensor", T(dt, [2, 3], "s"), mask23, T(F64, [], "c"))
+    for lay in LAYOUTS:
+        case("tt::masked_fill.Scalar", T(F32, [3, 4], lay), T(BOOL, [3, 4], "t"), -0.5)
+    case("tt::masked_fill.Scalar", T(F64, [3], "c", rg=True), mask23, 1.5)
+    case("tt::masked_fill.Scalar", T(F64, [2, 3, 4], ("p", [2, 0, 1]), rg=True),
+         T(BOOL, [3, 1], "c"), 0)
+    case("tt::masked_fill.Scalar", T(F32, [2, 3], "c"), T(U8, [2, 3], "c", (1, 0, 2, 0, 1)), 4)
+    case("tt::masked_fill.Scalar", T(F32, [2, 3], "c"), T(F32, [2, 3], "c"), 4,
+         ref=refuse("masked_fill: a f32 mask"),
+         note="PyTorch 1.13 takes a mask of any dtype and reads its bytes as bools; "
+              "tt takes bool and uint8 masks only")
+    for v in [-1, 255, 256, -0.5, 1e40]:
+        case("tt::masked_fill.Scalar", T(U8, [2, 3], "c"), mask23, v)
+        case("tt::masked_fill.Scalar", T(F32, [2, 3], "c"), mask23, v)
+    case("tt::masked_fill.Scalar", T(F32, [2, 3], "c"), T(BOOL, [4], "c"), 4)
+    case("tt::masked_fill.Tensor", T(F64, [2, 3], "t", rg=True), mask23, T(F64, [], "c", rg=True))
+    case("tt::masked_fill.Tensor", T(F32, [2, 3], "c"), mask23, T(F32, [1], "c"))
+    case("tt::masked_fill.Tensor", T(I32, [2, 3], "c"), mask23, T(F64, [], "c"))
+
+    # ---- index.Tensor: every placement, broadcasting, masks, layouts
+    forms = [
+        [ix(2)],
+        [None, ix(3)],
+        [None, None, ix(4, (2, 3), dup=True)],
+        [ix(2, (3,), neg=True), ix(3, (3,))],
+        [None, ix(3, (2, 1)), ix(4, (3,))],          # adjacent: in place
+        [ix(2, (2,)), None, ix(4, (2,), neg=True)],  # separated: first
+        [ix(2, (4, 1)), None, ix(4, (1, 3))],
+        [ix(2, (1,)), ix(3, (1,)), ix(4, (1,))],
+        [ix(2, (0,))],
+        [T(BOOL, [2], "c", (1, 1, 2, 0, 1))],
+        [T(BOOL, [2, 3], "c")],
+        [None, T(BOOL, [3, 4], "c")],
+        [T(BOOL, [2], "c", (1, 1, 2, 0, 1)), None, ix(4, (1,))],
+        [T(U8, [2, 3], "c", (1, 0, 2, 0, 1))],
+        [None, T(BOOL, [3], "c", (1, 0, 2, 0, 1)), ix(4, (2,))],
+    ]
+    for f in forms:
+        # A bool index's count is data: the compiled backward through it
+        # needs a size the plan cannot bind (see test_ops_adv_index.c).
+        masked = any(t is not None and t.dt in (BOOL, U8) for t in f)
+        case("tt::index.Tensor", T(F64, [2, 3, 4], "c", rg=not masked), TL(*f))
+    for lay in [("p", [2, 0, 1]), ("p", [1, 2, 0]), "t", "s", ("e", 1)]:
+        for f in forms[1:7]:
+            case("tt::index.Tensor", T(F32, [2, 3, 4], lay), TL(*f))
+    for dt in ALL:
+        case("tt::index.Tensor", T(dt, [5, 3], "t"), TL(ix(5, (2, 2), neg=True)))
+        case("tt::index.Tensor", T(dt, [5, 3], "c"), TL(None, ix(3, (4,), dup=True)))
+    case("tt::index.Tensor", T(F64, [6], "c", rg=True), TL(ix(6, (3, 4), dup=True)))
+    case("tt::index.Tensor", T(F64, [3, 4], "c"), TL(T(I64, [2], "c", (1, 0, 5, 0, 1))))
+    case("tt::index.Tensor", T(F64, [3, 4], "c"), TL(T(I64, [2], "c", (1, 0, 5, -5, 1))))
+    case("tt::index.Tensor", T(F64, [3, 4], "c"), TL(ix(3), ix(4), ix(4)))
+    case("tt::index.Tensor", T(F64, [3, 4], "c"), TL(ix(3, (2,)), ix(4, (3,))))
+    case("tt::index.Tensor", T(F64, [3, 4], "c"), TL(T(I32, [2], "c", (1, 0, 3, 0, 1))))
+    case("tt::index.Tensor", T(F64, [3, 4], "c"), TL(T(F32, [2], "c", (1, 0, 3, 0, 1))))
+    case("tt::index.Tensor", T(F64, [3, 4], "c"), TL(T(BOOL, [2], "c")))
+
+    # ---- index_put, index_put_: values broadcast, accumulate, masks
+    puts = [
+        ([ix(2)], [3, 4]),
+        ([None, ix(3, (2,))], [4]),
+        ([None, ix(3, (2, 1)), ix(4, (3,))], [2, 2, 3]),
+        ([ix(2, (2,)), None, ix(4, (2,), neg=True)], [2, 1]),
+        ([T(BOOL, [2, 3], "c")], [4]),
+        ([None, T(BOOL, [3, 4], "c")], []),
+    ]
+    for f, vs in puts:
+        for acc in [False, True]:
+            case("tt::index_put", T(F64, [2, 3, 4], "c", rg=True), TL(*f),
+                 T(F64, vs, "c", GRAD_FORM, rg=True), acc)
+    for lay in ["t", ("p", [2, 0, 1]), "s"]:
+        case("tt::index_put", T(F32, [2, 3, 4], lay), TL(None, ix(3, (2,))), T(F32, [4], "c"))
+        case("tt::index_put_", T(F32, [2, 3, 4], lay), TL(None, ix(3, (2,))), T(F32, [4], "c"),
+             after=[0])
+    for dt in ALL:
+        case("tt::index_put", T(dt, [5, 3], "c"), TL(ix(5, (2,))), T(dt, [3], "c"), False)
+        case("tt::index_put_", T(dt, [5, 3], "c"), TL(ix(5, (2,))), T(dt, [3], "c"), False,
+             after=[0])
+    for dt in [F32, F64, I64, I32, U8]:
+        # repeated rows (1, 0, 2, 1, 0, 2) add up
+        case("tt::index_put", T(dt, [3, 2], "c"), TL(T(I64, [6], "c", (1, 1, 3, 0, 1))),
+             T(dt, [6, 2], "c"), True)
+        case("tt::index_put_", T(dt, [3, 2], "c"), TL(T(I64, [6], "c", (1, 1, 3, 0, 1))),
+             T(dt, [2], "c"), True, after=[0])
+    case("tt::index_put", T(F32, [3, 4], "c"), TL(ix(3, (2,))), T(F64, [4], "c"))
+    case("tt::index_put", T(F32, [3, 4], "c"), TL(ix(3, (2,))), T(F32, [3], "c"))
+    case("tt::index_put", T(F32, [3, 4], "c"), TL(T(I64, [2], "c", (1, 0, 5, 0, 1))),
+         T(F32, [4], "c"))
+    case("tt::index_put_", T(F32, [3, 4], "c"), TL(T(I64, [2], "c", (1, 0, 5, 0, 1))),
+         T(F32, [4], "c"))
+
+    # ---- masked_scatter, masked_select: dtypes, broadcasting, layouts
+    for dt in ALL:
+        case("tt::masked_scatter", T(dt, [2, 3], "t"), mask23, T(dt, [7], "c"))
+        case("tt::masked_select", T(dt, [2, 3], "s"), mask23)
+    for lay in LAYOUTS:
+        case("tt::masked_scatter", T(F32, [3, 4], lay), T(BOOL, [4], "c"), T(F32, [3, 4], "t"))
+        case("tt::masked_select", T(F32, [3, 4], lay), T(BOOL, [3, 1], "c"))
+    case("tt::masked_scatter", T(F64, [2, 3], "c", rg=True), mask23,
+         T(F64, [2, 4], "t", rg=True))
+    case("tt::masked_scatter", T(F64, [3], "c", rg=True), mask23, T(F64, [5], "c", rg=True))
+    case("tt::masked_scatter", T(F64, [2, 3], "c", rg=True), T(BOOL, [3], "c"),
+         T(F64, [4], "c", rg=True))
+    case("tt::masked_scatter", T(F32, [2, 3], "c"), T(U8, [2, 3], "c", (1, 0, 2, 0, 1)),
+         T(F32, [6], "c"))
+    case("tt::masked_scatter", T(F32, [2, 3], "c"), mask23, T(F32, [3], "c"))
+    case("tt::masked_scatter", T(F32, [2, 3], "c"), mask23, T(F64, [6], "c"))
+    case("tt::masked_scatter", T(F32, [2, 3], "c"), T(I64, [2, 3], "c"), T(F32, [6], "c"),
+         ref=refuse("masked_scatter: an i64 mask"),
+         note="PyTorch 1.13 takes a mask of any dtype and reads its bytes as bools; "
+              "tt takes bool and uint8 masks only")
+    case("tt::masked_scatter_backward", T(F64, [2, 3], "t"), mask23, [2, 4])
+    case("tt::masked_scatter_backward", T(F64, [2, 3], "c"), T(BOOL, [3], "c"), [5])
+    case("tt::masked_scatter_backward", T(F64, [2, 3], "c"), mask23, [3])
+    case("tt::masked_select", T(F32, [3], "c"), mask23)
+    case("tt::masked_select", T(F32, [2, 3], "c"), T(U8, [2, 3], "c", (1, 0, 2, 0, 1)))
+    case("tt::masked_select", T(F32, [2, 3], "c"), T(F32, [2, 3], "c"))
+    case("tt::masked_select", T(F32, [2, 3], "c"), T(BOOL, [4], "c"))
+
+    # ---- embedding: padding_idx, scale_grad_by_freq, index dtypes, layouts
+    rows = T(I64, [2, 4], "c", (3, 1, 5, 0, 1))  # 1, 4, 2, 0, 3, 1, 4, 2: repeats
+    for p in [-1, 0, 2, 4]:
+        for sc in [False, True]:
+            case("tt::embedding", T(F64, [5, 3], "c", rg=True), rows, p, sc)
+    case("tt::embedding", T(F64, [5, 3], "t", rg=True), T(I32, [7], "c", (3, 1, 5, 0, 1)), 1,
+         True)
+    case("tt::embedding", T(F32, [5, 3], "s", rg=True), T(I64, [3, 2], "t", (3, 1, 5, 0, 1)))
+    case("tt::embedding", T(F64, [5, 3], "c", rg=True), T(I64, [], "c", (1, 2, 5, 0, 1)), 2)
+    for dt in ALL:
+        case("tt::embedding", T(dt, [5, 3], "c"), rows)
+    case("tt::embedding", T(F32, [5, 3], "c"), T(I64, [2], "c", (1, 4, 6, 0, 1)))
+    case("tt::embedding", T(F32, [5, 3], "c"), T(F32, [2], "c", (1, 0, 5, 0, 1)))
+    case("tt::embedding", T(F32, [5, 3], "c"), rows, -1, False, True,
+         ref=refuse("embedding: sparse=True"),
+         note="tt has no sparse tensors: sparse=True is refused")
+    for p in [-1, 1]:
+        for sc in [False, True]:
+            case("tt::embedding_dense_backward", T(F64, [2, 4, 3], "c"), rows, 5, p, sc)
+    case("tt::embedding_dense_backward", T(F32, [7, 3], "t"), T(I32, [7], "c", (3, 1, 5, 0, 1)),
+         6, 0, True)
+
+    # ---- _embedding_bag: modes, empty bags, include_last_offset, padding
+    BAG_NOTE = ("results 1-3 are tt's (offset2bag, bag_size, max_indices as documented); "
+                "PyTorch 1.13 fills them per code path")
+    bidx = T(I64, [6], "c", (3, 1, 5, 0, 1))       # 1, 4, 2, 0, 3, 1
+    boff = T(I64, [3], "c", (7, 0, 8, 0, 2))       # 0, 3, 3: the middle bag is empty
+    for mode in [0, 1, 2]:
+        # include_last_offset: the last offset is the end (3 indices here);
+        # PyTorch 1.13 corrupts its heap when it is not (tt refuses that)
+        for last in [False, True]:
+            case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True),
+                 T(I64, [3], "c", (3, 1, 5, 0, 1)) if last else bidx, boff, False, mode,
+                 False, None, last, -1, ref=embedding_bag_ref, note=BAG_NOTE)
+        case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True), bidx, boff, True, mode,
+             False, None, False, -1, ref=embedding_bag_ref,
+             note=BAG_NOTE + "; with scale_grad_by_freq PyTorch 1.13 divides a row's gradient "
+                  "by another index's count, tt by its own (as embedding)")
+        case("tt::_embedding_bag", T(F32, [5, 3], "t"), T(I32, [6], "c", (3, 1, 5, 0, 1)),
+             T(I32, [3], "c", (7, 0, 8, 0, 2)), False, mode, ref=embedding_bag_ref,
+             note=BAG_NOTE)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True), bidx, boff, False, 0, False,
+         T(F64, [6], "c", rg=True), ref=embedding_bag_ref, note=BAG_NOTE)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True), bidx, boff, False, 0, False,
+         T(F64, [6], "c", rg=True), False, 4, ref=embedding_bag_ref, note=BAG_NOTE)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c", rg=True), bidx, boff, False, 2, False,
+         None, False, 4, ref=embedding_bag_ref, note=BAG_NOTE)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c"), bidx, T(I64, [3], "c", (1, 1, 5, 0, 1)),
+         ref=embedding_bag_ref)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c"), T(I64, [6], "c", (3, 1, 7, 0, 1)), boff,
+         ref=embedding_bag_ref)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c"), bidx, boff, False, 1, False,
+         T(F64, [6], "c"), ref=embedding_bag_ref)
+    case("tt::_embedding_bag", T(I64, [5, 3], "c"), bidx, boff, ref=embedding_bag_ref)
+    case("tt::_embedding_bag", T(F64, [5, 3], "c"), bidx, boff, False, 0, True,
+         ref=refuse("_embedding_bag: sparse=True"),
+         note="tt has no sparse tensors: sparse=True is refused")
+
+    # ---- nonzero: every dtype, layouts, 0-dim, empty
+    for dt in ALL:
+        case("tt::nonzero", T(dt, [3, 4], "t"))
+    case("tt::nonzero", T(F64, [2, 3, 4], ("p", [2, 0, 1])))
+    case("tt::nonzero", T(F32, [5], "s"))
+    case("tt::nonzero", T(F32, [], "c"))
+    case("tt::nonzero", T(F32, [0, 3], "c"))
+    case("tt::nonzero", T(F32, [2, 3], "c", (0, 0, 1, 0, 1)))
 
 
 def sort_scan_cases():
@@ -2033,7 +2299,7 @@ def torch_arg(a, bufs):
     if isinstance(a, T):
         return a.torch(bufs)
     if isinstance(a, TL):
-        return [t.torch() for t in a.ts]  # list items never share
+        return [t.torch() if t is not None else None for t in a.ts]  # items never share
     return a
 
 
@@ -2085,7 +2351,7 @@ def record(name, op, args, note, ref, tol, after, out):
         if isinstance(a, T) and a.rg:
             leaves.append((i, t))
         if isinstance(a, TL):
-            leaves += [((i, j), x) for j, (s, x) in enumerate(zip(a.ts, t)) if s.rg]
+            leaves += [((i, j), x) for j, (s, x) in enumerate(zip(a.ts, t)) if s is not None and s.rg]
     if leaves and r is not None and r.requires_grad:
         r.backward(grad_out(r))
         for i, t in leaves:
