@@ -33,6 +33,7 @@ typedef struct {
     double alpha;       /* STEP_GEMM_ACC */
     uint64_t dying;     /* STEP_FUSED: inputs read last here (to write over) */
     bool sym;           /* a constant argument holds a symbolic size */
+    bool binds;         /* a result's traced size holds a data-dependent symbol */
     int *release;       /* value slots whose last use is this step */
     int nrelease;
 } step;
@@ -57,6 +58,11 @@ struct tt_plan {
     int64_t *bound_vals[MEM_BINDINGS];
     int nbound, bound_nsyms;
     bool plan_memory; /* the memory plan is on */
+    /* Sizes of results that hold data-dependent symbols (u0: nonzero's
+     * count), at most: each run binds them from the real results, so
+     * later steps' sizes written in them (a backward's expand to [u0])
+     * evaluate. */
+    int nbind_slots;
     tt_tensor **slots; /* the value slots, reused by every run */
     atomic_flag slots_busy; /* a run on another thread uses its own */
 };
@@ -94,6 +100,15 @@ void tt__plan_free(tt_plan *p)
     }
     tt_graph_free(p->g);
     tt__free(p);
+}
+
+/* How many sizes of value v hold a data-dependent (unbacked) symbol. */
+static int unbacked_sizes(const tt_tensor *v)
+{
+    int n = 0;
+    for (int d = 0; v && d < tt_ndim(v); d++)
+        n += tt_size_is_sym(tt_sizes(v)[d]) && tt_sym_hint(tt_sizes(v)[d]) < 0;
+    return n;
 }
 
 static bool value_is_sym(const tt_value *v)
@@ -353,6 +368,11 @@ tt_plan *tt__plan_new(tt_graph *g, unsigned passes_off)
         s->node = i;
         for (int a = 0; a < n->nargs; a++)
             s->sym |= n->args[a].kind == GARG_CONST && value_is_sym(&n->args[a].v);
+        for (int j = 0; j < tt__node_nrets(n); j++) {
+            int u = unbacked_sizes(n->vals[j]);
+            s->binds |= u > 0;
+            p->nbind_slots += u;
+        }
         step_of_node[i] = p->nsteps++;
     }
     for (int c = 0; c < nchains; c++)
@@ -496,6 +516,20 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         else if (n->kind == TT_NODE_CONSTANT)
             slots[p->offset[i]] = tt_retain(n->vals[0]);
     }
+    /* The symbols' binding, extended by data-dependent sizes as the steps
+     * that make them run (see nbind_slots). */
+    tt_size *bsyms = (tt_size *)syms;
+    int64_t *bvals = (int64_t *)vals;
+    if (p->nbind_slots) {
+        bsyms = tt__malloc(sizeof *bsyms * (size_t)(nsyms + p->nbind_slots));
+        bvals = tt__malloc(sizeof *bvals * (size_t)(nsyms + p->nbind_slots));
+        if (!bsyms || !bvals)
+            st = tt_error(TT_ENOMEM, "compiled plan: out of memory");
+        else if (nsyms) {
+            memcpy(bsyms, syms, sizeof *bsyms * (size_t)nsyms);
+            memcpy(bvals, vals, sizeof *bvals * (size_t)nsyms);
+        }
+    }
     int ran = 0; /* steps begun */
     for (; ran < p->nsteps && !st; ran++) {
         const step *s = &p->steps[ran];
@@ -549,7 +583,7 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
                 if (s->sym && ga->v.kind == TT_V_INTS && ga->v.n > TT_MAX_DIMS * 2)
                     st = tt_error(TT_EINVAL, "compiled plan: symbolic int list too long");
                 else if (s->sym)
-                    st = eval_const(&ga->v, syms, vals, nsyms, &args[a], scratch[a]);
+                    st = eval_const(&ga->v, bsyms, bvals, nsyms, &args[a], scratch[a]);
                 else
                     args[a] = ga->v;
             } else if (ga->kind == GARG_REF) {
@@ -571,6 +605,20 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
             st = tt_op_call_unchecked(s->op, args, n->nargs, outs, tt__node_nrets(n));
         for (int j = 0; !st && j < tt__node_nrets(n); j++)
             slots[p->offset[s->node] + j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
+        /* A traced size u0 (or an expression of it) is the real result's
+         * size there: bound, for the steps after. */
+        for (int j = 0; !st && s->binds && j < tt__node_nrets(n); j++) {
+            const tt_tensor *tv = n->vals[j], *rv = slots[p->offset[s->node] + j];
+            for (int d = 0; tv && rv && d < tt_ndim(tv) && d < tt_ndim(rv); d++) {
+                tt_size z = tt_sizes(tv)[d];
+                int64_t known;
+                if (tt_size_is_sym(z) && tt_sym_hint(z) < 0 &&
+                    !tt_sym_eval(z, nsyms, bsyms, bvals, &known)) {
+                    bsyms[nsyms] = z;
+                    bvals[nsyms++] = tt_sizes(rv)[d];
+                }
+            }
+        }
         if (!st)
             tt__node_fill_after(n, args, &slots[p->offset[s->node]]);
         for (int a = 0; a < n->nargs; a++)
@@ -578,6 +626,10 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         for (int r = 0; !st && r < s->nrelease; r++)
             slots[s->release[r]] = tt_release(slots[s->release[r]]);
     }
+    if (bsyms != syms)
+        tt__free(bsyms);
+    if (bvals != vals)
+        tt__free(bvals);
     tt_no_grad_end();
     tt_scope_resume();
     if (st && tt_errcode() == TT_OK && ran > 0) /* never a failure without a reason */
