@@ -1447,6 +1447,58 @@ static bool bench_conv(const bench *b, const bench_opts *o, double *value, doubl
     return ok;
 }
 
+/* A decoder's classifier, one token: x [1, 288] times W [32000, 288]^T
+ * (llama2.c's 15M model) through tt_linear, beside the memory limit: the
+ * time to stream W's bytes once (a sum in 16 lanes over the same buffer,
+ * on the same threads). GB/s of W both ways. */
+enum { DEC_K = 288, DEC_V = 32000 };
+typedef struct {
+    tt_tensor *x, *w;
+    int threads;
+} dec_ctx;
+
+static bool dec_linear(void *p)
+{
+    dec_ctx *d = p;
+    tt_tensor *y = tt_linear(d->x, d->w, NULL);
+    tt_release(y);
+    return y != NULL;
+}
+
+static void dec_stream_task(int64_t r0, int64_t r1, void *p)
+{
+    const float *w = tt_data(((dec_ctx *)p)->w);
+    float acc[16] = {0};
+    for (int64_t i = r0 * DEC_K; i < r1 * DEC_K; i += 16)
+        for (int l = 0; l < 16; l++)
+            acc[l] += w[i + l];
+    sink = acc[0] + acc[15];
+}
+
+static bool dec_stream(void *p)
+{
+    tt_parallel_for(DEC_V, DEC_V / 2, dec_stream_task, p);
+    return true;
+}
+
+static bool bench_decode_linear(const bench *b, const bench_opts *o, double *value,
+                                double *limit)
+{
+    int ot, ob;
+    set_threads((int)b->n, &ot, &ob);
+    dec_ctx d = {tt_randn(TT_SHAPE(1, DEC_K), TT_F32), tt_randn(TT_SHAPE(DEC_V, DEC_K), TT_F32),
+                 (int)b->n};
+    double tl = 0, ts = 0, bytes = (double)DEC_V * DEC_K * 4;
+    bool ok = d.x && d.w && best_pair(dec_linear, &d, dec_stream, &d, o, 5, 1, &tl, &ts);
+    *value = bytes / tl * 1e-9;
+    *limit = bytes / ts * 1e-9;
+    tt_release(d.x);
+    tt_release(d.w);
+    set_threads(ot, NULL, NULL);
+    openblas_set_num_threads(ob);
+    return ok;
+}
+
 /* ResNet-18 inference (batch norms from running statistics), compiled,
  * beside the same plan with its epilogue folds off (b->passes_off): the
  * limit is what convolution + batch norm + ReLU cost as separate steps. */
@@ -1556,6 +1608,8 @@ static const bench benches[] = {
     {"resnet18_train_step_ms_compiled_1t", "ms", bench_resnet_step, 1, true, false, 0, 0},
     {"resnet18_train_step_ms_eager_2t", "ms", bench_resnet_step, 2, false, false, 0, 0},
     {"resnet18_train_step_ms_compiled_2t", "ms", bench_resnet_step, 2, true, false, 0, 0},
+    {"decode_linear_f32_1x288x32000_1t", "GB/s", bench_decode_linear, 1, false, false, 0, 0},
+    {"decode_linear_f32_1x288x32000_2t", "GB/s", bench_decode_linear, 2, false, false, 0, 0},
     {"resnet18_eval_ms_compiled_1t", "ms", bench_resnet_eval, 1, false, false, TT_PASS_EPILOGUE, 0},
     {"resnet18_eval_ms_compiled_2t", "ms", bench_resnet_eval, 2, false, false, TT_PASS_EPILOGUE, 0},
     /* limit: the tokens/s the floor allows */
