@@ -63,10 +63,13 @@ struct node {
     tt_backward_fn backward;
     tt_autograd_ctx ctx;
     edge *edges; /* ctx.nslots */
+    /* One output per Tensor result, and one per element of a Tensor[]
+     * result (as PyTorch's split/unbind), in order: output_nr indexes
+     * these, and the backward gets one gradient per output. */
     int nout;
-    out_meta outs[TT_MAX_RETURNS];
-    /* engine scratch */
-    tt_tensor *buf[TT_MAX_RETURNS];
+    out_meta *outs;
+    /* engine scratch, nout of them */
+    tt_tensor **buf;
     uint64_t visit;
     node *next_dead; /* node_release's list */
 };
@@ -170,8 +173,10 @@ static void node_release(node *n)
                 dead = in;
             }
         }
-        for (int j = 0; j < TT_MAX_RETURNS; j++)
+        for (int j = 0; work->buf && j < work->nout; j++)
             tt__unref(work->buf[j]);
+        tt__free(work->buf);
+        tt__free(work->outs);
         ctx_free(&work->ctx);
         if (work->op)
             tt__op_unpin(work->op);
@@ -624,10 +629,9 @@ static tt_status check_inplace(const tt_opdef *op, const tt_value *args, int nar
     return TT_OK;
 }
 
-/* The engine records single-Tensor results only: a Tensor[] result of a
- * call with a differentiable input cannot carry a grad_fn, so whatever
- * is computed from it would silently get no gradient. Names the op, the
- * input and the result. */
+/* A Tensor[] result of an op with no derivative: its floating point
+ * elements would silently get no gradient. Names the op, the input and
+ * the result. */
 static tt_status list_result_error(const tt_opdef *op, const tt_value *args, int nargs,
                                    int ret)
 {
@@ -644,10 +648,10 @@ static tt_status list_result_error(const tt_opdef *op, const tt_value *args, int
             }
         }
     return tt_error(TT_EAUTOGRAD,
-                    "%s: argument '%s' requires grad, but result %d is a Tensor[], which "
-                    "autograd cannot track (it records single-Tensor results only), so "
-                    "its elements would silently get no gradient; detach the input or "
-                    "call the op under tt_no_grad_begin()",
+                    "%s: argument '%s' requires grad, but the op is not differentiable "
+                    "(it has no derivative) and result %d is a Tensor[] of floating "
+                    "point tensors, whose elements would silently get no gradient; "
+                    "detach the input or call the op under tt_no_grad_begin()",
                     op->name, arg, ret);
 }
 
@@ -691,11 +695,6 @@ tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
     tt_status st = op->mutated ? check_inplace(op, args, nargs) : TT_OK;
     if (st)
         return st;
-    for (int j = 0; j < tt_schema_nreturns(op->schema); j++) {
-        const tt_arg *r = tt_schema_return(op->schema, j);
-        if (r->type.base == TT_T_TENSOR && r->type.is_list)
-            return list_result_error(op, args, nargs, j);
-    }
     /* A differentiable input whose recorded history no longer matches
      * its value (written through a view since). */
     for (int i = 0; i < nargs; i++)
@@ -768,26 +767,33 @@ tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
             goto fail;
         }
     }
-    n->nout = nouts;
-    for (int j = 0; j < nouts; j++) {
-        tt_tensor *t = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
-        if (!t)
-            continue;
-        n->outs[j] = (out_meta){t->ndim, {0}, (tt_dtype)t->dtype, t->storage->fake};
-        memcpy(n->outs[j].sizes, t->sizes, sizeof n->outs[j].sizes);
-        if (!tt_dtype_is_float((tt_dtype)t->dtype))
-            continue; /* argmax, comparisons: nothing to differentiate */
-        struct tt_autograd_meta *m = meta_of(t);
-        if (!m)
-            goto oom;
-        /* An in-place op returns its input: its history now ends here. */
-        if (m->grad_fn)
-            node_release(m->grad_fn);
-        m->grad_fn = node_retain(n);
-        m->output_nr = j;
-        m->hist_version = tt_version(t);
-        t->flags |= TT_TF_REQUIRES_GRAD;
-    }
+    int nflat = 0;
+    for (int j = 0; j < nouts; j++)
+        nflat += arg_count(&outs[j]);
+    if (!(n->outs = tt__calloc((size_t)(nflat ? nflat : 1), sizeof *n->outs)) ||
+        !(n->buf = tt__calloc((size_t)(nflat ? nflat : 1), sizeof *n->buf)))
+        goto oom;
+    n->nout = nflat;
+    for (int j = 0, o = 0; j < nouts; j++)
+        for (int k = 0; k < arg_count(&outs[j]); k++, o++) {
+            tt_tensor *t = arg_tensor(&outs[j], k);
+            if (!t)
+                continue;
+            n->outs[o] = (out_meta){t->ndim, {0}, (tt_dtype)t->dtype, t->storage->fake};
+            memcpy(n->outs[o].sizes, t->sizes, sizeof n->outs[o].sizes);
+            if (!tt_dtype_is_float((tt_dtype)t->dtype))
+                continue; /* argmax, comparisons: nothing to differentiate */
+            struct tt_autograd_meta *m = meta_of(t);
+            if (!m)
+                goto oom;
+            /* An in-place op returns its input: its history now ends here. */
+            if (m->grad_fn)
+                node_release(m->grad_fn);
+            m->grad_fn = node_retain(n);
+            m->output_nr = o;
+            m->hist_version = tt_version(t);
+            t->flags |= TT_TF_REQUIRES_GRAD;
+        }
     /* Every other tensor of a written storage now has a stale history. */
     for (int i = 0; i < nargs; i++)
         for (int j = 0; returned_write(op, i) && j < arg_count(&args[i]); j++) {
@@ -1024,11 +1030,11 @@ static tt_status check_saved(const node *n)
 static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_leaves,
                           bool hooks)
 {
-    tt_tensor *grads[TT_MAX_RETURNS];
     tt_tensor **gin = NULL;
     tt_status st = check_saved(n);
-    for (int j = 0; j < n->nout; j++)
-        grads[j] = NULL;
+    tt_tensor **grads = tt__calloc((size_t)(n->nout ? n->nout : 1), sizeof *grads);
+    if (!grads)
+        return st ? st : tt_errcode();
     for (int j = 0; !st && j < n->nout; j++) {
         grads[j] = n->buf[j] ? tt_retain(n->buf[j]) : zeros_of(&n->outs[j]);
         if (!grads[j])
@@ -1085,6 +1091,7 @@ static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_lea
     tt__free(gin);
     for (int j = 0; j < n->nout; j++)
         tt_release(grads[j]);
+    tt__free(grads);
     return st;
 }
 
@@ -1173,7 +1180,7 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
                 st = accumulate(&caps[c].grad, tt_retain(n->buf[caps[c].output_nr]));
         if (!st)
             st = run_node(n, caps, ncaps, accumulate_leaves, hooks);
-        for (int j = 0; j < TT_MAX_RETURNS; j++)
+        for (int j = 0; j < n->nout; j++)
             n->buf[j] = tt_release(n->buf[j]);
         ctx_clear_saved(&n->ctx);
     }
@@ -1181,7 +1188,7 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
     sync_grad_flag();
     tt_scope_resume();
     for (int i = 0; i < all.n; i++)
-        for (int j = 0; j < TT_MAX_RETURNS; j++)
+        for (int j = 0; j < all.v[i]->nout; j++)
             all.v[i]->buf[j] = tt_release(all.v[i]->buf[j]);
     tt__free(all.v);
     return st;
