@@ -63,10 +63,13 @@ struct node {
     tt_backward_fn backward;
     tt_autograd_ctx ctx;
     edge *edges; /* ctx.nslots */
+    /* One output per Tensor result, and one per element of a Tensor[]
+     * result (as PyTorch's split/unbind), in order: output_nr indexes
+     * these, and the backward gets one gradient per output. */
     int nout;
-    out_meta outs[TT_MAX_RETURNS];
-    /* engine scratch */
-    tt_tensor *buf[TT_MAX_RETURNS];
+    out_meta *outs;
+    /* engine scratch, nout of them */
+    tt_tensor **buf;
     uint64_t visit;
     node *next_dead; /* node_release's list */
 };
@@ -79,6 +82,10 @@ struct tt_autograd_meta {
      * leaf not yet run; valid while ready_mark is the running backward's. */
     uint64_t ready_mark;
     int64_t pending;
+    /* The storage's version when grad_fn was set: a later in-place write
+     * recorded through another tensor of the same storage (a view, or
+     * the base) makes this history stale (see history_stale). */
+    uint64_t hist_version;
 };
 
 /* The gradient-ready hook (per thread): see tt_set_grad_ready_hook. */
@@ -166,8 +173,10 @@ static void node_release(node *n)
                 dead = in;
             }
         }
-        for (int j = 0; j < TT_MAX_RETURNS; j++)
+        for (int j = 0; work->buf && j < work->nout; j++)
             tt__unref(work->buf[j]);
+        tt__free(work->buf);
+        tt__free(work->outs);
         ctx_free(&work->ctx);
         if (work->op)
             tt__op_unpin(work->op);
@@ -500,6 +509,152 @@ static tt_status no_autograd_error(const tt_opdef *op, const tt_value *args, int
                     op->name, arg, op->name, op->name);
 }
 
+/* ------------------------------------------- in-place writes and views
+ *
+ * The engine does not rebase history through views (PyTorch's
+ * CopySlices): an in-place write recorded through one tensor leaves every
+ * other tensor of the same storage (the view's base, the base's other
+ * views) with a grad_fn that describes a value they no longer have, so a
+ * gradient through them would be silently wrong. Each such tensor is
+ * refused where autograd would read that history: as an input of a
+ * recorded op, a backward root or a tt_grad input. */
+static bool history_stale(const tt_tensor *t)
+{
+    return t && t->autograd && t->autograd->grad_fn &&
+           t->storage->ag_write_version > t->autograd->hist_version;
+}
+
+static tt_status stale_error(const char *fn, const char *arg, const tt_tensor *t)
+{
+    const char *w = t->storage->ag_write_op;
+    return tt_error(TT_EINVAL,
+                    "%s: argument '%s' (made by %s) shares its memory with a tensor that "
+                    "%s wrote in place after '%s''s autograd history was recorded (a "
+                    "view of it, or its base); autograd does not rebase history through "
+                    "views, so its gradient would be wrong (storage at version %llu, "
+                    "history at version %llu). Build the written value out of place instead "
+                    "(tt_select_scatter, tt_slice_scatter, tt_cat), or write into a "
+                    "clone (tt_clone) of the view",
+                    fn, arg, tt_grad_fn_name(t), w ? w : "an in-place op", arg, (unsigned long long)t->storage->ag_write_version,
+                    (unsigned long long)t->autograd->hist_version);
+}
+
+/* A node of a view op (its result aliases its input, not written). */
+static bool is_view_node(const node *n)
+{
+    const tt_arg *r = n && tt_schema_nreturns(n->op->schema) > 0
+                          ? tt_schema_return(n->op->schema, 0) : NULL;
+    return r && r->alias_set && !r->is_write && n->ctx.nslots > 0;
+}
+
+/* Argument i is written and returned (self of mul_, out of add.out): its
+ * result gets the op's history. A written argument that is not returned
+ * (batch norm's running_mean) is a buffer the op updates outside autograd,
+ * as in PyTorch. */
+static bool returned_write(const tt_opdef *op, int i)
+{
+    const tt_arg *a = tt_schema_arg(op->schema, i);
+    if (!(op->mutated >> i & 1) || !a->alias_set)
+        return false;
+    for (int j = 0; j < tt_schema_nreturns(op->schema); j++) {
+        const tt_arg *r = tt_schema_return(op->schema, j);
+        if (r->alias_set && strcmp(r->alias_set, a->alias_set) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Refuses, before the kernel runs, an in-place call whose write autograd
+ * would get wrong: into a view of a leaf that requires grad (PyTorch's
+ * refusal), through a tensor whose history is already stale, or of a
+ * value that requires grad into a tensor that does not while other
+ * tensors share its memory (they would be left without the history). */
+static tt_status check_written(const tt_opdef *op, const char *arg, tt_tensor *t,
+                               bool returned)
+{
+    if (tt__tensor_requires_grad(t) && tt_is_leaf(t))
+        return tt_error(TT_EAUTOGRAD, "%s: argument '%s' is a leaf tensor that "
+                                      "requires grad and cannot be written in place; "
+                                      "update parameters under tt_no_grad_begin()",
+                        op->name, arg);
+    if (!returned)
+        return TT_OK;
+    for (node *n = t->autograd ? t->autograd->grad_fn : NULL; is_view_node(n);
+         n = n->edges[0].fn)
+        if (n->edges[0].leaf)
+            return tt_error(TT_EAUTOGRAD,
+                            "%s: argument '%s' is a view (made by %s) of a leaf tensor "
+                            "that requires grad and cannot be written in place (as "
+                            "PyTorch: a view of a leaf Variable that requires grad is "
+                            "being used in an in-place operation); write into a clone, "
+                            "or update parameters under tt_no_grad_begin()",
+                            op->name, arg, tt_grad_fn_name(t));
+    if (history_stale(t))
+        return stale_error(op->name, arg, t);
+    if (!tt__tensor_requires_grad(t) && tt_dtype_is_float((tt_dtype)t->dtype) &&
+        atomic_load(&t->storage->refcnt) > 1)
+        return tt_error(TT_EINVAL,
+                        "%s: argument '%s' does not require grad and shares its memory "
+                        "with other tensors (a view of it, or its base); writing a "
+                        "value that requires grad into it would leave them without "
+                        "that value's autograd history (autograd does not rebase "
+                        "history through views), so their gradient would be silently "
+                        "lost. Build the result out of place (tt_select_scatter, "
+                        "tt_slice_scatter, tt_cat, tt_stack) or write into a tensor "
+                        "no other tensor views",
+                        op->name, arg);
+    return TT_OK;
+}
+
+/* The tensor j of argument i (a Tensor, or an element of a Tensor[]). */
+static tt_tensor *arg_tensor(const tt_value *a, int j)
+{
+    return a->kind == TT_V_TENSOR ? (j == 0 ? a->u.t : NULL)
+         : a->kind == TT_V_TENSORS && j < a->n ? a->u.tensors[j] : NULL;
+}
+
+static int arg_count(const tt_value *a) { return a->kind == TT_V_TENSORS ? a->n : 1; }
+
+static tt_status check_inplace(const tt_opdef *op, const tt_value *args, int nargs)
+{
+    for (int i = 0; i < nargs; i++)
+        for (int j = 0; (op->mutated >> i & 1) && j < arg_count(&args[i]); j++) {
+            tt_tensor *t = arg_tensor(&args[i], j);
+            tt_status st = t ? check_written(op, tt_schema_arg(op->schema, i)->name, t,
+                                             returned_write(op, i))
+                             : TT_OK;
+            if (st)
+                return st;
+        }
+    return TT_OK;
+}
+
+/* A Tensor[] result of an op with no derivative: its floating point
+ * elements would silently get no gradient. Names the op, the input and
+ * the result. */
+static tt_status list_result_error(const tt_opdef *op, const tt_value *args, int nargs,
+                                   int ret)
+{
+    const char *arg = "?";
+    for (int i = 0; i < nargs; i++)
+        if (args[i].kind == TT_V_TENSOR ? tt__tensor_requires_grad(args[i].u.t)
+                                        : args[i].kind == TT_V_TENSORS) {
+            bool any = args[i].kind == TT_V_TENSOR;
+            for (int j = 0; !any && j < args[i].n; j++)
+                any = tt__tensor_requires_grad(args[i].u.tensors[j]);
+            if (any) {
+                arg = tt_schema_arg(op->schema, i)->name;
+                break;
+            }
+        }
+    return tt_error(TT_EAUTOGRAD,
+                    "%s: argument '%s' requires grad, but the op is not differentiable "
+                    "(it has no derivative) and result %d is a Tensor[] of floating "
+                    "point tensors, whose elements would silently get no gradient; "
+                    "detach the input or call the op under tt_no_grad_begin()",
+                    op->name, arg, ret);
+}
+
 /* A built-in with no derivative whose outputs are not floating point
  * (comparisons, argmax) is fine: nothing downstream needs a gradient. */
 static tt_status run_non_differentiable(const tt_opdef *op, const tt_value *args, int nargs,
@@ -508,12 +663,20 @@ static tt_status run_non_differentiable(const tt_opdef *op, const tt_value *args
     if (!op->builtin || op->mutated)
         return no_autograd_error(op, args, nargs);
     tt_status st = tt__dispatch_backend(op, args, nargs, outs, nouts);
-    for (int j = 0; !st && j < nouts; j++)
-        if (outs[j].kind == TT_V_TENSOR && tt_dtype_is_float((tt_dtype)outs[j].u.t->dtype)) {
+    for (int j = 0; !st && j < nouts; j++) {
+        bool flt = outs[j].kind == TT_V_TENSOR &&
+                   tt_dtype_is_float((tt_dtype)outs[j].u.t->dtype);
+        bool list_flt = false;
+        for (int k = 0; outs[j].kind == TT_V_TENSORS && k < outs[j].n; k++)
+            list_flt |= outs[j].u.tensors[k] &&
+                        tt_dtype_is_float((tt_dtype)outs[j].u.tensors[k]->dtype);
+        if (flt || list_flt) {
             for (int k = 0; k < nouts; k++)
                 tt_value_clear(&outs[k]);
-            return no_autograd_error(op, args, nargs);
+            return list_flt ? list_result_error(op, args, nargs, j)
+                            : no_autograd_error(op, args, nargs);
         }
+    }
     return st;
 }
 
@@ -529,14 +692,17 @@ tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
         return run_non_differentiable(op, args, nargs, outs, nouts);
     /* PyTorch refuses to write in place into a leaf that requires grad:
      * the leaf's value would no longer be what its gradient is about. */
-    for (int i = 0; i < nargs; i++) {
-        tt_tensor *t = args[i].kind == TT_V_TENSOR ? args[i].u.t : NULL;
-        if ((op->mutated >> i & 1) && t && tt__tensor_requires_grad(t) && tt_is_leaf(t))
-            return tt_error(TT_EAUTOGRAD, "%s: argument '%s' is a leaf tensor that "
-                                          "requires grad and cannot be written in place; "
-                                          "update parameters under tt_no_grad_begin()",
-                            op->name, tt_schema_arg(op->schema, i)->name);
-    }
+    tt_status st = op->mutated ? check_inplace(op, args, nargs) : TT_OK;
+    if (st)
+        return st;
+    /* A differentiable input whose recorded history no longer matches
+     * its value (written through a view since). */
+    for (int i = 0; i < nargs; i++)
+        for (int j = 0; j < arg_count(&args[i]); j++) {
+            tt_tensor *t = arg_tensor(&args[i], j);
+            if (tt__tensor_requires_grad(t) && history_stale(t))
+                return stale_error(op->name, tt_schema_arg(op->schema, i)->name, t);
+        }
     /* An op whose derivative needs self before the write (mul_.Tensor)
      * copies it first; setup_context sees the copy as argument 0. No
      * gradient flows through the copy (it is only read by the rule). */
@@ -553,7 +719,7 @@ tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
         before[0].u.t = old_self;
         setup_args = before;
     }
-    tt_status st = tt__dispatch_backend(op, args, nargs, outs, nouts);
+    st = tt__dispatch_backend(op, args, nargs, outs, nouts);
     if (st) {
         tt__unref(old_self);
         return st;
@@ -601,25 +767,42 @@ tt_status tt__autograd_call(const tt_opdef *op, const tt_value *args, int nargs,
             goto fail;
         }
     }
-    n->nout = nouts;
-    for (int j = 0; j < nouts; j++) {
-        tt_tensor *t = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
-        if (!t)
-            continue;
-        n->outs[j] = (out_meta){t->ndim, {0}, (tt_dtype)t->dtype, t->storage->fake};
-        memcpy(n->outs[j].sizes, t->sizes, sizeof n->outs[j].sizes);
-        if (!tt_dtype_is_float((tt_dtype)t->dtype))
-            continue; /* argmax, comparisons: nothing to differentiate */
-        struct tt_autograd_meta *m = meta_of(t);
-        if (!m)
-            goto oom;
-        /* An in-place op returns its input: its history now ends here. */
-        if (m->grad_fn)
-            node_release(m->grad_fn);
-        m->grad_fn = node_retain(n);
-        m->output_nr = j;
-        t->flags |= TT_TF_REQUIRES_GRAD;
-    }
+    int nflat = 0;
+    for (int j = 0; j < nouts; j++)
+        nflat += arg_count(&outs[j]);
+    if (!(n->outs = tt__calloc((size_t)(nflat ? nflat : 1), sizeof *n->outs)) ||
+        !(n->buf = tt__calloc((size_t)(nflat ? nflat : 1), sizeof *n->buf)))
+        goto oom;
+    n->nout = nflat;
+    for (int j = 0, o = 0; j < nouts; j++)
+        for (int k = 0; k < arg_count(&outs[j]); k++, o++) {
+            tt_tensor *t = arg_tensor(&outs[j], k);
+            if (!t)
+                continue;
+            n->outs[o] = (out_meta){t->ndim, {0}, (tt_dtype)t->dtype, t->storage->fake};
+            memcpy(n->outs[o].sizes, t->sizes, sizeof n->outs[o].sizes);
+            if (!tt_dtype_is_float((tt_dtype)t->dtype))
+                continue; /* argmax, comparisons: nothing to differentiate */
+            struct tt_autograd_meta *m = meta_of(t);
+            if (!m)
+                goto oom;
+            /* An in-place op returns its input: its history now ends here. */
+            if (m->grad_fn)
+                node_release(m->grad_fn);
+            m->grad_fn = node_retain(n);
+            m->output_nr = o;
+            m->hist_version = tt_version(t);
+            t->flags |= TT_TF_REQUIRES_GRAD;
+        }
+    /* Every other tensor of a written storage now has a stale history. */
+    for (int i = 0; i < nargs; i++)
+        for (int j = 0; returned_write(op, i) && j < arg_count(&args[i]); j++) {
+            tt_tensor *t = arg_tensor(&args[i], j);
+            if (t && tt_dtype_is_float((tt_dtype)t->dtype)) {
+                t->storage->ag_write_version = tt_version(t);
+                t->storage->ag_write_op = op->builtin ? op->name : NULL;
+            }
+        }
     node_release(n); /* the outputs hold it now */
     tt__unref(old_self); /* the saved copy, if setup kept it */
     return TT_OK;
@@ -847,11 +1030,11 @@ static tt_status check_saved(const node *n)
 static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_leaves,
                           bool hooks)
 {
-    tt_tensor *grads[TT_MAX_RETURNS];
     tt_tensor **gin = NULL;
     tt_status st = check_saved(n);
-    for (int j = 0; j < n->nout; j++)
-        grads[j] = NULL;
+    tt_tensor **grads = tt__calloc((size_t)(n->nout ? n->nout : 1), sizeof *grads);
+    if (!grads)
+        return st ? st : tt_errcode();
     for (int j = 0; !st && j < n->nout; j++) {
         grads[j] = n->buf[j] ? tt_retain(n->buf[j]) : zeros_of(&n->outs[j]);
         if (!grads[j])
@@ -908,6 +1091,7 @@ static tt_status run_node(node *n, capture *caps, int ncaps, bool accumulate_lea
     tt__free(gin);
     for (int j = 0; j < n->nout; j++)
         tt_release(grads[j]);
+    tt__free(grads);
     return st;
 }
 
@@ -996,7 +1180,7 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
                 st = accumulate(&caps[c].grad, tt_retain(n->buf[caps[c].output_nr]));
         if (!st)
             st = run_node(n, caps, ncaps, accumulate_leaves, hooks);
-        for (int j = 0; j < TT_MAX_RETURNS; j++)
+        for (int j = 0; j < n->nout; j++)
             n->buf[j] = tt_release(n->buf[j]);
         ctx_clear_saved(&n->ctx);
     }
@@ -1004,7 +1188,7 @@ static tt_status run_engine(int nroots, tt_tensor *const *roots, tt_tensor **roo
     sync_grad_flag();
     tt_scope_resume();
     for (int i = 0; i < all.n; i++)
-        for (int j = 0; j < TT_MAX_RETURNS; j++)
+        for (int j = 0; j < all.v[i]->nout; j++)
             all.v[i]->buf[j] = tt_release(all.v[i]->buf[j]);
     tt__free(all.v);
     return st;
@@ -1032,6 +1216,8 @@ static tt_status check_root(const char *fn, int i, const tt_tensor *t, const tt_
                                       "grad and has no grad_fn (was it computed under "
                                       "no-grad, or from tensors that do not require grad?)",
                         fn, i);
+    if (history_stale(t))
+        return stale_error(fn, "outputs", t);
     if (g && (g->ndim != t->ndim ||
               memcmp(g->sizes, t->sizes, sizeof(tt_size) * (size_t)t->ndim) != 0)) {
         char a[256], b[256];
@@ -1080,6 +1266,8 @@ tt_status tt_grad(int nout, tt_tensor *const *outputs, tt_tensor *const *grad_ou
         tt_status st = TT_CHECK_TENSOR(fn, "inputs", inputs[i]);
         if (!st && !tt__tensor_requires_grad(inputs[i]))
             st = tt_error(TT_EAUTOGRAD, "%s: input %d does not require grad", fn, i);
+        if (!st && history_stale(inputs[i]))
+            st = stale_error(fn, "inputs", inputs[i]);
         if (st)
             return st;
     }

@@ -24,6 +24,13 @@ typedef struct tt_storage {
     bool from_cache; /* data came from the caching allocator */
     void (*release)(void *data, void *ctx); /* borrowed buffers */
     void *release_ctx;
+    /* The version after the last in-place write autograd recorded into
+     * this storage, and the op (a built-in's static name, or NULL): a
+     * tensor whose history is older shares memory with the written one
+     * (a view or its base) and its history no longer matches its value
+     * (runtime/autograd.c refuses to differentiate through it). */
+    uint64_t ag_write_version;
+    const char *ag_write_op;
 } tt_storage;
 
 struct tt_autograd_meta; /* runtime/autograd.c */
