@@ -105,7 +105,8 @@ static void bern_p_loop(char **d, const int64_t *st, int64_t n, void *vk)
 
 /* bernoulli(self) (p_tensor: self holds the probabilities, floats only)
  * or bernoulli.p(self, p) (any dtype: self gives only the shape, layout
- * and dtype). The result is laid out as self (PyTorch's empty_like). */
+ * and dtype). The result is contiguous, as PyTorch's (its bernoulli
+ * allocates with LEGACY_CONTIGUOUS_MEMORY_FORMAT), whatever self's layout. */
 static tt_tensor *bernoulli_impl(const tt_tensor *x, bool p_tensor, double p, bool fake)
 {
     tt_builtin_id id = p_tensor ? TT_OP_BERNOULLI : TT_OP_BERNOULLI_P;
@@ -123,9 +124,7 @@ static tt_tensor *bernoulli_impl(const tt_tensor *x, bool p_tensor, double p, bo
         return NULL;
     }
     fake = fake || fake_t(x);
-    tt_size strides[TT_MAX_DIMS];
-    tt__strides_like(x, strides);
-    tt_tensor *out = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, dt);
+    tt_tensor *out = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), NULL, dt);
     if (!out || fake)
         return out;
     tt_tensor *u = draws(tt_ndim(x), tt_sizes(x), false);

@@ -312,9 +312,10 @@ tt_tensor *tt_scalar_tensor(double value, tt_dtype dtype);
  * differentiable (uniform_ and normal_ pass no gradient to self's old
  * values). */
 /* tt::bernoulli: 0 or 1 per element, 1 with the probability self holds
- * there (f32 or f64, each in [0, 1]); self's dtype and layout. */
+ * there (f32 or f64, each in [0, 1]); self's dtype, contiguous (as
+ * PyTorch's). */
 tt_tensor *tt_bernoulli(const tt_tensor *self);
-/* tt::bernoulli.p: self's shape, dtype (any) and layout, each element 1
+/* tt::bernoulli.p: self's shape and dtype (any), contiguous, each element 1
  * with probability p in [0, 1], else 0. */
 tt_tensor *tt_bernoulli_p(const tt_tensor *self, double p);
 /* tt::uniform_: fills self (f32 or f64) in place with uniform values in
