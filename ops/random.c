@@ -487,10 +487,11 @@ static void mn_rows(int64_t b, int64_t e, void *vc)
     mn_ctx *c = vc;
     double *cum = NULL;
     mn_key *keys = NULL;
+    size_t n = (size_t)(c->n ? c->n : 1); /* malloc(0) may be NULL */
     if (c->replacement)
-        cum = malloc((size_t)c->n * sizeof *cum);
+        cum = malloc(n * sizeof *cum);
     else
-        keys = malloc((size_t)c->n * sizeof *keys);
+        keys = malloc(n * sizeof *keys);
     if (!cum && !keys) {
         mn_fail(c, 3, b);
         return;
