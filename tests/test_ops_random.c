@@ -395,7 +395,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- errors */
 
-static tt_tensor *P1, *PI, *PN, *P0, *P3D, *Z2;
+static tt_tensor *P1, *PI, *PN, *P0, *P3D, *Z2, *E0;
 
 static void errors_setup(void)
 {
@@ -409,12 +409,13 @@ static void errors_setup(void)
     P0 = NN(tt_from_data(2, (int64_t[]){2, 2}, TT_F64, zrow));
     P3D = NN(tt_ones(3, (int64_t[]){2, 2, 2}, TT_F32));
     Z2 = NN(tt_zeros(1, (int64_t[]){3}, TT_I64));
+    E0 = NN(tt_ones(1, (int64_t[]){0}, TT_F64));
 }
 
 static void errors_teardown(void)
 {
     tt_release(P1), tt_release(PI), tt_release(PN), tt_release(P0), tt_release(P3D),
-        tt_release(Z2);
+        tt_release(Z2), tt_release(E0);
     tt_test_teardown();
 }
 
@@ -451,7 +452,10 @@ static void errors_teardown(void)
       "'num_samples'", "got 0")                                                                 \
     X(multinomial_3d, tt_multinomial(P3D, 1, true), TT_ESHAPE, "tt::multinomial",               \
       "1 or 2 dims", "got 3")                                                                   \
-    X(multinomial_int, tt_multinomial(Z2, 1, true), TT_EDTYPE, "tt::multinomial", "i64")
+    X(multinomial_int, tt_multinomial(Z2, 1, true), TT_EDTYPE, "tt::multinomial", "i64")      \
+    /* An empty row is an empty distribution, not out of memory. */                            \
+    X(multinomial_no_categories, tt_multinomial(E0, 1, true), TT_EINVAL, "tt::multinomial",     \
+      "sum to 0")
 
 TT_ERROR_TABLE(RANDOM_ERRORS, random_errors);
 

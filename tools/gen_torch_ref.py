@@ -783,6 +783,8 @@ def random_cases():
     case(MN, T(F32, [], "c", ONES), 1, True)
     case(MN, T(I64, [3], "c", ONES), 1, True)
     case(MN, T(F32, [3, 0], "c"), 1, False)
+    case(MN, T(F32, [0], "c"), 1, True)
+    case(MN, T(F32, [2, 0], "c"), 1, True)
 
 
 # Issue 27's families, each with its own OPS entries and cases.
