@@ -300,6 +300,54 @@ tt_tensor *tt_scalar_tensor(double value, tt_dtype dtype);
 #define tt_bitwise_not(...) TT_CALLSITE_T(tt_bitwise_not, __VA_ARGS__)
 #endif
 
+/* ------------------------------------------------------------------ random */
+
+/* Sampling ops. tt has no Generator objects: all of them draw from the
+ * global generator (tt_manual_seed), PyTorch's default generator's role.
+ * Each call reserves fresh counters, so the same seed gives the same
+ * values on every run and thread count, in eager code and in a compiled
+ * step that replays the call (which draws anew per call); an elementwise
+ * op draws in the tensor's logical order, whatever its layout. The values
+ * are not PyTorch's streams; the distributions are. None is
+ * differentiable (uniform_ and normal_ pass no gradient to self's old
+ * values). */
+/* tt::bernoulli: 0 or 1 per element, 1 with the probability self holds
+ * there (f32 or f64, each in [0, 1]); self's dtype, contiguous (as
+ * PyTorch's). */
+tt_tensor *tt_bernoulli(const tt_tensor *self);
+/* tt::bernoulli.p: self's shape and dtype (any), contiguous, each element 1
+ * with probability p in [0, 1], else 0. */
+tt_tensor *tt_bernoulli_p(const tt_tensor *self, double p);
+/* tt::uniform_: fills self (f32 or f64) in place with uniform values in
+ * [from, to) (from == to: all from). tt::normal_: with normal values of
+ * mean `mean` and standard deviation std >= 0. */
+tt_status tt_uniform_(tt_tensor *self, double from, double to);
+tt_status tt_normal_(tt_tensor *self, double mean, double std);
+/* tt::randint.low: a new tensor of the given sizes and dtype (PyTorch's
+ * default is TT_I64) of uniform integers in [low, high); the range must
+ * fit the dtype. */
+tt_tensor *tt_randint(int64_t low, int64_t high, int ndim, const int64_t *sizes,
+                      tt_dtype dtype);
+/* tt::randperm: a uniformly random permutation of 0..n-1 (n >= 0) in dtype
+ * (PyTorch's default TT_I64; not bool). */
+tt_tensor *tt_randperm(int64_t n, tt_dtype dtype);
+/* tt::multinomial: num_samples category indices (i64) drawn from each row
+ * of self (1-d [n] or 2-d [rows, n] non-negative finite weights, f32 or
+ * f64, each row summing to more than 0), with or without replacement
+ * (without: distinct indices, at most n, in the order drawn). [num_samples]
+ * or [rows, num_samples]. */
+tt_tensor *tt_multinomial(const tt_tensor *self, int64_t num_samples, bool replacement);
+
+#ifdef TT_CALLSITES
+#define tt_bernoulli(...) TT_CALLSITE_T(tt_bernoulli, __VA_ARGS__)
+#define tt_bernoulli_p(...) TT_CALLSITE_T(tt_bernoulli_p, __VA_ARGS__)
+#define tt_uniform_(...) TT_CALLSITE_S(tt_uniform_, __VA_ARGS__)
+#define tt_normal_(...) TT_CALLSITE_S(tt_normal_, __VA_ARGS__)
+#define tt_randint(...) TT_CALLSITE_T(tt_randint, __VA_ARGS__)
+#define tt_randperm(...) TT_CALLSITE_T(tt_randperm, __VA_ARGS__)
+#define tt_multinomial(...) TT_CALLSITE_T(tt_multinomial, __VA_ARGS__)
+#endif
+
 #ifdef TT_CALLSITES
 #define tt_add(...) TT_CALLSITE_T(tt_add, __VA_ARGS__)
 #define tt_sub(...) TT_CALLSITE_T(tt_sub, __VA_ARGS__)

@@ -17,8 +17,8 @@
  *          ops/pad_upsample.c, ACTIVATION ops/activation.c, DROPOUT
  *          ops/dropout.c, CHANNEL_NORM ops/channel_norm.c, INDEX
  *          ops/indexing.c, ADV_INDEX ops/advanced_index.c, SORT_SCAN
- *          ops/sort_scan.c, STATS ops/reduce_stats.c (ops/ops_impl.h
- *          lists them too).
+ *          ops/sort_scan.c, STATS ops/reduce_stats.c, RANDOM
+ *          ops/random.c (ops/ops_impl.h lists them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
  *          namespace dropped (tt::add_.Tensor is TT_OP_ADD__TENSOR).
@@ -834,6 +834,40 @@
     X(SORT_SCAN, PROD_BACKWARD, "tt::prod_backward(Tensor grad, Tensor self, Tensor result, " \
           "int[] dim, bool keepdim) -> Tensor", \
           prod_backward_kernel, prod_backward_kernel, NULL, NULL, 0, 0) \
+    \
+    /* ---- ops/random.c: sampling from the global generator (tt_manual_seed; \
+     * tt has no Generator objects, so PyTorch's generator arguments are \
+     * left out). Each call reserves fresh counters: a compiled step draws \
+     * anew per call, as eager code does. */ \
+    X(RANDOM, BERNOULLI, "tt::bernoulli(Tensor self) -> Tensor", \
+          bernoulli_kernel, bernoulli_kernel, NULL, NULL, 0, \
+          TT_BUILTIN_NONDIFF | TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
+    X(RANDOM, BERNOULLI_P, "tt::bernoulli.p(Tensor self, float p) -> Tensor", \
+          bernoulli_p_kernel, bernoulli_p_kernel, NULL, NULL, 0, \
+          TT_BUILTIN_NONDIFF | TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
+    X(RANDOM, UNIFORM_, "tt::uniform_(Tensor(a!) self, float from=0., float to=1.) " \
+          "-> Tensor(a!)", \
+          fill_kernel, fill_kernel, fill_backward, NULL, 0, \
+          TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
+    X(RANDOM, NORMAL_, "tt::normal_(Tensor(a!) self, float mean=0., float std=1.) " \
+          "-> Tensor(a!)", \
+          fill_kernel, fill_kernel, fill_backward, NULL, 1, \
+          TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
+    X(RANDOM, RANDINT, "tt::randint(int high, SymInt[] size, *, ScalarType? dtype=long) " \
+          "-> Tensor", \
+          randint_kernel, randint_kernel, NULL, NULL, 0, \
+          TT_BUILTIN_NONDIFF | TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
+    X(RANDOM, RANDINT_LOW, "tt::randint.low(int low, int high, SymInt[] size, *, " \
+          "ScalarType? dtype=long) -> Tensor", \
+          randint_kernel, randint_kernel, NULL, NULL, 1, \
+          TT_BUILTIN_NONDIFF | TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
+    X(RANDOM, RANDPERM, "tt::randperm(SymInt n, *, ScalarType? dtype=long) -> Tensor", \
+          randperm_kernel, randperm_kernel, NULL, NULL, 0, \
+          TT_BUILTIN_NONDIFF | TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
+    X(RANDOM, MULTINOMIAL, "tt::multinomial(Tensor self, int num_samples, " \
+          "bool replacement=False) -> Tensor", \
+          multinomial_kernel, multinomial_kernel, NULL, NULL, 0, \
+          TT_BUILTIN_NONDIFF | TT_BUILTIN_TAGS(TT_TAG_NONDETERMINISTIC_SEEDED)) \
     \
     /* ---- ops/optimizer.c: AdamW, SGD, the global norm for clipping ---- */ \
     X(OPTIMIZER, ADAMW_STEP, "tt::adamw_step(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, " \

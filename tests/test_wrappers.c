@@ -36,6 +36,7 @@ static tt_tensor *RM, *RV;      /* f32 [3]: batch norm running stats (RV positiv
 static tt_tensor *XP;           /* f32 [1, 2, 3, 4]: an image batch (pooling, padding) */
 static tt_tensor *GI, *I10;     /* i64 [2, 3] gather/scatter positions in [0, 2); i64 {1, 0} */
 static tt_tensor *OFFS;         /* i64 [2] {0, 2}: embedding_bag's offsets */
+static tt_tensor *PR;           /* f32 [2, 3]: probabilities (bernoulli, multinomial) */
 /* Made afresh for every call, outside the mode, as clones of A, B and P:
  * what an in-place wrapper writes (W; W2 and W3 for the AdamW moment
  * buffers: W3, the squares', must not be negative). */
@@ -84,13 +85,15 @@ static void inputs_make(void)
     GI = NN(tt_from_data(2, s23, TT_I64, gi));
     I10 = NN(tt_from_data(1, s2, TT_I64, i10));
     OFFS = NN(tt_from_data(1, s2, TT_I64, (const int64_t[]){0, 2}));
+    static const float pr[6] = {0.25f, 0.0f, 0.75f, 1.0f, 0.5f, 0.125f};
+    PR = f32(2, s23, pr);
 }
 
 static void inputs_free(void)
 {
     tt_tensor **all[] = {&A, &B, &P, &C, &M, &A3, &B3, &P3, &M3, &AT, &U, &V2, &V3,
                          &LO, &HI, &TGT, &IDX, &STEP, &X4, &W4, &RM, &RV, &XP,
-                         &GI, &I10, &OFFS};
+                         &GI, &I10, &OFFS, &PR};
     for (int i = 0; i < TT_TABLE_LEN(all); i++) {
         tt_release(*all[i]);
         *all[i] = NULL;
@@ -382,6 +385,19 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_triu, "tt::triu", "AT, -1", tt_triu(AT, -1))                                           \
     X(tt_full_like, "tt::full_like", "AT, 2.5, None", tt_full_like(AT, 2.5))                    \
     X(tt_scalar_tensor, "tt::scalar_tensor", "-1.5, f64", tt_scalar_tensor(-1.5, TT_F64))       \
+    /* ---- ops/tt_ops.h: random */                                                            \
+    X(tt_bernoulli, "tt::bernoulli", "PR", (tt_manual_seed(3), tt_bernoulli(PR)))               \
+    X(tt_bernoulli_p, "tt::bernoulli.p", "AT, 0.25",                                            \
+      (tt_manual_seed(3), tt_bernoulli_p(AT, 0.25)))                                            \
+    X(tt_uniform_, "tt::uniform_", "W, -2, 3.5",                                                \
+      (tt_manual_seed(4), INPLACE(tt_uniform_(W, -2, 3.5))))                                    \
+    X(tt_normal_, "tt::normal_", "W, 1.5, 0.25",                                                \
+      (tt_manual_seed(4), INPLACE(tt_normal_(W, 1.5, 0.25))))                                   \
+    X(tt_randint, "tt::randint.low", "-3, 7, [2, 3], i32",                                      \
+      (tt_manual_seed(5), tt_randint(-3, 7, 2, (const int64_t[]){2, 3}, TT_I32)))               \
+    X(tt_randperm, "tt::randperm", "9, i64", (tt_manual_seed(6), tt_randperm(9, TT_I64)))       \
+    X(tt_multinomial, "tt::multinomial", "PR, 2, false",                                        \
+      (tt_manual_seed(7), tt_multinomial(PR, 2, false)))                                        \
 
 typedef struct {
     const char *name; /* the wrapper */
@@ -420,7 +436,7 @@ static const char *tensor_name(const tt_tensor *t)
                  {"V3", V3}, {"LO", LO}, {"HI", HI},   {"TGT", TGT}, {"IDX", IDX},
                  {"STEP", STEP}, {"W", W}, {"W2", W2}, {"W3", W3},
                  {"X4", X4}, {"W4", W4}, {"RM", RM}, {"RV", RV}, {"XP", XP},
-                 {"GI", GI}, {"I10", I10}, {"OFFS", OFFS}};
+                 {"GI", GI}, {"I10", I10}, {"OFFS", OFFS}, {"PR", PR}};
     for (int i = 0; i < TT_TABLE_LEN(named); i++)
         if (named[i].t == t)
             return named[i].name;

@@ -693,6 +693,101 @@ def build_cases():
     adv_index_cases()
     sort_scan_cases()
     pointwise_shape_cases()
+    random_cases()
+
+
+# ---- random ops (ops/random.c). tt's generator is not PyTorch's, so a
+# call whose values are random records metadata only (dtype, sizes,
+# strides: META_ONLY); calls whose values are certain (probabilities 0
+# and 1, a one-value range, from == to, std 0, one category) compare
+# values and go through tt_opcheck; the errors PyTorch raises are
+# recorded as for any op. The statistics are tests/test_ops_random.c's.
+
+
+def random_cases():
+    OPS.update({
+        "tt::bernoulli": lambda s: torch.bernoulli(s),
+        "tt::bernoulli.p": lambda s, p: torch.bernoulli(s, p),
+        "tt::uniform_": lambda s, a=0.0, b=1.0: s.uniform_(a, b),
+        "tt::normal_": lambda s, m=0.0, sd=1.0: s.normal_(m, sd),
+        "tt::randint": lambda hi, size, dt=None:
+            torch.randint(hi, size, dtype=torch.int64 if dt is None else dt),
+        "tt::randint.low": lambda lo, hi, size, dt=None:
+            torch.randint(lo, hi, size, dtype=torch.int64 if dt is None else dt),
+        "tt::randperm": lambda n, dt=None:
+            torch.randperm(n, dtype=torch.int64 if dt is None else dt),
+        "tt::multinomial": lambda s, n, repl=False: torch.multinomial(s, n, repl),
+    })
+    PROB = (3, 1, 5, 0, 4)    # 1/4, 1, 0, 3/4, 1/2, ...: probabilities in [0, 1]
+    BITS = (1, 0, 2, 0, 1)    # 0, 1, 0, 1, ...: certain outcomes
+    ONES = (0, 1, 2, 0, 1)    # every element 1
+    M = " [meta]"
+    for dt in [F64, F32]:
+        for sizes, lay in [([3, 4], "c"), ([3, 4], "t"), ([2, 3, 4], ("p", [2, 0, 1])),
+                           ([5], "s"), ([], "c")]:
+            case("tt::bernoulli", T(dt, sizes, lay, PROB), name="tt::bernoulli" + M)
+            case("tt::bernoulli", T(dt, sizes, lay, BITS))
+            case("tt::bernoulli.p", T(dt, sizes, lay), 0.5, name="tt::bernoulli.p" + M)
+            case("tt::uniform_", T(dt, sizes, lay), -2.0, 3.0, name="tt::uniform_" + M)
+            case("tt::normal_", T(dt, sizes, lay), 1.0, 2.0, name="tt::normal_" + M)
+            case("tt::uniform_", T(dt, sizes, lay), 0.5, 0.5, after=[0])
+            case("tt::normal_", T(dt, sizes, lay), -1.5, 0.0, after=[0])
+    for dt in ALL:
+        for p in [0.0, 1.0]:
+            case("tt::bernoulli.p", T(dt, [3, 4], "t"), p)
+        case("tt::bernoulli.p", T(dt, [2, 3], "c"), 0.25, name="tt::bernoulli.p" + M)
+    # errors
+    case("tt::bernoulli", T(I64, [3], "c", ONES))
+    case("tt::bernoulli", T(BOOL, [3], "c"))
+    case("tt::bernoulli", T(F32, [3], "c", (1, 0, 3, 0, 1)))   # 2 is not a probability
+    case("tt::bernoulli.p", T(F32, [3], "c"), 1.5)
+    case("tt::bernoulli.p", T(F32, [3], "c"), -0.1)
+    case("tt::uniform_", T(I64, [3], "c"), 0.0, 1.0)
+    case("tt::uniform_", T(F32, [3], "c"), 1.0, 0.0)
+    case("tt::uniform_", T(F32, [3], "c"), 0.0, math.inf)
+    case("tt::normal_", T(I32, [3], "c"), 0.0, 1.0)
+    case("tt::normal_", T(F64, [3], "c"), 0.0, -1.0)
+    # randint, randperm
+    for dt in [None, torch.int32, torch.float32, torch.float64, torch.uint8]:
+        case("tt::randint", 5, [2, 3], dt, name="tt::randint" + M)
+        case("tt::randint.low", -3 if dt != torch.uint8 else 3, 7, [4], dt,
+             name="tt::randint.low" + M)
+        case("tt::randint", 1, [2, 3], dt)
+        case("tt::randint.low", 4, 5, [3], dt)
+        case("tt::randperm", 6, dt, name="tt::randperm" + M)
+        case("tt::randperm", 1, dt)
+        case("tt::randperm", 0, dt)
+    case("tt::randint", 2, [2, 3], torch.bool, name="tt::randint" + M)
+    case("tt::randint", 5, [0], None)
+    case("tt::randint", 0, [2], None)
+    case("tt::randint.low", 5, 5, [2], None)
+    case("tt::randint.low", 5, 3, [2], None)
+    case("tt::randint", 300, [2], torch.uint8)
+    case("tt::randint.low", -3, 3, [2], torch.uint8)
+    case("tt::randint", 5, [-1, 3], None)
+    case("tt::randperm", -1, None)
+    case("tt::randperm", 3, torch.bool)
+    case("tt::randperm", 300, torch.uint8)
+    # multinomial
+    MN = "tt::multinomial"
+    for dt in [F64, F32]:
+        for sizes, lay in [([4], "c"), ([3, 4], "c"), ([4, 3], "t"), ([2, 5], "s")]:
+            case(MN, T(dt, sizes, lay, ONES), 2, False, name=MN + M)
+            case(MN, T(dt, sizes, lay, ONES), 6, True, name=MN + M)
+        case(MN, T(dt, [3, 1], "c", ONES), 4, True)    # one category: certain
+        case(MN, T(dt, [1], "c", ONES), 1, False)
+        case(MN, T(dt, [0, 3], "c", ONES), 2, False, name=MN + M)
+    case(MN, T(F32, [3], "c"), 2, False)               # a negative weight
+    case(MN, T(F32, [3], "c", ONES), 4, False)
+    case(MN, T(F32, [3], "c", ONES), 0, True)
+    case(MN, T(F32, [3], "c", ONES), -1, True)
+    case(MN, T(F64, [2, 3], "c", (0, 0, 1, 0, 1)), 1, True)   # rows summing to 0
+    case(MN, T(F32, [2, 2, 2], "c", ONES), 1, True)
+    case(MN, T(F32, [], "c", ONES), 1, True)
+    case(MN, T(I64, [3], "c", ONES), 1, True)
+    case(MN, T(F32, [3, 0], "c"), 1, False)
+    case(MN, T(F32, [0], "c"), 1, True)
+    case(MN, T(F32, [2, 0], "c"), 1, True)
 
 
 # Issue 27's families, each with its own OPS entries and cases.
