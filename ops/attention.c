@@ -1,7 +1,7 @@
 /* Built-in ops: causal (or full) scaled-dot-product attention and its
  * derivative, scaled_dot_product_attention_backward, with the heads'
  * products through BLAS (transformer_impl.h says how these kernels are
- * built). */
+ * built); rotary position embedding and its derivative. */
 #include "transformer_impl.h"
 #include "vec_math.h"
 
@@ -19,14 +19,32 @@ typedef struct {
     int64_t qs[TT_MAX_DIMS], ks[TT_MAX_DIMS], vs[TT_MAX_DIMS], os[TT_MAX_DIMS],
         gs[TT_MAX_DIMS]; /* element strides of every dim */
     int64_t nb, T, S, D, Dv;
+    int64_t group; /* query heads per key/value head (grouped-query attention) */
     double scale;
     bool causal;
 } attn_plan;
+
+/* Grouped-query attention (PyTorch 2.5's enable_gqa): key and value have
+ * H / group heads (dim -3) where query has H; query head h reads key and
+ * value head h / group, as PyTorch's repeat_interleave of the key and
+ * value heads. The offset of query head h's key or value head. */
+static int64_t head_off_kv(const attn_plan *p, const int64_t *st, int64_t h)
+{
+    int64_t off = 0;
+    for (int d = p->nlead - 1; d >= 0; d--) {
+        int64_t n = p->lead[d];
+        off += (d == p->nlead - 1 ? (h % n) / p->group : h % n) * st[d];
+        h /= n;
+    }
+    return off;
+}
 
 /* Element offset of head `h` in a tensor with strides st. */
 static int64_t head_off(const attn_plan *p, const int64_t *st, int64_t h)
 {
     int64_t off = 0;
+    if (st == p->ks || st == p->vs) /* key and value: query head h's group */
+        return head_off_kv(p, st, h);
     for (int d = p->nlead - 1; d >= 0; d--) {
         off += (h % p->lead[d]) * st[d];
         h /= p->lead[d];
@@ -251,7 +269,7 @@ static tt_status attn_run_heads(const char *op, const attn_plan *p, bool f64, bo
 /* Checks q [..., T, D], k [..., S, D], v [..., S, Dv] and fills the
  * geometry (sizes only; pointers and strides for real calls). */
 static tt_status attn_check(const char *op, const tt_tensor *q, const tt_tensor *k,
-                            const tt_tensor *v, attn_plan *p)
+                            const tt_tensor *v, bool gqa, attn_plan *p)
 {
     tt_status st;
     char s1[128], s2[128];
@@ -268,9 +286,27 @@ static tt_status attn_check(const char *op, const tt_tensor *q, const tt_tensor 
     }
     int nd = tt_ndim(q);
     p->nlead = nd - 2;
+    p->group = 1;
+    if (gqa && nd >= 3) {
+        /* the heads (dim -3) of key and value divide query's */
+        tt_size hq = tt_sizes(q)[nd - 3], hk = tt_sizes(k)[nd - 3];
+        if (!tt_size_eq(tt_sizes(v)[nd - 3], hk))
+            return tt_error(TT_ESHAPE, "%s: argument 'value' (#3): expected as many heads "
+                                       "(dim -3) as key %s, got %s", op,
+                            tt_shape_str(k, s1, sizeof s1), tt_shape_str(v, s2, sizeof s2));
+        if (!tt_size_eq(hk, hq)) {
+            if (tt_size_is_sym(hq) || tt_size_is_sym(hk) || hk <= 0 || hq % hk)
+                return tt_error(TT_ESHAPE, "%s: argument 'key' (#2): with enable_gqa the "
+                                           "number of key/value heads (dim -3) must divide "
+                                           "query's, got key %s and query %s", op,
+                                tt_shape_str(k, s2, sizeof s2), tt_shape_str(q, s1, sizeof s1));
+            p->group = hq / hk;
+        }
+    }
     for (int d = 0; d < nd - 2; d++)
         for (int i = 1; i < 3; i++)
-            if (!tt_size_eq(tt_sizes(ts[i])[d], tt_sizes(q)[d]))
+            if (!(p->group > 1 && d == nd - 3) &&
+                !tt_size_eq(tt_sizes(ts[i])[d], tt_sizes(q)[d]))
                 return tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): leading sizes of %s do "
                                            "not match query %s", op, names[i], i + 1,
                                 tt_shape_str(ts[i], s2, sizeof s2), tt_shape_str(q, s1, sizeof s1));
@@ -344,7 +380,7 @@ static void attn_out_strides(int nd, const tt_size *sz, tt_size *st)
 }
 
 static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor **v,
-                           bool *causal, double *scale, int first)
+                           bool *causal, double *scale, bool *gqa, int first)
 {
     tt_status st;
     tt_tensor *mask;
@@ -368,6 +404,9 @@ static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor 
     if ((st = tt_arg_bool(f, ci, causal)))
         return st;
     *scale = 0;
+    *gqa = false;
+    if (tt_frame_nargs(f) > ci + 2 && (st = tt_arg_bool(f, ci + 2, gqa)))
+        return st;
     return tt_arg_is_none(f, ci + 1) ? TT_OK : tt_arg_float(f, ci + 1, scale);
 }
 
@@ -378,12 +417,12 @@ static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor 
 static tt_status sdpa_kernel(tt_frame *f)
 {
     tt_tensor *q, *k, *v;
-    bool causal;
+    bool causal, gqa;
     double scale;
     const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
     attn_plan p = {0};
-    tt_status st = sdpa_args(f, &q, &k, &v, &causal, &scale, 0);
-    if (st || (st = attn_check(op, q, k, v, &p)))
+    tt_status st = sdpa_args(f, &q, &k, &v, &causal, &scale, &gqa, 0);
+    if (st || (st = attn_check(op, q, k, v, gqa, &p)))
         return st;
     int nd = tt_ndim(q);
     tt_size sz[TT_MAX_DIMS], strides[TT_MAX_DIMS];
@@ -399,7 +438,9 @@ static tt_status sdpa_kernel(tt_frame *f)
         st = tt_errcode();
         goto out;
     }
+    int64_t group = p.group;
     attn_geometry(&p, qc, kc, vc, scale, causal);
+    p.group = group;
     for (int d = 0; d < nd; d++)
         p.os[d] = strides[d];
     p.out = tt__ptr(out);
@@ -421,13 +462,14 @@ out:
 static tt_status sdpa_backward_kernel(tt_frame *f)
 {
     tt_tensor *g, *q, *k, *v;
-    bool causal;
+    bool causal, gqa;
     double scale;
     const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD);
     attn_plan p = {0};
+    char *dkv = NULL; /* grouped-query: per query head dK, dV, summed after */
     tt_status st = tt_arg_tensor(f, 0, &g);
-    if (st || (st = sdpa_args(f, &q, &k, &v, &causal, &scale, 1)) ||
-        (st = attn_check(op, q, k, v, &p)))
+    if (st || (st = sdpa_args(f, &q, &k, &v, &causal, &scale, &gqa, 1)) ||
+        (st = attn_check(op, q, k, v, gqa, &p)))
         return st;
     int nd = tt_ndim(q);
     tt_size gsz[TT_MAX_DIMS];
@@ -453,14 +495,45 @@ static tt_status sdpa_backward_kernel(tt_frame *f)
         st = tt_errcode();
         goto out;
     }
+    int64_t group = p.group;
     attn_geometry(&p, qc, kc, vc, scale, causal);
+    p.group = group;
     for (int d = 0; d < nd; d++)
         p.gs[d] = tt_strides(gc)[d];
     p.go = tt__ptr(gc);
     p.dq = tt__ptr(outs[0]), p.dk = tt__ptr(outs[1]), p.dv = tt__ptr(outs[2]);
     p.gs[nd - 2] = lead_dim(gc);
+    size_t es = tt_dtype_size(dt), nk = (size_t)(p.nb * p.S * p.D);
+    if (group > 1) { /* each query head's dK, dV, then the sums of each group */
+        dkv = tt__malloc(es * (nk + (size_t)(p.nb * p.S * p.Dv)) + 1);
+        if (!dkv) {
+            st = tt_error(TT_ENOMEM, "%s: out of memory for the query heads' key and value "
+                                     "gradients", op);
+            goto out;
+        }
+        p.dk = dkv, p.dv = dkv + es * nk;
+    }
     st = attn_run_heads(op, &p, dt == TT_F64, true);
+    if (!st && group > 1) {
+        /* query head h = (b * Hq + hq) belongs to key head b * Hk + hq / group */
+        int64_t n2[2] = {p.S * p.D, p.S * p.Dv};
+        char *src[2] = {p.dk, p.dv}, *dst[2] = {tt__ptr(outs[1]), tt__ptr(outs[2])};
+        for (int t = 0; t < 2; t++) {
+            memset(dst[t], 0, es * (size_t)(p.nb / group * n2[t]));
+            for (int64_t h = 0; h < p.nb; h++) {
+                int64_t hk = h / group; /* heads are the innermost lead dim */
+                for (int64_t e = 0; e < n2[t]; e++) {
+                    int64_t o = hk * n2[t] + e, i = h * n2[t] + e;
+                    if (dt == TT_F64)
+                        ((double *)dst[t])[o] += ((const double *)src[t])[i];
+                    else
+                        ((float *)dst[t])[o] += ((const float *)src[t])[i];
+                }
+            }
+        }
+    }
 out:
+    tt__free(dkv);
     tt_release(qc);
     tt_release(kc);
     tt_release(vc);
@@ -471,10 +544,12 @@ out:
 static tt_status setup_sdpa(tt_autograd_ctx *ctx, const tt_value *in, int nin,
                             const tt_value *out, int nout)
 {
-    (void)nin, (void)out, (void)nout;
+    (void)out, (void)nout;
     tt_status st = tt_ctx_save_for_backward(ctx, 3, (tt_tensor *[]){in[0].u.t, in[1].u.t, in[2].u.t});
     if (!st)
         st = tt_ctx_save_int(ctx, "is_causal", in[5].u.b);
+    if (!st)
+        st = tt_ctx_save_int(ctx, "enable_gqa", nin > 7 && in[7].u.b);
     return st ? st : tt_ctx_save_float(ctx, "scale", in[6].kind == TT_V_NONE ? 0 : in[6].u.f);
 }
 
@@ -482,22 +557,220 @@ static tt_status sdpa_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
                                tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    int64_t causal;
+    int64_t causal, gqa;
     double scale;
     tt_status st;
     if ((st = tt_ctx_get_int(ctx, "is_causal", &causal)) ||
+        (st = tt_ctx_get_int(ctx, "enable_gqa", &gqa)) ||
         (st = tt_ctx_get_float(ctx, "scale", &scale)))
         return st;
     tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
     st = tt_op_call(tt__op(TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD),
                     TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
                             tt_v_tensor(tt_ctx_saved(ctx, 1)), tt_v_tensor(tt_ctx_saved(ctx, 2)),
-                            tt_v_bool(causal != 0), scale > 0 ? tt_v_float(scale) : tt_v_none()),
+                            tt_v_bool(causal != 0), scale > 0 ? tt_v_float(scale) : tt_v_none(),
+                            tt_v_bool(gqa != 0)),
                     outs, 3);
     if (st)
         return st;
     put_grads3(ctx, gi, outs, (int[]){0, 1, 2});
     return TT_OK;
+}
+
+/* ------------------------------------------------------------- rotary */
+
+/* tt::rotary_embedding(x, cos, sin, interleaved=False): the rotary
+ * position embedding of x [..., T, D] (queries or keys, [B, H, T, D])
+ * with tables cos, sin [T, D] (row t: position t's angles, each angle
+ * given for both elements of its pair). D is made of D/2 pairs (a, b),
+ * each rotated by its angle:
+ *   y[a] = x[a] cos[a] - x[b] sin[a],  y[b] = x[b] cos[b] + x[a] sin[b].
+ * The default pairs element i with i + D/2: the Llama / Hugging Face form
+ * x * cos + rotate_half(x) * sin, whose tables are cat(freqs, freqs) (the
+ * form the checkpoints PyTorch users have expect, and what a reference
+ * written with PyTorch ops computes). interleaved=True pairs 2i with
+ * 2i + 1: GGML's ROPE and llama2.c's form (tables repeat each angle
+ * twice). One op for both: the pairing is an index, the arithmetic is the
+ * same. Taking full [T, D] tables (not [T, D/2]) makes the op exactly
+ * PyTorch's composition for any tables. A decode step passes the rows of
+ * its positions (cos[pos:pos+1]).
+ * tt::rotary_embedding_backward(grad_out, cos, sin, interleaved): the
+ * transposed map, the rotation by -theta when the pair's two angles are
+ * equal:
+ *   dx[a] = g[a] cos[a] + g[b] sin[b],  dx[b] = g[b] cos[b] - g[a] sin[a].
+ * Both results are contiguous with x's sizes; rows run in parallel. */
+typedef struct {
+    const char *x, *c, *s;
+    char *y;
+    int64_t rows, T, D;
+    bool interleaved, transpose;
+} rope_plan;
+
+#define ROPE_ROWS(T_)                                                          \
+    static void rope_rows_##T_(int64_t r0, int64_t r1, void *vp)               \
+    {                                                                          \
+        const rope_plan *p = vp;                                               \
+        int64_t D = p->D, h = D / 2;                                           \
+        for (int64_t r = r0; r < r1; r++) {                                    \
+            const T_ *restrict x = (const T_ *)p->x + r * D;                   \
+            const T_ *restrict c = (const T_ *)p->c + (r % p->T) * D;          \
+            const T_ *restrict s = (const T_ *)p->s + (r % p->T) * D;          \
+            T_ *restrict y = (T_ *)p->y + r * D;                               \
+            for (int64_t i = 0; i < h; i++) {                                  \
+                int64_t a = p->interleaved ? 2 * i : i;                        \
+                int64_t b = p->interleaved ? 2 * i + 1 : i + h;                \
+                T_ xa = x[a], xb = x[b];                                       \
+                if (p->transpose) {                                            \
+                    y[a] = xa * c[a] + xb * s[b];                              \
+                    y[b] = xb * c[b] - xa * s[a];                              \
+                } else {                                                       \
+                    y[a] = xa * c[a] - xb * s[a];                              \
+                    y[b] = xb * c[b] + xa * s[b];                              \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+ROPE_ROWS(float)
+ROPE_ROWS(double)
+
+static tt_tensor *rotary(bool transpose, const tt_tensor *x, const tt_tensor *cs,
+                         const tt_tensor *sn, bool interleaved, bool fake)
+{
+    tt_builtin_id id = transpose ? TT_OP_ROTARY_EMBEDDING_BACKWARD : TT_OP_ROTARY_EMBEDDING;
+    const char *op = tt__op_label(id), *xname = transpose ? "grad_out" : "x";
+    char s1[128], s2[128];
+    if (want_float(op, xname, 1, x))
+        return NULL;
+    int nd = tt_ndim(x);
+    if (nd < 2) {
+        tt_error(TT_ESHAPE, "%s: argument '%s' (#1): expected at least 2 dims [..., T, D], "
+                            "got %s", op, xname, tt_shape_str(x, s1, sizeof s1));
+        return NULL;
+    }
+    tt_size D = tt_sizes(x)[nd - 1];
+    if (!tt_size_is_sym(D) && D % 2) {
+        tt_error(TT_ESHAPE, "%s: argument '%s' (#1): expected an even last size D (pairs "
+                            "of elements are rotated), got %s", op, xname,
+                 tt_shape_str(x, s1, sizeof s1));
+        return NULL;
+    }
+    const tt_tensor *tabs[2] = {cs, sn};
+    const char *names[2] = {"cos", "sin"};
+    for (int i = 0; i < 2; i++) {
+        if (want_same_dtype(op, names[i], 2 + i, tabs[i], x))
+            return NULL;
+        if (!sizes_are(tabs[i], 2, tt_sizes(x) + nd - 2)) {
+            tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected shape [T, D] = %s (the "
+                                "last two sizes of %s), got %s", op, names[i], 2 + i,
+                     tt_size_list_str(2, tt_sizes(x) + nd - 2, false, s1, sizeof s1), xname,
+                     tt_shape_str(tabs[i], s2, sizeof s2));
+            return NULL;
+        }
+    }
+    fake = fake || is_fake(x) || is_fake(cs) || is_fake(sn);
+    tt_dtype dt = tt_dtype_of(x);
+    tt_tensor *y = tt__ops_new(fake, nd, tt_sizes(x), NULL, dt);
+    if (!y || fake || tt_numel(y) == 0)
+        return y;
+    tt_tensor *xc = contig(x), *cc = contig(cs), *sc = contig(sn);
+    if (xc && cc && sc) {
+        rope_plan p = {.x = tt__ptr(xc), .c = tt__ptr(cc), .s = tt__ptr(sc), .y = tt__ptr(y),
+                       .T = tt_sizes(x)[nd - 2], .D = D, .interleaved = interleaved,
+                       .transpose = transpose};
+        p.rows = tt_numel(x) / D;
+        tt_parallel_for(p.rows, 16384 / D + 1, dt == TT_F64 ? rope_rows_double : rope_rows_float,
+                        &p);
+    } else {
+        y = tt_release(y);
+    }
+    tt_release(xc);
+    tt_release(cc);
+    tt_release(sc);
+    return y;
+}
+
+static tt_status rotary_kernel(tt_frame *f)
+{
+    tt_tensor *x, *cs, *sn;
+    bool interleaved = false;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_tensor(f, 1, &cs)) ||
+        (st = tt_arg_tensor(f, 2, &sn)) ||
+        (tt_frame_nargs(f) > 3 && (st = tt_arg_bool(f, 3, &interleaved))))
+        return st;
+    tt_tensor *y = rotary((intptr_t)tt_frame_userdata(f) == 1, x, cs, sn, interleaved,
+                          tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+static tt_status setup_rotary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                              const tt_value *out, int nout)
+{
+    (void)out, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 3, (tt_tensor *[]){in[0].u.t, in[1].u.t,
+                                                                    in[2].u.t});
+    return st ? st : tt_ctx_save_int(ctx, "interleaved", nin > 3 && in[3].u.b);
+}
+
+/* The sum of t [..., T, D] over its leading dims: [T, D] (a table's
+ * gradient). */
+static tt_tensor *sum_to_table(tt_tensor *t)
+{
+    int nd = tt_ndim(t);
+    if (nd == 2)
+        return t;
+    int64_t dims[TT_MAX_DIMS];
+    for (int d = 0; d < nd - 2; d++)
+        dims[d] = d;
+    return tt_sum(t, nd - 2, dims, false);
+}
+
+/* d/dx through rotary_embedding_backward; the tables' gradients (when
+ * they require one) with ops: dcos = sum(g * x), dsin = sum(g * R(x)),
+ * R(x) = rotary_embedding(x, 0, 1) the pairs' quarter turn. */
+static tt_status rotary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    int64_t il;
+    tt_status st = tt_ctx_get_int(ctx, "interleaved", &il);
+    if (st)
+        return st;
+    tt_tensor *x = tt_ctx_saved(ctx, 0), *cs = tt_ctx_saved(ctx, 1), *sn = tt_ctx_saved(ctx, 2);
+    tt_tensor *r[3] = {NULL, NULL, NULL};
+    bool need[3];
+    int slot[3];
+    for (int i = 0; i < 3; i++) {
+        slot[i] = tt_ctx_input_slot(ctx, i);
+        need[i] = slot[i] >= 0 && tt_ctx_needs_input_grad(ctx, slot[i]);
+    }
+    tt_scope_begin();
+    if (need[0])
+        r[0] = tt__call_op(TT_OP_ROTARY_EMBEDDING_BACKWARD,
+                           TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(cs), tt_v_tensor(sn),
+                                   tt_v_bool(il != 0)));
+    if (need[1])
+        r[1] = sum_to_table(tt_mul(g[0], x));
+    if (need[2]) {
+        tt_tensor *rx = tt__call_op(TT_OP_ROTARY_EMBEDDING,
+                                    TT_ARGS(tt_v_tensor(x), tt_v_tensor(tt_full_like(cs, 0)),
+                                            tt_v_tensor(tt_full_like(sn, 1)), tt_v_bool(il != 0)));
+        r[2] = sum_to_table(tt_mul(g[0], rx));
+    }
+    st = TT_OK;
+    for (int i = 0; i < 3; i++)
+        if (need[i] && !r[i])
+            st = tt_errcode() ? tt_errcode() : TT_ENOMEM;
+    for (int i = 0; i < 3; i++)
+        if (r[i])
+            tt_keep(r[i]);
+    tt_scope_end();
+    for (int i = 0; i < 3 && !st; i++)
+        if (r[i])
+            st = tt__put_grad(ctx, gi, slot[i], r[i]), r[i] = NULL;
+    for (int i = 0; i < 3; i++)
+        tt_release(r[i]);
+    return st;
 }
 
 #undef TT__FAMILY_ATTENTION
@@ -518,4 +791,24 @@ tt_tensor *tt_scaled_dot_product_attention(const tt_tensor *q, const tt_tensor *
                        TT_ARGS(tt_v_tensor(q), tt_v_tensor(k), tt_v_tensor(v), tt_v_none(),
                                tt_v_float(0), tt_v_bool(is_causal),
                                scale > 0 ? tt_v_float(scale) : tt_v_none()));
+}
+
+tt_tensor *tt_scaled_dot_product_attention_gqa(const tt_tensor *q, const tt_tensor *k,
+                                               const tt_tensor *v, bool is_causal, double scale)
+{
+    return tt__call_op(TT_OP_SCALED_DOT_PRODUCT_ATTENTION,
+                       TT_ARGS(tt_v_tensor(q), tt_v_tensor(k), tt_v_tensor(v), tt_v_none(),
+                               tt_v_float(0), tt_v_bool(is_causal),
+                               scale > 0 ? tt_v_float(scale) : tt_v_none(), tt_v_bool(true)));
+}
+
+tt_tensor *tt_rotary_embedding(const tt_tensor *x, const tt_tensor *cos, const tt_tensor *sin,
+                               bool interleaved)
+{
+    const tt_tensor *ts[3] = {x, cos, sin};
+    if (x && cos && sin && tt__fast_path(TT_OP_ROTARY_EMBEDDING, 3, ts))
+        return rotary(false, x, cos, sin, interleaved, false);
+    return tt__call_op(TT_OP_ROTARY_EMBEDDING,
+                       TT_ARGS(tt_v_tensor(x), tt_v_tensor(cos), tt_v_tensor(sin),
+                               tt_v_bool(interleaved)));
 }
