@@ -22,6 +22,15 @@ typedef struct {
     int64_t group; /* query heads per key/value head (grouped-query attention) */
     double scale;
     bool causal;
+    /* attn_mask (NULL: none), bool (false hides a key) or of q's dtype (added
+     * to the scaled scores), read through ms: its element strides
+     * broadcast to [lead..., T, S] (0 on broadcast dims). */
+    const char *mask;
+    bool mask_bool;
+    int64_t ms[TT_MAX_DIMS];
+    /* sliding window (with causal): query i sees keys (i - window, i]; 0
+     * for none */
+    int64_t window;
 } attn_plan;
 
 /* Grouped-query attention (PyTorch 2.5's enable_gqa): key and value have
@@ -126,12 +135,27 @@ static bool attn_parallel(const attn_plan *p)
     /* Rows [r0, r1) of scores (row r0 at s, rows S apart) into            \
      * probabilities over their visible keys; the hidden ones, up to column \
      * `width`, become 0. */                                                 \
-    CPU_CLONES static void softmax_rows_##T_(const attn_plan *p, T_ *s, int64_t r0, \
-                                             int64_t r1, int64_t width)        \
+    CPU_CLONES static void softmax_rows_##T_(const attn_plan *p, int64_t h, T_ *s, \
+                                             int64_t r0, int64_t r1, int64_t width) \
     {                                                                          \
+        int nl = p->nlead;                                                     \
+        const char *mh = p->mask ? p->mask + head_off(p, p->ms, h) *          \
+                                   (p->mask_bool ? 1 : (int64_t)sizeof(T_)) : NULL; \
         for (int64_t i = r0; i < r1; i++) {                                    \
             T_ *r = s + (i - r0) * p->S;                                       \
             int64_t len = attn_len(p, i);                                      \
+            int64_t lo = p->window && i - p->window + 1 > 0 ? i - p->window + 1 : 0; \
+            for (int64_t j = 0; j < lo && j < len; j++)                        \
+                r[j] = -INFINITY;                                              \
+            if (mh && p->mask_bool) {                                          \
+                const bool *mr = (const bool *)mh + i * p->ms[nl];             \
+                for (int64_t j = 0; j < len; j++)                              \
+                    r[j] = mr[j * p->ms[nl + 1]] ? r[j] : -INFINITY;           \
+            } else if (mh) {                                                   \
+                const T_ *mr = (const T_ *)mh + i * p->ms[nl];                 \
+                for (int64_t j = 0; j < len; j++)                              \
+                    r[j] += mr[j * p->ms[nl + 1]];                             \
+            }                                                                  \
             T_ m = row_max_##T_(r, len);                                       \
             for (int64_t j = 0; j < len; j++)                                  \
                 r[j] -= m;                                                     \
@@ -159,7 +183,7 @@ static bool attn_parallel(const attn_plan *p)
             int64_t n = attn_keys(p, r1);                                      \
             gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * p->qs[nl], \
                       p->qs[nl], k, p->ks[nl], s, p->S);                       \
-            softmax_rows_##T_(p, s, r0, r1, n);                                  \
+            softmax_rows_##T_(p, h, s, r0, r1, n);                               \
             gemm_##T_(false, false, r1 - r0, p->Dv, n, 1, s, p->S, v, p->vs[nl], \
                       o + r0 * p->os[nl], p->os[nl]);                          \
         }                                                                      \
@@ -185,7 +209,7 @@ static bool attn_parallel(const attn_plan *p)
             gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * ldq, ldq, k, ldk, \
                       sr, p->S);                                               \
             /* whole rows: the key blocks below read above the diagonal */   \
-            softmax_rows_##T_(p, sr, r0, r1, p->S);                            \
+            softmax_rows_##T_(p, h, sr, r0, r1, p->S);                         \
             gemm_##T_(false, true, r1 - r0, n, p->Dv, 1, go + r0 * ldg, ldg, v, ldv, \
                       dr0, p->S);                                              \
             for (int64_t i = r0; i < r1; i++) {                                \
@@ -379,35 +403,89 @@ static void attn_out_strides(int nd, const tt_size *sz, tt_size *st)
         st[d] = tt_sym_mul(st[d + 1], sz[d + 1]);
 }
 
+/* The arguments of both ops: forward (first 0) query, key, value,
+ * attn_mask, dropout_p, is_causal, scale, enable_gqa, window; backward
+ * (first 1, after grad_out) query, key, value, is_causal, scale,
+ * enable_gqa, attn_mask, window. */
 static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor **v,
-                           bool *causal, double *scale, bool *gqa, int first)
+                           bool *causal, double *scale, bool *gqa, tt_tensor **mask,
+                           int64_t *window, int first)
 {
     tt_status st;
-    tt_tensor *mask;
     double dropout;
-    const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
+    const char *op = tt__op_label(first ? TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD
+                                        : TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
     if ((st = tt_arg_tensor(f, first, q)) || (st = tt_arg_tensor(f, first + 1, k)) ||
         (st = tt_arg_tensor(f, first + 2, v)))
         return st;
+    int ci = first == 0 ? 5 : first + 3, mi = first == 0 ? 3 : ci + 3;
+    int wi = first == 0 ? ci + 3 : ci + 4;
+    *mask = NULL;
+    if (tt_frame_nargs(f) > mi && (st = tt_arg_tensor(f, mi, mask)))
+        return st;
     if (first == 0) {
-        if ((st = tt_arg_tensor(f, 3, &mask)) || (st = tt_arg_float(f, 4, &dropout)))
+        if ((st = tt_arg_float(f, 4, &dropout)))
             return st;
-        /* Only what GPT-2 needs: a causal or full mask, no dropout. */
-        if (mask)
-            return tt_error(TT_EINVAL, "%s: argument 'attn_mask' (#4): only None is supported "
-                                       "(use is_causal=True for a causal mask)", op);
         if (dropout != 0)
             return tt_error(TT_EINVAL, "%s: argument 'dropout_p' (#5): only 0.0 is supported, "
                                        "got %g", op, dropout);
     }
-    int ci = first == 0 ? 5 : first + 3;
     if ((st = tt_arg_bool(f, ci, causal)))
         return st;
     *scale = 0;
     *gqa = false;
+    *window = 0;
     if (tt_frame_nargs(f) > ci + 2 && (st = tt_arg_bool(f, ci + 2, gqa)))
         return st;
+    if (tt_frame_nargs(f) > wi && (st = tt_arg_int(f, wi, window)))
+        return st;
+    /* PyTorch refuses a mask with is_causal too; the window is a causal
+     * band (tt's own argument: PyTorch has none). */
+    if (*mask && *causal)
+        return tt_error(TT_EINVAL, "%s: argument 'attn_mask' (#%d): an explicit mask cannot "
+                                   "be given with is_causal=True", op, mi + 1);
+    if (*window < 0 || (*window && !*causal))
+        return tt_error(TT_EINVAL, "%s: argument 'window' (#%d): expected 0 (none) or a "
+                                   "positive size with is_causal=True, got %lld%s", op, wi + 1,
+                        (long long)*window, *window > 0 ? " without is_causal" : "");
     return tt_arg_is_none(f, ci + 1) ? TT_OK : tt_arg_float(f, ci + 1, scale);
+}
+
+/* Checks attn_mask (argument argno) against query [lead..., T, D] and key
+ * [..., S, D]: bool or query's dtype, broadcastable to [lead..., T, S] as
+ * PyTorch's; for a real call fills p's mask strides. */
+static tt_status attn_mask_check(const char *op, int argno, const tt_tensor *mask,
+                                 const tt_tensor *q, const tt_tensor *k, attn_plan *p, bool real)
+{
+    char s1[128], s2[128];
+    tt_dtype md = tt_dtype_of(mask);
+    if (md != TT_BOOL && md != tt_dtype_of(q))
+        return tt_error(TT_EDTYPE, "%s: argument 'attn_mask' (#%d): expected bool or %s like "
+                                   "query, got %s", op, argno, tt_dtype_name(tt_dtype_of(q)),
+                        tt_dtype_name(md));
+    int nd = tt_ndim(q), mnd = tt_ndim(mask);
+    tt_size want[TT_MAX_DIMS];
+    memcpy(want, tt_sizes(q), sizeof(tt_size) * (size_t)nd);
+    want[nd - 1] = tt_sizes(k)[nd - 2];
+    bool ok = mnd <= nd;
+    for (int d = 0; ok && d < mnd; d++) {
+        tt_size ms = tt_sizes(mask)[d], ws = want[nd - mnd + d];
+        ok = tt_size_eq(ms, ws) || (!tt_size_is_sym(ms) && ms == 1);
+    }
+    if (!ok)
+        return tt_error(TT_ESHAPE, "%s: argument 'attn_mask' (#%d): %s does not broadcast to "
+                                   "the scores' shape %s", op, argno,
+                        tt_shape_str(mask, s1, sizeof s1),
+                        tt_size_list_str(nd, want, false, s2, sizeof s2));
+    if (!real)
+        return TT_OK;
+    for (int d = 0; d < nd; d++) {
+        int m = d - (nd - mnd);
+        p->ms[d] = m < 0 || tt_sizes(mask)[m] == 1 ? 0 : tt_strides(mask)[m];
+    }
+    p->mask = tt__ptr(mask);
+    p->mask_bool = md == TT_BOOL;
+    return TT_OK;
 }
 
 /* tt::scaled_dot_product_attention: softmax(q k^T * scale + mask) v per
@@ -416,13 +494,15 @@ static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor 
  * rows live only while that block is computed. */
 static tt_status sdpa_kernel(tt_frame *f)
 {
-    tt_tensor *q, *k, *v;
+    tt_tensor *q, *k, *v, *mask;
     bool causal, gqa;
     double scale;
+    int64_t window;
     const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
     attn_plan p = {0};
-    tt_status st = sdpa_args(f, &q, &k, &v, &causal, &scale, &gqa, 0);
-    if (st || (st = attn_check(op, q, k, v, gqa, &p)))
+    tt_status st = sdpa_args(f, &q, &k, &v, &causal, &scale, &gqa, &mask, &window, 0);
+    if (st || (st = attn_check(op, q, k, v, gqa, &p)) ||
+        (mask && (st = attn_mask_check(op, 4, mask, q, k, &p, false))))
         return st;
     int nd = tt_ndim(q);
     tt_size sz[TT_MAX_DIMS], strides[TT_MAX_DIMS];
@@ -440,7 +520,9 @@ static tt_status sdpa_kernel(tt_frame *f)
     }
     int64_t group = p.group;
     attn_geometry(&p, qc, kc, vc, scale, causal);
-    p.group = group;
+    p.group = group, p.window = window;
+    if (mask && (st = attn_mask_check(op, 4, mask, q, k, &p, true)))
+        goto out;
     for (int d = 0; d < nd; d++)
         p.os[d] = strides[d];
     p.out = tt__ptr(out);
@@ -461,15 +543,17 @@ out:
  * one kernel that recomputes the probabilities block by block. */
 static tt_status sdpa_backward_kernel(tt_frame *f)
 {
-    tt_tensor *g, *q, *k, *v;
+    tt_tensor *g, *q, *k, *v, *mask;
     bool causal, gqa;
     double scale;
+    int64_t window;
     const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD);
     attn_plan p = {0};
     char *dkv = NULL; /* grouped-query: per query head dK, dV, summed after */
     tt_status st = tt_arg_tensor(f, 0, &g);
-    if (st || (st = sdpa_args(f, &q, &k, &v, &causal, &scale, &gqa, 1)) ||
-        (st = attn_check(op, q, k, v, gqa, &p)))
+    if (st || (st = sdpa_args(f, &q, &k, &v, &causal, &scale, &gqa, &mask, &window, 1)) ||
+        (st = attn_check(op, q, k, v, gqa, &p)) ||
+        (mask && (st = attn_mask_check(op, 8, mask, q, k, &p, false))))
         return st;
     int nd = tt_ndim(q);
     tt_size gsz[TT_MAX_DIMS];
@@ -497,7 +581,9 @@ static tt_status sdpa_backward_kernel(tt_frame *f)
     }
     int64_t group = p.group;
     attn_geometry(&p, qc, kc, vc, scale, causal);
-    p.group = group;
+    p.group = group, p.window = window;
+    if (mask && (st = attn_mask_check(op, 8, mask, q, k, &p, true)))
+        goto out;
     for (int d = 0; d < nd; d++)
         p.gs[d] = tt_strides(gc)[d];
     p.go = tt__ptr(gc);
@@ -541,15 +627,24 @@ out:
     return return3(f, st, outs);
 }
 
+/* Saves query, key, value and the mask when given (a fourth tensor), and
+ * the flags the backward op takes again. */
 static tt_status setup_sdpa(tt_autograd_ctx *ctx, const tt_value *in, int nin,
                             const tt_value *out, int nout)
 {
     (void)out, (void)nout;
-    tt_status st = tt_ctx_save_for_backward(ctx, 3, (tt_tensor *[]){in[0].u.t, in[1].u.t, in[2].u.t});
+    bool has_mask = in[3].kind == TT_V_TENSOR;
+    tt_status st = tt_ctx_save_for_backward(
+        ctx, has_mask ? 4 : 3,
+        (tt_tensor *[]){in[0].u.t, in[1].u.t, in[2].u.t, has_mask ? in[3].u.t : NULL});
     if (!st)
         st = tt_ctx_save_int(ctx, "is_causal", in[5].u.b);
     if (!st)
         st = tt_ctx_save_int(ctx, "enable_gqa", nin > 7 && in[7].u.b);
+    if (!st)
+        st = tt_ctx_save_int(ctx, "window", nin > 8 ? in[8].u.i : 0);
+    if (!st)
+        st = tt_ctx_save_int(ctx, "has_mask", has_mask);
     return st ? st : tt_ctx_save_float(ctx, "scale", in[6].kind == TT_V_NONE ? 0 : in[6].u.f);
 }
 
@@ -557,19 +652,30 @@ static tt_status sdpa_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
                                tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    int64_t causal, gqa;
+    int64_t causal, gqa, window, has_mask;
     double scale;
     tt_status st;
     if ((st = tt_ctx_get_int(ctx, "is_causal", &causal)) ||
         (st = tt_ctx_get_int(ctx, "enable_gqa", &gqa)) ||
+        (st = tt_ctx_get_int(ctx, "window", &window)) ||
+        (st = tt_ctx_get_int(ctx, "has_mask", &has_mask)) ||
         (st = tt_ctx_get_float(ctx, "scale", &scale)))
         return st;
+    if (has_mask) { /* PyTorch's math path would differentiate a float mask */
+        int slot = tt_ctx_input_slot(ctx, 3);
+        if (slot >= 0 && tt_ctx_needs_input_grad(ctx, slot))
+            return tt_error(TT_EINVAL, "%s: argument 'attn_mask' (#4): no gradient with "
+                                       "respect to the mask (detach it)",
+                            tt_op_name(tt_ctx_op(ctx)));
+    }
     tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
     st = tt_op_call(tt__op(TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD),
                     TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
                             tt_v_tensor(tt_ctx_saved(ctx, 1)), tt_v_tensor(tt_ctx_saved(ctx, 2)),
                             tt_v_bool(causal != 0), scale > 0 ? tt_v_float(scale) : tt_v_none(),
-                            tt_v_bool(gqa != 0)),
+                            tt_v_bool(gqa != 0),
+                            has_mask ? tt_v_tensor(tt_ctx_saved(ctx, 3)) : tt_v_none(),
+                            tt_v_int(window)),
                     outs, 3);
     if (st)
         return st;

@@ -519,14 +519,17 @@
           "SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
           gn_backward_kernel, gn_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/attention.c ---------------------------------------------- */ \
+    /* PyTorch 2.5's schema (enable_gqa) plus tt's own sliding window \
+     * (`window`, with is_causal; PyTorch has none). */ \
     X(ATTENTION, SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
           "Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, " \
-          "bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor", \
+          "bool is_causal=False, *, float? scale=None, bool enable_gqa=False, " \
+          "int window=0) -> Tensor", \
           sdpa_kernel, sdpa_kernel, sdpa_backward, setup_sdpa, 0, 0) \
     X(ATTENTION, SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, \
           "tt::scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, " \
-          "Tensor key, Tensor value, bool is_causal, float? scale, bool enable_gqa=False) " \
-          "-> (Tensor, Tensor, Tensor)", \
+          "Tensor key, Tensor value, bool is_causal, float? scale, bool enable_gqa=False, " \
+          "Tensor? attn_mask=None, int window=0) -> (Tensor, Tensor, Tensor)", \
           sdpa_backward_kernel, sdpa_backward_kernel, NULL, NULL, 0, 0) \
     /* Rotary position embedding (ops/attention.c says which form and why); \
      * PyTorch composes it, ggml has ROPE. The backward (data 1) is the \

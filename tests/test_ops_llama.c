@@ -383,6 +383,92 @@ START_TEST(test_gqa_gradcheck_compiled)
 }
 END_TEST
 
+/* ------------------------------------------------ attn_mask and window */
+
+/* softmax(q k^T scale + add) v with plain ops (add: [.., T, S] or NULL). */
+static tt_tensor *attn_reference(tt_tensor *q, tt_tensor *k, tt_tensor *v, tt_tensor *add,
+                                 double scale)
+{
+    tt_tensor *s = tt_mul_scalar(tt_matmul(q, tt_transpose(k, -2, -1)), scale);
+    if (add)
+        s = tt_add(s, add);
+    return tt_matmul(tt_softmax(s, -1), v);
+}
+
+/* The call through the op with every argument: mask, causal, window. */
+static tt_tensor *sdpa_full(tt_tensor *q, tt_tensor *k, tt_tensor *v, tt_tensor *mask,
+                            bool causal, int64_t window)
+{
+    tt_value out = tt_v_none();
+    tt_status st = tt_op_call(
+        NN(tt_op_find("tt::scaled_dot_product_attention")),
+        (tt_value[]){tt_v_tensor(q), tt_v_tensor(k), tt_v_tensor(v),
+                     mask ? tt_v_tensor(mask) : tt_v_none(), tt_v_float(0), tt_v_bool(causal),
+                     tt_v_none(), tt_v_bool(false), tt_v_int(window)},
+        9, &out, 1);
+    return st ? NULL : out.u.t;
+}
+
+/* case 0: a float mask [T, S]; 1: a bool mask [B, 1, T, S]; 2: a causal
+ * window of 2; each against the reference with the same additive mask,
+ * values and gradients. */
+START_TEST(test_attn_mask_window)
+{
+    int64_t B = 2, H = 3, T = 5, S = 5, D = 4;
+    double addv[2 * 5 * 5], fm[5 * 5];
+    bool bm[2 * 5 * 5];
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < T; i++)
+            for (int64_t j = 0; j < S; j++) {
+                int64_t e = (b * T + i) * S + j;
+                bm[e] = j == i || (i * 7 + j * 3 + b) % 3 != 0; /* never a row all false */
+            }
+    for (int64_t e = 0; e < T * S; e++)
+        fm[e] = (double)((e * 5 + 2) % 7) / 4 - 0.75;
+    for (int c = 0; c < 3; c++) {
+        tt_tensor *base[3] = {tt_test_randn(TT_SHAPE(B, H, T, D), TT_F64),
+                              tt_test_randn(TT_SHAPE(B, H, S, D), TT_F64),
+                              tt_test_randn(TT_SHAPE(B, H, S, 3), TT_F64)};
+        tt_tensor *mask = NULL, *add = NULL;
+        if (c == 0) {
+            mask = NN(tt_from_data(TT_SHAPE(T, S), TT_F64, fm));
+            add = tt_retain(mask);
+        } else {
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t i = 0; i < T; i++)
+                    for (int64_t j = 0; j < S; j++) {
+                        int64_t e = (b * T + i) * S + j;
+                        bool see = c == 1 ? bm[e] : j <= i && j > i - 2;
+                        addv[e] = see ? 0 : -INFINITY;
+                    }
+            add = NN(tt_from_data(TT_SHAPE(B, 1, T, S), TT_F64, addv));
+            if (c == 1)
+                mask = NN(tt_from_data(TT_SHAPE(B, 1, T, S), TT_BOOL, bm));
+        }
+        tt_tensor *a[3], *r[3];
+        for (int k = 0; k < 3; k++) {
+            a[k] = tt_test_trainable(NN(tt_clone(base[k])));
+            r[k] = tt_test_trainable(NN(tt_clone(base[k])));
+        }
+        tt_tensor *G = tt_test_randn(TT_SHAPE(B, H, T, 3), TT_F64);
+        tt_scope_begin();
+        tt_tensor *ya = NN(sdpa_full(a[0], a[1], a[2], mask, c == 2, c == 2 ? 2 : 0));
+        tt_tensor *yr = NN(attn_reference(r[0], r[1], r[2], add, 0.5));
+        tt_test_assert_close(ya, yr, 1e-12, "masked attention");
+        OK(tt_backward(tt_sum_all(tt_mul(ya, G)), NULL));
+        OK(tt_backward(tt_sum_all(tt_mul(yr, G)), NULL));
+        tt_scope_end();
+        for (int k = 0; k < 3; k++) {
+            tt_tensor *ga = NN(tt_get_grad(a[k])), *gr = NN(tt_get_grad(r[k]));
+            tt_test_assert_close(ga, gr, 1e-12, "masked attention grad");
+            tt_release(ga), tt_release(gr);
+            tt_release(a[k]), tt_release(r[k]), tt_release(base[k]);
+        }
+        tt_release(G), tt_release(mask), tt_release(add);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------ compiled */
 
 /* One Llama decoder layer: in = {x [2, 4, 8], g_att, Wq, Wk, Wv, g_mlp,
@@ -525,6 +611,18 @@ static tt_tensor *rms_backward_call(tt_tensor *g)
     return outs[0].u.t;
 }
 
+/* A float mask that requires grad: the forward runs, its backward refuses. */
+static tt_status mask_grad_call(void)
+{
+    tt_tensor *m = tt_zeros(TT_SHAPE(3, 3), TT_F32);
+    tt_status st = m ? tt_set_requires_grad(m, true) : tt_errcode();
+    tt_tensor *y = st ? NULL : sdpa_full(in.q4, in.q4, in.q4, m, false, 0);
+    tt_tensor *l = y ? tt_sum_all(y) : NULL;
+    st = l ? tt_backward(l, NULL) : tt_errcode();
+    tt_release(l), tt_release(y), tt_release(m);
+    return st;
+}
+
 #define LLAMA_ERRORS(X)                                                        \
     X(rms_shape, tt_rms_norm(in.x, 1, (int64_t[]){4}, NULL, -1), TT_ESHAPE,    \
       "tt::rms_norm: argument 'normalized_shape' (#2): [4] is not the "        \
@@ -568,7 +666,24 @@ static tt_tensor *rms_backward_call(tt_tensor *g)
     X(gqa_value_heads, tt_scaled_dot_product_attention_gqa(in.q4, in.k2, in.q4, false, 0), \
       TT_ESHAPE,                                                               \
       "tt::scaled_dot_product_attention: argument 'value' (#3): expected as "  \
-      "many heads (dim -3) as key [1, 2, 3, 2], got [1, 4, 3, 2]")
+      "many heads (dim -3) as key [1, 2, 3, 2], got [1, 4, 3, 2]")            \
+    X(mask_dtype, sdpa_full(in.q4, in.q4, in.q4, in.xi, false, 0), TT_EDTYPE,  \
+      "tt::scaled_dot_product_attention: argument 'attn_mask' (#4): expected " \
+      "bool or f32 like query, got i64")                                       \
+    X(mask_shape, sdpa_full(in.q4, in.q4, in.q4, in.w4, false, 0), TT_ESHAPE,  \
+      "tt::scaled_dot_product_attention: argument 'attn_mask' (#4): [4] does " \
+      "not broadcast to the scores' shape [1, 4, 3, 3]")                       \
+    X(mask_and_causal, sdpa_full(in.q4, in.q4, in.q4, in.x2, true, 0), TT_EINVAL, \
+      "tt::scaled_dot_product_attention: argument 'attn_mask' (#4): an "       \
+      "explicit mask cannot be given with is_causal=True")                     \
+    X(window_not_causal, sdpa_full(in.q4, in.q4, in.q4, NULL, false, 2), TT_EINVAL, \
+      "tt::scaled_dot_product_attention: argument 'window' (#9): expected 0 "  \
+      "(none) or a positive size with is_causal=True, got 2 without is_causal") \
+    X(window_negative, sdpa_full(in.q4, in.q4, in.q4, NULL, true, -1), TT_EINVAL, \
+      "tt::scaled_dot_product_attention: argument 'window' (#9): expected 0 "  \
+      "(none) or a positive size with is_causal=True, got -1")                 \
+    X(mask_grad, mask_grad_call(), TT_EINVAL,                                  \
+      "argument 'attn_mask' (#4): no gradient with respect to the mask")
 
 TT_ERROR_TABLE(LLAMA_ERRORS, llama_errors);
 
@@ -599,6 +714,7 @@ static Suite *llama_suite(void)
     tcase_add_test(tc, test_gqa_values_and_grads);
     tcase_add_test(tc, test_gqa_gradcheck_compiled);
     suite_add_tcase(s, tc);
+    tcase_add_test(tc, test_attn_mask_window);
     tc = tt_tcase("compiled");
     tcase_add_test(tc, test_llama_layer_compiled);
     suite_add_tcase(s, tc);
