@@ -704,7 +704,9 @@ static tt_status sdpa_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
  * transposed map, the rotation by -theta when the pair's two angles are
  * equal:
  *   dx[a] = g[a] cos[a] + g[b] sin[b],  dx[b] = g[b] cos[b] - g[a] sin[a].
- * Both results are contiguous with x's sizes; rows run in parallel. */
+ * Both results have x's sizes and elementwise layout (as PyTorch's
+ * composition: the heads of a [B, T, H, D] projection viewed as
+ * [B, H, T, D] stay in that memory order); rows run in parallel. */
 typedef struct {
     const char *x, *c, *s;
     char *y;
@@ -775,20 +777,26 @@ static tt_tensor *rotary(bool transpose, const tt_tensor *x, const tt_tensor *cs
     }
     fake = fake || is_fake(x) || is_fake(cs) || is_fake(sn);
     tt_dtype dt = tt_dtype_of(x);
-    tt_tensor *y = tt__ops_new(fake, nd, tt_sizes(x), NULL, dt);
+    tt_size strides[TT_MAX_DIMS];
+    tt__elementwise_strides(1, &x, nd, tt_sizes(x), strides);
+    tt_tensor *y = tt__ops_new(fake, nd, tt_sizes(x), strides, dt);
     if (!y || fake || tt_numel(y) == 0)
         return y;
     tt_tensor *xc = contig(x), *cc = contig(cs), *sc = contig(sn);
-    if (xc && cc && sc) {
-        rope_plan p = {.x = tt__ptr(xc), .c = tt__ptr(cc), .s = tt__ptr(sc), .y = tt__ptr(y),
+    tt_tensor *yc = tt_is_contiguous(y) ? tt_retain(y) : tt__ops_new(false, nd, tt_sizes(x), NULL, dt);
+    if (xc && cc && sc && yc) {
+        rope_plan p = {.x = tt__ptr(xc), .c = tt__ptr(cc), .s = tt__ptr(sc), .y = tt__ptr(yc),
                        .T = tt_sizes(x)[nd - 2], .D = D, .interleaved = interleaved,
                        .transpose = transpose};
         p.rows = tt_numel(x) / D;
         tt_parallel_for(p.rows, 16384 / D + 1, dt == TT_F64 ? rope_rows_double : rope_rows_float,
                         &p);
+        if (yc != y && tt__copy_raw(y, yc))
+            y = tt_release(y);
     } else {
         y = tt_release(y);
     }
+    tt_release(yc);
     tt_release(xc);
     tt_release(cc);
     tt_release(sc);

@@ -498,7 +498,9 @@ static tt_status rms_check(const char *op, const tt_tensor *x, int nns, const in
 /* tt::rms_norm: each row over the trailing dims normalized_shape times
  * 1 / sqrt(mean(x^2) + eps), then times weight when given. One pass per
  * row (the row stays in cache between its sum and its scaling), rows in
- * parallel. The output is contiguous with input's sizes. */
+ * parallel. The output has input's sizes and elementwise layout (as the
+ * composition PyTorch 2.4 runs: a transposed input gives a transposed
+ * output); a non-contiguous one is written through a contiguous block. */
 static tt_tensor *rms_norm(const tt_tensor *x, int nns, const int64_t *ns, const tt_tensor *w,
                            double eps, bool fake)
 {
@@ -507,7 +509,9 @@ static tt_tensor *rms_norm(const tt_tensor *x, int nns, const int64_t *ns, const
         return NULL;
     fake = fake || is_fake(x) || is_fake(w);
     tt_dtype dt = tt_dtype_of(x);
-    tt_tensor *y = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), NULL, dt);
+    tt_size strides[TT_MAX_DIMS];
+    tt__elementwise_strides(1, &x, tt_ndim(x), tt_sizes(x), strides);
+    tt_tensor *y = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, dt);
     if (!y || fake)
         return y;
     int64_t rows, n;
@@ -515,17 +519,22 @@ static tt_tensor *rms_norm(const tt_tensor *x, int nns, const int64_t *ns, const
     if (!n || !rows)
         return y;
     tt_tensor *xc = contig(x), *wc = w ? contig(w) : NULL;
-    if (!xc || (w && !wc)) {
-        tt_release(xc);
-        tt_release(wc);
-        tt_release(y);
-        return NULL;
+    tt_tensor *yc = tt_is_contiguous(y) ? tt_retain(y)
+                                        : tt__ops_new(false, tt_ndim(x), tt_sizes(x), NULL, dt);
+    tt_status st = xc && (!w || wc) && yc ? TT_OK : tt_errcode() ? tt_errcode() : TT_ENOMEM;
+    if (!st) {
+        ln_plan p = {.x = tt__ptr(xc), .w = wc ? tt__ptr(wc) : NULL, .y = tt__ptr(yc),
+                     .rows = rows, .n = n, .eps = eps};
+        tt_parallel_for(rows, 16384 / n + 1, dt == TT_F64 ? rms_fwd_double : rms_fwd_float,
+                        &p);
+        if (yc != y)
+            st = tt__copy_raw(y, yc);
     }
-    ln_plan p = {.x = tt__ptr(xc), .w = wc ? tt__ptr(wc) : NULL, .y = tt__ptr(y),
-                 .rows = rows, .n = n, .eps = eps};
-    tt_parallel_for(rows, 16384 / n + 1, dt == TT_F64 ? rms_fwd_double : rms_fwd_float, &p);
     tt_release(xc);
     tt_release(wc);
+    tt_release(yc);
+    if (st)
+        y = tt_release(y);
     return y;
 }
 
