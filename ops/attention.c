@@ -830,6 +830,8 @@ static tt_status setup_rotary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
  * gradient). */
 static tt_tensor *sum_to_table(tt_tensor *t)
 {
+    if (!t) /* the failed op set the error */
+        return NULL;
     int nd = tt_ndim(t);
     if (nd == 2)
         return t;
