@@ -573,6 +573,88 @@ START_TEST(test_llama_layer_compiled)
 }
 END_TEST
 
+/* ---------------------------------------------- symbolic sizes, memory */
+
+/* The fake path with symbolic batch, heads' positions and keys: every op
+ * keeps the symbols (a decode step traced once for every position). */
+START_TEST(test_llama_symbolic)
+{
+    tt_sym_reset();
+    tt_size b = tt_sym_new("b", 2), t = tt_sym_new("t", 5), s = tt_sym_new("s", 7);
+    tt_tensor *x = NN(tt_fake_empty(4, (tt_size[]){b, 4, t, 8}, TT_F32));
+    tt_tensor *kk = NN(tt_fake_empty(4, (tt_size[]){b, 2, s, 8}, TT_F32));
+    tt_tensor *tab = NN(tt_fake_empty(2, (tt_size[]){t, 8}, TT_F32));
+    tt_tensor *w = NN(tt_fake_empty(1, (tt_size[]){8}, TT_F32));
+    tt_tensor *y = NN(tt_rms_norm(x, 1, (int64_t[]){8}, w, -1));
+    ck_assert(tt_is_fake(y) && tt_sizes(y)[0] == b && tt_sizes(y)[2] == t);
+    tt_tensor *r = NN(tt_rotary_embedding(y, tab, tab, false));
+    ck_assert(tt_is_fake(r) && tt_sizes(r)[2] == t);
+    tt_tensor *sl = NN(tt_silu(r));
+    ck_assert(tt_is_fake(sl) && tt_sizes(sl)[0] == b);
+    tt_tensor *a = NN(tt_scaled_dot_product_attention_gqa(r, kk, kk, false, 0));
+    ck_assert(tt_is_fake(a) && tt_sizes(a)[0] == b && tt_sizes(a)[1] == 4 &&
+              tt_sizes(a)[2] == t && tt_sizes(a)[3] == 8);
+    tt_release(a), tt_release(sl), tt_release(r), tt_release(y), tt_release(w);
+    tt_release(tab), tt_release(kk), tt_release(x);
+    tt_sym_reset();
+}
+END_TEST
+
+/* The calls here, on inputs that need copies (transposed). */
+static tt_tensor *llama_call(int k, tt_tensor *xt, tt_tensor *tab, tt_tensor *q, tt_tensor *kv,
+                             tt_tensor *mask)
+{
+    switch (k) {
+    case 0: return tt_rms_norm(xt, 1, (int64_t[]){6}, NULL, 1e-5);
+    case 1: return tt_rotary_embedding(xt, tab, tab, true);
+    case 2: return tt_silu(xt);
+    default: {
+        tt_value out = tt_v_none();
+        tt_status st = tt_op_call(
+            NN(tt_op_find("tt::scaled_dot_product_attention")),
+            (tt_value[]){tt_v_tensor(q), tt_v_tensor(kv), tt_v_tensor(kv), tt_v_tensor(mask),
+                         tt_v_float(0), tt_v_bool(false), tt_v_none(), tt_v_bool(true),
+                         tt_v_int(0)},
+            9, &out, 1);
+        return st ? NULL : out.u.t;
+    }
+    }
+}
+
+/* Failing the Nth allocation of each call fails it cleanly (ENOMEM, no
+ * tensor left behind) until the call has all it needs. */
+START_TEST(test_llama_oom)
+{
+    tt_tensor *x0 = tt_test_randn(TT_SHAPE(6, 4), TT_F32);
+    tt_tensor *xt = NN(tt_t(x0)); /* [4, 6] */
+    tt_tensor *tab = tt_test_randn(TT_SHAPE(4, 6), TT_F32);
+    tt_tensor *q = tt_test_randn(TT_SHAPE(1, 4, 3, 2), TT_F32);
+    tt_tensor *kv = tt_test_randn(TT_SHAPE(1, 2, 3, 2), TT_F32);
+    tt_tensor *mask = NN(tt_ones(TT_SHAPE(3, 3), TT_BOOL));
+    for (int k = 0; k < 4; k++) {
+        int failures = 0;
+        for (int64_t n = 1; n < 64; n++) {
+            int64_t live = tt_live_tensors();
+            tt_debug_fail_alloc(n);
+            tt_tensor *y = llama_call(k, xt, tab, q, kv, mask);
+            tt_debug_fail_alloc(0);
+            if (y) {
+                tt_release(y);
+                break;
+            }
+            ck_assert_msg(tt_errcode() == TT_ENOMEM, "call %d, allocation %lld: %s", k,
+                          (long long)n, tt_errmsg());
+            ck_assert_int_eq(tt_live_tensors(), live);
+            failures++;
+        }
+        ck_assert_msg(failures >= 1, "call %d never failed", k);
+        tt_clear_error();
+    }
+    tt_release(mask), tt_release(kv), tt_release(q), tt_release(tab), tt_release(xt);
+    tt_release(x0);
+}
+END_TEST
+
 /* ------------------------------------------------------------- errors */
 
 static struct {
@@ -725,6 +807,8 @@ static Suite *llama_suite(void)
     tcase_add_test(tc, test_attn_mask_window);
     tc = tt_tcase("compiled");
     tcase_add_test(tc, test_llama_layer_compiled);
+    tcase_add_test(tc, test_llama_symbolic);
+    tcase_add_test(tc, test_llama_oom);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_llama_errors, 0, TT_TABLE_LEN(llama_errors));
