@@ -1,7 +1,7 @@
 /* Built-in ops: causal (or full) scaled-dot-product attention and its
  * derivative, scaled_dot_product_attention_backward, with the heads'
  * products through BLAS (transformer_impl.h says how these kernels are
- * built). */
+ * built); rotary position embedding and its derivative. */
 #include "transformer_impl.h"
 #include "vec_math.h"
 
@@ -19,14 +19,41 @@ typedef struct {
     int64_t qs[TT_MAX_DIMS], ks[TT_MAX_DIMS], vs[TT_MAX_DIMS], os[TT_MAX_DIMS],
         gs[TT_MAX_DIMS]; /* element strides of every dim */
     int64_t nb, T, S, D, Dv;
+    int64_t group; /* query heads per key/value head (grouped-query attention) */
     double scale;
     bool causal;
+    /* attn_mask (NULL: none), bool (false hides a key) or of q's dtype (added
+     * to the scaled scores), read through ms: its element strides
+     * broadcast to [lead..., T, S] (0 on broadcast dims). */
+    const char *mask;
+    bool mask_bool;
+    int64_t ms[TT_MAX_DIMS];
+    /* sliding window (with causal): query i sees keys (i - window, i]; 0
+     * for none */
+    int64_t window;
 } attn_plan;
+
+/* Grouped-query attention (PyTorch 2.5's enable_gqa): key and value have
+ * H / group heads (dim -3) where query has H; query head h reads key and
+ * value head h / group, as PyTorch's repeat_interleave of the key and
+ * value heads. The offset of query head h's key or value head. */
+static int64_t head_off_kv(const attn_plan *p, const int64_t *st, int64_t h)
+{
+    int64_t off = 0;
+    for (int d = p->nlead - 1; d >= 0; d--) {
+        int64_t n = p->lead[d];
+        off += (d == p->nlead - 1 ? (h % n) / p->group : h % n) * st[d];
+        h /= n;
+    }
+    return off;
+}
 
 /* Element offset of head `h` in a tensor with strides st. */
 static int64_t head_off(const attn_plan *p, const int64_t *st, int64_t h)
 {
     int64_t off = 0;
+    if (st == p->ks || st == p->vs) /* key and value: query head h's group */
+        return head_off_kv(p, st, h);
     for (int d = p->nlead - 1; d >= 0; d--) {
         off += (h % p->lead[d]) * st[d];
         h /= p->lead[d];
@@ -108,12 +135,27 @@ static bool attn_parallel(const attn_plan *p)
     /* Rows [r0, r1) of scores (row r0 at s, rows S apart) into            \
      * probabilities over their visible keys; the hidden ones, up to column \
      * `width`, become 0. */                                                 \
-    CPU_CLONES static void softmax_rows_##T_(const attn_plan *p, T_ *s, int64_t r0, \
-                                             int64_t r1, int64_t width)        \
+    CPU_CLONES static void softmax_rows_##T_(const attn_plan *p, int64_t h, T_ *s, \
+                                             int64_t r0, int64_t r1, int64_t width) \
     {                                                                          \
+        int nl = p->nlead;                                                     \
+        const char *mh = p->mask ? p->mask + head_off(p, p->ms, h) *          \
+                                   (p->mask_bool ? 1 : (int64_t)sizeof(T_)) : NULL; \
         for (int64_t i = r0; i < r1; i++) {                                    \
             T_ *r = s + (i - r0) * p->S;                                       \
             int64_t len = attn_len(p, i);                                      \
+            int64_t lo = p->window && i - p->window + 1 > 0 ? i - p->window + 1 : 0; \
+            for (int64_t j = 0; j < lo && j < len; j++)                        \
+                r[j] = -INFINITY;                                              \
+            if (mh && p->mask_bool) {                                          \
+                const bool *mr = (const bool *)mh + i * p->ms[nl];             \
+                for (int64_t j = 0; j < len; j++)                              \
+                    r[j] = mr[j * p->ms[nl + 1]] ? r[j] : -INFINITY;           \
+            } else if (mh) {                                                   \
+                const T_ *mr = (const T_ *)mh + i * p->ms[nl];                 \
+                for (int64_t j = 0; j < len; j++)                              \
+                    r[j] += mr[j * p->ms[nl + 1]];                             \
+            }                                                                  \
             T_ m = row_max_##T_(r, len);                                       \
             for (int64_t j = 0; j < len; j++)                                  \
                 r[j] -= m;                                                     \
@@ -141,7 +183,7 @@ static bool attn_parallel(const attn_plan *p)
             int64_t n = attn_keys(p, r1);                                      \
             gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * p->qs[nl], \
                       p->qs[nl], k, p->ks[nl], s, p->S);                       \
-            softmax_rows_##T_(p, s, r0, r1, n);                                  \
+            softmax_rows_##T_(p, h, s, r0, r1, n);                               \
             gemm_##T_(false, false, r1 - r0, p->Dv, n, 1, s, p->S, v, p->vs[nl], \
                       o + r0 * p->os[nl], p->os[nl]);                          \
         }                                                                      \
@@ -167,7 +209,7 @@ static bool attn_parallel(const attn_plan *p)
             gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * ldq, ldq, k, ldk, \
                       sr, p->S);                                               \
             /* whole rows: the key blocks below read above the diagonal */   \
-            softmax_rows_##T_(p, sr, r0, r1, p->S);                            \
+            softmax_rows_##T_(p, h, sr, r0, r1, p->S);                         \
             gemm_##T_(false, true, r1 - r0, n, p->Dv, 1, go + r0 * ldg, ldg, v, ldv, \
                       dr0, p->S);                                              \
             for (int64_t i = r0; i < r1; i++) {                                \
@@ -251,7 +293,7 @@ static tt_status attn_run_heads(const char *op, const attn_plan *p, bool f64, bo
 /* Checks q [..., T, D], k [..., S, D], v [..., S, Dv] and fills the
  * geometry (sizes only; pointers and strides for real calls). */
 static tt_status attn_check(const char *op, const tt_tensor *q, const tt_tensor *k,
-                            const tt_tensor *v, attn_plan *p)
+                            const tt_tensor *v, bool gqa, attn_plan *p)
 {
     tt_status st;
     char s1[128], s2[128];
@@ -268,9 +310,27 @@ static tt_status attn_check(const char *op, const tt_tensor *q, const tt_tensor 
     }
     int nd = tt_ndim(q);
     p->nlead = nd - 2;
+    p->group = 1;
+    if (gqa && nd >= 3) {
+        /* the heads (dim -3) of key and value divide query's */
+        tt_size hq = tt_sizes(q)[nd - 3], hk = tt_sizes(k)[nd - 3];
+        if (!tt_size_eq(tt_sizes(v)[nd - 3], hk))
+            return tt_error(TT_ESHAPE, "%s: argument 'value' (#3): expected as many heads "
+                                       "(dim -3) as key %s, got %s", op,
+                            tt_shape_str(k, s1, sizeof s1), tt_shape_str(v, s2, sizeof s2));
+        if (!tt_size_eq(hk, hq)) {
+            if (tt_size_is_sym(hq) || tt_size_is_sym(hk) || hk <= 0 || hq % hk)
+                return tt_error(TT_ESHAPE, "%s: argument 'key' (#2): with enable_gqa the "
+                                           "number of key/value heads (dim -3) must divide "
+                                           "query's, got key %s and query %s", op,
+                                tt_shape_str(k, s2, sizeof s2), tt_shape_str(q, s1, sizeof s1));
+            p->group = hq / hk;
+        }
+    }
     for (int d = 0; d < nd - 2; d++)
         for (int i = 1; i < 3; i++)
-            if (!tt_size_eq(tt_sizes(ts[i])[d], tt_sizes(q)[d]))
+            if (!(p->group > 1 && d == nd - 3) &&
+                !tt_size_eq(tt_sizes(ts[i])[d], tt_sizes(q)[d]))
                 return tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): leading sizes of %s do "
                                            "not match query %s", op, names[i], i + 1,
                                 tt_shape_str(ts[i], s2, sizeof s2), tt_shape_str(q, s1, sizeof s1));
@@ -343,32 +403,89 @@ static void attn_out_strides(int nd, const tt_size *sz, tt_size *st)
         st[d] = tt_sym_mul(st[d + 1], sz[d + 1]);
 }
 
+/* The arguments of both ops: forward (first 0) query, key, value,
+ * attn_mask, dropout_p, is_causal, scale, enable_gqa, window; backward
+ * (first 1, after grad_out) query, key, value, is_causal, scale,
+ * enable_gqa, attn_mask, window. */
 static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor **v,
-                           bool *causal, double *scale, int first)
+                           bool *causal, double *scale, bool *gqa, tt_tensor **mask,
+                           int64_t *window, int first)
 {
     tt_status st;
-    tt_tensor *mask;
     double dropout;
-    const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
+    const char *op = tt__op_label(first ? TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD
+                                        : TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
     if ((st = tt_arg_tensor(f, first, q)) || (st = tt_arg_tensor(f, first + 1, k)) ||
         (st = tt_arg_tensor(f, first + 2, v)))
         return st;
+    int ci = first == 0 ? 5 : first + 3, mi = first == 0 ? 3 : ci + 3;
+    int wi = first == 0 ? ci + 3 : ci + 4;
+    *mask = NULL;
+    if (tt_frame_nargs(f) > mi && (st = tt_arg_tensor(f, mi, mask)))
+        return st;
     if (first == 0) {
-        if ((st = tt_arg_tensor(f, 3, &mask)) || (st = tt_arg_float(f, 4, &dropout)))
+        if ((st = tt_arg_float(f, 4, &dropout)))
             return st;
-        /* Only what GPT-2 needs: a causal or full mask, no dropout. */
-        if (mask)
-            return tt_error(TT_EINVAL, "%s: argument 'attn_mask' (#4): only None is supported "
-                                       "(use is_causal=True for a causal mask)", op);
         if (dropout != 0)
             return tt_error(TT_EINVAL, "%s: argument 'dropout_p' (#5): only 0.0 is supported, "
                                        "got %g", op, dropout);
     }
-    int ci = first == 0 ? 5 : first + 3;
     if ((st = tt_arg_bool(f, ci, causal)))
         return st;
     *scale = 0;
+    *gqa = false;
+    *window = 0;
+    if (tt_frame_nargs(f) > ci + 2 && (st = tt_arg_bool(f, ci + 2, gqa)))
+        return st;
+    if (tt_frame_nargs(f) > wi && (st = tt_arg_int(f, wi, window)))
+        return st;
+    /* PyTorch refuses a mask with is_causal too; the window is a causal
+     * band (tt's own argument: PyTorch has none). */
+    if (*mask && *causal)
+        return tt_error(TT_EINVAL, "%s: argument 'attn_mask' (#%d): an explicit mask cannot "
+                                   "be given with is_causal=True", op, mi + 1);
+    if (*window < 0 || (*window && !*causal))
+        return tt_error(TT_EINVAL, "%s: argument 'window' (#%d): expected 0 (none) or a "
+                                   "positive size with is_causal=True, got %lld%s", op, wi + 1,
+                        (long long)*window, *window > 0 ? " without is_causal" : "");
     return tt_arg_is_none(f, ci + 1) ? TT_OK : tt_arg_float(f, ci + 1, scale);
+}
+
+/* Checks attn_mask (argument argno) against query [lead..., T, D] and key
+ * [..., S, D]: bool or query's dtype, broadcastable to [lead..., T, S] as
+ * PyTorch's; for a real call fills p's mask strides. */
+static tt_status attn_mask_check(const char *op, int argno, const tt_tensor *mask,
+                                 const tt_tensor *q, const tt_tensor *k, attn_plan *p, bool real)
+{
+    char s1[128], s2[128];
+    tt_dtype md = tt_dtype_of(mask);
+    if (md != TT_BOOL && md != tt_dtype_of(q))
+        return tt_error(TT_EDTYPE, "%s: argument 'attn_mask' (#%d): expected bool or %s like "
+                                   "query, got %s", op, argno, tt_dtype_name(tt_dtype_of(q)),
+                        tt_dtype_name(md));
+    int nd = tt_ndim(q), mnd = tt_ndim(mask);
+    tt_size want[TT_MAX_DIMS];
+    memcpy(want, tt_sizes(q), sizeof(tt_size) * (size_t)nd);
+    want[nd - 1] = tt_sizes(k)[nd - 2];
+    bool ok = mnd <= nd;
+    for (int d = 0; ok && d < mnd; d++) {
+        tt_size ms = tt_sizes(mask)[d], ws = want[nd - mnd + d];
+        ok = tt_size_eq(ms, ws) || (!tt_size_is_sym(ms) && ms == 1);
+    }
+    if (!ok)
+        return tt_error(TT_ESHAPE, "%s: argument 'attn_mask' (#%d): %s does not broadcast to "
+                                   "the scores' shape %s", op, argno,
+                        tt_shape_str(mask, s1, sizeof s1),
+                        tt_size_list_str(nd, want, false, s2, sizeof s2));
+    if (!real)
+        return TT_OK;
+    for (int d = 0; d < nd; d++) {
+        int m = d - (nd - mnd);
+        p->ms[d] = m < 0 || tt_sizes(mask)[m] == 1 ? 0 : tt_strides(mask)[m];
+    }
+    p->mask = tt__ptr(mask);
+    p->mask_bool = md == TT_BOOL;
+    return TT_OK;
 }
 
 /* tt::scaled_dot_product_attention: softmax(q k^T * scale + mask) v per
@@ -377,13 +494,15 @@ static tt_status sdpa_args(tt_frame *f, tt_tensor **q, tt_tensor **k, tt_tensor 
  * rows live only while that block is computed. */
 static tt_status sdpa_kernel(tt_frame *f)
 {
-    tt_tensor *q, *k, *v;
-    bool causal;
+    tt_tensor *q, *k, *v, *mask;
+    bool causal, gqa;
     double scale;
+    int64_t window;
     const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION);
     attn_plan p = {0};
-    tt_status st = sdpa_args(f, &q, &k, &v, &causal, &scale, 0);
-    if (st || (st = attn_check(op, q, k, v, &p)))
+    tt_status st = sdpa_args(f, &q, &k, &v, &causal, &scale, &gqa, &mask, &window, 0);
+    if (st || (st = attn_check(op, q, k, v, gqa, &p)) ||
+        (mask && (st = attn_mask_check(op, 4, mask, q, k, &p, false))))
         return st;
     int nd = tt_ndim(q);
     tt_size sz[TT_MAX_DIMS], strides[TT_MAX_DIMS];
@@ -399,7 +518,11 @@ static tt_status sdpa_kernel(tt_frame *f)
         st = tt_errcode();
         goto out;
     }
+    int64_t group = p.group;
     attn_geometry(&p, qc, kc, vc, scale, causal);
+    p.group = group, p.window = window;
+    if (mask && (st = attn_mask_check(op, 4, mask, q, k, &p, true)))
+        goto out;
     for (int d = 0; d < nd; d++)
         p.os[d] = strides[d];
     p.out = tt__ptr(out);
@@ -420,14 +543,17 @@ out:
  * one kernel that recomputes the probabilities block by block. */
 static tt_status sdpa_backward_kernel(tt_frame *f)
 {
-    tt_tensor *g, *q, *k, *v;
-    bool causal;
+    tt_tensor *g, *q, *k, *v, *mask;
+    bool causal, gqa;
     double scale;
+    int64_t window;
     const char *op = tt__op_label(TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD);
     attn_plan p = {0};
+    char *dkv = NULL; /* grouped-query: per query head dK, dV, summed after */
     tt_status st = tt_arg_tensor(f, 0, &g);
-    if (st || (st = sdpa_args(f, &q, &k, &v, &causal, &scale, 1)) ||
-        (st = attn_check(op, q, k, v, &p)))
+    if (st || (st = sdpa_args(f, &q, &k, &v, &causal, &scale, &gqa, &mask, &window, 1)) ||
+        (st = attn_check(op, q, k, v, gqa, &p)) ||
+        (mask && (st = attn_mask_check(op, 8, mask, q, k, &p, false))))
         return st;
     int nd = tt_ndim(q);
     tt_size gsz[TT_MAX_DIMS];
@@ -453,14 +579,47 @@ static tt_status sdpa_backward_kernel(tt_frame *f)
         st = tt_errcode();
         goto out;
     }
+    int64_t group = p.group;
     attn_geometry(&p, qc, kc, vc, scale, causal);
+    p.group = group, p.window = window;
+    if (mask && (st = attn_mask_check(op, 8, mask, q, k, &p, true)))
+        goto out;
     for (int d = 0; d < nd; d++)
         p.gs[d] = tt_strides(gc)[d];
     p.go = tt__ptr(gc);
     p.dq = tt__ptr(outs[0]), p.dk = tt__ptr(outs[1]), p.dv = tt__ptr(outs[2]);
     p.gs[nd - 2] = lead_dim(gc);
+    size_t es = tt_dtype_size(dt), nk = (size_t)(p.nb * p.S * p.D);
+    if (group > 1) { /* each query head's dK, dV, then the sums of each group */
+        dkv = tt__malloc(es * (nk + (size_t)(p.nb * p.S * p.Dv)) + 1);
+        if (!dkv) {
+            st = tt_error(TT_ENOMEM, "%s: out of memory for the query heads' key and value "
+                                     "gradients", op);
+            goto out;
+        }
+        p.dk = dkv, p.dv = dkv + es * nk;
+    }
     st = attn_run_heads(op, &p, dt == TT_F64, true);
+    if (!st && group > 1) {
+        /* query head h = (b * Hq + hq) belongs to key head b * Hk + hq / group */
+        int64_t n2[2] = {p.S * p.D, p.S * p.Dv};
+        char *src[2] = {p.dk, p.dv}, *dst[2] = {tt__ptr(outs[1]), tt__ptr(outs[2])};
+        for (int t = 0; t < 2; t++) {
+            memset(dst[t], 0, es * (size_t)(p.nb / group * n2[t]));
+            for (int64_t h = 0; h < p.nb; h++) {
+                int64_t hk = h / group; /* heads are the innermost lead dim */
+                for (int64_t e = 0; e < n2[t]; e++) {
+                    int64_t o = hk * n2[t] + e, i = h * n2[t] + e;
+                    if (dt == TT_F64)
+                        ((double *)dst[t])[o] += ((const double *)src[t])[i];
+                    else
+                        ((float *)dst[t])[o] += ((const float *)src[t])[i];
+                }
+            }
+        }
+    }
 out:
+    tt__free(dkv);
     tt_release(qc);
     tt_release(kc);
     tt_release(vc);
@@ -468,13 +627,24 @@ out:
     return return3(f, st, outs);
 }
 
+/* Saves query, key, value and the mask when given (a fourth tensor), and
+ * the flags the backward op takes again. */
 static tt_status setup_sdpa(tt_autograd_ctx *ctx, const tt_value *in, int nin,
                             const tt_value *out, int nout)
 {
-    (void)nin, (void)out, (void)nout;
-    tt_status st = tt_ctx_save_for_backward(ctx, 3, (tt_tensor *[]){in[0].u.t, in[1].u.t, in[2].u.t});
+    (void)out, (void)nout;
+    bool has_mask = in[3].kind == TT_V_TENSOR;
+    tt_status st = tt_ctx_save_for_backward(
+        ctx, has_mask ? 4 : 3,
+        (tt_tensor *[]){in[0].u.t, in[1].u.t, in[2].u.t, has_mask ? in[3].u.t : NULL});
     if (!st)
         st = tt_ctx_save_int(ctx, "is_causal", in[5].u.b);
+    if (!st)
+        st = tt_ctx_save_int(ctx, "enable_gqa", nin > 7 && in[7].u.b);
+    if (!st)
+        st = tt_ctx_save_int(ctx, "window", nin > 8 ? in[8].u.i : 0);
+    if (!st)
+        st = tt_ctx_save_int(ctx, "has_mask", has_mask);
     return st ? st : tt_ctx_save_float(ctx, "scale", in[6].kind == TT_V_NONE ? 0 : in[6].u.f);
 }
 
@@ -482,22 +652,241 @@ static tt_status sdpa_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
                                tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    int64_t causal;
+    int64_t causal, gqa, window, has_mask;
     double scale;
     tt_status st;
     if ((st = tt_ctx_get_int(ctx, "is_causal", &causal)) ||
+        (st = tt_ctx_get_int(ctx, "enable_gqa", &gqa)) ||
+        (st = tt_ctx_get_int(ctx, "window", &window)) ||
+        (st = tt_ctx_get_int(ctx, "has_mask", &has_mask)) ||
         (st = tt_ctx_get_float(ctx, "scale", &scale)))
         return st;
+    if (has_mask) { /* PyTorch's math path would differentiate a float mask */
+        int slot = tt_ctx_input_slot(ctx, 3);
+        if (slot >= 0 && tt_ctx_needs_input_grad(ctx, slot))
+            return tt_error(TT_EINVAL, "%s: argument 'attn_mask' (#4): no gradient with "
+                                       "respect to the mask (detach it)",
+                            tt_op_name(tt_ctx_op(ctx)));
+    }
     tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
     st = tt_op_call(tt__op(TT_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD),
                     TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
                             tt_v_tensor(tt_ctx_saved(ctx, 1)), tt_v_tensor(tt_ctx_saved(ctx, 2)),
-                            tt_v_bool(causal != 0), scale > 0 ? tt_v_float(scale) : tt_v_none()),
+                            tt_v_bool(causal != 0), scale > 0 ? tt_v_float(scale) : tt_v_none(),
+                            tt_v_bool(gqa != 0),
+                            has_mask ? tt_v_tensor(tt_ctx_saved(ctx, 3)) : tt_v_none(),
+                            tt_v_int(window)),
                     outs, 3);
     if (st)
         return st;
     put_grads3(ctx, gi, outs, (int[]){0, 1, 2});
     return TT_OK;
+}
+
+/* ------------------------------------------------------------- rotary */
+
+/* tt::rotary_embedding(x, cos, sin, interleaved=False): the rotary
+ * position embedding of x [..., T, D] (queries or keys, [B, H, T, D])
+ * with tables cos, sin [T, D] (row t: position t's angles, each angle
+ * given for both elements of its pair). D is made of D/2 pairs (a, b),
+ * each rotated by its angle:
+ *   y[a] = x[a] cos[a] - x[b] sin[a],  y[b] = x[b] cos[b] + x[a] sin[b].
+ * The default pairs element i with i + D/2: the Llama / Hugging Face form
+ * x * cos + rotate_half(x) * sin, whose tables are cat(freqs, freqs) (the
+ * form the checkpoints PyTorch users have expect, and what a reference
+ * written with PyTorch ops computes). interleaved=True pairs 2i with
+ * 2i + 1: GGML's ROPE and llama2.c's form (tables repeat each angle
+ * twice). One op for both: the pairing is an index, the arithmetic is the
+ * same. Taking full [T, D] tables (not [T, D/2]) makes the op exactly
+ * PyTorch's composition for any tables. A decode step passes the rows of
+ * its positions (cos[pos:pos+1]).
+ * tt::rotary_embedding_backward(grad_out, cos, sin, interleaved): the
+ * transposed map, the rotation by -theta when the pair's two angles are
+ * equal:
+ *   dx[a] = g[a] cos[a] + g[b] sin[b],  dx[b] = g[b] cos[b] - g[a] sin[a].
+ * Both results have x's sizes and elementwise layout (as PyTorch's
+ * composition: the heads of a [B, T, H, D] projection viewed as
+ * [B, H, T, D] stay in that memory order); rows run in parallel. */
+typedef struct {
+    const char *x, *c, *s;
+    char *y;
+    int64_t rows, T, D;
+    bool interleaved, transpose;
+} rope_plan;
+
+#define ROPE_ROWS(T_)                                                          \
+    static void rope_rows_##T_(int64_t r0, int64_t r1, void *vp)               \
+    {                                                                          \
+        const rope_plan *p = vp;                                               \
+        int64_t D = p->D, h = D / 2;                                           \
+        for (int64_t r = r0; r < r1; r++) {                                    \
+            const T_ *restrict x = (const T_ *)p->x + r * D;                   \
+            const T_ *restrict c = (const T_ *)p->c + (r % p->T) * D;          \
+            const T_ *restrict s = (const T_ *)p->s + (r % p->T) * D;          \
+            T_ *restrict y = (T_ *)p->y + r * D;                               \
+            for (int64_t i = 0; i < h; i++) {                                  \
+                int64_t a = p->interleaved ? 2 * i : i;                        \
+                int64_t b = p->interleaved ? 2 * i + 1 : i + h;                \
+                T_ xa = x[a], xb = x[b];                                       \
+                if (p->transpose) {                                            \
+                    y[a] = xa * c[a] + xb * s[b];                              \
+                    y[b] = xb * c[b] - xa * s[a];                              \
+                } else {                                                       \
+                    y[a] = xa * c[a] - xb * s[a];                              \
+                    y[b] = xb * c[b] + xa * s[b];                              \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+ROPE_ROWS(float)
+ROPE_ROWS(double)
+
+static tt_tensor *rotary(bool transpose, const tt_tensor *x, const tt_tensor *cs,
+                         const tt_tensor *sn, bool interleaved, bool fake)
+{
+    tt_builtin_id id = transpose ? TT_OP_ROTARY_EMBEDDING_BACKWARD : TT_OP_ROTARY_EMBEDDING;
+    const char *op = tt__op_label(id), *xname = transpose ? "grad_out" : "x";
+    char s1[128], s2[128];
+    if (want_float(op, xname, 1, x))
+        return NULL;
+    int nd = tt_ndim(x);
+    if (nd < 2) {
+        tt_error(TT_ESHAPE, "%s: argument '%s' (#1): expected at least 2 dims [..., T, D], "
+                            "got %s", op, xname, tt_shape_str(x, s1, sizeof s1));
+        return NULL;
+    }
+    tt_size D = tt_sizes(x)[nd - 1];
+    if (!tt_size_is_sym(D) && D % 2) {
+        tt_error(TT_ESHAPE, "%s: argument '%s' (#1): expected an even last size D (pairs "
+                            "of elements are rotated), got %s", op, xname,
+                 tt_shape_str(x, s1, sizeof s1));
+        return NULL;
+    }
+    const tt_tensor *tabs[2] = {cs, sn};
+    const char *names[2] = {"cos", "sin"};
+    for (int i = 0; i < 2; i++) {
+        if (want_same_dtype(op, names[i], 2 + i, tabs[i], x))
+            return NULL;
+        if (!sizes_are(tabs[i], 2, tt_sizes(x) + nd - 2)) {
+            tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected shape [T, D] = %s (the "
+                                "last two sizes of %s), got %s", op, names[i], 2 + i,
+                     tt_size_list_str(2, tt_sizes(x) + nd - 2, false, s1, sizeof s1), xname,
+                     tt_shape_str(tabs[i], s2, sizeof s2));
+            return NULL;
+        }
+    }
+    fake = fake || is_fake(x) || is_fake(cs) || is_fake(sn);
+    tt_dtype dt = tt_dtype_of(x);
+    tt_size strides[TT_MAX_DIMS];
+    tt__elementwise_strides(1, &x, nd, tt_sizes(x), strides);
+    tt_tensor *y = tt__ops_new(fake, nd, tt_sizes(x), strides, dt);
+    if (!y || fake || tt_numel(y) == 0)
+        return y;
+    tt_tensor *xc = contig(x), *cc = contig(cs), *sc = contig(sn);
+    tt_tensor *yc = tt_is_contiguous(y) ? tt_retain(y) : tt__ops_new(false, nd, tt_sizes(x), NULL, dt);
+    if (xc && cc && sc && yc) {
+        rope_plan p = {.x = tt__ptr(xc), .c = tt__ptr(cc), .s = tt__ptr(sc), .y = tt__ptr(yc),
+                       .T = tt_sizes(x)[nd - 2], .D = D, .interleaved = interleaved,
+                       .transpose = transpose};
+        p.rows = tt_numel(x) / D;
+        tt_parallel_for(p.rows, 16384 / D + 1, dt == TT_F64 ? rope_rows_double : rope_rows_float,
+                        &p);
+        if (yc != y && tt__copy_raw(y, yc))
+            y = tt_release(y);
+    } else {
+        y = tt_release(y);
+    }
+    tt_release(yc);
+    tt_release(xc);
+    tt_release(cc);
+    tt_release(sc);
+    return y;
+}
+
+static tt_status rotary_kernel(tt_frame *f)
+{
+    tt_tensor *x, *cs, *sn;
+    bool interleaved = false;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_tensor(f, 1, &cs)) ||
+        (st = tt_arg_tensor(f, 2, &sn)) ||
+        (tt_frame_nargs(f) > 3 && (st = tt_arg_bool(f, 3, &interleaved))))
+        return st;
+    tt_tensor *y = rotary((intptr_t)tt_frame_userdata(f) == 1, x, cs, sn, interleaved,
+                          tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+static tt_status setup_rotary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                              const tt_value *out, int nout)
+{
+    (void)out, (void)nout;
+    tt_status st = tt_ctx_save_for_backward(ctx, 3, (tt_tensor *[]){in[0].u.t, in[1].u.t,
+                                                                    in[2].u.t});
+    return st ? st : tt_ctx_save_int(ctx, "interleaved", nin > 3 && in[3].u.b);
+}
+
+/* The sum of t [..., T, D] over its leading dims: [T, D] (a table's
+ * gradient). */
+static tt_tensor *sum_to_table(tt_tensor *t)
+{
+    if (!t) /* the failed op set the error */
+        return NULL;
+    int nd = tt_ndim(t);
+    if (nd == 2)
+        return t;
+    int64_t dims[TT_MAX_DIMS];
+    for (int d = 0; d < nd - 2; d++)
+        dims[d] = d;
+    return tt_sum(t, nd - 2, dims, false);
+}
+
+/* d/dx through rotary_embedding_backward; the tables' gradients (when
+ * they require one) with ops: dcos = sum(g * x), dsin = sum(g * R(x)),
+ * R(x) = rotary_embedding(x, 0, 1) the pairs' quarter turn. */
+static tt_status rotary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                 tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    int64_t il;
+    tt_status st = tt_ctx_get_int(ctx, "interleaved", &il);
+    if (st)
+        return st;
+    tt_tensor *x = tt_ctx_saved(ctx, 0), *cs = tt_ctx_saved(ctx, 1), *sn = tt_ctx_saved(ctx, 2);
+    tt_tensor *r[3] = {NULL, NULL, NULL};
+    bool need[3];
+    int slot[3];
+    for (int i = 0; i < 3; i++) {
+        slot[i] = tt_ctx_input_slot(ctx, i);
+        need[i] = slot[i] >= 0 && tt_ctx_needs_input_grad(ctx, slot[i]);
+    }
+    tt_scope_begin();
+    if (need[0])
+        r[0] = tt__call_op(TT_OP_ROTARY_EMBEDDING_BACKWARD,
+                           TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(cs), tt_v_tensor(sn),
+                                   tt_v_bool(il != 0)));
+    if (need[1])
+        r[1] = sum_to_table(tt_mul(g[0], x));
+    if (need[2]) {
+        tt_tensor *rx = tt__call_op(TT_OP_ROTARY_EMBEDDING,
+                                    TT_ARGS(tt_v_tensor(x), tt_v_tensor(tt_full_like(cs, 0)),
+                                            tt_v_tensor(tt_full_like(sn, 1)), tt_v_bool(il != 0)));
+        r[2] = sum_to_table(tt_mul(g[0], rx));
+    }
+    st = TT_OK;
+    for (int i = 0; i < 3; i++)
+        if (need[i] && !r[i])
+            st = tt_errcode() ? tt_errcode() : TT_ENOMEM;
+    for (int i = 0; i < 3; i++)
+        if (r[i])
+            tt_keep(r[i]);
+    tt_scope_end();
+    for (int i = 0; i < 3 && !st; i++)
+        if (r[i])
+            st = tt__put_grad(ctx, gi, slot[i], r[i]), r[i] = NULL;
+    for (int i = 0; i < 3; i++)
+        tt_release(r[i]);
+    return st;
 }
 
 #undef TT__FAMILY_ATTENTION
@@ -518,4 +907,24 @@ tt_tensor *tt_scaled_dot_product_attention(const tt_tensor *q, const tt_tensor *
                        TT_ARGS(tt_v_tensor(q), tt_v_tensor(k), tt_v_tensor(v), tt_v_none(),
                                tt_v_float(0), tt_v_bool(is_causal),
                                scale > 0 ? tt_v_float(scale) : tt_v_none()));
+}
+
+tt_tensor *tt_scaled_dot_product_attention_gqa(const tt_tensor *q, const tt_tensor *k,
+                                               const tt_tensor *v, bool is_causal, double scale)
+{
+    return tt__call_op(TT_OP_SCALED_DOT_PRODUCT_ATTENTION,
+                       TT_ARGS(tt_v_tensor(q), tt_v_tensor(k), tt_v_tensor(v), tt_v_none(),
+                               tt_v_float(0), tt_v_bool(is_causal),
+                               scale > 0 ? tt_v_float(scale) : tt_v_none(), tt_v_bool(true)));
+}
+
+tt_tensor *tt_rotary_embedding(const tt_tensor *x, const tt_tensor *cos, const tt_tensor *sin,
+                               bool interleaved)
+{
+    const tt_tensor *ts[3] = {x, cos, sin};
+    if (x && cos && sin && tt__fast_path(TT_OP_ROTARY_EMBEDDING, 3, ts))
+        return rotary(false, x, cos, sin, interleaved, false);
+    return tt__call_op(TT_OP_ROTARY_EMBEDDING,
+                       TT_ARGS(tt_v_tensor(x), tt_v_tensor(cos), tt_v_tensor(sin),
+                               tt_v_bool(interleaved)));
 }

@@ -6,6 +6,8 @@
 #include "transformer_impl.h"
 #include "tt_nn.h"
 
+#include <float.h>
+
 /* The row geometry of a layer norm: `rows` rows of `n` elements, n the
  * product of normalized_shape, which must be input's trailing sizes. */
 static tt_status ln_check(const char *op, const tt_tensor *x, int nns, const int64_t *ns,
@@ -444,6 +446,269 @@ static tt_status native_layer_norm_backward(tt_autograd_ctx *ctx, tt_tensor *con
     return TT_OK;
 }
 
+/* ------------------------------------------------------------ rms_norm */
+
+/* rms_norm's eps: the given one, or with None the epsilon of input's
+ * dtype (torch.finfo(dtype).eps), as PyTorch 2.4's F.rms_norm. */
+static tt_status rms_eps(tt_frame *f, int i, tt_dtype dt, double *eps)
+{
+    if (tt_frame_nargs(f) <= i || tt_arg_is_none(f, i)) {
+        *eps = dt == TT_F64 ? DBL_EPSILON : FLT_EPSILON;
+        return TT_OK;
+    }
+    return tt_arg_float(f, i, eps);
+}
+
+/* The mean of a row's squares in double, then 1 / sqrt(ms + eps). */
+#define RMS_RSTD(T)                                                            \
+    static inline double rms_rstd_##T(const T *restrict x, int64_t n, double eps) \
+    {                                                                          \
+        return 1.0 / sqrt((n ? row_dot_##T(x, x, n) / (double)n : 0) + eps);   \
+    }
+RMS_RSTD(float)
+RMS_RSTD(double)
+
+/* y = (x * rstd) * w, rounded to T at each step as PyTorch's composite
+ * (x.mul(rsqrt(...)).type_as(x), then mul_(weight)). */
+#define RMS_FWD(T)                                                             \
+    CPU_CLONES static void rms_fwd_##T(int64_t b0, int64_t e0, void *vp)       \
+    {                                                                          \
+        const ln_plan *p = vp;                                                 \
+        const T *w = (const T *)p->w;                                          \
+        for (int64_t r = b0; r < e0; r++) {                                    \
+            const T *restrict x = (const T *)p->x + r * p->n;                  \
+            T *restrict y = (T *)p->y + r * p->n;                              \
+            T rt = (T)rms_rstd_##T(x, p->n, p->eps);                           \
+            for (int64_t j = 0; j < p->n; j++) {                               \
+                T v = x[j] * rt;                                               \
+                y[j] = w ? v * w[j] : v;                                       \
+            }                                                                  \
+        }                                                                      \
+    }
+RMS_FWD(float)
+RMS_FWD(double)
+
+/* rms_norm's checks: ln_check's without a bias. */
+static tt_status rms_check(const char *op, const tt_tensor *x, int nns, const int64_t *ns,
+                           const tt_tensor *w)
+{
+    return ln_check(op, x, nns, ns, w, NULL);
+}
+
+/* tt::rms_norm: each row over the trailing dims normalized_shape times
+ * 1 / sqrt(mean(x^2) + eps), then times weight when given. One pass per
+ * row (the row stays in cache between its sum and its scaling), rows in
+ * parallel. The output has input's sizes and elementwise layout (as the
+ * composition PyTorch 2.4 runs: a transposed input gives a transposed
+ * output); a non-contiguous one is written through a contiguous block. */
+static tt_tensor *rms_norm(const tt_tensor *x, int nns, const int64_t *ns, const tt_tensor *w,
+                           double eps, bool fake)
+{
+    const char *op = tt__op_label(TT_OP_RMS_NORM);
+    if (rms_check(op, x, nns, ns, w))
+        return NULL;
+    fake = fake || is_fake(x) || is_fake(w);
+    tt_dtype dt = tt_dtype_of(x);
+    tt_size strides[TT_MAX_DIMS];
+    tt__elementwise_strides(1, &x, tt_ndim(x), tt_sizes(x), strides);
+    tt_tensor *y = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, dt);
+    if (!y || fake)
+        return y;
+    int64_t rows, n;
+    ln_rows(x, nns, ns, &rows, &n);
+    if (!n || !rows)
+        return y;
+    tt_tensor *xc = contig(x), *wc = w ? contig(w) : NULL;
+    tt_tensor *yc = tt_is_contiguous(y) ? tt_retain(y)
+                                        : tt__ops_new(false, tt_ndim(x), tt_sizes(x), NULL, dt);
+    tt_status st = xc && (!w || wc) && yc ? TT_OK : tt_errcode() ? tt_errcode() : TT_ENOMEM;
+    if (!st) {
+        ln_plan p = {.x = tt__ptr(xc), .w = wc ? tt__ptr(wc) : NULL, .y = tt__ptr(yc),
+                     .rows = rows, .n = n, .eps = eps};
+        tt_parallel_for(rows, 16384 / n + 1, dt == TT_F64 ? rms_fwd_double : rms_fwd_float,
+                        &p);
+        if (yc != y)
+            st = tt__copy_raw(y, yc);
+    }
+    tt_release(xc);
+    tt_release(wc);
+    tt_release(yc);
+    if (st)
+        y = tt_release(y);
+    return y;
+}
+
+static tt_status rms_norm_kernel(tt_frame *f)
+{
+    tt_tensor *x, *w;
+    const int64_t *ns;
+    int nns;
+    double eps;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt_arg_ints(f, 1, &ns, &nns)) ||
+        (st = tt_arg_tensor(f, 2, &w)) || (st = rms_eps(f, 3, tt_dtype_of(x), &eps)))
+        return st;
+    tt_tensor *y = rms_norm(x, nns, ns, w, eps, tt_frame_is_fake(f));
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+/* With r = rstd of the row, dxh = dy * w:
+ *   dx = r * dxh - x * r^3 * mean(dxh * x),  dw += dy * x * r
+ * (the rows of chunk c add their dw into partial c). */
+#define RMS_BWD(T)                                                             \
+    CPU_CLONES static void rms_bwd_##T(int64_t c0, int64_t c1, void *vp)       \
+    {                                                                          \
+        const ln_plan *p = vp;                                                 \
+        const T *w = (const T *)p->w;                                          \
+        int64_t per = (p->rows + CHUNKS - 1) / CHUNKS, n = p->n;               \
+        int64_t body = n - n % LN_LANES;                                       \
+        for (int64_t c = c0; c < c1; c++) {                                    \
+            double *restrict dw = p->dw + c * n;                               \
+            int64_t r1 = (c + 1) * per < p->rows ? (c + 1) * per : p->rows;    \
+            for (int64_t r = c * per; r < r1; r++) {                           \
+                const T *restrict x = (const T *)p->x + r * n;                 \
+                const T *restrict g = (const T *)p->g + r * n;                 \
+                T *restrict dx = (T *)p->dx + r * n;                           \
+                double rs = rms_rstd_##T(x, n, p->eps), s[LN_LANES] = {0};     \
+                for (int64_t j0 = 0; j0 < n; j0 += LN_LANES) {                 \
+                    int lanes = j0 < body ? LN_LANES : (int)(n - body);        \
+                    for (int l = 0; l < lanes; l++) {                          \
+                        int64_t j = j0 + l;                                    \
+                        double dxh = (double)g[j] * (w ? (double)w[j] : 1.0);  \
+                        s[l] += dxh * (double)x[j];                            \
+                        dw[j] += (double)g[j] * (double)x[j] * rs;             \
+                    }                                                          \
+                }                                                              \
+                double a = lanes_total(s) / (double)n * rs * rs * rs;          \
+                for (int64_t j = 0; j < n; j++) {                              \
+                    double dxh = (double)g[j] * (w ? (double)w[j] : 1.0);      \
+                    dx[j] = (T)(rs * dxh - (double)x[j] * a);                  \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+RMS_BWD(float)
+RMS_BWD(double)
+
+/* tt::rms_norm_backward(grad_out, input, normalized_shape, weight?, eps?)
+ * -> (grad_input, grad_weight): one kernel, each row's rstd recomputed
+ * from input; grad_weight has normalized_shape (computed whether or not
+ * weight was given). */
+static tt_status rms_backward(const tt_tensor *g, const tt_tensor *x, int nns, const int64_t *ns,
+                              const tt_tensor *w, double eps, bool fake, tt_tensor **outs)
+{
+    const char *op = tt__op_label(TT_OP_RMS_NORM_BACKWARD);
+    tt_status st;
+    outs[0] = outs[1] = NULL;
+    if ((st = rms_check(op, x, nns, ns, w)) ||
+        (st = want_sizes(op, "grad_out", 1, g, tt_ndim(x), tt_sizes(x))) ||
+        (st = want_same_dtype(op, "grad_out", 1, g, x)))
+        return st;
+    fake = fake || is_fake(g) || is_fake(x) || is_fake(w);
+    tt_dtype dt = tt_dtype_of(x);
+    outs[0] = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), NULL, dt);
+    outs[1] = tt__ops_new(fake, nns, ns, NULL, dt);
+    tt_tensor *xc = NULL, *gc = NULL, *wc = NULL;
+    double *part = NULL;
+    if (!outs[0] || !outs[1]) {
+        st = tt_errcode();
+        goto out;
+    }
+    if (fake)
+        goto out;
+    int64_t rows, n;
+    ln_rows(x, nns, ns, &rows, &n);
+    xc = contig(x), gc = contig(g), wc = w ? contig(w) : NULL;
+    part = tt__malloc(sizeof(double) * CHUNKS * (size_t)(n ? n : 1));
+    if (!xc || !gc || (w && !wc) || !part) {
+        st = tt_errcode() ? tt_errcode() : TT_ENOMEM;
+        goto out;
+    }
+    memset(part, 0, sizeof(double) * CHUNKS * (size_t)(n ? n : 1));
+    ln_plan p = {.x = tt__ptr(xc), .g = tt__ptr(gc), .w = wc ? tt__ptr(wc) : NULL,
+                 .dx = tt__ptr(outs[0]), .dw = part, .rows = n ? rows : 0, .n = n, .eps = eps};
+    tt_parallel_for(CHUNKS, 1, dt == TT_F64 ? rms_bwd_double : rms_bwd_float, &p);
+    for (int64_t j = 0; j < n; j++) {
+        double sw = 0;
+        for (int c = 0; c < CHUNKS; c++)
+            sw += part[c * n + j];
+        tt__store(tt__ptr(outs[1]) + j * (int64_t)tt_dtype_size(dt), dt, sw);
+    }
+out:
+    tt__free(part);
+    tt_release(xc);
+    tt_release(gc);
+    tt_release(wc);
+    if (st)
+        outs[0] = tt_release(outs[0]), outs[1] = tt_release(outs[1]);
+    return st;
+}
+
+static tt_status rms_norm_backward_kernel(tt_frame *f)
+{
+    tt_tensor *g, *x, *w, *outs[2];
+    const int64_t *ns;
+    int nns;
+    double eps;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
+        (st = tt_arg_ints(f, 2, &ns, &nns)) || (st = tt_arg_tensor(f, 3, &w)) ||
+        (st = rms_eps(f, 4, tt_dtype_of(x), &eps)) ||
+        (st = rms_backward(g, x, nns, ns, w, eps, tt_frame_is_fake(f), outs)))
+        return st;
+    st = tt_return(f, 0, outs[0]); /* tt_return takes the reference, also when it fails */
+    if (st) {
+        tt_release(outs[1]);
+        return st;
+    }
+    return tt_return(f, 1, outs[1]);
+}
+
+/* rms_norm saves input and weight (None: the input, never read back) and
+ * eps, None resolved to the dtype's epsilon so the backward needs no rule
+ * of its own for it. */
+static tt_status setup_rms_norm(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                const tt_value *out, int nout)
+{
+    (void)out, (void)nout;
+    tt_tensor *x = in[0].u.t;
+    tt_tensor *w = nin > 2 && in[2].kind == TT_V_TENSOR ? in[2].u.t : NULL;
+    double eps = nin > 3 && in[3].kind != TT_V_NONE
+                     ? in[3].u.f
+                     : tt_dtype_of(x) == TT_F64 ? DBL_EPSILON : FLT_EPSILON;
+    tt_status st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){x, w ? w : x});
+    if (!st)
+        st = tt_ctx_save_ints(ctx, "normalized_shape", in[1].n, in[1].u.ints);
+    if (!st)
+        st = tt_ctx_save_int(ctx, "affine", w != NULL);
+    return st ? st : tt_ctx_save_float(ctx, "eps", eps);
+}
+
+static tt_status rms_norm_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                   tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    const int64_t *ns;
+    int nns;
+    int64_t affine;
+    double eps;
+    tt_status st;
+    if ((st = tt_ctx_get_ints(ctx, "normalized_shape", &ns, &nns)) ||
+        (st = tt_ctx_get_int(ctx, "affine", &affine)) || (st = tt_ctx_get_float(ctx, "eps", &eps)))
+        return st;
+    tt_tensor *w = affine ? tt_ctx_saved(ctx, 1) : NULL;
+    tt_value outs[3] = {tt_v_none(), tt_v_none(), tt_v_none()};
+    st = tt_op_call(tt__op(TT_OP_RMS_NORM_BACKWARD),
+                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
+                            tt_v_ints(nns, ns), w ? tt_v_tensor(w) : tt_v_none(),
+                            tt_v_float(eps)),
+                    outs, 2);
+    if (st)
+        return st;
+    put_grads3(ctx, gi, outs, (int[]){0, affine ? 2 : -1, -1});
+    return TT_OK;
+}
+
 #undef TT__FAMILY_NORMALIZATION
 #define TT__FAMILY_NORMALIZATION TT__ROW
 static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
@@ -493,4 +758,16 @@ tt_tensor *tt_native_layer_norm(const tt_tensor *x, int ndims, const int64_t *no
     if (rstd)
         *rstd = out[2], out[2] = NULL;
     return first_result(out, 3);
+}
+
+tt_tensor *tt_rms_norm(const tt_tensor *x, int ndims, const int64_t *normalized_shape,
+                       const tt_tensor *weight, double eps)
+{
+    const tt_tensor *ts[2] = {x, weight ? weight : x};
+    if (x && eps >= 0 && tt__fast_path(TT_OP_RMS_NORM, 2, ts))
+        return rms_norm(x, ndims, normalized_shape, weight, eps, false);
+    return tt__call_op(TT_OP_RMS_NORM,
+                       TT_ARGS(tt_v_tensor(x), tt_v_ints(ndims, normalized_shape),
+                               weight ? tt_v_tensor(weight) : tt_v_none(),
+                               eps >= 0 ? tt_v_float(eps) : tt_v_none()));
 }

@@ -210,6 +210,32 @@ tt_status tt_adamw_(tt_tensor *param, const tt_tensor *grad, tt_tensor *exp_avg,
 /* tt::global_norm: the 2-norm of all elements of n tensors together (a
  * 0-dim tensor; what gradient clipping compares with its maximum). */
 tt_tensor *tt_global_norm(int n, tt_tensor *const *ts);
+/* tt::rms_norm (PyTorch 2.4's F.rms_norm): each row over the trailing dims
+ * normalized_shape (ndims sizes) times 1 / sqrt(mean(x^2) + eps), then
+ * times weight (NULL: none; of shape normalized_shape). eps < 0 means
+ * None: the epsilon of x's dtype (torch.finfo(dtype).eps). f32, f64. */
+tt_tensor *tt_rms_norm(const tt_tensor *x, int ndims, const int64_t *normalized_shape,
+                       const tt_tensor *weight, double eps);
+/* tt::silu: x * sigmoid(x) (PyTorch's silu, Llama's SwiGLU activation);
+ * float inputs only. Fused into compiled pointwise chains. */
+tt_tensor *tt_silu(const tt_tensor *x);
+/* tt::rotary_embedding: rotates the pairs of x [..., T, D] ([B, H, T, D]
+ * queries or keys) by the angles of tables cos, sin [T, D] (row t for
+ * position t; slice rows for a decode step):
+ *   y[a] = x[a] cos[a] - x[b] sin[a],  y[b] = x[b] cos[b] + x[a] sin[b].
+ * interleaved false pairs i with i + D/2: Llama / Hugging Face's
+ * x * cos + rotate_half(x) * sin, tables cat(freqs, freqs). interleaved
+ * true pairs 2i with 2i + 1: GGML's ROPE and llama2.c (tables repeat each
+ * angle twice). f32, f64; D even; differentiable in x, cos and sin. */
+tt_tensor *tt_rotary_embedding(const tt_tensor *x, const tt_tensor *cos, const tt_tensor *sin,
+                               bool interleaved);
+/* tt_scaled_dot_product_attention with grouped-query attention (PyTorch
+ * 2.5's enable_gqa=True): k and v [B, Hkv, S, D] with Hkv dividing q's
+ * heads Hq; query head h reads key/value head h / (Hq / Hkv), as
+ * PyTorch's repeat_interleave of the key/value heads (no copy is made). */
+tt_tensor *tt_scaled_dot_product_attention_gqa(const tt_tensor *q, const tt_tensor *k,
+                                               const tt_tensor *v, bool is_causal,
+                                               double scale);
 
 /* Each wrapper records its caller's line for the graph node it makes (see
  * "Call sites" in tt_dispatch.h). */
@@ -423,6 +449,11 @@ tt_tensor *tt_multinomial(const tt_tensor *self, int64_t num_samples, bool repla
 #define tt_scaled_dot_product_attention(...) TT_CALLSITE_T(tt_scaled_dot_product_attention, __VA_ARGS__)
 #define tt_adamw_(...) TT_CALLSITE_S(tt_adamw_, __VA_ARGS__)
 #define tt_global_norm(...) TT_CALLSITE_T(tt_global_norm, __VA_ARGS__)
+#define tt_rms_norm(...) TT_CALLSITE_T(tt_rms_norm, __VA_ARGS__)
+#define tt_silu(...) TT_CALLSITE_T(tt_silu, __VA_ARGS__)
+#define tt_rotary_embedding(...) TT_CALLSITE_T(tt_rotary_embedding, __VA_ARGS__)
+#define tt_scaled_dot_product_attention_gqa(...) \
+    TT_CALLSITE_T(tt_scaled_dot_product_attention_gqa, __VA_ARGS__)
 #endif
 
 #pragma GCC visibility pop

@@ -1,5 +1,6 @@
 /* Built-in ops: the unary math functions (neg, exp, log, sqrt, rsqrt, sin,
- * cos, tanh, sigmoid, relu and relu_, gelu and gelu_backward, abs, sign).
+ * cos, tanh, sigmoid, relu and relu_, gelu and gelu_backward, abs, sign,
+ * silu and silu_backward).
  * The float formulas come from ops/pointwise_ops.h, which the vector
  * kernels' dispatch and the fusion pass expand too.
  *
@@ -139,8 +140,9 @@ static tt_tensor *unary(unop op, const tt_tensor *a, tt_tensor *out)
 {
     const char *name = tt__op_label(un_id(op));
     tt_dtype dt = (tt_dtype)a->dtype;
-    if ((op == UN_GELU || op == UN_GELU_TANH) && !tt_dtype_is_float(dt)) {
-        /* PyTorch has no integer gelu (no int-to-float promotion here). */
+    if ((op == UN_GELU || op == UN_GELU_TANH || op == UN_SILU) && !tt_dtype_is_float(dt)) {
+        /* PyTorch has no integer gelu nor silu (no int-to-float promotion
+         * here). */
         tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for %s tensors; "
                             "expects a floating point tensor", name, tt_dtype_name(dt));
         return NULL;
@@ -312,23 +314,28 @@ static tt_status unary_kernel(tt_frame *f)
 }
 
 
-/* gelu's derivative as an op of its own (as aten's gelu_backward), so the
- * backward of gelu stays one node in a traced graph. */
+/* gelu's and silu's derivatives as ops of their own (as aten's
+ * gelu_backward and silu_backward), so the backward of either stays one
+ * node in a traced graph. One kernel serves both: the row's data is 1
+ * for silu_backward. */
 typedef struct {
     tt_dtype dt;
-    bool tanh;
+    bool tanh, silu;
 } gelu_ctx;
 
 static void gelu_backward_loop(char **d, const int64_t *s, int64_t n, void *vctx)
 {
     const gelu_ctx *c = vctx;
-    if (c->dt == TT_F32 && s[0] == 4 && s[1] == 4 && s[2] == 4 &&
+    if (!c->silu && c->dt == TT_F32 && s[0] == 4 && s[1] == 4 && s[2] == 4 &&
         tt__vec2_f32(c->tanh ? TT_VEC2_GELU_TANH_BACKWARD : TT_VEC2_GELU_BACKWARD,
                      (float *)d[0], (const float *)d[1], (const float *)d[2], n))
         return;
     for (int64_t k = 0; k < n; k++) {
         double g = tt__load(d[1] + k * s[1], c->dt), x = tt__load(d[2] + k * s[2], c->dt), dy;
-        if (c->tanh) { /* PyTorch's GeluBackwardKernelImpl, tanh branch */
+        if (c->silu) { /* PyTorch's silu_backward: g * s * (1 + x * (1 - s)) */
+            double sg = 1 / (1 + exp(-x));
+            dy = sg * (1 + x * (1 - sg));
+        } else if (c->tanh) { /* PyTorch's GeluBackwardKernelImpl, tanh branch */
             double t = tanh(GELU_BETA * (x + GELU_KAPPA * x * x * x));
             dy = 0.5 * (1 + t) +
                  0.5 * x * (1 - t * t) * GELU_BETA * (1 + 3 * GELU_KAPPA * x * x);
@@ -345,14 +352,16 @@ static tt_status gelu_backward_kernel(tt_frame *f)
 {
     tt_tensor *g, *x;
     unop kind = UN_GELU;
+    bool silu = KIND_OF(tt_frame_userdata(f)) == 1;
+    tt_builtin_id id = silu ? TT_OP_SILU_BACKWARD : TT_OP_GELU_BACKWARD;
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
-        (st = gelu_kind(f, 2, &kind)))
+        (!silu && (st = gelu_kind(f, 2, &kind))))
         return st;
     const tt_tensor *ins[2] = {g, x};
     int nd;
     tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS];
-    if (tt__broadcast(tt__op_label(TT_OP_GELU_BACKWARD), 2, ins, (const char *[]){"grad_output", "self"},
+    if (tt__broadcast(tt__op_label(id), 2, ins, (const char *[]){"grad_output", "self"},
                       (const int[]){1, 2}, &nd, sizes))
         return tt_errcode();
     tt_dtype dt = tt__result_type(2, ins, 0, NULL);
@@ -371,7 +380,7 @@ static tt_status gelu_backward_kernel(tt_frame *f)
             tt_tensor xg, xx;
             tt__broadcast_alias(&xg, cg, nd, sizes);
             tt__broadcast_alias(&xx, cx, nd, sizes);
-            gelu_ctx c = {dt, kind == UN_GELU_TANH};
+            gelu_ctx c = {dt, kind == UN_GELU_TANH, silu};
             st = tt_for_each(3, (tt_tensor *[]){out, &xg, &xx}, gelu_backward_loop, &c);
         }
         tt_release(cg);
@@ -401,7 +410,7 @@ static tt_status setup_unary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
         keep = 1u;
         break;
     }
-    case UN_LOG: case UN_SIN: case UN_COS: case UN_ABS: keep = 1u; break;
+    case UN_LOG: case UN_SIN: case UN_COS: case UN_ABS: case UN_SILU: keep = 1u; break;
     case UN_NEG: case UN_SIGN: break;
     default: keep = KEEP_OUT; break; /* exp, sqrt, rsqrt, tanh, sigmoid, relu */
     }
@@ -438,6 +447,9 @@ static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
                                 tt_v_str(tanh_form ? "tanh" : "none")));
         break;
     }
+    case UN_SILU:
+        r = tt__call_op(TT_OP_SILU_BACKWARD, TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(x)));
+        break;
     case UN_ABS: r = tt_mul(g[0], sign_of(x)); break;
     case UN_SIGN: r = tt_zeros(tt_ndim(g[0]), tt_sizes(g[0]), tt_dtype_of(g[0])); break;
     default:
@@ -497,6 +509,7 @@ UN_WRAPPER(tt_sigmoid, TT_OP_SIGMOID)
 UN_WRAPPER(tt_relu, TT_OP_RELU)
 UN_WRAPPER(tt_gelu, TT_OP_GELU)
 UN_WRAPPER(tt_abs, TT_OP_ABS)
+UN_WRAPPER(tt_silu, TT_OP_SILU)
 
 tt_status tt_relu_(tt_tensor *a)
 {

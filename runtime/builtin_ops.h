@@ -270,6 +270,10 @@
     X(UNARY, GELU_BACKWARD, "tt::gelu_backward(Tensor grad_output, Tensor self, *, " \
           "str approximate=\"none\") -> Tensor", \
           gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 0, TT_BUILTIN_POINTWISE) \
+    X(UNARY, SILU, "tt::silu(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SILU, TT_BUILTIN_POINTWISE) \
+    X(UNARY, SILU_BACKWARD, "tt::silu_backward(Tensor grad_output, Tensor self) -> Tensor", \
+          gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 1, TT_BUILTIN_POINTWISE) \
     /* Predicates and bitwise not: no float formula, bool results (bitwise \
      * not keeps an integer dtype); not differentiable. */ \
     X(UNARY, ISNAN, "tt::isnan(Tensor self) -> Tensor", \
@@ -500,6 +504,14 @@
           "Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, " \
           "Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
           native_layer_norm_backward_kernel, native_layer_norm_backward_kernel, NULL, NULL, 0, 0) \
+    /* rms_norm as PyTorch 2.4's F.rms_norm (eps None: the dtype's epsilon); \
+     * its backward is one kernel, as layer_norm's. */ \
+    X(NORMALIZATION, RMS_NORM, "tt::rms_norm(Tensor input, SymInt[] normalized_shape, " \
+          "Tensor? weight=None, float? eps=None) -> Tensor", \
+          rms_norm_kernel, rms_norm_kernel, rms_norm_backward, setup_rms_norm, 0, 0) \
+    X(NORMALIZATION, RMS_NORM_BACKWARD, "tt::rms_norm_backward(Tensor grad_out, Tensor input, " \
+          "SymInt[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)", \
+          rms_norm_backward_kernel, rms_norm_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/channel_norm.c: PyTorch 2's _native_batch_norm_legit family \
      * (the running stats are written in training only) ---------------- */ \
     X(CHANNEL_NORM, _NATIVE_BATCH_NORM_LEGIT, "tt::_native_batch_norm_legit(Tensor input, " \
@@ -529,14 +541,27 @@
           "SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", \
           gn_backward_kernel, gn_backward_kernel, NULL, NULL, 0, 0) \
     /* ---- ops/attention.c ---------------------------------------------- */ \
+    /* PyTorch 2.5's schema (enable_gqa) plus tt's own sliding window \
+     * (`window`, with is_causal; PyTorch has none). */ \
     X(ATTENTION, SCALED_DOT_PRODUCT_ATTENTION, "tt::scaled_dot_product_attention(Tensor query, " \
           "Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, " \
-          "bool is_causal=False, *, float? scale=None) -> Tensor", \
+          "bool is_causal=False, *, float? scale=None, bool enable_gqa=False, " \
+          "int window=0) -> Tensor", \
           sdpa_kernel, sdpa_kernel, sdpa_backward, setup_sdpa, 0, 0) \
     X(ATTENTION, SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, \
           "tt::scaled_dot_product_attention_backward(Tensor grad_out, Tensor query, " \
-          "Tensor key, Tensor value, bool is_causal, float? scale) -> (Tensor, Tensor, Tensor)", \
+          "Tensor key, Tensor value, bool is_causal, float? scale, bool enable_gqa=False, " \
+          "Tensor? attn_mask=None, int window=0) -> (Tensor, Tensor, Tensor)", \
           sdpa_backward_kernel, sdpa_backward_kernel, NULL, NULL, 0, 0) \
+    /* Rotary position embedding (ops/attention.c says which form and why); \
+     * PyTorch composes it, ggml has ROPE. The backward (data 1) is the \
+     * transposed rotation. */ \
+    X(ATTENTION, ROTARY_EMBEDDING, "tt::rotary_embedding(Tensor x, Tensor cos, Tensor sin, " \
+          "bool interleaved=False) -> Tensor", \
+          rotary_kernel, rotary_kernel, rotary_backward, setup_rotary, 0, 0) \
+    X(ATTENTION, ROTARY_EMBEDDING_BACKWARD, "tt::rotary_embedding_backward(Tensor grad_out, " \
+          "Tensor cos, Tensor sin, bool interleaved=False) -> Tensor", \
+          rotary_kernel, rotary_kernel, NULL, NULL, 1, 0) \
     /* ---- ops/convolution.c ------------------------------------------- */ \
     X(CONV, CONVOLUTION, "tt::convolution(Tensor input, Tensor weight, Tensor? bias, " \
           "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, " \

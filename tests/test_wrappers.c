@@ -237,11 +237,18 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_layer_norm, "tt::layer_norm", "A, [3], V3, LO, 0.001",                                 \
       tt_layer_norm(A, 1, norm3, V3, LO, 1e-3))                                                 \
     X(tt_scaled_dot_product_attention, "tt::scaled_dot_product_attention",                      \
-      "A3, B3, P3, None, 0, true, 0.75",                                                        \
+      "A3, B3, P3, None, 0, true, 0.75, false, 0",                                                      \
       tt_scaled_dot_product_attention(A3, B3, P3, true, 0.75))                                  \
     X(tt_adamw_, "tt::adamw_step", "W, A, W2, W3, STEP, 0.01, 0.8, 0.9, 1e-06, 0.1",            \
       INPLACE(tt_adamw_(W, A, W2, W3, STEP, &adamw_opts)))                                      \
     X(tt_global_norm, "tt::global_norm", "[A, B]", tt_global_norm(2, pair()))                  \
+    X(tt_rms_norm, "tt::rms_norm", "A, [3], V3, 0.001", tt_rms_norm(A, 1, norm3, V3, 1e-3))   \
+    X(tt_silu, "tt::silu", "A", tt_silu(A))                                                     \
+    X(tt_rotary_embedding, "tt::rotary_embedding", "AT, M, M, true",                          \
+      tt_rotary_embedding(AT, M, M, true))                                                      \
+    X(tt_scaled_dot_product_attention_gqa, "tt::scaled_dot_product_attention",                  \
+      "A3, B3, P3, None, 0, false, None, true, 0",                                               \
+      tt_scaled_dot_product_attention_gqa(A3, B3, P3, false, 0))                                \
     /* ---- ops/tt_nn.h: convolution */                                                        \
     X(tt_conv2d, "tt::convolution", "X4, W4, V2, [2, 1], [1, 0], [1, 1], false, [0, 0], 1",      \
       tt_conv2d(X4, W4, V2, &conv_opts))                                                        \

@@ -694,6 +694,7 @@ def build_cases():
     sort_scan_cases()
     pointwise_shape_cases()
     random_cases()
+    transformer_cases()
 
 
 # ---- random ops (ops/random.c). tt's generator is not PyTorch's, so a
@@ -1458,6 +1459,121 @@ def sort_scan_cases():
     case("tt::prod.dim_int", T(F64, [0, 3], "c"), 0, True)
     case("tt::prod.dim_int", T(F32, [3, 4], "c", rg=True), 1, False, torch.float64)
     case("tt::prod.dim_int", T(F64, [3, 4], "c"), 2, False)
+
+
+def rms_norm_ref(x, ns, w=None, eps=None):
+    """PyTorch 2.4's F.rms_norm written out (1.13 has none): x * rsqrt(mean
+    of x^2 over the trailing dims ns + eps) * weight, eps None the dtype's
+    epsilon."""
+    nd = len(ns)
+    if nd < 1 or nd > x.dim() or list(x.shape[x.dim() - nd:]) != list(ns):
+        raise RuntimeError("rms_norm: normalized_shape is not input's trailing sizes")
+    if w is not None and list(w.shape) != list(ns):
+        raise RuntimeError("rms_norm: weight has the wrong shape")
+    if not x.is_floating_point():
+        raise RuntimeError("rms_norm: expects a floating point input")
+    if eps is None:
+        eps = torch.finfo(x.dtype).eps
+    dims = tuple(range(-nd, 0))
+    y = x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+    return y * w if w is not None else y
+
+
+def rms_norm_bw_ref(g, x, ns, w, eps):
+    x = x.detach().requires_grad_(True)
+    wv = (w.detach() if w is not None else torch.ones(ns, dtype=x.dtype)).requires_grad_(True)
+    rms_norm_ref(x, ns, wv, eps).backward(g)
+    return x.grad, wv.grad
+
+
+def rope_ref(x, c, s, interleaved=False):
+    """tt's rotary_embedding written with PyTorch ops: x * cos + rot(x) *
+    sin, rot the pairs' quarter turn (rotate_half, or GGML's interleaved
+    pairs). tt takes tables of exactly [T, D] (no broadcasting)."""
+    if not x.is_floating_point() or x.dim() < 2 or x.shape[-1] % 2:
+        raise RuntimeError("rotary_embedding: bad x")
+    for t in (c, s):
+        if list(t.shape) != list(x.shape[-2:]) or t.dtype != x.dtype:
+            raise RuntimeError("rotary_embedding: tables must be [T, D] of x's dtype")
+    if interleaved:
+        rot = torch.stack((-x[..., 1::2], x[..., 0::2]), -1).flatten(-2)
+    else:
+        h = x.shape[-1] // 2
+        rot = torch.cat((-x[..., h:], x[..., :h]), -1)
+    return x * c + rot * s
+
+
+def rope_bw_ref(g, c, s, interleaved=False):
+    x = torch.zeros(g.shape, dtype=g.dtype, requires_grad=True)
+    rope_ref(x, c, s, interleaved).backward(g)
+    return x.grad
+
+
+def transformer_cases():
+    """rms_norm, silu, rotary_embedding (issue 27's transformer ops)."""
+    OPS.update({
+        "tt::rms_norm": rms_norm_ref,
+        "tt::rms_norm_backward": rms_norm_bw_ref,
+        "tt::silu": F.silu,
+        "tt::silu_backward": lambda g, x: torch.ops.aten.silu_backward(g, x),
+    })
+    RN = "tt::rms_norm"
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for sizes, lay, ns in [([4, 3], "c", [3]), ([4, 3], "t", [3]), ([2, 3, 5], "s", [5]),
+                               ([2, 3, 5], "c", [3, 5]), ([2, 3, 4], ("p", [2, 0, 1]), [4]),
+                               ([7], "c", [7]), ([3, 37], "c", [37]), ([0, 4], "c", [4])]:
+            case(RN, T(dt, sizes, lay, rg=rg), ns)
+            case(RN, T(dt, sizes, lay, rg=rg), ns, T(dt, ns, "c", POS, rg=rg), 1e-5)
+            case(RN, T(dt, sizes, lay, rg=rg), ns, None, None)
+            case(RN, T(dt, sizes, lay, rg=rg), ns, T(dt, ns, "s", rg=rg), 0.0)
+        for w in [None, T(dt, [5], "c", POS)]:
+            case(RN + "_backward", T(dt, [2, 3, 5], "c", (5, 2, 9, -4, 8)),
+                 T(dt, [2, 3, 5], "t"), [5], w, 1e-6,
+                 ref=lambda *a: tuple(r.contiguous() for r in rms_norm_bw_ref(*a)),
+                 note="tt's one-kernel rms_norm_backward returns contiguous gradients; "
+                      "autograd through the composition follows input's layout")
+            case(RN + "_backward", T(dt, [4, 5], "s", (5, 2, 9, -4, 8)),
+                 T(dt, [4, 5], "c"), [5], w, None)
+    # errors: normalized_shape not the trailing sizes, weight's shape, dtype
+    case(RN, T(F32, [4, 3], "c"), [4])
+    case(RN, T(F32, [4, 3], "c"), [2, 4, 3])
+    case(RN, T(F32, [4, 3], "c"), [3], T(F32, [4], "c"), None)
+    case(RN, T(I64, [4, 3], "c"), [3])
+    # silu: f32 and f64, layouts, gradients; integers refused
+    for dt in [F64, F32]:
+        for sizes, lay in [([2, 3], "c"), ([3, 4], "t"), ([2, 5], "s"), ([3, 2], ("e", 0)),
+                           ([], "c"), ([0, 3], "c")]:
+            case("tt::silu", T(dt, sizes, lay, rg=dt == F64))
+        case("tt::silu_backward", T(dt, [2, 3], "c", (5, 2, 9, -4, 8)), T(dt, [2, 3], "t"))
+        case("tt::silu_backward", T(dt, [2, 3], "s", (5, 2, 9, -4, 8)), T(dt, [3], "c"))
+    for dt in [I64, I32, U8, BOOL]:
+        case("tt::silu", T(dt, [2, 3], "c"))
+    # rotary_embedding: both pairings, [B, H, T, D] and [T, D], layouts,
+    # gradients of x and of the tables
+    OPS.update({"tt::rotary_embedding": rope_ref, "tt::rotary_embedding_backward": rope_bw_ref})
+    RE = "tt::rotary_embedding"
+    no_bc = "tt takes cos and sin of exactly [T, D]; PyTorch's composition would broadcast"
+    for dt in [F64, F32]:
+        rg = dt == F64
+        for il in [False, True]:
+            for sizes, lay in [([2, 3, 4, 6], "c"), ([2, 3, 4, 6], ("p", [0, 2, 1, 3])),
+                               ([3, 8], "t"), ([1, 2, 5, 4], "s"), ([2, 0, 4], "c")]:
+                TD = sizes[-2:]
+                case(RE, T(dt, sizes, lay, rg=rg), T(dt, TD, "c", (3, 1, 7, -3, 4), rg=rg),
+                     T(dt, TD, "t" if sizes[-1] == sizes[-2] else "c", (5, 2, 9, -4, 8), rg=rg),
+                     il)
+            case(RE + "_backward", T(dt, [2, 3, 4], "s", (5, 2, 9, -4, 8)),
+                 T(dt, [3, 4], "c", (3, 1, 7, -3, 4)), T(dt, [3, 4], "c"), il)
+        case(RE, T(dt, [2, 4], "c", rg=rg), T(dt, [2, 4], "c"), T(dt, [2, 4], "c"))
+    case(RE, T(F32, [2, 3, 5], "c"), T(F32, [3, 5], "c"), T(F32, [3, 5], "c"), False)
+    case(RE, T(F32, [6], "c"), T(F32, [1, 6], "c"), T(F32, [1, 6], "c"), False)
+    case(RE, T(F32, [2, 3, 4], "c"), T(F32, [1, 4], "c"), T(F32, [3, 4], "c"), False,
+         note=no_bc)
+    case(RE, T(F32, [2, 3, 4], "c"), T(F32, [3, 4], "c"), T(F32, [3, 2], "c"), False)
+    case(RE, T(F32, [2, 3, 4], "c"), T(F64, [3, 4], "c"), T(F32, [3, 4], "c"), False,
+         note="tt wants the tables in x's dtype; PyTorch's composition would promote")
+    case(RE, T(I64, [2, 3, 4], "c"), T(I64, [3, 4], "c"), T(I64, [3, 4], "c"), False)
 
 
 def pointwise_shape_cases():
