@@ -280,8 +280,10 @@ tt_tensor *tt__linspace_raw(double start, double end, int64_t steps, tt_dtype dt
 /* ------------------------------------------------------------------- RNG */
 
 /* Counter-based generation: value i of a call is a hash of (seed, offset +
- * i), where each call reserves `numel` counters. Results are therefore the
- * same for any thread count and across runs. */
+ * i), where each call reserves `numel` counters (2 numel for normal
+ * values, two uniforms each: reserving fewer let the next call reuse
+ * them, and tt_rand after tt_randn drew correlated values). Results are
+ * therefore the same for any thread count and across runs. */
 static _Atomic uint64_t rng_seed = 0x2545F4914F6CDD1Dull;
 static _Atomic uint64_t rng_offset;
 
@@ -317,13 +319,13 @@ static void rng_chunk(int64_t begin, int64_t end, void *vctx)
     size_t es = tt_dtype_size(c->dt);
     for (int64_t i = begin; i < end; i++) {
         double v;
-        uint64_t k = c->base + (uint64_t)i;
         if (c->normal) {
-            /* Box-Muller on two draws of the same counter. */
-            double u1 = uniform01(c->seed, 2 * k), u2 = uniform01(c->seed, 2 * k + 1);
+            /* Box-Muller on the call's counters 2i and 2i + 1. */
+            uint64_t k = c->base + 2 * (uint64_t)i;
+            double u1 = uniform01(c->seed, k), u2 = uniform01(c->seed, k + 1);
             v = sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
         } else {
-            v = uniform01(c->seed, k);
+            v = uniform01(c->seed, c->base + (uint64_t)i);
         }
         if (c->dt == TT_F32 && !c->normal && (float)v >= 1.0f)
             v = 0x1.fffffep-1; /* rounding to float must stay below 1 */
@@ -344,7 +346,7 @@ tt_tensor *tt__random_raw(int ndim, const int64_t *sizes, tt_dtype dt, bool norm
         return NULL;
     int64_t n = tt_numel(t);
     rng_ctx c = {tt__ptr(t), dt, atomic_load(&rng_seed),
-                 atomic_fetch_add(&rng_offset, (uint64_t)n), normal};
+                 atomic_fetch_add(&rng_offset, (uint64_t)n * (normal ? 2 : 1)), normal};
     tt_parallel_for(n, 1 << 16, rng_chunk, &c);
     return t;
 }

@@ -299,6 +299,24 @@ START_TEST(test_rand_randn)
 }
 END_TEST
 
+/* tt_randn's Box-Muller uses two uniforms per value: it reserves both, so
+ * a tt_rand after it under the same seed draws fresh ones. (It reserved
+ * one per value, and the rand's uniforms rebuilt the randn's values.) */
+START_TEST(test_randn_reserves_its_uniforms)
+{
+    tt_manual_seed(1);
+    tt_tensor *z = NN(tt_randn(TT_SHAPE(2), TT_F64)), *u = NN(tt_rand(TT_SHAPE(2), TT_F64));
+    const double *zd = tt_data(z), *ud = tt_data(u);
+    double rebuilt = sqrt(-2.0 * log(1.0 - ud[0])) * cos(6.283185307179586 * ud[1]);
+    ck_assert_msg(rebuilt != zd[1], "tt_rand reused tt_randn's uniforms (%.17g)", zd[1]);
+    /* the first randn after a seed keeps its values (counters 0 and 1) */
+    tt_manual_seed(1);
+    tt_tensor *z2 = NN(tt_randn(TT_SHAPE(2), TT_F64));
+    tt_test_assert_same_bits(z2, z, "randn after the same seed");
+    tt_release(z), tt_release(u), tt_release(z2);
+}
+END_TEST
+
 START_TEST(test_rand_thread_count)
 {
     /* Large enough for the parallel path; the values must not depend on
@@ -1665,6 +1683,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, test_linspace);
     tcase_add_test(tc, test_rand_randn);
     tcase_add_test(tc, test_rand_thread_count);
+    tcase_add_test(tc, test_randn_reserves_its_uniforms);
     tcase_add_test(tc, test_from_data);
     tcase_add_test(tc, test_from_buffer);
     tcase_add_test(tc, test_new_empty);
