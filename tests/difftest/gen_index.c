@@ -65,7 +65,7 @@ static bool order_ok(const dt_vtype *A, bool indices)
     return !(A->fuzzy && (indices || A->rg));
 }
 
-bool dt_model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot, dt_vtype *res)
+static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot, dt_vtype *res)
 {
     const dt_vtype *A = in->a >= 0 && in->a < slot ? &T[in->a] : NULL;
     const dt_vtype *B = in->b >= 0 && in->b < slot ? &T[in->b] : NULL;
@@ -247,6 +247,9 @@ bool dt_model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int sl
         *res = fresh(A->dt, A->nd, A->s, slot);
         res->fuzzy = A->fuzzy || (src && B->fuzzy) || (f && m >= 2);
         res->rg = f && (A->rg || (src && B->rg));
+        /* scatter_reduce "prod"'s gradient fails when the index is
+         * smaller than src (FINDINGS F24): left out with gradients */
+        if (res->rg && m == 3 && ((in->mode >> 4) & 7) == 1) return false;
         /* amax/amin/prod reductions' gradients pick among ties */
         if (res->rg && m == 3 && ((in->mode >> 4) & 7) >= 2 && res->fuzzy) return false;
         return true;
@@ -278,6 +281,18 @@ bool dt_model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int sl
     default:
         return false;
     }
+}
+
+bool dt_model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot, dt_vtype *res)
+{
+    if (!model_index(p, in, T, slot, res))
+        return false;
+    /* sort's results are laid out like self (and maybe the others'):
+     * known contiguous only when self is; cumsum, flip, roll, tril and
+     * triu give contiguous copies */
+    bool copy = in->op == OP_CUM || in->op == OP_FLIP || in->op == OP_ROLL || in->op == OP_TRIL;
+    if (!copy && in->a >= 0 && !T[in->a].contig) res->contig = false;
+    return true;
 }
 
 /* ------------------------------------------------------- proposals */
