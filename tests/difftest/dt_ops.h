@@ -131,7 +131,17 @@
                           "tt::scatter_reduce.two")                                         \
     X(INDEX_SELECT, "index_select", "tt::index_select")                                     \
     X(INDEX_ADD, "index_add", "tt::index_add")                                              \
-    X(INDEX_COPY, "index_copy", "tt::index_copy")
+    X(INDEX_COPY, "index_copy", "tt::index_copy")                                          \
+    X(SLICE_SCATTER, "slice_scatter", "tt::slice_scatter")                                  \
+    X(SELECT_SCATTER, "select_scatter", "tt::select_scatter")                               \
+    X(LOGICAL, "logical", "tt::logical_and tt::logical_or tt::logical_xor tt::logical_not") \
+    X(BITWISE, "bitwise", "tt::bitwise_and.Tensor tt::bitwise_or.Tensor "                   \
+                          "tt::bitwise_xor.Tensor tt::bitwise_and.Scalar "                  \
+                          "tt::bitwise_or.Scalar tt::bitwise_xor.Scalar tt::bitwise_not")   \
+    X(ISNAN, "isnan", "tt::isnan tt::isinf")                                                \
+    X(ANY, "any", "tt::any tt::all tt::any.dim tt::all.dim")                                \
+    X(REPEAT, "repeat", "tt::repeat")                                                       \
+    X(FULL_LIKE, "full_like", "tt::full_like tt::scalar_tensor")
 
 enum {
 #define X_ENUM(id, name, covers) OP_##id,

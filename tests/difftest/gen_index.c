@@ -71,6 +71,17 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
     const dt_vtype *B = in->b >= 0 && in->b < slot ? &T[in->b] : NULL;
     int64_t r[DT_MAX_ND + 1] = {0};
     (void)p;
+    if (in->op == OP_FULL_LIKE) {
+        /* mode & 1 scalar_tensor (dtype mode >> 1) or full_like(a) */
+        tt_dtype dt = in->mode & 1 ? (tt_dtype)((in->mode >> 1) % TT_DTYPE_COUNT) : A ? A->dt : TT_F32;
+        if ((in->mode & 1) == !!A) return false;
+        if ((!is_f(dt) && !dt_integral(in->f)) || (dt == TT_BOOL && in->f != 0 && in->f != 1) ||
+            (dt == TT_U8 && in->f < 0))
+            return false;
+        *res = fresh(dt, A ? A->nd : 0, A ? A->s : r, slot);
+        if (A) res->contig = A->contig;
+        return true;
+    }
     if (!A) return false;
     int d = dimok(in->i[0], A->nd) ? ndim_of(in->i[0], A->nd) : -1;
     bool f = is_f(A->dt);
@@ -278,6 +289,73 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
         res->rg = A->rg;
         return true;
     }
+    case OP_SLICE_SCATTER: case OP_SELECT_SCATTER: {
+        /* b the src: self's slice i[1]:i[2]:i[3] along dim (slice), or
+         * self's shape without dim (select at i[1]) */
+        bool sl = in->op == OP_SLICE_SCATTER;
+        if (d < 0 || A->s[d] == DT_B || !B || B->dt != A->dt || B->nd != A->nd - (sl ? 0 : 1)) return false;
+        int64_t n = A->s[d], st = in->i[1], en = in->i[2], step = in->i[3];
+        if (sl && (st < 0 || en > n || st >= en || step < 1)) return false;
+        if (!sl && (st < -n || st >= n)) return false;
+        for (int k = 0, j = 0; k < A->nd; k++) {
+            if (k == d && !sl) continue;
+            int64_t want = k == d ? (en - st + step - 1) / step : A->s[k];
+            if (B->s[j++] != want) return false;
+        }
+        *res = fresh(A->dt, A->nd, A->s, slot);
+        res->fuzzy = A->fuzzy || B->fuzzy;
+        res->rg = f && (A->rg || B->rg);
+        return true;
+    }
+    case OP_LOGICAL: case OP_BITWISE: {
+        /* mode & 3: and, or, xor, not; bitwise: & 4 with the integer
+         * scalar i[1] (not on bool: PyTorch makes that i64). Values read
+         * as true/false or bits: not on rounded values. */
+        int m = in->mode & 3, nr = A->nd;
+        bool bw = in->op == OP_BITWISE, sc = bw && (in->mode & 4) && m != 3;
+        memcpy(r, A->s, sizeof(int64_t) * (size_t)A->nd);
+        if (A->fuzzy || (bw && f) || (sc && (A->dt == TT_BOOL || in->i[1] < 0 || in->i[1] > 7))) return false;
+        if (m != 3 && !sc) {
+            if (!B || B->fuzzy || !bcast(A->nd, A->s, B->nd, B->s, &nr, r)) return false;
+            if (bw && B->dt != A->dt) return false;
+        }
+        *res = fresh(bw ? A->dt : TT_BOOL, nr, r, slot);
+        return true;
+    }
+    case OP_ISNAN:
+        *res = fresh(TT_BOOL, A->nd, A->s, slot);
+        res->contig = A->contig;
+        return !A->fuzzy;
+    case OP_ANY: {
+        /* mode & 1 all, & 2 over dim i[0], & 4 keepdim */
+        bool dm = in->mode & 2;
+        if (A->fuzzy || (dm && d < 0)) return false;
+        int nr = 0;
+        for (int k = 0; dm && k < A->nd; k++)
+            if (k != d) r[nr++] = A->s[k];
+            else if (in->mode & 4) r[nr++] = 1;
+        *res = fresh(A->dt == TT_U8 ? TT_U8 : TT_BOOL, nr, r, slot);
+        return true;
+    }
+    case OP_REPEAT: {
+        /* ni repeats (>= A's rank) i[0..]; a batch dim repeated once */
+        int extra = in->ni - A->nd;
+        double tot = 1;
+        if (extra < 0 || in->ni > DT_MAX_ND) return false;
+        for (int k = 0; k < in->ni; k++) {
+            int64_t x = k < extra ? 1 : A->s[k - extra], rp = in->i[k];
+            if (rp < 1 || (x == DT_B && rp != 1)) return false;
+            r[k] = x == DT_B ? DT_B : x * rp;
+            tot *= x == DT_B ? 8 : (double)r[k];
+        }
+        if (tot > 4096) return false;
+        /* a 5-d repeat's gradient passes tt's 8 dims (FINDINGS F25) */
+        if (A->rg && in->ni >= 5) return false;
+        *res = fresh(A->dt, in->ni, r, slot);
+        res->fuzzy = A->fuzzy;
+        res->rg = A->rg;
+        return true;
+    }
     default:
         return false;
     }
@@ -310,7 +388,8 @@ static int partner(rng *r, const dt_vtype *T, int nslots, const dt_vtype *A, boo
 
 bool dt_index_uses_b(int op)
 {
-    return op == OP_MAXIMUM || op == OP_SCATTER || op == OP_INDEX_ADD || op == OP_INDEX_COPY;
+    return op == OP_MAXIMUM || op == OP_SCATTER || op == OP_INDEX_ADD || op == OP_INDEX_COPY ||
+           op == OP_SLICE_SCATTER || op == OP_SELECT_SCATTER || op == OP_LOGICAL || op == OP_BITWISE;
 }
 
 void dt_propose_index(rng *r, const dt_program *p, const dt_vtype *T, int nslots, int op, dt_instr *in)
@@ -373,6 +452,41 @@ void dt_propose_index(rng *r, const dt_program *p, const dt_vtype *T, int nslots
             }
             in->i[1] = T[in->b].nd > d ? T[in->b].s[d] : 1;
         }
+        break;
+    case OP_SLICE_SCATTER: case OP_SELECT_SCATTER: {
+        /* a src of the slice's shape: one differing on dim (slice) or
+         * with dim dropped (select), else a = b's rule fails */
+        bool sl = op == OP_SLICE_SCATTER;
+        in->b = -1;
+        for (int t = 0; t < 40 && nd; t++) {
+            int b = t < nslots ? nslots - 1 - t : rint_(r, nslots);
+            const dt_vtype *X = &T[b];
+            bool ok = X->dt == A->dt && X->nd == nd - (sl ? 0 : 1) && (!sl || (X->s[d] != DT_B && X->s[d] <= sz));
+            for (int k = 0, j = 0; ok && k < nd; k++) {
+                if (k == d && !sl) continue;
+                ok = k == d || X->s[j] == A->s[k];
+                j++;
+            }
+            if (ok) { in->b = b; break; }
+        }
+        int64_t m = sl && in->b >= 0 ? T[in->b].s[d] : 1;
+        in->i[3] = sl && (m - 1) * 2 + 1 <= sz && rbool(r, 40) ? 2 : 1;
+        int64_t span = (m - 1) * in->i[3] + 1;
+        in->i[1] = sl ? rint_(r, (int)(sz - span + 1 > 0 ? sz - span + 1 : 1)) : rint_(r, (int)(2 * sz)) - sz;
+        in->i[2] = in->i[1] + span;
+        break;
+    }
+    case OP_LOGICAL: case OP_BITWISE:
+        in->b = partner(r, T, nslots, A, false);
+        in->i[1] = rint_(r, 8);
+        if ((in->mode & 3) == 3 || (op == OP_BITWISE && (in->mode & 4))) in->b = -1; /* unary */
+        break;
+    case OP_REPEAT:
+        in->ni = nd + (nd < DT_MAX_ND && rbool(r, 30));
+        for (int k = 0; k < in->ni; k++) in->i[k] = 1 + (rbool(r, 40) ? rint_(r, 2) : 0);
+        break;
+    case OP_FULL_LIKE:
+        if (in->mode & 1) in->a = -1;
         break;
     default: break;
     }
@@ -440,6 +554,31 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
     case OP_ROLL: return tt_roll(a, in->ni ? in->ni : 1, in->i + 3, in->ni, in->i);
     case OP_TRIL: return in->mode & 1 ? tt_triu(a, in->i[1]) : tt_tril(a, in->i[1]);
     case OP_DIAGONAL: return tt_diagonal(a, in->i[1], (int)in->i[2], (int)in->i[3]);
+    case OP_SLICE_SCATTER: return tt_slice_scatter(a, b, dim, in->i[1], in->i[2], in->i[3]);
+    case OP_SELECT_SCATTER: return tt_select_scatter(a, b, dim, in->i[1]);
+    case OP_LOGICAL:
+        switch (in->mode & 3) {
+        case 0: return tt_logical_and(a, b);
+        case 1: return tt_logical_or(a, b);
+        case 2: return tt_logical_xor(a, b);
+        default: return tt_logical_not(a);
+        }
+    case OP_BITWISE:
+        if ((in->mode & 3) == 3) return tt_bitwise_not(a);
+        if (in->mode & 4) {
+            int64_t x = in->i[1];
+            return (in->mode & 3) == 0 ? tt_bitwise_and_scalar(a, x) : (in->mode & 3) == 1 ? tt_bitwise_or_scalar(a, x)
+                                                                                        : tt_bitwise_xor_scalar(a, x);
+        }
+        return (in->mode & 3) == 0 ? tt_bitwise_and(a, b) : (in->mode & 3) == 1 ? tt_bitwise_or(a, b) : tt_bitwise_xor(a, b);
+    case OP_ISNAN: return in->mode & 1 ? tt_isinf(a) : tt_isnan(a);
+    case OP_ANY:
+        if (in->mode & 2) return (in->mode & 1 ? tt_all_dim : tt_any_dim)(a, dim, in->mode & 4);
+        return in->mode & 1 ? tt_all(a) : tt_any(a);
+    case OP_REPEAT: return tt_repeat(a, in->ni, in->i);
+    case OP_FULL_LIKE:
+        if (in->mode & 1) return tt_scalar_tensor(in->f, (tt_dtype)((in->mode >> 1) % TT_DTYPE_COUNT));
+        return tt_full_like(a, in->f);
     default: break;
     }
     if (!(ix = make_index(in)))
@@ -561,6 +700,34 @@ bool dt_print_index(FILE *f, const dt_instr *in)
         return true;
     case OP_INDEX_COPY:
         fprintf(f, "tt_index_copy(v%d, %d, ", A, dim); pr_index(f, in); fprintf(f, ", v%d)", B);
+        return true;
+    case OP_SLICE_SCATTER:
+        fprintf(f, "tt_slice_scatter(v%d, v%d, %d, %lld, %lld, %lld)", A, B, dim, (long long)in->i[1],
+                (long long)in->i[2], (long long)in->i[3]);
+        return true;
+    case OP_SELECT_SCATTER: fprintf(f, "tt_select_scatter(v%d, v%d, %d, %lld)", A, B, dim, (long long)in->i[1]); return true;
+    case OP_LOGICAL: case OP_BITWISE: {
+        static const char *nm[4] = {"and", "or", "xor", "not"};
+        const char *kind = in->op == OP_LOGICAL ? "logical" : "bitwise";
+        int m = in->mode & 3;
+        if (m == 3) fprintf(f, "tt_%s_not(v%d)", kind, A);
+        else if (in->op == OP_BITWISE && (in->mode & 4)) fprintf(f, "tt_bitwise_%s_scalar(v%d, %lld)", nm[m], A, (long long)in->i[1]);
+        else fprintf(f, "tt_%s_%s(v%d, v%d)", kind, nm[m], A, B);
+        return true;
+    }
+    case OP_ISNAN: fprintf(f, "tt_%s(v%d)", in->mode & 1 ? "isinf" : "isnan", A); return true;
+    case OP_ANY:
+        if (in->mode & 2) fprintf(f, "tt_%s_dim(v%d, %d, %s)", in->mode & 1 ? "all" : "any", A, dim, tf(in->mode & 4));
+        else fprintf(f, "tt_%s(v%d)", in->mode & 1 ? "all" : "any", A);
+        return true;
+    case OP_REPEAT: fprintf(f, "tt_repeat(v%d, %d, ", A, in->ni); pr_list(f, in->ni, in->i); fprintf(f, ")"); return true;
+    case OP_FULL_LIKE:
+        if (in->mode & 1) {
+            static const char *dn[] = {"TT_F32", "TT_F64", "TT_I64", "TT_I32", "TT_U8", "TT_BOOL"};
+            fprintf(f, "tt_scalar_tensor(%.17g, %s)", in->f, dn[(in->mode >> 1) % TT_DTYPE_COUNT]);
+        } else {
+            fprintf(f, "tt_full_like(v%d, %.17g)", A, in->f);
+        }
         return true;
     default: return false;
     }
