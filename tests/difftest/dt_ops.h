@@ -131,7 +131,7 @@
                           "tt::scatter_reduce.two")                                         \
     X(INDEX_SELECT, "index_select", "tt::index_select")                                     \
     X(INDEX_ADD, "index_add", "tt::index_add")                                              \
-    X(INDEX_COPY, "index_copy", "tt::index_copy")                                          \
+    X(INDEX_COPY, "index_copy", "tt::index_copy tt::index_copy_")                           \
     X(SLICE_SCATTER, "slice_scatter", "tt::slice_scatter")                                  \
     X(SELECT_SCATTER, "select_scatter", "tt::select_scatter")                               \
     X(LOGICAL, "logical", "tt::logical_and tt::logical_or tt::logical_xor tt::logical_not") \

@@ -70,7 +70,6 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
     const dt_vtype *A = in->a >= 0 && in->a < slot ? &T[in->a] : NULL;
     const dt_vtype *B = in->b >= 0 && in->b < slot ? &T[in->b] : NULL;
     int64_t r[DT_MAX_ND + 1] = {0};
-    (void)p;
     if (in->op == OP_FULL_LIKE) {
         /* mode & 1 scalar_tensor (dtype mode >> 1) or full_like(a) */
         tt_dtype dt = in->mode & 1 ? (tt_dtype)((in->mode >> 1) % TT_DTYPE_COUNT) : A ? A->dt : TT_F32;
@@ -278,6 +277,21 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
                 if (B->s[k] != (k == d ? in->i[1] : A->s[k])) return false;
             if (in->op == OP_INDEX_ADD && !f && !dt_integral(in->f)) return false;
             if (in->op == OP_INDEX_ADD && A->dt == TT_U8 && in->f < 0) return false;
+            if (in->op == OP_INDEX_COPY && (in->mode & 1)) {
+                /* index_copy_: gen.c's in-place rules; the write lands
+                 * in every alias of self's storage */
+                bool grad = p->grad != 0;
+                if (!A->writable || A->rg || (grad && (T[A->root].rg || T[A->root].saved || B->rg)))
+                    return false;
+                if (A->root < p->nin && (p->in[A->root].val == VAL_INDEX || (grad && p->in[A->root].rg)))
+                    return false;
+                if (B->root == A->root) return false; /* overlapping source */
+                *res = *A;
+                for (int k = 0; B->fuzzy && k < slot; k++)
+                    if (T[k].root == A->root) T[k].fuzzy = true;
+                res->fuzzy |= B->fuzzy;
+                return true;
+            }
             *res = fresh(A->dt, A->nd, A->s, slot);
             res->fuzzy = A->fuzzy || B->fuzzy || (f && in->op == OP_INDEX_ADD);
             res->rg = f && (A->rg || B->rg);
@@ -594,7 +608,9 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
         }
     case OP_INDEX_SELECT: return tt_index_select(a, dim, ix);
     case OP_INDEX_ADD: return tt_index_add(a, dim, ix, b, in->f);
-    case OP_INDEX_COPY: return tt_index_copy(a, dim, ix, b);
+    case OP_INDEX_COPY:
+        if (in->mode & 1) return tt_index_copy_(a, dim, ix, b) == TT_OK ? a : NULL;
+        return tt_index_copy(a, dim, ix, b);
     default:
         tt_error(TT_EINVAL, "difftest: unknown op %d", in->op);
         return NULL;
@@ -699,7 +715,11 @@ bool dt_print_index(FILE *f, const dt_instr *in)
         fprintf(f, "tt_index_add(v%d, %d, ", A, dim); pr_index(f, in); fprintf(f, ", v%d, %.17g)", B, in->f);
         return true;
     case OP_INDEX_COPY:
-        fprintf(f, "tt_index_copy(v%d, %d, ", A, dim); pr_index(f, in); fprintf(f, ", v%d)", B);
+        /* index_copy_ (mode & 1): its status as the target, or NULL */
+        fprintf(f, "%stt_index_copy%s(v%d, %d, ", in->mode & 1 ? "ok_then(" : "", in->mode & 1 ? "_" : "", A, dim);
+        pr_index(f, in);
+        if (in->mode & 1) fprintf(f, ", v%d), v%d)", B, A);
+        else fprintf(f, ", v%d)", B);
         return true;
     case OP_SLICE_SCATTER:
         fprintf(f, "tt_slice_scatter(v%d, v%d, %d, %lld, %lld, %lld)", A, B, dim, (long long)in->i[1],
