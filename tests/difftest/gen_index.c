@@ -248,6 +248,9 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
             if (sc && ix_unique(in) && k == d && x > A->s[d]) return false;
             r[k] = x;
         }
+        int64_t tot = 1;
+        for (int k = 0; k < A->nd; k++) tot *= r[k];
+        if (tot > 4096) return false; /* dt_index_data's buffers */
         if (!sc) {
             *res = fresh(A->dt, A->nd, r, slot);
             res->fuzzy = A->fuzzy;
@@ -268,7 +271,8 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
         /* a 1-d index of length i[1] into dim i[0]; add/copy: b the
          * source (self's shape but i[1] on dim), add: alpha f */
         bool sel = in->op == OP_INDEX_SELECT;
-        if (d < 0 || in->ni != 1 || A->s[d] == DT_B || A->s[d] >= 64 || ix_n(in) != A->s[d] || in->i[1] < 1)
+        if (d < 0 || in->ni != 1 || A->s[d] == DT_B || A->s[d] >= 64 || ix_n(in) != A->s[d] || in->i[1] < 1 ||
+            in->i[1] > 4096)
             return false;
         if (in->op == OP_INDEX_COPY && in->i[1] > A->s[d]) return false;
         if (!sel) {
