@@ -383,11 +383,11 @@ bool dt_model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int sl
 {
     if (!model_index(p, in, T, slot, res))
         return false;
-    /* sort's results are laid out like self (and maybe the others'):
-     * known contiguous only when self is; cumsum, flip, roll, tril and
-     * triu give contiguous copies */
-    bool copy = in->op == OP_CUM || in->op == OP_FLIP || in->op == OP_ROLL || in->op == OP_TRIL;
-    if (!copy && in->a >= 0 && !T[in->a].contig) res->contig = false;
+    /* sort's results are laid out like self, and so is flip's (seed
+     * 10667: PyTorch's preserve format, though tt_ops.h says flip gives
+     * a contiguous copy): any result is known contiguous only when self
+     * is */
+    if (in->a >= 0 && !T[in->a].contig) res->contig = false;
     return true;
 }
 
