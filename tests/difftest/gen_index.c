@@ -1,4 +1,4 @@
-/* tt-difftest: issue 27's ops (sort ... index_copy): their shape/dtype
+/* tt-difftest: issue 27's ops (sort ... full_like): their shape/dtype
  * rules (PyTorch's), random arguments, calls through the public wrappers
  * and their printed C. gen.c's model(), propose(), exec1() and print.c
  * hand these ops here.
