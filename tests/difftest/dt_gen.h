@@ -21,4 +21,12 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
 void dt_propose_cnn(rng *r, const dt_program *p, const dt_vtype *T, int nslots, int op, dt_instr *in);
 tt_tensor *dt_exec_cnn(const dt_instr *in, tt_tensor **S);
 
+/* gen_index.c: the same for issue 27's ops (from DT_FIRST_INDEX); its
+ * index tensors' sizes and values (returns the rank). */
+bool dt_model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot, dt_vtype *res);
+void dt_propose_index(rng *r, const dt_program *p, const dt_vtype *T, int nslots, int op, dt_instr *in);
+tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S);
+bool dt_index_uses_b(int op);
+int dt_index_data(const dt_instr *in, int64_t *sizes, int64_t *vals);
+
 #endif

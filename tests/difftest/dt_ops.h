@@ -113,7 +113,35 @@
     X(SMOOTH_L1, "smooth_l1_loss", "tt::smooth_l1_loss")                                    \
     X(BCE_LOGITS, "bce_with_logits", "tt::binary_cross_entropy_with_logits")                \
     X(NLL, "nll_loss", "tt::nll_loss_forward tt::nll_loss2d_forward")                       \
-    X(SGD, "sgd_", "tt::sgd_step")
+    X(SGD, "sgd_", "tt::sgd_step")                                                          \
+    X(SORT, "sort", "tt::sort tt::sort.stable")                                             \
+    X(TOPK, "topk", "tt::topk")                                                             \
+    X(MAX_DIM, "max_dim", "tt::max.dim tt::min.dim tt::argmin")                             \
+    X(KTH, "kthvalue", "tt::kthvalue tt::median.dim tt::median")                            \
+    X(CUM, "cumsum", "tt::cumsum tt::cumprod tt::logcumsumexp")                             \
+    X(LSE, "logsumexp", "tt::logsumexp tt::prod tt::prod.dim_int")                          \
+    X(VAR, "var", "tt::var.correction tt::std.correction")                                  \
+    X(MAXIMUM, "maximum", "tt::maximum tt::minimum")                                        \
+    X(FLIP, "flip", "tt::flip")                                                             \
+    X(ROLL, "roll", "tt::roll")                                                             \
+    X(TRIL, "tril", "tt::tril tt::triu")                                                    \
+    X(DIAGONAL, "diagonal", "tt::diagonal")                                                 \
+    X(GATHER, "gather", "tt::gather")                                                       \
+    X(SCATTER, "scatter", "tt::scatter.src tt::scatter.value tt::scatter_add "              \
+                          "tt::scatter_reduce.two")                                         \
+    X(INDEX_SELECT, "index_select", "tt::index_select")                                     \
+    X(INDEX_ADD, "index_add", "tt::index_add")                                              \
+    X(INDEX_COPY, "index_copy", "tt::index_copy tt::index_copy_")                           \
+    X(SLICE_SCATTER, "slice_scatter", "tt::slice_scatter")                                  \
+    X(SELECT_SCATTER, "select_scatter", "tt::select_scatter")                               \
+    X(LOGICAL, "logical", "tt::logical_and tt::logical_or tt::logical_xor tt::logical_not") \
+    X(BITWISE, "bitwise", "tt::bitwise_and.Tensor tt::bitwise_or.Tensor "                   \
+                          "tt::bitwise_xor.Tensor tt::bitwise_and.Scalar "                  \
+                          "tt::bitwise_or.Scalar tt::bitwise_xor.Scalar tt::bitwise_not")   \
+    X(ISNAN, "isnan", "tt::isnan tt::isinf")                                                \
+    X(ANY, "any", "tt::any tt::all tt::any.dim tt::all.dim")                                \
+    X(REPEAT, "repeat", "tt::repeat")                                                       \
+    X(FULL_LIKE, "full_like", "tt::full_like tt::scalar_tensor")
 
 enum {
 #define X_ENUM(id, name, covers) OP_##id,
@@ -126,6 +154,10 @@ enum {
  * which the generator favours when the inputs are images. */
 enum { ACT_LEAKY, ACT_ELU, ACT_HARDTANH, ACT_HARDSWISH, ACT_HARDSIGMOID, ACT_SOFTPLUS, ACT_COUNT };
 #define DT_FIRST_CNN OP_CONV2D
+/* The first of issue 27's ops (gen_index.c), after the CNN ones. */
+#define DT_FIRST_INDEX OP_SORT
+/* gen_index.c: the C call of one of its ops (false: not one). */
+bool dt_print_index(FILE *f, const dt_instr *in);
 extern const char *const dt_act_fn[ACT_COUNT];
 extern const char *const dt_pad_modes[3];   /* tt_pad's modes by OP_PAD's mode */
 extern const char *const dt_reductions[3];  /* the losses' reductions by mode & 3 */

@@ -738,7 +738,8 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         res->contig = A->contig;
         return true;
     default:
-        /* the CNN ops' rules are gen_cnn.c's */
+        /* the CNN ops' rules are gen_cnn.c's, issue 27's gen_index.c's */
+        if (in->op >= DT_FIRST_INDEX) return in->op < OP_COUNT && dt_model_index(p, in, T, slot, res);
         return in->op >= DT_FIRST_CNN && dt_model_cnn(p, in, T, slot, res);
     }
 }
@@ -1090,7 +1091,8 @@ static void propose(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
     case OP_GLOBAL_NORM: in->c = -1; if (rbool(r, 50)) in->b = -1; break;
     case OP_BREAK: in->a = in->b = in->c = -1; break;
     default:
-        if (op >= DT_FIRST_CNN) dt_propose_cnn(r, p, T, nslots, op, in);
+        if (op >= DT_FIRST_INDEX) dt_propose_index(r, p, T, nslots, op, in);
+        else if (op >= DT_FIRST_CNN) dt_propose_cnn(r, p, T, nslots, op, in);
         break;
     }
 }
@@ -1110,7 +1112,7 @@ static void clear_unused(dt_instr *in)
     case OP_WHERE: case OP_CLAMP_T: case OP_LINEAR: case OP_CAT: case OP_STACK: case OP_LAYER_NORM:
     case OP_BATCH_NORM: case OP_BCE_LOGITS: case OP_SGD:
         b = c = true; break;
-    default: break;
+    default: b = in->op >= DT_FIRST_INDEX && dt_index_uses_b(in->op); break;
     }
     bool d = in->op == OP_CONV2D || in->op == OP_CONV1D || in->op == OP_BATCH_NORM ||
              in->op == OP_GROUP_NORM || in->op == OP_NATIVE_LN || in->op == OP_BCE_LOGITS ||
@@ -1130,7 +1132,7 @@ void dt_generate(dt_program *p, uint64_t seed, const dt_genopts *o)
     memset(p, 0, sizeof *p);
     p->seed = seed;
     int cnn_ops[OP_COUNT], ncnn = 0;
-    for (int op = DT_FIRST_CNN; op < OP_COUNT; op++)
+    for (int op = DT_FIRST_CNN; op < DT_FIRST_INDEX; op++)
         if (op_enabled(o, op)) cnn_ops[ncnn++] = op;
     /* image programs: always when only CNN ops are asked for */
     p->cnn = ncnn && (o->ops || rbool(&r, 40));
@@ -1394,6 +1396,8 @@ static tt_tensor *exec1(const dt_program *p, const dt_instr *in, tt_tensor **S)
         return tt_mul_scalar(a, v > 0 ? 1.0 : 2.0);
     }
     default:
+        if (in->op >= DT_FIRST_INDEX && in->op < OP_COUNT)
+            return dt_exec_index(in, S);
         if (in->op >= DT_FIRST_CNN && in->op < OP_COUNT)
             return dt_exec_cnn(in, S);
         tt_error(TT_EINVAL, "difftest: unknown op %d", in->op);

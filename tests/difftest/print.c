@@ -260,7 +260,9 @@ static void print_instr(FILE *f, const dt_program *p, int k)
         fprintf(f, ", .nesterov = %s, .maximize = %s})", o.nesterov ? "true" : "false", o.maximize ? "true" : "false");
         break;
     }
-    default: fprintf(f, "NULL"); break;
+    default:
+        if (!dt_print_index(f, in)) fprintf(f, "NULL");
+        break;
     }
 #undef A
 #undef B
@@ -316,6 +318,11 @@ static const char *repro_prelude =
     "UNUSED static tt_tensor *pv(tt_tensor *d, int64_t off, int nd, const int64_t *s) { int64_t n = 1; for (int k = 0; k < nd; k++) n *= s[k]; tt_tensor *v = tt_narrow(d, 0, off, n); return v ? tt_reshape(v, nd, s) : NULL; }\n"
     "/* One of tt_native_layer_norm's three results (all three in the scope). */\n"
     "UNUSED static tt_tensor *nln(tt_tensor *x, int k, const int64_t *ns, tt_tensor *w, tt_tensor *b, int which) { tt_tensor *m = NULL, *r = NULL, *y = tt_native_layer_norm(x, k, ns, w, b, 1e-5, &m, &r); return !y ? NULL : which == 0 ? y : which == 1 ? m : r; }\n"
+    "/* An i64 index tensor of the values v; one of a (values, indices) pair (both in the scope). */\n"
+    "UNUSED static tt_tensor *ixt(int nd, const int64_t *s, const int64_t *v) { return tt_from_data(nd, s, TT_I64, v); }\n"
+    "UNUSED static tt_tensor *ix_out;\n"
+    "UNUSED static tt_tensor *ok_then(tt_status st, tt_tensor *t) { return st == TT_OK ? t : NULL; }\n"
+    "UNUSED static tt_tensor *pick2(tt_tensor *v, int which) { return !v ? NULL : which ? ix_out : v; }\n"
     "UNUSED static tt_tensor *item_scale(tt_tensor *a, tt_tensor *b) { double v = 0; tt_item(tt_sum_all(b), &v); tt_clear_error(); return tt_mul_scalar(a, v > 0 ? 1.0 : 2.0); }\n\n";
 
 static const char *repro_helpers =
