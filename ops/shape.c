@@ -739,22 +739,32 @@ static tt_status remap_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
     case REMAP_TRIL: r = tt_tril(g[0], diag); break;
     case REMAP_TRIU: r = tt_triu(g[0], diag); break;
     default: {
-        int lead = n1 - nd, k = 0, nsum = 0;
-        int64_t split[2 * TT_MAX_DIMS], sumd[2 * TT_MAX_DIMS];
-        for (int d = 0; d < n1; d++) {
-            if (d < lead) {
-                sumd[nsum++] = k;
-                split[k++] = a1[d];
+        /* The leading repeats summed away, then one repeated dim d at a
+         * time: g viewed as [before, r, s_d, after] summed over r, so no
+         * view has more than 4 dims (viewing every dim split at once took
+         * 2 ndim dims, past tt's 8 for a 5-d repeat). */
+        int lead = n1 - nd;
+        int64_t dims[TT_MAX_DIMS], cur[TT_MAX_DIMS];
+        for (int d = 0; d < lead; d++)
+            dims[d] = d;
+        r = lead ? tt_sum(g[0], lead, dims, false) : g[0];
+        for (int d = 0; d < nd; d++)
+            cur[d] = tt_sym_mul(a1[lead + d], shape[d]);
+        for (int d = 0; r && d < nd; d++) {
+            if (a1[lead + d] == 1)
                 continue;
-            }
-            sumd[nsum++] = k;
-            split[k++] = a1[d];
-            split[k++] = shape[d - lead];
+            tt_size before = 1, after = 1;
+            for (int e = 0; e < d; e++)
+                before = tt_sym_mul(before, cur[e]);
+            for (int e = d + 1; e < nd; e++)
+                after = tt_sym_mul(after, cur[e]);
+            tt_tensor *v = tt_reshape(r, 4, (const int64_t[]){before, a1[lead + d], shape[d], after});
+            tt_tensor *summed = v ? tt_sum(v, 1, (const int64_t[]){1}, false) : NULL;
+            cur[d] = shape[d];
+            r = summed ? tt_reshape(summed, nd, cur) : NULL;
         }
-        tt_tensor *v = tt_reshape(g[0], k, split);
-        r = nsum ? tt_sum(v, nsum, sumd, false) : v;
-        if (r && tt_ndim(r) != nd)
-            r = tt_reshape(r, nd, shape);
+        if (r && r == g[0])
+            r = tt_clone(r); /* every repeat 1: the gradient itself, as a new tensor */
         break;
     }
     }

@@ -283,7 +283,8 @@ tt_tensor *tt_all_dim(const tt_tensor *a, int64_t dim, bool keepdim);
  * dims); tt::flip: reversed along n dims; tt::roll: shifted cyclically
  * along ndims dims (0 dims: the flattened tensor by one shift); tt::tril /
  * tt::triu: the lower (upper) triangle of the last two dims from the
- * diagonal (0 main, > 0 above), the rest zeros. Contiguous copies. */
+ * diagonal (0 main, > 0 above), the rest zeros. New tensors laid out as
+ * PyTorch 1.13 lays them out (a flip keeps a transposed input's strides). */
 tt_tensor *tt_repeat(const tt_tensor *a, int n, const int64_t *repeats);
 tt_tensor *tt_flip(const tt_tensor *a, int n, const int64_t *dims);
 tt_tensor *tt_roll(const tt_tensor *a, int nshifts, const int64_t *shifts, int ndims,

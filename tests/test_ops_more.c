@@ -572,6 +572,23 @@ static void errors_teardown(void)
     X_(triu_1d, tt_triu(X2, 0), TT_ESHAPE, "tt::triu: argument 'self' (#1)")
 TT_ERROR_TABLE(MORE_ERRORS, more_errors);
 
+/* F25: repeat's gradient of a 5-d input with every dim repeated (its
+ * backward viewed 10 dims at once, past tt's 8); each element of x is
+ * copied 2 * 1 * 1 * 2 * 2 = 8 times. And a tensor-valued gradient. */
+START_TEST(test_repeat_grad_many_dims)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3, 1, 2), TT_F32));
+    OK(tt_set_requires_grad(x, true));
+    tt_tensor *y = NN(tt_repeat(x, 5, (const int64_t[]){2, 1, 1, 2, 2}));
+    tt_tensor *s = NN(tt_sum_all(y));
+    OK(tt_backward(s, NULL));
+    tt_tensor *g = NN(tt_get_grad(x)), *want = NN(tt_full(TT_SHAPE(2, 3, 1, 2), 8, TT_F32));
+    tt_test_assert_same_bits(g, want, "grad of repeat");
+    tt_release(g), tt_release(want), tt_release(s), tt_release(y);
+    tt_release(x);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
     tt_test_run_error_case(&more_errors[_i], _i);
@@ -600,6 +617,7 @@ static Suite *more_suite(void)
     tc = tt_tcase("shapes");
     tcase_add_test(tc, test_shape_gradcheck);
     tcase_add_test(tc, test_shape_values);
+    tcase_add_test(tc, test_repeat_grad_many_dims);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(more_errors));

@@ -367,8 +367,6 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
             tot *= x == DT_B ? 8 : (double)r[k];
         }
         if (tot > 4096) return false;
-        /* a 5-d repeat's gradient passes tt's 8 dims (FINDINGS F25) */
-        if (A->rg && in->ni >= 5) return false;
         *res = fresh(A->dt, in->ni, r, slot);
         res->fuzzy = A->fuzzy;
         res->rg = A->rg;
