@@ -1430,6 +1430,42 @@ START_TEST(test_clone_elision_multi_result)
 }
 END_TEST
 
+/* tt_backward inside a compiled function accumulates into its input
+ * leaves' .grad; a replay would not, so such a function runs eagerly
+ * (with a warning saying why) and the call leaves eager's .grad. */
+static tt_status backward_leaves_grad(tt_tensor **in, int nin, tt_tensor **out, int nout,
+                                      void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *y = tt_mul(in[0], in[0]), *l = y ? tt_sum_all(y) : NULL;
+    tt_release(y);
+    tt_status st = l ? tt_backward(l, NULL) : tt_errcode();
+    out[0] = st ? tt_release(l) : l;
+    return st;
+}
+
+START_TEST(test_grad_left_on_input_runs_eagerly)
+{
+    tt_test_log_begin("");
+    tt_compiled *c = NN(tt_compile(backward_leaves_grad, 1, 1, &(tt_trace_opts){.fullgraph = true}));
+    tt_tensor *x = NN(tt_from_data(TT_SHAPE(3), TT_F32, (const float[]){1, 2, 3})), *l;
+    OK(tt_set_requires_grad(x, true));
+    OK(tt_compiled_call(c, &x, &l));
+    tt_tensor *g = NN(tt_get_grad(x)), *want = NN(tt_from_data(TT_SHAPE(3), TT_F32,
+                                                               (const float[]){2, 4, 6}));
+    tt_test_assert_same_bits(g, want, "x.grad after a compiled call");
+    tt_compile_stats st;
+    tt_compiled_stats(c, &st);
+    ck_assert_int_eq(st.eager_calls, 1);
+    char *text = tt_test_log_end();
+    ASSERT_LOGGED(text, "the function left a gradient in in0's .grad (tt_backward accumulates "
+                        "into leaf inputs), a side effect a compiled replay would not repeat");
+    free(text);
+    tt_release(g), tt_release(want), tt_release(l), tt_release(x);
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* The other topics, and the topic list's errors. */
 START_TEST(test_log_topics)
 {
@@ -1614,6 +1650,7 @@ static Suite *compile_suite(void)
     tcase_add_test(tc, test_log_topics);
     tcase_add_test(tc, test_clone_elision);
     tcase_add_test(tc, test_clone_elision_multi_result);
+    tcase_add_test(tc, test_grad_left_on_input_runs_eagerly);
     tcase_add_test(tc, test_recompile_limit);
     tcase_add_test(tc, test_eager_fallback_warns_once);
     tcase_add_test(tc, test_input_names);

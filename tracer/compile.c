@@ -711,6 +711,24 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, const tt_value *args,
         *eager = true;
         st = TT_EINVAL;
     }
+    for (int i = 0; !st && g && i < c->nin && i < g->ninputs; i++) {
+        /* tt_backward accumulated into an input's .grad while tracing: a
+         * replay would leave .grad as it was, so the call runs eagerly
+         * (which writes it), as for a write through ud. A function that
+         * returns the gradient (tt_get_grad) and clears it compiles. */
+        tt_tensor *leftover = tt_get_grad(g->nodes[i].vals[0]);
+        if (!leftover)
+            continue;
+        tt_release(leftover);
+        char nb[24];
+        snprintf(brief, nbrief, "the function left a gradient in %s's .grad (tt_backward "
+                                "accumulates into leaf inputs), a side effect a compiled replay "
+                                "would not repeat: return it (tt_get_grad) and clear it "
+                                "(tt_set_grad(x, NULL)) before returning",
+                 tt__input_name(&c->opts, i, nb, sizeof nb));
+        *eager = true;
+        st = TT_EINVAL;
+    }
     if (!g || st) {
         if (g && !*eager) /* a bad scalar read: the trace's graph is not used */
             st = tt_errcode();
