@@ -783,6 +783,61 @@ START_TEST(test_llama_errors)
 }
 END_TEST
 
+
+/* A decode step with a KV cache written in place at the position, the
+ * position a dynamic int (a size symbol): compiled symbolically, one plan
+ * serves every position from 2 on (0 and 1 are specialized, as PyTorch's
+ * dynamo does), and each call equals the plan traced for that position
+ * alone, caches included. in: x [1, D], cache_k, cache_v [T, D]. */
+static tt_status kv_decode_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_size pos = tt_fn_arg_int(0);
+    tt_status st = tt_copy_(tt_narrow(in[1], 0, pos, 1), in[0]);
+    if (!st)
+        st = tt_copy_(tt_narrow(in[2], 0, pos, 1), tt_mul_scalar(in[0], 2));
+    tt_tensor *k = tt_narrow(in[1], 0, 0, tt_sym_add(pos, 1));
+    tt_tensor *v = tt_narrow(in[2], 0, 0, tt_sym_add(pos, 1));
+    tt_tensor *att = tt_softmax(tt_matmul(in[0], tt_t(k)), -1);
+    out[0] = st ? NULL : tt_keep(tt_matmul(att, v));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_kv_cache_decode_one_plan)
+{
+    tt_compiled *sym = NN(tt_compile(kv_decode_step, 3, 1,
+                                     &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .fullgraph = true,
+                                                      .dynamic_args = 1}));
+    tt_compiled *each = NN(tt_compile(kv_decode_step, 3, 1,
+                                      &(tt_trace_opts){.mode = TT_TRACE_FAKE, .fullgraph = true}));
+    tt_tensor *ck[2] = {NN(tt_zeros(TT_SHAPE(16, 4), TT_F32)), NN(tt_zeros(TT_SHAPE(16, 4), TT_F32))};
+    tt_tensor *cv[2] = {NN(tt_zeros(TT_SHAPE(16, 4), TT_F32)), NN(tt_zeros(TT_SHAPE(16, 4), TT_F32))};
+    tt_manual_seed(5);
+    for (int p = 0; p < 8; p++) {
+        tt_tensor *x = NN(tt_randn(TT_SHAPE(1, 4), TT_F32)), *y[2];
+        const tt_value arg = tt_v_int(p);
+        OK(tt_compiled_call_args(sym, (tt_tensor *[]){x, ck[0], cv[0]}, &y[0], &arg, 1));
+        OK(tt_compiled_call_args(each, (tt_tensor *[]){x, ck[1], cv[1]}, &y[1], &arg, 1));
+        tt_test_assert_same_bits(y[0], y[1], "decode output");
+        tt_test_assert_same_bits(ck[0], ck[1], "key cache");
+        tt_test_assert_same_bits(cv[0], cv[1], "value cache");
+        tt_release(y[0]), tt_release(y[1]), tt_release(x);
+    }
+    tt_compile_stats st;
+    tt_compiled_stats(sym, &st);
+    ck_assert_int_eq(st.misses, 3); /* positions 0, 1, and one plan for 2..7 */
+    ck_assert_int_eq(st.hits, 5);
+    tt_compiled_stats(each, &st);
+    ck_assert_int_eq(st.misses, 8);
+    for (int i = 0; i < 2; i++)
+        tt_release(ck[i]), tt_release(cv[i]);
+    tt_compiled_free(sym);
+    tt_compiled_free(each);
+}
+END_TEST
+
 static Suite *llama_suite(void)
 {
     Suite *s = suite_create("ops_llama");
@@ -809,6 +864,7 @@ static Suite *llama_suite(void)
     tcase_add_test(tc, test_llama_layer_compiled);
     tcase_add_test(tc, test_llama_symbolic);
     tcase_add_test(tc, test_llama_oom);
+    tcase_add_test(tc, test_kv_cache_decode_one_plan);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_llama_errors, 0, TT_TABLE_LEN(llama_errors));
