@@ -2,20 +2,30 @@
  * block (the allocator, alloc.c, hands a request here while a plan runs on
  * the thread, and its cache serves what the plan does not).
  *
- * A compiled plan replays the same ops on the same shapes, so the storage
- * requests of one run (on the thread running it) come in the same order
- * with the same sizes every time. The first run records them: the size,
+ * A compiled plan replays the same ops, so the storage requests of one run
+ * (on the thread running it) come in the same order every time, with the
+ * same sizes for the same shapes. The first run records them: the size,
  * and when each is freed in the run's sequence of requests and frees (a
  * request still alive at the end escapes: an output). Then the placement
  * is computed once, linearly: the requests replayed through free lists per
- * size class over one block, a request taking a block freed earlier in the
- * run when one of its class is free, else the block's end. Later runs take
- * request k from its place in the block, and their frees of it are no-ops:
- * no allocator calls, the same memory every run. A run whose requests
- * differ from the record (another size at some index) takes that request
- * and the rest of the run from the allocator; blocks of the run still held
- * at its end (they cannot be, unless the run differed) are kept apart until
- * the last one is freed and the plan records no more. */
+ * size class over one block, a request taking a region of the block freed
+ * earlier in the run when one of its class is free, else a new region at
+ * the block's end. Later runs take request k from its region, and their
+ * frees of it are no-ops: no allocator calls, the same memory every run.
+ *
+ * A symbolic plan's sizes follow its symbols (a decode step's attention
+ * rows grow with the position), so request k may differ in size from run
+ * to run: it takes its region when it fits there (at most the size it was
+ * planned for) and the region is free in this run. The second condition
+ * is checked, not assumed: each region knows the request occupying it, so
+ * a run whose requests came in another order can never be handed memory a
+ * live request holds; such a request, or one that does not fit, goes to
+ * the allocator, and the plan records again on its next run, giving the
+ * requests that grew twice their new size (a size that keeps growing
+ * re-plans a logarithmic number of times). After MAX_RERECORDS re-plans
+ * it keeps the last one. Blocks of a run still held at its end (they
+ * cannot be, unless the run differed) are kept apart until the last one is
+ * freed and the plan records no more. */
 
 #include "plan_memory_impl.h"
 #include "tensor_impl.h"
@@ -25,10 +35,14 @@
 
 _Thread_local tt_mem_plan *tt__mem_plan_running; /* the plan run on this thread */
 
+enum { MAX_RERECORDS = 16 };
+
 typedef struct {
     size_t nbytes;
+    size_t want;     /* the size planned for: nbytes, or twice it when it grew */
     size_t cap;      /* capacity given to the storage */
     size_t offset;   /* in the block */
+    int64_t region;  /* the block's region it takes; -1: escapes */
     int64_t freed;   /* event number of its free in the recorded run; -1: escapes */
     int64_t made;    /* event number of its request */
 } plan_req;
@@ -44,12 +58,20 @@ struct tt_mem_plan {
     void **live_ptr;
     int64_t *live_req;
     int64_t nlive, cap_live;
-    /* Ready: the block, and this run's position and state. */
+    /* Ready: the block, its regions (by offset, ascending) with the
+     * request now in each (-1: free), and this run's position and state. */
     char *block;
     size_t size;
+    size_t *region_off;
+    int64_t *region_req;
+    int64_t nregions;
     int64_t next;
-    int64_t held;  /* blocks of the current run not freed yet */
-    bool diverged; /* this run's requests left the record */
+    int64_t held;   /* blocks of the current run not freed yet */
+    int64_t missed; /* this run's requests the block did not serve */
+    /* Re-planning: the previous record's sizes, by request index. */
+    size_t *prev_nbytes, *prev_want;
+    int64_t nprev;
+    int rerecords;
 };
 
 /* Blocks a run left held (see above): freed when their last piece is. */
@@ -82,6 +104,10 @@ void tt__mem_plan_free(tt_mem_plan *mp)
     free(mp->reqs);
     free(mp->live_ptr);
     free(mp->live_req);
+    free(mp->region_off);
+    free(mp->region_req);
+    free(mp->prev_nbytes);
+    free(mp->prev_want);
     free(mp);
 }
 
@@ -98,7 +124,7 @@ bool tt__mem_plan_begin(tt_mem_plan *mp)
     mp->event = 0;
     mp->next = 0;
     mp->held = 0;
-    mp->diverged = false;
+    mp->missed = 0;
     return true;
 }
 
@@ -116,15 +142,21 @@ static void *plan_alloc(size_t nbytes, size_t *capacity)
         return NULL;
     if (mp->state == MP_READY) {
         int64_t k = mp->next++;
-        if (mp->diverged || k >= mp->nreqs || mp->reqs[k].nbytes != nbytes) {
-            mp->diverged = true;
+        if (k >= mp->nreqs) {
+            mp->missed++;
             return NULL;
         }
-        if (mp->reqs[k].freed < 0)
+        plan_req *r = &mp->reqs[k];
+        if (r->region < 0)
             return NULL; /* escapes: the allocator's */
+        if (nbytes > r->cap || mp->region_req[r->region] >= 0) {
+            mp->missed++; /* too big, or its region is in use: another order */
+            return NULL;
+        }
+        mp->region_req[r->region] = k;
         mp->held++;
-        *capacity = mp->reqs[k].cap;
-        return mp->block + mp->reqs[k].offset;
+        *capacity = r->cap;
+        return mp->block + r->offset;
     }
     if (mp->state != MP_RECORD)
         return NULL;
@@ -140,7 +172,18 @@ static void *plan_alloc(size_t nbytes, size_t *capacity)
         mp->reqs = r;
         mp->cap_reqs = nc;
     }
-    mp->reqs[mp->nreqs++] = (plan_req){.nbytes = nbytes, .freed = -1, .made = mp->event++};
+    /* A request that grew since the last plan is planned at twice its
+     * size; one planned larger before keeps that room. */
+    size_t want = nbytes;
+    int64_t k = mp->nreqs;
+    if (k < mp->nprev) {
+        if (nbytes > mp->prev_nbytes[k] && nbytes <= SIZE_MAX / 2)
+            want = 2 * nbytes;
+        if (mp->prev_want[k] > want)
+            want = mp->prev_want[k];
+    }
+    mp->reqs[mp->nreqs++] =
+        (plan_req){.nbytes = nbytes, .want = want, .freed = -1, .made = mp->event++};
     return NULL;
 }
 
@@ -184,7 +227,20 @@ bool tt__mem_plan_take_free(void *p)
     tt_mem_plan *mp = tt__mem_plan_running;
     if (mp && mp->state == MP_READY && mp->block && (char *)p >= mp->block &&
         (char *)p < mp->block + mp->size) {
-        mp->held--;
+        /* Its region: the last one starting at or before p. */
+        size_t off = (size_t)((char *)p - mp->block);
+        int64_t lo = 0, hi = mp->nregions - 1;
+        while (lo < hi) {
+            int64_t mid = (lo + hi + 1) / 2;
+            if (mp->region_off[mid] <= off)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        if (mp->region_off[lo] == off && mp->region_req[lo] >= 0) {
+            mp->region_req[lo] = -1;
+            mp->held--;
+        }
         return true;
     }
     if (mp && mp->state == MP_RECORD) {
@@ -226,8 +282,14 @@ static void plan_place(tt_mem_plan *mp)
     int64_t n = mp->nreqs, nev = mp->event;
     int64_t *ev = malloc(sizeof *ev * (size_t)(nev ? nev : 1));
     int64_t *next = malloc(sizeof *next * (size_t)(n ? n : 1));
+    /* at most one region per request */
+    free(mp->region_off);
+    free(mp->region_req);
+    mp->region_off = malloc(sizeof *mp->region_off * (size_t)(n ? n : 1));
+    mp->region_req = malloc(sizeof *mp->region_req * (size_t)(n ? n : 1));
+    mp->nregions = 0;
     int64_t head[NCLASSES];
-    if (!ev || !next) {
+    if (!ev || !next || !mp->region_off || !mp->region_req) {
         free(ev);
         free(next);
         plan_give_up(mp);
@@ -244,19 +306,25 @@ static void plan_place(tt_mem_plan *mp)
     for (int64_t e = 0; e < nev; e++) {
         int64_t k = ev[e] >= 0 ? ev[e] : -1 - ev[e];
         plan_req *r = &mp->reqs[k];
-        if (r->freed < 0)
-            continue; /* escapes: not in the block */
+        if (r->freed < 0) {
+            r->region = -1; /* escapes: not in the block */
+            continue;
+        }
         size_t cap;
-        int c = tt__size_class(r->nbytes ? r->nbytes : 1, &cap);
+        int c = tt__size_class(r->want ? r->want : 1, &cap);
         cap = (cap + 63) & ~(size_t)63;
         bool pooled = c < NCLASSES;
         if (ev[e] >= 0) { /* a request */
             r->cap = cap;
             if (pooled && head[c] >= 0) {
                 r->offset = mp->reqs[head[c]].offset;
+                r->region = mp->reqs[head[c]].region;
                 head[c] = next[head[c]];
             } else {
                 r->offset = top;
+                r->region = mp->nregions;
+                mp->region_off[mp->nregions] = top;
+                mp->region_req[mp->nregions++] = -1;
                 top += cap;
             }
         } else if (pooled) { /* a free: its block waits for its class */
@@ -278,6 +346,37 @@ static void plan_place(tt_mem_plan *mp)
      * replaces it: give the cached blocks back before the block's pages
      * are touched, or the process would hold both. */
     tt__empty_caches();
+}
+
+/* The run just ended missed the block (sizes grew, or the requests came
+ * in another order) and held nothing of it at its end: the next run
+ * records again, remembering this record's sizes by request index. */
+static void plan_rerecord(tt_mem_plan *mp)
+{
+    size_t *pn = realloc(mp->prev_nbytes, sizeof *pn * (size_t)(mp->nreqs ? mp->nreqs : 1));
+    if (pn)
+        mp->prev_nbytes = pn;
+    size_t *pw = pn ? realloc(mp->prev_want, sizeof *pw * (size_t)(mp->nreqs ? mp->nreqs : 1))
+                    : NULL;
+    if (!pw) {
+        mp->nprev = 0;
+        return; /* keep the plan as it is */
+    }
+    mp->prev_want = pw;
+    for (int64_t k = 0; k < mp->nreqs; k++) {
+        pn[k] = mp->reqs[k].nbytes;
+        pw[k] = mp->reqs[k].want;
+    }
+    mp->nprev = mp->nreqs;
+    if (mp->block)
+        mp->owner.free(mp->block, mp->owner.ud);
+    mp->block = NULL;
+    mp->size = 0;
+    mp->nreqs = 0;
+    mp->nregions = 0;
+    mp->event = 0;
+    mp->rerecords++;
+    mp->state = MP_RECORD;
 }
 
 void tt__mem_plan_end(tt_mem_plan *mp)
@@ -306,6 +405,8 @@ void tt__mem_plan_end(tt_mem_plan *mp)
         } /* else: leaked rather than freed under live tensors */
         mp->block = NULL;
         mp->state = MP_OFF;
+    } else if (mp->state == MP_READY && mp->missed > 0 && mp->rerecords < MAX_RERECORDS) {
+        plan_rerecord(mp);
     }
     atomic_flag_clear(&mp->busy);
 }

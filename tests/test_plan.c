@@ -203,11 +203,14 @@ static void warm_quarantine(void)
         tt_release(tt_empty(TT_SHAPE(1), TT_F32));
 }
 
-/* A symbolic plan gets a memory plan per binding of its symbols: a second
- * call with rows already seen makes no allocator calls and reports its
- * binding's block; the first 4 bindings are planned, a fifth runs on the
- * allocator (0 planned bytes); every call equals eager. */
-START_TEST(test_symbolic_plan_per_binding)
+/* A symbolic plan's one memory plan serves every binding of its symbols.
+ * More rows than planned for: that call takes the allocator for what
+ * grew (0 planned bytes after it) and the next plans again; from then on,
+ * 200 rows and every smaller binding replay with no allocator call and
+ * the same block (the first replay after a plan warms the small-object
+ * caches, as in test_replay_makes_no_allocator_calls). Every call equals
+ * eager. */
+START_TEST(test_symbolic_plan_any_binding)
 {
     tt_set_allocator(&(tt_allocator){counting_alloc, counting_free, NULL});
     warm_quarantine();
@@ -215,40 +218,70 @@ START_TEST(test_symbolic_plan_per_binding)
     tt_compiled *c = NN(tt_compile(rows_model, 2, 1,
                                    &(tt_trace_opts){.fullgraph = true,
                                                     .mode = TT_TRACE_SYMBOLIC}));
-    static const int64_t rows[] = {64, 64, 64, 200, 200, 200, 64, 30, 90, 120, 200};
-    int64_t bytes_of[256] = {0};
-    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+    static const int64_t rows[] = {64, 64, 64, 200, 200, 200, 200, 64, 30, 90, 120, 200, 2};
+    int64_t bytes_64 = 0, bytes_200 = 0;
+    for (int k = 0; k < TT_TABLE_LEN(rows); k++) {
         tt_tensor *x = NN(tt_randn(TT_SHAPE(rows[k], 16), TT_F32));
         tt_tensor *in[2] = {x, w}, *got = NULL, *want = NULL;
         int64_t before = hook_allocs;
         OK(tt_compiled_call(c, in, &got));
         int64_t calls = hook_allocs - before;
         OK(rows_model(in, 2, &want, 1, NULL));
-        assert_close(got, want, 1e-5, "symbolic plan per binding");
+        assert_close(got, want, 1e-5, "symbolic plan, any binding");
         tt_compile_stats st;
         tt_compiled_stats(c, &st);
         ck_assert_int_eq(st.plans, 1);
-        int64_t r = rows[k];
-        if (r == 120) { /* the fifth binding */
+        if (k == 3) /* outgrown: planned again on the next call */
             ck_assert_int_eq(st.planned_bytes, 0);
-        } else {
+        else
             ck_assert_int_gt(st.planned_bytes, 0);
-            if (bytes_of[r])
-                ck_assert_int_eq(st.planned_bytes, bytes_of[r]);
-            bytes_of[r] = st.planned_bytes;
-        }
-        /* The third call of a binding: recorded, warmed, then nothing. */
-        if (k == 2 || k == 5)
-            ck_assert_msg(!CACHES || calls == 0, "call %zu made %lld allocator calls", k,
-                          (long long)calls);
+        if (k == 2)
+            bytes_64 = st.planned_bytes;
+        if (k == 5)
+            bytes_200 = st.planned_bytes;
+        if (k > 5)
+            ck_assert_int_eq(st.planned_bytes, bytes_200);
+        if (k == 2 || k >= 6)
+            ck_assert_msg(!CACHES || calls == 0, "call %d (%lld rows) made %lld allocator calls",
+                          k, (long long)rows[k], (long long)calls);
         tt_release(got);
         tt_release(want);
         tt_release(x);
     }
-    ck_assert_int_gt(bytes_of[200], bytes_of[64]);
+    ck_assert_int_gt(bytes_200, bytes_64);
     tt_compiled_free(c);
     tt_release(w);
     tt_set_allocator(NULL);
+}
+END_TEST
+
+/* A size that grows by one every call (a decode step's position): the
+ * plan is made again only when a buffer outgrows its room, which doubles
+ * each time, so 300 calls plan a handful of times, and every call equals
+ * eager. */
+START_TEST(test_symbolic_plan_growing_binding)
+{
+    tt_tensor *w = NN(tt_randn(TT_SHAPE(16, 8), TT_F32));
+    tt_compiled *c = NN(tt_compile(rows_model, 2, 1,
+                                   &(tt_trace_opts){.fullgraph = true,
+                                                    .mode = TT_TRACE_SYMBOLIC}));
+    int replans = 0;
+    for (int64_t r = 2; r < 300; r++) {
+        tt_tensor *x = NN(tt_randn(TT_SHAPE(r, 16), TT_F32));
+        tt_tensor *in[2] = {x, w}, *got = NULL, *want = NULL;
+        OK(tt_compiled_call(c, in, &got));
+        OK(rows_model(in, 2, &want, 1, NULL));
+        assert_close(got, want, 1e-5, "growing binding");
+        tt_compile_stats st;
+        tt_compiled_stats(c, &st);
+        replans += st.planned_bytes == 0;
+        tt_release(got);
+        tt_release(want);
+        tt_release(x);
+    }
+    ck_assert_msg(replans >= 1 && replans <= 10, "planned again %d times", replans);
+    tt_compiled_free(c);
+    tt_release(w);
 }
 END_TEST
 
@@ -596,7 +629,8 @@ static Suite *plan_suite(void)
     suite_add_tcase(s, tc);
     tc = tt_tcase("memory");
     tcase_add_test(tc, test_replay_makes_no_allocator_calls);
-    tcase_add_test(tc, test_symbolic_plan_per_binding);
+    tcase_add_test(tc, test_symbolic_plan_any_binding);
+    tcase_add_test(tc, test_symbolic_plan_growing_binding);
     tcase_add_test(tc, test_run_keeping_a_planned_block);
     suite_add_tcase(s, tc);
     return s;

@@ -38,8 +38,6 @@ typedef struct {
     int nrelease;
 } step;
 
-enum { MEM_BINDINGS = 4 };
-
 struct tt_plan {
     tt_graph *g;
     int *offset; /* first value slot of each node */
@@ -50,14 +48,10 @@ struct tt_plan {
     int nfunctionalized, ndead, nclones;
     int nconv; /* convolution epilogues fused */
     bool variants; /* some step runs only on the fast or the safe path */
-    tt_mem_plan *mem; /* NULL with the memory plan off; symbolic: the last run's */
-    /* A symbolic plan's buffers follow its symbols: one memory plan per
-     * binding of the symbols (the first MEM_BINDINGS bindings run; later
-     * ones take the allocator), each recorded on its binding's first run. */
-    tt_mem_plan *bound[MEM_BINDINGS];
-    int64_t *bound_vals[MEM_BINDINGS];
-    int nbound, bound_nsyms;
-    bool plan_memory; /* the memory plan is on */
+    /* NULL with the memory plan off. A symbolic plan's one serves every
+     * binding of its symbols: it grows to the largest sizes the bindings
+     * ask for (runtime/plan_memory.c). */
+    tt_mem_plan *mem;
     /* Sizes of results that hold data-dependent symbols (u0: nonzero's
      * count), at most: each run binds them from the real results, so
      * later steps' sizes written in them (a backward's expand to [u0])
@@ -92,12 +86,7 @@ void tt__plan_free(tt_plan *p)
     tt__free(p->steps);
     tt__free(p->offset);
     tt__free(p->slots);
-    if (p->nbound == 0)
-        tt__mem_plan_free(p->mem);
-    for (int i = 0; i < p->nbound; i++) {
-        tt__mem_plan_free(p->bound[i]);
-        tt__free(p->bound_vals[i]);
-    }
+    tt__mem_plan_free(p->mem);
     tt_graph_free(p->g);
     tt__free(p);
 }
@@ -291,8 +280,7 @@ tt_plan *tt__plan_new(tt_graph *g, unsigned passes_off)
     p->nconv = passes_off & TT_PASS_EPILOGUE ? 0 : tt__pass_fuse_conv(g);
     p->g = g;
     /* A symbolic plan's memory plans are made per binding, at run time. */
-    p->plan_memory = !(passes_off & TT_PASS_MEMPLAN);
-    if (p->plan_memory && g->mode != TT_TRACE_SYMBOLIC && !(p->mem = tt__mem_plan_new()))
+    if (!(passes_off & TT_PASS_MEMPLAN) && !(p->mem = tt__mem_plan_new()))
         goto oom;
     p->offset = tt__malloc(sizeof *p->offset * (size_t)(g->n + 1));
     step_of_node = tt__malloc(sizeof *step_of_node * (size_t)(g->n + 1));
@@ -425,38 +413,6 @@ static tt_status eval_const(const tt_value *v, const tt_size *syms, const int64_
     return TT_OK;
 }
 
-/* The memory plan for this run's binding of the symbols (a symbolic plan;
- * the caller owns the plan's slots, so no other run looks): the one made
- * for these values, a new one for the first MEM_BINDINGS bindings, else
- * none (*mp NULL: the run takes the allocator). */
-static tt_status mem_plan_for(tt_plan *p, const int64_t *vals, int nsyms, tt_mem_plan **mp)
-{
-    *mp = NULL;
-    for (int i = 0; i < p->nbound; i++)
-        if (p->bound_nsyms == nsyms &&
-            (nsyms == 0 || memcmp(p->bound_vals[i], vals, sizeof *vals * (size_t)nsyms) == 0)) {
-            *mp = p->mem = p->bound[i];
-            return TT_OK;
-        }
-    if (p->nbound == MEM_BINDINGS || (p->nbound > 0 && p->bound_nsyms != nsyms)) {
-        p->mem = NULL;
-        return TT_OK;
-    }
-    int64_t *key = tt__malloc(sizeof *key * (size_t)(nsyms ? nsyms : 1));
-    tt_mem_plan *made = key ? tt__mem_plan_new() : NULL;
-    if (!made) {
-        tt__free(key);
-        return tt_error(TT_ENOMEM, "compiled plan: out of memory planning memory");
-    }
-    if (nsyms)
-        memcpy(key, vals, sizeof *vals * (size_t)nsyms);
-    p->bound[p->nbound] = made;
-    p->bound_vals[p->nbound++] = key;
-    p->bound_nsyms = nsyms;
-    *mp = p->mem = made;
-    return TT_OK;
-}
-
 /* True when no two of the n inputs share a storage: sorted by storage,
  * sharing ones are neighbours (n log n; a training step passes every
  * parameter, gradient and moment, hundreds of inputs). scratch has room
@@ -496,11 +452,6 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
     if (!slots)
         return tt_error(TT_ENOMEM, "compiled plan: out of memory");
     tt_mem_plan *mem = p->mem;
-    if (own && p->plan_memory && p->g->mode == TT_TRACE_SYMBOLIC &&
-        mem_plan_for(p, vals, nsyms, &mem)) {
-        atomic_flag_clear(&p->slots_busy);
-        return tt_errcode();
-    }
     bool planned = own && tt__mem_plan_begin(mem);
     for (int i = 0; i < nout; i++)
         out[i] = NULL;

@@ -236,9 +236,10 @@ typedef struct {
     int fused_ops;         /* ops inside them */
     int epilogues;         /* updates folded into their matrix product */
     int conv_epilogues;    /* batch norms (inference) and ReLUs folded into convolutions */
-    /* The memory plan's block (after its first run); a symbolic plan has
-     * one per binding of its symbols (the first 4), and this is the last
-     * call's (0 for a binding past the first 4). */
+    /* The memory plan's block (after its first run). A symbolic plan's
+     * serves every binding of its symbols: a call whose sizes outgrow it
+     * takes the allocator for those buffers, and the next call plans
+     * again with twice the room for what grew (0 between the two). */
     int64_t planned_bytes;
 } tt_compile_stats;
 
