@@ -55,6 +55,7 @@ typedef struct {
     int64_t ialpha;
     int64_t *count; /* RED_MEAN: per destination element (contiguous dst) */
     size_t es;
+    int64_t span; /* gather, scatter: the indexed operand's size along dim */
     int64_t nlines;
 } walk;
 
@@ -188,10 +189,71 @@ MOVE_FN(uint8_t)
 MOVE_FN(uint32_t)
 MOVE_FN(uint64_t)
 
+/* gather and scatter along a dim that is contiguous in all three operands
+ * with an i64 index (x.gather(-1, idx) on row-major tensors, the common
+ * case): one line is a plain indexed loop, which the compiler vectorizes
+ * with gathers. The generic walk above took ~9 cycles an element here. */
+#define MOVE_UNIT_FN(T_)                                                       \
+    CPU_CLONES static void move_unit_##T_(const walk *w, char *d0, const char *s0, \
+                                          const char *i0, int64_t m)          \
+    {                                                                          \
+        (void)m; /* one line: `dim` is the last dim */                         \
+        const int64_t n = w->size[w->dim];                                     \
+        T_ *restrict d = (T_ *)d0;                                             \
+        const T_ *restrict s = (const T_ *)s0;                                 \
+        const int64_t *restrict ix = (const int64_t *)i0;                      \
+        /* The indexed row is read (written) in the index's order: fetch  \
+         * all its lines first, at once, rather than one miss at a time   \
+         * (the hardware prefetcher sees no stream there). */              \
+        const char *row = w->dst_indexed ? d0 : s0;                            \
+        int64_t bytes = w->span * (int64_t)sizeof(T_);                         \
+        if (bytes > 4096 && w->dst_indexed)                                    \
+            for (int64_t o = 0; o < bytes; o += 64)                            \
+                __builtin_prefetch(row + o, 1);                                \
+        else if (bytes > 4096)                                                 \
+            for (int64_t o = 0; o < bytes; o += 64)                            \
+                __builtin_prefetch(row + o, 0);                                \
+        if (w->dst_indexed)                                                    \
+            for (int64_t j = 0; j < n; j++)                                    \
+                d[ix[j]] = s[j];                                               \
+        else                                                                   \
+            for (int64_t j = 0; j < n; j++)                                    \
+                d[j] = s[ix[j]];                                               \
+    }
+MOVE_UNIT_FN(uint32_t)
+MOVE_UNIT_FN(uint64_t)
+
+/* scatter_add (and reduce "sum") on the same geometry: the positions
+ * still in increasing order, so the sums are the generic walk's. */
+#define ADD_UNIT_FN(T_)                                                        \
+    static void add_unit_##T_(const walk *w, char *d0, const char *s0, const char *i0, \
+                              int64_t m)                                       \
+    {                                                                          \
+        (void)m;                                                               \
+        const int64_t n = w->size[w->dim];                                     \
+        T_ *restrict d = (T_ *)d0;                                             \
+        const T_ *restrict s = (const T_ *)s0;                                 \
+        const int64_t *restrict ix = (const int64_t *)i0;                      \
+        if (w->span * (int64_t)sizeof(T_) > 4096)                              \
+            for (int64_t o = 0; o < w->span * (int64_t)sizeof(T_); o += 64)    \
+                __builtin_prefetch(d0 + o, 1);                                 \
+        for (int64_t j = 0; j < n; j++)                                        \
+            d[ix[j]] += s[j];                                                  \
+    }
+ADD_UNIT_FN(float)
+ADD_UNIT_FN(double)
+
 typedef void (*line_fn)(const walk *w, char *d0, const char *s0, const char *i0, int64_t m);
 
 static line_fn pick_line(const walk *w)
 {
+    const int64_t es = (int64_t)w->es;
+    bool unit = w->dim == w->nd - 1 && w->idx64 && w->sd[w->dim] == es &&
+                w->ss[w->dim] == es && w->si[w->dim] == 8;
+    if (unit && w->red == RED_ASSIGN && (es == 4 || es == 8))
+        return es == 4 ? move_unit_uint32_t : move_unit_uint64_t;
+    if (unit && w->red == RED_SUM && (w->dt == TT_F32 || w->dt == TT_F64))
+        return w->dt == TT_F32 ? add_unit_float : add_unit_double;
     if (w->red == RED_ASSIGN)
         return w->es == 1 ? move_uint8_t : w->es == 4 ? move_uint32_t : move_uint64_t;
     switch (w->dt) {
@@ -409,7 +471,7 @@ static tt_tensor *gather_impl(const tt_tensor *self, int64_t dim_, const tt_tens
         return tt_release(out);
     walk w = {.dst = tt__ptr(out), .src = tt__ptr(self), .idx = tt__ptr(index),
               .idx64 = true, .dt = tt_dtype_of(self), .red = RED_ASSIGN,
-              .es = tt_dtype_size(tt_dtype_of(self))};
+              .es = tt_dtype_size(tt_dtype_of(self)), .span = size_at(self, dim)};
     walk_shape(&w, index, dim);
     byte_strides(out, w.nd, w.sd);
     byte_strides(self, w.nd, w.ss);
@@ -497,6 +559,7 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
         return tt_release(out);
     scalar_buf scalar, ident;
     walk w = {.dst = tt__ptr(out), .idx = tt__ptr(index), .idx64 = true, .dt = dt,
+              .span = size_at(self, dim),
               .dst_indexed = true, .es = tt_dtype_size(dt)};
     walk_shape(&w, index, dim);
     byte_strides(out, w.nd, w.sd);

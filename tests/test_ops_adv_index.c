@@ -144,6 +144,35 @@ START_TEST(test_index_put_duplicates)
 }
 END_TEST
 
+/* The flat path (self and mask contiguous, of the result's shape; large,
+ * so it runs in parallel with its result streamed) for element sizes 1,
+ * 4 and 8, against a loop. */
+START_TEST(test_masked_fill_flat)
+{
+    const tt_dtype dts[4] = {TT_U8, TT_F32, TT_I64, TT_F64};
+    const int64_t n = 3 * 70000;
+    bool *mv = malloc((size_t)n);
+    double *v = malloc(sizeof *v * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        mv[i] = (i * 7) % 5 < 2, v[i] = (double)(i % 200);
+    tt_tensor *m = NN(tt_from_data(TT_SHAPE(3, 70000), TT_BOOL, mv));
+    tt_tensor *x64 = NN(tt_from_data(TT_SHAPE(3, 70000), TT_F64, v));
+    for (int di = 0; di < 4; di++) {
+        tt_tensor *x = NN(tt_to_dtype(x64, dts[di]));
+        tt_tensor *y = NN(tt_masked_fill(x, m, 7));
+        double *xv = tt_test_values(x), *yv = tt_test_values(y);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            bad = yv[i] == (mv[i] ? 7 : xv[i]) ? -1 : i;
+        ck_assert_msg(bad < 0, "%s element %lld", tt_dtype_name(dts[di]), (long long)bad);
+        free(xv), free(yv);
+        tt_release(y), tt_release(x);
+    }
+    tt_release(m), tt_release(x64);
+    free(mv), free(v);
+}
+END_TEST
+
 /* A failing index_put_ writes nothing: the bad index is found first. */
 START_TEST(test_index_put_failure_writes_nothing)
 {
@@ -893,6 +922,7 @@ static Suite *adv_index_suite(void)
     tcase_add_test(tc, test_index_put_duplicates);
     tcase_add_test(tc, test_index_put_failure_writes_nothing);
     tcase_add_test(tc, test_masked_fill_values);
+    tcase_add_test(tc, test_masked_fill_flat);
     tcase_add_test(tc, test_index_bounds);
     tcase_add_test(tc, test_nonzero_values);
     tcase_add_test(tc, test_nonzero_traced);

@@ -118,6 +118,50 @@ static void coords(int nd, const int64_t *sizes, int64_t i, int64_t *c)
     }
 }
 
+/* The unit-step paths (gather, scatter, scatter_add along a last dim
+ * contiguous everywhere, i64 index) in f32, f64 and i32, rows long enough
+ * for the row prefetch (3000 elements), against loops; scatter_add's
+ * repeated positions summed in increasing order. */
+START_TEST(test_last_dim_unit_paths)
+{
+    const tt_dtype dts[3] = {TT_F32, TT_F64, TT_I32};
+    const int64_t sizes[2] = {5, 3000}, isz[2] = {5, 2500};
+    for (int di = 0; di < 3; di++) {
+        tt_dtype dt = dts[di];
+        tt_tensor *self = values(2, sizes, dt), *src = values(2, isz, dt);
+        tt_tensor *idx = rand_index(2, isz, sizes[1]);
+        tt_tensor *uniq = row_perm_index(5, 2500, sizes[1]);
+        tt_tensor *g = NN(tt_gather(self, 1, idx));
+        tt_tensor *sc = NN(tt_scatter(self, 1, uniq, src));
+        tt_tensor *sa = dt == TT_I32 ? NULL : NN(tt_scatter_add(self, 1, idx, src));
+        double *sv = tt_test_values(self), *srv = tt_test_values(src), *gv = tt_test_values(g);
+        double *scv = tt_test_values(sc), *sav = sa ? tt_test_values(sa) : NULL;
+        double *want_sc = tt_test_values(self), *want_sa = tt_test_values(self);
+        const int64_t *ip = tt_data(idx), *up = tt_data(uniq);
+        for (int64_t r = 0; r < 5; r++)
+            for (int64_t j = 0; j < 2500; j++) {
+                int64_t k = ip[r * 2500 + j];
+                CHECK(gv[r * 2500 + j] == sv[r * 3000 + k], "%s gather [%lld, %lld]",
+                      tt_dtype_name(dt), (long long)r, (long long)j);
+                want_sc[r * 3000 + up[r * 2500 + j]] = srv[r * 2500 + j];
+                want_sa[r * 3000 + k] = dt == TT_F32
+                    ? (double)((float)want_sa[r * 3000 + k] + (float)srv[r * 2500 + j])
+                    : want_sa[r * 3000 + k] + srv[r * 2500 + j];
+            }
+        for (int64_t i = 0; i < 5 * 3000; i++) {
+            CHECK(scv[i] == want_sc[i], "%s scatter element %lld", tt_dtype_name(dt),
+                  (long long)i);
+            if (sav)
+                CHECK(sav[i] == want_sa[i], "%s scatter_add element %lld: %g vs %g",
+                      tt_dtype_name(dt), (long long)i, sav[i], want_sa[i]);
+        }
+        free(sv), free(srv), free(gv), free(scv), free(sav), free(want_sc), free(want_sa);
+        tt_release(g), tt_release(sc), tt_release(sa), tt_release(idx), tt_release(uniq);
+        tt_release(self), tt_release(src);
+    }
+}
+END_TEST
+
 /* gather and scatter_add over every dim of a [6, 70, 90] tensor (above the
  * parallel threshold), contiguous and permuted, against loops. */
 START_TEST(test_gather_scatter_add_loops)
@@ -922,6 +966,7 @@ static Suite *index_suite(void)
     Suite *s = suite_create("ops_index");
     TCase *tc = tt_tcase("values");
     tcase_add_test(tc, test_gather_scatter_add_loops);
+    tcase_add_test(tc, test_last_dim_unit_paths);
     tcase_add_test(tc, test_index_along_loops);
     tcase_add_test(tc, test_repeated_positions_in_order);
     tcase_add_test(tc, test_nan_and_infinities);

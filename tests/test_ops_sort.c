@@ -350,6 +350,47 @@ END_TEST
 
 /* ------------------------------------------------- scans and products */
 
+/* Scans of many rows run SCAN_LANES rows side by side (sort_scan.c): 11
+ * rows (two blocks and a tail) of 301, f32 accumulated in double as
+ * PyTorch's CPU kernel, each element bit for bit a serial loop's. */
+START_TEST(test_scan_rows_side_by_side)
+{
+    const tt_dtype dts[3] = {TT_F32, TT_F64, TT_I64};
+    for (int di = 0; di < 3; di++)
+        for (int m = 0; m < 2; m++) {
+            tt_dtype dt = dts[di];
+            tt_manual_seed(11);
+            tt_tensor *r = NN(tt_randn(TT_SHAPE(11, 301), TT_F64));
+            tt_tensor *s = NN(tt_mul_scalar(r, dt == TT_I64 ? 3 : m ? 0.2 : 1));
+            tt_tensor *e = m ? NN(tt_exp(s)) : tt_retain(s); /* products near 1 */
+            tt_tensor *x = NN(tt_to_dtype(e, dt));
+            tt_tensor *y = NN(m ? tt_cumprod(x, 1) : tt_cumsum(x, 1));
+            double *xv = tt_test_values(x), *yv = tt_test_values(y);
+            for (int64_t row = 0; row < 11; row++) {
+                double a = m ? 1 : 0;
+                int64_t ia = m ? 1 : 0;
+                for (int64_t i = 0; i < 301; i++) {
+                    double v = xv[row * 301 + i];
+                    double want;
+                    if (dt == TT_I64) {
+                        ia = m ? (int64_t)((uint64_t)ia * (uint64_t)(int64_t)v)
+                               : (int64_t)((uint64_t)ia + (uint64_t)(int64_t)v);
+                        want = (double)ia;
+                    } else {
+                        a = m ? a * v : a + v;
+                        want = dt == TT_F32 ? (double)(float)a : a;
+                    }
+                    CHECK(yv[row * 301 + i] == want, "%s %s [%lld, %lld]: %.17g vs %.17g",
+                          tt_dtype_name(dt), m ? "cumprod" : "cumsum", (long long)row,
+                          (long long)i, yv[row * 301 + i], want);
+                }
+            }
+            free(xv), free(yv);
+            tt_release(y), tt_release(x), tt_release(e), tt_release(s), tt_release(r);
+        }
+}
+END_TEST
+
 /* cumsum, cumprod, prod: every dtype against a loop (integers and bool give
  * i64; a dtype casts first); logsumexp: against the naive formula, with
  * rows of -inf, +inf and NaN. */
@@ -734,6 +775,7 @@ static Suite *sort_suite(void)
     tcase_add_test(tc, test_symbolic_sizes);
     tcase_add_test(tc, test_kthvalue_median);
     tcase_add_test(tc, test_scan_values);
+    tcase_add_test(tc, test_scan_rows_side_by_side);
     tcase_add_test(tc, test_gradcheck_zeros);
     suite_add_tcase(s, tc);
     tc = tt_tcase("every derivative");

@@ -1499,6 +1499,73 @@ static bool bench_decode_linear(const bench *b, const bench_opts *o, double *val
     return ok;
 }
 
+/* Issue 27's ops where they stream, on 16M f32 elements in rows of 4096,
+ * beside the memory limit: the contiguous add's GB/s (12 bytes an
+ * element) on the same threads in the same run. GB/s counts each op's
+ * reads and writes once: gather along a row by an i64 index spread over
+ * the row (index 8 + value 4 + result 4 bytes an element); scatter_add of
+ * a row's permutation (self 4 + index 8 + src 4 + result 4); index_select
+ * of rows in a permuted order (4 + 4); cumsum along rows (4 + 4);
+ * masked_fill by a bool mask (4 + 1 + 4). */
+enum stream_op { SO_GATHER, SO_SCATTER_ADD, SO_INDEX_SELECT, SO_CUMSUM, SO_MASKED_FILL };
+enum { SO_ROWS = 4096, SO_COLS = 4096 };
+static const int so_bytes[] = {[SO_GATHER] = 16, [SO_SCATTER_ADD] = 20, [SO_INDEX_SELECT] = 8,
+                               [SO_CUMSUM] = 8, [SO_MASKED_FILL] = 9};
+
+typedef struct {
+    int kind;
+    tt_tensor *x, *idx, *rows, *mask;
+} so_ctx;
+
+static bool so_run(void *p)
+{
+    so_ctx *c = p;
+    tt_tensor *r = c->kind == SO_GATHER        ? tt_gather(c->x, 1, c->idx)
+                 : c->kind == SO_SCATTER_ADD   ? tt_scatter_add(c->x, 1, c->idx, c->x)
+                 : c->kind == SO_INDEX_SELECT  ? tt_index_select(c->x, 0, c->rows)
+                 : c->kind == SO_CUMSUM        ? tt_cumsum(c->x, 1)
+                                               : tt_masked_fill(c->x, c->mask, 0);
+    tt_release(r);
+    return r != NULL;
+}
+
+static bool bench_stream_op(const bench *b, const bench_opts *o, double *value, double *limit)
+{
+    so_ctx c = {.kind = b->variant};
+    int64_t *idx = malloc(sizeof *idx * SO_ROWS * SO_COLS), rows[SO_ROWS];
+    bool *mask = malloc(sizeof *mask * SO_ROWS * SO_COLS);
+    bool ok = false;
+    if (!idx || !mask)
+        goto out;
+    /* (j * odd + i) mod 2^12 permutes each row: unique for the scatter,
+     * spread over the row for the gather. */
+    for (int64_t i = 0; i < SO_ROWS; i++) {
+        rows[i] = (i * 2654435761) % SO_ROWS;
+        for (int64_t j = 0; j < SO_COLS; j++) {
+            idx[i * SO_COLS + j] = (j * 2654435761 + i) % SO_COLS;
+            mask[i * SO_COLS + j] = ((i ^ j) & 3) == 0;
+        }
+    }
+    c.x = tt_randn(TT_SHAPE(SO_ROWS, SO_COLS), TT_F32);
+    c.idx = tt_from_data(TT_SHAPE(SO_ROWS, SO_COLS), TT_I64, idx);
+    c.rows = tt_from_data(TT_SHAPE(SO_ROWS), TT_I64, rows);
+    c.mask = tt_from_data(TT_SHAPE(SO_ROWS, SO_COLS), TT_BOOL, mask);
+    ew_ctx lim = {.binary = tt_add, .a = c.x, .b = c.x, .n = SO_ROWS * SO_COLS};
+    double t_op = 0, t_lim = 0, n = (double)SO_ROWS * SO_COLS;
+    ok = c.x && c.idx && c.rows && c.mask &&
+         best_pair(so_run, &c, ew_tt, &lim, o, 3, 1, &t_op, &t_lim);
+    *value = so_bytes[c.kind] * n / t_op * 1e-9;
+    *limit = 12 * n / t_lim * 1e-9;
+out:
+    free(idx);
+    free(mask);
+    tt_release(c.x);
+    tt_release(c.idx);
+    tt_release(c.rows);
+    tt_release(c.mask);
+    return ok;
+}
+
 /* ResNet-18 inference (batch norms from running statistics), compiled,
  * beside the same plan with its epilogue folds off (b->passes_off): the
  * limit is what convolution + batch norm + ReLU cost as separate steps. */
@@ -1610,6 +1677,12 @@ static const bench benches[] = {
     {"resnet18_train_step_ms_compiled_2t", "ms", bench_resnet_step, 2, true, false, 0, 0},
     {"decode_linear_f32_1x288x32000_1t", "GB/s", bench_decode_linear, 1, false, false, 0, 0},
     {"decode_linear_f32_1x288x32000_2t", "GB/s", bench_decode_linear, 2, false, false, 0, 0},
+    /* limit: the contiguous add's GB/s (memory speed); goal: ratio >= 0.8 */
+    {"gather_f32_16M_rows", "GB/s", bench_stream_op, N16M, false, false, 0, SO_GATHER},
+    {"scatter_add_f32_16M_rows", "GB/s", bench_stream_op, N16M, false, false, 0, SO_SCATTER_ADD},
+    {"index_select_f32_16M_rows", "GB/s", bench_stream_op, N16M, false, false, 0, SO_INDEX_SELECT},
+    {"cumsum_f32_16M_rows", "GB/s", bench_stream_op, N16M, false, false, 0, SO_CUMSUM},
+    {"masked_fill_f32_16M", "GB/s", bench_stream_op, N16M, false, false, 0, SO_MASKED_FILL},
     {"resnet18_eval_ms_compiled_1t", "ms", bench_resnet_eval, 1, false, false, TT_PASS_EPILOGUE, 0},
     {"resnet18_eval_ms_compiled_2t", "ms", bench_resnet_eval, 2, false, false, TT_PASS_EPILOGUE, 0},
     /* limit: the tokens/s the floor allows */
