@@ -30,6 +30,12 @@ bool tt__vec2_f32(int op, float *o, const float *a, const float *b, int64_t n);
 /* vec_math_avx512.c: the same with AVX-512F; only on a CPU that has it. */
 bool tt__vec_f32_avx512(int op, float *o, const float *x, int64_t n);
 bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64_t n);
+/* y[r * incy] = alpha * dot(m + r * ld, x) (+ the old y[r * incy] when
+ * accumulate) for rows r in [r0, r1), k elements each, x contiguous: the
+ * matrix-vector product of a decoder's one-token step (linalg.c); false
+ * when the build has no AVX-512 code. */
+bool tt__gemv_rows_f32_avx512(const float *m, int64_t ld, const float *x, int64_t k, float *y,
+                              int64_t incy, int64_t r0, int64_t r1, float alpha, bool accumulate);
 /* tt__stream_copy (below) in whole 64-byte lines; false when the
  * build has no AVX-512 code. */
 bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes);

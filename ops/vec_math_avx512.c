@@ -101,6 +101,46 @@ bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64
     return vk_binary(op, o, a, b, n);
 }
 
+/* Four rows at a time: each row's 16 lanes summed by FMAs in the row's
+ * order, so a row's result does not depend on how rows are split among
+ * threads. */
+bool tt__gemv_rows_f32_avx512(const float *m, int64_t ld, const float *x, int64_t k, float *y,
+                              int64_t incy, int64_t r0, int64_t r1, float alpha, bool accumulate)
+{
+    const int64_t k16 = k & ~(int64_t)15;
+    const __mmask16 tail = (__mmask16)((1u << (k - k16)) - 1);
+    int64_t r = r0;
+    float dots[4];
+    for (; r < r1; r += 4) {
+        int64_t nr = r1 - r < 4 ? r1 - r : 4;
+        const float *a[4];
+        for (int j = 0; j < 4; j++)
+            a[j] = m + (r + (j < nr ? j : 0)) * ld; /* a short block repeats its first row */
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        for (int64_t i = 0; i < k16; i += 16) {
+            __m512 xi = _mm512_loadu_ps(x + i);
+            s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a[0] + i), xi, s0);
+            s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a[1] + i), xi, s1);
+            s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a[2] + i), xi, s2);
+            s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a[3] + i), xi, s3);
+        }
+        if (tail) {
+            __m512 xi = _mm512_maskz_loadu_ps(tail, x + k16);
+            s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a[0] + k16), xi, s0);
+            s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a[1] + k16), xi, s1);
+            s2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a[2] + k16), xi, s2);
+            s3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a[3] + k16), xi, s3);
+        }
+        dots[0] = _mm512_reduce_add_ps(s0), dots[1] = _mm512_reduce_add_ps(s1);
+        dots[2] = _mm512_reduce_add_ps(s2), dots[3] = _mm512_reduce_add_ps(s3);
+        for (int j = 0; j < nr; j++) {
+            float *o = y + (r + j) * incy;
+            *o = accumulate ? *o + alpha * dots[j] : alpha * dots[j];
+        }
+    }
+    return true;
+}
+
 bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes)
 {
     size_t head = (size_t)(-(uintptr_t)dst & 63); /* to dst's next line */
@@ -114,6 +154,14 @@ bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes)
     return true;
 }
 #else
+bool tt__gemv_rows_f32_avx512(const float *m, int64_t ld, const float *x, int64_t k, float *y,
+                              int64_t incy, int64_t r0, int64_t r1, float alpha, bool accumulate)
+{
+    (void)m, (void)ld, (void)x, (void)k, (void)y, (void)incy, (void)r0, (void)r1, (void)alpha;
+    (void)accumulate;
+    return false;
+}
+
 bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes)
 {
     (void)dst, (void)src, (void)bytes;
