@@ -103,7 +103,7 @@
     X(HARDSWISH, HARDSWISH, TT_HARDSWISH(float, a), TT_HARDSWISH(double, a), PW_NOVEC) \
     X(HARDSIGMOID, HARDSIGMOID, TT_HARDSIGMOID(float, a), TT_HARDSIGMOID(double, a), PW_NOVEC) \
     /* silu x * sigmoid(x), written x / (1 + exp(-x)) as PyTorch's CPU kernel */ \
-    X(SILU, SILU, a / ((float)1 + expf(-a)), a / ((double)1 + exp(-a)), PW_NOVEC)
+    X(SILU, SILU, a / ((float)1 + expf(-a)), a / ((double)1 + exp(-a)), PW_VEC(vk_silu))
 
 /* Unary ops with Scalar parameters: X(KIND, ROW, NP, D0, D1, D2, f32
  * formula, f64 formula), the formulas of a and p0, p1, p2 (arguments 1..NP

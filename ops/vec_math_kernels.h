@@ -331,6 +331,12 @@ static inline V vk_sigmoid(V x)
     return V_DIV(V_SET1(1.0f), V_ADD(V_SET1(1.0f), vk_exp_any(V_SUB(V_SET1(0.0f), x))));
 }
 
+/* x sigmoid(x), as the scalar formula x / (1 + exp(-x)). */
+static inline V vk_silu(V x)
+{
+    return V_DIV(x, V_ADD(V_SET1(1.0f), vk_exp_any(V_SUB(V_SET1(0.0f), x))));
+}
+
 /* o[i] = f(x[i]) for TT_VEC_* op f; false for an op without a kernel.
  * One loop per kernel (not one loop around a switch), so each keeps its
  * constants in registers and its iterations overlap. */
