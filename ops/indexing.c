@@ -141,6 +141,17 @@ static inline bool axpy_b8(bool d, bool s, const walk *w) { return d || (w->ialp
                 }                                                              \
                 continue;                                                      \
             }                                                                  \
+            if (red == RED_SUM && dix && i64 && sia == 8 &&                    \
+                sda == (int64_t)sizeof(T_) && ssa == (int64_t)sizeof(T_)) {    \
+                /* scatter_add along an outer dim, unit steps across */    \
+                const int64_t *ix = (const int64_t *)(i0 + j * sid);           \
+                const T_ *sr = (const T_ *)(s0 + j * ssd);                     \
+                for (int64_t t = 0; t < m; t++) {                              \
+                    T_ *d = (T_ *)(d0 + t * (int64_t)sizeof(T_) + ix[t] * sdd); \
+                    *d = add_##N_(*d, sr[t]);                                  \
+                }                                                              \
+                continue;                                                      \
+            }                                                                  \
             for (int64_t t = 0; t < m; t++) {                                  \
                 int64_t k = load_index(i0 + j * sid + t * sia, i64);           \
                 T_ *d = (T_ *)(d0 + t * sda + (dix ? k : j) * sdd);            \
@@ -176,6 +187,28 @@ LINE_FN(bool, b8)
                 else                                                           \
                     for (int64_t t = 0; t < m; t++)                            \
                         memcpy(dr + t * sda, sr + t * ssa, sizeof(T_));        \
+                continue;                                                      \
+            }                                                                  \
+            if (i64 && sia == 8 && sda == es && ssa == es) {                   \
+                /* unit steps along the block (x.gather(0, idx) on         \
+                 * row-major tensors): an indexed loop the compiler can    \
+                 * vectorize, streaming when the index repeats a row */    \
+                const int64_t *ix = (const int64_t *)(i0 + j * sid);           \
+                if (dix) {                                                     \
+                    const T_ *sr = (const T_ *)(s0 + j * ssd);                 \
+                    for (int64_t t = 0; t < m; t++)                            \
+                        *(T_ *)(d0 + t * es + ix[t] * sdd) = sr[t];            \
+                } else {                                                       \
+                    T_ *dr = (T_ *)(d0 + j * sdd);                             \
+                    int64_t same = 1; /* an index naming one whole row */      \
+                    while (same < m && ix[same] == ix[0])                      \
+                        same++;                                                \
+                    if (same == m)                                             \
+                        memcpy(dr, s0 + ix[0] * ssd, (size_t)(m * es));        \
+                    else                                                       \
+                        for (int64_t t = 0; t < m; t++)                        \
+                            dr[t] = *(const T_ *)(s0 + t * es + ix[t] * ssd);  \
+                }                                                              \
                 continue;                                                      \
             }                                                                  \
             for (int64_t t = 0; t < m; t++) {                                  \

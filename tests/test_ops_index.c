@@ -159,6 +159,21 @@ START_TEST(test_last_dim_unit_paths)
         tt_release(g), tt_release(sc), tt_release(sa), tt_release(idx), tt_release(uniq);
         tt_release(self), tt_release(src);
     }
+    /* gather along dim 0 by an index naming whole rows (copied as rows),
+     * one of them with its last element naming another row */
+    const int64_t xs[2] = {7, 3000};
+    tt_tensor *x = values(2, xs, TT_F32);
+    int64_t *iv = malloc(sizeof *iv * 5 * 3000);
+    for (int64_t i = 0; i < 5 * 3000; i++)
+        iv[i] = (i / 3000 * 3) % 7;
+    iv[2 * 3000 + 2999] = 1;
+    tt_tensor *ri = NN(tt_from_data(TT_SHAPE(5, 3000), TT_I64, iv));
+    tt_tensor *g = NN(tt_gather(x, 0, ri));
+    double *xv = tt_test_values(x), *gv = tt_test_values(g);
+    for (int64_t i = 0; i < 5 * 3000; i++)
+        CHECK(gv[i] == xv[iv[i] * 3000 + i % 3000], "row gather element %lld", (long long)i);
+    free(xv), free(gv), free(iv);
+    tt_release(g), tt_release(ri), tt_release(x);
 }
 END_TEST
 

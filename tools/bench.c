@@ -1502,11 +1502,11 @@ static bool bench_decode_linear(const bench *b, const bench_opts *o, double *val
 /* Issue 27's ops where they stream, on 16M f32 elements in rows of 4096,
  * beside the memory limit: the contiguous add's GB/s (12 bytes an
  * element) on the same threads in the same run. GB/s counts each op's
- * reads and writes once: gather along a row by an i64 index spread over
- * the row (index 8 + value 4 + result 4 bytes an element); scatter_add of
- * a row's permutation (self 4 + index 8 + src 4 + result 4); index_select
- * of rows in a permuted order (4 + 4); cumsum along rows (4 + 4);
- * masked_fill by a bool mask (4 + 1 + 4). */
+ * reads and writes once: gather along dim 0 by an i64 index that names
+ * whole rows, in a permuted order (index 8 + value 4 + result 4 bytes an
+ * element); scatter_add of rows the same way (self 4 + index 8 + src 4 +
+ * result 4); index_select of rows in a permuted order (4 + 4); cumsum
+ * along rows (4 + 4); masked_fill by a bool mask (4 + 1 + 4). */
 enum stream_op { SO_GATHER, SO_SCATTER_ADD, SO_INDEX_SELECT, SO_CUMSUM, SO_MASKED_FILL };
 enum { SO_ROWS = 4096, SO_COLS = 4096 };
 static const int so_bytes[] = {[SO_GATHER] = 16, [SO_SCATTER_ADD] = 20, [SO_INDEX_SELECT] = 8,
@@ -1520,8 +1520,8 @@ typedef struct {
 static bool so_run(void *p)
 {
     so_ctx *c = p;
-    tt_tensor *r = c->kind == SO_GATHER        ? tt_gather(c->x, 1, c->idx)
-                 : c->kind == SO_SCATTER_ADD   ? tt_scatter_add(c->x, 1, c->idx, c->x)
+    tt_tensor *r = c->kind == SO_GATHER        ? tt_gather(c->x, 0, c->idx)
+                 : c->kind == SO_SCATTER_ADD   ? tt_scatter_add(c->x, 0, c->idx, c->x)
                  : c->kind == SO_INDEX_SELECT  ? tt_index_select(c->x, 0, c->rows)
                  : c->kind == SO_CUMSUM        ? tt_cumsum(c->x, 1)
                                                : tt_masked_fill(c->x, c->mask, 0);
@@ -1537,12 +1537,11 @@ static bool bench_stream_op(const bench *b, const bench_opts *o, double *value, 
     bool ok = false;
     if (!idx || !mask)
         goto out;
-    /* (j * odd + i) mod 2^12 permutes each row: unique for the scatter,
-     * spread over the row for the gather. */
+    /* i * odd mod 2^12 permutes the rows (unique for the scatter) */
     for (int64_t i = 0; i < SO_ROWS; i++) {
         rows[i] = (i * 2654435761) % SO_ROWS;
         for (int64_t j = 0; j < SO_COLS; j++) {
-            idx[i * SO_COLS + j] = (j * 2654435761 + i) % SO_COLS;
+            idx[i * SO_COLS + j] = rows[i];
             mask[i * SO_COLS + j] = ((i ^ j) & 3) == 0;
         }
     }
