@@ -1,0 +1,353 @@
+/* split_with_sizes, split.Tensor and chunk (issue 27, ops/shape.c): ops
+ * whose result is a list of views. What the differential file cannot say:
+ * the pieces share self's storage (a write through one reaches self), the
+ * piece counts of chunk's odd cases, gradcheck of the list's derivative
+ * (pieces with no gradient count as zeros), every error's status and
+ * message, symbolic sizes through the fake path, and traced + compiled
+ * runs (fake and symbolic) equal to eager, backward and a write into a
+ * piece included. Zero live tensors at the end of each test. */
+#include "tt_test.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* 0, 1, 2, ... in row-major order, converted to dt (bool: k % 2). */
+static tt_tensor *counting(int nd, const int64_t *sizes, tt_dtype dt)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= sizes[d];
+    double buf[64];
+    ck_assert(n <= 64);
+    for (int64_t i = 0; i < n; i++)
+        buf[i] = dt == TT_BOOL ? (double)(i % 2) : (double)i * (dt == TT_F64 ? 0.5 : 1);
+    tt_tensor *t = NN(tt_from_data(nd, sizes, TT_F64, buf));
+    tt_tensor *r = NN(tt_to_dtype(t, dt));
+    tt_release(t);
+    return r;
+}
+
+/* Each piece is narrow(self, dim, start, len) with the lengths given:
+ * same metadata (a view of self's storage) and values. */
+static void check_pieces(const tt_tensor *self, int dim, tt_tensor **p, int n,
+                         const int64_t *len, const char *what)
+{
+    int64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        char w[128];
+        snprintf(w, sizeof w, "%s: piece %d", what, i);
+        tt_tensor *want = NN(tt_narrow(self, dim, start, len[i]));
+        ck_assert_msg(tt_same_storage(p[i], self), "%s is not a view of self", w);
+        tt_test_assert_close(p[i], want, 0, w);
+        ck_assert_msg(tt_storage_offset(p[i]) == tt_storage_offset(want), "%s: offset", w);
+        for (int d = 0; d < tt_ndim(want); d++)
+            ck_assert_msg(tt_strides(p[i])[d] == tt_strides(want)[d], "%s: stride %d", w, d);
+        tt_release(want);
+        start += len[i];
+    }
+}
+
+static void release_all(tt_tensor **p, int n)
+{
+    for (int i = 0; i < n; i++)
+        tt_release(p[i]);
+}
+
+static const tt_dtype all_dtypes[] = {TT_F32, TT_F64, TT_I64, TT_I32, TT_U8, TT_BOOL};
+
+START_TEST(test_split_with_sizes_values)
+{
+    for (int k = 0; k < TT_TABLE_LEN(all_dtypes); k++) {
+        for (int tr = 0; tr < 2; tr++) {
+            /* tr: the transposed view of a [5, 4] */
+            tt_tensor *b = counting(2, tr ? (int64_t[]){5, 4} : (int64_t[]){4, 5},
+                                    all_dtypes[k]);
+            tt_tensor *x = tr ? NN(tt_transpose(b, 0, 1)) : tt_retain(b);
+            tt_tensor *p[3];
+            OK(tt_split_with_sizes(x, 3, (const tt_size[]){2, 0, 3}, 1, p));
+            check_pieces(x, 1, p, 3, (const int64_t[]){2, 0, 3}, "[2, 0, 3] dim 1");
+            release_all(p, 3);
+            OK(tt_split_with_sizes(x, 2, (const tt_size[]){1, 3}, -2, p));
+            check_pieces(x, 0, p, 2, (const int64_t[]){1, 3}, "[1, 3] dim -2");
+            release_all(p, 2);
+            OK(tt_split_with_sizes(x, 1, (const tt_size[]){5}, -1, p));
+            check_pieces(x, 1, p, 1, (const int64_t[]){5}, "[5]");
+            release_all(p, 1);
+            tt_release(x), tt_release(b);
+        }
+    }
+}
+END_TEST
+
+/* split.Tensor and chunk: PyTorch's piece counts (checked against
+ * PyTorch 1.13), the last piece shorter. */
+START_TEST(test_split_chunk_counts)
+{
+    static const struct {
+        bool chunk;
+        int64_t rows, arg; /* self is [rows, 3], split along dim 0 */
+        int n;
+        int64_t len[6];
+    } cases[] = {
+        {false, 5, 2, 3, {2, 2, 1}}, {false, 5, 5, 1, {5}},       {false, 5, 7, 1, {5}},
+        {false, 0, 0, 1, {0}},       {false, 0, 2, 1, {0}},       {false, 6, 1, 6, {1, 1, 1, 1, 1, 1}},
+        {true, 5, 3, 3, {2, 2, 1}},  {true, 6, 4, 3, {2, 2, 2}},  {true, 5, 6, 5, {1, 1, 1, 1, 1}},
+        {true, 0, 3, 3, {0, 0, 0}},  {true, 1, 2, 1, {1}},        {true, 7, 1, 1, {7}},
+    };
+    for (int i = 0; i < TT_TABLE_LEN(cases); i++) {
+        tt_tensor *x = counting(2, (int64_t[]){cases[i].rows, 3}, TT_F32);
+        tt_tensor *p[8];
+        int n = -1;
+        tt_status st = cases[i].chunk ? tt_chunk(x, cases[i].arg, 0, p, &n)
+                                      : tt_split(x, cases[i].arg, 0, 8, p, &n);
+        ck_assert_msg(st == TT_OK, "case %d: %s", i, tt_errmsg());
+        ck_assert_msg(n == cases[i].n, "case %d: %d pieces, expected %d", i, n, cases[i].n);
+        char what[32];
+        snprintf(what, sizeof what, "case %d", i);
+        check_pieces(x, 0, p, n, cases[i].len, what);
+        release_all(p, n);
+        tt_release(x);
+    }
+}
+END_TEST
+
+/* A piece is a view: a write into it reaches self, and the caller's room
+ * too small for split is an error that still says how many pieces. */
+START_TEST(test_write_through_piece)
+{
+    tt_tensor *x = counting(2, (int64_t[]){2, 5}, TT_F64);
+    tt_tensor *p[3];
+    int n = 0;
+    OK(tt_chunk(x, 3, 1, p, &n));
+    ck_assert_int_eq(n, 3);
+    OK(tt_fill_(p[1], -1));
+    double v = 0;
+    OK(tt_get_at(x, 2, (const int64_t[]){1, 3}, &v, TT_HERE));
+    ck_assert(v == -1);
+    OK(tt_get_at(x, 2, (const int64_t[]){1, 4}, &v, TT_HERE));
+    ck_assert(v == 4.5);
+    release_all(p, 3);
+    tt_clear_error();
+    ck_assert_int_eq(tt_split(x, 2, 1, 2, p, &n), TT_EINVAL);
+    ck_assert_int_eq(n, 3);
+    ck_assert(p[0] == NULL && p[1] == NULL);
+    ck_assert_msg(strstr(tt_errmsg(), "tt::split: argument 'pieces' has room for 2 tensors, "
+                                      "but the split makes 3"),
+                  "%s", tt_errmsg());
+    tt_clear_error();
+    tt_release(x);
+}
+END_TEST
+
+/* ------------------------------------------------------------ gradients */
+
+typedef tt_tensor *(*model_fn)(tt_tensor *x);
+
+/* The pieces used unevenly (one not at all: its gradient is zeros), put
+ * back together so the model has one output. */
+static tt_tensor *combine(tt_tensor **p, int n)
+{
+    tt_tensor *a = n > 2 ? tt_mul(p[2], p[2]) : tt_mul_scalar(p[0], -1.5);
+    tt_tensor *b = tt_mul_scalar(p[0], 3);
+    tt_tensor *ab[2] = {a, b};
+    tt_tensor *r = a && b ? tt_cat(2, ab, 1) : NULL;
+    tt_release(a), tt_release(b);
+    release_all(p, n);
+    return r;
+}
+
+static tt_tensor *m_split_sizes(tt_tensor *x)
+{
+    tt_tensor *p[3];
+    if (tt_split_with_sizes(x, 3, (const tt_size[]){1, 2, 3}, 1, p))
+        return NULL;
+    return combine(p, 3);
+}
+
+static tt_tensor *m_split(tt_tensor *x)
+{
+    tt_tensor *p[4];
+    int n = 0;
+    if (tt_split(x, 2, -1, 4, p, &n))
+        return NULL;
+    return combine(p, n);
+}
+
+static tt_tensor *m_chunk(tt_tensor *x)
+{
+    tt_tensor *p[4];
+    int n = 0;
+    if (tt_chunk(x, 4, 1, p, &n)) /* 6 by 4: three pieces of 2 */
+        return NULL;
+    return combine(p, n);
+}
+
+/* A zero-size piece between two others. */
+static tt_tensor *m_split_empty(tt_tensor *x)
+{
+    tt_tensor *p[3];
+    if (tt_split_with_sizes(x, 3, (const tt_size[]){4, 0, 2}, 1, p))
+        return NULL;
+    return combine(p, 3);
+}
+
+static const struct {
+    const char *name;
+    model_fn fn;
+} models[] = {
+    {"split_with_sizes", m_split_sizes},
+    {"split", m_split},
+    {"chunk", m_chunk},
+    {"split_with_sizes empty piece", m_split_empty},
+};
+
+static tt_status f_forward(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    out[0] = (*(model_fn *)ud)(in[0]);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_gradcheck)
+{
+    model_fn m = models[_i].fn;
+    for (int t = 0; t < 2; t++) {
+        tt_tensor *b = counting(2, t ? (int64_t[]){6, 3} : (int64_t[]){3, 6}, TT_F64);
+        tt_tensor *x = t ? NN(tt_transpose(b, 0, 1)) : tt_retain(b);
+        OK(tt_set_requires_grad(x, true));
+        tt_status st = tt_gradcheck(f_forward, 1, &x, 1, NULL, &m);
+        ck_assert_msg(st == TT_OK, "%s (%d): %s", models[_i].name, t, tt_errmsg());
+        tt_release(x), tt_release(b);
+    }
+}
+END_TEST
+
+/* --------------------------------------------------------- symbolic sizes */
+
+START_TEST(test_symbolic_sizes)
+{
+    tt_sym_reset();
+    tt_size s = tt_sym_new("s", 7);
+    tt_tensor *x = NN(tt_fake_empty(2, (tt_size[]){3, s}, TT_F32));
+    tt_tensor *p[3];
+    /* sizes that are symbols: [2, s - 2] */
+    tt_size rest = tt_sym_sub(s, 2);
+    OK(tt_split_with_sizes(x, 2, (const tt_size[]){2, rest}, 1, p));
+    ck_assert(tt_is_fake(p[0]) && tt_sizes(p[0])[1] == 2 && tt_sizes(p[1])[1] == rest);
+    ck_assert(tt_sizes(p[1])[0] == 3);
+    release_all(p, 2);
+    /* a symbolic split size along the other dim */
+    OK(tt_split_with_sizes(x, 1, (const tt_size[]){s}, 1, p));
+    ck_assert(tt_sizes(p[0])[1] == s);
+    release_all(p, 1);
+    /* chunk: the count is specialized (7 by 3: three pieces), the last
+     * piece's length stays an expression of s */
+    int n = 0;
+    OK(tt_chunk(x, 3, 1, p, &n));
+    ck_assert_int_eq(n, 3);
+    ck_assert(tt_sym_hint(tt_sizes(p[2])[1]) == 1);
+    release_all(p, n);
+    tt_release(x);
+    tt_sym_reset();
+}
+END_TEST
+
+/* --------------------------------------------------------------- errors */
+
+static tt_tensor *E, *E0; /* f32 [2, 5]; a 0-dim f32 */
+static tt_tensor *PC[8];
+
+static void errors_setup(void)
+{
+    tt_test_setup();
+    E = counting(2, (int64_t[]){2, 5}, TT_F32);
+    E0 = NN(tt_scalar(1, TT_F32));
+}
+
+static void errors_teardown(void)
+{
+    tt_release(E), tt_release(E0);
+    E = E0 = NULL;
+    tt_test_teardown();
+}
+
+static int NP;
+
+/* The op called by name through the dispatcher (its Tensor[] result
+ * released), sizes [k]. */
+static tt_status op_split_sizes(int64_t k)
+{
+    tt_value out = tt_v_none();
+    tt_value args[3] = {tt_v_tensor(E), tt_v_ints(1, &k), tt_v_int(1)};
+    tt_status st = tt_op_call(tt_op_find("tt::split_with_sizes"), args, 3, &out, 1);
+    tt_value_clear(&out);
+    return st ? st : TT_TEST_SUCCEEDED;
+}
+
+#define SPLIT_ERRORS(X)                                                                         \
+    X(sizes_sum, tt_split_with_sizes(E, 2, (const tt_size[]){2, 2}, 1, PC), TT_EINVAL,          \
+      "tt::split_with_sizes: split_with_sizes expects split_sizes to sum exactly to 5 "         \
+      "(input tensor's size at dimension 1), but got split_sizes=[2, 2]")                       \
+    X(sizes_over, tt_split_with_sizes(E, 2, (const tt_size[]){2, 4}, 1, PC), TT_EINVAL,         \
+      "sum exactly to 5", "split_sizes=[2, 4]")                                                 \
+    X(sizes_negative, tt_split_with_sizes(E, 2, (const tt_size[]){6, -1}, 1, PC), TT_EINVAL,    \
+      "tt::split_with_sizes: split_with_sizes expects split_sizes have only non-negative "      \
+      "entries, but got split_sizes=[6, -1]")                                                   \
+    X(sizes_empty, tt_split_with_sizes(E, 0, NULL, 1, PC), TT_EINVAL,                           \
+      "split_sizes=[]")                                                                         \
+    X(sizes_dim, tt_split_with_sizes(E, 2, (const tt_size[]){2, 3}, 2, PC), TT_EINVAL,          \
+      "tt::split_with_sizes: argument 'dim' (#3): dimension out of range (expected to be in "   \
+      "range of [-2, 1], but got 2)")                                                           \
+    X(sizes_0dim, tt_split_with_sizes(E0, 1, (const tt_size[]){1}, 0, PC), TT_EINVAL,           \
+      "tt::split_with_sizes: split_with_sizes expects at least a 1-dimensional tensor")         \
+    X(sizes_null, tt_split_with_sizes(E, 2, NULL, 1, PC), TT_EINVAL,                            \
+      "tt::split_with_sizes: argument 'split_sizes'")                                           \
+    X(split_zero, tt_split(E, 0, 1, 8, PC, &NP), TT_EINVAL,                                     \
+      "tt::split: split_size can only be 0 if dimension size is 0, but got dimension size "     \
+      "of 5")                                                                                   \
+    X(split_negative, tt_split(E, -1, 1, 8, PC, &NP), TT_EINVAL,                                \
+      "tt::split: split expects split_size be non-negative, but got split_size=-1")             \
+    X(split_0dim, tt_split(E0, 1, 0, 8, PC, &NP), TT_EINVAL,                                    \
+      "tt::split: split expects at least a 1-dimensional tensor")                               \
+    X(split_dim, tt_split(E, 1, -3, 8, PC, &NP), TT_EINVAL,                                     \
+      "tt::split: argument 'dim' (#3): dimension out of range")                                 \
+    X(split_room, tt_split(E, 1, 1, 4, PC, &NP), TT_EINVAL,                                     \
+      "tt::split: argument 'pieces' has room for 4 tensors, but the split makes 5")             \
+    X(split_null, tt_split(E, 1, 1, 4, PC, NULL), TT_EINVAL,                                    \
+      "tt::split: argument 'pieces' or 'npieces' is NULL")                                      \
+    X(chunk_zero, tt_chunk(E, 0, 1, PC, &NP), TT_EINVAL,                                        \
+      "tt::chunk: chunk expects `chunks` to be greater than 0, got: 0")                         \
+    X(chunk_negative, tt_chunk(E, -1, 1, PC, &NP), TT_EINVAL,                                   \
+      "tt::chunk: chunk expects `chunks` to be greater than 0, got: -1")                        \
+    X(chunk_0dim, tt_chunk(E0, 3, 0, PC, &NP), TT_EINVAL,                                       \
+      "tt::chunk: chunk expects at least a 1-dimensional tensor")                               \
+    X(chunk_dim, tt_chunk(E, 3, 5, PC, &NP), TT_EINVAL,                                         \
+      "tt::chunk: argument 'dim' (#3): dimension out of range (expected to be in range of "     \
+      "[-2, 1], but got 5)")                                                                    \
+    X(op_sizes_sum, op_split_sizes(4), TT_EINVAL,                                               \
+      "tt::split_with_sizes: split_with_sizes expects split_sizes to sum exactly")
+
+TT_ERROR_TABLE(SPLIT_ERRORS, split_errors);
+
+START_TEST(test_errors) { tt_test_run_error_case(&split_errors[_i], _i); }
+END_TEST
+
+static Suite *split_suite(void)
+{
+    Suite *s = suite_create("ops_split");
+    TCase *tc = tt_tcase("values");
+    tcase_add_test(tc, test_split_with_sizes_values);
+    tcase_add_test(tc, test_split_chunk_counts);
+    tcase_add_test(tc, test_write_through_piece);
+    tcase_add_test(tc, test_symbolic_sizes);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("derivatives");
+    tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));
+    suite_add_tcase(s, tc);
+    tc = tt_tcase_with("errors", errors_setup, errors_teardown);
+    tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(split_errors));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(split_suite)
