@@ -9,6 +9,7 @@
 #include "tt_test.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 0, 1, 2, ... in row-major order, converted to dt (bool: k % 2). */
@@ -222,6 +223,109 @@ START_TEST(test_gradcheck)
 }
 END_TEST
 
+/* The model's output and the gradient of sum(y * y) with respect to x. */
+static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    model_fn m = *(model_fn *)ud;
+    tt_scope_begin();
+    tt_tensor *y = m(in[0]);
+    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
+    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
+    tt_tensor *g = NULL;
+    tt_status st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(y);
+    out[1] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    return st;
+}
+
+/* Traced (fake, then symbolic) and compiled once: forward and backward
+ * through the pieces equal eager, for inputs of several shapes (split and
+ * chunk of a longer dim make another number of pieces: a guard fails and
+ * the function is traced again). */
+START_TEST(test_compiled_equals_eager)
+{
+    model_fn m = models[_i].fn;
+    bool any_width = _i == 1 || _i == 2; /* split(2), chunk(4) */
+    for (int k = 0; k < 2; k++) {
+        tt_trace_mode mode = k ? TT_TRACE_SYMBOLIC : TT_TRACE_FAKE;
+        tt_compiled *c = NN(tt_compile(f_model, 1, 2,
+                                       &(tt_trace_opts){.mode = mode, .ud = &m,
+                                                        .ud_constant = true,
+                                                        .fullgraph = true}));
+        const int64_t shapes[3][2] = {{3, 6}, {5, 6}, {4, 8}};
+        for (int sh = 0; sh < (any_width ? 3 : 2); sh++) {
+            tt_tensor *x = counting(2, shapes[sh], TT_F64);
+            OK(tt_set_requires_grad(x, true));
+            tt_tensor *ce[2], *ee[2];
+            tt_status st = tt_compiled_call(c, &x, ce);
+            ck_assert_msg(st == TT_OK, "%s: mode %d, shape %d: %s", models[_i].name, mode, sh,
+                          tt_errmsg());
+            OK(f_model(&x, 1, ee, 2, &m));
+            for (int i = 0; i < 2; i++) {
+                char what[96];
+                snprintf(what, sizeof what, "%s: mode %d, output %d, shape %d",
+                         models[_i].name, mode, i, sh);
+                tt_test_assert_close(ce[i], ee[i], 0, what);
+                tt_release(ce[i]), tt_release(ee[i]);
+            }
+            tt_release(x);
+        }
+        tt_clear_error();
+        tt_compiled_free(c);
+        ck_assert_msg(tt_errcode() == TT_OK, "freeing the plan: %s", tt_errmsg());
+    }
+}
+END_TEST
+
+/* A write into a piece of the input is a write into the input: the
+ * compiled function leaves the input as eager does, and later reads of
+ * the input and of the other pieces see the write. */
+static tt_status f_write_piece(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *p[3] = {NULL, NULL, NULL};
+    int n = 0;
+    tt_status st = tt_chunk(in[0], 3, 1, p, &n);
+    if (!st)
+        st = tt_mul_scalar_(p[1], -2);
+    out[0] = st ? NULL : tt_add_scalar(p[2], 1);
+    out[1] = st || !out[0] ? NULL : tt_mul(in[0], in[0]);
+    if (!st && (!out[0] || !out[1]))
+        st = tt_errcode();
+    release_all(p, n);
+    return st;
+}
+
+START_TEST(test_compiled_write_into_piece)
+{
+    for (int k = 0; k < 2; k++) {
+        tt_trace_mode mode = k ? TT_TRACE_SYMBOLIC : TT_TRACE_FAKE;
+        tt_compiled *c = NN(tt_compile(f_write_piece, 1, 2,
+                                       &(tt_trace_opts){.mode = mode, .fullgraph = true}));
+        const int64_t shapes[2][2] = {{2, 6}, {3, 6}};
+        for (int sh = 0; sh < 2; sh++) {
+            tt_tensor *xe = counting(2, shapes[sh], TT_F64), *xc = NN(tt_clone(xe));
+            tt_tensor *ce[2], *ee[2];
+            OK(f_write_piece(&xe, 1, ee, 2, NULL));
+            tt_status st = tt_compiled_call(c, &xc, ce);
+            ck_assert_msg(st == TT_OK, "mode %d, shape %d: %s", mode, sh, tt_errmsg());
+            char what[64];
+            snprintf(what, sizeof what, "mode %d, shape %d: the input", mode, sh);
+            tt_test_assert_close(xc, xe, 0, what);
+            for (int i = 0; i < 2; i++) {
+                snprintf(what, sizeof what, "mode %d, shape %d: output %d", mode, sh, i);
+                tt_test_assert_close(ce[i], ee[i], 0, what);
+                tt_release(ce[i]), tt_release(ee[i]);
+            }
+            tt_release(xe), tt_release(xc);
+        }
+        tt_compiled_free(c);
+    }
+}
+END_TEST
+
 /* --------------------------------------------------------- symbolic sizes */
 
 START_TEST(test_symbolic_sizes)
@@ -249,6 +353,114 @@ START_TEST(test_symbolic_sizes)
     release_all(p, n);
     tt_release(x);
     tt_sym_reset();
+}
+END_TEST
+
+/* ------------------------------------------- the tracer and Tensor[] results */
+
+/* mylib::pair_list(Tensor x) -> Tensor[]: [x + 1, x * 2], new tensors. The
+ * regression for the tracer: the elements of a Tensor[] result were not
+ * graph values, so code using one under a fake trace read a fake tensor
+ * (TT_EFAKE). */
+static tt_status pair_list_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    tt_tensor *r[2] = {tt_add_scalar(x, 1), tt_mul_scalar(x, 2)};
+    if (!r[0] || !r[1]) {
+        tt_release(r[0]), tt_release(r[1]);
+        return tt_errcode();
+    }
+    return tt_return_tensors(f, 0, 2, r);
+}
+
+static tt_status pair_list_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    tt_tensor *r[2] = {tt_empty_like(x), tt_empty_like(x)};
+    return tt_return_tensors(f, 0, 2, r);
+}
+
+static tt_library *lib;
+static const tt_op *pair_list_op;
+
+static void lib_setup(void)
+{
+    tt_test_setup();
+    tt_sym_reset();
+    lib = NN(tt_library_new(TT_LIB_DEF, "mylib"));
+    pair_list_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::pair_list(Tensor x) -> Tensor[]",
+        .mutates_args = "",
+        .kernel = pair_list_kernel,
+        .fake = pair_list_fake,
+    }));
+}
+
+static void lib_teardown(void)
+{
+    lib = tt_library_free(lib);
+    tt_sym_reset();
+    tt_test_teardown();
+}
+
+/* out = l[0] * l[1] + l[1] with l = pair_list(x) */
+static tt_status f_pair_list(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_value l = tt_v_none();
+    tt_status st = tt_op_call(pair_list_op, (tt_value[]){tt_v_tensor(in[0])}, 1, &l, 1);
+    if (st)
+        return st;
+    tt_tensor *m = tt_mul(l.u.tensors[0], l.u.tensors[1]);
+    out[0] = m ? tt_add(m, l.u.tensors[1]) : NULL;
+    tt_release(m);
+    tt_value_clear(&l);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_trace_list_result)
+{
+    tt_tensor *x = counting(2, (int64_t[]){2, 3}, TT_F32), *want = NULL;
+    OK(f_pair_list(&x, 1, &want, 1, NULL));
+    for (int mode = TT_TRACE_FAKE; mode <= TT_TRACE_REAL; mode++) {
+        tt_graph *g = tt_trace(f_pair_list, 1, &x, &(tt_trace_opts){.mode = mode});
+        ck_assert_msg(g != NULL, "mode %d: %s", mode, tt_errmsg());
+        /* one node for the op, one value per element */
+        int node = -1;
+        for (int i = 0; i < tt_graph_num_nodes(g); i++)
+            if (tt_graph_node_op(g, i) == pair_list_op)
+                node = i;
+        ck_assert_int_ge(node, 0);
+        ck_assert_int_eq(tt_graph_node_num_outputs(g, node), 2);
+        char *text = NN(tt_graph_to_text(g));
+        ck_assert_msg(strstr(text, "pair_list[0]") && strstr(text, "pair_list[1]"), "%s",
+                      text);
+        free(text);
+        char *dot = NN(tt_graph_to_dot(g));
+        free(dot);
+        tt_tensor *got = NULL;
+        OK(tt_graph_run(g, 1, &x, 1, &got));
+        tt_test_assert_close(got, want, 0, "graph run");
+        tt_release(got);
+        tt_graph_free(g);
+    }
+    for (int k = 0; k < 2; k++) {
+        tt_trace_mode mode = k ? TT_TRACE_SYMBOLIC : TT_TRACE_FAKE;
+        tt_compiled *c = NN(tt_compile(f_pair_list, 1, 1,
+                                       &(tt_trace_opts){.mode = mode, .fullgraph = true}));
+        tt_tensor *got = NULL;
+        OK(tt_compiled_call(c, &x, &got));
+        tt_test_assert_close(got, want, 0, "compiled");
+        tt_release(got);
+        tt_compiled_free(c);
+    }
+    tt_release(want), tt_release(x);
 }
 END_TEST
 
@@ -343,6 +555,11 @@ static Suite *split_suite(void)
     suite_add_tcase(s, tc);
     tc = tt_tcase("derivatives");
     tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));
+    tcase_add_loop_test(tc, test_compiled_equals_eager, 0, TT_TABLE_LEN(models));
+    tcase_add_test(tc, test_compiled_write_into_piece);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase_with("tracing", lib_setup, lib_teardown);
+    tcase_add_test(tc, test_trace_list_result);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(split_errors));
