@@ -464,6 +464,83 @@ START_TEST(test_trace_list_result)
 }
 END_TEST
 
+/* ----------------------------- F24: scatter_reduce's gradient, small index */
+
+/* tests/difftest/FINDINGS.md F24: the gradient of tt_scatter_reduce with
+ * an index smaller than src failed for "prod" (naming tt::where) and for
+ * "amax"/"amin" (naming tt::eq), as PyTorch 1.13's formulas do. Now the
+ * formulas read the part of src the scatter reads. The expected gradients
+ * are PyTorch 1.13's for the same function written with src narrowed to
+ * the index's shape: x.scatter_reduce(1, ix, x[:2, :2], red, include_self)
+ * (self and src both x), summed. */
+START_TEST(test_scatter_reduce_small_index_grad)
+{
+    static const char *const reds[5] = {"sum", "prod", "mean", "amax", "amin"};
+    static const double want[5][2][6] = {
+        {{2, 1, 1, 1, 1, 1}, {2, 2, 2, 2, 1, 1}},
+        {{3, 1, 1, 1, 1, 1}, {5, 4, 8, 6, 1, 1}},
+        {{1.5, 0.5, 1, 1, 1, 1}, {4.0 / 3, 2.0 / 3, 1, 1, 1, 1}},
+        {{1, 0.5, 1, 1, 1, 1}, {1, 1, 0, 2, 1, 1}},
+        {{2, 0, 1, 1, 1, 1}, {2, 0, 2, 0, 1, 1}},
+    };
+    static const double xv[6] = {1, 2, 3, 4, 5, 6};
+    static const int64_t iv[4] = {1, 1, 1, 0};
+    for (int r = 0; r < 5; r++)
+        for (int incl = 0; incl < 2; incl++) {
+            tt_tensor *x = NN(tt_from_data(2, (const int64_t[]){3, 2}, TT_F64, xv));
+            tt_tensor *ix = NN(tt_from_data(2, (const int64_t[]){2, 2}, TT_I64, iv));
+            OK(tt_set_requires_grad(x, true));
+            tt_tensor *y = NN(tt_scatter_reduce(x, 1, ix, x, reds[r], incl));
+            tt_tensor *loss = NN(tt_sum_all(y));
+            tt_status st = tt_backward(loss, NULL);
+            ck_assert_msg(st == TT_OK, "%s, include_self %d: %s", reds[r], incl, tt_errmsg());
+            tt_tensor *w = NN(tt_from_data(2, (const int64_t[]){3, 2}, TT_F64, want[r][incl]));
+            char what[64];
+            snprintf(what, sizeof what, "%s, include_self %d", reds[r], incl);
+            tt_tensor *gx = NN(tt_get_grad(x));
+            tt_test_assert_close(gx, w, 1e-12, what);
+            tt_release(gx), tt_release(w), tt_release(loss), tt_release(y), tt_release(ix), tt_release(x);
+        }
+}
+END_TEST
+
+static tt_tensor *F24_INDEX;
+static const char *F24_REDUCE;
+static bool F24_INCL;
+
+/* scatter_reduce(self, 1, index [2, 3], src, reduce) with src [3, 4]:
+ * index smaller than src in both dims. */
+static tt_status f_scatter_small(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    out[0] = tt_scatter_reduce(in[0], 1, F24_INDEX, in[1], F24_REDUCE, F24_INCL);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_scatter_reduce_small_index_gradcheck)
+{
+    static const char *const reds[3] = {"prod", "amax", "amin"};
+    static const int64_t iv[6] = {0, 4, 0, 2, 2, 1};
+    /* distinct values (no ties for amax/amin), one zero in src for prod's
+     * single-zero path */
+    static const double sv[12] = {0.5, -1.25, 2, 0.75, 1.5, 0, -0.5, 1.75, 3, -2, 2.5, 1.1};
+    static const double xv[10] = {1.2, -0.7, 0.9, 1.4, -1.1, 0.6, 1.3, -0.8, 2.2, 0.4};
+    F24_INDEX = NN(tt_from_data(2, (const int64_t[]){2, 3}, TT_I64, iv));
+    for (int r = 0; r < 3; r++)
+        for (int incl = 0; incl < 2; incl++) {
+            F24_REDUCE = reds[r], F24_INCL = incl;
+            tt_tensor *in[2] = {NN(tt_from_data(2, (const int64_t[]){2, 5}, TT_F64, xv)),
+                                NN(tt_from_data(2, (const int64_t[]){3, 4}, TT_F64, sv))};
+            OK(tt_set_requires_grad(in[0], true));
+            OK(tt_set_requires_grad(in[1], true));
+            tt_status st = tt_gradcheck(f_scatter_small, 2, in, 1, NULL, NULL);
+            ck_assert_msg(st == TT_OK, "%s, include_self %d: %s", reds[r], incl, tt_errmsg());
+            tt_release(in[0]), tt_release(in[1]);
+        }
+    F24_INDEX = tt_release(F24_INDEX);
+}
+END_TEST
+
 /* --------------------------------------------------------------- errors */
 
 static tt_tensor *E, *E0; /* f32 [2, 5]; a 0-dim f32 */
@@ -557,6 +634,10 @@ static Suite *split_suite(void)
     tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));
     tcase_add_loop_test(tc, test_compiled_equals_eager, 0, TT_TABLE_LEN(models));
     tcase_add_test(tc, test_compiled_write_into_piece);
+    suite_add_tcase(s, tc);
+    tc = tt_tcase("F24: scatter_reduce's gradient with a small index");
+    tcase_add_test(tc, test_scatter_reduce_small_index_grad);
+    tcase_add_test(tc, test_scatter_reduce_small_index_gradcheck);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("tracing", lib_setup, lib_teardown);
     tcase_add_test(tc, test_trace_list_result);
