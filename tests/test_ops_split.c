@@ -279,6 +279,56 @@ START_TEST(test_compiled_equals_eager)
 }
 END_TEST
 
+/* Split sizes computed from a symbolic size ([2, n - 2]) stay symbols in
+ * the graph: one plan serves every width, forward and backward. */
+static tt_status f_sym_sizes(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_size n = tt_sizes(in[0])[1];
+    tt_tensor *p[2] = {NULL, NULL};
+    tt_status st = tt_split_with_sizes(in[0], 2, (const tt_size[]){2, tt_sym_sub(n, 2)}, 1, p);
+    tt_scope_begin();
+    tt_tensor *s = st ? NULL : tt_sum(p[1], 1, (const int64_t[]){1}, true);
+    tt_tensor *y = s ? tt_mul(p[0], s) : NULL;
+    tt_tensor *l = y ? tt_sum_all(y) : NULL;
+    tt_tensor *g = NULL;
+    if (!st)
+        st = l ? tt_grad(1, &l, NULL, 1, &in[0], &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(y);
+    out[1] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    release_all(p, 2);
+    return st;
+}
+
+START_TEST(test_compiled_symbolic_sizes)
+{
+    tt_compiled *c = NN(tt_compile(f_sym_sizes, 1, 2,
+                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC,
+                                                    .fullgraph = true}));
+    for (int w = 3; w <= 9; w += 3) {
+        tt_tensor *x = counting(2, (int64_t[]){2, w}, TT_F64);
+        OK(tt_set_requires_grad(x, true));
+        tt_tensor *ce[2], *ee[2];
+        tt_status st = tt_compiled_call(c, &x, ce);
+        ck_assert_msg(st == TT_OK, "width %d: %s", w, tt_errmsg());
+        OK(f_sym_sizes(&x, 1, ee, 2, NULL));
+        for (int i = 0; i < 2; i++) {
+            char what[48];
+            snprintf(what, sizeof what, "width %d, output %d", w, i);
+            tt_test_assert_close(ce[i], ee[i], 0, what);
+            tt_release(ce[i]), tt_release(ee[i]);
+        }
+        tt_release(x);
+    }
+    tt_compile_stats cs;
+    tt_compiled_stats(c, &cs);
+    ck_assert_msg(cs.plans == 1 && cs.misses == 1, "%d plans, %lld misses (last: %s)",
+                  cs.plans, (long long)cs.misses, cs.last_miss);
+    tt_compiled_free(c);
+}
+END_TEST
+
 /* A write into a piece of the input is a write into the input: the
  * compiled function leaves the input as eager does, and later reads of
  * the input and of the other pieces see the write. */
@@ -464,6 +514,65 @@ START_TEST(test_trace_list_result)
 }
 END_TEST
 
+/* The same op with no fake kernel: a graph break. Without fullgraph the
+ * op runs eagerly between two graphs, and each element of its list is an
+ * input of the second. */
+static const tt_op *pair_list_nofake_op;
+
+static tt_status f_pair_list_break(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *a = tt_mul_scalar(in[0], 3);
+    tt_value l = tt_v_none();
+    tt_status st = a ? tt_op_call(pair_list_nofake_op, (tt_value[]){tt_v_tensor(a)}, 1, &l, 1)
+                     : tt_errcode();
+    tt_release(a);
+    if (st)
+        return st;
+    tt_tensor *m = tt_mul(l.u.tensors[0], l.u.tensors[1]);
+    out[0] = m ? tt_sub(m, l.u.tensors[0]) : NULL;
+    tt_release(m);
+    tt_value_clear(&l);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_break_at_list_result)
+{
+    pair_list_nofake_op = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "mylib::pair_list_nofake(Tensor x) -> Tensor[]",
+        .mutates_args = "",
+        .kernel = pair_list_kernel,
+    }));
+    tt_compiled *c = NN(tt_compile(f_pair_list_break, 1, 1,
+                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    for (int k = 0; k < 2; k++) {
+        tt_tensor *x = counting(2, (int64_t[]){2 + k, 3}, TT_F32), *got = NULL, *want = NULL;
+        OK(tt_compiled_call(c, &x, &got));
+        OK(f_pair_list_break(&x, 1, &want, 1, NULL));
+        tt_test_assert_close(got, want, 0, "compiled with a break");
+        tt_release(got), tt_release(want), tt_release(x);
+    }
+    tt_compile_stats cs;
+    tt_compiled_stats(c, &cs);
+    ck_assert_int_ge(cs.graph_breaks, 1);
+    tt_compiled_free(c);
+    /* explain splits the trace there: the list's two elements are inputs
+     * of the second graph (in2, in3; its first input is the op's argument,
+     * which the break pins), not constants */
+    tt_tensor *x = counting(2, (int64_t[]){2, 3}, TT_F32);
+    tt_explain *e = NN(tt_explain_run(f_pair_list_break, 1, &x, NULL));
+    ck_assert_int_eq(tt_explain_graph_count(e), 2);
+    const tt_graph *g2 = tt_explain_graph(e, 1);
+    char *text = NN(tt_graph_to_text(g2));
+    ck_assert_msg(strstr(text, "tt::mul.Tensor(in2, in3)") &&
+                      strstr(text, "tt::sub.Tensor(mul_1, in2)") && !strstr(text, "constant"),
+                  "%s", text);
+    free(text);
+    tt_explain_free(e);
+    tt_release(x);
+}
+END_TEST
+
 /* ----------------------------- F24: scatter_reduce's gradient, small index */
 
 /* tests/difftest/FINDINGS.md F24: the gradient of tt_scatter_reduce with
@@ -634,6 +743,7 @@ static Suite *split_suite(void)
     tcase_add_loop_test(tc, test_gradcheck, 0, TT_TABLE_LEN(models));
     tcase_add_loop_test(tc, test_compiled_equals_eager, 0, TT_TABLE_LEN(models));
     tcase_add_test(tc, test_compiled_write_into_piece);
+    tcase_add_test(tc, test_compiled_symbolic_sizes);
     suite_add_tcase(s, tc);
     tc = tt_tcase("F24: scatter_reduce's gradient with a small index");
     tcase_add_test(tc, test_scatter_reduce_small_index_grad);
@@ -641,6 +751,7 @@ static Suite *split_suite(void)
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("tracing", lib_setup, lib_teardown);
     tcase_add_test(tc, test_trace_list_result);
+    tcase_add_test(tc, test_break_at_list_result);
     suite_add_tcase(s, tc);
     tc = tt_tcase_with("errors", errors_setup, errors_teardown);
     tcase_add_loop_test(tc, test_errors, 0, TT_TABLE_LEN(split_errors));
