@@ -1018,7 +1018,10 @@ static tt_status split_even_impl(const char *name, int kind, const tt_tensor *se
 static tt_status split_kernel(tt_frame *f)
 {
     int kind = (int)(intptr_t)tt_frame_userdata(f);
-    const char *name = tt_op_name(tt_frame_op(f));
+    /* "tt::split", as the wrappers' fast path names it */
+    const char *name = tt__op_label(kind == SPLIT_SIZES ? TT_OP_SPLIT_WITH_SIZES
+                                    : kind == SPLIT_EVEN ? TT_OP_SPLIT_TENSOR
+                                                         : TT_OP_CHUNK);
     tt_tensor *self;
     int64_t dim, arg = 0;
     const int64_t *sizes = NULL;

@@ -682,6 +682,17 @@ static tt_status op_split_sizes(int64_t k)
     return st ? st : TT_TEST_SUCCEEDED;
 }
 
+/* tt::split.Tensor through the dispatcher: the kernel names the op as the
+ * wrapper's fast path does. */
+static tt_status op_split(int64_t size)
+{
+    tt_value out = tt_v_none();
+    tt_value args[3] = {tt_v_tensor(E), tt_v_int(size), tt_v_int(1)};
+    tt_status st = tt_op_call(tt_op_find("tt::split.Tensor"), args, 3, &out, 1);
+    tt_value_clear(&out);
+    return st ? st : TT_TEST_SUCCEEDED;
+}
+
 #define SPLIT_ERRORS(X)                                                                         \
     X(sizes_sum, tt_split_with_sizes(E, 2, (const tt_size[]){2, 2}, 1, PC), TT_EINVAL,          \
       "tt::split_with_sizes: split_with_sizes expects split_sizes to sum exactly to 5 "         \
@@ -723,7 +734,9 @@ static tt_status op_split_sizes(int64_t k)
       "tt::chunk: argument 'dim' (#3): dimension out of range (expected to be in range of "     \
       "[-2, 1], but got 5)")                                                                    \
     X(op_sizes_sum, op_split_sizes(4), TT_EINVAL,                                               \
-      "tt::split_with_sizes: split_with_sizes expects split_sizes to sum exactly")
+      "tt::split_with_sizes: split_with_sizes expects split_sizes to sum exactly")             \
+    X(op_split_zero, op_split(0), TT_EINVAL,                                                    \
+      "tt::split: split_size can only be 0 if dimension size is 0")
 
 TT_ERROR_TABLE(SPLIT_ERRORS, split_errors);
 
