@@ -493,6 +493,7 @@ START_TEST(test_trace_list_result)
                       text);
         free(text);
         char *dot = NN(tt_graph_to_dot(g));
+        ck_assert_msg(strstr(dot, "[1] ") && strstr(dot, "(out 1)"), "%s", dot);
         free(dot);
         tt_tensor *got = NULL;
         OK(tt_graph_run(g, 1, &x, 1, &got));
