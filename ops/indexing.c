@@ -1196,8 +1196,30 @@ static tt_tensor *eq_as(const tt_tensor *a, const tt_tensor *b, tt_dtype dt)
     return r;
 }
 
+/* The part of src that the scatter reads: src narrowed to index's shape
+ * (index may be smaller than src in every dim; the rest of src is never
+ * read, and its gradient is zero, which fit_src_grad pads back). A new
+ * reference. */
+static tt_tensor *src_as_index(tt_tensor *src, const tt_tensor *index)
+{
+    tt_tensor *r = tt_retain(src);
+    for (int d = 0; r && d < tt_ndim(index) && d < tt_ndim(src); d++) {
+        if (tt_size_eq(tt_sizes(index)[d], tt_sizes(src)[d]))
+            continue;
+        tt_tensor *v = tt_narrow(r, d, 0, tt_sizes(index)[d]);
+        tt_release(r);
+        r = v;
+    }
+    return r;
+}
+
 /* scatter_reduce.two: PyTorch 1.13's scatter_reduce_backward, reduce by
- * reduce. */
+ * reduce. Where index is smaller than src (FINDINGS F24), PyTorch 1.13's
+ * amax, amin and prod formulas compare src with values gathered to the
+ * index's shape and fail (as tt did, naming tt::where or tt::eq, ops the
+ * user never called); later releases work on the part of src the scatter
+ * reads, as here: src narrowed to the index's shape, its gradient padded
+ * with zeros to src's shape. */
 static tt_status scatter_reduce_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
                                          tt_tensor **gi, int ni)
 {
@@ -1211,6 +1233,9 @@ static tt_status scatter_reduce_backward(tt_autograd_ctx *ctx, tt_tensor *const 
     tt_tensor *src = tt_ctx_saved(ctx, 2), *result = tt_ctx_saved(ctx, 3), *grad = g[0];
     tt_dtype dt = tt_dtype_of(grad);
     tt_tensor *gs = NULL, *gsrc = NULL;
+    /* Before the scope: a reference of its own, released below. */
+    if (!(src = src_as_index(src, index)))
+        return tt_errcode();
     tt_scope_begin();
     switch (reduce_kinds[code]) {
     case RED_SUM:
@@ -1287,6 +1312,7 @@ static tt_status scatter_reduce_backward(tt_autograd_ctx *ctx, tt_tensor *const 
         gs = gsrc = NULL;
     }
     tt_scope_end();
+    tt_release(src);
     if (st)
         return st;
     if ((st = tt__put_grad(ctx, gi, 0, gs))) {

@@ -423,6 +423,30 @@ static tt_status cat_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
 }
 
 
+/* split_with_sizes, split, chunk (PyTorch's split_with_sizes_backward):
+ * the pieces' gradients put back together along the dim; autograd hands
+ * zeros for a piece that got none. */
+static tt_status setup_split(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                             const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    int ndim = tt_ndim(in[0].u.t);
+    int64_t dim = in[2].u.i < 0 ? in[2].u.i + ndim : in[2].u.i;
+    return tt_ctx_save_int(ctx, "dim", dim);
+}
+
+static tt_status split_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ni;
+    int64_t dim;
+    tt_status st = tt_ctx_get_int(ctx, "dim", &dim);
+    if (st || !tt_ctx_needs_input_grad(ctx, 0))
+        return st;
+    gi[0] = tt_cat(ng, g, (int)dim);
+    return gi[0] ? TT_OK : tt_errcode();
+}
+
 /* ------------------------------- repeat, flip, roll, tril, triu, full_like */
 
 /* The data of the remapping rows. */
@@ -817,6 +841,209 @@ static tt_status scalar_tensor_kernel(tt_frame *f)
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
+/* ----------------------------------------- split_with_sizes, split, chunk */
+
+/* The data of the splitting rows. */
+enum { SPLIT_SIZES, SPLIT_EVEN, SPLIT_CHUNK };
+
+/* "[2, 3, s0]" for a message. */
+static char *sizes_text(int n, const tt_size *v, char *buf, size_t cap)
+{
+    return tt_size_list_str(n, v, false, buf, cap);
+}
+
+/* The pieces of self along dim, of the given lengths (validated: each
+ * non-negative and summing to the dim's size), as narrow views sharing
+ * self's storage (fake with self). Lengths may be symbols: the starts add
+ * up through tt_sym_add. n new references into out. */
+static tt_status split_pieces(const tt_tensor *self, int d, int n, const tt_size *len,
+                              tt_tensor **out)
+{
+    tt_size start = 0;
+    for (int i = 0; i < n; i++) {
+        out[i] = tt__narrow_raw(self, d, start, len[i]);
+        if (!out[i]) {
+            for (int j = 0; j < i; j++)
+                out[j] = tt_release(out[j]);
+            return tt_errcode();
+        }
+        start = tt_sym_add(start, len[i]);
+    }
+    return TT_OK;
+}
+
+/* PyTorch's first check of all three: a 0-dim tensor has nothing to split
+ * ("split expects at least a 1-dimensional tensor"), then the dim. */
+static int split_dim(const char *name, const char *what, const tt_tensor *self, int64_t dim,
+                     int dim_argno)
+{
+    if (tt_ndim(self) == 0) {
+        tt_error(TT_EINVAL, "%s: %s expects at least a 1-dimensional tensor (got a 0-dim "
+                            "tensor)", name, what);
+        return -1;
+    }
+    return tt__op_dim(name, "dim", dim_argno, dim, tt_ndim(self));
+}
+
+/* split_with_sizes: each length non-negative, all summing exactly to the
+ * dim's size (both checked before any piece is made, in PyTorch's order:
+ * a negative entry first). */
+static tt_status split_sizes_impl(const char *name, const tt_tensor *self, int n,
+                                  const tt_size *sizes, int64_t dim, tt_tensor **out)
+{
+    int d = split_dim(name, "split_with_sizes", self, dim, 3);
+    if (d < 0)
+        return tt_errcode();
+    char b[512], c[64];
+    if (tt__sizes_check(name, "split_sizes", n, sizes))
+        return tt_errcode();
+    for (int i = 0; i < n; i++)
+        if (tt__sz_lt(sizes[i], 0))
+            return tt_error(TT_EINVAL, "%s: split_with_sizes expects split_sizes have only "
+                                       "non-negative entries, but got split_sizes=%s",
+                            name, sizes_text(n, sizes, b, sizeof b));
+    tt_size sum = 0;
+    for (int i = 0; i < n; i++)
+        sum = tt_sym_add(sum, sizes[i]);
+    tt_size ds = tt_sizes(self)[d];
+    if (tt__sz_ne(sum, ds))
+        return tt_error(TT_EINVAL, "%s: split_with_sizes expects split_sizes to sum exactly "
+                                   "to %s (input tensor's size at dimension %d), but got "
+                                   "split_sizes=%s",
+                        name, size_str(ds, c, sizeof c), d, sizes_text(n, sizes, b, sizeof b));
+    return split_pieces(self, d, n, sizes, out);
+}
+
+/* How many pieces split.Tensor / chunk make, and their lengths into len
+ * (room for cap; *count is set even when it does not fit, so a caller can
+ * ask again). PyTorch's split: max(ceil(N / split_size), 1) pieces of
+ * split_size, the last one shorter; split_size 0 only when N is 0 (one
+ * empty piece). chunk: split_size ceil(N / chunks), so fewer pieces than
+ * asked when N does not divide, and `chunks` empty pieces when N is 0.
+ * The count is a number of results, so a symbolic N or split_size is
+ * specialized to its example value by a guard (tt_size_int), as PyTorch's
+ * guard on the number of outputs; the lengths stay symbolic. */
+static tt_status even_lengths(const char *name, int kind, const tt_tensor *self, int d,
+                              tt_size arg, int cap, tt_size *len, int *count)
+{
+    tt_size n = tt_sizes(self)[d];
+    char b[64];
+    tt_size split;
+    int64_t pieces;
+    if (kind == SPLIT_CHUNK) {
+        if (tt__sz_eq(n, 0)) { /* chunks empty pieces */
+            pieces = arg;
+            split = 0;
+        } else {
+            /* ceil(N / chunks) = (N + chunks - 1) // chunks */
+            split = tt_sym_floordiv(tt_sym_add(n, arg - 1), arg);
+            pieces = -1;
+        }
+    } else {
+        split = arg;
+        pieces = tt__sz_eq(split, 0) ? 1 : -1;
+        if (pieces == 1 && tt__sz_ne(n, 0))
+            return tt_error(TT_EINVAL, "%s: split_size can only be 0 if dimension size is "
+                                       "0, but got dimension size of %s",
+                            name, size_str(n, b, sizeof b));
+    }
+    if (pieces < 0) {
+        /* max(ceil(N / split), 1) */
+        tt_size q = tt_sym_floordiv(tt_sym_add(n, tt_sym_sub(split, 1)), split);
+        int64_t v = tt_size_is_sym(q) ? tt_size_int(q) : q;
+        if (v < 0)
+            return tt_errcode() ? tt_errcode()
+                                : tt_error(TT_EINVAL, "%s: the number of pieces is not "
+                                                      "known", name);
+        pieces = v > 1 ? v : 1;
+    }
+    if (pieces > INT32_MAX)
+        return tt_error(TT_EINVAL, "%s: %lld pieces are too many", name, (long long)pieces);
+    *count = (int)pieces;
+    if (pieces > cap)
+        return TT_OK;
+    for (int64_t i = 0; i + 1 < pieces; i++)
+        len[i] = split;
+    /* The last: N - (pieces - 1) * split (0 for an empty dim). */
+    len[pieces - 1] = tt_sym_sub(n, tt_sym_mul(pieces - 1, split));
+    return TT_OK;
+}
+
+/* split.Tensor and chunk: the pieces into *out (a tt__malloc'ed array of
+ * *count new references). */
+static tt_status split_even_impl(const char *name, int kind, const tt_tensor *self,
+                                 tt_size arg, int64_t dim, tt_tensor ***out, int *count)
+{
+    *out = NULL;
+    *count = 0;
+    const char *what = kind == SPLIT_CHUNK ? "chunk" : "split";
+    int d = split_dim(name, what, self, dim, 3);
+    if (d < 0)
+        return tt_errcode();
+    if (kind == SPLIT_CHUNK && (tt_size_is_sym(arg) || arg <= 0))
+        return tt_error(TT_EINVAL, "%s: chunk expects `chunks` to be greater than 0, got: "
+                                   "%lld", name, (long long)arg);
+    if (kind == SPLIT_EVEN) {
+        if (tt__size_check(name, "split_size", -1, arg))
+            return tt_errcode();
+        if (tt__sz_lt(arg, 0))
+            return tt_error(TT_EINVAL, "%s: split expects split_size be non-negative, but "
+                                       "got split_size=%lld", name, (long long)arg);
+    }
+    int n = 0;
+    tt_size small[16];
+    tt_status st = even_lengths(name, kind, self, d, arg, 16, small, &n);
+    if (st)
+        return st;
+    tt_size *len = small;
+    if (n > 16) {
+        if (!(len = tt__malloc(sizeof *len * (size_t)n)))
+            return tt_errcode();
+        st = even_lengths(name, kind, self, d, arg, n, len, &n);
+    }
+    tt_tensor **ts = st ? NULL : tt__malloc(sizeof *ts * (size_t)n);
+    if (!st && !ts)
+        st = tt_errcode();
+    if (!st && (st = split_pieces(self, d, n, len, ts)))
+        tt__free(ts);
+    if (len != small)
+        tt__free(len);
+    if (!st) {
+        *out = ts;
+        *count = n;
+    }
+    return st;
+}
+
+static tt_status split_kernel(tt_frame *f)
+{
+    int kind = (int)(intptr_t)tt_frame_userdata(f);
+    /* "tt::split", as the wrappers' fast path names it */
+    const char *name = tt__op_label(kind == SPLIT_SIZES ? TT_OP_SPLIT_WITH_SIZES
+                                    : kind == SPLIT_EVEN ? TT_OP_SPLIT_TENSOR
+                                                         : TT_OP_CHUNK);
+    tt_tensor *self;
+    int64_t dim, arg = 0;
+    const int64_t *sizes = NULL;
+    int n = 0;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_int(f, 2, &dim)) ||
+        (st = kind == SPLIT_SIZES ? tt_arg_ints(f, 1, &sizes, &n) : tt_arg_int(f, 1, &arg)))
+        return st;
+    tt_tensor **ts;
+    if (kind == SPLIT_SIZES) {
+        if (!(ts = tt__malloc(sizeof *ts * (size_t)(n ? n : 1))))
+            return tt_errcode();
+        st = split_sizes_impl(name, self, n, sizes, dim, ts);
+    } else {
+        st = split_even_impl(name, kind, self, arg, dim, &ts, &n);
+    }
+    if (!st)
+        st = tt_return_tensors(f, 0, n, ts);
+    tt__free(ts);
+    return st;
+}
+
 #undef TT__FAMILY_SHAPE
 #define TT__FAMILY_SHAPE TT__ROW
 static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
@@ -918,4 +1145,96 @@ tt_tensor *tt_full_like(const tt_tensor *a, double value)
 tt_tensor *tt_scalar_tensor(double value, tt_dtype dtype)
 {
     return tt__call_op(TT_OP_SCALAR_TENSOR, TT_ARGS(tt_v_float(value), tt_v_dtype(dtype)));
+}
+
+/* ------------------------------------------ split_with_sizes, split, chunk */
+
+/* Moves the n pieces of ts (an array of new references, tt__malloc'ed,
+ * freed here) into the caller's room of cap: all or, when they do not
+ * fit, none (released; *npieces still says how many there were). */
+static tt_status give_pieces(const char *name, tt_tensor **ts, int n, int cap,
+                             tt_tensor **pieces, int *npieces)
+{
+    if (npieces)
+        *npieces = n;
+    if (n > cap) {
+        for (int i = 0; i < n; i++)
+            tt_release(ts[i]);
+        tt__free(ts);
+        return tt_error(TT_EINVAL, "%s: argument 'pieces' has room for %d tensors, but the "
+                                   "split makes %d", name, cap, n);
+    }
+    memcpy(pieces, ts, sizeof *ts * (size_t)n);
+    tt__free(ts);
+    return TT_OK;
+}
+
+/* The dispatcher's path: the op's Tensor[] result into the caller's room. */
+static tt_status split_call(tt_builtin_id id, const tt_value *args, int nargs, int cap,
+                            tt_tensor **pieces, int *npieces)
+{
+    tt_value out = tt_v_none();
+    tt_status st = tt_op_call(tt__op(id), args, nargs, &out, 1);
+    if (st)
+        return st;
+    if (out.kind != TT_V_TENSORS) {
+        tt_value_clear(&out);
+        return tt_error(TT_EINVAL, "%s: expected a Tensor[] result", tt__op_label(id));
+    }
+    /* The array is the dispatcher's (tt__malloc'ed): give_pieces frees it. */
+    return give_pieces(tt__op_label(id), (tt_tensor **)out.u.tensors, out.n, cap, pieces,
+                       npieces);
+}
+
+tt_status tt_split_with_sizes(const tt_tensor *self, int n, const tt_size *split_sizes,
+                              int64_t dim, tt_tensor **pieces)
+{
+    const char *name = tt__op_label(TT_OP_SPLIT_WITH_SIZES);
+    if (n < 0 || (n > 0 && (!split_sizes || !pieces)))
+        return tt_error(TT_EINVAL, "%s: argument 'split_sizes' or 'pieces' is NULL or has a "
+                                   "negative count (%d)", name, n);
+    for (int i = 0; i < n; i++)
+        pieces[i] = NULL;
+    if (tt__fast_path(TT_OP_SPLIT_WITH_SIZES, 1, &self))
+        return split_sizes_impl(name, self, n, split_sizes, dim, pieces);
+    return split_call(TT_OP_SPLIT_WITH_SIZES,
+                      TT_ARGS(tt_v_tensor(self), tt_v_ints(n, split_sizes), tt_v_int(dim)), n,
+                      pieces, NULL);
+}
+
+/* split.Tensor and chunk. */
+static tt_status split_even_call(int kind, tt_builtin_id id, const tt_tensor *self,
+                                 int64_t arg, int64_t dim, int cap, tt_tensor **pieces,
+                                 int *npieces)
+{
+    const char *name = tt__op_label(id);
+    if (npieces)
+        *npieces = 0;
+    if (!npieces || cap < 0 || (cap > 0 && !pieces))
+        return tt_error(TT_EINVAL, "%s: argument 'pieces' or 'npieces' is NULL or has a "
+                                   "negative room (%d)", name, cap);
+    for (int i = 0; i < cap; i++)
+        pieces[i] = NULL;
+    if (tt__fast_path(id, 1, &self)) {
+        tt_tensor **ts;
+        int n;
+        tt_status st = split_even_impl(name, kind, self, arg, dim, &ts, &n);
+        return st ? st : give_pieces(name, ts, n, cap, pieces, npieces);
+    }
+    return split_call(id, TT_ARGS(tt_v_tensor(self), tt_v_int(arg), tt_v_int(dim)), cap,
+                      pieces, npieces);
+}
+
+tt_status tt_split(const tt_tensor *self, tt_size split_size, int64_t dim, int cap,
+                   tt_tensor **pieces, int *npieces)
+{
+    return split_even_call(SPLIT_EVEN, TT_OP_SPLIT_TENSOR, self, split_size, dim, cap, pieces,
+                           npieces);
+}
+
+tt_status tt_chunk(const tt_tensor *self, int64_t chunks, int64_t dim, tt_tensor **pieces,
+                   int *npieces)
+{
+    int cap = chunks < 0 ? 0 : chunks > INT32_MAX ? INT32_MAX : (int)chunks;
+    return split_even_call(SPLIT_CHUNK, TT_OP_CHUNK, self, chunks, dim, cap, pieces, npieces);
 }

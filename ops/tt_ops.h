@@ -295,6 +295,29 @@ tt_tensor *tt_triu(const tt_tensor *a, int64_t diagonal);
  * tt::scalar_tensor: a 0-dim tensor of dtype holding value. */
 tt_tensor *tt_full_like(const tt_tensor *a, double value);
 tt_tensor *tt_scalar_tensor(double value, tt_dtype dtype);
+/* tt::split_with_sizes: self cut along dim into n pieces of the given
+ * lengths (each >= 0, summing exactly to self's size there; sizes may be
+ * symbols). Each piece is a view of self (a narrow: it shares self's
+ * storage, writes through it reach self) and has its own gradient, summed
+ * back into self's. pieces (room for n) receives n new references, which
+ * the caller releases (tt_release each); on failure none (all NULL). */
+tt_status tt_split_with_sizes(const tt_tensor *self, int n, const tt_size *split_sizes,
+                              int64_t dim, tt_tensor **pieces);
+/* tt::split.Tensor: pieces of split_size along dim, the last one shorter
+ * (max(ceil(size / split_size), 1) pieces; split_size 0 only for an empty
+ * dim), views of self as tt_split_with_sizes's. pieces has room for cap;
+ * *npieces says how many the split makes, also when they do not fit
+ * (TT_EINVAL, nothing returned: ask again with that room). The caller
+ * releases each piece. */
+tt_status tt_split(const tt_tensor *self, tt_size split_size, int64_t dim, int cap,
+                   tt_tensor **pieces, int *npieces);
+/* tt::chunk: at most `chunks` (> 0) pieces of ceil(size / chunks) along
+ * dim, the last one shorter, so fewer than asked when the size does not
+ * divide (6 by 4: three pieces of 2); `chunks` empty pieces of an empty
+ * dim. pieces needs room for `chunks`; *npieces is how many were made, each
+ * a view of self and the caller's to release. */
+tt_status tt_chunk(const tt_tensor *self, int64_t chunks, int64_t dim, tt_tensor **pieces,
+                   int *npieces);
 
 #ifdef TT_CALLSITES
 #define tt_repeat(...) TT_CALLSITE_T(tt_repeat, __VA_ARGS__)
@@ -304,6 +327,9 @@ tt_tensor *tt_scalar_tensor(double value, tt_dtype dtype);
 #define tt_triu(...) TT_CALLSITE_T(tt_triu, __VA_ARGS__)
 #define tt_full_like(...) TT_CALLSITE_T(tt_full_like, __VA_ARGS__)
 #define tt_scalar_tensor(...) TT_CALLSITE_T(tt_scalar_tensor, __VA_ARGS__)
+#define tt_split_with_sizes(...) TT_CALLSITE_S(tt_split_with_sizes, __VA_ARGS__)
+#define tt_split(...) TT_CALLSITE_S(tt_split, __VA_ARGS__)
+#define tt_chunk(...) TT_CALLSITE_S(tt_chunk, __VA_ARGS__)
 #define tt_var(...) TT_CALLSITE_T(tt_var, __VA_ARGS__)
 #define tt_std(...) TT_CALLSITE_T(tt_std, __VA_ARGS__)
 #define tt_any(...) TT_CALLSITE_T(tt_any, __VA_ARGS__)

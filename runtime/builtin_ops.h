@@ -361,6 +361,15 @@
           cat_kernel, cat_kernel, cat_backward, setup_cat, JOIN_CAT, 0) \
     X(SHAPE, STACK, "tt::stack(Tensor[] tensors, int dim=0) -> Tensor", \
           stack_kernel, stack_kernel, cat_backward, setup_cat, JOIN_STACK, 0) \
+    /* Splitting: a list of narrow views of self (Tensor(a)[]). */ \
+    X(SHAPE, SPLIT_WITH_SIZES, "tt::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, " \
+          "int dim=0) -> Tensor(a)[]", \
+          split_kernel, split_kernel, split_backward, setup_split, SPLIT_SIZES, 0) \
+    X(SHAPE, SPLIT_TENSOR, "tt::split.Tensor(Tensor(a -> *) self, SymInt split_size, " \
+          "int dim=0) -> Tensor(a)[]", \
+          split_kernel, split_kernel, split_backward, setup_split, SPLIT_EVEN, 0) \
+    X(SHAPE, CHUNK, "tt::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", \
+          split_kernel, split_kernel, split_backward, setup_split, SPLIT_CHUNK, 0) \
     /* Copies that move elements (contiguous results, as PyTorch's). */ \
     X(SHAPE, REPEAT, "tt::repeat(Tensor self, SymInt[] repeats) -> Tensor", \
           remap_kernel, remap_kernel, remap_backward, setup_remap, REMAP_REPEAT, 0) \

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #define MAX_ARGS 16
-#define MAX_OUTS 4
+#define MAX_OUTS 8
 #define MAX_TOKS 4096
 
 typedef struct {
@@ -61,8 +61,11 @@ typedef struct {
     double floats[MAX_ARGS][8]; /* float lists (FL) */
     bool meta;
     double tol; /* a case's own tolerance ("tol"), or 0 for the dtype's */
-    /* out: one per result, in order (none for a None result) */
+    /* out: one per result, in order (none for a None result); a Tensor[]
+     * result ("list N") is its N elements' out lines, from list_at */
     int nouts;
+    bool has_list;
+    int list_at, list_n;
     struct {
         bool none;
         tt_dtype dt;
@@ -253,6 +256,10 @@ static void parse_case(reader *r, ref_case *c, char **toks)
             } else {
                 ck_abort_msg("%s: unknown argument kind %s", c->name, k);
             }
+        } else if (!strcmp(toks[0], "list")) {
+            c->has_list = true;
+            c->list_at = c->nouts;
+            c->list_n = atoi(toks[1]);
         } else if (!strcmp(toks[0], "out")) {
             ck_assert_int_lt(c->nouts, MAX_OUTS);
             int o = c->nouts++;
@@ -425,13 +432,33 @@ static void run_case(reader *r, ref_case *c)
         disagree(r, c, "refused (%s); PyTorch accepts it", tt_errmsg());
         return;
     }
-    if (nret != c->nouts) {
-        disagree(r, c, "returned %d results, PyTorch %d", nret, c->nouts);
+    /* The results with a Tensor[] result's elements in its place, as the
+     * file lists them. */
+    tt_tensor *res[MAX_OUTS];
+    int nres = 0, list_at = -1, list_n = 0;
+    for (int o = 0; o < nret; o++) {
+        if (outs[o].kind == TT_V_TENSORS) {
+            list_at = nres, list_n = outs[o].n;
+            for (int e = 0; e < outs[o].n; e++)
+                if (nres < MAX_OUTS)
+                    res[nres++] = outs[o].u.tensors[e];
+        } else if (nres < MAX_OUTS) {
+            res[nres++] = outs[o].kind == TT_V_TENSOR ? outs[o].u.t : NULL;
+        }
+    }
+    if ((list_at >= 0) != c->has_list ||
+        (c->has_list && (list_at != c->list_at || list_n != c->list_n))) {
+        disagree(r, c, "returned a list of %d tensors at %d, PyTorch %s%d at %d", list_n,
+                 list_at, c->has_list ? "a list of " : "no list ", c->list_n, c->list_at);
+        goto done;
+    }
+    if (nres != c->nouts) {
+        disagree(r, c, "returned %d results, PyTorch %d", nres, c->nouts);
         goto done;
     }
     bool ok = true;
-    for (int o = 0; o < nret && ok; o++) {
-        tt_tensor *t = outs[o].kind == TT_V_TENSOR ? outs[o].u.t : NULL;
+    for (int o = 0; o < nres && ok; o++) {
+        tt_tensor *t = res[o];
         if (c->outs[o].none) {
             if (t) {
                 disagree(r, c, "result %d: a tensor, PyTorch has None", o);
@@ -458,7 +485,7 @@ static void run_case(reader *r, ref_case *c)
     }
     /* Gradients are of sum(result 0 * g). */
     if (ok && !c->meta && c->ngrads)
-        check_grads(r, c, outs[0].u.t);
+        check_grads(r, c, res[0]);
     /* Every call PyTorch accepts is also opchecked: the fake kernel gives
      * the real layout, the schema's mutation and aliasing hold, and a
      * symbolic trace replays to the eager result (and gradients). Not for

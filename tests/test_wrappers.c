@@ -144,6 +144,37 @@ static tt_tensor *const *none_idx(void)
     return l;
 }
 
+/* The splitting wrappers return their pieces through an array: the row
+ * compares the last piece (a view at an offset into A) and releases the
+ * others. */
+static tt_tensor *last_piece(tt_status st, tt_tensor **p, int n, const char *what)
+{
+    ck_assert_msg(st == TT_OK, "%s: %s: %s", what, tt_status_name(st), tt_errmsg());
+    for (int i = 0; i + 1 < n; i++)
+        tt_release(p[i]);
+    return p[n - 1];
+}
+static tt_tensor *split_sizes_last(void)
+{
+    tt_tensor *p[2];
+    return last_piece(tt_split_with_sizes(A, 2, (const tt_size[]){1, 2}, -1, p), p, 2,
+                      "tt_split_with_sizes");
+}
+static tt_tensor *split_last(void)
+{
+    tt_tensor *p[2];
+    int n = 0;
+    tt_status st = tt_split(AT, 2, 0, 2, p, &n);
+    return last_piece(st, p, n, "tt_split");
+}
+static tt_tensor *chunk_last(void)
+{
+    tt_tensor *p[3];
+    int n = 0;
+    tt_status st = tt_chunk(A, 3, 1, p, &n);
+    return last_piece(st, p, n, "tt_chunk");
+}
+
 static const tt_adamw_opts adamw_opts = {
     .lr = 0.01, .beta1 = 0.8, .beta2 = 0.9, .eps = 1e-6, .weight_decay = 0.1};
 static const tt_sgd_opts sgd_opts = {
@@ -392,6 +423,9 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_triu, "tt::triu", "AT, -1", tt_triu(AT, -1))                                           \
     X(tt_full_like, "tt::full_like", "AT, 2.5, None", tt_full_like(AT, 2.5))                    \
     X(tt_scalar_tensor, "tt::scalar_tensor", "-1.5, f64", tt_scalar_tensor(-1.5, TT_F64))       \
+    X(tt_split_with_sizes, "tt::split_with_sizes", "A, [1, 2], -1", split_sizes_last())        \
+    X(tt_split, "tt::split.Tensor", "AT, 2, 0", split_last())                                   \
+    X(tt_chunk, "tt::chunk", "A, 3, 1", chunk_last())                                           \
     /* ---- ops/tt_ops.h: random */                                                            \
     X(tt_bernoulli, "tt::bernoulli", "PR", (tt_manual_seed(3), tt_bernoulli(PR)))               \
     X(tt_bernoulli_p, "tt::bernoulli.p", "AT, 0.25",                                            \

@@ -29,6 +29,8 @@ The file, one record per line, tokens separated by blanks:
     tol T                           the case's tolerance (else the dtype's)
     out DTYPE NDIM SIZES.. STRIDES.. VALUES..   (values in row-major order)
     out none                        one line per result, in order
+    list N                          a Tensor[] result (split, chunk): its N
+                                    elements are the next N out lines
     after I VALUES..                argument I's values after the call (a
                                     mutated argument), row-major
     err MESSAGE                     PyTorch refused the call
@@ -143,6 +145,11 @@ class T:
             self.dt, " ".join(str(v) for v in self.form), self.nbuf, len(self.sizes),
             " ".join(str(v) for v in self.sizes + self.strides) or "", self.off, int(self.rg))
         return line + (" %d" % self.share if self.share is not None else "")
+
+
+class ListResult(list):
+    """What an OPS entry returns for a Tensor[] result (torch.split's
+    tuple), so the record says the results are one list."""
 
 
 class TL:
@@ -695,6 +702,65 @@ def build_cases():
     pointwise_shape_cases()
     random_cases()
     transformer_cases()
+    split_cases()
+
+
+# ---- split_with_sizes, split.Tensor, chunk (ops/shape.c): a Tensor[]
+# result of views, one 'out' line per piece after 'list N'; gradients are
+# of the first piece (the others' gradients are zeros).
+def split_cases():
+    OPS.update({
+        "tt::split_with_sizes": lambda s, sizes, dim=0:
+            ListResult(torch.split_with_sizes(s, sizes, dim)),
+        "tt::split.Tensor": lambda s, size, dim=0: ListResult(torch.split(s, size, dim)),
+        "tt::chunk": lambda s, chunks, dim=0: ListResult(torch.chunk(s, chunks, dim)),
+    })
+    SWS, SPL, CHK = "tt::split_with_sizes", "tt::split.Tensor", "tt::chunk"
+    for dt in ALL:  # data movement: every dtype
+        case(SWS, T(dt, [4, 5], "c"), [2, 0, 3], 1)
+        case(SPL, T(dt, [4, 5], "t"), 2, 1)
+        case(CHK, T(dt, [5, 3], "s"), 2, 0)
+    for lay in ["c", "t", "s", "o", ("p", [1, 0])]:
+        case(SWS, T(F64, [4, 5], lay, rg=True), [1, 3], 0)
+        case(SWS, T(F32, [4, 5], lay), [2, 2, 1], -1)
+        case(SPL, T(F64, [4, 5], lay, rg=True), 3, -1)
+        case(CHK, T(F64, [4, 5], lay, rg=True), 3, 1)
+    case(SWS, T(F64, [2, 3, 4], ("p", [2, 0, 1]), rg=True), [1, 2], 1)
+    case(SWS, T(F64, [2, 3, 4], "c", rg=True), [0, 4], 2)  # an empty first piece
+    case(SWS, T(F64, [4, 5], "c", rg=True), [5], 1)
+    case(SWS, T(F32, [0, 3], "c"), [0, 0], 0)
+    case(SWS, T(F32, [4], "c"), [1, 1, 1, 1])
+    # split: pieces of split_size, the last shorter; one piece for a large
+    # split_size; split_size 0 only for an empty dim
+    for size in [1, 2, 4, 5, 7]:
+        case(SPL, T(F32, [3, 5], "c"), size, 1)
+    case(SPL, T(F64, [6, 2], "t", rg=True), 4)
+    case(SPL, T(F32, [0, 3], "c"), 0, 0)
+    case(SPL, T(F32, [0, 3], "c"), 2, 0)
+    case(SPL, T(F32, [2, 3, 4], "c"), 2, -2)
+    # chunk: ceil(n / chunks) per piece, so fewer pieces than asked when
+    # the size does not divide; `chunks` empty pieces of an empty dim
+    for chunks in [1, 2, 3, 4, 6]:
+        case(CHK, T(F32, [2, 5], "c"), chunks, 1)
+    case(CHK, T(F64, [6, 3], "c", rg=True), 4, 0)
+    case(CHK, T(F32, [0, 3], "c"), 3, 0)
+    case(CHK, T(F32, [3, 0], "c"), 2, 1)
+    case(CHK, T(F64, [2, 3, 4], "t", rg=True), 2, -1)
+    # errors
+    case(SWS, T(F32, [2, 5], "c"), [2, 2], 1)  # does not sum to the size
+    case(SWS, T(F32, [2, 5], "c"), [2, 4], 1)
+    case(SWS, T(F32, [2, 5], "c"), [6, -1], 1)  # negative
+    case(SWS, T(F32, [2, 5], "c"), [], 1)
+    case(SWS, T(F32, [2, 5], "c"), [2, 3], 2)  # dim out of range
+    case(SWS, T(F32, [], "c"), [1], 0)  # 0-dim
+    case(SPL, T(F32, [2, 5], "c"), 0, 1)
+    case(SPL, T(F32, [2, 5], "c"), -1, 1)
+    case(SPL, T(F32, [2, 5], "c"), 2, -3)
+    case(SPL, T(F32, [], "c"), 1, 0)
+    case(CHK, T(F32, [2, 5], "c"), 0, 1)
+    case(CHK, T(F32, [2, 5], "c"), -2, 1)
+    case(CHK, T(F32, [2, 5], "c"), 3, 5)
+    case(CHK, T(F32, [], "c"), 3, 0)
 
 
 # ---- random ops (ops/random.c). tt's generator is not PyTorch's, so a
@@ -2550,6 +2616,8 @@ def record(name, op, args, note, ref, tol, after, out):
                                    " ".join(str(v) for v in list(x.shape) + list(x.stride()))))
         r = r[0] if isinstance(r, (tuple, list)) else r
     elif isinstance(r, (tuple, list)):  # several results; () for a mutating op
+        if isinstance(r, ListResult):
+            w("list %d\n" % len(r))
         for x in r:
             w(out_line(x))
         r = r[0] if r else None

@@ -96,7 +96,7 @@ static void node_label(sbuf *b, const gnode *n)
     }
     for (int j = 0; j < n->nvals; j++) {
         sb_printf(b, "\n");
-        if (n->nvals > 1)
+        if (n->nvals > 1 || n->rlen) /* rlen: a list's elements, even of one */
             sb_printf(b, "[%d] ", j);
         if (j >= tt__node_nrets(n)) { /* an after-write value: say whose */
             int k = j - tt__node_nrets(n);
@@ -144,7 +144,7 @@ static void put_edge(sbuf *b, const tt_graph *g, int cluster, const char *indent
     sb_printf(&lab, "#%d %s", argi + 1, sa && sa->name[0] ? sa->name : "arg");
     if (elem >= 0)
         sb_printf(&lab, "[%d]", elem);
-    if (g->nodes[from.node].nvals > 1)
+    if (g->nodes[from.node].nvals > 1 || g->nodes[from.node].rlen)
         sb_printf(&lab, " (out %d)", from.out);
     if (writes)
         sb_printf(&lab, "\nwrites");

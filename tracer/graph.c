@@ -433,13 +433,23 @@ int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
     gnode *n = &g->nodes[id];
     n->op = op;
     n->loc = own;
+    /* A Tensor[] result gives one value per element (see gnode.ncall). */
+    int nflat = 0;
+    bool lists = false;
+    for (int j = 0; j < nouts; j++) {
+        lists |= outs[j].kind == TT_V_TENSORS;
+        nflat += outs[j].kind == TT_V_TENSORS ? outs[j].n : 1;
+    }
     n->args = tt__arena_alloc(&g->arena, sizeof *n->args * (size_t)(nargs ? nargs : 1));
-    n->vals = n->args ? tt__arena_alloc(&g->arena, sizeof *n->vals * (size_t)(nouts ? nouts : 1))
+    n->vals = n->args ? tt__arena_alloc(&g->arena, sizeof *n->vals * (size_t)(nflat ? nflat : 1))
                       : NULL;
-    if (!n->args || !n->vals)
+    n->rlen = lists && n->vals ? tt__arena_alloc(&g->arena, sizeof *n->rlen * (size_t)nouts)
+                               : NULL;
+    if (!n->args || !n->vals || (lists && !n->rlen))
         goto oom;
     memset(n->args, 0, sizeof *n->args * (size_t)(nargs ? nargs : 1));
-    memset(n->vals, 0, sizeof *n->vals * (size_t)(nouts ? nouts : 1));
+    memset(n->vals, 0, sizeof *n->vals * (size_t)(nflat ? nflat : 1));
+    n->ncall = nouts;
     for (int i = 0; i < nargs; i++) {
         n->args[i] = args[i];
         n->args[i].refs = NULL;
@@ -455,10 +465,16 @@ int tt__graph_add_op(tt_graph *g, const tt_op *op, const garg *args, int nargs,
         }
         n->nargs = i + 1;
     }
-    for (int j = 0; j < nouts; j++)
-        if ((n->vals[j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL))
-            tt__hold(n->vals[j]); /* not the user's reference: see tt_release */
-    n->nvals = nouts;
+    for (int j = 0, k = 0; j < nouts; j++) {
+        bool list = outs[j].kind == TT_V_TENSORS;
+        if (n->rlen)
+            n->rlen[j] = list ? outs[j].n : -1;
+        for (int e = 0; e < (list ? outs[j].n : 1); e++, k++)
+            if ((n->vals[k] = list ? outs[j].u.tensors[e]
+                              : outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL))
+                tt__hold(n->vals[k]); /* not the user's reference: see tt_release */
+    }
+    n->nvals = nflat;
     for (int i = 0; i < nargs; i++) {
         tt_status st = TT_OK;
         if (args[i].kind == GARG_REF)
@@ -514,6 +530,34 @@ int tt__graph_add_after_write(tt_graph *g, int node, int arg, int elem, tt_tenso
     n->after = args;
     n->nafter++;
     return n->nvals++;
+}
+
+tt_status tt__node_take_outs(const tt_graph *g, const gnode *n, tt_value *outs,
+                             tt_tensor **vals)
+{
+    int nc = tt__node_ncall(n);
+    for (int j = 0; n->rlen && j < nc; j++) {
+        if (n->rlen[j] < 0 || (outs[j].kind == TT_V_TENSORS && outs[j].n == n->rlen[j]))
+            continue;
+        int got = outs[j].kind == TT_V_TENSORS ? outs[j].n : -1;
+        for (int k = 0; k < nc; k++)
+            tt_value_clear(&outs[k]);
+        return tt_error(TT_EINVAL, "graph %s: node %s (%s): result %d is a list of %d "
+                                   "tensors, but the graph was traced with %d (the inputs "
+                                   "give another number of pieces; trace again for them)",
+                        g->name, n->name, tt_op_name(n->op), j, got, n->rlen[j]);
+    }
+    for (int j = 0, k = 0; j < nc; j++) {
+        if (n->rlen && n->rlen[j] >= 0) {
+            for (int e = 0; e < n->rlen[j]; e++)
+                vals[k++] = outs[j].u.tensors[e];
+            tt__free((void *)outs[j].u.tensors); /* the elements moved */
+        } else {
+            vals[k++] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
+        }
+        outs[j] = tt_v_none();
+    }
+    return TT_OK;
 }
 
 int tt__graph_set_output(tt_graph *g, const gref *outs, int nouts)

@@ -47,11 +47,19 @@ typedef struct {
     int nafter;
     int nouts;
     int nusers, cap_users;
+    /* An op with a Tensor[] result (split_with_sizes -> Tensor(a)[]) has
+     * one value per list element: its values are its results flattened,
+     * result j's elements one after the other. ncall is how many results
+     * the op returns (a list counts once), rlen[j] the length of result j
+     * as traced (-1: not a list); rlen is NULL when no result is a list,
+     * and then ncall equals tt__node_nrets. */
+    int ncall;
     char name[40];
     const tt_op *op;    /* TT_NODE_OP */
     garg *args;         /* TT_NODE_OP: schema order, defaults filled */
     tt_tensor **vals;   /* value of each output (owned) */
     int *after;         /* nafter (argument, list element) pairs */
+    int *rlen;          /* ncall list lengths, or NULL (see ncall) */
     gref *outs;         /* TT_NODE_OUTPUT: the graph's results */
     int *users;         /* nodes that read this one */
     /* The user's call that made it (op nodes; {0} when unknown): file and
@@ -102,9 +110,20 @@ static inline bool tt__graph_is_output(const tt_graph *g, int node)
     return false;
 }
 
-/* The results the node's op returns (its values less the after-write
- * ones): what a run asks the op for. */
+/* The values of the node's results (its values less the after-write
+ * ones; a Tensor[] result gives one per element). */
 static inline int tt__node_nrets(const gnode *n) { return n->nvals - n->nafter; }
+/* The results the node's op returns (a Tensor[] result counts once): what
+ * a run asks the op for. */
+static inline int tt__node_ncall(const gnode *n) { return n->rlen ? n->ncall : tt__node_nrets(n); }
+
+/* After a run of node n's op, moves its results outs[0 .. ncall) into
+ * vals[0 .. nrets), a list's elements one value each (the list's array is
+ * freed). A list whose length differs from the traced one is an error
+ * naming the node (every result is released then, vals left NULL): the
+ * graph's references were made for the traced count. */
+tt_status tt__node_take_outs(const tt_graph *g, const gnode *n, tt_value *outs,
+                             tt_tensor **vals);
 
 /* The argument index and list element (-1: a lone tensor) of after-write
  * value k of node n. */

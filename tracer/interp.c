@@ -151,9 +151,9 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
             void *lists[MAX_ARGS];
             st = bind(g, n, vals, &b, args, lists);
             if (!st)
-                st = tt_op_call(n->op, args, n->nargs, outs, tt__node_nrets(n));
-            for (int j = 0; !st && j < tt__node_nrets(n); j++)
-                vals[i][j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
+                st = tt_op_call(n->op, args, n->nargs, outs, tt__node_ncall(n));
+            if (!st)
+                st = tt__node_take_outs(g, n, outs, vals[i]);
             if (!st)
                 tt__node_fill_after(n, args, vals[i]);
             for (int a = 0; a < n->nargs; a++)

@@ -350,19 +350,31 @@ static tt_status aot_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void
         tt_no_grad_end();
     tt_tensor *loss = NULL;
     for (int j = 0; !st && j < nr; j++) {
-        if (res[j].kind != TT_V_TENSOR || !res[j].u.t)
-            continue;
-        out[o++] = tt_retain(res[j].u.t);
-        if (c->grads && tt_requires_grad(res[j].u.t)) {
-            tt_tensor *s = tt_sum_all(res[j].u.t), *acc = s;
-            if (s && loss) {
-                acc = tt_add(loss, s);
-                tt_release(s);
+        /* A Tensor[] result: each element is an output (c->nres counted
+         * them on a first run). */
+        bool list = res[j].kind == TT_V_TENSORS;
+        int ne = list ? res[j].n : res[j].kind == TT_V_TENSOR && res[j].u.t ? 1 : 0;
+        for (int e = 0; !st && e < ne; e++) {
+            tt_tensor *r = list ? res[j].u.tensors[e] : res[j].u.t;
+            if (!r)
+                continue;
+            if (o >= c->nres) {
+                st = tt_error(TT_EINVAL, "%s returned more tensors than on its first run (%d)",
+                              tt_op_name(c->op), c->nres);
+                break;
             }
-            tt_release(loss);
-            loss = acc;
-            if (!loss)
-                st = tt_errcode();
+            out[o++] = tt_retain(r);
+            if (c->grads && tt_requires_grad(r)) {
+                tt_tensor *s = tt_sum_all(r), *acc = s;
+                if (s && loss) {
+                    acc = tt_add(loss, s);
+                    tt_release(s);
+                }
+                tt_release(loss);
+                loss = acc;
+                if (!loss)
+                    st = tt_errcode();
+            }
         }
     }
     /* The written arguments, as they are after the call. */
@@ -522,6 +534,27 @@ static tt_check_result check_fake_metadata(const tt_graph *g, tt_tensor **in, in
     return TT_CHECK_PASSED;
 }
 
+/* Adds the elements of op's Tensor[] results on args (run without grad,
+ * on copies) to *n. */
+static tt_status count_list_elems(const tt_op *op, const tt_value *args, int nargs, int *n)
+{
+    tt__argset xa;
+    tt_value res[TT_MAX_RETURNS_PUBLIC] = {0};
+    int nr = tt_schema_nreturns(tt_op_schema(op));
+    tt_status st = tt__argset_copy(&xa, args, nargs, false);
+    if (st)
+        return st;
+    tt_no_grad_begin();
+    st = tt_op_call(op, xa.v, xa.n, res, nr);
+    tt_no_grad_end();
+    for (int j = 0; !st && j < nr; j++)
+        for (int e = 0; res[j].kind == TT_V_TENSORS && e < res[j].n; e++)
+            *n += res[j].u.tensors[e] != NULL;
+    clear_outs(res, st ? 0 : nr);
+    tt__argset_free(&xa);
+    return st;
+}
+
 static tt_check_result check_aot(const tt_op *op, const tt_value *args, int nargs,
                                  const tt_opcheck_opts *o, tt_opcheck_entry *e)
 {
@@ -543,9 +576,20 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
     int nt = tensors_of(ea.v, ea.n, ets, arg);
     tensors_of(ca.v, ca.n, cts, arg);
     const tt_schema *s = tt_op_schema(op);
-    for (int j = 0; j < tt_schema_nreturns(s); j++)
+    bool lists = false;
+    for (int j = 0; j < tt_schema_nreturns(s); j++) {
         c.nres += tt_schema_return(s, j)->type.base == TT_T_TENSOR &&
                   !tt_schema_return(s, j)->type.is_list;
+        lists |= tt_schema_return(s, j)->type.base == TT_T_TENSOR &&
+                 tt_schema_return(s, j)->type.is_list;
+    }
+    /* A Tensor[] result's elements are outputs each: how many, from a run
+     * on copies of the arguments (the traced function's outputs are fixed
+     * before it runs). */
+    if (lists && count_list_elems(op, args, nargs, &c.nres)) {
+        res = fail(e, "the op failed when run eagerly: %s", tt_errmsg());
+        goto done;
+    }
     for (int k = 0; k < nt; k++) {
         c.nwritten += tt_schema_arg(s, arg[k])->is_write && ea.v[arg[k]].kind == TT_V_TENSOR;
         c.nreq += tt_requires_grad(ets[k]);
@@ -561,6 +605,12 @@ static tt_check_result check_aot(const tt_op *op, const tt_value *args, int narg
         }
     c.grads = c.nreq > 0 && tt_op_has_autograd(op);
     int nout = c.nres + c.nwritten + (c.grads ? c.nreq : 0);
+    if (nout > MAXT) { /* a list of many pieces */
+        snprintf(e->message, sizeof e->message, "the op gives %d outputs to compare, more "
+                                                "than the %d the check compares", nout, MAXT);
+        res = TT_CHECK_NOT_EXERCISED;
+        goto done;
+    }
     if (nout == 0) {
         snprintf(e->message, sizeof e->message, "the op returns no tensor and writes none, "
                                                 "so there is nothing to compare");

@@ -553,9 +553,9 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
             }
         }
         if (!st)
-            st = tt_op_call_unchecked(s->op, args, n->nargs, outs, tt__node_nrets(n));
-        for (int j = 0; !st && j < tt__node_nrets(n); j++)
-            slots[p->offset[s->node] + j] = outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
+            st = tt_op_call_unchecked(s->op, args, n->nargs, outs, tt__node_ncall(n));
+        if (!st)
+            st = tt__node_take_outs(g, n, outs, &slots[p->offset[s->node]]);
         /* A traced size u0 (or an expression of it) is the real result's
          * size there: bound, for the steps after. */
         for (int j = 0; !st && s->binds && j < tt__node_nrets(n); j++) {

@@ -49,7 +49,7 @@ static inline void sb_printf(sbuf *b, const char *fmt, ...)
 static inline void print_ref(sbuf *b, const tt_graph *g, gref r)
 {
     const gnode *n = &g->nodes[r.node];
-    if (n->nvals > 1)
+    if (n->nvals > 1 || n->rlen) /* rlen: the elements of a list, even of one */
         sb_printf(b, "%s[%d]", n->name, r.out);
     else
         sb_printf(b, "%s", n->name);

@@ -551,14 +551,21 @@ eager_op_at_break(tracer *tr, const tt_op *op, tt_break_kind kind, const char *r
     st = tt_op_redispatch(op, args, nargs, outs, nouts);
     if (st)
         return st;
-    for (int j = 0; j < nouts && !st; j++)
-        if (outs[j].kind == TT_V_TENSOR && outs[j].u.t) {
-            int id = tt__graph_add_placeholder(tr->g, outs[j].u.t, NULL);
+    for (int j = 0; j < nouts && !st; j++) {
+        /* A Tensor[] result's elements are inputs of the next graph too. */
+        bool list = outs[j].kind == TT_V_TENSORS;
+        for (int e = 0; e < (list ? outs[j].n : 1) && !st; e++) {
+            tt_tensor *t = list ? outs[j].u.tensors[e]
+                         : outs[j].kind == TT_V_TENSOR ? outs[j].u.t : NULL;
+            if (!t)
+                continue;
+            int id = tt__graph_add_placeholder(tr->g, t, NULL);
             if (id < 0)
                 st = tt_errcode();
             else
-                tt__tracer_tag(tr, outs[j].u.t, id, 0);
+                tt__tracer_tag(tr, t, id, 0);
         }
+    }
     return st;
 }
 
@@ -572,9 +579,13 @@ static void free_gargs(garg *a, int n)
 /* Whether tensor t is among the op's results. */
 static bool returned(const tt_tensor *t, const tt_value *outs, int nouts)
 {
-    for (int j = 0; j < nouts; j++)
+    for (int j = 0; j < nouts; j++) {
         if (outs[j].kind == TT_V_TENSOR && outs[j].u.t == t)
             return true;
+        for (int e = 0; outs[j].kind == TT_V_TENSORS && e < outs[j].n; e++)
+            if (outs[j].u.tensors[e] == t)
+                return true;
+    }
     return false;
 }
 
@@ -689,9 +700,20 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
             for (int j = 0; j < nouts; j++)
                 tt_value_clear(&outs[j]);
         } else {
-            for (int j = 0; j < nouts; j++)
+            /* One graph value per result, and per element of a Tensor[]
+             * result (numbered as tt__graph_add_op flattens them), so
+             * code using an element refers to it. */
+            for (int j = 0, k = 0; j < nouts; j++) {
+                if (outs[j].kind == TT_V_TENSORS) {
+                    for (int e = 0; e < outs[j].n; e++, k++)
+                        if (outs[j].u.tensors[e])
+                            tt__tracer_tag(tr, outs[j].u.tensors[e], id, k);
+                    continue;
+                }
                 if (outs[j].kind == TT_V_TENSOR && outs[j].u.t)
-                    tt__tracer_tag(tr, outs[j].u.t, id, j);
+                    tt__tracer_tag(tr, outs[j].u.t, id, k);
+                k++;
+            }
             st = record_writes(tr, op, id, args, nargs, outs, nouts);
             for (int j = 0; st && j < nouts; j++)
                 tt_value_clear(&outs[j]);

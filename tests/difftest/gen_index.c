@@ -260,9 +260,6 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
         *res = fresh(A->dt, A->nd, A->s, slot);
         res->fuzzy = A->fuzzy || (src && B->fuzzy) || (f && m >= 2);
         res->rg = f && (A->rg || (src && B->rg));
-        /* scatter_reduce "prod"'s gradient fails when the index is
-         * smaller than src (FINDINGS F24): left out with gradients */
-        if (res->rg && m == 3 && ((in->mode >> 4) & 7) == 1) return false;
         /* amax/amin/prod reductions' gradients pick among ties */
         if (res->rg && m == 3 && ((in->mode >> 4) & 7) >= 2 && res->fuzzy) return false;
         return true;
