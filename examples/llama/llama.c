@@ -12,6 +12,7 @@
 #include "llama_model.h"
 #include "llama_reference.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,8 +185,8 @@ static tt_status generate(const llama_model *m, const llama_tokenizer *tok, cons
         rec->tokens[rec->n++] = next;
         if (show) {
             const char *p = llama_decode_piece(tok, rec->tokens[pos - 1], next);
-            /* as llama2.c: single bytes only when printable or space */
-            if (!(p[0] && !p[1] && !((unsigned char)p[0] >= 32 || p[0] == '\n' || p[0] == '\t')))
+            /* as llama2.c: a piece of one byte only when printable or space */
+            if (!p[0] || p[1] || isprint((unsigned char)p[0]) || isspace((unsigned char)p[0]))
                 printf("%s", p);
             fflush(stdout);
         }

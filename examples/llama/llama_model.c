@@ -631,11 +631,10 @@ tt_status llama_tokenizer_write_bytes(const char *path, int vocab_size)
             chars[nc++] = (char)c;
     for (int i = 0; i < nc && n < vocab_size && ok; i++, n++)
         ok = put_token(f, 0, &chars[i], 1);
-    /* merges: pairs, then triples of the first 27 characters, scored so
-     * that earlier ones win */
+    /* merges: pairs, triples, then quadruples of the first 27
+     * characters, scored so that earlier ones win */
     int na = (int)strlen(first);
-    for (int len = 2; len <= 3 && ok; len++) {
-        int count = len == 2 ? na * na : na * na * na;
+    for (int len = 2, count = na * na; len <= 4 && ok; len++, count *= na) {
         for (int i = 0; i < count && n < vocab_size && ok; i++, n++) {
             int r = i;
             for (int k = len - 1; k >= 0; k--, r /= na)

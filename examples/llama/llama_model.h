@@ -132,8 +132,9 @@ tt_status llama_encode(const llama_tokenizer *t, const char *text, bool bos, boo
 const char *llama_decode_piece(const llama_tokenizer *t, int prev, int token);
 /* A byte-level tokenizer of vocab_size (>= 260) tokens for tests and the
  * demo: <unk>, BOS, EOS, the 256 byte tokens, the printable ASCII
- * characters, then pairs and triples of " " and lowercase letters (scored
- * so that shorter, earlier merges win), then padding tokens. */
+ * characters, then pairs, triples and quadruples of " " and lowercase
+ * letters (scored so that shorter, earlier merges win), then padding
+ * tokens if any are still needed. */
 tt_status llama_tokenizer_write_bytes(const char *path, int vocab_size);
 
 #endif
