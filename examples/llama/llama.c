@@ -470,8 +470,9 @@ int main(int argc, char **argv)
     if ((st = generate(&m, &tok, pt, np, o.steps, c, &o, false, &rec)))
         goto out;
     printf("llama: prefill %d tokens in %.1f ms (%.1f tok/s); decode %.1f tok/s (%d tokens, the "
-           "first, which compiles, left out)\n", np, rec.prefill_ms, np / (rec.prefill_ms / 1e3),
-           rec.decode_timed ? rec.decode_timed / (rec.decode_ms / 1e3) : 0.0, rec.decode_timed);
+           "first%s left out)\n", np, rec.prefill_ms, np / (rec.prefill_ms / 1e3),
+           rec.decode_timed ? rec.decode_timed / (rec.decode_ms / 1e3) : 0.0, rec.decode_timed,
+           c ? ", which compiles," : "");
     if (c) {
         tt_compile_stats cs;
         tt_compiled_stats(c, &cs);
