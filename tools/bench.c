@@ -1591,7 +1591,7 @@ static bool bench_llama_decode(const bench *b, const bench_opts *o, double *valu
     int prompt[32];
     for (int i = 0; i < 32; i++)
         prompt[i] = (i * 131 + 7) % 32000;
-    tt_tensor *l = ok ? llama_prefill(&g.m, &g.kv, prompt, 32) : NULL;
+    tt_tensor *l = ok ? llama_prefill(&g.m, &g.kv, NULL, prompt, 32) : NULL;
     ok = l != NULL;
     tt_release(l);
     g.pos = 32;
@@ -1610,9 +1610,9 @@ static bool bench_llama_decode(const bench *b, const bench_opts *o, double *valu
     return ok;
 }
 
-/* The prefill of 256 tokens in the 15M config (one eager call: every
- * layer's products on 256 rows, causal attention, the cache's rows
- * written), beside its GEMM floor: the same products alone as direct
+/* The prefill of 256 tokens in the 15M config (one call, compiled, or
+ * eager for the variant 1: every layer's products on 256 rows, causal
+ * attention, the cache's rows written), beside its GEMM floor: the same products alone as direct
  * cblas_sgemm calls on the model's weights (q, k, v, o, w1, w3, w2 per
  * layer; per query head S = Q K^T and O = P V in full; the last row's
  * logits), 2 threads (goal: ratio <= 1.2). */
@@ -1622,7 +1622,7 @@ static int llama_prompt[LP_T];
 static bool llama_prefill_call(void *p)
 {
     llama_ctx *g = p;
-    tt_tensor *l = llama_prefill(&g->m, &g->kv, llama_prompt, LP_T);
+    tt_tensor *l = llama_prefill(&g->m, &g->kv, g->c, llama_prompt, LP_T);
     tt_release(l);
     return l != NULL;
 }
@@ -1668,6 +1668,8 @@ static bool bench_llama_prefill(const bench *b, const bench_opts *o, double *val
     llama_ctx g;
     double tp = 0, tf = 0;
     bool ok = llama_setup(&g, "15M", false);
+    if (ok && !b->variant && !(g.c = llama_compile_prefill(&g.m.cfg)))
+        ok = false;
     if (ok) {
         const llama_config *c = &g.m.cfg;
         size_t wide = (size_t)(c->hidden_dim > c->vocab_size ? c->hidden_dim : c->vocab_size);
@@ -1809,6 +1811,7 @@ static const bench benches[] = {
     {"llama_decode_110M_tok_s_2t", "tok/s", bench_llama_decode, 2, false, false, 0, 1},
     /* limit: its products alone as cblas_sgemm (goal: ratio <= 1.2) */
     {"llama_prefill_256_15M_ms", "ms", bench_llama_prefill, 2, false, false, 0, 0},
+    {"llama_prefill_256_15M_ms_eager", "ms", bench_llama_prefill, 2, false, false, 0, 1},
     {"resnet18_eval_ms_compiled_1t", "ms", bench_resnet_eval, 1, false, false, TT_PASS_EPILOGUE, 0},
     {"resnet18_eval_ms_compiled_2t", "ms", bench_resnet_eval, 2, false, false, TT_PASS_EPILOGUE, 0},
     /* limit: the tokens/s the floor allows */

@@ -41,7 +41,7 @@ static void usage(FILE *f)
             "  --topp F              top-p (nucleus) sampling in (0, 1); default 0.9\n"
             "  --seed N              the sampler's seed (default 42)\n"
             "  --threads N           threads (default: the library's)\n"
-            "  --eager               decode eagerly instead of with the compiled step\n"
+            "  --eager               prefill and decode eagerly instead of compiled\n"
             "  --write-random {15M,110M,tiny} PATH\n"
             "                        write a checkpoint of that config with random\n"
             "                        weights (seeded by --seed)\n"
@@ -136,13 +136,14 @@ static void record_free(run_record *r)
     *r = (run_record){0};
 }
 
-/* Prefill the prompt, then decode up to `steps` positions (compiled
- * through c, or eager), sampling each next token; prints the pieces
+/* Prefill the prompt (compiled through cp, or eager), then decode up to
+ * `steps` positions (compiled through c, or eager), sampling each next
+ * token; prints the pieces
  * unless tok is NULL or quiet. keep_bos: go on past a sampled BOS (the
  * check), else stop there as llama2.c does. */
 static tt_status generate(const llama_model *m, const llama_tokenizer *tok, const int *prompt,
-                          int nprompt, int steps, tt_compiled *c, const options *o, bool keep_bos,
-                          run_record *rec)
+                          int nprompt, int steps, tt_compiled *cp, tt_compiled *c,
+                          const options *o, bool keep_bos, run_record *rec)
 {
     const llama_config *cfg = &m->cfg;
     llama_cache kv = {0};
@@ -169,7 +170,7 @@ static tt_status generate(const llama_model *m, const llama_tokenizer *tok, cons
         fflush(stdout);
     }
     double t0 = now_ms();
-    tt_tensor *logits = llama_prefill(m, &kv, prompt, nprompt);
+    tt_tensor *logits = llama_prefill(m, &kv, cp, prompt, nprompt);
     rec->prefill_ms = now_ms() - t0;
     if (!logits)
         st = tt_errcode();
@@ -224,7 +225,7 @@ static tt_status check_run(const char *ckpt, const llama_tokenizer *tok, const c
                            const options *o)
 {
     llama_model m = {0};
-    tt_compiled *c = NULL;
+    tt_compiled *c = NULL, *cp = NULL;
     run_record re = {0}, rc = {0};
     llama_ref *ref = NULL;
     int *pt = malloc(sizeof(int) * (strlen(prompt) + 3)), np = 0;
@@ -233,11 +234,11 @@ static tt_status check_run(const char *ckpt, const llama_tokenizer *tok, const c
         st = llama_encode(tok, prompt, true, false, pt, &np);
     int steps = np + 12;
     if (!st)
-        st = generate(&m, tok, pt, np, steps, NULL, o, true, &re);
-    if (!st && !(c = llama_compile_decode(&m.cfg)))
+        st = generate(&m, tok, pt, np, steps, NULL, NULL, o, true, &re);
+    if (!st && (!(c = llama_compile_decode(&m.cfg)) || !(cp = llama_compile_prefill(&m.cfg))))
         st = tt_errcode();
     if (!st)
-        st = generate(&m, tok, pt, np, steps, c, o, true, &rc);
+        st = generate(&m, tok, pt, np, steps, cp, c, o, true, &rc);
     const int V = m.cfg.vocab_size;
     double dmax = 0, rmax = 0;
     if (!st && rc.n != re.n)
@@ -274,6 +275,12 @@ static tt_status check_run(const char *ckpt, const llama_tokenizer *tok, const c
         st = tt_error(TT_EINVAL, "check: the decode step traced %lld times for positions %d.."
                                  "%d, expected %lld (last miss: %s)", (long long)cs.misses, np,
                       re.n - 2, (long long)specialized + 1, cs.last_miss);
+    tt_compile_stats ps = {0};
+    if (cp)
+        tt_compiled_stats(cp, &ps);
+    if (!st && (ps.calls != 1 || ps.misses != 1))
+        st = tt_error(TT_EINVAL, "check: the compiled prefill: %lld calls, %lld traced; "
+                                 "expected 1 and 1", (long long)ps.calls, (long long)ps.misses);
     if (!st)
         printf("check %s, prompt \"%s\" (%d tokens), temperature %g, topp %g: %d tokens equal; "
                "compiled-eager logits %.2g, eager-reference %.2g; decode calls %lld, traced "
@@ -283,8 +290,63 @@ static tt_status check_run(const char *ckpt, const llama_tokenizer *tok, const c
     llama_ref_free(ref);
     record_free(&re), record_free(&rc);
     tt_compiled_free(c);
+    tt_compiled_free(cp);
     llama_model_free(&m);
     free(pt);
+    return st;
+}
+
+/* One compiled prefill serves prompts of any length from 2 on (the length
+ * is a symbol): lengths 18, 5 and 40 trace once, each equal to eager's
+ * logits, and eager's cache rows equal the compiled call's. */
+static tt_status check_prefill_lengths(const char *ckpt)
+{
+    llama_model m = {0};
+    llama_cache ke = {0}, kc = {0};
+    tt_compiled *cp = NULL;
+    tt_status st = llama_checkpoint_read(&m, ckpt);
+    if (!st && !(st = llama_cache_alloc(&ke, &m.cfg)) && !(st = llama_cache_alloc(&kc, &m.cfg)) &&
+        !(cp = llama_compile_prefill(&m.cfg)))
+        st = tt_errcode();
+    const int lens[3] = {18, 5, 40};
+    int toks[40];
+    for (int i = 0; i < 40; i++)
+        toks[i] = (i * 37 + 11) % m.cfg.vocab_size;
+    for (int k = 0; k < 3 && !st; k++) {
+        tt_tensor *le = llama_prefill(&m, &ke, NULL, toks, lens[k]);
+        tt_tensor *lc = le ? llama_prefill(&m, &kc, cp, toks, lens[k]) : NULL;
+        tt_tensor *d[3] = {lc ? tt_sub(le, lc) : NULL, lc ? tt_sub(ke.k, kc.k) : NULL,
+                           lc ? tt_sub(ke.v, kc.v) : NULL};
+        for (int j = 0; j < 3 && !st; j++) {
+            tt_scope_begin(); /* the temporaries of max |d| */
+            tt_tensor *a = d[j] ? tt_amax(tt_abs(d[j]), 0, NULL, false) : NULL;
+            double v = NAN;
+            if (!a || (st = tt_item(a, &v)))
+                st = tt_errcode() ? tt_errcode() : TT_EINVAL;
+            else if (!(v <= 1e-5))
+                st = tt_error(TT_EINVAL, "check: a compiled prefill of %d tokens differs from "
+                                         "eager's by %.3g (%s)", lens[k], v,
+                              j ? "the cache" : "the logits");
+            tt_scope_end();
+        }
+        for (int j = 0; j < 3; j++)
+            tt_release(d[j]);
+        tt_release(le), tt_release(lc);
+    }
+    tt_compile_stats cs = {0};
+    if (cp)
+        tt_compiled_stats(cp, &cs);
+    if (!st && cs.misses != 1)
+        st = tt_error(TT_EINVAL, "check: the prefill traced %lld times for prompts of 18, 5 and "
+                                 "40 tokens, expected once (last miss: %s)", (long long)cs.misses,
+                      cs.last_miss);
+    if (!st)
+        printf("check: one compiled prefill for prompts of 18, 5 and 40 tokens: %lld calls, "
+               "%lld traced, equal to eager (logits and cache)\n", (long long)cs.calls,
+               (long long)cs.misses);
+    tt_compiled_free(cp);
+    llama_cache_free(&ke), llama_cache_free(&kc);
+    llama_model_free(&m);
     return st;
 }
 
@@ -386,6 +448,8 @@ static tt_status check(const options *o)
             st = check_run(ckpts[k], &tok, runs[r].prompt, &oc);
         }
     if (!st)
+        st = check_prefill_lengths(ckpts[0]);
+    if (!st)
         st = check_errors(ckpts[0]);
     llama_tokenizer_free(&tok);
     if (!st)
@@ -403,7 +467,7 @@ int main(int argc, char **argv)
     tt_status st = TT_OK;
     llama_model m = {0};
     llama_tokenizer tok = {0};
-    tt_compiled *c = NULL;
+    tt_compiled *c = NULL, *cp = NULL;
     run_record rec = {0};
     int *pt = NULL;
     llama_config wc;
@@ -462,15 +526,18 @@ int main(int argc, char **argv)
     }
     printf("llama: dim %d, %d layers, %d heads (%d key/value), vocab %d, seq_len %d; %d "
            "threads, %s decode\n", m.cfg.dim, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads,
-           m.cfg.vocab_size, m.cfg.seq_len, tt_get_num_threads(), o.eager ? "eager" : "compiled");
-    if (!o.eager && !(c = llama_compile_decode(&m.cfg))) {
+           m.cfg.vocab_size, m.cfg.seq_len, tt_get_num_threads(),
+           o.eager ? "eager prefill and" : "compiled prefill and");
+    if (!o.eager && (!(c = llama_compile_decode(&m.cfg)) ||
+                     !(cp = llama_compile_prefill(&m.cfg)))) {
         st = tt_errcode();
         goto out;
     }
-    if ((st = generate(&m, &tok, pt, np, o.steps, c, &o, false, &rec)))
+    if ((st = generate(&m, &tok, pt, np, o.steps, cp, c, &o, false, &rec)))
         goto out;
-    printf("llama: prefill %d tokens in %.1f ms (%.1f tok/s); decode %.1f tok/s (%d tokens, the "
-           "first%s left out)\n", np, rec.prefill_ms, np / (rec.prefill_ms / 1e3),
+    printf("llama: prefill %d tokens in %.1f ms (%.1f tok/s%s); decode %.1f tok/s (%d tokens, "
+           "the first%s left out)\n", np, rec.prefill_ms, np / (rec.prefill_ms / 1e3),
+           cp ? ", tracing and compiling included" : "",
            rec.decode_timed ? rec.decode_timed / (rec.decode_ms / 1e3) : 0.0, rec.decode_timed,
            c ? ", which compiles," : "");
     if (c) {
@@ -485,6 +552,7 @@ out:
     record_free(&rec);
     free(pt);
     tt_compiled_free(c);
+    tt_compiled_free(cp);
     llama_tokenizer_free(&tok);
     llama_model_free(&m);
     if (!st && tt_live_tensors() != 0) {

@@ -292,11 +292,14 @@ static tt_tensor *heads(tt_tensor *x, int64_t T, int64_t n, int64_t hs)
     return tt_transpose(tt_view(x, 4, (int64_t[]){1, T, n, hs}), 1, 2);
 }
 
-tt_tensor *llama_forward(const llama_config *c, tt_tensor **in, tt_size pos)
+tt_tensor *llama_forward(const llama_config *c, tt_tensor **in, tt_size pos, bool causal)
 {
     tt_tensor *tokens = in[0], *kc = in[1], *vc = in[2], **w = in + 3;
     tt_tensor *cos = in[3 + LLAMA_NWEIGHTS], *sin = in[4 + LLAMA_NWEIGHTS];
-    int64_t T = tt_dim_size(tokens, 0), D = c->dim, H = c->n_heads, KV = c->n_kv_heads;
+    /* T may be a size symbol too (a traced prefill): sizes are computed
+     * with tt_sym_*, never compared in C */
+    tt_size T = tt_dim_size(tokens, 0);
+    int64_t D = c->dim, H = c->n_heads, KV = c->n_kv_heads;
     int64_t hs = D / H;
     tt_size end = tt_sym_add(pos, T);
     /* the rows of the rotary tables for these positions */
@@ -319,7 +322,7 @@ tt_tensor *llama_forward(const llama_config *c, tt_tensor **in, tt_size pos)
         /* every key and value up to this position; a prefill (pos 0)
          * attends causally, a decode step's one query sees all of them */
         tt_tensor *a = tt_scaled_dot_product_attention_gqa(
-            q, tt_narrow(kl, 2, 0, end), tt_narrow(vl, 2, 0, end), T > 1, 0);
+            q, tt_narrow(kl, 2, 0, end), tt_narrow(vl, 2, 0, end), causal, 0);
         a = tt_reshape(tt_transpose(a, 1, 2), 2, (int64_t[]){T, D});
         x = tt_add(x, tt_linear(a, tt_select(w[LLAMA_WO], 0, l), NULL));
         /* SwiGLU: w2(silu(w1 h) * w3 h) */
@@ -329,12 +332,32 @@ tt_tensor *llama_forward(const llama_config *c, tt_tensor **in, tt_size pos)
         x = tt_add(x, tt_linear(u, tt_select(w[LLAMA_W2], 0, l), NULL));
     }
     /* the last position's logits only: what the next token needs */
-    x = tt_rms_norm(tt_narrow(x, 0, T - 1, 1), 1, &D, w[LLAMA_RMS_FINAL], 1e-5);
+    x = tt_rms_norm(tt_narrow(x, 0, tt_sym_sub(T, 1), 1), 1, &D, w[LLAMA_RMS_FINAL], 1e-5);
     tt_tensor *logits = tt_linear(x, w[LLAMA_CLS], NULL); /* [1, V] */
     return tt_view(logits, 1, (int64_t[]){c->vocab_size});
 }
 
-tt_tensor *llama_prefill(const llama_model *m, llama_cache *kv, const int *tokens, int n)
+/* The prefill as a tt_fn: every token of in[0] from position 0, causal. */
+static tt_status prefill_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_scope_begin();
+    out[0] = tt_keep(llama_forward(ud, in, 0, true));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+tt_compiled *llama_compile_prefill(const llama_config *c)
+{
+    /* the prompt's length is the symbol; the rest keeps its sizes */
+    return tt_compile(prefill_step, LLAMA_NIN, 1,
+                      &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .fullgraph = true,
+                                       .dynamic_inputs = 1, .ud = (void *)c,
+                                       .ud_constant = true, .name = "llama_prefill"});
+}
+
+tt_tensor *llama_prefill(const llama_model *m, llama_cache *kv, tt_compiled *c,
+                         const int *tokens, int n)
 {
     if (n < 1 || n > m->cfg.seq_len) {
         tt_error(TT_EINVAL, "llama_prefill: %d prompt tokens: expected 1 to seq_len %d", n,
@@ -348,13 +371,21 @@ tt_tensor *llama_prefill(const llama_model *m, llama_cache *kv, const int *token
     }
     for (int i = 0; i < n; i++)
         t64[i] = tokens[i];
-    tt_tensor *in[LLAMA_NIN];
-    tt_scope_begin();
+    tt_tensor *in[LLAMA_NIN], *logits = NULL;
     tt_tensor *tok = tt_from_data(1, (int64_t[]){n}, TT_I64, t64);
-    llama_inputs(m, kv, tok, in);
-    tt_tensor *logits = tok ? tt_keep(llama_forward(&m->cfg, in, 0)) : NULL;
-    tt_scope_end();
     free(t64);
+    if (!tok)
+        return NULL;
+    llama_inputs(m, kv, tok, in);
+    if (c) {
+        if (tt_compiled_call(c, in, &logits))
+            logits = NULL;
+    } else {
+        tt_scope_begin();
+        logits = tt_keep(llama_forward(&m->cfg, in, 0, true));
+        tt_scope_end();
+    }
+    tt_release(tok);
     return logits;
 }
 
@@ -365,7 +396,7 @@ tt_status llama_decode_step(tt_tensor **in, int nin, tt_tensor **out, int nout, 
      * with an error that fails the call */
     tt_size pos = tt_fn_arg_int(0);
     tt_scope_begin();
-    out[0] = tt_keep(llama_forward(ud, in, pos));
+    out[0] = tt_keep(llama_forward(ud, in, pos, false));
     tt_scope_end();
     return out[0] ? TT_OK : tt_errcode();
 }
@@ -400,7 +431,7 @@ tt_tensor *llama_decode(const llama_model *m, llama_cache *kv, tt_compiled *c, i
             out = NULL;
     } else {
         tt_scope_begin();
-        out = tt_keep(llama_forward(&m->cfg, in, pos));
+        out = tt_keep(llama_forward(&m->cfg, in, pos, false));
         tt_scope_end();
     }
     tt_release(tok);

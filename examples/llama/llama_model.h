@@ -83,14 +83,19 @@ enum { LLAMA_NIN = 3 + LLAMA_NWEIGHTS + 2 };
 void llama_inputs(const llama_model *m, const llama_cache *kv, tt_tensor *tokens,
                   tt_tensor **in);
 
-/* The forward of T tokens at positions pos .. pos+T-1 (T == 1, or pos ==
- * 0 with causal attention: a prefill), writing their keys and values into
- * the cache; returns the logits of the last token ([vocab]). pos may be a
- * size symbol (a traced decode step). */
-tt_tensor *llama_forward(const llama_config *c, tt_tensor **in, tt_size pos);
-/* Prefill: the prompt tokens[0..n-1] at positions 0..n-1 in one eager
- * call; the logits of the last. */
-tt_tensor *llama_prefill(const llama_model *m, llama_cache *kv, const int *tokens, int n);
+/* The forward of T tokens at positions pos .. pos+T-1, writing their keys
+ * and values into the cache; returns the logits of the last token
+ * ([vocab]). A prefill is pos 0 with causal attention, a decode step one
+ * token (T 1, not causal: it sees every key up to pos). pos (a traced
+ * decode step) and T (a traced prefill) may be size symbols. */
+tt_tensor *llama_forward(const llama_config *c, tt_tensor **in, tt_size pos, bool causal);
+/* Prefill: the prompt tokens[0..n-1] at positions 0..n-1 in one call,
+ * compiled through c (from llama_compile_prefill: traced in fullgraph
+ * symbolic mode with the prompt's length a symbol, so one plan serves
+ * every length from 2 on) or eager (c NULL); the logits of the last. */
+tt_compiled *llama_compile_prefill(const llama_config *c);
+tt_tensor *llama_prefill(const llama_model *m, llama_cache *kv, tt_compiled *c,
+                         const int *tokens, int n);
 /* One decode step as a tt_fn (ud: the llama_config): in as llama_inputs
  * with one token, the position the compiled call's scalar argument 0 (a
  * dynamic int: tt_fn_arg_int), never state behind ud; out[0]: the logits. */
