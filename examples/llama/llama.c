@@ -350,6 +350,41 @@ static tt_status check_prefill_lengths(const char *ckpt)
     return st;
 }
 
+/* The sampler on known probabilities [0.05, 0.5, 0.15, 0.3]: greedy is
+ * token 1; top-p 0.7 keeps the nucleus {1, 3} (0.5, then 0.8 > 0.7) and
+ * draws both; plain sampling draws all four. */
+static tt_status check_sampler(void)
+{
+    const float p[4] = {0.05f, 0.5f, 0.15f, 0.3f};
+    float lg[4];
+    for (int i = 0; i < 4; i++)
+        lg[i] = logf(p[i]);
+    tt_tensor *logits = tt_from_data(1, (int64_t[]){4}, TT_F32, lg);
+    tt_status st = logits ? TT_OK : tt_errcode();
+    int tok = -1, seen[2][4] = {{0}};
+    if (!st && !(st = llama_sample(logits, 0, 0.9, &tok)) && tok != 1)
+        st = tt_error(TT_EINVAL, "check: greedy sampled %d, expected 1", tok);
+    tt_manual_seed(3);
+    for (int k = 0; k < 2 && !st; k++)
+        for (int i = 0; i < 400 && !st; i++)
+            if (!(st = llama_sample(logits, 1.0, k ? 1.0 : 0.7, &tok)) && (tok < 0 || tok > 3))
+                st = tt_error(TT_EINVAL, "check: sampled %d of 4 tokens", tok);
+            else if (!st)
+                seen[k][tok]++;
+    if (!st && (seen[0][0] || seen[0][2] || !seen[0][1] || !seen[0][3]))
+        st = tt_error(TT_EINVAL, "check: top-p 0.7 drew %d, %d, %d, %d times tokens 0..3; "
+                                 "expected only tokens 1 and 3", seen[0][0], seen[0][1],
+                      seen[0][2], seen[0][3]);
+    if (!st && (!seen[1][0] || !seen[1][1] || !seen[1][2] || !seen[1][3]))
+        st = tt_error(TT_EINVAL, "check: plain sampling never drew one of the 4 tokens");
+    if (!st)
+        printf("check: sampler: greedy 1; top-p 0.7 drew tokens 1 and 3 %d and %d times of 400 "
+               "(0.625 expected for 1); plain %d, %d, %d, %d\n", seen[0][1], seen[0][3],
+               seen[1][0], seen[1][1], seen[1][2], seen[1][3]);
+    tt_release(logits);
+    return st;
+}
+
 /* A checkpoint that is not what its header says is a clear error naming
  * the file and what was expected. */
 static tt_status check_errors(const char *good)
@@ -447,6 +482,8 @@ static tt_status check(const options *o)
             oc.temperature = runs[r].temperature, oc.topp = runs[r].topp;
             st = check_run(ckpts[k], &tok, runs[r].prompt, &oc);
         }
+    if (!st)
+        st = check_sampler();
     if (!st)
         st = check_prefill_lengths(ckpts[0]);
     if (!st)

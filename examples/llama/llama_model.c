@@ -581,8 +581,10 @@ tt_status llama_encode(const llama_tokenizer *t, const char *text, bool bos, boo
         if (id >= 0) {
             tokens[nt++] = id;
         } else {
-            for (size_t i = 0; i < len; i++) /* byte fallback: <0xXX> is 3 + byte */
-                tokens[nt++] = (unsigned char)buf[i] + 3;
+            for (size_t i = 0; i < len; i++) { /* byte fallback: <0xXX> is 3 + byte */
+                int b = (unsigned char)buf[i] + 3;
+                tokens[nt++] = b < t->vocab_size ? b : 0; /* <unk> in a smaller vocabulary */
+            }
         }
         len = 0;
     }
