@@ -22,6 +22,7 @@
 #include "tensortrace.h"
 #include "gpt2.h"
 #include "gpt2_reference_tt.h"
+#include "llama_model.h"
 #include "mlp_step.h"
 #include "resnet18.h"
 
@@ -1609,6 +1610,197 @@ static bool bench_resnet_eval(const bench *b, const bench_opts *o, double *value
     return ok;
 }
 
+/* Llama-2 (examples/llama), random weights made in memory in llama2.c's
+ * 15M and 110M configs. Decoding one token reads every weight once, so
+ * its limit is the time to stream the weights' bytes once (a sum in 16
+ * lanes over the same buffers on the same threads, as the decode_linear
+ * rows' limit): tokens/s both ways, the compiled decode step at positions
+ * 32..63 (wrapping), a token and a stream timed alternately, the median of
+ * each (goal: ratio >= 0.8). */
+typedef struct {
+    llama_model m;
+    llama_cache kv;
+    tt_compiled *c;
+    int64_t pos;
+    float *x, *y, *z, *s; /* the prefill floor's buffers */
+} llama_ctx;
+
+static void llama_ctx_free(llama_ctx *g)
+{
+    tt_compiled_free(g->c);
+    llama_cache_free(&g->kv);
+    llama_model_free(&g->m);
+    free(g->x), free(g->y), free(g->z), free(g->s);
+}
+
+static bool llama_setup(llama_ctx *g, const char *config, bool compiled)
+{
+    memset(g, 0, sizeof *g);
+    llama_config c;
+    if (!llama_config_named(config, &c) || llama_model_random(&g->m, &c, 7) ||
+        llama_cache_alloc(&g->kv, &c))
+        return false;
+    return !compiled || (g->c = llama_compile_decode(&g->m.cfg)) != NULL;
+}
+
+static bool llama_token(void *p)
+{
+    llama_ctx *g = p;
+    tt_tensor *l = llama_decode(&g->m, &g->kv, g->c, (int)(g->pos * 37 % 256), g->pos);
+    g->pos = g->pos + 1 < 64 ? g->pos + 1 : 32;
+    tt_release(l);
+    return l != NULL;
+}
+
+static void llama_stream_task(int64_t r0, int64_t r1, void *p)
+{
+    const float *w = p;
+    float acc[16] = {0};
+    for (int64_t i = r0 * 1024; i < r1 * 1024; i += 16)
+        for (int l = 0; l < 16; l++)
+            acc[l] += w[i + l];
+    sink = acc[0] + acc[15];
+}
+
+/* Every weight once (the shared classifier is the embedding: once). */
+static bool llama_stream(void *p)
+{
+    llama_ctx *g = p;
+    for (int i = 0; i < LLAMA_NWEIGHTS; i++) {
+        if (i == LLAMA_CLS && g->m.cfg.shared_classifier)
+            continue;
+        int64_t n = tt_numel(g->m.w[i]);
+        const float *w = tt_data(g->m.w[i]);
+        tt_parallel_for(n / 1024, 64, llama_stream_task, (void *)w);
+        float acc = 0;
+        for (int64_t e = n / 1024 * 1024; e < n; e++)
+            acc += w[e];
+        sink += acc;
+    }
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool bench_llama_decode(const bench *b, const bench_opts *o, double *value,
+                               double *limit)
+{
+    int ot, ob;
+    set_threads((int)b->n, &ot, &ob);
+    llama_ctx g;
+    enum { NMAX = 48 };
+    int n = o->quick ? 16 : NMAX;
+    double td[NMAX], ts[NMAX];
+    bool ok = llama_setup(&g, b->variant ? "110M" : "15M", true);
+    /* the cache's rows 0..31 from a prefill, then the specialized
+     * positions and the first trace of the general plan, untimed */
+    int prompt[32];
+    for (int i = 0; i < 32; i++)
+        prompt[i] = (i * 131 + 7) % 32000;
+    tt_tensor *l = ok ? llama_prefill(&g.m, &g.kv, NULL, prompt, 32) : NULL;
+    ok = l != NULL;
+    tt_release(l);
+    g.pos = 32;
+    ok = ok && llama_token(&g) && llama_stream(&g);
+    for (int i = 0; i < n && ok; i++)
+        ok = timed(llama_token, &g, 1, &td[i]) && timed(llama_stream, &g, 1, &ts[i]);
+    if (ok) {
+        qsort(td, (size_t)n, sizeof *td, cmp_double);
+        qsort(ts, (size_t)n, sizeof *ts, cmp_double);
+        *value = 1 / td[n / 2];
+        *limit = 1 / ts[n / 2];
+    }
+    llama_ctx_free(&g);
+    set_threads(ot, NULL, NULL);
+    openblas_set_num_threads(ob);
+    return ok;
+}
+
+/* The prefill of 256 tokens in the 15M config (one call, compiled, or
+ * eager for the variant 1: every layer's products on 256 rows, causal
+ * attention, the cache's rows written), beside its GEMM floor: the same products alone as direct
+ * cblas_sgemm calls on the model's weights (q, k, v, o, w1, w3, w2 per
+ * layer; per query head S = Q K^T and O = P V in full; the last row's
+ * logits), 2 threads (goal: ratio <= 1.2). */
+enum { LP_T = 256 };
+static int llama_prompt[LP_T];
+
+static bool llama_prefill_call(void *p)
+{
+    llama_ctx *g = p;
+    tt_tensor *l = llama_prefill(&g->m, &g->kv, g->c, llama_prompt, LP_T);
+    tt_release(l);
+    return l != NULL;
+}
+
+static bool llama_prefill_floor(void *p)
+{
+    llama_ctx *g = p;
+    const llama_config *c = &g->m.cfg;
+    int D = c->dim, H = c->hidden_dim, hs = D / c->n_heads, kvd = hs * c->n_kv_heads;
+    const float *w[LLAMA_NWEIGHTS];
+    for (int i = 0; i < LLAMA_NWEIGHTS; i++)
+        w[i] = tt_data(g->m.w[i]);
+#define LP_LINEAR(W, N, K)                                                                     \
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, LP_T, N, K, 1, g->x, K, W, K, 0,     \
+                g->y, N)
+    for (int l = 0; l < c->n_layers; l++) {
+        LP_LINEAR(w[LLAMA_WQ] + (size_t)l * D * D, D, D);
+        LP_LINEAR(w[LLAMA_WK] + (size_t)l * kvd * D, kvd, D);
+        LP_LINEAR(w[LLAMA_WV] + (size_t)l * kvd * D, kvd, D);
+        for (int h = 0; h < c->n_heads; h++) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, LP_T, LP_T, hs, 1, g->x, hs,
+                        g->z, hs, 0, g->s, LP_T);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, LP_T, hs, LP_T, 1, g->s,
+                        LP_T, g->z, hs, 0, g->y, hs);
+        }
+        LP_LINEAR(w[LLAMA_WO] + (size_t)l * D * D, D, D);
+        LP_LINEAR(w[LLAMA_W1] + (size_t)l * H * D, H, D);
+        LP_LINEAR(w[LLAMA_W3] + (size_t)l * H * D, H, D);
+        LP_LINEAR(w[LLAMA_W2] + (size_t)l * D * H, D, H);
+    }
+#undef LP_LINEAR
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 1, c->vocab_size, D, 1, g->x, D,
+                w[LLAMA_CLS], D, 0, g->y, c->vocab_size);
+    sink = g->y[0];
+    return true;
+}
+
+static bool bench_llama_prefill(const bench *b, const bench_opts *o, double *value,
+                                double *limit)
+{
+    int ot, ob;
+    set_threads((int)b->n, &ot, &ob);
+    llama_ctx g;
+    double tp = 0, tf = 0;
+    bool ok = llama_setup(&g, "15M", false);
+    if (ok && !b->variant && !(g.c = llama_compile_prefill(&g.m.cfg)))
+        ok = false;
+    if (ok) {
+        const llama_config *c = &g.m.cfg;
+        size_t wide = (size_t)(c->hidden_dim > c->vocab_size ? c->hidden_dim : c->vocab_size);
+        g.x = calloc((size_t)LP_T * (size_t)c->hidden_dim, sizeof(float));
+        g.y = calloc((size_t)LP_T * wide, sizeof(float));
+        g.z = calloc((size_t)LP_T * (size_t)c->dim, sizeof(float));
+        g.s = calloc((size_t)LP_T * LP_T, sizeof(float));
+        ok = g.x && g.y && g.z && g.s;
+    }
+    for (int i = 0; i < LP_T; i++)
+        llama_prompt[i] = (i * 131 + 7) % 32000;
+    ok = ok && best_pair(llama_prefill_call, &g, llama_prefill_floor, &g, o, o->quick ? 2 : 3,
+                         1, &tp, &tf);
+    *value = tp * 1e3;
+    *limit = tf * 1e3;
+    llama_ctx_free(&g);
+    set_threads(ot, NULL, NULL);
+    openblas_set_num_threads(ob);
+    return ok;
+}
+
 /* ----------------------------------------------------------------- table */
 
 static const bench benches[] = {
@@ -1684,6 +1876,16 @@ static const bench benches[] = {
     {"masked_fill_f32_16M", "GB/s", bench_stream_op, N16M, false, false, 0, SO_MASKED_FILL},
     {"resnet18_eval_ms_compiled_1t", "ms", bench_resnet_eval, 1, false, false, TT_PASS_EPILOGUE, 0},
     {"resnet18_eval_ms_compiled_2t", "ms", bench_resnet_eval, 2, false, false, TT_PASS_EPILOGUE, 0},
+    /* Llama-2 (examples/llama), random weights, compiled decode step;
+     * limit: the tokens/s that streaming the weights once allows (goal:
+     * ratio >= 0.8); the variant is the config (0: 15M, 1: 110M) */
+    {"llama_decode_15M_tok_s_1t", "tok/s", bench_llama_decode, 1, false, false, 0, 0},
+    {"llama_decode_15M_tok_s_2t", "tok/s", bench_llama_decode, 2, false, false, 0, 0},
+    {"llama_decode_110M_tok_s_1t", "tok/s", bench_llama_decode, 1, false, false, 0, 1},
+    {"llama_decode_110M_tok_s_2t", "tok/s", bench_llama_decode, 2, false, false, 0, 1},
+    /* limit: its products alone as cblas_sgemm (goal: ratio <= 1.2) */
+    {"llama_prefill_256_15M_ms", "ms", bench_llama_prefill, 2, false, false, 0, 0},
+    {"llama_prefill_256_15M_ms_eager", "ms", bench_llama_prefill, 2, false, false, 0, 1},
     /* limit: the tokens/s the floor allows */
     {"gpt2_tokens_per_s_compiled_2t", "tokens/s", bench_gpt2_tokens, 2, true, false, 0, 0},
     /* limit: the MB of every value the step's graph computes */
