@@ -235,8 +235,9 @@ static void gemm_one(const gemm_plan *p, const char *a, const char *b, char *o)
  * sgemv does better. Measured (CPU time, one thread, on a busy machine):
  * sgemm 3.4-3.7 ms, sgemv 2.0-2.3 ms, reading the weights alone 0.95-1.3
  * ms. A loop of our own written for the compiler (16 lanes, four rows at
- * a time) came out at 1.8-2.7 ms; written with AVX-512 FMAs it takes
- * 1.5-1.8 ms against sgemv's 1.6-2.4 (weights alone 0.9-1.2), so rows
+ * a time) came out at 1.8-2.7 ms; written with AVX-512 FMAs, eight rows
+ * at a time, it reads the weights at 0.79-1.05 of the plain read's speed
+ * against sgemv's 0.62-0.77 (vec_math_avx512.c), so rows
  * dotted with a contiguous vector (x W^T, W row-major: a linear layer's
  * step) run there on an AVX-512 CPU, split by rows across the threads;
  * the rest go to gemv. Returns false when the operands do not fit gemv's
@@ -277,9 +278,9 @@ static bool gemv_try(const gemm_plan *p)
     if (p->dt == TT_F32 && !trans && incx == 1 && tt__cpu_vector_level() == 2) {
         gemv_rows_job j = {(const float *)mat, (const float *)x, (float *)p->po, ld, cols, incy,
                            (float)p->alpha, p->accumulate};
-        /* tasks of at least ~256 KB of the matrix, in whole blocks of 4 rows */
-        int64_t grain = ((65536 / (cols > 0 ? cols : 1)) + 3) & ~(int64_t)3;
-        tt_parallel_for(rows, grain > 4 ? grain : 4, gemv_rows_task, &j);
+        /* tasks of at least ~256 KB of the matrix, in whole blocks of 8 rows */
+        int64_t grain = ((65536 / (cols > 0 ? cols : 1)) + 7) & ~(int64_t)7;
+        tt_parallel_for(rows, grain > 8 ? grain : 8, gemv_rows_task, &j);
         return true;
     }
     if (p->dt == TT_F32)
