@@ -261,7 +261,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
         break;
     }
     default:
-        if (!dt_print_index(f, in)) fprintf(f, "NULL");
+        if (!dt_print_index(f, in) && !dt_print_adv(f, in)) fprintf(f, "NULL");
         break;
     }
 #undef A
@@ -321,6 +321,7 @@ static const char *repro_prelude =
     "/* An i64 index tensor of the values v; one of a (values, indices) pair (both in the scope). */\n"
     "UNUSED static tt_tensor *ixt(int nd, const int64_t *s, const int64_t *v) { return tt_from_data(nd, s, TT_I64, v); }\n"
     "UNUSED static tt_tensor *ix_out;\n"
+    "UNUSED static tt_tensor *mskt(int nd, const int64_t *s, const int64_t *v) { return tt_to_dtype(ixt(nd, s, v), TT_BOOL); }\n"
     "UNUSED static tt_tensor *ok_then(tt_status st, tt_tensor *t) { return st == TT_OK ? t : NULL; }\n"
     "UNUSED static tt_tensor *pick2(tt_tensor *v, int which) { return !v ? NULL : which ? ix_out : v; }\n"
     "UNUSED static tt_tensor *item_scale(tt_tensor *a, tt_tensor *b) { double v = 0; tt_item(tt_sum_all(b), &v); tt_clear_error(); return tt_mul_scalar(a, v > 0 ? 1.0 : 2.0); }\n\n";
