@@ -273,9 +273,6 @@ static bool model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int 
             return false;
         }
         if (A->fuzzy && !f) return false;
-        /* its gradient (a masked_scatter of a data-dependent size) is
-         * refused by tt_graph_run (FINDINGS F26, F27): left out */
-        if (A->rg) return false;
         *res = fresh(f ? A->dt : TT_I64, 0, r, slot);
         res->fuzzy = f;
         res->rg = f && A->rg;
