@@ -155,7 +155,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
         bool tr = in->mode & 0x200;
         int64_t ws[4] = {tr ? cin : o, tr ? o / g : cin / g, in->i[1], in->i[2]}, nw = 1;
         for (int k = 0; k < sp + 2; k++) nw *= ws[k];
-        fprintf(f, "tt_%s(v%d, pv(v%d, 0, %d, ", dt_op_names[in->op], A, D, sp + 2);
+        fprintf(f, "%stt_%s(v%d, pv(v%d, 0, %d, ", in->mode & 0x400 ? "tt_relu(" : "", dt_op_names[in->op], A, D, sp + 2);
         pr_ints(f, sp + 2, ws);
         if (in->mode & 0x100) fprintf(f, "), pv(v%d, %lld, 1, (const int64_t[]){%lld}), ", D, (long long)nw, (long long)o);
         else fprintf(f, "), NULL, ");
@@ -164,6 +164,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
                 (long long)in->i[3], (long long)in->i[3], (long long)in->i[4], (long long)in->i[4],
                 (long long)in->i[5], (long long)in->i[5], (long long)opad, (long long)opad, (long long)g,
                 tr ? "true" : "false");
+        if (in->mode & 0x400) fprintf(f, ")");
         break;
     }
     case OP_MAXPOOL2D: case OP_AVGPOOL2D: case OP_MAXPOOL1D: case OP_AVGPOOL1D: {
