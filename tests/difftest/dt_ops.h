@@ -157,7 +157,11 @@
     X(RAND, "rand", "tt::rand tt::randn")                                                   \
     X(RANDINT, "randint", "tt::randint tt::randint.low")                                    \
     X(RANDPERM, "randperm", "tt::randperm")                                                 \
-    X(MULTINOMIAL, "multinomial", "tt::multinomial")
+    X(MULTINOMIAL, "multinomial", "tt::multinomial")                                        \
+    X(SDPA_EXT, "sdpa_ext", "tt::scaled_dot_product_attention")                             \
+    X(EMPTY, "empty", "tt::empty tt::empty_like tt::empty_strided tt::new_empty")           \
+    X(IM2COL, "im2col", "tt::im2col tt::col2im")                                            \
+    X(ADAMW, "adamw_", "tt::adamw_step")
 
 enum {
 #define X_ENUM(id, name, covers) OP_##id,

@@ -54,6 +54,19 @@ static int adv_mask_data(const dt_instr *in, int64_t *sizes, int64_t *vals)
     for (int64_t e = 0; e < n; e++) vals[e] = (int64_t)(hash(adv_seed(in), e, 1) % 2);
     return nd;
 }
+/* sdpa_ext's mask: rank i[2], sizes i[3..]; bool with key 0 always seen
+ * (a row with no key is NaN), or float (& 8) values 0, -1, 0.5. */
+static int sdpa_mask_data(const dt_instr *in, int64_t *sizes, double *vals)
+{
+    int nd = (int)in->i[2];
+    for (int k = 0; k < nd; k++) sizes[k] = in->i[3 + k];
+    int64_t n = numel_of(nd, sizes), cols = sizes[nd - 1];
+    for (int64_t e = 0; e < n; e++) {
+        uint64_t h = hash(adv_seed(in), e, 6);
+        vals[e] = in->mode & 8 ? (h % 3 == 0 ? 0 : h % 3 == 1 ? -1 : 0.5) : (e % cols == 0 || h % 3 != 0);
+    }
+    return nd;
+}
 static int64_t mask_count(const dt_instr *in)
 {
     int64_t s[DT_MAX_ND], v[4096], c = 0;
@@ -407,6 +420,85 @@ static bool model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int 
         *res = fresh(TT_I64, nr, r, slot);
         return true;
     }
+    case OP_SDPA_EXT: {
+        /* self-attention on a [.., T, D] (float): mode & 3: 0 an attn_mask
+         * (constant, adv_mask_data's [.., T, T] suffix; & 8 float, else
+         * bool with key 0 always seen), 1 causal with window i[0], 2
+         * grouped-query (key = value = a's first i[1] heads of dim -3),
+         * 3 both 0 and 2; & 4 scale 0.5 */
+        int m = in->mode & 3, nd = A->nd;
+        if (!f || nd < 2 || nd > 4) return false;
+        int64_t t = A->s[nd - 2];
+        if (m == 1 && (in->i[0] < 1 || in->i[0] > 4)) return false;
+        if (m >= 2) {
+            int64_t h = nd >= 3 ? A->s[nd - 3] : 0;
+            if (nd < 3 || h == DT_B || in->i[1] < 1 || h % in->i[1]) return false;
+        }
+        if (m == 0 || m == 3) {
+            int mnd = (int)in->i[2];
+            if (mnd < 1 || mnd > 2 || in->i[3] * (mnd > 1 ? in->i[4] : 1) > 64) return false; /* its buffers */
+            for (int k = 0; k < mnd; k++) {
+                int64_t ms = in->i[3 + k];
+                if (ms != 1 && (t == DT_B || ms != t)) return false;
+            }
+        }
+        *res = fresh(A->dt, nd, A->s, slot);
+        res->fuzzy = true;
+        res->rg = A->rg;
+        res->contig = false;
+        return true;
+    }
+    case OP_EMPTY: {
+        /* mode & 3: empty (dtype mode >> 2), empty_like, empty_strided
+         * (& 16 the last two dims' strides swapped), new_empty (a's sizes reversed): values
+         * unspecified, so the instruction fills them with f */
+        int m = in->mode & 3;
+        tt_dtype dt = m == 0 || m == 2 ? (tt_dtype)((in->mode >> 2) & 3) : A->dt;
+        if (!fits(dt, in->f)) return false;
+        nr = A->nd;
+        for (int k = 0; k < nr; k++) r[k] = m == 3 ? A->s[nr - 1 - k] : A->s[k];
+        *res = fresh(dt, nr, r, slot);
+        res->contig = m == 0 || m == 3 || (m == 1 && A->contig) || (m == 2 && !(in->mode & 16));
+        return true;
+    }
+    case OP_IM2COL: {
+        /* x [N, C, H, W] or [C, H, W] (float, C H W known): kernel i[0],
+         * i[1], dilation i[2], padding i[3], stride i[4]; mode & 1:
+         * col2im(im2col(x)) back to [.., C, H, W] */
+        int nd = A->nd;
+        if (!f || (nd != 3 && nd != 4)) return false;
+        int64_t c = A->s[nd - 3], h = A->s[nd - 2], w = A->s[nd - 1];
+        int64_t kh = in->i[0], kw = in->i[1], dl = in->i[2], pd = in->i[3], st = in->i[4];
+        if (c == DT_B || h == DT_B || w == DT_B || kh < 1 || kw < 1 || dl < 1 || pd < 0 || st < 1) return false;
+        int64_t oh = (h + 2 * pd - dl * (kh - 1) - 1), ow = (w + 2 * pd - dl * (kw - 1) - 1);
+        if (oh < 0 || ow < 0) return false;
+        oh = oh / st + 1, ow = ow / st + 1;
+        if (in->mode & 1) {
+            *res = fresh(A->dt, nd, A->s, slot);
+            res->fuzzy = true;
+        } else {
+            nr = 0;
+            if (nd == 4) r[nr++] = A->s[0];
+            r[nr++] = c * kh * kw;
+            r[nr++] = oh * ow;
+            *res = fresh(A->dt, nr, r, slot);
+            res->fuzzy = A->fuzzy;
+        }
+        res->rg = A->rg;
+        return true;
+    }
+    case OP_ADAMW: {
+        /* param a (in place), grad b (a's shape and dtype); the moment
+         * buffers b / 2 and b * b and step i[0] made in the call; & 1
+         * weight decay 0.01 */
+        if (!f || !B || B->dt != A->dt || B->nd != A->nd || in->i[0] < 1 || in->i[0] > 3 ||
+            memcmp(B->s, A->s, sizeof(int64_t) * (size_t)A->nd) || !inplace_ok(p, T, A, B))
+            return false;
+        *res = *A;
+        inplace_mark(T, slot, A, true);
+        res->fuzzy = true;
+        return true;
+    }
     default:
         return false;
     }
@@ -422,7 +514,7 @@ bool dt_model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
 void dt_adv_operands(int op, bool *b, bool *c)
 {
     *b = op == OP_MASKED_FILL || op == OP_MASKED_SCATTER || op == OP_INDEX_PUT || op == OP_RMS_NORM ||
-         op == OP_ROTARY;
+         op == OP_ROTARY || op == OP_ADAMW;
     *c = op == OP_MASKED_FILL || op == OP_MASKED_SELECT || op == OP_ROTARY;
 }
 
@@ -565,6 +657,33 @@ void dt_propose_adv(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         if ((in->mode & 1) && rbool(r, 50)) in->i[1] = 1 + rint_(r, 8);
         break;
     }
+    case OP_SDPA_EXT: {
+        int64_t t = nd >= 2 ? A->s[nd - 2] : 1, h = nd >= 3 && A->s[nd - 3] != DT_B ? A->s[nd - 3] : 1;
+        in->i[0] = 1 + rint_(r, 4);
+        in->i[1] = 1;
+        for (int64_t d = 1; d <= h; d++) if (h % d == 0 && rbool(r, 50)) in->i[1] = d;
+        in->i[2] = 1 + rbool(r, 60);
+        for (int k = 0; k < 2; k++) in->i[3 + k] = t == DT_B || rbool(r, 20) ? 1 : t;
+        in->mode &= 15;
+        break;
+    }
+    case OP_EMPTY: in->mode &= 31; break;
+    case OP_IM2COL:
+        in->i[0] = 1 + rint_(r, 3);
+        in->i[1] = 1 + rint_(r, 3);
+        in->i[2] = rbool(r, 20) ? 2 : 1;
+        in->i[3] = rint_(r, 2);
+        in->i[4] = 1 + rbool(r, 30);
+        break;
+    case OP_ADAMW:
+        in->b = rbool(r, 30) ? in->a : rint_(r, nslots);
+        for (int t = 0; t < 24; t++) {
+            int b = rint_(r, nslots);
+            if (T[b].dt == A->dt && T[b].nd == nd && !memcmp(T[b].s, A->s, sizeof(int64_t) * (size_t)nd) &&
+                T[b].root != A->root) { in->b = b; break; }
+        }
+        in->i[0] = 1 + rint_(r, 3);
+        break;
     default: break;
     }
 }
@@ -665,6 +784,54 @@ tt_tensor *dt_exec_adv(const dt_instr *in, tt_tensor **S)
     case OP_MULTINOMIAL:
         if (!(t = tt_abs(a)) || !(t = tt_clamp(t, 0.5, 4))) return NULL;
         return tt_multinomial(t, in->i[1], in->mode & 1);
+    case OP_SDPA_EXT: {
+        int m = in->mode & 3, nd = tt_ndim(a);
+        tt_tensor *kv = a;
+        tt_value mask = tt_v_none();
+        if (m >= 2 && !(kv = tt_narrow(a, nd - 3, 0, in->i[1]))) return NULL;
+        if (m == 0 || m == 3) {
+            int64_t s[2];
+            double v[64];
+            int mnd = sdpa_mask_data(in, s, v);
+            if (!(t = tt_from_data(mnd, s, TT_F64, v)) ||
+                !(t = tt_to_dtype(t, in->mode & 8 ? tt_dtype_of(a) : TT_BOOL)))
+                return NULL;
+            mask = tt_v_tensor(t);
+        }
+        return tt_call(tt_op_find("tt::scaled_dot_product_attention"), tt_v_tensor(a), tt_v_tensor(kv),
+                       tt_v_tensor(kv), mask, tt_v_float(0), tt_v_bool(m == 1),
+                       in->mode & 4 ? tt_v_float(0.5) : tt_v_none(), tt_v_bool(m >= 2),
+                       tt_v_int(m == 1 ? in->i[0] : 0));
+    }
+    case OP_EMPTY: {
+        int nd = tt_ndim(a), m = in->mode & 3;
+        int64_t s[DT_MAX_ND], st[DT_MAX_ND];
+        tt_dtype dt = (tt_dtype)((in->mode >> 2) & 3);
+        for (int k = 0; k < nd; k++) s[k] = tt_dim_size(a, m == 3 ? nd - 1 - k : k);
+        /* sizes may be symbols (every dim of a symbolic trace's inputs) */
+        for (int64_t k = nd - 1, x = 1; k >= 0; k--) st[k] = x, x = tt_sym_mul(x, s[k]);
+        if (m == 2 && (in->mode & 16) && nd >= 2) { /* the last two dims laid out transposed */
+            st[nd - 1] = s[nd - 2];
+            st[nd - 2] = 1;
+        }
+        t = m == 0 ? tt_empty(nd, s, dt) : m == 1 ? tt_empty_like(a) : m == 2 ? tt_empty_strided(nd, s, st, dt)
+                                                                             : tt_new_empty(a, nd, s);
+        return t && tt_fill_(t, in->f) == TT_OK ? t : NULL;
+    }
+    case OP_IM2COL: {
+        int nd = tt_ndim(a);
+        const int64_t k2[2] = {in->i[0], in->i[1]}, d2[2] = {in->i[2], in->i[2]}, p2[2] = {in->i[3], in->i[3]},
+                      s2[2] = {in->i[4], in->i[4]};
+        if (!(t = tt_im2col(a, k2, d2, p2, s2)) || !(in->mode & 1)) return t;
+        const int64_t o2[2] = {tt_dim_size(a, nd - 2), tt_dim_size(a, nd - 1)};
+        return tt_col2im(t, o2, k2, d2, p2, s2);
+    }
+    case OP_ADAMW: {
+        tt_tensor *ea = tt_mul_scalar(b, 0.5), *eq = tt_mul(b, b), *step = tt_scalar((double)in->i[0], TT_F32);
+        if (!ea || !eq || !step) return NULL;
+        tt_adamw_opts o = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = in->mode & 1 ? 0.01 : 0};
+        return tt_adamw_(a, b, ea, eq, step, &o) == TT_OK ? a : NULL;
+    }
     default:
         tt_error(TT_EINVAL, "difftest: unknown op %d", in->op);
         return NULL;
@@ -808,6 +975,59 @@ bool dt_print_adv(FILE *f, const dt_instr *in)
     case OP_RANDPERM: fprintf(f, "tt_randperm(%lld, %s)", (long long)in->i[0], dtn(in->mode)); return true;
     case OP_MULTINOMIAL:
         fprintf(f, "tt_multinomial(tt_clamp(tt_abs(v%d), 0.5, 4), %lld, %s)", A, (long long)in->i[1], tf(in->mode & 1));
+        return true;
+    case OP_SDPA_EXT: {
+        int m = in->mode & 3;
+        char kv[64];
+        if (m >= 2) snprintf(kv, sizeof kv, "tt_narrow(v%d, tt_ndim(v%d) - 3, 0, %lld)", A, A, (long long)in->i[1]);
+        else snprintf(kv, sizeof kv, "v%d", A);
+        fprintf(f, "tt_call(tt_op_find(\"tt::scaled_dot_product_attention\"), tt_v_tensor(v%d), tt_v_tensor(%s), "
+                   "tt_v_tensor(%s), ", A, kv, kv);
+        if (m == 0 || m == 3) {
+            int64_t s[2];
+            double v[64];
+            int mnd = sdpa_mask_data(in, s, v);
+            fprintf(f, "tt_v_tensor(tt_to_dtype(tt_from_data(%d, ", mnd);
+            pr_list(f, mnd, s);
+            fprintf(f, ", TT_F64, (const double[]){");
+            for (int64_t k = 0; k < numel_of(mnd, s); k++) fprintf(f, "%s%g", k ? ", " : "", v[k]);
+            if (in->mode & 8) fprintf(f, "}), tt_dtype_of(v%d)))", A);
+            else fprintf(f, "}), TT_BOOL))");
+        } else {
+            fprintf(f, "tt_v_none()");
+        }
+        fprintf(f, ", tt_v_float(0), tt_v_bool(%s), %s, tt_v_bool(%s), tt_v_int(%lld))", tf(m == 1),
+                in->mode & 4 ? "tt_v_float(0.5)" : "tt_v_none()", tf(m >= 2), (long long)(m == 1 ? in->i[0] : 0));
+        return true;
+    }
+    case OP_EMPTY: {
+        /* sizes of a (reversed for new_empty), then filled with f */
+        int m = in->mode & 3;
+        const char *dt = dtn((in->mode >> 2) & 3);
+        fprintf(f, "fill_then(");
+        if (m == 0) fprintf(f, "tt_empty(tt_ndim(v%d), sizes_of(v%d), %s)", A, A, dt);
+        else if (m == 1) fprintf(f, "tt_empty_like(v%d)", A);
+        else if (m == 2) fprintf(f, "empty_strided_of(v%d, %d, %s)", A, !!(in->mode & 16), dt);
+        else fprintf(f, "tt_new_empty(v%d, tt_ndim(v%d), reversed_sizes_of(v%d))", A, A, A);
+        fprintf(f, ", %.17g)", in->f);
+        return true;
+    }
+    case OP_IM2COL: {
+        char args[160];
+        snprintf(args, sizeof args, "(const int64_t[]){%lld, %lld}, (const int64_t[]){%lld, %lld}, "
+                 "(const int64_t[]){%lld, %lld}, (const int64_t[]){%lld, %lld}", (long long)in->i[0],
+                 (long long)in->i[1], (long long)in->i[2], (long long)in->i[2], (long long)in->i[3],
+                 (long long)in->i[3], (long long)in->i[4], (long long)in->i[4]);
+        if (in->mode & 1)
+            fprintf(f, "tt_col2im(tt_im2col(v%d, %s), sizes_of(v%d) + tt_ndim(v%d) - 2, %s)", A, args, A, A, args);
+        else
+            fprintf(f, "tt_im2col(v%d, %s)", A, args);
+        return true;
+    }
+    case OP_ADAMW:
+        fprintf(f, "ok_then(tt_adamw_(v%d, v%d, tt_mul_scalar(v%d, 0.5), tt_mul(v%d, v%d), tt_scalar(%lld, TT_F32), "
+                   "&(tt_adamw_opts){.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = %s}), v%d)",
+                A, B, B, B, B, (long long)in->i[0], in->mode & 1 ? "0.01" : "0", A);
         return true;
     default: return false;
     }
