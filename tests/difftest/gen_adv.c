@@ -506,7 +506,15 @@ static bool model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int 
 
 bool dt_model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot, dt_vtype *res)
 {
-    return model_adv(p, in, T, slot, res);
+    if (!model_adv(p, in, T, slot, res))
+        return false;
+    /* silu and the like keep a transposed self's layout, as PyTorch's
+     * elementwise ops do (seeds 3085, 5278): as in gen_index.c, a result
+     * is known contiguous only when self is, or made from sizes alone */
+    bool factory = in->op == OP_RAND || in->op == OP_RANDINT || in->op == OP_RANDPERM ||
+                   (in->op == OP_EMPTY && ((in->mode & 3) == 0 || (in->mode & 3) == 3));
+    if (!factory && in->a >= 0 && !T[in->a].contig) res->contig = false;
+    return true;
 }
 
 /* ------------------------------------------------------- proposals */

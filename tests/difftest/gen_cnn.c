@@ -331,6 +331,9 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         *res = fresh(A->dt, red == 2 ? nr : 0, r, slot);
         res->fuzzy = true;
         res->rg = A->rg || B->rg || (C && C->rg) || (D && D->rg);
+        /* unreduced, it is elementwise: laid out like its inputs (seed
+         * 3085: after sdpa_ext's transposed result, view refused) */
+        if (red == 2 && (!A->contig || !B->contig)) res->contig = false;
         return true;
     }
     case OP_NLL: {
