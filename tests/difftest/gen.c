@@ -804,7 +804,7 @@ static bool in_list(const char *list, const char *name);
 
 static bool op_enabled(const dt_genopts *o, int op)
 {
-    if (o->no_inplace && ((op >= OP_IADD && op <= OP_IFILL) || op == OP_SGD))
+    if (o->no_inplace && ((op >= OP_IADD && op <= OP_IFILL) || op == OP_SGD || op == OP_RAND_FILL || op == OP_ADAMW))
         return false;
     if (o->no_breaks && (op == OP_BREAK || op == OP_ITEM))
         return false;

@@ -166,12 +166,14 @@ static bool fits(tt_dtype dt, double x)
 static bool mask_ok(const dt_instr *in, const dt_vtype *A)
 {
     int nd = (int)in->i[0];
+    int64_t n = 1;
     if (nd < 0 || nd > A->nd) return false;
     for (int k = 0; k < nd; k++) {
         int64_t x = A->s[A->nd - nd + k], m = in->i[1 + k];
-        if (m != 1 && (x == DT_B || m != x)) return false;
+        if (m < 1 || (m != 1 && (x == DT_B || m != x))) return false;
+        n *= m;
     }
-    return true;
+    return n <= 4096; /* adv_mask_data's buffers */
 }
 
 /* tt_index's result shape (PyTorch's rule: adjacent indexed dims are
