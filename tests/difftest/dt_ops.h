@@ -161,7 +161,8 @@
     X(SDPA_EXT, "sdpa_ext", "tt::scaled_dot_product_attention")                             \
     X(EMPTY, "empty", "tt::empty tt::empty_like tt::empty_strided tt::new_empty")           \
     X(IM2COL, "im2col", "tt::im2col tt::col2im")                                            \
-    X(ADAMW, "adamw_", "tt::adamw_step")
+    X(ADAMW, "adamw_", "tt::adamw_step")                                                    \
+    X(INDEX_MASK, "index_mask", "tt::index.Tensor")
 
 enum {
 #define X_ENUM(id, name, covers) OP_##id,

@@ -293,6 +293,24 @@ static bool model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int 
         res->rg = f && A->rg;
         return true;
     }
+    case OP_INDEX_MASK: {
+        /* a[c] with c a bool program value of a's leading dims (its
+         * nonzero: a data-dependent count), summed over that count
+         * (mode & 1: after a cumsum): a's other dims */
+        if (!C || C->dt != TT_BOOL || C->fuzzy || C->nd < 1 || C->nd > A->nd || (A->fuzzy && !f)) return false;
+        for (int k = 0; k < C->nd; k++)
+            if (C->s[k] != A->s[k]) return false;
+        nr = A->nd - C->nd;
+        memcpy(r, A->s + C->nd, sizeof(int64_t) * (size_t)nr);
+        /* a size-1 dim after the count makes tt_index's fake kernel
+         * compare the count with 1, a graph break (FINDINGS F29): left out */
+        for (int k = 0; k < nr; k++)
+            if (r[k] == 1) return false;
+        *res = fresh(f ? A->dt : TT_I64, nr, r, slot);
+        res->fuzzy = f;
+        res->rg = f && A->rg;
+        return true;
+    }
     case OP_NONZERO:
         /* [nd] i64: nonzero(a)'s columns summed (mode & 1: after a cumsum) */
         if (A->fuzzy || A->nd < 1) return false;
@@ -525,7 +543,7 @@ void dt_adv_operands(int op, bool *b, bool *c)
 {
     *b = op == OP_MASKED_FILL || op == OP_MASKED_SCATTER || op == OP_INDEX_PUT || op == OP_RMS_NORM ||
          op == OP_ROTARY || op == OP_ADAMW;
-    *c = op == OP_MASKED_FILL || op == OP_MASKED_SELECT || op == OP_ROTARY;
+    *c = op == OP_MASKED_FILL || op == OP_MASKED_SELECT || op == OP_ROTARY || op == OP_INDEX_MASK;
 }
 
 /* A slot with these sizes and dtype (-1: none found). */
@@ -583,6 +601,12 @@ void dt_propose_adv(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         for (int t = 0; t < 12 && T[in->b].dt != A->dt; t++) in->b = rint_(r, nslots);
         break;
     case OP_NONZERO: break;
+    case OP_INDEX_MASK:
+        /* a bool value of a's shape or its leading dims */
+        in->c = -1;
+        for (int k = nd; k >= 1 && in->c < 0; k--)
+            if (k == nd || rbool(r, 50)) in->c = find_shaped(r, T, nslots, TT_BOOL, k, A->s, true);
+        break;
     case OP_INDEX: case OP_INDEX_PUT: {
         if (!nd) break;
         in->ni = 1 + rint_(r, nd);
@@ -736,6 +760,10 @@ tt_tensor *dt_exec_adv(const dt_instr *in, tt_tensor **S)
         if (!(m = c ? c : make_mask(in)) || !(t = tt_masked_select(a, m))) return NULL;
         if (!(in->mode & 1) && !(t = tt_cumsum(t, 0))) return NULL;
         return tt_sum_all(t);
+    case OP_INDEX_MASK:
+        if (!(t = tt_index(a, 1, &c))) return NULL;
+        if ((in->mode & 1) && !(t = tt_cumsum(t, 0))) return NULL;
+        return tt_sum(t, 1, (const int64_t[]){0}, false);
     case OP_NONZERO:
         if (!(t = tt_nonzero(a))) return NULL;
         if ((in->mode & 1) && !(t = tt_cumsum(t, 0))) return NULL;
@@ -917,6 +945,10 @@ bool dt_print_adv(FILE *f, const dt_instr *in)
     case OP_NONZERO:
         fprintf(f, "tt_sum(%stt_nonzero(v%d)%s, 1, (const int64_t[]){0}, false)", in->mode & 1 ? "tt_cumsum(" : "", A,
                 in->mode & 1 ? ", 0)" : "");
+        return true;
+    case OP_INDEX_MASK:
+        fprintf(f, "tt_sum(%stt_index(v%d, 1, (tt_tensor *[]){v%d})%s, 1, (const int64_t[]){0}, false)",
+                in->mode & 1 ? "tt_cumsum(" : "", A, C, in->mode & 1 ? ", 0)" : "");
         return true;
     case OP_INDEX:
         fprintf(f, "tt_index(v%d, %d, ", A, in->ni);
