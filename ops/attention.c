@@ -319,12 +319,16 @@ static tt_status attn_check(const char *op, const tt_tensor *q, const tt_tensor 
                                        "(dim -3) as key %s, got %s", op,
                             tt_shape_str(k, s1, sizeof s1), tt_shape_str(v, s2, sizeof s2));
         if (!tt_size_eq(hk, hq)) {
-            if (tt_size_is_sym(hq) || tt_size_is_sym(hk) || hk <= 0 || hq % hk)
+            /* symbolic heads (a symbolic trace's sizes): divisibility is a
+             * guard, the group the hints' (the kernels see real sizes) */
+            bool sym = tt_size_is_sym(hq) || tt_size_is_sym(hk);
+            int64_t hqv = sym ? tt_sym_hint(hq) : hq, hkv = sym ? tt_sym_hint(hk) : hk;
+            if (hkv <= 0 || hqv < 0 || (sym ? !tt_size_eq(tt_sym_mod(hq, hk), 0) : hq % hk))
                 return tt_error(TT_ESHAPE, "%s: argument 'key' (#2): with enable_gqa the "
                                            "number of key/value heads (dim -3) must divide "
                                            "query's, got key %s and query %s", op,
                                 tt_shape_str(k, s2, sizeof s2), tt_shape_str(q, s1, sizeof s1));
-            p->group = hq / hk;
+            p->group = hqv / hkv;
         }
     }
     for (int d = 0; d < nd - 2; d++)

@@ -670,6 +670,55 @@ START_TEST(test_nonzero_traced)
 }
 END_TEST
 
+/* sum(masked_select(x, mask)) and its gradient (a masked_scatter of a
+ * [u0] gradient into x's shape). */
+static tt_status f_masked_select_grad(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    const bool mv[4] = {true, false, false, true};
+    tt_tensor *m = tt_from_data(2, (const int64_t[]){2, 2}, TT_BOOL, mv);
+    tt_tensor *sel = m ? tt_masked_select(in[0], m) : NULL;
+    tt_tensor *y = sel ? tt_sum_all(sel) : NULL, *g = NULL;
+    tt_status st = y ? tt_grad(1, &y, NULL, 1, in, &g) : tt_errcode();
+    tt_release(sel);
+    tt_release(m);
+    out[0] = y;
+    out[1] = g;
+    return st;
+}
+
+/* FINDINGS F26 (tt-difftest): tt_graph_run bound only its inputs'
+ * symbols, so the data-dependent size u0 of masked_select's result
+ * reached its backward's masked_scatter unevaluated (fake: a garbage
+ * element count; symbolic: "a size argument that depends on a symbol its
+ * inputs do not bind"). It binds u0 to the real result's size now. */
+START_TEST(test_masked_select_grad_graph_run)
+{
+    const float v[4] = {1, 2, 3, 4};
+    tt_trace_mode modes[2] = {TT_TRACE_FAKE, TT_TRACE_SYMBOLIC};
+    for (int k = 0; k < 2; k++) {
+        tt_sym_reset();
+        tt_tensor *x = NN(tt_from_data(2, (const int64_t[]){2, 2}, TT_F32, v)), *e[2], *r[2];
+        OK(tt_set_requires_grad(x, true));
+        OK(f_masked_select_grad(&x, 1, e, 2, NULL));
+        tt_graph *g = NN(tt_trace(f_masked_select_grad, 1, &x,
+                                  &(tt_trace_opts){.mode = modes[k], .fullgraph = true, .nout = 2}));
+        tt_status st = tt_graph_run(g, 1, &x, 2, r);
+        ck_assert_msg(st == TT_OK, "graph run (%s): %s", k ? "symbolic" : "fake", tt_errmsg());
+        tt_test_assert_same_bits(r[0], e[0], "sum of masked_select");
+        tt_test_assert_same_bits(r[1], e[1], "its gradient");
+        assert_values(r[1], 4, (const double[]){1, 0, 0, 1}, "gradient");
+        for (int j = 0; j < 2; j++) {
+            tt_release(r[j]);
+            tt_release(e[j]);
+        }
+        tt_graph_free(g);
+        tt_release(x);
+    }
+    tt_sym_reset();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 static tt_tensor *EX, *EI, *EM, *EF, *EV, *EALL, *E0, *E34, *E2ALL, *OFF021, *OFF011, *ROW1, *OFF12,
@@ -926,6 +975,7 @@ static Suite *adv_index_suite(void)
     tcase_add_test(tc, test_index_bounds);
     tcase_add_test(tc, test_nonzero_values);
     tcase_add_test(tc, test_nonzero_traced);
+    tcase_add_test(tc, test_masked_select_grad_graph_run);
     tcase_add_test(tc, test_embedding_options);
     tcase_add_test(tc, test_index_put_self_values);
     tcase_add_test(tc, test_symbolic_sizes);

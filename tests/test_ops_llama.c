@@ -385,6 +385,34 @@ START_TEST(test_gqa_gradcheck_compiled)
 }
 END_TEST
 
+/* A symbolic trace makes the heads symbols (query s2 heads, key 1): the
+ * op refused any symbolic head count that differs from key's, though it
+ * divides (tt-difftest, sdpa_ext; fixed: divisibility is a guard). Traced
+ * symbolically and compiled, then called with other head counts. */
+START_TEST(test_gqa_symbolic_heads)
+{
+    const int64_t hq[2] = {4, 6};
+    tt_compiled *c = NN(tt_compile(f_gqa, 3, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    for (int i = 0; i < 2; i++) {
+        tt_tensor *in[3] = {tt_test_randn(TT_SHAPE(1, hq[i], 3, 4), TT_F32),
+                            tt_test_randn(TT_SHAPE(1, 2, 5, 4), TT_F32),
+                            tt_test_randn(TT_SHAPE(1, 2, 5, 2), TT_F32)}, *y, *e;
+        OK(tt_compiled_call(c, in, &y));
+        OK(f_gqa(in, 3, &e, 1, NULL));
+        tt_test_assert_close(y, e, 1e-6, "symbolic gqa");
+        tt_release(y), tt_release(e);
+        for (int k = 0; k < 3; k++)
+            tt_release(in[k]);
+    }
+    tt_compiled_free(c);
+    tt_tensor *q = tt_test_randn(TT_SHAPE(1, 4, 3, 4), TT_F32), *k = tt_test_randn(TT_SHAPE(1, 2, 5, 4), TT_F32);
+    tt_graph *g = NN(tt_trace(f_gqa, 3, (tt_tensor *[]){q, k, k}, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    tt_graph_free(g);
+    tt_release(q), tt_release(k);
+    tt_sym_reset();
+}
+END_TEST
+
 /* ------------------------------------------------ attn_mask and window */
 
 /* softmax(q k^T scale + add) v with plain ops (add: [.., T, S] or NULL). */
@@ -858,6 +886,7 @@ static Suite *llama_suite(void)
     tc = tt_tcase("gqa");
     tcase_add_test(tc, test_gqa_values_and_grads);
     tcase_add_test(tc, test_gqa_gradcheck_compiled);
+    tcase_add_test(tc, test_gqa_symbolic_heads);
     suite_add_tcase(s, tc);
     tcase_add_test(tc, test_attn_mask_window);
     tc = tt_tcase("compiled");

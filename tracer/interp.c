@@ -11,7 +11,7 @@
 typedef struct {
     tt_size *syms;
     int64_t *vals;
-    int n;
+    int n, cap;
 } bindings;
 
 static tt_status bind_symbols(const tt_graph *g, tt_tensor **inputs, bindings *b)
@@ -21,6 +21,7 @@ static tt_status bind_symbols(const tt_graph *g, tt_tensor **inputs, bindings *b
         cap += tt_ndim(g->nodes[i].vals[0]) + 1;
     b->syms = tt__malloc(sizeof *b->syms * (size_t)(cap ? cap : 1));
     b->vals = tt__malloc(sizeof *b->vals * (size_t)(cap ? cap : 1));
+    b->cap = cap ? cap : 1;
     if (!b->syms || !b->vals)
         return tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
     for (int i = 0; i < g->ninputs; i++) {
@@ -38,6 +39,40 @@ static tt_status bind_symbols(const tt_graph *g, tt_tensor **inputs, bindings *b
     return TT_OK;
 }
 
+/* Binds the data-dependent sizes (unbacked symbols, u0 ...) of node n's
+ * traced results to the sizes its real results have, so that later size
+ * arguments holding them (the gradient of masked_select is a
+ * masked_scatter of a [u0] gradient) evaluate; in fake graphs too, whose
+ * only symbols these are (FINDINGS F26). */
+static tt_status bind_results(const tt_graph *g, const gnode *n, tt_tensor **real, bindings *b)
+{
+    for (int j = 0; j < tt__node_nrets(n); j++) {
+        const tt_tensor *want = n->vals[j];
+        if (!want || !real[j] || tt_ndim(want) != tt_ndim(real[j]))
+            continue;
+        for (int d = 0; d < tt_ndim(want); d++) {
+            tt_size s = tt_sizes(want)[d];
+            int64_t v;
+            if (!tt_size_is_sym(s) || tt_sym_hint(s) >= 0 || tt_sym_eval(s, b->n, b->syms, b->vals, &v))
+                continue;
+            if (b->n == b->cap) {
+                int cap = b->cap ? 2 * b->cap : 4;
+                tt_size *ns = tt__realloc(b->syms, sizeof *ns * (size_t)b->cap, sizeof *ns * (size_t)cap);
+                if (ns)
+                    b->syms = ns;
+                int64_t *nv = ns ? tt__realloc(b->vals, sizeof *nv * (size_t)b->cap, sizeof *nv * (size_t)cap) : NULL;
+                if (!nv)
+                    return tt_error(TT_ENOMEM, "out of memory running graph %s", g->name);
+                b->vals = nv;
+                b->cap = cap;
+            }
+            b->syms[b->n] = s;
+            b->vals[b->n++] = tt_sizes(real[j])[d];
+        }
+    }
+    return TT_OK;
+}
+
 /* A constant argument with the symbols it holds replaced by their bound
  * sizes (an int list goes into `scratch`, which the caller frees). */
 static tt_status eval_const(const tt_graph *g, const tt_value *v, const bindings *b,
@@ -45,7 +80,7 @@ static tt_status eval_const(const tt_graph *g, const tt_value *v, const bindings
 {
     *out = *v;
     *scratch = NULL;
-    if (b->n == 0 || (v->kind != TT_V_INT && v->kind != TT_V_INTS))
+    if (v->kind != TT_V_INT && v->kind != TT_V_INTS)
         return TT_OK;
     if (v->kind == TT_V_INT) {
         if (tt_size_is_sym(v->u.i) && !tt_sym_eval(v->u.i, b->n, b->syms, b->vals, &out->u.i))
@@ -156,6 +191,8 @@ tt_status tt_graph_run(const tt_graph *g, int nin, tt_tensor **inputs, int nout,
                 st = tt__node_take_outs(g, n, outs, vals[i]);
             if (!st)
                 tt__node_fill_after(n, args, vals[i]);
+            if (!st)
+                st = bind_results(g, n, vals[i], &b);
             for (int a = 0; a < n->nargs; a++)
                 tt__free(lists[a]);
         } else {

@@ -29,4 +29,10 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S);
 bool dt_index_uses_b(int op);
 int dt_index_data(const dt_instr *in, int64_t *sizes, int64_t *vals);
 
+/* gen_adv.c: the same for the ops from DT_FIRST_ADV; which of b, c they read. */
+bool dt_model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot, dt_vtype *res);
+void dt_propose_adv(rng *r, const dt_program *p, const dt_vtype *T, int nslots, int op, dt_instr *in);
+tt_tensor *dt_exec_adv(const dt_instr *in, tt_tensor **S);
+void dt_adv_operands(int op, bool *b, bool *c);
+
 #endif

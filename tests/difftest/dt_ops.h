@@ -141,7 +141,28 @@
     X(ISNAN, "isnan", "tt::isnan tt::isinf")                                                \
     X(ANY, "any", "tt::any tt::all tt::any.dim tt::all.dim")                                \
     X(REPEAT, "repeat", "tt::repeat")                                                       \
-    X(FULL_LIKE, "full_like", "tt::full_like tt::scalar_tensor")
+    X(FULL_LIKE, "full_like", "tt::full_like tt::scalar_tensor")                             \
+    X(MASKED_FILL, "masked_fill", "tt::masked_fill.Scalar tt::masked_fill.Tensor")          \
+    X(MASKED_SCATTER, "masked_scatter", "tt::masked_scatter")                               \
+    X(MASKED_SELECT, "masked_select", "tt::masked_select")                                  \
+    X(NONZERO, "nonzero", "tt::nonzero")                                                    \
+    X(INDEX, "index", "tt::index.Tensor")                                                   \
+    X(INDEX_PUT, "index_put", "tt::index_put tt::index_put_")                               \
+    X(EMBEDDING_BAG, "embedding_bag", "tt::_embedding_bag")                                 \
+    X(RMS_NORM, "rms_norm", "tt::rms_norm")                                                 \
+    X(SILU, "silu", "tt::silu")                                                             \
+    X(ROTARY, "rotary_embedding", "tt::rotary_embedding")                                   \
+    X(BERNOULLI, "bernoulli", "tt::bernoulli tt::bernoulli.p")                              \
+    X(RAND_FILL, "uniform_", "tt::uniform_ tt::normal_")                                    \
+    X(RAND, "rand", "tt::rand tt::randn")                                                   \
+    X(RANDINT, "randint", "tt::randint tt::randint.low")                                    \
+    X(RANDPERM, "randperm", "tt::randperm")                                                 \
+    X(MULTINOMIAL, "multinomial", "tt::multinomial")                                        \
+    X(SDPA_EXT, "sdpa_ext", "tt::scaled_dot_product_attention")                             \
+    X(EMPTY, "empty", "tt::empty tt::empty_like tt::empty_strided tt::new_empty")           \
+    X(IM2COL, "im2col", "tt::im2col tt::col2im")                                            \
+    X(ADAMW, "adamw_", "tt::adamw_step")                                                    \
+    X(INDEX_MASK, "index_mask", "tt::index.Tensor")
 
 enum {
 #define X_ENUM(id, name, covers) OP_##id,
@@ -156,8 +177,11 @@ enum { ACT_LEAKY, ACT_ELU, ACT_HARDTANH, ACT_HARDSWISH, ACT_HARDSIGMOID, ACT_SOF
 #define DT_FIRST_CNN OP_CONV2D
 /* The first of issue 27's ops (gen_index.c), after the CNN ones. */
 #define DT_FIRST_INDEX OP_SORT
-/* gen_index.c: the C call of one of its ops (false: not one). */
+/* The first of the advanced indexing, transformer and random ops (gen_adv.c). */
+#define DT_FIRST_ADV OP_MASKED_FILL
+/* gen_index.c, gen_adv.c: the C call of one of their ops (false: not one). */
 bool dt_print_index(FILE *f, const dt_instr *in);
+bool dt_print_adv(FILE *f, const dt_instr *in);
 extern const char *const dt_act_fn[ACT_COUNT];
 extern const char *const dt_pad_modes[3];   /* tt_pad's modes by OP_PAD's mode */
 extern const char *const dt_reductions[3];  /* the losses' reductions by mode & 3 */

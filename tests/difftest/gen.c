@@ -157,7 +157,8 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
     const dt_vtype *A = in->a >= 0 && in->a < slot ? &T[in->a] : NULL;
     const dt_vtype *B = in->b >= 0 && in->b < slot ? &T[in->b] : NULL;
     const dt_vtype *C = in->c >= 0 && in->c < slot ? &T[in->c] : NULL;
-    bool needA = in->op != OP_FULL && in->op != OP_ARANGE && in->op != OP_LINSPACE && in->op != OP_BREAK;
+    bool needA = in->op != OP_FULL && in->op != OP_ARANGE && in->op != OP_LINSPACE && in->op != OP_BREAK &&
+                 in->op != OP_RANDPERM;
     if (needA && !A)
         return false;
     if (in->a >= slot || in->b >= slot || in->c >= slot || in->d >= slot)
@@ -738,7 +739,9 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         res->contig = A->contig;
         return true;
     default:
-        /* the CNN ops' rules are gen_cnn.c's, issue 27's gen_index.c's */
+        /* the CNN ops' rules are gen_cnn.c's, issue 27's gen_index.c's,
+         * the advanced indexing, transformer and random ops' gen_adv.c's */
+        if (in->op >= DT_FIRST_ADV) return in->op < OP_COUNT && dt_model_adv(p, in, T, slot, res);
         if (in->op >= DT_FIRST_INDEX) return in->op < OP_COUNT && dt_model_index(p, in, T, slot, res);
         return in->op >= DT_FIRST_CNN && dt_model_cnn(p, in, T, slot, res);
     }
@@ -801,7 +804,7 @@ static bool in_list(const char *list, const char *name);
 
 static bool op_enabled(const dt_genopts *o, int op)
 {
-    if (o->no_inplace && ((op >= OP_IADD && op <= OP_IFILL) || op == OP_SGD))
+    if (o->no_inplace && ((op >= OP_IADD && op <= OP_IFILL) || op == OP_SGD || op == OP_RAND_FILL || op == OP_ADAMW))
         return false;
     if (o->no_breaks && (op == OP_BREAK || op == OP_ITEM))
         return false;
@@ -1091,7 +1094,8 @@ static void propose(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
     case OP_GLOBAL_NORM: in->c = -1; if (rbool(r, 50)) in->b = -1; break;
     case OP_BREAK: in->a = in->b = in->c = -1; break;
     default:
-        if (op >= DT_FIRST_INDEX) dt_propose_index(r, p, T, nslots, op, in);
+        if (op >= DT_FIRST_ADV) dt_propose_adv(r, p, T, nslots, op, in);
+        else if (op >= DT_FIRST_INDEX) dt_propose_index(r, p, T, nslots, op, in);
         else if (op >= DT_FIRST_CNN) dt_propose_cnn(r, p, T, nslots, op, in);
         break;
     }
@@ -1112,7 +1116,10 @@ static void clear_unused(dt_instr *in)
     case OP_WHERE: case OP_CLAMP_T: case OP_LINEAR: case OP_CAT: case OP_STACK: case OP_LAYER_NORM:
     case OP_BATCH_NORM: case OP_BCE_LOGITS: case OP_SGD:
         b = c = true; break;
-    default: b = in->op >= DT_FIRST_INDEX && dt_index_uses_b(in->op); break;
+    default:
+        if (in->op >= DT_FIRST_ADV) dt_adv_operands(in->op, &b, &c);
+        else b = in->op >= DT_FIRST_INDEX && dt_index_uses_b(in->op);
+        break;
     }
     bool d = in->op == OP_CONV2D || in->op == OP_CONV1D || in->op == OP_BATCH_NORM ||
              in->op == OP_GROUP_NORM || in->op == OP_NATIVE_LN || in->op == OP_BCE_LOGITS ||
@@ -1396,6 +1403,8 @@ static tt_tensor *exec1(const dt_program *p, const dt_instr *in, tt_tensor **S)
         return tt_mul_scalar(a, v > 0 ? 1.0 : 2.0);
     }
     default:
+        if (in->op >= DT_FIRST_ADV && in->op < OP_COUNT)
+            return dt_exec_adv(in, S);
         if (in->op >= DT_FIRST_INDEX && in->op < OP_COUNT)
             return dt_exec_index(in, S);
         if (in->op >= DT_FIRST_CNN && in->op < OP_COUNT)

@@ -104,6 +104,11 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         res->fuzzy = true;
         res->rg = A->rg || D->rg;
         res->contig = A->contig;
+        /* & 0x400: relu(conv) in one instruction, a chain nothing else
+         * reads, which compiled plans fold into tt::_convolution_pointwise
+         * (the random mix of ops never gives one); not transposed (the
+         * pass leaves those), not under gradients (relu's at rounded 0s) */
+        if ((in->mode & 0x400) && (tr || res->rg)) return false;
         return true;
     }
     case OP_MAXPOOL2D: case OP_AVGPOOL2D: case OP_MAXPOOL1D: case OP_AVGPOOL1D: {
@@ -326,6 +331,9 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         *res = fresh(A->dt, red == 2 ? nr : 0, r, slot);
         res->fuzzy = true;
         res->rg = A->rg || B->rg || (C && C->rg) || (D && D->rg);
+        /* unreduced, it is elementwise: laid out like its inputs (seed
+         * 3085: after sdpa_ext's transposed result, view refused) */
+        if (red == 2 && (!A->contig || !B->contig)) res->contig = false;
         return true;
     }
     case OP_NLL: {
@@ -425,7 +433,8 @@ void dt_propose_cnn(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
          * dilation, as PyTorch requires (FINDINGS F22, fixed) */
         int64_t most = in->i[3] > in->i[5] ? in->i[3] : in->i[5];
         int64_t opad = tr && rbool(r, 40) ? rint_(r, (int)most) : 0;
-        in->mode = (int)g | (rbool(r, 60) ? 0x100 : 0) | (tr ? 0x200 : 0) | (int)(opad << 12);
+        in->mode = (int)g | (rbool(r, 60) ? 0x100 : 0) | (tr ? 0x200 : 0) | (int)(opad << 12) |
+                   (!tr && rbool(r, 30) ? 0x400 : 0);
         in->g = (double)cin;
         in->d = find_param(r, T, nslots, A->dt);
         break;
@@ -652,7 +661,8 @@ tt_tensor *dt_exec_cnn(const dt_instr *in, tt_tensor **S)
         tt_conv_opts co = {.stride = {in->i[3], in->i[3]}, .padding = {in->i[4], in->i[4]},
                            .dilation = {in->i[5], in->i[5]}, .groups = g, .transposed = tr};
         co.output_padding[0] = co.output_padding[1] = (in->mode >> 12) & 0xf;
-        return sp == 2 ? tt_conv2d(a, w, bias, &co) : tt_conv1d(a, w, bias, &co);
+        tt_tensor *y = sp == 2 ? tt_conv2d(a, w, bias, &co) : tt_conv1d(a, w, bias, &co);
+        return y && (in->mode & 0x400) ? tt_relu(y) : y;
     }
     case OP_MAXPOOL2D: case OP_AVGPOOL2D: case OP_MAXPOOL1D: case OP_AVGPOOL1D: {
         tt_pool_opts po;

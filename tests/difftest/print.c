@@ -155,7 +155,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
         bool tr = in->mode & 0x200;
         int64_t ws[4] = {tr ? cin : o, tr ? o / g : cin / g, in->i[1], in->i[2]}, nw = 1;
         for (int k = 0; k < sp + 2; k++) nw *= ws[k];
-        fprintf(f, "tt_%s(v%d, pv(v%d, 0, %d, ", dt_op_names[in->op], A, D, sp + 2);
+        fprintf(f, "%stt_%s(v%d, pv(v%d, 0, %d, ", in->mode & 0x400 ? "tt_relu(" : "", dt_op_names[in->op], A, D, sp + 2);
         pr_ints(f, sp + 2, ws);
         if (in->mode & 0x100) fprintf(f, "), pv(v%d, %lld, 1, (const int64_t[]){%lld}), ", D, (long long)nw, (long long)o);
         else fprintf(f, "), NULL, ");
@@ -164,6 +164,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
                 (long long)in->i[3], (long long)in->i[3], (long long)in->i[4], (long long)in->i[4],
                 (long long)in->i[5], (long long)in->i[5], (long long)opad, (long long)opad, (long long)g,
                 tr ? "true" : "false");
+        if (in->mode & 0x400) fprintf(f, ")");
         break;
     }
     case OP_MAXPOOL2D: case OP_AVGPOOL2D: case OP_MAXPOOL1D: case OP_AVGPOOL1D: {
@@ -261,7 +262,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
         break;
     }
     default:
-        if (!dt_print_index(f, in)) fprintf(f, "NULL");
+        if (!dt_print_index(f, in) && !dt_print_adv(f, in)) fprintf(f, "NULL");
         break;
     }
 #undef A
@@ -321,6 +322,12 @@ static const char *repro_prelude =
     "/* An i64 index tensor of the values v; one of a (values, indices) pair (both in the scope). */\n"
     "UNUSED static tt_tensor *ixt(int nd, const int64_t *s, const int64_t *v) { return tt_from_data(nd, s, TT_I64, v); }\n"
     "UNUSED static tt_tensor *ix_out;\n"
+    "UNUSED static tt_tensor *mskt(int nd, const int64_t *s, const int64_t *v) { return tt_to_dtype(ixt(nd, s, v), TT_BOOL); }\n"
+    "UNUSED static tt_tensor *fill_then(tt_tensor *t, double v) { return t && tt_fill_(t, v) == TT_OK ? t : NULL; }\n"
+    "UNUSED static int64_t rsizes_buf[8];\n"
+    "UNUSED static const int64_t *reversed_sizes_of(const tt_tensor *t) { int n = tt_ndim(t); for (int k = 0; k < n; k++) rsizes_buf[k] = tt_dim_size(t, n - 1 - k); return rsizes_buf; }\n"
+    "/* empty_strided with a's sizes, contiguous strides (the last two dims' swapped when tr). */\n"
+    "UNUSED static tt_tensor *empty_strided_of(const tt_tensor *a, int tr, tt_dtype dt) { int n = tt_ndim(a); int64_t s[8], st[8], x = 1; for (int k = n - 1; k >= 0; k--) { s[k] = tt_dim_size(a, k); st[k] = x; x = tt_sym_mul(x, s[k]); } if (tr && n >= 2) { st[n - 1] = s[n - 2]; st[n - 2] = 1; } return tt_empty_strided(n, s, st, dt); }\n"
     "UNUSED static tt_tensor *ok_then(tt_status st, tt_tensor *t) { return st == TT_OK ? t : NULL; }\n"
     "UNUSED static tt_tensor *pick2(tt_tensor *v, int which) { return !v ? NULL : which ? ix_out : v; }\n"
     "UNUSED static tt_tensor *item_scale(tt_tensor *a, tt_tensor *b) { double v = 0; tt_item(tt_sum_all(b), &v); tt_clear_error(); return tt_mul_scalar(a, v > 0 ? 1.0 : 2.0); }\n\n";
