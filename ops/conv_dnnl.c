@@ -371,7 +371,6 @@ static tt_status dnnl_fail(const char *what, const prim_entry *e, dnnl_status_t 
 static dnnl_status_t run(dnnl_primitive_t p, dnnl_stream_t stream, int n,
                          const dnnl_exec_arg_t *args)
 {
-    tt__pool_rest(); /* oneDNN runs on its own OpenMP threads */
     dnnl_status_t s = dnnl_primitive_execute(p, stream, n, args);
     return s ? s : dnnl_stream_wait(stream);
 }

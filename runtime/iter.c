@@ -37,8 +37,6 @@ static pool_job *job;      /* the current job, under pool_lock */
 /* bumped per job (under pool_lock) so sleeping workers notice; read
  * without the lock by a worker watching for the next job */
 static _Atomic uint64_t job_gen;
-/* bumped by tt__pool_rest: watching workers stop watching and sleep */
-static _Atomic uint64_t rest_gen;
 static int active;         /* workers holding the current job */
 static int nworkers;       /* started */
 static int num_threads;    /* 0: the online CPUs */
@@ -101,11 +99,7 @@ static void *worker(void *arg)
     for (;;) {
         if (job_gen == seen) { /* watch a moment for the next job */
             pthread_mutex_unlock(&pool_lock);
-            uint64_t rest = atomic_load_explicit(&rest_gen, memory_order_relaxed);
-            for (int i = 0; i < SPIN_PAUSES &&
-                            atomic_load_explicit(&job_gen, memory_order_relaxed) == seen &&
-                            atomic_load_explicit(&rest_gen, memory_order_relaxed) == rest;
-                 i++)
+            for (int i = 0; i < SPIN_PAUSES && atomic_load_explicit(&job_gen, memory_order_relaxed) == seen; i++)
                 cpu_pause();
             pthread_mutex_lock(&pool_lock);
         }
@@ -144,8 +138,6 @@ static int ensure_workers(int want)
     pthread_mutex_unlock(&pool_lock);
     return have;
 }
-
-void tt__pool_rest(void) { atomic_fetch_add_explicit(&rest_gen, 1, memory_order_relaxed); }
 
 void tt_parallel_for(int64_t n, int64_t grain,
                      void (*fn)(int64_t begin, int64_t end, void *ctx), void *ctx)

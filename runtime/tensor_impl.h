@@ -240,10 +240,6 @@ size_t tt__mem_plan_bytes(const tt_mem_plan *mp);
 tt_status tt__for_each_in(int nops, int nout, tt_tensor *const *ops, tt_loop_fn loop, void *ctx);
 /* The count tt_set_num_threads set, 0 when it was never set (or reset). */
 int tt__num_threads_set(void);
-/* Before a call into a library with threads of its own (oneDNN's OpenMP
- * team): the pool's workers watching for the next job go to sleep now
- * rather than spin on a core that library's threads need. */
-void tt__pool_rest(void);
 /* dst = src with broadcasting and dtype conversion; no dispatch, no
  * version bump. */
 tt_status tt__copy_raw(tt_tensor *dst, const tt_tensor *src);
