@@ -184,7 +184,9 @@ tt_status resnet18_conv_alone(const resnet18 *r, int conv, tt_tensor *const *in3
     (void)r;
     int64_t p = convs[conv].k / 2, s = convs[conv].stride;
     int64_t stride[2] = {s, s}, pad[2] = {p, p}, one[2] = {1, 1}, zero[2] = {0, 0};
-    bool mask[3] = {true, true, false};
+    /* the step needs no gradient of its images: the first convolution's
+     * backward computes the weights' alone there, and so does the floor */
+    bool mask[3] = {conv != 0, true, false};
     tt_value outs[3] = {0};
     tt_tensor *y = tt_conv2d(in3[0], in3[1], NULL,
                              &(tt_conv_opts){.stride = {s, s}, .padding = {p, p}});

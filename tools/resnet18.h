@@ -34,8 +34,9 @@ tt_status resnet18_step(tt_tensor **in, int nin, tt_tensor **out, int nout, void
  * batch norms from their running statistics. */
 tt_status resnet18_eval(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud);
 
-/* Each convolution's forward and backward (data and weights) alone, at
- * the shapes the step runs them for a batch of images [B, 3, H, W] (the
+/* Each convolution's forward and backward (data and weights; weights
+ * only for the first, whose input is the images) alone, at the shapes
+ * the step runs them for a batch of images [B, 3, H, W] (the
  * bench's floor with the classifier's products); conv: 0..RESNET_NCONV-1.
  * in: its input, weight and grad_output, made by resnet18_conv_operands. */
 tt_status resnet18_conv_operands(const resnet18 *r, int64_t B, int64_t H, int64_t W, int conv,
