@@ -1021,6 +1021,27 @@ static int usage(void)
     return 2;
 }
 
+/* Every name of an --ops / --no-ops list names a generator op: a name
+ * that matches none would leave the programs without the ops asked for
+ * and report no finding. */
+static bool known_ops(const char *flag, const char *list)
+{
+    for (const char *s = list; s && *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        bool found = false;
+        for (int op = 0; op < dt_op_count() && !found; op++)
+            found = strlen(dt_op_name(op)) == len && !strncmp(dt_op_name(op), s, len);
+        if (!found) {
+            fprintf(stderr, "tt-difftest: %s: no generator op named '%.*s' (--op-counts "
+                            "lists them)\n", flag, (int)len, s);
+            return false;
+        }
+        s = e ? e + 1 : s + len;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     runopts ro = {.mode_fake = true, .mode_sym = true, .mode_real = true, .shrink = true};
@@ -1066,6 +1087,7 @@ int main(int argc, char **argv)
         else if (!strcmp(s, "--self-test")) { ro.quiet = true; return self_test(&ro); }
         else return usage();
     }
+    if (!known_ops("--ops", ro.gen.ops) || !known_ops("--no-ops", ro.gen.no_ops)) return 2;
     if (ro.gen.max_ins && ro.gen.max_ins < 5) ro.gen.min_ins = ro.gen.max_ins;
     if (op_counts) { print_op_counts(a, b, &ro.gen); return 0; }
     if (ro.repro) mkdir(ro.repro, 0777);
