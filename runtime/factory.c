@@ -502,7 +502,7 @@ void tt__dense_strides_in_order(int n, const tt_size *const *strides, int ndim,
                     cmp = -1;
                 else if (tt__sz_gt(s0, s1))
                     cmp = 1;
-                else if (tt__sz_gt(sizes[perm[d0]], sizes[perm[d1]]))
+                else if (tt__sz_gt_oblivious(sizes[perm[d0]], sizes[perm[d1]]))
                     cmp = 1;
             }
             if (cmp > 0) {

@@ -369,6 +369,20 @@ static inline bool tt__sz_is_one(tt_size s)
     return tt_sym_hint(s) >= 0 && tt_size_eq(s, 1);
 }
 
+/* a > b where only a layout hangs on the answer (which of two dims with
+ * equal strides goes first): a size with no example value is taken to be
+ * at least 2 against a constant 0 or 1, without a guard, as PyTorch's
+ * guard_size_oblivious in its output-layout rule (a dim of size 0 or 1
+ * has no stride that matters, so either order gives the same tensor). */
+static inline bool tt__sz_gt_oblivious(tt_size a, tt_size b)
+{
+    if (tt_size_is_sym(a) && tt_sym_hint(a) < 0 && !tt_size_is_sym(b) && b <= 1)
+        return true;
+    if (tt_size_is_sym(b) && tt_sym_hint(b) < 0 && !tt_size_is_sym(a) && a <= 1)
+        return false;
+    return tt__sz_gt(a, b);
+}
+
 /* ---- dtypes (dtype.c) */
 double tt__load(const void *p, tt_dtype dt);
 void tt__store(void *p, tt_dtype dt, double v);

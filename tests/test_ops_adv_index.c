@@ -670,6 +670,53 @@ START_TEST(test_nonzero_traced)
 }
 END_TEST
 
+/* FINDINGS F29 (tt-difftest): x[mask] with x [2, 1] (a size-1 dim after
+ * the mask's count u0) broke every trace: the output layout compared u0
+ * with 1 to order two dims of equal stride. That comparison is size
+ * oblivious now (PyTorch's guard_size_oblivious): traced under fullgraph,
+ * fake and symbolic, and compiled, equal to eager for counts 2, 1 and 0. */
+static tt_tensor *F29_MASK;
+
+static tt_status f_index_mask_size1(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    out[0] = tt_index(in[0], 1, &F29_MASK);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_index_mask_size1_dim_traces)
+{
+    const tt_trace_mode modes[2] = {TT_TRACE_FAKE, TT_TRACE_SYMBOLIC};
+    const bool masks[3][2] = {{true, true}, {true, false}, {false, false}};
+    tt_tensor *x = NN(tt_from_data(TT_SHAPE(2, 1), TT_F32, (const float[]){3, 4}));
+    for (int m = 0; m < 2; m++) {
+        F29_MASK = NN(tt_from_data(TT_SHAPE(2), TT_BOOL, masks[1]));
+        tt_graph *g = tt_trace(f_index_mask_size1, 1, &x,
+                               &(tt_trace_opts){.mode = modes[m], .fullgraph = true});
+        ck_assert_msg(g != NULL, "trace: %s", tt_errmsg());
+        tt_graph_free(g);
+        F29_MASK = tt_release(F29_MASK);
+        for (int k = 0; k < 3; k++) {
+            /* the mask is read when traced: a new compile per mask */
+            F29_MASK = NN(tt_from_data(TT_SHAPE(2), TT_BOOL, masks[k]));
+            tt_compiled *c = NN(tt_compile(f_index_mask_size1, 1, 1,
+                                           &(tt_trace_opts){.mode = modes[m], .fullgraph = true}));
+            tt_tensor *y = NULL, *e = NULL;
+            OK(tt_compiled_call(c, &x, &y));
+            OK(f_index_mask_size1(&x, 1, &e, 1, NULL));
+            ck_assert_int_eq(tt_sizes(y)[0], 2 - k);
+            ck_assert_int_eq(tt_sizes(y)[1], 1);
+            tt_test_assert_same_bits(y, e, "x[mask], x [2, 1]");
+            tt_release(y), tt_release(e);
+            tt_compiled_free(c);
+            F29_MASK = tt_release(F29_MASK);
+        }
+    }
+    tt_release(x);
+    tt_sym_reset();
+}
+END_TEST
+
 /* sum(masked_select(x, mask)) and its gradient (a masked_scatter of a
  * [u0] gradient into x's shape). */
 static tt_status f_masked_select_grad(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
@@ -976,6 +1023,7 @@ static Suite *adv_index_suite(void)
     tcase_add_test(tc, test_nonzero_values);
     tcase_add_test(tc, test_nonzero_traced);
     tcase_add_test(tc, test_masked_select_grad_graph_run);
+    tcase_add_test(tc, test_index_mask_size1_dim_traces);
     tcase_add_test(tc, test_embedding_options);
     tcase_add_test(tc, test_index_put_self_values);
     tcase_add_test(tc, test_symbolic_sizes);

@@ -302,10 +302,6 @@ static bool model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int 
             if (C->s[k] != A->s[k]) return false;
         nr = A->nd - C->nd;
         memcpy(r, A->s + C->nd, sizeof(int64_t) * (size_t)nr);
-        /* a size-1 dim after the count makes tt_index's fake kernel
-         * compare the count with 1, a graph break (FINDINGS F29): left out */
-        for (int k = 0; k < nr; k++)
-            if (r[k] == 1) return false;
         *res = fresh(f ? A->dt : TT_I64, nr, r, slot);
         res->fuzzy = f;
         res->rg = f && A->rg;
