@@ -127,8 +127,9 @@ static tt_pool_opts mp_opts(const mp_case *c)
 START_TEST(test_max_pool_values)
 {
     const tt_dtype dts[2] = {TT_F32, TT_F64};
-    const int64_t shapes[2][4] = {{2, 3, 7, 6}, {2, 2, 5, 75}};
-    for (int sh = 0; sh < 2; sh++)
+    /* 17 channels of small planes: turned channels last per image */
+    const int64_t shapes[3][4] = {{2, 3, 7, 6}, {2, 2, 5, 75}, {2, 17, 7, 6}};
+    for (int sh = 0; sh < 3; sh++)
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < TT_TABLE_LEN(mp_cases); i++) {
             const mp_case *c = &mp_cases[i];
@@ -175,6 +176,39 @@ START_TEST(test_max_pool_values)
             tt_release(cl);
             tt_release(x);
         }
+}
+END_TEST
+
+/* Small planes of many channels run channels last per image: the same
+ * values and indices, bit for bit, as each plane pooled alone (one
+ * channel: the padded small-plane kernel), with NaNs, -inf and ties. */
+START_TEST(test_max_pool_small_planes_many_channels)
+{
+    const int64_t n = 2 * 20 * 9 * 9;
+    double *v = malloc(sizeof *v * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = (i * 7919) % 23;
+        v[i] = r == 0 ? NAN : r == 1 ? -INFINITY : (double)(r % 5); /* ties */
+    }
+    tt_tensor *x = NN(tt_from_data(TT_SHAPE(2, 20, 9, 9), TT_F64, v));
+    const tt_pool_opts opts[2] = {{.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}},
+                                  {.kernel = {2, 3}, .stride = {1, 2}, .dilation = {2, 1}}};
+    for (int o = 0; o < 2; o++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            tt_tensor *xd = NN(tt_to_dtype(x, f32 ? TT_F32 : TT_F64));
+            tt_tensor *ind = NULL, *y = NN(tt_max_pool2d_with_indices(xd, &opts[o], &ind));
+            for (int64_t c = 0; c < 20; c++) {
+                tt_tensor *xc = NN(tt_narrow(xd, 1, c, 1));
+                tt_tensor *ic = NULL, *yc = NN(tt_max_pool2d_with_indices(xc, &opts[o], &ic));
+                tt_tensor *ys = NN(tt_narrow(y, 1, c, 1)), *is = NN(tt_narrow(ind, 1, c, 1));
+                tt_test_assert_same_bits(ys, yc, "values, a channel alone");
+                tt_test_assert_same_bits(is, ic, "indices, a channel alone");
+                tt_release(ys), tt_release(is), tt_release(yc), tt_release(ic), tt_release(xc);
+            }
+            tt_release(y), tt_release(ind), tt_release(xd);
+        }
+    tt_release(x);
+    free(v);
 }
 END_TEST
 
@@ -743,6 +777,7 @@ static Suite *pool_suite(void)
     TCase *tc = tt_tcase("max_pool");
     tcase_add_test(tc, test_max_pool_values);
     tcase_add_test(tc, test_max_pool_nan_inf);
+    tcase_add_test(tc, test_max_pool_small_planes_many_channels);
     tcase_add_test(tc, test_max_pool_gradcheck);
     tcase_add_test(tc, test_max_pool_backward_overlap);
     tcase_add_test(tc, test_symbolic_sizes);
