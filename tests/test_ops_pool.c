@@ -548,9 +548,9 @@ END_TEST
 
 /* ------------------------------------------------- traced and compiled */
 
-/* in[0] (requires grad) through the model ud names; out[0] the result,
- * out[1] d(sum(result * result)) / d(in[0]), recorded by the trace. */
-typedef tt_tensor *(*model_fn)(tt_tensor *x);
+/* The models tt_test_value_and_grad runs (out[0] the result, out[1]
+ * d(sum(result * result)) / d(in[0]), recorded by the trace). */
+typedef tt_test_model model_fn;
 
 static tt_tensor *m_max_pool(tt_tensor *x)
 {
@@ -618,22 +618,6 @@ static tt_tensor *m_bilinear_scale(tt_tensor *x)
     return tt_upsample_bilinear2d_scale(x, 1.5, 2.0, false);
 }
 
-static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
-{
-    (void)nin, (void)nout;
-    model_fn m = *(model_fn *)ud;
-    tt_scope_begin();
-    tt_tensor *y = m(in[0]);
-    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
-    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
-    tt_tensor *g = NULL;
-    tt_status st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
-    out[0] = st ? NULL : tt_keep(y);
-    out[1] = st ? NULL : tt_keep(g);
-    tt_scope_end();
-    return st;
-}
-
 /* Just the model (for gradcheck). */
 static tt_status f_forward(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
@@ -696,7 +680,7 @@ END_TEST
 START_TEST(test_compiled_equals_eager)
 {
     model_fn m = models[_i].fn;
-    tt_compiled *c = NN(tt_compile(f_model, 1, 2,
+    tt_compiled *c = NN(tt_compile(tt_test_value_and_grad, 1, 2,
                                    &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .ud = &m,
                                                     .ud_constant = true, .fullgraph = true}));
     int nd = models[_i].nd;
@@ -712,7 +696,7 @@ START_TEST(test_compiled_equals_eager)
         tt_status st = tt_compiled_call(c, &x, ce);
         ck_assert_msg(st == TT_OK, "%s: compiled call, shape %d: %s", models[_i].name, k,
                       tt_errmsg());
-        OK(f_model(&x, 1, ee, 2, &m));
+        OK(tt_test_value_and_grad(&x, 1, ee, 2, &m));
         for (int i = 0; i < 2; i++) {
             char what[96];
             snprintf(what, sizeof what, "%s: output %d, shape %d", models[_i].name, i, k);
@@ -723,7 +707,7 @@ START_TEST(test_compiled_equals_eager)
         tt_release(x);
     }
     /* The plan releases what its graph holds: a tensor a wrapper also
-     * released inside f_model's scope would be a second release here. */
+     * released inside tt_test_value_and_grad's scope would be a second release here. */
     tt_clear_error();
     tt_compiled_free(c);
     ck_assert_msg(tt_errcode() == TT_OK, "%s: freeing the plan: %s", models[_i].name,

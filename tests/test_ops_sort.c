@@ -460,7 +460,7 @@ END_TEST
 
 /* ------------------------------------------------------------ gradients */
 
-typedef tt_tensor *(*model_fn)(tt_tensor *x);
+typedef tt_test_model model_fn;
 
 static tt_tensor *m_sort(tt_tensor *x) { return tt_sort(x, 1, false, NULL); }
 static tt_tensor *m_sort_desc(tt_tensor *x) { return tt_sort_stable(x, true, 0, true, NULL); }
@@ -528,23 +528,6 @@ static tt_status f_forward(tt_tensor **in, int nin, tt_tensor **out, int nout, v
     return out[0] ? TT_OK : tt_errcode();
 }
 
-/* The model's output and the gradient of sum(y * y) with respect to x. */
-static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
-{
-    (void)nin, (void)nout;
-    model_fn m = *(model_fn *)ud;
-    tt_scope_begin();
-    tt_tensor *y = m(in[0]);
-    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
-    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
-    tt_tensor *g = NULL;
-    tt_status st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
-    out[0] = st ? NULL : tt_keep(y);
-    out[1] = st ? NULL : tt_keep(g);
-    tt_scope_end();
-    return st;
-}
-
 /* cumprod's and prod's gradients where the input has one zero and two
  * zeros in a row (PyTorch's special cases). */
 START_TEST(test_gradcheck_zeros)
@@ -584,7 +567,7 @@ END_TEST
 START_TEST(test_compiled_equals_eager)
 {
     model_fn m = models[_i].fn;
-    tt_compiled *c = NN(tt_compile(f_model, 1, 2,
+    tt_compiled *c = NN(tt_compile(tt_test_value_and_grad, 1, 2,
                                    &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .ud = &m,
                                                     .ud_constant = true, .fullgraph = true}));
     const int64_t shapes[2][2] = {{4, 6}, {5, 9}};
@@ -595,7 +578,7 @@ START_TEST(test_compiled_equals_eager)
         tt_status st = tt_compiled_call(c, &x, ce);
         ck_assert_msg(st == TT_OK, "%s: compiled call, shape %d: %s", models[_i].name, k,
                       tt_errmsg());
-        OK(f_model(&x, 1, ee, 2, &m));
+        OK(tt_test_value_and_grad(&x, 1, ee, 2, &m));
         for (int i = 0; i < 2; i++) {
             char what[96];
             snprintf(what, sizeof what, "%s: output %d, shape %d", models[_i].name, i, k);

@@ -142,7 +142,7 @@ END_TEST
 
 /* ------------------------------------------------------------ gradients */
 
-typedef tt_tensor *(*model_fn)(tt_tensor *x);
+typedef tt_test_model model_fn;
 
 /* The pieces used unevenly (one not at all: its gradient is zeros), put
  * back together so the model has one output. */
@@ -223,23 +223,6 @@ START_TEST(test_gradcheck)
 }
 END_TEST
 
-/* The model's output and the gradient of sum(y * y) with respect to x. */
-static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
-{
-    (void)nin, (void)nout;
-    model_fn m = *(model_fn *)ud;
-    tt_scope_begin();
-    tt_tensor *y = m(in[0]);
-    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
-    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
-    tt_tensor *g = NULL;
-    tt_status st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
-    out[0] = st ? NULL : tt_keep(y);
-    out[1] = st ? NULL : tt_keep(g);
-    tt_scope_end();
-    return st;
-}
-
 /* Traced (fake, then symbolic) and compiled once: forward and backward
  * through the pieces equal eager, for inputs of several shapes (split and
  * chunk of a longer dim make another number of pieces: a guard fails and
@@ -250,7 +233,7 @@ START_TEST(test_compiled_equals_eager)
     bool any_width = _i == 1 || _i == 2; /* split(2), chunk(4) */
     for (int k = 0; k < 2; k++) {
         tt_trace_mode mode = k ? TT_TRACE_SYMBOLIC : TT_TRACE_FAKE;
-        tt_compiled *c = NN(tt_compile(f_model, 1, 2,
+        tt_compiled *c = NN(tt_compile(tt_test_value_and_grad, 1, 2,
                                        &(tt_trace_opts){.mode = mode, .ud = &m,
                                                         .ud_constant = true,
                                                         .fullgraph = true}));
@@ -262,7 +245,7 @@ START_TEST(test_compiled_equals_eager)
             tt_status st = tt_compiled_call(c, &x, ce);
             ck_assert_msg(st == TT_OK, "%s: mode %d, shape %d: %s", models[_i].name, mode, sh,
                           tt_errmsg());
-            OK(f_model(&x, 1, ee, 2, &m));
+            OK(tt_test_value_and_grad(&x, 1, ee, 2, &m));
             for (int i = 0; i < 2; i++) {
                 char what[96];
                 snprintf(what, sizeof what, "%s: mode %d, output %d, shape %d",

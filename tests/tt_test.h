@@ -134,6 +134,28 @@ static inline tt_tensor *tt_test_randn(int nd, const int64_t *sizes, tt_dtype dt
 }
 
 /* t, made a leaf that requires grad. */
+/* A model of one input, for the suites' compiled-equals-eager checks. */
+typedef tt_tensor *(*tt_test_model)(tt_tensor *x);
+
+/* A tt_fn around the tt_test_model *ud points at: out[0] the model's
+ * output, out[1] the gradient of sum(y * y) with respect to in[0]. */
+static inline tt_status tt_test_value_and_grad(tt_tensor **in, int nin, tt_tensor **out,
+                                               int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_test_model m = *(tt_test_model *)ud;
+    tt_scope_begin();
+    tt_tensor *y = m(in[0]);
+    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
+    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
+    tt_tensor *g = NULL;
+    tt_status st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(y);
+    out[1] = st ? NULL : tt_keep(g);
+    tt_scope_end();
+    return st;
+}
+
 static inline tt_tensor *tt_test_trainable(tt_tensor *t)
 {
     OK(tt_set_requires_grad(t, true));
