@@ -279,7 +279,8 @@ tt_plan *tt__plan_new(tt_graph *g, unsigned passes_off)
     p->nclones = tt__pass_elide_clones(g);
     p->nconv = passes_off & TT_PASS_EPILOGUE ? 0 : tt__pass_fuse_conv(g);
     p->g = g;
-    /* A symbolic plan's memory plans are made per binding, at run time. */
+    /* one memory plan, recorded on the first run (a symbolic plan's grows
+     * with its bindings' sizes) */
     if (!(passes_off & TT_PASS_MEMPLAN) && !(p->mem = tt__mem_plan_new()))
         goto oom;
     p->offset = tt__malloc(sizeof *p->offset * (size_t)(g->n + 1));
