@@ -230,12 +230,28 @@ static void geom_make(const conv_args *a, const tt_tensor *cx, const tt_tensor *
 /* PyTorch (1.13, CPU) gives a channels_last output when the input or the
  * weight is channels_last (and not also contiguous), for a 2-d
  * non-transposed convolution; otherwise a contiguous one. */
+static bool contiguous_by_guards(const tt_tensor *t)
+{
+    /* tt_is_contiguous with a symbolic size that is 1 by its example value
+     * (a pooled height of 1) decided as is_channels_last below decides it:
+     * through a guard. Without it one such dim of an input made it channels
+     * last in a symbolic trace and contiguous in eager (FINDINGS F28). */
+    const tt_size *s = tt_sizes(t), *st = tt_strides(t);
+    tt_size want = 1;
+    for (int d = tt_ndim(t) - 1; d >= 0; d--) {
+        if (!tt_size_eq(s[d], 1) && !tt_size_eq(st[d], want))
+            return false;
+        want = tt_sym_mul(want, s[d]);
+    }
+    return true;
+}
+
 static bool is_channels_last(const tt_tensor *t)
 {
-    if (tt_ndim(t) != 4 || tt_is_contiguous(t))
+    if (tt_ndim(t) != 4 || tt_is_contiguous(t) || contiguous_by_guards(t))
         return false;
     const tt_size *s = tt_sizes(t), *st = tt_strides(t);
-    int64_t want = 1;
+    tt_size want = 1;
     static const int order[4] = {1, 3, 2, 0};
     for (int i = 0; i < 4; i++) {
         int d = order[i];

@@ -1021,6 +1021,50 @@ START_TEST(test_conv_transposed_output_padding)
 }
 END_TEST
 
+/* FINDINGS F28 (tt-difftest): a convolution of a one-channel input whose
+ * channel count is a symbolic size equal to 1 by its example value (a
+ * pooled height, transposed into the channel dim). Eager took the input
+ * as contiguous (a size-1 dim's stride does not count), the symbolic
+ * trace as channels last, so the traced result's strides differed. Both
+ * decide by the example value now (through a guard). */
+static int64_t F28_STRIDES[4]; /* the traced result's strides, as hints */
+
+static tt_status f_pool_t_conv(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *p = tt_max_pool2d(in[0], &(tt_pool_opts){.kernel = {2, 3}, .stride = {3, 3}});
+    tt_tensor *t = p ? tt_transpose(p, -2, 1) : NULL; /* [B, 1, 3, 2] */
+    tt_tensor *y = t ? tt_conv2d(t, in[1], in[2], &(tt_conv_opts){.dilation = {2, 2}}) : NULL;
+    if (y && tt_is_fake(y))
+        for (int d = 0; d < 4; d++)
+            F28_STRIDES[d] = tt_sym_hint(tt_strides(y)[d]);
+    out[0] = y ? tt_keep(y) : NULL;
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_conv_symbolic_one_channel_layout)
+{
+    tt_tensor *in[3] = {tt_test_randn(TT_SHAPE(6, 3, 2, 6), TT_F32),
+                        tt_test_randn(TT_SHAPE(4, 1, 2, 1), TT_F32),
+                        tt_test_randn(TT_SHAPE(4), TT_F32)};
+    tt_graph *g = tt_trace(f_pool_t_conv, 3, in,
+                           &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .fullgraph = true});
+    ck_assert_msg(g != NULL, "trace: %s", tt_errmsg());
+    tt_tensor *y = NULL;
+    OK(f_pool_t_conv(in, 3, &y, 1, NULL));
+    for (int d = 0; d < 4; d++)
+        ck_assert_msg(F28_STRIDES[d] == tt_strides(y)[d], "dim %d: traced stride %lld, eager %lld",
+                      d, (long long)F28_STRIDES[d], (long long)tt_strides(y)[d]);
+    tt_release(y);
+    tt_graph_free(g);
+    for (int i = 0; i < 3; i++)
+        tt_release(in[i]);
+    tt_sym_reset();
+}
+END_TEST
+
 static Suite *conv_suite(void)
 {
     Suite *s = suite_create("ops_conv");
@@ -1038,6 +1082,7 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, test_conv_compiled_step);
     tcase_add_test(tc, test_conv_symbolic);
     tcase_add_test(tc, test_conv_epilogues_fold);
+    tcase_add_test(tc, test_conv_symbolic_one_channel_layout);
     tcase_add_test(tc, test_conv_pointwise_errors);
     tcase_add_test(tc, test_conv_plan_covers_scratchpads);
     tcase_add_test(tc, test_resnet18_compiled_equals_eager);
