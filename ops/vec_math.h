@@ -36,6 +36,11 @@ bool tt__vec2_f32_avx512(int op, float *o, const float *a, const float *b, int64
  * when the build has no AVX-512 code. */
 bool tt__gemv_rows_f32_avx512(const float *m, int64_t ld, const float *x, int64_t k, float *y,
                               int64_t incy, int64_t r0, int64_t r1, float alpha, bool accumulate);
+/* Running sums along 8 f32 rows of n (rows n apart, x and y alike),
+ * accumulated in double in each row's order (cumsum); stream: y may be
+ * written around the cache (the caller fences); false when the build has
+ * no AVX-512 code. */
+bool tt__cumsum_rows8_f32_avx512(const float *x, float *y, int64_t n, bool stream);
 /* tt__stream_copy (below) in whole 64-byte lines; false when the
  * build has no AVX-512 code. */
 bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes);

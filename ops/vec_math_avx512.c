@@ -4,6 +4,7 @@
  * that has AVX-512F (and whose OS saves its registers). */
 #include "vec_math.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #if defined(TT_HAVE_SLEEF) && defined(__AVX512F__)
@@ -155,6 +156,64 @@ bool tt__gemv_rows_f32_avx512(const float *m, int64_t ld, const float *x, int64_
     return true;
 }
 
+/* Eight f32 rows of n (rows n apart) summed running, in double: 8x8
+ * tiles turned so each vector holds one column of the eight rows, added
+ * into one vector of eight double accumulators (a row each, in the row's
+ * order: the same sums, bit for bit, as a loop over the row), turned
+ * back. The serial loop is a chain of dependent adds; this is eight. */
+static inline void transpose8(__m256 r[8])
+{
+    __m256 t[8], u[8];
+    for (int j = 0; j < 8; j += 2) {
+        t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
+        t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
+    }
+    for (int j = 0; j < 8; j += 4) {
+        u[j] = _mm256_shuffle_ps(t[j], t[j + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int j = 0; j < 4; j++) {
+        r[j] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x20);
+        r[j + 4] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x31);
+    }
+}
+
+bool tt__cumsum_rows8_f32_avx512(const float *x, float *y, int64_t n, bool stream)
+{
+    __m512d acc = _mm512_setzero_pd();
+    int64_t i = 0;
+    /* streamed (around the cache) when asked and every row's stores are
+     * 32-byte aligned */
+    stream = stream && ((uintptr_t)y & 31) == 0 && (n & 7) == 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 r[8];
+        for (int j = 0; j < 8; j++)
+            r[j] = _mm256_loadu_ps(x + j * n + i);
+        transpose8(r); /* r[k]: column k of the eight rows */
+        for (int k = 0; k < 8; k++) {
+            acc = _mm512_add_pd(acc, _mm512_cvtps_pd(r[k]));
+            r[k] = _mm512_cvtpd_ps(acc);
+        }
+        transpose8(r); /* back: r[j] row j's eight sums */
+        if (stream)
+            for (int j = 0; j < 8; j++)
+                _mm256_stream_ps(y + j * n + i, r[j]);
+        else
+            for (int j = 0; j < 8; j++)
+                _mm256_storeu_ps(y + j * n + i, r[j]);
+    }
+    double a[8];
+    _mm512_storeu_pd(a, acc);
+    for (int j = 0; j < 8; j++)
+        for (int64_t k = i; k < n; k++) {
+            a[j] += (double)x[j * n + k];
+            y[j * n + k] = (float)a[j];
+        }
+    return true;
+}
+
 bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes)
 {
     size_t head = (size_t)(-(uintptr_t)dst & 63); /* to dst's next line */
@@ -168,6 +227,12 @@ bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes)
     return true;
 }
 #else
+bool tt__cumsum_rows8_f32_avx512(const float *x, float *y, int64_t n, bool stream)
+{
+    (void)x, (void)y, (void)n, (void)stream;
+    return false;
+}
+
 bool tt__gemv_rows_f32_avx512(const float *m, int64_t ld, const float *x, int64_t k, float *y,
                               int64_t incy, int64_t r0, int64_t r1, float alpha, bool accumulate)
 {

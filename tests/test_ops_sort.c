@@ -391,6 +391,31 @@ START_TEST(test_scan_rows_side_by_side)
 }
 END_TEST
 
+/* f32 cumsum larger than the last-level cache (its result streamed
+ * around the cache, eight rows a vector), bit for bit a serial double
+ * loop's. */
+START_TEST(test_scan_streamed_rows)
+{
+    int64_t rows = 16, n = tt_test_last_level_cache_bytes() / (8 * 16) * 2;
+    n = (n + 7) & ~(int64_t)7;
+    tt_manual_seed(3);
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(rows, n), TT_F32));
+    tt_tensor *y = NN(tt_cumsum(x, 1));
+    const float *xv = tt_data(x), *yv = tt_data(y);
+    int64_t bad = -1;
+    for (int64_t r = 0; r < rows && bad < 0; r++) {
+        double a = 0;
+        for (int64_t i = 0; i < n && bad < 0; i++) {
+            a += (double)xv[r * n + i];
+            if (yv[r * n + i] != (float)a)
+                bad = r * n + i;
+        }
+    }
+    ck_assert_msg(bad < 0, "element %lld differs from the serial sum", (long long)bad);
+    tt_release(y), tt_release(x);
+}
+END_TEST
+
 /* cumsum, cumprod, prod: every dtype against a loop (integers and bool give
  * i64; a dtype casts first); logsumexp: against the naive formula, with
  * rows of -inf, +inf and NaN. */
@@ -759,6 +784,7 @@ static Suite *sort_suite(void)
     tcase_add_test(tc, test_kthvalue_median);
     tcase_add_test(tc, test_scan_values);
     tcase_add_test(tc, test_scan_rows_side_by_side);
+    tcase_add_test(tc, test_scan_streamed_rows);
     tcase_add_test(tc, test_gradcheck_zeros);
     suite_add_tcase(s, tc);
     tc = tt_tcase("every derivative");
