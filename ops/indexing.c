@@ -24,6 +24,7 @@
 
 #include <float.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* How the destination element d combines with the source element s. */
@@ -200,10 +201,10 @@ LINE_FN(bool, b8)
                         *(T_ *)(d0 + t * es + ix[t] * sdd) = sr[t];            \
                 } else {                                                       \
                     T_ *dr = (T_ *)(d0 + j * sdd);                             \
-                    int64_t same = 1; /* an index naming one whole row */      \
-                    while (same < m && ix[same] == ix[0])                      \
-                        same++;                                                \
-                    if (same == m)                                             \
+                    uint64_t diff = 0; /* 0: an index naming one whole row */  \
+                    for (int64_t t = 1; t < m; t++) /* no exit: vectorized */  \
+                        diff |= (uint64_t)(ix[t] ^ ix[0]);                     \
+                    if (diff == 0)                                             \
                         memcpy(dr, s0 + ix[0] * ssd, (size_t)(m * es));        \
                     else                                                       \
                         for (int64_t t = 0; t < m; t++)                        \
@@ -397,24 +398,49 @@ static tt_status want_index_dtype(const char *op, int argno, const tt_tensor *in
 
 /* Every value of index (any layout) in [0, bound): else the error names
  * the value, the dim and its size. Real tensors only. */
+typedef struct {
+    const char *p;
+    bool i64;
+    int64_t bound;
+    _Atomic int64_t first_bad; /* the lowest position out of range; INT64_MAX: none */
+} index_check;
+
+/* Positions [b, e): lowers first_bad to the first one out of range. */
+static void check_index_task(int64_t b, int64_t e, void *vp)
+{
+    index_check *c = vp;
+    int64_t bad = -1;
+    if (c->i64) {
+        const int64_t *v = (const int64_t *)c->p;
+        for (int64_t i = b; i < e && bad < 0; i++)
+            bad = (uint64_t)v[i] >= (uint64_t)c->bound ? i : -1;
+    } else {
+        const int32_t *v = (const int32_t *)c->p;
+        for (int64_t i = b; i < e && bad < 0; i++)
+            bad = v[i] < 0 || v[i] >= c->bound ? i : -1;
+    }
+    int64_t seen = atomic_load(&c->first_bad);
+    while (bad >= 0 && bad < seen && !atomic_compare_exchange_weak(&c->first_bad, &seen, bad))
+        ;
+}
+
 static tt_status check_index_values(const char *op, int argno, const tt_tensor *index, int dim,
                                     int64_t bound)
 {
     tt_tensor *ic = contig(index);
     if (!ic)
         return tt_errcode();
-    int64_t n = tt_numel(ic);
-    const char *p = tt__ptr(ic);
-    bool i64 = tt_dtype_of(ic) == TT_I64;
+    /* in parallel (a large index is read at memory speed); the error
+     * names the first value out of range, as a serial scan would */
+    index_check c = {tt__ptr(ic), tt_dtype_of(ic) == TT_I64, bound, INT64_MAX};
+    tt_parallel_for(tt_numel(ic), 65536, check_index_task, &c);
     tt_status st = TT_OK;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t k = i64 ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
-        if (k < 0 || k >= bound) {
-            st = tt_error(TT_EINVAL, "%s: argument 'index' (#%d): index %lld is out of bounds "
-                                     "for dimension %d with size %lld", op, argno,
-                          (long long)k, dim, (long long)bound);
-            break;
-        }
+    int64_t i = atomic_load(&c.first_bad);
+    if (i != INT64_MAX) {
+        int64_t k = c.i64 ? ((const int64_t *)c.p)[i] : ((const int32_t *)c.p)[i];
+        st = tt_error(TT_EINVAL, "%s: argument 'index' (#%d): index %lld is out of bounds "
+                                 "for dimension %d with size %lld", op, argno, (long long)k,
+                      dim, (long long)bound);
     }
     tt_release(ic);
     return st;
