@@ -177,6 +177,25 @@ START_TEST(test_last_dim_unit_paths)
 }
 END_TEST
 
+/* The bounds check of a large index runs in parallel and still names the
+ * first value out of range (here two, in different chunks). */
+START_TEST(test_index_check_names_first_bad)
+{
+    const int64_t n = 200000;
+    int64_t *iv = calloc((size_t)n, sizeof *iv);
+    iv[70000] = 99, iv[150000] = 77;
+    tt_tensor *idx = NN(tt_from_data(TT_SHAPE(n), TT_I64, iv));
+    tt_tensor *x = NN(tt_zeros(TT_SHAPE(5), TT_F32));
+    ck_assert_ptr_null(tt_gather(x, 0, idx));
+    ck_assert_int_eq(tt_errcode(), TT_EINVAL);
+    ck_assert_msg(strstr(tt_errmsg(), "index 99 is out of bounds for dimension 0 with size 5"),
+                  "message: %s", tt_errmsg());
+    tt_clear_error();
+    tt_release(x), tt_release(idx);
+    free(iv);
+}
+END_TEST
+
 /* gather and scatter_add over every dim of a [6, 70, 90] tensor (above the
  * parallel threshold), contiguous and permuted, against loops. */
 START_TEST(test_gather_scatter_add_loops)
@@ -982,6 +1001,7 @@ static Suite *index_suite(void)
     TCase *tc = tt_tcase("values");
     tcase_add_test(tc, test_gather_scatter_add_loops);
     tcase_add_test(tc, test_last_dim_unit_paths);
+    tcase_add_test(tc, test_index_check_names_first_bad);
     tcase_add_test(tc, test_index_along_loops);
     tcase_add_test(tc, test_repeated_positions_in_order);
     tcase_add_test(tc, test_nan_and_infinities);
