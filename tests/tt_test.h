@@ -137,6 +137,16 @@ static inline tt_tensor *tt_test_randn(int nd, const int64_t *sizes, tt_dtype dt
 /* A model of one input, for the suites' compiled-equals-eager checks. */
 typedef tt_tensor *(*tt_test_model)(tt_tensor *x);
 
+/* A tt_fn around the tt_test_model *ud points at: out[0] its output
+ * (what tt_gradcheck checks). */
+static inline tt_status tt_test_value(tt_tensor **in, int nin, tt_tensor **out, int nout,
+                                      void *ud)
+{
+    (void)nin, (void)nout;
+    out[0] = (*(tt_test_model *)ud)(in[0]);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
 /* A tt_fn around the tt_test_model *ud points at: out[0] the model's
  * output, out[1] the gradient of sum(y * y) with respect to in[0]. */
 static inline tt_status tt_test_value_and_grad(tt_tensor **in, int nin, tt_tensor **out,
