@@ -541,11 +541,12 @@ MAX_FWD_CL(double)
             T *y = (T *)p->out + n * p->os[0];                                 \
             int64_t *ix = p->ind + n * p->xs[0];                               \
             for (int64_t c = 0; c < C; c++)                                    \
-                for (int64_t o = 0; o < OHW; o++) {                            \
-                    int64_t oh = o / OW, ow = o % OW;                          \
-                    y[c * p->os[1] + oh * p->os[2] + ow * p->os[3]] = bout[o * C + c]; \
-                    ix[c * p->xs[1] + oh * p->xs[2] + ow * p->xs[3]] = bix[o * C + c]; \
-                }                                                              \
+                for (int64_t oh = 0; oh < p->OH; oh++)                         \
+                    for (int64_t ow = 0; ow < OW; ow++) {                      \
+                        int64_t o = (oh * OW + ow) * C + c;                    \
+                        y[c * p->os[1] + oh * p->os[2] + ow * p->os[3]] = bout[o]; \
+                        ix[c * p->xs[1] + oh * p->xs[2] + ow * p->xs[3]] = bix[o]; \
+                    }                                                          \
         }                                                                      \
         tt__free(bix);                                                         \
         tt__free(bin);                                                         \
