@@ -192,8 +192,8 @@ LINE_FN(bool, b8)
             }                                                                  \
             if (i64 && sia == 8 && sda == es && ssa == es) {                   \
                 /* unit steps along the block (x.gather(0, idx) on         \
-                 * row-major tensors): an indexed loop the compiler can    \
-                 * vectorize, streaming when the index repeats a row */    \
+                 * row-major tensors): an indexed loop, or a row copy      \
+                 * when the block's index names one whole row */           \
                 const int64_t *ix = (const int64_t *)(i0 + j * sid);           \
                 if (dix) {                                                     \
                     const T_ *sr = (const T_ *)(s0 + j * ssd);                 \
@@ -223,10 +223,25 @@ MOVE_FN(uint8_t)
 MOVE_FN(uint32_t)
 MOVE_FN(uint64_t)
 
+/* The indexed row of a unit-step line is read (written) in the index's
+ * order: its lines are fetched first, all at once, rather than one miss at
+ * a time (the hardware prefetcher sees no stream there). */
+static inline void prefetch_indexed_row(const char *row, int64_t bytes, bool for_write)
+{
+    if (bytes <= 4096)
+        return;
+    if (for_write)
+        for (int64_t o = 0; o < bytes; o += 64)
+            __builtin_prefetch(row + o, 1);
+    else
+        for (int64_t o = 0; o < bytes; o += 64)
+            __builtin_prefetch(row + o, 0);
+}
+
 /* gather and scatter along a dim that is contiguous in all three operands
  * with an i64 index (x.gather(-1, idx) on row-major tensors, the common
- * case): one line is a plain indexed loop, which the compiler vectorizes
- * with gathers. The generic walk above took ~9 cycles an element here. */
+ * case): one line is a plain indexed loop. The generic walk above took ~9
+ * cycles an element here. */
 #define MOVE_UNIT_FN(T_)                                                       \
     CPU_CLONES static void move_unit_##T_(const walk *w, char *d0, const char *s0, \
                                           const char *i0, int64_t m)          \
@@ -236,17 +251,8 @@ MOVE_FN(uint64_t)
         T_ *restrict d = (T_ *)d0;                                             \
         const T_ *restrict s = (const T_ *)s0;                                 \
         const int64_t *restrict ix = (const int64_t *)i0;                      \
-        /* The indexed row is read (written) in the index's order: fetch  \
-         * all its lines first, at once, rather than one miss at a time   \
-         * (the hardware prefetcher sees no stream there). */              \
-        const char *row = w->dst_indexed ? d0 : s0;                            \
-        int64_t bytes = w->span * (int64_t)sizeof(T_);                         \
-        if (bytes > 4096 && w->dst_indexed)                                    \
-            for (int64_t o = 0; o < bytes; o += 64)                            \
-                __builtin_prefetch(row + o, 1);                                \
-        else if (bytes > 4096)                                                 \
-            for (int64_t o = 0; o < bytes; o += 64)                            \
-                __builtin_prefetch(row + o, 0);                                \
+        prefetch_indexed_row(w->dst_indexed ? d0 : s0, w->span * (int64_t)sizeof(T_), \
+                             w->dst_indexed);                                  \
         if (w->dst_indexed)                                                    \
             for (int64_t j = 0; j < n; j++)                                    \
                 d[ix[j]] = s[j];                                               \
@@ -268,9 +274,7 @@ MOVE_UNIT_FN(uint64_t)
         T_ *restrict d = (T_ *)d0;                                             \
         const T_ *restrict s = (const T_ *)s0;                                 \
         const int64_t *restrict ix = (const int64_t *)i0;                      \
-        if (w->span * (int64_t)sizeof(T_) > 4096)                              \
-            for (int64_t o = 0; o < w->span * (int64_t)sizeof(T_); o += 64)    \
-                __builtin_prefetch(d0 + o, 1);                                 \
+        prefetch_indexed_row(d0, w->span * (int64_t)sizeof(T_), true);         \
         for (int64_t j = 0; j < n; j++)                                        \
             d[ix[j]] += s[j];                                                  \
     }
