@@ -21,6 +21,7 @@
  * and leaves nothing changed (index_copy_ writes in place). */
 #include "transformer_impl.h"
 #include "tt_index.h"
+#include "vec_math.h"
 
 #include <float.h>
 #include <limits.h>
@@ -58,6 +59,13 @@ typedef struct {
     size_t es;
     int64_t span; /* gather, scatter: the indexed operand's size along dim */
     int64_t nlines;
+    /* Set where the output is fresh and the lines that lines_check_index
+     * names serve the whole walk: each line checks its index values
+     * against span and, on one out of range, raises *bad and writes
+     * nothing of that line; the caller then reports the first bad value
+     * as the pre-check would (one read of the index instead of two). */
+    atomic_bool *bad;
+    bool stream; /* whole rows copied with non-temporal stores */
 } walk;
 
 static inline int64_t load_index(const char *p, bool i64)
@@ -168,6 +176,39 @@ LINE_FN(int32_t, int32_t)
 LINE_FN(int64_t, int64_t)
 LINE_FN(bool, b8)
 
+/* m bytes of a row, streamed past the cache where the output is large. */
+static inline void copy_row(const walk *w, char *dst, const char *src, int64_t bytes)
+{
+    if (w->stream)
+        tt__stream_copy(dst, src, (size_t)bytes);
+    else
+        memcpy(dst, src, (size_t)bytes);
+}
+
+/* An i64 index block of a line that checks its own values (w->bad set):
+ * true, with *bad raised, when one is out of [0, span). *diff gets the
+ * or of every value's difference from the first (0: all name one row).
+ * One pass with no exit, so it vectorizes. */
+CPU_CLONES static bool scan_index_block(const walk *w, const int64_t *ix, int64_t m,
+                                        uint64_t *diff)
+{
+    uint64_t d = 0, out = 0;
+    if (w->bad) {
+        const uint64_t span = (uint64_t)w->span, first = (uint64_t)ix[0];
+        for (int64_t t = 0; t < m; t++) {
+            d |= (uint64_t)ix[t] ^ first;
+            out |= (uint64_t)ix[t] >= span;
+        }
+    } else {
+        for (int64_t t = 1; t < m; t++)
+            d |= (uint64_t)(ix[t] ^ ix[0]);
+    }
+    *diff = d;
+    if (out)
+        atomic_store(w->bad, true);
+    return out;
+}
+
 /* A plain element move, for RED_ASSIGN of any dtype by its size alone: a
  * row segment at once where the index is the same across the block and
  * both sides are contiguous along the last dim. */
@@ -184,7 +225,7 @@ LINE_FN(bool, b8)
                 char *dr = d0 + (dix ? k : j) * sdd;                           \
                 const char *sr = s0 + (dix ? j : k) * ssd;                     \
                 if (sda == es && ssa == es)                                    \
-                    memcpy(dr, sr, (size_t)(m * es));                          \
+                    copy_row(w, dr, sr, m * es);                               \
                 else                                                           \
                     for (int64_t t = 0; t < m; t++)                            \
                         memcpy(dr + t * sda, sr + t * ssa, sizeof(T_));        \
@@ -202,10 +243,10 @@ LINE_FN(bool, b8)
                 } else {                                                       \
                     T_ *dr = (T_ *)(d0 + j * sdd);                             \
                     uint64_t diff = 0; /* 0: an index naming one whole row */  \
-                    for (int64_t t = 1; t < m; t++) /* no exit: vectorized */  \
-                        diff |= (uint64_t)(ix[t] ^ ix[0]);                     \
+                    if (scan_index_block(w, ix, m, &diff))                     \
+                        return;                                                \
                     if (diff == 0)                                             \
-                        memcpy(dr, s0 + ix[0] * ssd, (size_t)(m * es));        \
+                        copy_row(w, (char *)dr, s0 + ix[0] * ssd, m * es);     \
                     else                                                       \
                         for (int64_t t = 0; t < m; t++)                        \
                             dr[t] = *(const T_ *)(s0 + t * es + ix[t] * ssd);  \
@@ -251,6 +292,9 @@ static inline void prefetch_indexed_row(const char *row, int64_t bytes, bool for
         T_ *restrict d = (T_ *)d0;                                             \
         const T_ *restrict s = (const T_ *)s0;                                 \
         const int64_t *restrict ix = (const int64_t *)i0;                      \
+        uint64_t diff;                                                         \
+        if (!w->dst_indexed && w->bad && scan_index_block(w, ix, n, &diff))    \
+            return;                                                            \
         prefetch_indexed_row(w->dst_indexed ? d0 : s0, w->span * (int64_t)sizeof(T_), \
                              w->dst_indexed);                                  \
         if (w->dst_indexed)                                                    \
@@ -304,6 +348,20 @@ static line_fn pick_line(const walk *w)
     }
 }
 
+/* True when every line of a gather walk goes through a path that checks
+ * its own index values (move_unit_*, or move_*'s unit-step branch), so
+ * the walk may run with w->bad set and no pre-check. */
+static bool lines_check_index(const walk *w)
+{
+    const int64_t es = (int64_t)w->es;
+    const int a = w->nd - 1;
+    if (w->dst_indexed || w->red != RED_ASSIGN || !w->idx64 || !(es == 4 || es == 8))
+        return false;
+    if (w->dim == a) /* move_unit_*, as pick_line picks it */
+        return w->sd[a] == es && w->ss[a] == es && w->si[a] == 8;
+    return w->si[a] == 8 && w->sd[a] == es && w->ss[a] == es;
+}
+
 /* Lines [b, e), numbered over the coordinates off `dim` (last dim
  * fastest): line b's coordinates decoded once, then stepped like an
  * odometer, in blocks of lines that differ only in the last dim. */
@@ -348,6 +406,23 @@ static void walk_task(int64_t b, int64_t e, void *vp)
             c[d] = 0;
         }
     }
+    if (w->stream)
+        tt__stream_fence();
+}
+
+/* Positions [b, e) along dim of every line: a source-indexed walk (gather,
+ * index_select) cut along dim instead of across the lines, so that each
+ * thread reads whole rows of the index and writes whole rows of the
+ * output, in order (cut across, two threads read the two halves of every
+ * row and ran ~1.1x one thread). Positions along dim write their own
+ * output elements there, so any cut gives the same result. */
+static void walk_dim_task(int64_t b, int64_t e, void *vp)
+{
+    walk part = *(const walk *)vp;
+    part.size[part.dim] = e - b;
+    part.dst += b * part.sd[part.dim];
+    part.idx += b * part.si[part.dim];
+    walk_task(0, part.nlines, &part);
 }
 
 static void walk_run(walk *w)
@@ -360,6 +435,10 @@ static void walk_run(walk *w)
     w->nlines = n / w->size[w->dim];
     /* parallel above ~32k elements, each task at least that many */
     int64_t per = w->size[w->dim] > 0 ? w->size[w->dim] : 1;
+    if (!w->dst_indexed && w->dim != w->nd - 1 && per >= 2 * tt_get_num_threads()) {
+        tt_parallel_for(per, (32768 + w->nlines - 1) / w->nlines, walk_dim_task, w);
+        return;
+    }
     int64_t grain = (32768 + per - 1) / per;
     tt_parallel_for(w->nlines, grain, walk_task, w);
 }
@@ -409,23 +488,36 @@ typedef struct {
     _Atomic int64_t first_bad; /* the lowest position out of range; INT64_MAX: none */
 } index_check;
 
-/* Positions [b, e): lowers first_bad to the first one out of range. */
-static void check_index_task(int64_t b, int64_t e, void *vp)
+/* Positions [b, e): lowers first_bad to the first one out of range. The
+ * test runs in blocks with no exit inside, so it vectorizes and reads a
+ * large index at memory speed (one exit per element ran ~1 cycle each);
+ * only a block that holds a bad value is searched for it. */
+#define CHECK_BLOCK 512
+CPU_CLONES static void check_index_task(int64_t b, int64_t e, void *vp)
 {
     index_check *c = vp;
-    int64_t bad = -1;
-    if (c->i64) {
-        const int64_t *v = (const int64_t *)c->p;
-        for (int64_t i = b; i < e && bad < 0; i++)
-            bad = (uint64_t)v[i] >= (uint64_t)c->bound ? i : -1;
-    } else {
-        const int32_t *v = (const int32_t *)c->p;
-        for (int64_t i = b; i < e && bad < 0; i++)
-            bad = v[i] < 0 || v[i] >= c->bound ? i : -1;
+    const uint64_t bound = (uint64_t)c->bound;
+    const int64_t *v64 = (const int64_t *)c->p;
+    const int32_t *v32 = (const int32_t *)c->p;
+    for (int64_t i0 = b; i0 < e; i0 += CHECK_BLOCK) {
+        int64_t i1 = e - i0 < CHECK_BLOCK ? e : i0 + CHECK_BLOCK;
+        bool any = false; /* a negative value turns huge as unsigned */
+        if (c->i64)
+            for (int64_t i = i0; i < i1; i++)
+                any |= (uint64_t)v64[i] >= bound;
+        else
+            for (int64_t i = i0; i < i1; i++)
+                any |= (uint64_t)(int64_t)v32[i] >= bound;
+        if (!any)
+            continue;
+        int64_t bad = i0;
+        while ((uint64_t)(c->i64 ? v64[bad] : (int64_t)v32[bad]) < bound)
+            bad++;
+        int64_t seen = atomic_load(&c->first_bad);
+        while (bad < seen && !atomic_compare_exchange_weak(&c->first_bad, &seen, bad))
+            ;
+        return; /* the task's later positions come after this one */
     }
-    int64_t seen = atomic_load(&c->first_bad);
-    while (bad >= 0 && bad < seen && !atomic_compare_exchange_weak(&c->first_bad, &seen, bad))
-        ;
 }
 
 static tt_status check_index_values(const char *op, int argno, const tt_tensor *index, int dim,
@@ -530,16 +622,26 @@ static tt_tensor *gather_impl(const tt_tensor *self, int64_t dim_, const tt_tens
     tt_tensor *out = new_out(fake, tt_ndim(index), tt_sizes(index), tt_dtype_of(self));
     if (!out || fake || empty)
         return out;
-    if (check_index_values(op, 3, index, dim, size_at(self, dim)))
-        return tt_release(out);
+    atomic_bool bad = false;
     walk w = {.dst = tt__ptr(out), .src = tt__ptr(self), .idx = tt__ptr(index),
               .idx64 = true, .dt = tt_dtype_of(self), .red = RED_ASSIGN,
-              .es = tt_dtype_size(tt_dtype_of(self)), .span = size_at(self, dim)};
+              .es = tt_dtype_size(tt_dtype_of(self)), .span = size_at(self, dim),
+              .stream = tt__stream_worthwhile(tt_numel(out) * (int64_t)tt_dtype_size(tt_dtype_of(out)))};
     walk_shape(&w, index, dim);
     byte_strides(out, w.nd, w.sd);
     byte_strides(self, w.nd, w.ss);
     byte_strides(index, w.nd, w.si);
+    /* out is fresh: where the lines check their own index values, a bad
+     * one costs only out, and the message comes from the full check */
+    if (lines_check_index(&w))
+        w.bad = &bad;
+    else if (check_index_values(op, 3, index, dim, size_at(self, dim)))
+        return tt_release(out);
     walk_run(&w);
+    if (atomic_load(&bad)) {
+        check_index_values(op, 3, index, dim, size_at(self, dim));
+        return tt_release(out);
+    }
     return out;
 }
 
@@ -778,7 +880,8 @@ static tt_tensor *index_select_impl(const tt_tensor *self, int64_t dim_, const t
         return tt_release(out);
     walk w = {.dst = tt__ptr(out), .src = tt__ptr(self), .idx = tt__ptr(index),
               .idx64 = tt_dtype_of(index) == TT_I64, .dt = tt_dtype_of(self),
-              .red = RED_ASSIGN, .es = tt_dtype_size(tt_dtype_of(self))};
+              .red = RED_ASSIGN, .es = tt_dtype_size(tt_dtype_of(self)),
+              .stream = tt__stream_worthwhile(tt_numel(out) * (int64_t)tt_dtype_size(tt_dtype_of(out)))};
     walk_shape(&w, out, dim);
     byte_strides(out, w.nd, w.sd);
     byte_strides(self, w.nd, w.ss);

@@ -221,8 +221,10 @@ bool tt__stream_copy_avx512(char *dst, const char *src, size_t bytes)
         head = bytes;
     memcpy(dst, src, head);
     dst += head, src += head, bytes -= head;
-    for (; bytes >= 64; dst += 64, src += 64, bytes -= 64)
+    for (; bytes >= 64; dst += 64, src += 64, bytes -= 64) {
+        _mm_prefetch(src + 1024, _MM_HINT_T0);
         _mm512_stream_si512((void *)dst, _mm512_loadu_si512((const void *)src));
+    }
     memcpy(dst, src, bytes);
     return true;
 }

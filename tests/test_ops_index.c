@@ -193,6 +193,21 @@ START_TEST(test_index_check_names_first_bad)
     tt_clear_error();
     tt_release(x), tt_release(idx);
     free(iv);
+    /* a row gather along dim 0 checks its values as it copies, cut into
+     * row ranges across threads: still the first bad value (row 100) */
+    const int64_t rows = 400, cols = 500;
+    iv = calloc((size_t)(rows * cols), sizeof *iv);
+    iv[300 * cols + 10] = 99, iv[100 * cols + 480] = 77, iv[100 * cols + 481] = -3;
+    idx = NN(tt_from_data(TT_SHAPE(rows, cols), TT_I64, iv));
+    x = NN(tt_zeros(TT_SHAPE(5, cols), TT_F32));
+    ck_assert_ptr_null(tt_gather(x, 0, idx));
+    ck_assert_int_eq(tt_errcode(), TT_EINVAL);
+    ck_assert_msg(strstr(tt_errmsg(), "tt::gather: argument 'index' (#3): index 77 is out of "
+                                      "bounds for dimension 0 with size 5, called from"),
+                  "message: %s", tt_errmsg());
+    tt_clear_error();
+    tt_release(x), tt_release(idx);
+    free(iv);
 }
 END_TEST
 
