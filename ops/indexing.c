@@ -66,6 +66,9 @@ typedef struct {
      * as the pre-check would (one read of the index instead of two). */
     atomic_bool *bad;
     bool stream; /* whole rows copied with non-temporal stores */
+    /* scatter_add's out left unwritten: its rows start from init (self,
+     * laid out as out) where a block first adds to them (lazy_add_*) */
+    const char *init;
 } walk;
 
 static inline int64_t load_index(const char *p, bool i64)
@@ -129,53 +132,6 @@ static inline bool axpy_b8(bool d, bool s, const walk *w) { return d || (w->ialp
     case RED_AMIN: *(d) = min_##N_(*(d), (s)); break;                          \
     case RED_ADD_ALPHA: *(d) = axpy_##N_(*(d), (s), w); break;                 \
     }
-/* Where the index is the same across the block (index_select, index_copy,
- * index_add: sia 0) it is read once per position and the block is a row
- * segment on both sides: the reduction's switch goes outside the loop
- * over it, which then runs over plain strided (or contiguous) elements. */
-#define LINE_FN(T_, N_)                                                         \
-    static void line_##N_(const walk *w, char *d0, const char *s0, const char *i0, \
-                          int64_t m)                                           \
-    {                                                                          \
-        BLOCK_SETUP;                                                           \
-        for (int64_t j = 0; j < n; j++) {                                      \
-            if (sia == 0 && red != RED_MEAN) {                                 \
-                int64_t k = load_index(i0 + j * sid, i64);                     \
-                char *dr = d0 + (dix ? k : j) * sdd;                           \
-                const char *sr = s0 + (dix ? j : k) * ssd;                     \
-                for (int64_t t = 0; t < m; t++) {                              \
-                    T_ *d = (T_ *)(dr + t * sda);                              \
-                    T_ s = *(const T_ *)(sr + t * ssa);                        \
-                    REDUCE_ONE(N_, d, s)                                       \
-                }                                                              \
-                continue;                                                      \
-            }                                                                  \
-            if (red == RED_SUM && dix && i64 && sia == 8 &&                    \
-                sda == (int64_t)sizeof(T_) && ssa == (int64_t)sizeof(T_)) {    \
-                /* scatter_add along an outer dim, unit steps across */    \
-                const int64_t *ix = (const int64_t *)(i0 + j * sid);           \
-                const T_ *sr = (const T_ *)(s0 + j * ssd);                     \
-                for (int64_t t = 0; t < m; t++) {                              \
-                    T_ *d = (T_ *)(d0 + t * (int64_t)sizeof(T_) + ix[t] * sdd); \
-                    *d = add_##N_(*d, sr[t]);                                  \
-                }                                                              \
-                continue;                                                      \
-            }                                                                  \
-            for (int64_t t = 0; t < m; t++) {                                  \
-                int64_t k = load_index(i0 + j * sid + t * sia, i64);           \
-                T_ *d = (T_ *)(d0 + t * sda + (dix ? k : j) * sdd);            \
-                T_ s = *(const T_ *)(s0 + t * ssa + (dix ? j : k) * ssd);      \
-                REDUCE_ONE(N_, d, s)                                           \
-            }                                                                  \
-        }                                                                      \
-    }
-LINE_FN(float, float)
-LINE_FN(double, double)
-LINE_FN(uint8_t, uint8_t)
-LINE_FN(int32_t, int32_t)
-LINE_FN(int64_t, int64_t)
-LINE_FN(bool, b8)
-
 /* m bytes of a row, streamed past the cache where the output is large. */
 static inline void copy_row(const walk *w, char *dst, const char *src, int64_t bytes)
 {
@@ -208,6 +164,124 @@ CPU_CLONES static bool scan_index_block(const walk *w, const int64_t *ix, int64_
         atomic_store(w->bad, true);
     return out;
 }
+
+/* Where the index is the same across the block (index_select, index_copy,
+ * index_add: sia 0) it is read once per position and the block is a row
+ * segment on both sides: the reduction's switch goes outside the loop
+ * over it, which then runs over plain strided (or contiguous) elements. */
+#define LINE_FN(T_, N_)                                                         \
+    static void line_##N_(const walk *w, char *d0, const char *s0, const char *i0, \
+                          int64_t m)                                           \
+    {                                                                          \
+        BLOCK_SETUP;                                                           \
+        for (int64_t j = 0; j < n; j++) {                                      \
+            if (sia == 0 && red != RED_MEAN) {                                 \
+                int64_t k = load_index(i0 + j * sid, i64);                     \
+                char *dr = d0 + (dix ? k : j) * sdd;                           \
+                const char *sr = s0 + (dix ? j : k) * ssd;                     \
+                for (int64_t t = 0; t < m; t++) {                              \
+                    T_ *d = (T_ *)(dr + t * sda);                              \
+                    T_ s = *(const T_ *)(sr + t * ssa);                        \
+                    REDUCE_ONE(N_, d, s)                                       \
+                }                                                              \
+                continue;                                                      \
+            }                                                                  \
+            if (red == RED_SUM && dix && i64 && sia == 8 &&                    \
+                sda == (int64_t)sizeof(T_) && ssa == (int64_t)sizeof(T_)) {    \
+                /* scatter_add along an outer dim, unit steps across: a    \
+                 * row added at once where the block's index names one */  \
+                const int64_t *ix = (const int64_t *)(i0 + j * sid);           \
+                const T_ *restrict sr = (const T_ *)(s0 + j * ssd);            \
+                uint64_t diff;                                                 \
+                if (scan_index_block(w, ix, m, &diff))                         \
+                    return;                                                    \
+                if (diff == 0) {                                               \
+                    T_ *restrict dr = (T_ *)(d0 + ix[0] * sdd);                \
+                    for (int64_t t = 0; t < m; t++)                            \
+                        dr[t] = add_##N_(dr[t], sr[t]);                        \
+                    continue;                                                  \
+                }                                                              \
+                for (int64_t t = 0; t < m; t++) {                              \
+                    T_ *d = (T_ *)(d0 + t * (int64_t)sizeof(T_) + ix[t] * sdd); \
+                    *d = add_##N_(*d, sr[t]);                                  \
+                }                                                              \
+                continue;                                                      \
+            }                                                                  \
+            for (int64_t t = 0; t < m; t++) {                                  \
+                int64_t k = load_index(i0 + j * sid + t * sia, i64);           \
+                T_ *d = (T_ *)(d0 + t * sda + (dix ? k : j) * sdd);            \
+                T_ s = *(const T_ *)(s0 + t * ssa + (dix ? j : k) * ssd);      \
+                REDUCE_ONE(N_, d, s)                                           \
+            }                                                                  \
+        }                                                                      \
+    }
+/* A block of scatter_add's unit-step lines on an unwritten out (w->init
+ * set, every element of out in exactly one block): a row segment's first
+ * add reads self's segment in place of out's (self + src, as the copy
+ * and then the add would give), rows no position names are copied from
+ * self at the end, so out is written once instead of copied and then
+ * read back. A block whose index does not name one row per position
+ * first copies every row not yet started, then adds as line_* does. */
+#define LAZY_ADD_FN(T_, N_)                                                    \
+    static void lazy_add_##N_(const walk *w, char *d0, const char *s0,         \
+                              const char *i0, int64_t m)                       \
+    {                                                                          \
+        BLOCK_SETUP;                                                           \
+        (void)ssa, (void)sia, (void)dix, (void)i64, (void)red;                 \
+        const int64_t span = w->span, bytes = m * (int64_t)sizeof(T_);         \
+        const char *init0 = w->init + (d0 - w->dst);                           \
+        uint8_t flags[4096], *started = span <= 4096 ? flags : tt__malloc((size_t)span); \
+        bool all = started == NULL; /* no room for flags: copy every row now */ \
+        if (all)                                                               \
+            for (int64_t k = 0; k < span; k++)                                 \
+                memcpy(d0 + k * sdd, init0 + k * sdd, (size_t)bytes);          \
+        else                                                                   \
+            memset(started, 0, (size_t)span);                                  \
+        for (int64_t j = 0; j < n; j++) {                                      \
+            const int64_t *ix = (const int64_t *)(i0 + j * sid);               \
+            const T_ *restrict sr = (const T_ *)(s0 + j * ssd);                \
+            uint64_t diff;                                                     \
+            if (scan_index_block(w, ix, m, &diff))                             \
+                break;                                                         \
+            if (diff == 0 && !all && !started[ix[0]]) {                        \
+                T_ *restrict dr = (T_ *)(d0 + ix[0] * sdd);                    \
+                const T_ *restrict ir = (const T_ *)(init0 + ix[0] * sdd);     \
+                for (int64_t t = 0; t < m; t++)                                \
+                    dr[t] = add_##N_(ir[t], sr[t]);                            \
+                started[ix[0]] = 1;                                            \
+                continue;                                                      \
+            }                                                                  \
+            if (diff != 0 && !all) {                                           \
+                for (int64_t k = 0; k < span; k++)                             \
+                    if (!started[k])                                           \
+                        memcpy(d0 + k * sdd, init0 + k * sdd, (size_t)bytes);  \
+                all = true;                                                    \
+            }                                                                  \
+            for (int64_t t = 0; t < m; t++) {                                  \
+                T_ *d = (T_ *)(d0 + t * sda + ix[t] * sdd);                    \
+                *d = add_##N_(*d, sr[t]);                                      \
+            }                                                                  \
+        }                                                                      \
+        if (!all)                                                              \
+            for (int64_t k = 0; k < span; k++)                                 \
+                if (!started[k])                                               \
+                    memcpy(d0 + k * sdd, init0 + k * sdd, (size_t)bytes);      \
+        if (started != flags)                                                  \
+            tt__free(started);                                                 \
+    }
+LAZY_ADD_FN(float, float)
+LAZY_ADD_FN(double, double)
+LAZY_ADD_FN(uint8_t, uint8_t)
+LAZY_ADD_FN(int32_t, int32_t)
+LAZY_ADD_FN(int64_t, int64_t)
+LAZY_ADD_FN(bool, b8)
+
+LINE_FN(float, float)
+LINE_FN(double, double)
+LINE_FN(uint8_t, uint8_t)
+LINE_FN(int32_t, int32_t)
+LINE_FN(int64_t, int64_t)
+LINE_FN(bool, b8)
 
 /* A plain element move, for RED_ASSIGN of any dtype by its size alone: a
  * row segment at once where the index is the same across the block and
@@ -332,6 +406,15 @@ static line_fn pick_line(const walk *w)
     const int64_t es = (int64_t)w->es;
     bool unit = w->dim == w->nd - 1 && w->idx64 && w->sd[w->dim] == es &&
                 w->ss[w->dim] == es && w->si[w->dim] == 8;
+    if (w->init) /* scatter_add's unwritten out: lines_check_index holds */
+        switch (w->dt) {
+        case TT_F32: return lazy_add_float;
+        case TT_F64: return lazy_add_double;
+        case TT_U8: return lazy_add_uint8_t;
+        case TT_I32: return lazy_add_int32_t;
+        case TT_I64: return lazy_add_int64_t;
+        default: return lazy_add_b8;
+        }
     if (unit && w->red == RED_ASSIGN && (es == 4 || es == 8))
         return es == 4 ? move_unit_uint32_t : move_unit_uint64_t;
     if (unit && w->red == RED_SUM && (w->dt == TT_F32 || w->dt == TT_F64))
@@ -348,14 +431,18 @@ static line_fn pick_line(const walk *w)
     }
 }
 
-/* True when every line of a gather walk goes through a path that checks
- * its own index values (move_unit_*, or move_*'s unit-step branch), so
- * the walk may run with w->bad set and no pre-check. */
+/* True when every line of a walk goes through a path that checks its own
+ * index values (gather's move_unit_* and move_*'s unit-step branch,
+ * scatter_add's unit-step branch of line_*), so the walk may run with
+ * w->bad set and no pre-check. */
 static bool lines_check_index(const walk *w)
 {
     const int64_t es = (int64_t)w->es;
     const int a = w->nd - 1;
-    if (w->dst_indexed || w->red != RED_ASSIGN || !w->idx64 || !(es == 4 || es == 8))
+    if (w->dst_indexed)
+        return w->red == RED_SUM && w->idx64 && w->dim != a && w->si[a] == 8 &&
+               w->sd[a] == es && w->ss[a] == es;
+    if (w->red != RED_ASSIGN || !w->idx64 || !(es == 4 || es == 8))
         return false;
     if (w->dim == a) /* move_unit_*, as pick_line picks it */
         return w->sd[a] == es && w->ss[a] == es && w->si[a] == 8;
@@ -581,6 +668,16 @@ static tt_status check_scatter_shapes(const char *op, const tt_tensor *self, int
     return TT_OK;
 }
 
+/* True when index has self's size in every dim but `dim` (concrete). */
+static bool index_covers(const tt_tensor *index, const tt_tensor *self, int dim)
+{
+    for (int d = 0; d < tt_ndim(self); d++)
+        if (d != dim && (tt_ndim(index) != tt_ndim(self) ||
+                         tt_sizes(index)[d] != tt_sizes(self)[d]))
+            return false;
+    return tt_ndim(index) == tt_ndim(self);
+}
+
 /* A new contiguous output of `like`'s dtype and (nd, sizes). */
 static tt_tensor *new_out(bool fake, int nd, const tt_size *sizes, tt_dtype dt)
 {
@@ -717,11 +814,9 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
                    (src && want_same_dtype(op, "src", 4, src, self)) ||
                    check_scatter_shapes(op, self, dim, index, src, 4)))
         return NULL;
-    tt_tensor *out = copy_of(self, fake);
-    if (!out || fake || empty)
+    tt_tensor *out = new_out(fake, tt_ndim(self), tt_sizes(self), dt);
+    if (!out || fake)
         return out;
-    if (check_index_values(op, 3, index, dim, size_at(self, dim)))
-        return tt_release(out);
     scalar_buf scalar, ident;
     walk w = {.dst = tt__ptr(out), .idx = tt__ptr(index), .idx64 = true, .dt = dt,
               .span = size_at(self, dim),
@@ -736,6 +831,22 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
         scalar_of(dt, value, &scalar);
         w.src = (const char *)&scalar; /* every position reads the one value */
     }
+    /* out is fresh: a sum's lines may check their own index values (the
+     * message then comes from the full check, as gather's), and where the
+     * index covers self but along dim, start from self row by row */
+    atomic_bool bad = false;
+    w.red = red;
+    bool own_check = !empty && red == RED_SUM && include_self && src && lines_check_index(&w);
+    if (own_check && index_covers(index, self, dim) && tt_is_contiguous(self))
+        w.init = tt__ptr(self);
+    else if (tt__copy_raw(out, self))
+        return tt_release(out);
+    if (empty)
+        return out;
+    if (own_check)
+        w.bad = &bad;
+    else if (check_index_values(op, 3, index, dim, size_at(self, dim)))
+        return tt_release(out);
     int64_t *count = NULL;
     if (red != RED_ASSIGN && !include_self) {
         /* the scattered-to elements start from the reduction's identity */
@@ -757,8 +868,11 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
             count[i] = include_self;
         w.count = count;
     }
-    w.red = red;
     walk_run(&w);
+    if (atomic_load(&bad)) {
+        check_index_values(op, 3, index, dim, size_at(self, dim));
+        return tt_release(out);
+    }
     if (count) {
         /* PyTorch's: divided by the count (0 counted as 1); integers floor */
         int64_t n = tt_numel(out);

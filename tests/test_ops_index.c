@@ -211,6 +211,56 @@ START_TEST(test_index_check_names_first_bad)
 }
 END_TEST
 
+/* scatter_add along dim 0 by an index that covers self's other dims
+ * starts each row from self where a position first names it and copies
+ * the rows no position names: rows named several times, rows never
+ * named, a row of mixed values (which copies the rest first), in f32 and
+ * i64 and across two threads' blocks, against a loop; a bad value still
+ * fails with the first one's message. */
+START_TEST(test_scatter_add_rows_from_self)
+{
+    const int64_t rows = 300, cols = 96, n = 500;
+    for (int dt = 0; dt < 2; dt++)
+        for (int mixed = 0; mixed < 2; mixed++) {
+            tt_dtype type = dt ? TT_I64 : TT_F32;
+            int64_t *iv = malloc(sizeof *iv * (size_t)(n * cols));
+            for (int64_t j = 0; j < n; j++)
+                for (int64_t t = 0; t < cols; t++)
+                    iv[j * cols + t] = (j * 7) % 250; /* rows 250.. never named */
+            if (mixed)
+                for (int64_t t = 0; t < cols; t++)
+                    iv[123 * cols + t] = (t * 13) % rows;
+            tt_tensor *idx = NN(tt_from_data(TT_SHAPE(n, cols), TT_I64, iv));
+            tt_tensor *self = values(2, (int64_t[]){rows, cols}, type);
+            tt_tensor *src = values(2, (int64_t[]){n, cols}, type);
+            tt_tensor *s = NN(tt_scatter_add(self, 0, idx, src));
+            double *want = tt_test_values(self), *sv = tt_test_values(src);
+            for (int64_t i = 0; i < n * cols; i++)
+                want[iv[i] * cols + i % cols] += sv[i];
+            double *got = tt_test_values(s);
+            for (int64_t i = 0; i < rows * cols; i++)
+                CHECK(got[i] == want[i], "dtype %d mixed %d: element %lld: %g vs %g", dt, mixed,
+                      (long long)i, got[i], want[i]);
+            free(got), free(want), free(sv);
+            tt_release(s);
+            if (mixed) {
+                iv[400 * cols + 5] = rows, iv[200 * cols + 90] = -1;
+                tt_tensor *bad = NN(tt_from_data(TT_SHAPE(n, cols), TT_I64, iv));
+                ck_assert_ptr_null(tt_scatter_add(self, 0, bad, src));
+                ck_assert_int_eq(tt_errcode(), TT_EINVAL);
+                ck_assert_msg(strstr(tt_errmsg(), "tt::scatter_add: argument 'index' (#3): "
+                                                  "index -1 is out of bounds for dimension 0 "
+                                                  "with size 300"),
+                              "message: %s", tt_errmsg());
+                tt_clear_error();
+                tt_release(bad);
+            }
+            free(iv);
+            tt_release(idx), tt_release(self), tt_release(src);
+        }
+}
+END_TEST
+
 /* gather and scatter_add over every dim of a [6, 70, 90] tensor (above the
  * parallel threshold), contiguous and permuted, against loops. */
 START_TEST(test_gather_scatter_add_loops)
@@ -1017,6 +1067,7 @@ static Suite *index_suite(void)
     tcase_add_test(tc, test_gather_scatter_add_loops);
     tcase_add_test(tc, test_last_dim_unit_paths);
     tcase_add_test(tc, test_index_check_names_first_bad);
+    tcase_add_test(tc, test_scatter_add_rows_from_self);
     tcase_add_test(tc, test_index_along_loops);
     tcase_add_test(tc, test_repeated_positions_in_order);
     tcase_add_test(tc, test_nan_and_infinities);
