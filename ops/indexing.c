@@ -16,9 +16,13 @@
  * naming one element are applied in that order on any thread count
  * (PyTorch CPU's order): scatter_add and scatter_reduce are deterministic.
  *
- * Every index value is checked before anything is written: a call with an
- * index out of range fails naming the op, the value, the dim and its size,
- * and leaves nothing changed (index_copy_ writes in place). */
+ * A call with an index out of range fails naming the op, the first bad
+ * value, the dim and its size, and leaves nothing changed: every value is
+ * checked before anything is written (index_copy_ writes in place), except
+ * where the output is fresh and the lines read every value anyway (row
+ * gathers and scatter_adds): those check as they go, one read of the index
+ * instead of two, and a failure drops the output and names the value from
+ * the full check. */
 #include "transformer_impl.h"
 #include "tt_index.h"
 #include "vec_math.h"
@@ -429,6 +433,93 @@ static line_fn pick_line(const walk *w)
     case TT_I64: return line_int64_t;
     default: return line_b8;
     }
+}
+
+/* scatter_add of whole rows into an unwritten 2-d out along dim 0, in two
+ * parallel passes: the index's rows, cut along dim (each thread reading
+ * whole rows, as gather's walk), give each position's row or -1 where
+ * the row is mixed; then out's rows, cut among the threads, each add the
+ * positions that name them in order. Cut across instead (lazy_add_*), two
+ * threads ran no faster than one. */
+typedef struct {
+    const walk *w;
+    int64_t *target; /* per position along dim: its out row, or -1 */
+    uint8_t *started;
+    atomic_bool mixed;
+} rows_plan;
+
+static void rows_target_task(int64_t b, int64_t e, void *vp)
+{
+    rows_plan *p = vp;
+    const walk *w = p->w;
+    for (int64_t j = b; j < e; j++) {
+        const int64_t *ix = (const int64_t *)(w->idx + j * w->si[0]);
+        uint64_t diff;
+        if (scan_index_block(w, ix, w->size[1], &diff))
+            return;
+        p->target[j] = diff ? -1 : ix[0];
+        if (diff)
+            atomic_store(&p->mixed, true);
+    }
+}
+
+#define ROWS_ADD_FN(T_, N_)                                                    \
+    static void rows_add_##N_(int64_t k0, int64_t k1, void *vp)                \
+    {                                                                          \
+        const rows_plan *p = vp;                                               \
+        const walk *w = p->w;                                                  \
+        const int64_t m = w->size[1], sd = w->sd[0];                           \
+        for (int64_t j = 0; j < w->size[0]; j++) {                             \
+            int64_t k = p->target[j];                                          \
+            if (k < k0 || k >= k1)                                             \
+                continue;                                                      \
+            T_ *restrict dr = (T_ *)(w->dst + k * sd);                         \
+            const T_ *restrict sr = (const T_ *)(w->src + j * w->ss[0]);       \
+            const T_ *restrict ir = (const T_ *)(w->init + k * sd);            \
+            if (p->started[k])                                                 \
+                for (int64_t t = 0; t < m; t++)                                \
+                    dr[t] = add_##N_(dr[t], sr[t]);                            \
+            else                                                               \
+                for (int64_t t = 0; t < m; t++)                                \
+                    dr[t] = add_##N_(ir[t], sr[t]);                            \
+            p->started[k] = 1;                                                 \
+        }                                                                      \
+        for (int64_t k = k0; k < k1; k++)                                      \
+            if (!p->started[k])                                                \
+                memcpy(w->dst + k * sd, w->init + k * sd, (size_t)m * sizeof(T_)); \
+    }
+ROWS_ADD_FN(float, float)
+ROWS_ADD_FN(double, double)
+ROWS_ADD_FN(uint8_t, uint8_t)
+ROWS_ADD_FN(int32_t, int32_t)
+ROWS_ADD_FN(int64_t, int64_t)
+ROWS_ADD_FN(bool, b8)
+
+/* True when it did the whole walk (or found a bad index value, in *w->bad);
+ * false, having written nothing, for the walk to do it. */
+static bool rows_scatter_add(const walk *w)
+{
+    if (w->nd != 2 || w->dim != 0)
+        return false;
+    const int64_t n = w->size[0], m = w->size[1];
+    rows_plan p = {.w = w, .target = tt__malloc(sizeof(int64_t) * (size_t)n),
+                   .started = tt__calloc((size_t)w->span, 1)};
+    bool done = false;
+    if (p.target && p.started) {
+        tt_parallel_for(n, (32768 + m - 1) / m, rows_target_task, &p);
+        done = atomic_load(w->bad) || !atomic_load(&p.mixed);
+        if (done && !atomic_load(w->bad))
+            tt_parallel_for(w->span, (32768 + m - 1) / m,
+                            w->dt == TT_F32   ? rows_add_float
+                            : w->dt == TT_F64 ? rows_add_double
+                            : w->dt == TT_U8  ? rows_add_uint8_t
+                            : w->dt == TT_I32 ? rows_add_int32_t
+                            : w->dt == TT_I64 ? rows_add_int64_t
+                                              : rows_add_b8, &p);
+    }
+    tt__free(p.target);
+    tt__free(p.started);
+    return done;
 }
 
 /* True when every line of a walk goes through a path that checks its own
@@ -868,7 +959,8 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
             count[i] = include_self;
         w.count = count;
     }
-    walk_run(&w);
+    if (!(w.init && rows_scatter_add(&w)))
+        walk_run(&w);
     if (atomic_load(&bad)) {
         check_index_values(op, 3, index, dim, size_at(self, dim));
         return tt_release(out);
