@@ -479,6 +479,57 @@ START_TEST(test_live_counts_across_threads)
 }
 END_TEST
 
+/* The pool's hand-off: loops back to back, after a short serial gap (a
+ * watching worker), after a long one (a sleeping worker), and from two
+ * caller threads at once (one runs its loop serially): every element is
+ * visited exactly once each time, and every call returns. */
+static atomic_int pool_hits[4096];
+
+static void pool_visit(int64_t b, int64_t e, void *ctx)
+{
+    (void)ctx;
+    for (int64_t i = b; i < e; i++)
+        atomic_fetch_add_explicit(&pool_hits[i], 1, memory_order_relaxed);
+}
+
+static void *pool_loops(void *arg)
+{
+    int rounds = *(int *)arg;
+    for (int r = 0; r < rounds; r++) {
+        tt_parallel_for(4096, 64, pool_visit, NULL);
+        if (r % 64 == 63) {
+            struct timespec ts = {0, 2000000}; /* 2 ms: past the watch */
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_pool_hand_off)
+{
+    int rounds = 2000, old = tt_get_num_threads();
+    tt_set_num_threads(2);
+    for (int i = 0; i < 4096; i++)
+        atomic_store(&pool_hits[i], 0);
+    pool_loops(&rounds);
+    for (int i = 0; i < 4096; i++)
+        if (atomic_load(&pool_hits[i]) != rounds)
+            ck_abort_msg("element %d visited %d times", i, atomic_load(&pool_hits[i]));
+    pthread_t th[2];
+    for (int i = 0; i < 4096; i++)
+        atomic_store(&pool_hits[i], 0);
+    for (int t = 0; t < 2; t++)
+        ck_assert_int_eq(pthread_create(&th[t], NULL, pool_loops, &rounds), 0);
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    for (int i = 0; i < 4096; i++)
+        if (atomic_load(&pool_hits[i]) != 2 * rounds)
+            ck_abort_msg("two callers: element %d visited %d times", i,
+                         atomic_load(&pool_hits[i]));
+    tt_set_num_threads(old);
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
     Suite *s = suite_create("threads");
@@ -491,6 +542,7 @@ static Suite *threads_suite(void)
     tcase_add_test(tc, test_registry_two_threads);
     tcase_add_test(tc, test_call_races_library_free);
     tcase_add_test(tc, test_live_counts_across_threads);
+    tcase_add_test(tc, test_pool_hand_off);
     suite_add_tcase(s, tc);
     return s;
 }
