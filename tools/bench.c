@@ -68,16 +68,20 @@ static bool timed(work_fn fn, void *ctx, int inner, double *t)
     return true;
 }
 
-/* Best seconds per call of f and of g: one warm-up call of each, then
+/* Best seconds per call of f and of g: two warm-up calls of each (a
+ * compiled function records its plan on the first call and lays out and
+ * faults in its memory plan on the second: ResNet-18's took 5x a step,
+ * which left --quick's budget one clean sample or none), then
  * interleaved repetitions of `inner` calls each, at least `min_reps` of
  * them and more while the time budget lasts (up to 1000): under load from
  * other processes, more samples make the best one more likely clean. */
 static bool best_pair(work_fn f, void *fc, work_fn g, void *gc, const bench_opts *o,
                       int min_reps, int inner, double *tf, double *tg)
 {
-    double budget = o->quick ? 1.0 : 2.5, start = now(), t;
-    if (!f(fc) || !g(gc))
+    double budget = o->quick ? 1.0 : 2.5, start, t;
+    if (!f(fc) || !g(gc) || !f(fc) || !g(gc))
         return false;
+    start = now();
     *tf = *tg = INFINITY;
     for (int r = 0; r < 1000 && (r < min_reps || now() - start < budget); r++) {
         if (!timed(f, fc, inner, &t))
