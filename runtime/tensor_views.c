@@ -228,9 +228,15 @@ tt_size tt__view_int_arg(tt_size v) { return int_arg(v); }
  * "s0 - 1", "-9223372036854775808". */
 static const char *sz_text(tt_size s, char *buf, size_t n)
 {
-    if (tt_size_is_sym(s) && known_sym(s))
+    if (tt_size_is_sym(s) && known_sym(s)) {
+        /* with this trace's value where it has one: a decode step called
+         * past its cache says "start (s5 = 8)", not only "start (s5)" */
         tt_size_str(s, buf, n);
-    else
+        int64_t hint = tt_sym_hint(s);
+        size_t used = strlen(buf);
+        if (hint >= 0 && used < n)
+            snprintf(buf + used, n - used, " = %lld", (long long)hint);
+    } else
         snprintf(buf, n, "%lld", (long long)s);
     return buf;
 }

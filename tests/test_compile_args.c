@@ -271,6 +271,40 @@ START_TEST(test_int_arg_dynamic_symbolic)
 }
 END_TEST
 
+/* A decode step called past its cache: the position is a symbol, the
+ * call retraces with the new value and fails in narrow, and the message
+ * gives the values beside the symbols. */
+static tt_status row_at(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_tensor *row = tt_narrow(in[0], 0, tt_fn_arg_int(0), 1);
+    out[0] = row ? tt_mul_scalar(row, 2) : NULL;
+    tt_release(row);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_int_arg_past_the_cache_names_values)
+{
+    tt_tensor *cache = NN(tt_randn(TT_SHAPE(8, 4), TT_F32)), *got = NULL;
+    tt_compiled *c = NN(tt_compile(row_at, 1, 1, &(tt_trace_opts){
+        .mode = TT_TRACE_SYMBOLIC, .fullgraph = true, .dynamic_args = 1}));
+    for (int pos = 3; pos < 8; pos++) {
+        OK(tt_compiled_call_args(c, &cache, &got, (tt_value[]){tt_v_int(pos)}, 1));
+        tt_release(got);
+        got = NULL;
+    }
+    ck_assert_int_eq(tt_compiled_call_args(c, &cache, &got, (tt_value[]){tt_v_int(8)}, 1),
+                     TT_EINVAL);
+    ck_assert_ptr_null(got);
+    ck_assert_msg(strstr(tt_errmsg(), "tt_narrow: start (s") &&
+                      strstr(tt_errmsg(), " = 8) + length (1) exceeds dimension size ("),
+                  "%s", tt_errmsg());
+    tt_clear_error();
+    tt_compiled_free(c);
+    tt_release(cache);
+}
+END_TEST
+
 /* The same int read as a symbol and as a float: the float is a constant
  * in the graph, so the plan is pinned to the value (never replayed with
  * the float it traced for another position). */
@@ -615,6 +649,7 @@ static Suite *compile_args_suite(void)
     TCase *args = tt_tcase("scalar_args");
     tcase_add_test(args, test_int_arg_guarded);
     tcase_add_test(args, test_int_arg_dynamic_symbolic);
+    tcase_add_test(args, test_int_arg_past_the_cache_names_values);
     tcase_add_test(args, test_int_arg_symbol_read_as_float_too);
     tcase_add_test(args, test_float_args);
     tcase_add_test(args, test_arg_errors);
