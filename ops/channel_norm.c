@@ -53,6 +53,12 @@ typedef enum {
     SUM_X,      /* s1 = sum x */
     SUM_DEV2,   /* s2 = sum (x - mean)^2 */
     SUM_GRAD,   /* s1 = sum g, s2 = sum (x - mean) g */
+    /* s1 = sum (x - k), s2 = sum (x - k)^2 in double, k ("mean") a value
+     * of the channel: training's statistics in one pass over x instead of
+     * two (mean, then deviations). Shifted by a sample and summed in
+     * double, var = s2 - s1^2 / n loses nothing a float input holds
+     * (PyTorch takes two passes, its squares in float). */
+    SUM_SHIFTED,
 } bn_pass;
 
 /* The sums of one run of n values of channel-wise constant mean m
@@ -68,6 +74,18 @@ typedef enum {
                     a[l] += (double)x[j + l];                                  \
             for (; j < n; j++)                                                 \
                 a[j - body] += (double)x[j];                                   \
+        } else if (kind == SUM_SHIFTED) {                                      \
+            for (; j < body; j += LN_LANES)                                    \
+                for (int l = 0; l < LN_LANES; l++) {                           \
+                    double d = (double)x[j + l] - (double)m;                   \
+                    a[l] += d;                                                 \
+                    b[l] += d * d;                                             \
+                }                                                              \
+            for (; j < n; j++) {                                               \
+                double d = (double)x[j] - (double)m;                           \
+                a[j - body] += d;                                              \
+                b[j - body] += d * d;                                          \
+            }                                                                  \
         } else if (kind == SUM_DEV2) {                                         \
             for (; j < body; j += LN_LANES)                                    \
                 for (int l = 0; l < LN_LANES; l++) {                           \
@@ -127,6 +145,12 @@ typedef enum {
                 if (p->kind == SUM_X) {                                        \
                     for (int64_t c = 0; c < C; c++)                            \
                         a[c] += (double)x[c];                                  \
+                } else if (p->kind == SUM_SHIFTED) {                           \
+                    for (int64_t c = 0; c < C; c++) {                          \
+                        double d = (double)x[c] - (double)(T)p->mean[c];       \
+                        a[c] += d;                                             \
+                        b[c] += d * d;                                         \
+                    }                                                          \
                 } else if (p->kind == SUM_DEV2) {                              \
                     for (int64_t c = 0; c < C; c++) {                          \
                         T d = x[c] - (T)p->mean[c];                            \
@@ -199,6 +223,12 @@ typedef enum {
                 if (p->kind == SUM_X)                                          \
                     for (int64_t j = 0; j < S; j++)                            \
                         a += (double)xc[j];                                    \
+                else if (p->kind == SUM_SHIFTED)                               \
+                    for (int64_t j = 0; j < S; j++) {                          \
+                        double d = (double)xc[j] - (double)m;                  \
+                        a += d;                                                \
+                        b += d * d;                                            \
+                    }                                                          \
                 else if (p->kind == SUM_DEV2)                                  \
                     for (int64_t j = 0; j < S; j++) {                          \
                         T d = xc[j] - m;                                       \
@@ -448,11 +478,19 @@ static tt_status bn_forward(const char *op, const bn_args *a, bool fake, tt_tens
     bn_plan p = {.x = tt__ptr(xc), .y = tt__ptr(out[0]), .N = N, .C = C, .S = S, .cl = cl};
     int64_t cnt = N * S;
     if (a->training) {
-        bn_sums(&p, SUM_X, f64, s1, s2, part);
-        for (int64_t c = 0; c < C; c++) /* the mean in the input's dtype */
-            mean[c] = f64 ? s1[c] / (double)cnt : (double)(float)(s1[c] / (double)cnt);
+        /* the shift: each channel's first value */
+        for (int64_t c = 0; c < C; c++)
+            alpha[c] = tt__load(p.x + (cl ? c : c * S) * (int64_t)tt_dtype_size(dt), dt);
+        p.mean = alpha;
+        bn_sums(&p, SUM_SHIFTED, f64, s1, s2, part);
+        for (int64_t c = 0; c < C; c++) {
+            double m = alpha[c] + s1[c] / (double)cnt; /* the mean in the input's dtype */
+            mean[c] = f64 ? m : (double)(float)m;
+            s2[c] -= s1[c] * (s1[c] / (double)cnt); /* the deviations' squares */
+            if (s2[c] < 0)
+                s2[c] = 0;
+        }
         p.mean = mean;
-        bn_sums(&p, SUM_DEV2, f64, s1, s2, part);
         for (int64_t c = 0; c < C; c++) {
             /* PyTorch keeps the f32 sum of squares as a float and divides
              * in float; the 1 / sqrt is in double. */

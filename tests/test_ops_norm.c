@@ -170,6 +170,52 @@ START_TEST(test_batch_norm_large)
 }
 END_TEST
 
+/* Training statistics come from one pass of sums shifted by a value of
+ * the channel: a channel whose mean is 10^4 standard deviations from 0
+ * keeps its variance to float precision, in each layout and the small
+ * planes' path (a float sum of squares would lose it all). */
+START_TEST(test_batch_norm_offset_channel)
+{
+    const int64_t shapes[2][4] = {{4, 3, 5, 5}, {16, 3, 1, 2}};
+    for (int k = 0; k < 2; k++)
+        for (int layout = 0; layout < 2; layout++) {
+            const int64_t *sz = shapes[k];
+            int64_t n = sz[0] * sz[1] * sz[2] * sz[3];
+            float *v = malloc(sizeof *v * (size_t)n);
+            for (int64_t i = 0; i < n; i++) /* NCHW order; channel 1 centred on 1e4 */
+                v[i] = (float)((i * 37 % 11) - 5) * 0.25f + ((i / (sz[2] * sz[3])) % 3 == 1
+                                                                  ? 10000.0f : 0.0f);
+            tt_tensor *x = NN(tt_from_data(4, sz, TT_F32, v)), *xin = x;
+            if (layout)
+                xin = NN(tt_contiguous_format(x, "channels_last"));
+            tt_tensor *y = NN(tt_batch_norm(xin, NULL, NULL, NULL, NULL, true, 0.1, 1e-5));
+            double *xv = tt_test_values(x), *yv = tt_test_values(y);
+            for (int64_t c = 0; c < sz[1]; c++) {
+                double m = 0, var = 0, cnt = 0;
+                for (int64_t i = 0; i < n; i++)
+                    if ((i / (sz[2] * sz[3])) % sz[1] == c)
+                        m += xv[i], cnt++;
+                m /= cnt;
+                for (int64_t i = 0; i < n; i++)
+                    if ((i / (sz[2] * sz[3])) % sz[1] == c)
+                        var += (xv[i] - m) * (xv[i] - m);
+                var /= cnt;
+                for (int64_t i = 0; i < n; i++)
+                    if ((i / (sz[2] * sz[3])) % sz[1] == c) {
+                        double want = (xv[i] - m) / sqrt(var + 1e-5);
+                        ck_assert_msg(fabs(yv[i] - want) < 2e-3, "shape %d layout %d channel "
+                                      "%lld: %g vs %g", k, layout, (long long)c, yv[i], want);
+                    }
+            }
+            free(xv), free(yv), free(v);
+            tt_release(y);
+            if (xin != x)
+                tt_release(xin);
+            tt_release(x);
+        }
+}
+END_TEST
+
 typedef struct {
     bool training, stats;
 } bn_cfg;
@@ -972,6 +1018,7 @@ static Suite *norm_suite(void)
     TCase *tc = tt_tcase("batch_norm");
     tcase_add_test(tc, test_batch_norm_values);
     tcase_add_test(tc, test_batch_norm_large);
+    tcase_add_test(tc, test_batch_norm_offset_channel);
     tcase_add_test(tc, test_batch_norm_gradcheck);
     tcase_add_test(tc, test_batch_norm_fake);
     suite_add_tcase(s, tc);
