@@ -50,15 +50,13 @@ typedef struct {
 } bn_plan;
 
 typedef enum {
-    SUM_X,      /* s1 = sum x */
-    SUM_DEV2,   /* s2 = sum (x - mean)^2 */
-    SUM_GRAD,   /* s1 = sum g, s2 = sum (x - mean) g */
     /* s1 = sum (x - k), s2 = sum (x - k)^2 in double, k ("mean") a value
      * of the channel: training's statistics in one pass over x instead of
      * two (mean, then deviations). Shifted by a sample and summed in
      * double, var = s2 - s1^2 / n loses nothing a float input holds
      * (PyTorch takes two passes, its squares in float). */
     SUM_SHIFTED,
+    SUM_GRAD, /* s1 = sum g, s2 = sum (x - mean) g */
 } bn_pass;
 
 /* The sums of one run of n values of channel-wise constant mean m
@@ -68,13 +66,7 @@ typedef enum {
                                   int64_t n, double *restrict a, double *restrict b) \
     {                                                                          \
         int64_t j = 0, body = n - n % LN_LANES;                                \
-        if (kind == SUM_X) {                                                   \
-            for (; j < body; j += LN_LANES)                                    \
-                for (int l = 0; l < LN_LANES; l++)                             \
-                    a[l] += (double)x[j + l];                                  \
-            for (; j < n; j++)                                                 \
-                a[j - body] += (double)x[j];                                   \
-        } else if (kind == SUM_SHIFTED) {                                      \
+        if (kind == SUM_SHIFTED) {                                             \
             for (; j < body; j += LN_LANES)                                    \
                 for (int l = 0; l < LN_LANES; l++) {                           \
                     double d = (double)x[j + l] - (double)m;                   \
@@ -85,16 +77,6 @@ typedef enum {
                 double d = (double)x[j] - (double)m;                           \
                 a[j - body] += d;                                              \
                 b[j - body] += d * d;                                          \
-            }                                                                  \
-        } else if (kind == SUM_DEV2) {                                         \
-            for (; j < body; j += LN_LANES)                                    \
-                for (int l = 0; l < LN_LANES; l++) {                           \
-                    T d = x[j + l] - m;                                        \
-                    b[l] += (double)(d * d);                                   \
-                }                                                              \
-            for (; j < n; j++) {                                               \
-                T d = x[j] - m;                                                \
-                b[j - body] += (double)(d * d);                                \
             }                                                                  \
         } else {                                                               \
             for (; j < body; j += LN_LANES)                                    \
@@ -142,19 +124,11 @@ typedef enum {
             for (int64_t r = k * per; r < r1; r++) {                           \
                 const T *restrict x = (const T *)p->x + r * C;                 \
                 const T *restrict g = p->g ? (const T *)p->g + r * C : NULL;   \
-                if (p->kind == SUM_X) {                                        \
-                    for (int64_t c = 0; c < C; c++)                            \
-                        a[c] += (double)x[c];                                  \
-                } else if (p->kind == SUM_SHIFTED) {                           \
+                if (p->kind == SUM_SHIFTED) {                                  \
                     for (int64_t c = 0; c < C; c++) {                          \
                         double d = (double)x[c] - (double)(T)p->mean[c];       \
                         a[c] += d;                                             \
                         b[c] += d * d;                                         \
-                    }                                                          \
-                } else if (p->kind == SUM_DEV2) {                              \
-                    for (int64_t c = 0; c < C; c++) {                          \
-                        T d = x[c] - (T)p->mean[c];                            \
-                        b[c] += (double)(d * d);                               \
                     }                                                          \
                 } else {                                                       \
                     for (int64_t c = 0; c < C; c++) {                          \
@@ -220,19 +194,11 @@ typedef enum {
                 T m = p->mean ? (T)p->mean[c] : (T)0;                          \
                 double a = 0, b = 0;                                           \
                 const T *xc = x + c * S, *gc = g ? g + c * S : NULL;           \
-                if (p->kind == SUM_X)                                          \
-                    for (int64_t j = 0; j < S; j++)                            \
-                        a += (double)xc[j];                                    \
-                else if (p->kind == SUM_SHIFTED)                               \
+                if (p->kind == SUM_SHIFTED)                                    \
                     for (int64_t j = 0; j < S; j++) {                          \
                         double d = (double)xc[j] - (double)m;                  \
                         a += d;                                                \
                         b += d * d;                                            \
-                    }                                                          \
-                else if (p->kind == SUM_DEV2)                                  \
-                    for (int64_t j = 0; j < S; j++) {                          \
-                        T d = xc[j] - m;                                       \
-                        b += (double)(d * d);                                  \
                     }                                                          \
                 else                                                           \
                     for (int64_t j = 0; j < S; j++) {                          \

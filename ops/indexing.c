@@ -195,12 +195,12 @@ CPU_CLONES static bool scan_index_block(const walk *w, const int64_t *ix, int64_
                 /* scatter_add along an outer dim, unit steps across: a    \
                  * row added at once where the block's index names one */  \
                 const int64_t *ix = (const int64_t *)(i0 + j * sid);           \
-                const T_ *restrict sr = (const T_ *)(s0 + j * ssd);            \
+                const T_ *sr = (const T_ *)(s0 + j * ssd);                     \
                 uint64_t diff;                                                 \
                 if (scan_index_block(w, ix, m, &diff))                         \
                     return;                                                    \
                 if (diff == 0) {                                               \
-                    T_ *restrict dr = (T_ *)(d0 + ix[0] * sdd);                \
+                    T_ *dr = (T_ *)(d0 + ix[0] * sdd);                         \
                     for (int64_t t = 0; t < m; t++)                            \
                         dr[t] = add_##N_(dr[t], sr[t]);                        \
                     continue;                                                  \
@@ -908,6 +908,8 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
     tt_tensor *out = new_out(fake, tt_ndim(self), tt_sizes(self), dt);
     if (!out || fake)
         return out;
+    if (empty) /* self as it is (the index's shape went unchecked) */
+        return tt__copy_raw(out, self) ? tt_release(out) : out;
     scalar_buf scalar, ident;
     walk w = {.dst = tt__ptr(out), .idx = tt__ptr(index), .idx64 = true, .dt = dt,
               .span = size_at(self, dim),
@@ -927,13 +929,11 @@ static tt_tensor *scatter_impl(tt_builtin_id id, const tt_tensor *self, int64_t 
      * index covers self but along dim, start from self row by row */
     atomic_bool bad = false;
     w.red = red;
-    bool own_check = !empty && red == RED_SUM && include_self && src && lines_check_index(&w);
+    bool own_check = red == RED_SUM && include_self && src && lines_check_index(&w);
     if (own_check && index_covers(index, self, dim) && tt_is_contiguous(self))
         w.init = tt__ptr(self);
     else if (tt__copy_raw(out, self))
         return tt_release(out);
-    if (empty)
-        return out;
     if (own_check)
         w.bad = &bad;
     else if (check_index_values(op, 3, index, dim, size_at(self, dim)))

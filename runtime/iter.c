@@ -198,9 +198,9 @@ void tt_parallel_for(int64_t n, int64_t grain,
     atomic_store(&job, NULL); /* no worker takes it from now on */
     /* a worker that read j before it was cleared is counted in active;
      * it only finds every chunk taken, so it lets go within moments */
-    for (int i = 0; atomic_load(&active) > 0; i++)
+    for (int i = 0; atomic_load(&active) > 0;)
         if (i < SPIN_PAUSES)
-            cpu_pause();
+            cpu_pause(), i++;
         else
             sched_yield();
     pthread_mutex_unlock(&submit_lock);
