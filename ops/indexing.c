@@ -463,6 +463,15 @@ static void rows_target_task(int64_t b, int64_t e, void *vp)
     }
 }
 
+/* A row's first add, self's row + src's, written around the cache: f32
+ * only (the vector kernels' dtype); false for the plain loop. A later add
+ * to the row on this thread reads what the streamed stores wrote. */
+static bool rows_add_streamed(tt_dtype dt, void *dst, const void *a, const void *b, int64_t m)
+{
+    return dt == TT_F32 &&
+           tt__vec2_f32(TT_VEC2_ADD | TT_VEC_STREAM, dst, (const float *)a, (const float *)b, m);
+}
+
 #define ROWS_ADD_FN(T_, N_)                                                    \
     static void rows_add_##N_(int64_t k0, int64_t k1, void *vp)                \
     {                                                                          \
@@ -479,14 +488,16 @@ static void rows_target_task(int64_t b, int64_t e, void *vp)
             if (p->started[k])                                                 \
                 for (int64_t t = 0; t < m; t++)                                \
                     dr[t] = add_##N_(dr[t], sr[t]);                            \
-            else                                                               \
+            else if (!(w->stream && rows_add_streamed(w->dt, dr, ir, sr, m)))  \
                 for (int64_t t = 0; t < m; t++)                                \
                     dr[t] = add_##N_(ir[t], sr[t]);                            \
             p->started[k] = 1;                                                 \
         }                                                                      \
         for (int64_t k = k0; k < k1; k++)                                      \
             if (!p->started[k])                                                \
-                memcpy(w->dst + k * sd, w->init + k * sd, (size_t)m * sizeof(T_)); \
+                copy_row(w, w->dst + k * sd, w->init + k * sd, m * (int64_t)sizeof(T_)); \
+        if (w->stream)                                                         \
+            tt__stream_fence();                                                \
     }
 ROWS_ADD_FN(float, float)
 ROWS_ADD_FN(double, double)
@@ -497,7 +508,7 @@ ROWS_ADD_FN(bool, b8)
 
 /* True when it did the whole walk (or found a bad index value, in *w->bad);
  * false, having written nothing, for the walk to do it. */
-static bool rows_scatter_add(const walk *w)
+static bool rows_scatter_add(walk *w)
 {
     if (w->nd != 2 || w->dim != 0)
         return false;
@@ -506,6 +517,7 @@ static bool rows_scatter_add(const walk *w)
                    .started = tt__calloc((size_t)w->span, 1)};
     bool done = false;
     if (p.target && p.started) {
+        w->stream = tt__stream_worthwhile(w->span * w->sd[0]);
         tt_parallel_for(n, (32768 + m - 1) / m, rows_target_task, &p);
         done = atomic_load(w->bad) || !atomic_load(&p.mixed);
         if (done && !atomic_load(w->bad))

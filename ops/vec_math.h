@@ -16,7 +16,7 @@
 int tt__cpu_vector_level(void);
 
 /* Binary kernels: o[i] = f(a[i], b[i]). */
-enum { TT_VEC2_GELU_BACKWARD = 1, TT_VEC2_GELU_TANH_BACKWARD };
+enum { TT_VEC2_GELU_BACKWARD = 1, TT_VEC2_GELU_TANH_BACKWARD, TT_VEC2_ADD };
 
 /* Or'ed into an op: write o with non-temporal stores, around the caches
  * (for outputs too large to stay cached; ops_impl.h's tt__stream_*). The

@@ -239,6 +239,9 @@ static inline V vk_phi(V x, V *e_half_x2)
 }
 
 /* g * gelu'(x) = g (Phi(x) + x e^(-x^2/2) / sqrt(2 pi)). */
+/* a + b: scatter_add's row that starts from self, streamed out */
+static inline V vk_add(V a, V b) { return V_ADD(a, b); }
+
 static inline V vk_gelu_backward(V g, V x)
 {
     V e, phi = vk_phi(x, &e);
@@ -364,6 +367,7 @@ static inline bool vk_binary(int op, float *o, const float *a, const float *b, i
     switch (op & ~TT_VEC_STREAM) {
     case TT_VEC2_GELU_BACKWARD: VK_BINARY_LOOP(vk_gelu_backward);
     case TT_VEC2_GELU_TANH_BACKWARD: VK_BINARY_LOOP(vk_gelu_tanh_backward);
+    case TT_VEC2_ADD: VK_BINARY_LOOP(vk_add);
     default: return false;
     }
 }

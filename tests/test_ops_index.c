@@ -261,6 +261,52 @@ START_TEST(test_scatter_add_rows_from_self)
 }
 END_TEST
 
+/* Outputs larger than the last-level cache are written around it (rows
+ * streamed by gather, index_select and scatter_add's first add to a row):
+ * each against a plain loop, bit for bit, with rows named twice (a
+ * second add reads what the streamed stores wrote) and rows never named
+ * (copied from self). */
+START_TEST(test_streamed_rows)
+{
+    const int64_t cols = 1024, rows = tt_test_last_level_cache_bytes() / (4 * cols) + 16;
+    int64_t *iv = malloc(sizeof *iv * (size_t)(rows * cols)), *rv = malloc(sizeof *rv * (size_t)rows);
+    for (int64_t j = 0; j < rows; j++) {
+        rv[j] = (j * 7) % (rows - 5); /* the last five rows never named */
+        for (int64_t t = 0; t < cols; t++)
+            iv[j * cols + t] = rv[j];
+    }
+    tt_tensor *idx = NN(tt_from_data(TT_SHAPE(rows, cols), TT_I64, iv));
+    tt_tensor *sel = NN(tt_from_data(TT_SHAPE(rows), TT_I64, rv));
+    tt_tensor *self = NN(tt_randn(TT_SHAPE(rows, cols), TT_F32));
+    tt_tensor *src = NN(tt_randn(TT_SHAPE(rows, cols), TT_F32));
+    tt_tensor *g = NN(tt_gather(self, 0, idx)), *is = NN(tt_index_select(self, 0, sel));
+    tt_tensor *sa = NN(tt_scatter_add(self, 0, idx, src));
+    const float *x = tt_data(self), *y = tt_data(src);
+    const float *gp = tt_data(g), *ip = tt_data(is), *sp = tt_data(sa);
+    float *want = malloc(sizeof *want * (size_t)(rows * cols));
+    memcpy(want, x, sizeof *want * (size_t)(rows * cols));
+    for (int64_t j = 0; j < rows; j++)
+        for (int64_t t = 0; t < cols; t++)
+            want[rv[j] * cols + t] += y[j * cols + t];
+    int64_t bad_g = -1, bad_i = -1, bad_s = -1;
+    for (int64_t e = 0; e < rows * cols; e++) {
+        float row_val = x[rv[e / cols] * cols + e % cols];
+        if (bad_g < 0 && memcmp(&gp[e], &row_val, sizeof row_val) != 0)
+            bad_g = e;
+        if (bad_i < 0 && memcmp(&ip[e], &row_val, sizeof row_val) != 0)
+            bad_i = e;
+        if (bad_s < 0 && memcmp(&sp[e], &want[e], sizeof *want) != 0)
+            bad_s = e;
+    }
+    ck_assert_msg(bad_g < 0 && bad_i < 0 && bad_s < 0,
+                  "first wrong element: gather %lld, index_select %lld, scatter_add %lld",
+                  (long long)bad_g, (long long)bad_i, (long long)bad_s);
+    free(want), free(iv), free(rv);
+    tt_release(g), tt_release(is), tt_release(sa);
+    tt_release(idx), tt_release(sel), tt_release(self), tt_release(src);
+}
+END_TEST
+
 /* gather and scatter_add over every dim of a [6, 70, 90] tensor (above the
  * parallel threshold), contiguous and permuted, against loops. */
 START_TEST(test_gather_scatter_add_loops)
@@ -1068,6 +1114,7 @@ static Suite *index_suite(void)
     tcase_add_test(tc, test_last_dim_unit_paths);
     tcase_add_test(tc, test_index_check_names_first_bad);
     tcase_add_test(tc, test_scatter_add_rows_from_self);
+    tcase_add_test(tc, test_streamed_rows);
     tcase_add_test(tc, test_index_along_loops);
     tcase_add_test(tc, test_repeated_positions_in_order);
     tcase_add_test(tc, test_nan_and_infinities);
