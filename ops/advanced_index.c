@@ -502,6 +502,124 @@ static void plan_free(ix_plan *p)
     p->nidx = 0;
 }
 
+/* ------------------------------------------------------ nonzero positions */
+
+/* The positions of the non-zero elements of a contiguous tensor, in
+ * row-major order, for nonzero and for a mask used as an index: in
+ * parallel, in chunks counted first and then written from their offsets
+ * in the count (the same result on any thread count). col[j] receives
+ * dim j's coordinate of each position. */
+enum { NZ_CHUNKS = 64 };
+typedef struct {
+    const char *p;
+    tt_dtype dt; /* x != 0 per dtype: NaN counts, -0.0 does not */
+    int nd;
+    const tt_size *sizes;
+    int64_t n, per;
+    int64_t count[NZ_CHUNKS + 1]; /* per chunk, then their offsets */
+    int64_t *col[TT_MAX_DIMS];
+} nz_scan;
+
+/* M(T) for the C type of dtype dt (bool and u8 read as bytes). */
+#define NZ_BY_DTYPE(dt, M)                                                     \
+    switch (dt) {                                                              \
+    case TT_F64: M(double); break;                                             \
+    case TT_F32: M(float); break;                                              \
+    case TT_I64: M(int64_t); break;                                            \
+    case TT_I32: M(int32_t); break;                                            \
+    default: M(uint8_t); break;                                                \
+    }
+
+/* Non-zero elements among [b, e), one loop per dtype (it vectorizes). */
+#define NZ_COUNT(T_)                                                           \
+    do {                                                                       \
+        const T_ *x = (const T_ *)z->p;                                        \
+        for (int64_t i = b; i < e; i++)                                        \
+            k += x[i] != 0;                                                    \
+    } while (0)
+
+static void nz_count_task(int64_t c0, int64_t c1, void *vp)
+{
+    nz_scan *z = vp;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t b = c * z->per, e = b + z->per < z->n ? b + z->per : z->n, k = 0;
+        NZ_BY_DTYPE(z->dt, NZ_COUNT);
+        z->count[c] = k;
+    }
+}
+
+/* The positions of the run's non-zero elements, written without a branch
+ * on the data (a random mask mispredicted about every other element):
+ * each element writes its coordinates at `at`, which only a non-zero
+ * one moves on. Up to `end`, the chunk's own part of the output: once
+ * there, the rest of the chunk is zeros. */
+#define NZ_ROW(T_)                                                             \
+    do {                                                                       \
+        const T_ *x = (const T_ *)z->p + i;                                    \
+        for (int64_t t = 0; t < run && at < end; t++) {                        \
+            for (int j = 0; j < last; j++)                                     \
+                z->col[j][at] = pos[j];                                        \
+            z->col[last][at] = pos[last] + t;                                  \
+            at += x[t] != 0;                                                   \
+        }                                                                      \
+    } while (0)
+
+static void nz_write_task(int64_t c0, int64_t c1, void *vp)
+{
+    nz_scan *z = vp;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t b = c * z->per, e = b + z->per < z->n ? b + z->per : z->n;
+        int64_t at = z->count[c], pos[TT_MAX_DIMS] = {0};
+        for (int64_t j = z->nd - 1, rem = b; j >= 0; j--) { /* b's coordinates */
+            pos[j] = z->sizes[j] ? rem % z->sizes[j] : 0;
+            rem = z->sizes[j] ? rem / z->sizes[j] : 0;
+        }
+        const int last = z->nd - 1;
+        const int64_t end = z->count[c + 1]; /* where the next chunk starts */
+        if (last < 0) /* a 0-dim tensor: no coordinates to write */
+            continue;
+        for (int64_t i = b; i < e && at < end;) {
+            /* along the last dim at once, then the next row's coordinates */
+            int64_t run = z->sizes[last] - pos[last];
+            run = run < e - i ? run : e - i;
+            NZ_BY_DTYPE(z->dt, NZ_ROW);
+            i += run;
+            pos[last] += run;
+            for (int j = last; j > 0 && pos[j] >= z->sizes[j]; j--)
+                pos[j] = 0, pos[j - 1]++;
+        }
+    }
+}
+
+/* Counts t's non-zero elements (contiguous t) into z; nz_write then
+ * writes their coordinates into z->col. */
+static int64_t nz_count(nz_scan *z, const tt_tensor *t)
+{
+    z->p = tt__ptr(t);
+    z->dt = tt_dtype_of(t);
+    z->nd = tt_ndim(t);
+    z->sizes = tt_sizes(t);
+    z->n = tt_numel(t);
+    z->per = (z->n + NZ_CHUNKS - 1) / NZ_CHUNKS;
+    if (z->per < 1)
+        z->per = 1;
+    int64_t chunks = (z->n + z->per - 1) / z->per, total = 0;
+    tt_parallel_for(chunks, (32768 + z->per - 1) / z->per, nz_count_task, z);
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t k = z->count[c];
+        z->count[c] = total;
+        total += k;
+    }
+    z->count[chunks] = total;
+    return total;
+}
+
+static void nz_write(nz_scan *z)
+{
+    int64_t chunks = (z->n + z->per - 1) / z->per;
+    tt_parallel_for(chunks, (32768 + z->per - 1) / z->per, nz_write_task, z);
+}
+
 /* The nonzero positions of a real bool/uint8 mask as `k` i64 tensors of
  * its count, one per mask dim, in row-major order. */
 static tt_status mask_indices(const tt_tensor *mask, tt_tensor **out)
@@ -510,29 +628,16 @@ static tt_status mask_indices(const tt_tensor *mask, tt_tensor **out)
     tt_tensor *mc = tt__contiguous_raw(mask);
     if (!mc)
         return tt_errcode();
-    int64_t n = tt_numel(mask), count = 0;
-    const uint8_t *m = (const uint8_t *)tt__ptr(mc);
-    for (int64_t i = 0; i < n; i++)
-        count += m[i] != 0;
+    nz_scan z;
+    int64_t count = nz_count(&z, mc);
     tt_status st = TT_OK;
     for (int j = 0; j < k && !st; j++)
         if (!(out[j] = tt__ops_new(false, 1, &count, NULL, TT_I64)))
             st = tt_errcode();
-    if (!st) {
-        int64_t c = 0, pos[TT_MAX_DIMS] = {0};
-        for (int64_t i = 0; i < n; i++) {
-            if (m[i]) {
-                for (int j = 0; j < k; j++)
-                    ((int64_t *)tt__ptr(out[j]))[c] = pos[j];
-                c++;
-            }
-            for (int j = k - 1; j >= 0; j--) { /* the next position */
-                if (++pos[j] < tt_sizes(mask)[j])
-                    break;
-                pos[j] = 0;
-            }
-        }
-    }
+        else
+            z.col[j] = (int64_t *)tt__ptr(out[j]);
+    if (!st && count > 0)
+        nz_write(&z);
     tt_release(mc);
     return st;
 }
@@ -1168,17 +1273,6 @@ static tt_status index_put_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, i
 
 /* ---------------------------------------------------------------- nonzero */
 
-static bool elem_nonzero(const char *p, tt_dtype dt)
-{
-    switch (dt) {
-    case TT_F64: return *(const double *)p != 0; /* NaN counts, -0.0 does not */
-    case TT_F32: return *(const float *)p != 0;
-    case TT_I64: return *(const int64_t *)p != 0;
-    case TT_I32: return *(const int32_t *)p != 0;
-    default: return *(const uint8_t *)p != 0;
-    }
-}
-
 /* nonzero's [count, nd] result, laid out as PyTorch's: the transpose of
  * an [nd, count] (strides 1, count; also for a count of 0). */
 static tt_tensor *nonzero_new(bool fake, tt_size count, int nd)
@@ -1209,27 +1303,13 @@ static tt_tensor *nonzero(tt_frame *f, const tt_tensor *self)
     tt_tensor *c = tt__contiguous_raw(self);
     if (!c)
         return NULL;
-    int64_t n = tt_numel(self), count = 0;
-    size_t es = tt_dtype_size(tt_dtype_of(self));
-    tt_dtype dt = tt_dtype_of(self);
-    const char *p = tt__ptr(c);
-    for (int64_t i = 0; i < n; i++)
-        count += elem_nonzero(p + (size_t)i * es, dt);
+    nz_scan z;
+    int64_t count = nz_count(&z, c);
     tt_tensor *out = nonzero_new(false, count, nd);
     if (out && count > 0) {
-        int64_t *o = (int64_t *)tt__ptr(out), pos[TT_MAX_DIMS] = {0}, c = 0;
-        for (int64_t i = 0; i < n; i++) {
-            if (elem_nonzero(p + (size_t)i * es, dt)) {
-                for (int j = 0; j < nd; j++) /* column j holds dim j: stride count */
-                    o[j * count + c] = pos[j];
-                c++;
-            }
-            for (int j = nd - 1; j >= 0; j--) {
-                if (++pos[j] < tt_sizes(self)[j])
-                    break;
-                pos[j] = 0;
-            }
-        }
+        for (int j = 0; j < nd; j++) /* column j holds dim j: stride count */
+            z.col[j] = (int64_t *)tt__ptr(out) + j * count;
+        nz_write(&z);
     }
     tt_release(c);
     return out;

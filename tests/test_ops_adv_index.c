@@ -579,6 +579,48 @@ START_TEST(test_nonzero_values)
 }
 END_TEST
 
+/* A large input is counted and written in parallel chunks: nonzero of a
+ * 3-d f32 tensor, a bool mask as an index and masked_select, against a
+ * serial loop, with whole chunks empty and whole chunks full. */
+START_TEST(test_nonzero_parallel_chunks)
+{
+    const int64_t d0 = 7, d1 = 300, d2 = 251, n = d0 * d1 * d2;
+    float *v = malloc(sizeof *v * (size_t)n);
+    bool *m = malloc(sizeof *m * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        bool on = i < n / 5 ? false : i < n / 3 ? true : (i * 2654435761u) % 7 < 3;
+        v[i] = on ? (float)(i % 13) + 1 : 0;
+        m[i] = on;
+    }
+    tt_tensor *x = NN(tt_from_data(TT_SHAPE(d0, d1, d2), TT_F32, v));
+    tt_tensor *mask = NN(tt_from_data(TT_SHAPE(d0, d1, d2), TT_BOOL, m));
+    tt_tensor *nz = NN(tt_nonzero(x)), *sel = NN(tt_masked_select(x, mask));
+    tt_tensor *ix = NN(tt_index(x, 1, &mask));
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++)
+        count += m[i];
+    ck_assert_int_eq(tt_sizes(nz)[0], count);
+    ck_assert_int_eq(tt_numel(sel), count);
+    ck_assert_int_eq(tt_numel(ix), count);
+    double *nzv = tt_test_values(nz), *sv = tt_test_values(sel), *iv = tt_test_values(ix);
+    int64_t c = 0, bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++) {
+        if (!m[i])
+            continue;
+        int64_t pos[3] = {i / (d1 * d2), i / d2 % d1, i % d2};
+        for (int j = 0; j < 3; j++)
+            if (nzv[c * 3 + j] != (double)pos[j])
+                bad = i;
+        if (sv[c] != v[i] || iv[c] != v[i])
+            bad = i;
+        c++;
+    }
+    ck_assert_msg(bad < 0, "first wrong position: element %lld", (long long)bad);
+    free(nzv), free(sv), free(iv), free(v), free(m);
+    tt_release(nz), tt_release(sel), tt_release(ix), tt_release(x), tt_release(mask);
+}
+END_TEST
+
 /* nonzero(x) traced: its count is an unbacked symbol u0, bounded by the
  * numel; compiled it gives the eager answer for any data. */
 static tt_status f_nonzero(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
@@ -1021,6 +1063,7 @@ static Suite *adv_index_suite(void)
     tcase_add_test(tc, test_masked_fill_flat);
     tcase_add_test(tc, test_index_bounds);
     tcase_add_test(tc, test_nonzero_values);
+    tcase_add_test(tc, test_nonzero_parallel_chunks);
     tcase_add_test(tc, test_nonzero_traced);
     tcase_add_test(tc, test_masked_select_grad_graph_run);
     tcase_add_test(tc, test_index_mask_size1_dim_traces);
