@@ -377,131 +377,6 @@ static tt_status masked_scatter_backward(tt_autograd_ctx *ctx, tt_tensor *const 
     return st;
 }
 
-/* masked_select(self, mask) -> 1-d: self's elements (broadcast with mask)
- * where mask holds, in row-major order. The count is data: a fake call
- * makes an unbacked size, at most the broadcast numel when known. */
-static tt_tensor *masked_select(tt_frame *f, const tt_tensor *self, const tt_tensor *mask)
-{
-    const char *op = tt__op_label(TT_OP_MASKED_SELECT);
-    if (want_mask(op, mask))
-        return NULL;
-    bool fake = is_fake_t(self) || is_fake_t(mask);
-    int nd;
-    tt_size sizes[TT_MAX_DIMS];
-    tt_tensor *mc = NULL;
-    int64_t count = 0;
-    if (mask_over(op, self, "self", mask, &nd, sizes, fake ? NULL : &mc, &count))
-        return NULL;
-    if (fake) {
-        if (!f) {
-            tt_error(TT_EINTERNAL, "%s: a fake input outside a fake kernel", op);
-            return NULL;
-        }
-        tt_size numel = 1;
-        bool sym = false;
-        for (int d = 0; d < nd; d++) {
-            sym = sym || tt_size_is_sym(sizes[d]);
-            numel = sym ? 0 : numel * sizes[d];
-        }
-        tt_size u = sym ? tt_frame_new_dynamic_size(f)
-                        : tt_frame_new_dynamic_size_bounded(f, 0, numel);
-        return u ? tt__ops_new(true, 1, &u, NULL, tt_dtype_of(self)) : NULL;
-    }
-    tt_tensor *out = tt__ops_new(false, 1, &count, NULL, tt_dtype_of(self));
-    tt_tensor *sc = out ? dense_over(self, nd, sizes) : NULL;
-    if (sc) {
-        size_t es = tt_dtype_size(tt_dtype_of(self));
-        const uint8_t *m = (const uint8_t *)tt__ptr(mc);
-        for (int64_t i = 0, k = 0, n = tt_numel(sc); i < n; i++)
-            if (m[i])
-                copy_elem(tt__ptr(out) + (size_t)(k++) * es, tt__ptr(sc) + (size_t)i * es, es);
-    } else {
-        out = tt_release(out);
-    }
-    tt_release(sc);
-    tt_release(mc);
-    return out;
-}
-
-static tt_status masked_select_kernel(tt_frame *f)
-{
-    tt_tensor *self, *mask;
-    tt_status st;
-    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_tensor(f, 1, &mask)))
-        return st;
-    tt_tensor *r = masked_select(tt_frame_is_fake(f) ? f : NULL, self, mask);
-    return r ? tt_return(f, 0, r) : tt_errcode();
-}
-
-/* masked_select: PyTorch's masked_select_backward, zeros of the broadcast
- * shape with grad scattered where mask holds (the engine sums it back to
- * self's shape). */
-static tt_status setup_masked_select(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                                     const tt_value *out, int nout)
-{
-    (void)nin, (void)out, (void)nout;
-    const tt_tensor *ins[2] = {in[0].u.t, in[1].u.t};
-    int nd;
-    tt_size sizes[TT_MAX_DIMS];
-    tt_status st = tt__broadcast(tt__op_label(TT_OP_MASKED_SELECT), 2, ins,
-                                 (const char *[]){"self", "mask"}, (const int[]){1, 2}, &nd,
-                                 sizes);
-    if (!st)
-        st = tt_ctx_save_for_backward(ctx, 1, (tt_tensor *[]){in[1].u.t});
-    return st ? st : tt_ctx_save_ints(ctx, "shape", nd, sizes);
-}
-
-static tt_status masked_select_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
-                                        tt_tensor **gi, int ni)
-{
-    (void)ng, (void)ni;
-    if (!NEED(0))
-        return TT_OK;
-    const int64_t *shape;
-    int nd;
-    tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &nd);
-    if (st)
-        return st;
-    tt_scope_begin();
-    tt_tensor *z = tt__call_op(TT_OP_FULL, TT_ARGS(tt_v_ints(nd, shape), tt_v_int(0),
-                                                   tt_v_dtype(tt_dtype_of(g[0]))));
-    tt_tensor *r = tt_keep(z ? tt_masked_scatter(z, SAVED(0), g[0]) : NULL);
-    tt_scope_end();
-    return tt__put_grad(ctx, gi, 0, r);
-}
-
-/* ---------------------------------------------------- advanced indexing */
-
-/* An indexing call taken apart. idx[k] (a new reference, i64) indexes
- * self's dim dims[k]; the idx broadcast to bsizes (bnd dims). The result
- * has rnd dims: B at result dims [bpos, bpos + bnd), and the dims no index
- * covers (rest_self[j] of self, at result dim rest_out[j]). */
-typedef struct {
-    int nidx, dims[TT_MAX_DIMS];
-    tt_tensor *idx[TT_MAX_DIMS];
-    int bnd, bpos;
-    tt_size bsizes[TT_MAX_DIMS];
-    int rnd;
-    tt_size rsizes[TT_MAX_DIMS];
-    int nrest, rest_self[TT_MAX_DIMS], rest_out[TT_MAX_DIMS];
-} ix_plan;
-
-/* True when self or any index of the plan is fake. */
-static bool plan_fake(const ix_plan *p, const tt_tensor *self)
-{
-    bool fake = is_fake_t(self);
-    for (int k = 0; k < p->nidx; k++)
-        fake = fake || is_fake_t(p->idx[k]);
-    return fake;
-}
-
-static void plan_free(ix_plan *p)
-{
-    for (int k = 0; k < p->nidx; k++)
-        tt_release(p->idx[k]);
-    p->nidx = 0;
-}
-
 /* ------------------------------------------------------ nonzero positions */
 
 /* The positions of the non-zero elements of a contiguous tensor, in
@@ -640,6 +515,167 @@ static tt_status mask_indices(const tt_tensor *mask, tt_tensor **out)
         nz_write(&z);
     tt_release(mc);
     return st;
+}
+
+/* masked_select's values: chunk c of the mask (as nz_count cut it) copies
+ * the selected elements of src from its offset, without a branch on the
+ * mask, as nz_write_task writes positions. */
+typedef struct {
+    nz_scan z;
+    const char *src;
+    char *dst;
+    size_t es;
+} nz_select;
+
+#define NZ_SELECT(T_)                                                          \
+    do {                                                                       \
+        const T_ *x = (const T_ *)s->src;                                      \
+        T_ *o = (T_ *)s->dst;                                                  \
+        for (int64_t i = b; i < e && at < end; i++) {                          \
+            o[at] = x[i];                                                      \
+            at += m[i] != 0;                                                   \
+        }                                                                      \
+    } while (0)
+
+static void nz_select_task(int64_t c0, int64_t c1, void *vp)
+{
+    nz_select *s = vp;
+    const uint8_t *m = (const uint8_t *)s->z.p;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t b = c * s->z.per, e = b + s->z.per < s->z.n ? b + s->z.per : s->z.n;
+        int64_t at = s->z.count[c], end = s->z.count[c + 1];
+        switch (s->es) {
+        case 8: NZ_SELECT(uint64_t); break;
+        case 4: NZ_SELECT(uint32_t); break;
+        case 2: NZ_SELECT(uint16_t); break;
+        default: NZ_SELECT(uint8_t); break;
+        }
+    }
+}
+
+/* masked_select(self, mask) -> 1-d: self's elements (broadcast with mask)
+ * where mask holds, in row-major order. The count is data: a fake call
+ * makes an unbacked size, at most the broadcast numel when known. */
+static tt_tensor *masked_select(tt_frame *f, const tt_tensor *self, const tt_tensor *mask)
+{
+    const char *op = tt__op_label(TT_OP_MASKED_SELECT);
+    if (want_mask(op, mask))
+        return NULL;
+    bool fake = is_fake_t(self) || is_fake_t(mask);
+    int nd;
+    tt_size sizes[TT_MAX_DIMS];
+    tt_tensor *mc = NULL;
+    int64_t count = 0;
+    if (mask_over(op, self, "self", mask, &nd, sizes, fake ? NULL : &mc, &count))
+        return NULL;
+    if (fake) {
+        if (!f) {
+            tt_error(TT_EINTERNAL, "%s: a fake input outside a fake kernel", op);
+            return NULL;
+        }
+        tt_size numel = 1;
+        bool sym = false;
+        for (int d = 0; d < nd; d++) {
+            sym = sym || tt_size_is_sym(sizes[d]);
+            numel = sym ? 0 : numel * sizes[d];
+        }
+        tt_size u = sym ? tt_frame_new_dynamic_size(f)
+                        : tt_frame_new_dynamic_size_bounded(f, 0, numel);
+        return u ? tt__ops_new(true, 1, &u, NULL, tt_dtype_of(self)) : NULL;
+    }
+    tt_tensor *out = tt__ops_new(false, 1, &count, NULL, tt_dtype_of(self));
+    tt_tensor *sc = out ? dense_over(self, nd, sizes) : NULL;
+    if (sc) {
+        nz_select sel = {.src = tt__ptr(sc), .dst = tt__ptr(out),
+                         .es = tt_dtype_size(tt_dtype_of(self))};
+        nz_count(&sel.z, mc); /* its chunks' offsets; the total is count */
+        int64_t chunks = (sel.z.n + sel.z.per - 1) / sel.z.per;
+        tt_parallel_for(chunks, (32768 + sel.z.per - 1) / sel.z.per, nz_select_task, &sel);
+    } else {
+        out = tt_release(out);
+    }
+    tt_release(sc);
+    tt_release(mc);
+    return out;
+}
+
+static tt_status masked_select_kernel(tt_frame *f)
+{
+    tt_tensor *self, *mask;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_tensor(f, 1, &mask)))
+        return st;
+    tt_tensor *r = masked_select(tt_frame_is_fake(f) ? f : NULL, self, mask);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+/* masked_select: PyTorch's masked_select_backward, zeros of the broadcast
+ * shape with grad scattered where mask holds (the engine sums it back to
+ * self's shape). */
+static tt_status setup_masked_select(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                                     const tt_value *out, int nout)
+{
+    (void)nin, (void)out, (void)nout;
+    const tt_tensor *ins[2] = {in[0].u.t, in[1].u.t};
+    int nd;
+    tt_size sizes[TT_MAX_DIMS];
+    tt_status st = tt__broadcast(tt__op_label(TT_OP_MASKED_SELECT), 2, ins,
+                                 (const char *[]){"self", "mask"}, (const int[]){1, 2}, &nd,
+                                 sizes);
+    if (!st)
+        st = tt_ctx_save_for_backward(ctx, 1, (tt_tensor *[]){in[1].u.t});
+    return st ? st : tt_ctx_save_ints(ctx, "shape", nd, sizes);
+}
+
+static tt_status masked_select_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                        tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    if (!NEED(0))
+        return TT_OK;
+    const int64_t *shape;
+    int nd;
+    tt_status st = tt_ctx_get_ints(ctx, "shape", &shape, &nd);
+    if (st)
+        return st;
+    tt_scope_begin();
+    tt_tensor *z = tt__call_op(TT_OP_FULL, TT_ARGS(tt_v_ints(nd, shape), tt_v_int(0),
+                                                   tt_v_dtype(tt_dtype_of(g[0]))));
+    tt_tensor *r = tt_keep(z ? tt_masked_scatter(z, SAVED(0), g[0]) : NULL);
+    tt_scope_end();
+    return tt__put_grad(ctx, gi, 0, r);
+}
+
+/* ---------------------------------------------------- advanced indexing */
+
+/* An indexing call taken apart. idx[k] (a new reference, i64) indexes
+ * self's dim dims[k]; the idx broadcast to bsizes (bnd dims). The result
+ * has rnd dims: B at result dims [bpos, bpos + bnd), and the dims no index
+ * covers (rest_self[j] of self, at result dim rest_out[j]). */
+typedef struct {
+    int nidx, dims[TT_MAX_DIMS];
+    tt_tensor *idx[TT_MAX_DIMS];
+    int bnd, bpos;
+    tt_size bsizes[TT_MAX_DIMS];
+    int rnd;
+    tt_size rsizes[TT_MAX_DIMS];
+    int nrest, rest_self[TT_MAX_DIMS], rest_out[TT_MAX_DIMS];
+} ix_plan;
+
+/* True when self or any index of the plan is fake. */
+static bool plan_fake(const ix_plan *p, const tt_tensor *self)
+{
+    bool fake = is_fake_t(self);
+    for (int k = 0; k < p->nidx; k++)
+        fake = fake || is_fake_t(p->idx[k]);
+    return fake;
+}
+
+static void plan_free(ix_plan *p)
+{
+    for (int k = 0; k < p->nidx; k++)
+        tt_release(p->idx[k]);
+    p->nidx = 0;
 }
 
 /* t seen broadcast to (nd, sizes), as tt__broadcast_alias, without
