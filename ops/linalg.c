@@ -253,8 +253,14 @@ typedef struct {
 static void gemv_rows_task(int64_t r0, int64_t r1, void *vp)
 {
     const gemv_rows_job *j = vp;
-    tt__gemv_rows_f32_avx512(j->m, j->ld, j->x, j->k, j->y, j->incy, r0, r1, j->alpha,
-                             j->accumulate);
+    if (tt__gemv_rows_f32_avx512(j->m, j->ld, j->x, j->k, j->y, j->incy, r0, r1, j->alpha,
+                                 j->accumulate))
+        return;
+    /* a build without the AVX-512 kernels (no SLEEF) on an AVX-512 CPU:
+     * the same rows through sgemv, never left unwritten */
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)(r1 - r0), (blasint)j->k, j->alpha,
+                j->m + r0 * j->ld, (blasint)j->ld, j->x, 1, j->accumulate ? 1.0f : 0.0f,
+                j->y + r0 * j->incy, (blasint)j->incy);
 }
 
 static bool gemv_try(const gemm_plan *p)

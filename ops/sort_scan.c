@@ -750,9 +750,11 @@ static void scan_rows_f32_vec(int64_t b0, int64_t e0, void *vp)
     int64_t r = b0;
     /* a result outgrowing the cache is written around it */
     bool stream = tt__stream_worthwhile(8 * p->R * p->n);
+    /* (false: a build without the AVX-512 kernels; the scalar rows then) */
     for (; r + 8 <= e0; r += 8)
-        tt__cumsum_rows8_f32_avx512((const float *)p->x + r * p->n, (float *)p->v + r * p->n,
-                                    p->n, stream);
+        if (!tt__cumsum_rows8_f32_avx512((const float *)p->x + r * p->n,
+                                         (float *)p->v + r * p->n, p->n, stream))
+            break;
     if (stream)
         tt__stream_fence();
     if (r < e0)
