@@ -227,9 +227,6 @@ static void geom_make(const conv_args *a, const tt_tensor *cx, const tt_tensor *
     }
 }
 
-/* PyTorch (1.13, CPU) gives a channels_last output when the input or the
- * weight is channels_last (and not also contiguous), for a 2-d
- * non-transposed convolution; otherwise a contiguous one. */
 static bool contiguous_by_guards(const tt_tensor *t)
 {
     /* tt_is_contiguous with a symbolic size that is 1 by its example value
@@ -246,6 +243,9 @@ static bool contiguous_by_guards(const tt_tensor *t)
     return true;
 }
 
+/* PyTorch (1.13, CPU) gives a channels_last output when the input or the
+ * weight is channels_last (and not also contiguous), for a 2-d
+ * non-transposed convolution; otherwise a contiguous one. */
 static bool is_channels_last(const tt_tensor *t)
 {
     if (tt_ndim(t) != 4 || tt_is_contiguous(t) || contiguous_by_guards(t))

@@ -752,13 +752,7 @@ static tt_status f_model(tt_tensor **in, int nin, tt_tensor **out, int nout, voi
     (void)nin, (void)nout;
     model_fn m = *(model_fn *)ud;
     tt_scope_begin();
-    tt_tensor *y = m(in[0], in[1], in[2]);
-    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
-    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
-    tt_tensor *g = NULL;
-    tt_status st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
-    out[0] = st ? NULL : tt_keep(y);
-    out[1] = st ? NULL : tt_keep(g);
+    tt_status st = tt_test_keep_value_and_grad(m(in[0], in[1], in[2]), in[0], out);
     tt_scope_end();
     return st;
 }

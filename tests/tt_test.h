@@ -147,6 +147,20 @@ static inline tt_status tt_test_value(tt_tensor **in, int nin, tt_tensor **out, 
     return out[0] ? TT_OK : tt_errcode();
 }
 
+/* Inside a scope: out[0] = y (a model's output, NULL after a failure)
+ * and out[1] = the gradient of sum(y * y) with respect to x, both kept. */
+static inline tt_status tt_test_keep_value_and_grad(tt_tensor *y, tt_tensor *x,
+                                                    tt_tensor **out)
+{
+    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
+    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
+    tt_tensor *g = NULL;
+    tt_status st = s ? tt_grad(1, &s, NULL, 1, &x, &g) : tt_errcode();
+    out[0] = st ? NULL : tt_keep(y);
+    out[1] = st ? NULL : tt_keep(g);
+    return st;
+}
+
 /* A tt_fn around the tt_test_model *ud points at: out[0] the model's
  * output, out[1] the gradient of sum(y * y) with respect to in[0]. */
 static inline tt_status tt_test_value_and_grad(tt_tensor **in, int nin, tt_tensor **out,
@@ -155,13 +169,7 @@ static inline tt_status tt_test_value_and_grad(tt_tensor **in, int nin, tt_tenso
     (void)nin, (void)nout;
     tt_test_model m = *(tt_test_model *)ud;
     tt_scope_begin();
-    tt_tensor *y = m(in[0]);
-    tt_tensor *sq = y ? tt_mul(y, y) : NULL;
-    tt_tensor *s = sq ? tt_sum_all(sq) : NULL;
-    tt_tensor *g = NULL;
-    tt_status st = s ? tt_grad(1, &s, NULL, 1, &in[0], &g) : tt_errcode();
-    out[0] = st ? NULL : tt_keep(y);
-    out[1] = st ? NULL : tt_keep(g);
+    tt_status st = tt_test_keep_value_and_grad(m(in[0]), in[0], out);
     tt_scope_end();
     return st;
 }
