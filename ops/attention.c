@@ -93,6 +93,16 @@ static bool vexp_double(double *r, int64_t n)
  * the results do not depend on the thread count. */
 #define ATTN_ROWS 32
 
+/* Forward blocks of at most this many query rows run as loops (see
+ * small_rows): a decode step's one query row per head took 15 us a layer
+ * through two sgemm calls per head, ~2 us as loops. */
+#define ATTN_SMALL_ROWS 4
+#define DOT_LANES 16
+
+/* Heads run in parallel only past this many multiply-adds in all: below
+ * it, handing half the heads to a worker costs more than they take. */
+#define ATTN_PARALLEL_MIN_MACS 65536.0
+
 /* The visible keys of the row block ending before row r1 (all the keys of
  * a full mask). */
 static int64_t attn_keys(const attn_plan *p, int64_t r1)
@@ -107,12 +117,13 @@ static int64_t attn_first_row(const attn_plan *p, int64_t j0)
 }
 
 /* True when the heads can run in parallel: more than one thread and one
- * head, and every product of a block small enough to stay on the calling
- * thread in OpenBLAS. */
+ * head, enough work to pay for the hand-off, and every product of a block
+ * small enough to stay on the calling thread in OpenBLAS. */
 static bool attn_parallel(const attn_plan *p)
 {
     int64_t rows = p->T > p->S ? p->T : p->S, cols = p->D > p->Dv ? p->D : p->Dv;
-    return tt_get_num_threads() > 1 && p->nb > 1 &&
+    double macs = (double)p->nb * (double)p->T * (double)p->S * (double)(p->D + p->Dv);
+    return tt_get_num_threads() > 1 && p->nb > 1 && macs >= ATTN_PARALLEL_MIN_MACS &&
            (double)ATTN_ROWS * (double)rows * (double)cols <= TT_BLAS_SINGLE_THREAD_MNK;
 }
 
@@ -170,6 +181,52 @@ static bool attn_parallel(const attn_plan *p)
                 r[j] = 0;                                                      \
         }                                                                      \
     }                                                                          \
+    /* The products of a block of a few query rows (a decode step's one)   \
+     * as loops: through BLAS, each is a call whose setup costs more than  \
+     * its few thousand multiply-adds. Accumulates in T_ over DOT_LANES     \
+     * lanes, as BLAS does in registers. */                                 \
+    CPU_CLONES static void small_rows_##T_(const attn_plan *p, int64_t h, const T_ *q, \
+                                           const T_ *k, const T_ *v, T_ *o, T_ *s, \
+                                           int64_t r0, int64_t r1, int64_t n)    \
+    {                                                                          \
+        int nl = p->nlead;                                                     \
+        int64_t ldq = p->qs[nl], ldk = p->ks[nl], ldv = p->vs[nl], ldo = p->os[nl]; \
+        int64_t body = p->D - p->D % DOT_LANES;                                \
+        for (int64_t i = r0; i < r1; i++) {                                    \
+            const T_ *qr = q + i * ldq;                                        \
+            T_ *sr = s + (i - r0) * p->S;                                      \
+            for (int64_t j = 0; j < n; j++) {                                  \
+                const T_ *kr = k + j * ldk;                                    \
+                /* the value rows come in while the keys are read */          \
+                for (int64_t b = 0; i == r0 && b < p->Dv * (int64_t)sizeof(T_); b += 64) \
+                    __builtin_prefetch((const char *)(v + j * ldv) + b);       \
+                T_ l[DOT_LANES] = {0};                                         \
+                int64_t d = 0;                                                 \
+                for (; d < body; d += DOT_LANES)                               \
+                    for (int e = 0; e < DOT_LANES; e++)                        \
+                        l[e] += qr[d + e] * kr[d + e];                         \
+                for (; d < p->D; d++)                                          \
+                    l[d - body] += qr[d] * kr[d];                              \
+                for (int w = DOT_LANES / 2; w > 0; w /= 2)                     \
+                    for (int e = 0; e < w; e++)                                \
+                        l[e] += l[e + w];                                      \
+                sr[j] = (T_)p->scale * l[0];                                   \
+            }                                                                  \
+        }                                                                      \
+        softmax_rows_##T_(p, h, s, r0, r1, n);                                 \
+        for (int64_t i = r0; i < r1; i++) {                                    \
+            const T_ *pr = s + (i - r0) * p->S;                                \
+            T_ *restrict orow = o + i * ldo;                                   \
+            for (int64_t d = 0; d < p->Dv; d++)                                \
+                orow[d] = 0;                                                   \
+            for (int64_t j = 0; j < n; j++) {                                  \
+                const T_ *restrict vr = v + j * ldv;                           \
+                T_ pj = pr[j];                                                 \
+                for (int64_t d = 0; d < p->Dv; d++)                            \
+                    orow[d] += pj * vr[d];                                     \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
     /* Head h's output; s holds ATTN_ROWS rows of S scores. */                 \
     static void attn_fwd_head_##T_(const attn_plan *p, int64_t h, T_ *s)       \
     {                                                                          \
@@ -181,6 +238,10 @@ static bool attn_parallel(const attn_plan *p)
         for (int64_t r0 = 0; r0 < p->T; r0 += ATTN_ROWS) {                     \
             int64_t r1 = r0 + ATTN_ROWS < p->T ? r0 + ATTN_ROWS : p->T;        \
             int64_t n = attn_keys(p, r1);                                      \
+            if (r1 - r0 <= ATTN_SMALL_ROWS) {                                  \
+                small_rows_##T_(p, h, q, k, v, o, s, r0, r1, n);               \
+                continue;                                                      \
+            }                                                                  \
             gemm_##T_(false, true, r1 - r0, n, p->D, p->scale, q + r0 * p->qs[nl], \
                       p->qs[nl], k, p->ks[nl], s, p->S);                       \
             softmax_rows_##T_(p, h, s, r0, r1, n);                               \
