@@ -97,7 +97,6 @@ static bool vexp_double(double *r, int64_t n)
  * small_rows): a decode step's one query row per head took 15 us a layer
  * through two sgemm calls per head, ~2 us as loops. */
 #define ATTN_SMALL_ROWS 4
-#define DOT_LANES 16
 
 /* Heads run in parallel only past this many multiply-adds in all: below
  * it, handing half the heads to a worker costs more than they take. */
@@ -181,52 +180,77 @@ static bool attn_parallel(const attn_plan *p)
                 r[j] = 0;                                                      \
         }                                                                      \
     }                                                                          \
+    /* 64 bytes of T_ as one vector (GCC's vector extension: the same code \
+     * for every CPU_CLONES target), loaded from any T_-aligned address,   \
+     * and its halves and quarters for the sum across lanes */             \
+    typedef T_ v64_##T_ __attribute__((vector_size(64), aligned(sizeof(T_)), may_alias)); \
+    typedef T_ v32_##T_ __attribute__((vector_size(32)));                  \
+    typedef T_ v16_##T_ __attribute__((vector_size(16)));                  \
+    static inline T_ lanes_sum_##T_(v64_##T_ a)                            \
+    {                                                                      \
+        v32_##T_ h[2];                                                     \
+        memcpy(h, &a, sizeof a);                                           \
+        v32_##T_ x = h[0] + h[1];                                          \
+        v16_##T_ q[2];                                                     \
+        memcpy(q, &x, sizeof x);                                           \
+        v16_##T_ y = q[0] + q[1];                                          \
+        T_ t = 0;                                                          \
+        for (size_t e = 0; e < sizeof y / sizeof(T_); e++)                 \
+            t += y[e];                                                     \
+        return t;                                                          \
+    }                                                                      \
+    /* a . b over n */                                                     \
+    static inline T_ dot_lanes_##T_(const T_ *a, const T_ *b, int64_t n)   \
+    {                                                                      \
+        enum { L = 64 / sizeof(T_) };                                      \
+        v64_##T_ acc = {0};                                                \
+        int64_t d = 0;                                                     \
+        for (; d + L <= n; d += L)                                         \
+            acc += *(const v64_##T_ *)(a + d) * *(const v64_##T_ *)(b + d); \
+        T_ tail = 0;                                                       \
+        for (; d < n; d++)                                                 \
+            tail += a[d] * b[d];                                           \
+        return lanes_sum_##T_(acc) + tail;                                 \
+    }                                                                      \
     /* The products of a block of a few query rows (a decode step's one)   \
      * as loops: through BLAS, each is a call whose setup costs more than  \
-     * its few thousand multiply-adds. Accumulates in T_ over DOT_LANES     \
-     * lanes, as BLAS does in registers. */                                 \
+     * its few thousand multiply-adds. Accumulates in T_, as BLAS does.    \
+     * The output row is made 64 bytes at a time, each a sum over the keys \
+     * kept in a register. */                                             \
     CPU_CLONES static void small_rows_##T_(const attn_plan *p, int64_t h, const T_ *q, \
                                            const T_ *k, const T_ *v, T_ *o, T_ *s, \
                                            int64_t r0, int64_t r1, int64_t n)    \
-    {                                                                          \
-        int nl = p->nlead;                                                     \
+    {                                                                      \
+        enum { L = 64 / sizeof(T_) };                                      \
+        int nl = p->nlead;                                                 \
         int64_t ldq = p->qs[nl], ldk = p->ks[nl], ldv = p->vs[nl], ldo = p->os[nl]; \
-        int64_t body = p->D - p->D % DOT_LANES;                                \
-        for (int64_t i = r0; i < r1; i++) {                                    \
-            const T_ *qr = q + i * ldq;                                        \
-            T_ *sr = s + (i - r0) * p->S;                                      \
-            for (int64_t j = 0; j < n; j++) {                                  \
-                const T_ *kr = k + j * ldk;                                    \
-                /* the value rows come in while the keys are read */          \
+        for (int64_t i = r0; i < r1; i++)                                  \
+            for (int64_t j = 0; j < n; j++) {                              \
+                /* the value rows come in while the keys are read */      \
                 for (int64_t b = 0; i == r0 && b < p->Dv * (int64_t)sizeof(T_); b += 64) \
-                    __builtin_prefetch((const char *)(v + j * ldv) + b);       \
-                T_ l[DOT_LANES] = {0};                                         \
-                int64_t d = 0;                                                 \
-                for (; d < body; d += DOT_LANES)                               \
-                    for (int e = 0; e < DOT_LANES; e++)                        \
-                        l[e] += qr[d + e] * kr[d + e];                         \
-                for (; d < p->D; d++)                                          \
-                    l[d - body] += qr[d] * kr[d];                              \
-                for (int w = DOT_LANES / 2; w > 0; w /= 2)                     \
-                    for (int e = 0; e < w; e++)                                \
-                        l[e] += l[e + w];                                      \
-                sr[j] = (T_)p->scale * l[0];                                   \
-            }                                                                  \
-        }                                                                      \
-        softmax_rows_##T_(p, h, s, r0, r1, n);                                 \
-        for (int64_t i = r0; i < r1; i++) {                                    \
-            const T_ *pr = s + (i - r0) * p->S;                                \
-            T_ *restrict orow = o + i * ldo;                                   \
-            for (int64_t d = 0; d < p->Dv; d++)                                \
-                orow[d] = 0;                                                   \
-            for (int64_t j = 0; j < n; j++) {                                  \
-                const T_ *restrict vr = v + j * ldv;                           \
-                T_ pj = pr[j];                                                 \
-                for (int64_t d = 0; d < p->Dv; d++)                            \
-                    orow[d] += pj * vr[d];                                     \
-            }                                                                  \
-        }                                                                      \
-    }                                                                          \
+                    __builtin_prefetch((const char *)(v + j * ldv) + b);   \
+                s[(i - r0) * p->S + j] =                                   \
+                    (T_)p->scale * dot_lanes_##T_(q + i * ldq, k + j * ldk, p->D); \
+            }                                                              \
+        softmax_rows_##T_(p, h, s, r0, r1, n);                             \
+        for (int64_t i = r0; i < r1; i++) {                                \
+            const T_ *pr = s + (i - r0) * p->S;                            \
+            T_ *orow = o + i * ldo;                                        \
+            int64_t d0 = 0;                                                \
+            for (; d0 + L <= p->Dv; d0 += L) {                             \
+                v64_##T_ acc = {0};                                        \
+                for (int64_t j = 0; j < n; j++)                            \
+                    acc += pr[j] * *(const v64_##T_ *)(v + j * ldv + d0);  \
+                *(v64_##T_ *)(orow + d0) = acc;                            \
+            }                                                              \
+            for (; d0 < p->Dv; d0++) {                                     \
+                T_ acc = 0;                                                \
+                for (int64_t j = 0; j < n; j++)                            \
+                    acc += pr[j] * v[j * ldv + d0];                        \
+                orow[d0] = acc;                                            \
+            }                                                              \
+        }                                                                  \
+    }                                                                      \
     /* Head h's output; s holds ATTN_ROWS rows of S scores. */                 \
     static void attn_fwd_head_##T_(const attn_plan *p, int64_t h, T_ *s)       \
     {                                                                          \
