@@ -284,9 +284,12 @@ static bool gemv_try(const gemm_plan *p)
     if (p->dt == TT_F32 && !trans && incx == 1 && tt__cpu_vector_level() == 2) {
         gemv_rows_job j = {(const float *)mat, (const float *)x, (float *)p->po, ld, cols, incy,
                            (float)p->alpha, p->accumulate};
-        /* tasks of at least ~256 KB of the matrix, in whole blocks of 8 rows */
-        int64_t grain = ((65536 / (cols > 0 ? cols : 1)) + 7) & ~(int64_t)7;
-        tt_parallel_for(rows, grain > 8 ? grain : 8, gemv_rows_task, &j);
+        /* in parallel past ~256 KB of the matrix; threads take runs of
+         * whole blocks of 8 rows, at least ~32 KB, as they finish */
+        int64_t cl = cols > 0 ? cols : 1;
+        int64_t grain = ((65536 / cl) + 7) & ~(int64_t)7, take = ((8192 / cl) + 7) & ~(int64_t)7;
+        tt__parallel_for_guided(rows, grain > 8 ? grain : 8, take > 8 ? take : 8,
+                                gemv_rows_task, &j);
         return true;
     }
     if (p->dt == TT_F32)

@@ -37,8 +37,11 @@ typedef struct {
     void *ctx;
     int64_t n, per;
     int chunks;
-    atomic_int next;    /* next chunk to take */
-    atomic_int pending; /* chunks not finished */
+    int threads;             /* guided: a take is at most 1/(2 threads) of what is left */
+    bool guided;             /* takes from pos (else chunk `next` of `per` items) */
+    atomic_int next;         /* next chunk to take */
+    _Atomic int64_t pos;     /* guided: the first item not taken */
+    _Atomic int64_t pending; /* items not finished */
 } pool_job;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,15 +88,42 @@ static inline void cpu_pause(void)
 #endif
 }
 
+/* The next items [*b, *e) this thread runs; false when none are left. A
+ * fixed job hands out its equal chunks; a guided one hands out what is
+ * left over twice the threads, but never less than `per`, so a thread
+ * that started late or runs slow takes less, and the last takes are
+ * short. */
+static bool take(pool_job *j, int64_t *b, int64_t *e)
+{
+    if (!j->guided) {
+        int c = atomic_fetch_add(&j->next, 1);
+        if (c >= j->chunks)
+            return false;
+        *b = (int64_t)c * j->per;
+        *e = *b + j->per < j->n ? *b + j->per : j->n;
+        *b = *b < *e ? *b : *e;
+        return true;
+    }
+    int64_t at = atomic_load(&j->pos), end;
+    do {
+        if (at >= j->n)
+            return false;
+        int64_t t = (j->n - at) / (2 * j->threads);
+        t = t > j->per ? t : j->per;
+        end = at + t < j->n ? at + t : j->n;
+    } while (!atomic_compare_exchange_weak(&j->pos, &at, end));
+    *b = at, *e = end;
+    return true;
+}
+
 static void run_chunks(pool_job *j)
 {
-    int c;
-    while ((c = atomic_fetch_add(&j->next, 1)) < j->chunks) {
-        int64_t b = (int64_t)c * j->per, e = b + j->per < j->n ? b + j->per : j->n;
+    int64_t b, e;
+    while (take(j, &b, &e)) {
         if (b < e)
             j->fn(b, e, j->ctx);
         /* seq_cst: either the caller sees pending 0 or we see it asleep */
-        if (atomic_fetch_sub(&j->pending, 1) == 1 && atomic_load(&caller_sleeps)) {
+        if (atomic_fetch_sub(&j->pending, e - b) == e - b && atomic_load(&caller_sleeps)) {
             pthread_mutex_lock(&pool_lock);
             pthread_cond_broadcast(&done_cv);
             pthread_mutex_unlock(&pool_lock);
@@ -152,8 +182,11 @@ static int ensure_workers(int want)
     return have;
 }
 
-void tt_parallel_for(int64_t n, int64_t grain,
-                     void (*fn)(int64_t begin, int64_t end, void *ctx), void *ctx)
+/* Runs fn over [0, n): in equal chunks of at least `grain`, one a thread,
+ * or (min_take > 0) guided, in takes of at least min_take, when n passes
+ * grain. */
+static void parallel_run(int64_t n, int64_t grain, int64_t min_take,
+                         void (*fn)(int64_t begin, int64_t end, void *ctx), void *ctx)
 {
     if (n <= 0)
         return;
@@ -174,7 +207,10 @@ void tt_parallel_for(int64_t n, int64_t grain,
     int workers = ensure_workers(threads - 1);
     if (chunks > workers + 1)
         chunks = workers + 1;
-    pool_job j = {fn, ctx, n, (n + chunks - 1) / chunks, (int)chunks, 0, (int)chunks};
+    pool_job j = {.fn = fn, .ctx = ctx, .n = n, .per = (n + chunks - 1) / chunks,
+                  .chunks = (int)chunks, .threads = (int)chunks, .pending = n};
+    if (min_take > 0)
+        j.guided = true, j.per = min_take;
     atomic_store(&job, &j);
     atomic_fetch_add(&job_gen, 1); /* seq_cst: we see a sleeper, or it sees the job */
     if (atomic_load(&sleepers) > 0) {
@@ -204,6 +240,18 @@ void tt_parallel_for(int64_t n, int64_t grain,
         else
             sched_yield();
     pthread_mutex_unlock(&submit_lock);
+}
+
+void tt_parallel_for(int64_t n, int64_t grain,
+                     void (*fn)(int64_t begin, int64_t end, void *ctx), void *ctx)
+{
+    parallel_run(n, grain, 0, fn, ctx);
+}
+
+void tt__parallel_for_guided(int64_t n, int64_t grain, int64_t min_take,
+                             void (*fn)(int64_t begin, int64_t end, void *ctx), void *ctx)
+{
+    parallel_run(n, grain, min_take > 0 ? min_take : 1, fn, ctx);
 }
 
 /* -------------------------------------------------------------- for_each */

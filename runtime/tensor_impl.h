@@ -234,6 +234,13 @@ void tt__mem_plan_end(tt_mem_plan *mp);
 size_t tt__mem_plan_bytes(const tt_mem_plan *mp);
 
 /* ---- iteration (iter.c) */
+/* tt_parallel_for for items that take about equally long but threads
+ * that may not (one started late, or shares its core): threads take
+ * shrinking runs of items (at least min_take) as they finish, instead of
+ * one equal chunk each, so none waits long for another. fn must not care
+ * how [0, n) is cut. */
+void tt__parallel_for_guided(int64_t n, int64_t grain, int64_t min_take,
+                             void (*fn)(int64_t begin, int64_t end, void *ctx), void *ctx);
 /* tt_for_each knowing that operands nout.. are only read: a transposed
  * one is then read tile by tile through a row-major buffer, so the loop
  * runs with unit steps (the kernels' vectorized path). */

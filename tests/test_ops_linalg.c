@@ -264,6 +264,7 @@ static const int64_t mm_shapes[][3] = { /* n, k, m */
     /* one output row or column: matrix-vector products (gemv) */
     {1, 7, 5}, {5, 7, 1}, {1, 1, 5}, {5, 1, 1}, {1, 300, 70}, {70, 300, 1},
     {1, 2000, 301}, /* rows split among threads */
+    {3001, 64, 1}, {1, 64, 3001}, /* threads take shrinking runs of rows */
     {64, 64, 64}, {100, 80, 90}, {20, 70, 200}, {3, 0, 4}, {0, 3, 4}, {3, 4, 0},
 };
 #define NMM ((int)(sizeof mm_shapes / sizeof mm_shapes[0]))

@@ -30,6 +30,7 @@
 #include <dlfcn.h>
 #include <dnnl.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1659,13 +1660,35 @@ static bool llama_token(void *p)
     return l != NULL;
 }
 
-static void llama_stream_task(int64_t r0, int64_t r1, void *p)
+/* One weight read through by every thread, scheduled as the decode's
+ * products are (guided: each thread takes what is left over twice the
+ * threads, at least 64 KiB, as it finishes), so a thread that starts
+ * late or shares its core holds neither up more than the other. */
+typedef struct {
+    const float *w;
+    int64_t blocks;      /* of 1024 floats */
+    atomic_llong next;   /* the next block to take */
+} llama_stream_job;
+
+static void llama_stream_task(int64_t t0, int64_t t1, void *p)
 {
-    const float *w = p;
+    (void)t0, (void)t1;
+    llama_stream_job *j = p;
     float acc[16] = {0};
-    for (int64_t i = r0 * 1024; i < r1 * 1024; i += 16)
-        for (int l = 0; l < 16; l++)
-            acc[l] += w[i + l];
+    int threads = tt_get_num_threads();
+    for (;;) {
+        long long b = atomic_load(&j->next), e;
+        do {
+            int64_t t = (j->blocks - b) / (2 * threads);
+            e = b + (t > 16 ? t : 16);
+            e = e < j->blocks ? e : j->blocks;
+        } while (b < j->blocks && !atomic_compare_exchange_weak(&j->next, &b, e));
+        if (b >= j->blocks)
+            break;
+        for (int64_t i = b * 1024; i < e * 1024; i += 16)
+            for (int l = 0; l < 16; l++)
+                acc[l] += j->w[i + l];
+    }
     sink = acc[0] + acc[15];
 }
 
@@ -1678,7 +1701,8 @@ static bool llama_stream(void *p)
             continue;
         int64_t n = tt_numel(g->m.w[i]);
         const float *w = tt_data(g->m.w[i]);
-        tt_parallel_for(n / 1024, 64, llama_stream_task, (void *)w);
+        llama_stream_job j = {w, n / 1024, 0};
+        tt_parallel_for(tt_get_num_threads(), 1, llama_stream_task, &j);
         float acc = 0;
         for (int64_t e = n / 1024 * 1024; e < n; e++)
             acc += w[e];
