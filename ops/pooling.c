@@ -1039,11 +1039,18 @@ static tt_status avg_pool2d_kernel(tt_frame *f)
 }
 
 /* A new gradient of x: x's sizes in x's pooling layout, zeroed when real. */
-static tt_tensor *grad_like(const tt_tensor *x, bool fake)
+/* A dense tensor of x's sizes and layout (contiguous or channels last),
+ * not filled. */
+static tt_tensor *dense_like(const tt_tensor *x, bool fake)
 {
     tt_size strides[4];
     tt__nchw_out_strides(x, tt_ndim(x), tt_sizes(x), strides);
-    tt_tensor *gi = tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, tt_dtype_of(x));
+    return tt__ops_new(fake, tt_ndim(x), tt_sizes(x), strides, tt_dtype_of(x));
+}
+
+static tt_tensor *grad_like(const tt_tensor *x, bool fake)
+{
+    tt_tensor *gi = dense_like(x, fake);
     if (gi && !fake) /* dense (contiguous or channels last): zero its bytes */
         memset(tt__ptr(gi), 0, (size_t)tt_numel(gi) * tt_dtype_size(tt_dtype_of(gi)));
     return gi;
@@ -1150,6 +1157,99 @@ ADAPTIVE_FWD(double)
 ADAPTIVE_BWD(float)
 ADAPTIVE_BWD(double)
 
+/* The global pool (a 1x1 output: a classifier's head, 16K planes of 4x4
+ * in ResNet-18 at 32x32) in runs of planes: the general loops above add
+ * each plane's few elements in one dependent chain, ~20 ns a plane. With
+ * channels innermost (channels last), a run of planes of one sample is a
+ * row of channels added across H x W rows, in vectors; otherwise each
+ * plane is added in GLOBAL_LANES independent sums. The mean is sum / H / W,
+ * as PyTorch's sum / kh / kw. */
+#define GLOBAL_LANES 8
+#define GLOBAL_POOL(T)                                                         \
+    CPU_CLONES static void global_fwd_##T(int64_t b, int64_t e, void *vp)      \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        const T *in = (const T *)p->in;                                        \
+        T *out = (T *)p->out;                                                  \
+        if (p->is[1] == 1 && p->os[1] == 1) {                                  \
+            for (int64_t pl = b; pl < e;) {                                    \
+                int64_t n = pl / p->C, c0 = pl % p->C;                         \
+                int64_t nc = p->C - c0 < e - pl ? p->C - c0 : e - pl;          \
+                T *restrict y = out + n * p->os[0] + c0;                       \
+                for (int64_t c = 0; c < nc; c++)                               \
+                    y[c] = 0;                                                  \
+                for (int64_t h = 0; h < p->H; h++)                             \
+                    for (int64_t w = 0; w < p->W; w++) {                       \
+                        const T *restrict x =                                  \
+                            in + n * p->is[0] + h * p->is[2] + w * p->is[3] + c0; \
+                        for (int64_t c = 0; c < nc; c++)                       \
+                            y[c] += x[c];                                      \
+                    }                                                          \
+                for (int64_t c = 0; c < nc; c++)                               \
+                    y[c] = y[c] / (T)p->H / (T)p->W;                           \
+                pl += nc;                                                      \
+            }                                                                  \
+            return;                                                            \
+        }                                                                      \
+        bool flat = p->is[2] == p->W * p->is[3]; /* rows follow on: one run */ \
+        int64_t len = flat ? p->H * p->W : p->W, rows = flat ? 1 : p->H;       \
+        /* n and c stepped, not divided out per plane (a division cost    \
+         * more than a 4x4 plane's adds) */                                   \
+        for (int64_t pl = b, n = b / p->C, c = b % p->C; pl < e;               \
+             pl++, c = c + 1 < p->C ? c + 1 : 0, n += c == 0) {                \
+            const T *x = in + n * p->is[0] + c * p->is[1];                     \
+            T l[GLOBAL_LANES] = {0}, sum = 0;                                  \
+            for (int64_t r = 0; r < rows; r++) {                               \
+                const T *xr = x + r * p->is[2];                                \
+                int64_t i = 0;                                                 \
+                if (p->is[3] == 1) /* the usual case, as unit steps */         \
+                    for (; i + GLOBAL_LANES <= len; i += GLOBAL_LANES)         \
+                        for (int k = 0; k < GLOBAL_LANES; k++)                 \
+                            l[k] += xr[i + k];                                 \
+                for (; i + GLOBAL_LANES <= len; i += GLOBAL_LANES)             \
+                    for (int k = 0; k < GLOBAL_LANES; k++)                     \
+                        l[k] += xr[(i + k) * p->is[3]];                        \
+                for (; i < len; i++)                                           \
+                    sum += xr[i * p->is[3]];                                   \
+            }                                                                  \
+            for (int k = 0; k < GLOBAL_LANES; k++)                             \
+                sum += l[k];                                                   \
+            out[n * p->os[0] + c * p->os[1]] = sum / (T)p->H / (T)p->W;        \
+        }                                                                      \
+    }                                                                          \
+    /* gi (dense, not zeroed) = grad_output / H / W everywhere */             \
+    CPU_CLONES static void global_bwd_##T(int64_t b, int64_t e, void *vp)      \
+    {                                                                          \
+        pool_plan *p = vp;                                                     \
+        T *gi = (T *)p->in;                                                    \
+        const T *go = (const T *)p->out;                                       \
+        if (p->is[1] == 1) {                                                   \
+            for (int64_t pl = b; pl < e;) {                                    \
+                int64_t n = pl / p->C, c0 = pl % p->C;                         \
+                int64_t nc = p->C - c0 < e - pl ? p->C - c0 : e - pl;          \
+                const T *g = go + n * p->os[0] + c0 * p->os[1];                \
+                for (int64_t h = 0; h < p->H; h++)                             \
+                    for (int64_t w = 0; w < p->W; w++) {                       \
+                        T *restrict x = gi + n * p->is[0] + h * p->is[2] + w * p->is[3] + c0; \
+                        for (int64_t c = 0; c < nc; c++)                       \
+                            x[c] = g[c * p->os[1]] / (T)p->H / (T)p->W;        \
+                    }                                                          \
+                pl += nc;                                                      \
+            }                                                                  \
+            return;                                                            \
+        }                                                                      \
+        for (int64_t pl = b, n = b / p->C, c = b % p->C; pl < e;               \
+             pl++, c = c + 1 < p->C ? c + 1 : 0, n += c == 0) {                \
+            T d = go[n * p->os[0] + c * p->os[1]] / (T)p->H / (T)p->W;         \
+            T *x = gi + n * p->is[0] + c * p->is[1];                           \
+            for (int64_t h = 0; h < p->H; h++)                                 \
+                for (int64_t w = 0; w < p->W; w++)                             \
+                    x[h * p->is[2] + w * p->is[3]] = d;                        \
+        }                                                                      \
+    }
+GLOBAL_POOL(float)
+GLOBAL_POOL(double)
+
 /* PyTorch's adaptive pooling input check: 3-d or 4-d, H and W non-zero
  * (N and C may be 0); f32 or f64. */
 static tt_status adaptive_check(const char *op, const tt_tensor *x, int argno)
@@ -1194,8 +1294,11 @@ static tt_tensor *adaptive_avg_pool2d(const tt_tensor *x, const tt_size *osize, 
     plan_init(&p, NULL, x, y);
     p.in = tt__ptr(x), p.out = tt__ptr(y);
     int64_t per = (p.H / (p.OH ? p.OH : 1) + 1) * (p.W / (p.OW ? p.OW : 1) + 1);
+    bool f64 = tt_dtype_of(x) == TT_F64, global = p.OH == 1 && p.OW == 1;
     tt_parallel_for(plan_planes(x), plan_grain(&p, per),
-                    tt_dtype_of(x) == TT_F64 ? adaptive_fwd_double : adaptive_fwd_float, &p);
+                    global ? (f64 ? global_fwd_double : global_fwd_float)
+                           : (f64 ? adaptive_fwd_double : adaptive_fwd_float),
+                    &p);
     return y;
 }
 
@@ -1234,15 +1337,20 @@ static tt_status adaptive_avg_pool2d_backward_kernel(tt_frame *f)
     if ((st = want_sizes(op, "grad_output", 1, g, nd, want)))
         return st;
     bool fake = tt_frame_is_fake(f) || is_fake(g) || is_fake(x);
-    tt_tensor *gi = grad_like(x, fake);
+    /* a global pool's gradient writes every element: no zeros first */
+    bool global = tt__sz_eq(tt_sizes(g)[nd - 2], 1) && tt__sz_eq(tt_sizes(g)[nd - 1], 1);
+    tt_tensor *gi = global ? dense_like(x, fake) : grad_like(x, fake);
     if (!gi || fake)
         return gi ? tt_return(f, 0, gi) : tt_errcode();
     pool_plan p;
     plan_init(&p, NULL, x, g);
     p.in = tt__ptr(gi), p.out = tt__ptr(g);
     plan_strides(gi, p.is);
+    bool f64 = tt_dtype_of(x) == TT_F64;
     tt_parallel_for(plan_planes(x), plan_grain(&p, 1),
-                    tt_dtype_of(x) == TT_F64 ? adaptive_bwd_double : adaptive_bwd_float, &p);
+                    global ? (f64 ? global_bwd_double : global_bwd_float)
+                           : (f64 ? adaptive_bwd_double : adaptive_bwd_float),
+                    &p);
     return tt_return(f, 0, gi);
 }
 
