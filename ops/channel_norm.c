@@ -175,40 +175,41 @@ typedef enum {
 /* Contiguous layout with small planes (S < SMALL_S: a ResNet's last
  * stages, 2x2 and 1x1): a run of S values per (n, c) makes the per-run
  * set-up of the kernels above the whole cost, 20 times the memory time.
- * Here task [c0, c1) walks each sample's channels in order, S values
- * each, into per-channel sums (samples in order: the same result on any
- * thread count); the elementwise pass takes a sample's C x S values at a
- * time. */
+ * Here the loops run across channels innermost (unit steps when S is 1,
+ * where [N, C, 1, 1] is channels last too): task [c0, c1) adds each
+ * sample's values into per-channel sums, samples and positions in order
+ * (the same result on any thread count); the elementwise pass takes a
+ * sample's C x S values at a time. Channel by channel, with S values
+ * each, the two kernels took ~1.7 ms a ResNet-18 step (2 threads) on
+ * 64-128 KB tensors. */
 #define SMALL_S 16
 #define BN_SUMS_SMALL(T)                                                       \
     CPU_CLONES static void bn_sums_small_##T(int64_t c0, int64_t c1, void *vp) \
     {                                                                          \
         const bn_plan *p = vp;                                                 \
-        const int64_t S = p->S, C = p->C;                                      \
-        for (int64_t c = c0; c < c1; c++)                                      \
-            p->s1[c] = p->s2[c] = 0;                                           \
-        for (int64_t n = 0; n < p->N; n++) {                                   \
-            const T *x = (const T *)p->x + n * C * S;                          \
-            const T *g = p->g ? (const T *)p->g + n * C * S : NULL;            \
-            for (int64_t c = c0; c < c1; c++) {                                \
-                T m = p->mean ? (T)p->mean[c] : (T)0;                          \
-                double a = 0, b = 0;                                           \
-                const T *xc = x + c * S, *gc = g ? g + c * S : NULL;           \
-                if (p->kind == SUM_SHIFTED)                                    \
-                    for (int64_t j = 0; j < S; j++) {                          \
-                        double d = (double)xc[j] - (double)m;                  \
-                        a += d;                                                \
-                        b += d * d;                                            \
+        const int64_t S = p->S, C = p->C, nc = c1 - c0;                        \
+        double *restrict s1 = p->s1 + c0, *restrict s2 = p->s2 + c0;           \
+        for (int64_t c = 0; c < nc; c++)                                       \
+            s1[c] = s2[c] = 0;                                                 \
+        for (int64_t n = 0; n < p->N; n++)                                     \
+            for (int64_t j = 0; j < S; j++) {                                  \
+                const T *restrict x = (const T *)p->x + (n * C + c0) * S + j;  \
+                if (p->kind == SUM_SHIFTED) {                                  \
+                    for (int64_t c = 0; c < nc; c++) {                         \
+                        T m = p->mean ? (T)p->mean[c0 + c] : (T)0;             \
+                        double d = (double)x[c * S] - (double)m;               \
+                        s1[c] += d;                                            \
+                        s2[c] += d * d;                                        \
                     }                                                          \
-                else                                                           \
-                    for (int64_t j = 0; j < S; j++) {                          \
-                        a += (double)gc[j];                                    \
-                        b += (double)(xc[j] - m) * (double)gc[j];              \
+                } else {                                                       \
+                    const T *restrict g = (const T *)p->g + (n * C + c0) * S + j; \
+                    for (int64_t c = 0; c < nc; c++) {                         \
+                        T m = p->mean ? (T)p->mean[c0 + c] : (T)0;             \
+                        s1[c] += (double)g[c * S];                             \
+                        s2[c] += (double)(x[c * S] - m) * (double)g[c * S];    \
                     }                                                          \
-                p->s1[c] += a;                                                 \
-                p->s2[c] += b;                                                 \
+                }                                                              \
             }                                                                  \
-        }                                                                      \
     }
 #define BN_APPLY_SMALL(T)                                                      \
     CPU_CLONES static void bn_apply_small_##T(int64_t n0, int64_t n1, void *vp) \
@@ -216,25 +217,21 @@ typedef enum {
         const bn_plan *p = vp;                                                 \
         const int64_t S = p->S, C = p->C;                                      \
         for (int64_t n = n0; n < n1; n++)                                      \
-            for (int64_t c = 0; c < C; c++) {                                  \
-                int64_t off = (n * C + c) * S;                                 \
+            for (int64_t j = 0; j < S; j++) {                                  \
+                int64_t off = n * C * S + j;                                   \
                 const T *restrict x = (const T *)p->x + off;                   \
                 T *restrict y = (T *)p->y + off;                               \
-                T a = (T)p->pa[c];                                             \
-                if (!p->g) {                                                   \
-                    T b = (T)p->pb[c];                                         \
-                    for (int64_t j = 0; j < S; j++)                            \
-                        y[j] = x[j] * a + b;                                   \
-                } else if (p->pb) {                                            \
-                    const T *restrict g = (const T *)p->g + off;               \
-                    T b = (T)p->pb[c], m = (T)p->mean[c], k = (T)p->pc[c];     \
-                    for (int64_t j = 0; j < S; j++)                            \
-                        y[j] = (g[j] - b - (x[j] - m) * k) * a;                \
-                } else {                                                       \
-                    const T *restrict g = (const T *)p->g + off;               \
-                    for (int64_t j = 0; j < S; j++)                            \
-                        y[j] = g[j] * a;                                       \
-                }                                                              \
+                const T *restrict g = p->g ? (const T *)p->g + off : NULL;     \
+                if (!g)                                                        \
+                    for (int64_t c = 0; c < C; c++)                            \
+                        y[c * S] = x[c * S] * (T)p->pa[c] + (T)p->pb[c];       \
+                else if (p->pb)                                                \
+                    for (int64_t c = 0; c < C; c++)                            \
+                        y[c * S] = (g[c * S] - (T)p->pb[c] -                   \
+                                    (x[c * S] - (T)p->mean[c]) * (T)p->pc[c]) * (T)p->pa[c]; \
+                else                                                           \
+                    for (int64_t c = 0; c < C; c++)                            \
+                        y[c * S] = g[c * S] * (T)p->pa[c];                     \
             }                                                                  \
     }
 
