@@ -623,14 +623,17 @@ static void walk_run(walk *w)
     if (n == 0)
         return;
     w->nlines = n / w->size[w->dim];
-    /* parallel above ~32k elements, each task at least that many */
+    /* parallel above ~32k elements, each take at least that many, taken
+     * guided (a thread that falls behind takes less; with equal halves
+     * gather ran at 0.68-0.75 of the add's rate, guided 0.76-0.79) */
     int64_t per = w->size[w->dim] > 0 ? w->size[w->dim] : 1;
     if (!w->dst_indexed && w->dim != w->nd - 1 && per >= 2 * tt_get_num_threads()) {
-        tt_parallel_for(per, (32768 + w->nlines - 1) / w->nlines, walk_dim_task, w);
+        int64_t g = (32768 + w->nlines - 1) / w->nlines;
+        tt__parallel_for_guided(per, g, g, walk_dim_task, w);
         return;
     }
     int64_t grain = (32768 + per - 1) / per;
-    tt_parallel_for(w->nlines, grain, walk_task, w);
+    tt__parallel_for_guided(w->nlines, grain, grain, walk_task, w);
 }
 
 /* Operand strides (in bytes) of t over an iteration shape of nd dims:
