@@ -120,10 +120,15 @@ static inline void run_flat(flat_job *j, int64_t n)
         *j->streams = big;
     else
         j->stage = big;
+    /* Guided: a thread that falls behind (a late start, a shared core)
+     * takes less instead of making the other wait; takes of at least
+     * 512K elements past the cache, where the prefetchers want long
+     * runs. 16M-element add, 2 threads, three alternated quick runs:
+     * 50-72 GB/s in equal halves, 77-82 guided. */
     if (n <= FLAT_GRAIN)
         flat_chunk(0, n, j);
     else
-        tt_parallel_for(n, FLAT_GRAIN, flat_chunk, j);
+        tt__parallel_for_guided(n, FLAT_GRAIN, big ? 16 * FLAT_GRAIN : FLAT_GRAIN, flat_chunk, j);
 }
 
 
