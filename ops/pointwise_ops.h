@@ -103,7 +103,30 @@
     X(HARDSWISH, HARDSWISH, TT_HARDSWISH(float, a), TT_HARDSWISH(double, a), PW_NOVEC) \
     X(HARDSIGMOID, HARDSIGMOID, TT_HARDSIGMOID(float, a), TT_HARDSIGMOID(double, a), PW_NOVEC) \
     /* silu x * sigmoid(x), written x / (1 + exp(-x)) as PyTorch's CPU kernel */ \
-    X(SILU, SILU, a / ((float)1 + expf(-a)), a / ((double)1 + exp(-a)), PW_VEC(vk_silu))
+    X(SILU, SILU, a / ((float)1 + expf(-a)), a / ((double)1 + exp(-a)), PW_VEC(vk_silu)) \
+    /* the rest of Core ATen's math: C's functions, SLEEF's 1-ULP kernels \
+     * for f32 vectors (PyTorch's vectorized CPU kernels use the same) */ \
+    X(ACOS, ACOS, acosf(a), acos(a), PW_VEC(V_SLEEF_ACOS)) \
+    X(ASIN, ASIN, asinf(a), asin(a), PW_VEC(V_SLEEF_ASIN)) \
+    X(ATAN, ATAN, atanf(a), atan(a), PW_VEC(V_SLEEF_ATAN)) \
+    X(ACOSH, ACOSH, acoshf(a), acosh(a), PW_VEC(V_SLEEF_ACOSH)) \
+    X(ASINH, ASINH, asinhf(a), asinh(a), PW_VEC(V_SLEEF_ASINH)) \
+    X(ATANH, ATANH, atanhf(a), atanh(a), PW_VEC(V_SLEEF_ATANH)) \
+    X(SINH, SINH, sinhf(a), sinh(a), PW_VEC(V_SLEEF_SINH)) \
+    X(COSH, COSH, coshf(a), cosh(a), PW_VEC(V_SLEEF_COSH)) \
+    X(TAN, TAN, tanf(a), tan(a), PW_VEC(V_SLEEF_TAN)) \
+    X(ERF, ERF, erff(a), erf(a), PW_VEC(V_SLEEF_ERF)) \
+    X(EXPM1, EXPM1, expm1f(a), expm1(a), PW_VEC(V_SLEEF_EXPM1)) \
+    X(LOG1P, LOG1P, log1pf(a), log1p(a), PW_VEC(V_SLEEF_LOG1P)) \
+    X(LOG2, LOG2, log2f(a), log2(a), PW_VEC(V_SLEEF_LOG2)) \
+    X(LOG10, LOG10, log10f(a), log10(a), PW_VEC(V_SLEEF_LOG10)) \
+    X(RECIPROCAL, RECIPROCAL, (float)1 / a, (double)1 / a, PW_NOVEC) \
+    /* rounding: an integer input is returned as it is (PyTorch's too); \
+     * round is half to even (std::nearbyint's, as PyTorch's) */ \
+    X(FLOOR, FLOOR, floorf(a), floor(a), PW_NOVEC) \
+    X(CEIL, CEIL, ceilf(a), ceil(a), PW_NOVEC) \
+    X(TRUNC, TRUNC, truncf(a), trunc(a), PW_NOVEC) \
+    X(ROUND, ROUND, nearbyintf(a), nearbyint(a), PW_NOVEC)
 
 /* Unary ops with Scalar parameters: X(KIND, ROW, NP, D0, D1, D2, f32
  * formula, f64 formula), the formulas of a and p0, p1, p2 (arguments 1..NP

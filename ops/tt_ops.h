@@ -94,6 +94,28 @@ tt_tensor *tt_relu(const tt_tensor *a);
 tt_tensor *tt_gelu(const tt_tensor *a); /* exact (erf) form */
 tt_tensor *tt_gelu_tanh(const tt_tensor *a); /* gelu(approximate="tanh") */
 tt_tensor *tt_abs(const tt_tensor *a);
+/* Core ATen's other math functions (an integer input gives f32, as
+ * PyTorch's; floor, ceil, trunc and round keep an integer input as it is;
+ * round is half to even). */
+tt_tensor *tt_acos(const tt_tensor *a);
+tt_tensor *tt_asin(const tt_tensor *a);
+tt_tensor *tt_atan(const tt_tensor *a);
+tt_tensor *tt_acosh(const tt_tensor *a);
+tt_tensor *tt_asinh(const tt_tensor *a);
+tt_tensor *tt_atanh(const tt_tensor *a);
+tt_tensor *tt_sinh(const tt_tensor *a);
+tt_tensor *tt_cosh(const tt_tensor *a);
+tt_tensor *tt_tan(const tt_tensor *a);
+tt_tensor *tt_erf(const tt_tensor *a);
+tt_tensor *tt_expm1(const tt_tensor *a);
+tt_tensor *tt_log1p(const tt_tensor *a);
+tt_tensor *tt_log2(const tt_tensor *a);
+tt_tensor *tt_log10(const tt_tensor *a);
+tt_tensor *tt_reciprocal(const tt_tensor *a);
+tt_tensor *tt_floor(const tt_tensor *a);
+tt_tensor *tt_ceil(const tt_tensor *a);
+tt_tensor *tt_trunc(const tt_tensor *a);
+tt_tensor *tt_round(const tt_tensor *a);
 /* tt::clamp(Tensor self, Scalar? min=None, Scalar? max=None); pass NAN
  * for "no bound". */
 tt_tensor *tt_clamp(const tt_tensor *a, double min, double max);
@@ -447,6 +469,25 @@ tt_tensor *tt_multinomial(const tt_tensor *self, int64_t num_samples, bool repla
 #define tt_gelu(...) TT_CALLSITE_T(tt_gelu, __VA_ARGS__)
 #define tt_gelu_tanh(...) TT_CALLSITE_T(tt_gelu_tanh, __VA_ARGS__)
 #define tt_abs(...) TT_CALLSITE_T(tt_abs, __VA_ARGS__)
+#define tt_acos(...) TT_CALLSITE_T(tt_acos, __VA_ARGS__)
+#define tt_asin(...) TT_CALLSITE_T(tt_asin, __VA_ARGS__)
+#define tt_atan(...) TT_CALLSITE_T(tt_atan, __VA_ARGS__)
+#define tt_acosh(...) TT_CALLSITE_T(tt_acosh, __VA_ARGS__)
+#define tt_asinh(...) TT_CALLSITE_T(tt_asinh, __VA_ARGS__)
+#define tt_atanh(...) TT_CALLSITE_T(tt_atanh, __VA_ARGS__)
+#define tt_sinh(...) TT_CALLSITE_T(tt_sinh, __VA_ARGS__)
+#define tt_cosh(...) TT_CALLSITE_T(tt_cosh, __VA_ARGS__)
+#define tt_tan(...) TT_CALLSITE_T(tt_tan, __VA_ARGS__)
+#define tt_erf(...) TT_CALLSITE_T(tt_erf, __VA_ARGS__)
+#define tt_expm1(...) TT_CALLSITE_T(tt_expm1, __VA_ARGS__)
+#define tt_log1p(...) TT_CALLSITE_T(tt_log1p, __VA_ARGS__)
+#define tt_log2(...) TT_CALLSITE_T(tt_log2, __VA_ARGS__)
+#define tt_log10(...) TT_CALLSITE_T(tt_log10, __VA_ARGS__)
+#define tt_reciprocal(...) TT_CALLSITE_T(tt_reciprocal, __VA_ARGS__)
+#define tt_floor(...) TT_CALLSITE_T(tt_floor, __VA_ARGS__)
+#define tt_ceil(...) TT_CALLSITE_T(tt_ceil, __VA_ARGS__)
+#define tt_trunc(...) TT_CALLSITE_T(tt_trunc, __VA_ARGS__)
+#define tt_round(...) TT_CALLSITE_T(tt_round, __VA_ARGS__)
 #define tt_clamp(...) TT_CALLSITE_T(tt_clamp, __VA_ARGS__)
 #define tt_clamp_tensor(...) TT_CALLSITE_T(tt_clamp_tensor, __VA_ARGS__)
 #define tt_relu_(...) TT_CALLSITE_S(tt_relu_, __VA_ARGS__)

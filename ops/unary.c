@@ -1,6 +1,8 @@
 /* Built-in ops: the unary math functions (neg, exp, log, sqrt, rsqrt, sin,
  * cos, tanh, sigmoid, relu and relu_, gelu and gelu_backward, abs, sign,
- * silu and silu_backward).
+ * silu and silu_backward; acos, asin, atan, their hyperbolic forms, sinh,
+ * cosh, tan, erf, expm1, log1p, log2, log10, reciprocal; floor, ceil,
+ * trunc, round).
  * The float formulas come from ops/pointwise_ops.h, which the vector
  * kernels' dispatch and the fusion pass expand too.
  *
@@ -34,10 +36,17 @@ static tt_builtin_id un_id(unop op)
     return un_rows[op] == (int)TT_OP__NONE ? TT_OP_GELU : (tt_builtin_id)un_rows[op];
 }
 
+/* floor, ceil, trunc, round: an integer input's values come back as they
+ * are, in its dtype (PyTorch's too; a bool one is refused). */
+static bool un_rounds(unop op)
+{
+    return op == UN_FLOOR || op == UN_CEIL || op == UN_TRUNC || op == UN_ROUND;
+}
+
 /* Ops whose integer inputs give a float result (PyTorch's int-to-float). */
 static bool un_floating(unop op)
 {
-    return op != UN_NEG && op != UN_RELU && op != UN_ABS && op != UN_SIGN;
+    return op != UN_NEG && op != UN_RELU && op != UN_ABS && op != UN_SIGN && !un_rounds(op);
 }
 
 #define UNARY_LOOP(NAME, T, EXPR)                                              \
@@ -72,7 +81,8 @@ TT_POINTWISE_UNARY(UN_LOOP_F64)
     UNARY_LOOP(neg_##SUF, T, 0 - (UT)a)                                        \
     UNARY_LOOP(relu_##SUF, T, a > 0 ? a : 0)                                   \
     UNARY_LOOP(abs_##SUF, T, a < 0 ? 0 - (UT)a : (UT)a)                        \
-    UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))
+    UNARY_LOOP(sign_##SUF, T, (T)((a > 0) - (a < 0)))                         \
+    UNARY_LOOP(same_##SUF, T, a)
 
 INT_UNARY(i64, int64_t, uint64_t)
 INT_UNARY(i32, int32_t, uint32_t)
@@ -80,13 +90,15 @@ UNARY_LOOP(neg_u8, uint8_t, -a)
 UNARY_LOOP(relu_u8, uint8_t, a)
 UNARY_LOOP(abs_u8, uint8_t, a)
 UNARY_LOOP(sign_u8, uint8_t, a > 0)
+UNARY_LOOP(same_u8, uint8_t, a)
 UNARY_LOOP(sign_b8, bool, a)
 
 #define UN_F32(K, ...) [UN_##K] = un_f32_##K,
 #define UN_F64(K, ...) [UN_##K] = un_f64_##K,
 #define IROW(SUF)                                                              \
     {[UN_NEG] = neg_##SUF, [UN_RELU] = relu_##SUF, [UN_ABS] = abs_##SUF,      \
-     [UN_SIGN] = sign_##SUF}
+     [UN_SIGN] = sign_##SUF, [UN_FLOOR] = same_##SUF, [UN_CEIL] = same_##SUF,  \
+     [UN_TRUNC] = same_##SUF, [UN_ROUND] = same_##SUF}
 static const tt_loop_fn un_loops[TT_DTYPE_COUNT][UN_COUNT] = {
     [TT_F32] = {TT_POINTWISE_UNARY(UN_F32)}, [TT_F64] = {TT_POINTWISE_UNARY(UN_F64)},
     [TT_I64] = IROW(i64),
@@ -410,9 +422,14 @@ static tt_status setup_unary(tt_autograd_ctx *ctx, const tt_value *in, int nin,
         keep = 1u;
         break;
     }
-    case UN_LOG: case UN_SIN: case UN_COS: case UN_ABS: case UN_SILU: keep = 1u; break;
-    case UN_NEG: case UN_SIGN: break;
-    default: keep = KEEP_OUT; break; /* exp, sqrt, rsqrt, tanh, sigmoid, relu */
+    case UN_LOG: case UN_SIN: case UN_COS: case UN_ABS: case UN_SILU:
+    case UN_ACOS: case UN_ASIN: case UN_ATAN: case UN_ACOSH: case UN_ASINH: case UN_ATANH:
+    case UN_SINH: case UN_COSH: case UN_ERF: case UN_LOG1P: case UN_LOG2: case UN_LOG10:
+        keep = 1u;
+        break;
+    case UN_NEG: case UN_SIGN: case UN_FLOOR: case UN_CEIL: case UN_TRUNC: case UN_ROUND: break;
+    default: keep = KEEP_OUT; break; /* exp, sqrt, rsqrt, tanh, sigmoid, relu, tan, expm1,
+                                        reciprocal */
     }
     return save_some(ctx, in, nin, out, nout, keep);
 }
@@ -451,7 +468,28 @@ static tt_status unary_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int n
         r = tt__call_op(TT_OP_SILU_BACKWARD, TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(x)));
         break;
     case UN_ABS: r = tt_mul(g[0], sign_of(x)); break;
-    case UN_SIGN: r = tt_zeros(tt_ndim(g[0]), tt_sizes(g[0]), tt_dtype_of(g[0])); break;
+    case UN_SIGN: case UN_FLOOR: case UN_CEIL: case UN_TRUNC: case UN_ROUND:
+        r = tt_zeros(tt_ndim(g[0]), tt_sizes(g[0]), tt_dtype_of(g[0]));
+        break;
+    /* derivatives.yaml's formulas */
+    case UN_ACOS: r = tt_neg(tt_mul(g[0], tt_rsqrt(tt_add_scalar(tt_neg(tt_mul(x, x)), 1))));
+        break;
+    case UN_ASIN: r = tt_mul(g[0], tt_rsqrt(tt_add_scalar(tt_neg(tt_mul(x, x)), 1))); break;
+    case UN_ATAN: r = tt_div(g[0], tt_add_scalar(tt_mul(x, x), 1)); break;
+    case UN_ACOSH: r = tt_mul(g[0], tt_rsqrt(tt_add_scalar(tt_mul(x, x), -1))); break;
+    case UN_ASINH: r = tt_mul(g[0], tt_rsqrt(tt_add_scalar(tt_mul(x, x), 1))); break;
+    case UN_ATANH: r = tt_div(g[0], tt_add_scalar(tt_neg(tt_mul(x, x)), 1)); break;
+    case UN_SINH: r = tt_mul(g[0], tt_cosh(x)); break;
+    case UN_COSH: r = tt_mul(g[0], tt_sinh(x)); break;
+    case UN_TAN: r = tt_mul(g[0], tt_add_scalar(tt_mul(y, y), 1)); break;
+    case UN_ERF: /* 2 / sqrt(pi) exp(-x^2) */
+        r = tt_mul(g[0], tt_mul_scalar(tt_exp(tt_neg(tt_mul(x, x))), 1.12837916709551257390));
+        break;
+    case UN_EXPM1: r = tt_mul(g[0], tt_add_scalar(y, 1)); break;
+    case UN_LOG1P: r = tt_div(g[0], tt_add_scalar(x, 1)); break;
+    case UN_LOG2: r = tt_div(g[0], tt_mul_scalar(x, 0.69314718055994530942)); break;
+    case UN_LOG10: r = tt_div(g[0], tt_mul_scalar(x, 2.30258509299404568402)); break;
+    case UN_RECIPROCAL: r = tt_neg(tt_mul(g[0], tt_mul(y, y))); break;
     default:
         tt_scope_end();
         return tt_error(TT_EINTERNAL, "%s: no derivative rule", tt_op_name(tt_ctx_op(ctx)));
@@ -510,6 +548,25 @@ UN_WRAPPER(tt_relu, TT_OP_RELU)
 UN_WRAPPER(tt_gelu, TT_OP_GELU)
 UN_WRAPPER(tt_abs, TT_OP_ABS)
 UN_WRAPPER(tt_silu, TT_OP_SILU)
+UN_WRAPPER(tt_acos, TT_OP_ACOS)
+UN_WRAPPER(tt_asin, TT_OP_ASIN)
+UN_WRAPPER(tt_atan, TT_OP_ATAN)
+UN_WRAPPER(tt_acosh, TT_OP_ACOSH)
+UN_WRAPPER(tt_asinh, TT_OP_ASINH)
+UN_WRAPPER(tt_atanh, TT_OP_ATANH)
+UN_WRAPPER(tt_sinh, TT_OP_SINH)
+UN_WRAPPER(tt_cosh, TT_OP_COSH)
+UN_WRAPPER(tt_tan, TT_OP_TAN)
+UN_WRAPPER(tt_erf, TT_OP_ERF)
+UN_WRAPPER(tt_expm1, TT_OP_EXPM1)
+UN_WRAPPER(tt_log1p, TT_OP_LOG1P)
+UN_WRAPPER(tt_log2, TT_OP_LOG2)
+UN_WRAPPER(tt_log10, TT_OP_LOG10)
+UN_WRAPPER(tt_reciprocal, TT_OP_RECIPROCAL)
+UN_WRAPPER(tt_floor, TT_OP_FLOOR)
+UN_WRAPPER(tt_ceil, TT_OP_CEIL)
+UN_WRAPPER(tt_trunc, TT_OP_TRUNC)
+UN_WRAPPER(tt_round, TT_OP_ROUND)
 
 tt_status tt_relu_(tt_tensor *a)
 {

@@ -40,6 +40,20 @@
 #define V_SLEEF_LOG(v) Sleef_logf16_u10avx512f(v)
 #define V_SLEEF_SIN(v) Sleef_sinf16_u35avx512f(v)
 #define V_SLEEF_COS(v) Sleef_cosf16_u35avx512f(v)
+#define V_SLEEF_ACOS(v) Sleef_acosf16_u10avx512f(v)
+#define V_SLEEF_ASIN(v) Sleef_asinf16_u10avx512f(v)
+#define V_SLEEF_ATAN(v) Sleef_atanf16_u10avx512f(v)
+#define V_SLEEF_ACOSH(v) Sleef_acoshf16_u10avx512f(v)
+#define V_SLEEF_ASINH(v) Sleef_asinhf16_u10avx512f(v)
+#define V_SLEEF_ATANH(v) Sleef_atanhf16_u10avx512f(v)
+#define V_SLEEF_SINH(v) Sleef_sinhf16_u10avx512f(v)
+#define V_SLEEF_COSH(v) Sleef_coshf16_u10avx512f(v)
+#define V_SLEEF_TAN(v) Sleef_tanf16_u10avx512f(v)
+#define V_SLEEF_ERF(v) Sleef_erff16_u10avx512f(v)
+#define V_SLEEF_EXPM1(v) Sleef_expm1f16_u10avx512f(v)
+#define V_SLEEF_LOG1P(v) Sleef_log1pf16_u10avx512f(v)
+#define V_SLEEF_LOG2(v) Sleef_log2f16_u10avx512f(v)
+#define V_SLEEF_LOG10(v) Sleef_log10f16_u10avx512f(v)
 /* The loops run o[i] = F(x[i]) (or F(a[i], b[i])) over n floats; the
  * tail goes through one masked vector, so every element gets the same
  * kernel and results do not depend on the position. A streamed loop

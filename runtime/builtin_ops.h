@@ -274,6 +274,46 @@
           unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SILU, TT_BUILTIN_POINTWISE) \
     X(UNARY, SILU_BACKWARD, "tt::silu_backward(Tensor grad_output, Tensor self) -> Tensor", \
           gelu_backward_kernel, gelu_backward_kernel, NULL, NULL, 1, TT_BUILTIN_POINTWISE) \
+    X(UNARY, ACOS, "tt::acos(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ACOS, TT_BUILTIN_POINTWISE) \
+    X(UNARY, ASIN, "tt::asin(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ASIN, TT_BUILTIN_POINTWISE) \
+    X(UNARY, ATAN, "tt::atan(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ATAN, TT_BUILTIN_POINTWISE) \
+    X(UNARY, ACOSH, "tt::acosh(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ACOSH, TT_BUILTIN_POINTWISE) \
+    X(UNARY, ASINH, "tt::asinh(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ASINH, TT_BUILTIN_POINTWISE) \
+    X(UNARY, ATANH, "tt::atanh(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ATANH, TT_BUILTIN_POINTWISE) \
+    X(UNARY, SINH, "tt::sinh(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_SINH, TT_BUILTIN_POINTWISE) \
+    X(UNARY, COSH, "tt::cosh(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_COSH, TT_BUILTIN_POINTWISE) \
+    X(UNARY, TAN, "tt::tan(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TAN, TT_BUILTIN_POINTWISE) \
+    X(UNARY, ERF, "tt::erf(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ERF, TT_BUILTIN_POINTWISE) \
+    X(UNARY, EXPM1, "tt::expm1(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_EXPM1, TT_BUILTIN_POINTWISE) \
+    X(UNARY, LOG1P, "tt::log1p(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG1P, TT_BUILTIN_POINTWISE) \
+    X(UNARY, LOG2, "tt::log2(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG2, TT_BUILTIN_POINTWISE) \
+    X(UNARY, LOG10, "tt::log10(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_LOG10, TT_BUILTIN_POINTWISE) \
+    X(UNARY, RECIPROCAL, "tt::reciprocal(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_RECIPROCAL, TT_BUILTIN_POINTWISE) \
+    /* floor, ceil, trunc and round are piecewise constant: zero gradients, \
+     * as PyTorch's formulas; an integer input comes back as it is. */ \
+    X(UNARY, FLOOR, "tt::floor(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_FLOOR, TT_BUILTIN_POINTWISE) \
+    X(UNARY, CEIL, "tt::ceil(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_CEIL, TT_BUILTIN_POINTWISE) \
+    X(UNARY, TRUNC, "tt::trunc(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_TRUNC, TT_BUILTIN_POINTWISE) \
+    X(UNARY, ROUND, "tt::round(Tensor self) -> Tensor", \
+          unary_kernel, unary_kernel, unary_backward, setup_unary, UN_ROUND, TT_BUILTIN_POINTWISE) \
     /* Predicates and bitwise not: no float formula, bool results (bitwise \
      * not keeps an integer dtype); not differentiable. */ \
     X(UNARY, ISNAN, "tt::isnan(Tensor self) -> Tensor", \

@@ -234,6 +234,25 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_gelu, "tt::gelu", "A, 'none'", tt_gelu(A))                                             \
     X(tt_gelu_tanh, "tt::gelu", "A, 'tanh'", tt_gelu_tanh(A))                                   \
     X(tt_abs, "tt::abs", "A", tt_abs(A))                                                        \
+    X(tt_acos, "tt::acos", "A", tt_acos(A))                                                     \
+    X(tt_asin, "tt::asin", "A", tt_asin(A))                                                     \
+    X(tt_atan, "tt::atan", "A", tt_atan(A))                                                     \
+    X(tt_acosh, "tt::acosh", "A", tt_acosh(A))                                                  \
+    X(tt_asinh, "tt::asinh", "A", tt_asinh(A))                                                  \
+    X(tt_atanh, "tt::atanh", "A", tt_atanh(A))                                                  \
+    X(tt_sinh, "tt::sinh", "A", tt_sinh(A))                                                     \
+    X(tt_cosh, "tt::cosh", "A", tt_cosh(A))                                                     \
+    X(tt_tan, "tt::tan", "A", tt_tan(A))                                                        \
+    X(tt_erf, "tt::erf", "A", tt_erf(A))                                                        \
+    X(tt_expm1, "tt::expm1", "A", tt_expm1(A))                                                  \
+    X(tt_log1p, "tt::log1p", "A", tt_log1p(A))                                                  \
+    X(tt_log2, "tt::log2", "A", tt_log2(A))                                                     \
+    X(tt_log10, "tt::log10", "A", tt_log10(A))                                                  \
+    X(tt_reciprocal, "tt::reciprocal", "A", tt_reciprocal(A))                                   \
+    X(tt_floor, "tt::floor", "A", tt_floor(A))                                                  \
+    X(tt_ceil, "tt::ceil", "A", tt_ceil(A))                                                     \
+    X(tt_trunc, "tt::trunc", "A", tt_trunc(A))                                                  \
+    X(tt_round, "tt::round", "A", tt_round(A))                                                  \
     X(tt_clamp, "tt::clamp", "A, -1, 1.5", tt_clamp(A, -1, 1.5))                                \
     X(tt_clamp_tensor, "tt::clamp.Tensor", "A, LO, HI", tt_clamp_tensor(A, LO, HI))             \
     X(tt_relu_, "tt::relu_", "W", INPLACE(tt_relu_(W)))                                         \

@@ -284,6 +284,25 @@ OPS = {
     "tt::rsqrt": torch.rsqrt, "tt::sin": torch.sin, "tt::cos": torch.cos, "tt::tanh": torch.tanh,
     "tt::sigmoid": torch.sigmoid, "tt::relu": torch.relu, "tt::abs": torch.abs,
     "tt::sign": torch.sign, "tt::relu_": lambda s: s.relu_(),
+    "tt::acos": torch.acos,
+    "tt::asin": torch.asin,
+    "tt::atan": torch.atan,
+    "tt::acosh": torch.acosh,
+    "tt::asinh": torch.asinh,
+    "tt::atanh": torch.atanh,
+    "tt::sinh": torch.sinh,
+    "tt::cosh": torch.cosh,
+    "tt::tan": torch.tan,
+    "tt::erf": torch.erf,
+    "tt::expm1": torch.expm1,
+    "tt::log1p": torch.log1p,
+    "tt::log2": torch.log2,
+    "tt::log10": torch.log10,
+    "tt::reciprocal": torch.reciprocal,
+    "tt::floor": torch.floor,
+    "tt::ceil": torch.ceil,
+    "tt::trunc": torch.trunc,
+    "tt::round": torch.round,
     "tt::gelu": lambda s, approximate="none": F.gelu(s, approximate=approximate),
     "tt::gelu_backward": lambda g, s, approximate="none":
         torch.ops.aten.gelu_backward(g, s, approximate=approximate),
@@ -525,6 +544,27 @@ def build_cases():
             shape = [3, 2, 2] if lay[0] == "p" else [2, 3]
             case(op, T(F64, shape, lay, POS if pos else None,
                        rg=op not in ("tt::sign",)))
+    # Core ATen's other math functions: every dtype, strided and expanded
+    # views with gradients, inside each function's domain
+    unit = (7, 3, 11, -5, 6)  # inside (-1, 1): acos, asin, atanh
+    ge1 = (7, 3, 11, 5, 4)  # from 1.25: acosh
+    halves = (7, 3, 11, -5, 2)  # -2.5 .. 2.5 by halves: round's ties to even
+    domains = {"tt::acos": unit, "tt::asin": unit, "tt::atanh": unit, "tt::acosh": ge1,
+               "tt::log1p": POS, "tt::log2": POS, "tt::log10": POS, "tt::reciprocal": POS,
+               "tt::floor": halves, "tt::ceil": halves, "tt::trunc": halves,
+               "tt::round": halves}
+    for op in ["tt::acos", "tt::asin", "tt::atan", "tt::acosh", "tt::asinh", "tt::atanh",
+               "tt::sinh", "tt::cosh", "tt::tan", "tt::erf", "tt::expm1", "tt::log1p",
+               "tt::log2", "tt::log10", "tt::reciprocal", "tt::floor", "tt::ceil",
+               "tt::trunc", "tt::round"]:
+        form = domains.get(op)
+        for dt in ALL:
+            case(op, T(dt, [2, 3], "c", form if dt in (F32, F64) else None))
+        for lay in ["t", ("e", 1)]:
+            case(op, T(F64, [2, 3], lay, form, rg=True))
+        case(op, T(F32, [3, 2], "s", form, rg=True))
+        # outside the domain: NaN (or inf) as PyTorch's
+        case(op, T(F32, [11], "c", (1, 0, 11, -5, 1)))
     case("tt::relu_", T(F32, [2, 3], "t"))
     case("tt::relu_", T(F32, [2, 3], ("e", 0)))
     case("tt::relu_", T(I64, [2, 3], "c"))

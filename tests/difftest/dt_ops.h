@@ -33,7 +33,11 @@
     X(CLAMP, "clamp", "tt::clamp")                                                          \
     X(CLAMP_T, "clamp_tensor", "tt::clamp.Tensor")                                          \
     X(UNARY, "unary", "tt::neg tt::exp tt::log tt::sqrt tt::rsqrt tt::sin tt::cos tt::tanh " \
-                      "tt::sigmoid tt::relu tt::gelu tt::abs tt::sign")                     \
+                      "tt::sigmoid tt::relu tt::gelu tt::abs tt::sign "                      \
+                      "tt::acos tt::asin tt::atan tt::acosh tt::asinh tt::atanh "            \
+                      "tt::sinh tt::cosh tt::tan tt::erf tt::expm1 tt::log1p "               \
+                      "tt::log2 tt::log10 tt::reciprocal tt::floor tt::ceil "                \
+                      "tt::trunc tt::round")                                                 \
     X(IADD, "add_", "tt::add_.Tensor")                                                      \
     X(ISUB, "sub_", "tt::sub_.Tensor")                                                      \
     X(IMUL, "mul_", "tt::mul_.Tensor")                                                      \
@@ -190,7 +194,12 @@ void dt_pool_opts(const dt_instr *in, tt_pool_opts *o);
 void dt_sgd_opts(const dt_instr *in, tt_sgd_opts *o);
 
 enum { U_NEG, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RELU,
-       U_GELU, U_GELU_TANH, U_ABS, U_SIGN, U_COUNT };
+       U_GELU, U_GELU_TANH, U_ABS, U_SIGN,
+       /* Core ATen's other math functions; U_FLOOR.. round (piecewise
+        * constant, an integer kept as it is) */
+       U_ACOS, U_ASIN, U_ATAN, U_ACOSH, U_ASINH, U_ATANH, U_SINH, U_COSH, U_TAN, U_ERF,
+       U_EXPM1, U_LOG1P, U_LOG2, U_LOG10, U_RECIPROCAL, U_FLOOR, U_CEIL, U_TRUNC, U_ROUND,
+       U_COUNT };
 
 extern const char *const dt_op_names[OP_COUNT];
 extern const char *const dt_unary_fn[U_COUNT];    /* the C call of each unary kind */

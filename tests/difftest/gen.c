@@ -26,7 +26,11 @@ const char *dt_op_covers(int op) { return op >= 0 && op < OP_COUNT ? op_covers[o
 
 const char *const dt_unary_fn[U_COUNT] = {"tt_neg", "tt_exp", "tt_log", "tt_sqrt", "tt_rsqrt",
                                           "tt_sin", "tt_cos", "tt_tanh", "tt_sigmoid", "tt_relu",
-                                          "tt_gelu", "tt_gelu_tanh", "tt_abs", "sign"};
+                                          "tt_gelu", "tt_gelu_tanh", "tt_abs", "sign",
+                                          "tt_acos", "tt_asin", "tt_atan", "tt_acosh", "tt_asinh", "tt_atanh",
+                                          "tt_sinh", "tt_cosh", "tt_tan", "tt_erf", "tt_expm1", "tt_log1p",
+                                          "tt_log2", "tt_log10", "tt_reciprocal", "tt_floor", "tt_ceil", "tt_trunc",
+                                          "tt_round"};
 const char *const dt_cmp_fn[6] = {"tt_eq", "tt_ne", "tt_lt", "tt_le", "tt_gt", "tt_ge"};
 const char *const dt_cmp_sc_op[6] = {"tt::eq.Scalar", "tt::ne.Scalar", "tt::lt.Scalar",
                                      "tt::le.Scalar", "tt::gt.Scalar", "tt::ge.Scalar"};
@@ -293,16 +297,18 @@ static bool model(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         int u = in->mode;
         if (u < 0 || u >= U_COUNT || A->dt == TT_BOOL) return false;
         tt_dtype d = A->dt;
+        bool rounds = u >= U_FLOOR && u <= U_ROUND, step = u == U_SIGN || rounds;
         bool fl = u == U_EXP || u == U_LOG || u == U_SQRT || u == U_RSQRT || u == U_SIN ||
-                  u == U_COS || u == U_TANH || u == U_SIGMOID;
+                  u == U_COS || u == U_TANH || u == U_SIGMOID || (u >= U_ACOS && !rounds);
         if (fl && !is_f(d)) d = TT_F32;
         if ((u == U_GELU || u == U_GELU_TANH) && !is_f(d)) return false;
-        if (u == U_SIGN && (A->fuzzy || A->rg)) return false;
+        /* a step of a value known only to rounding could land either side */
+        if (step && (A->fuzzy || A->rg)) return false;
         if (u == U_NEG && d == TT_U8) return false;
         *res = fresh(d, A->nd, A->s, slot);
         res->contig = A->contig;
-        res->fuzzy = is_f(d) && (A->fuzzy || !(u == U_NEG || u == U_ABS || u == U_RELU || u == U_SIGN));
-        res->rg = A->rg && is_f(d) && u != U_SIGN;
+        res->fuzzy = is_f(d) && (A->fuzzy || !(u == U_NEG || u == U_ABS || u == U_RELU || step));
+        res->rg = A->rg && is_f(d) && !step;
         return true;
     }
     case OP_IADD: case OP_ISUB: case OP_IMUL: case OP_IDIV: case OP_IADDS:
@@ -1235,7 +1241,26 @@ static tt_tensor *unary(int u, tt_tensor *a)
     case U_GELU: return tt_gelu(a);
     case U_GELU_TANH: return tt_gelu_tanh(a);
     case U_ABS: return tt_abs(a);
-    default: return tt_call(tt_op_find("tt::sign"), tt_v_tensor(a));
+    case U_SIGN: return tt_call(tt_op_find("tt::sign"), tt_v_tensor(a));
+    case U_ACOS: return tt_acos(a);
+    case U_ASIN: return tt_asin(a);
+    case U_ATAN: return tt_atan(a);
+    case U_ACOSH: return tt_acosh(a);
+    case U_ASINH: return tt_asinh(a);
+    case U_ATANH: return tt_atanh(a);
+    case U_SINH: return tt_sinh(a);
+    case U_COSH: return tt_cosh(a);
+    case U_TAN: return tt_tan(a);
+    case U_ERF: return tt_erf(a);
+    case U_EXPM1: return tt_expm1(a);
+    case U_LOG1P: return tt_log1p(a);
+    case U_LOG2: return tt_log2(a);
+    case U_LOG10: return tt_log10(a);
+    case U_RECIPROCAL: return tt_reciprocal(a);
+    case U_FLOOR: return tt_floor(a);
+    case U_CEIL: return tt_ceil(a);
+    case U_TRUNC: return tt_trunc(a);
+    default: return tt_round(a);
     }
 }
 
