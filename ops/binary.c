@@ -1,5 +1,5 @@
 /* Built-in ops: binary arithmetic (add, sub, mul, div with its rounding
- * modes, pow) and comparisons, Tensor and Scalar overloads and in-place
+ * modes, pow, fmod, remainder, atan2) and comparisons, Tensor and Scalar overloads and in-place
  * forms. The float formulas come from ops/pointwise_ops.h, which the
  * fusion pass expands too.
  *
@@ -42,6 +42,9 @@ static const tt_builtin_id bin_ids[BIN_COUNT] = {
 #undef BIN_ID
 
 static bool is_compare(binop op) { return op >= BIN_EQ; }
+/* The kinds whose integer divisor may not be zero besides div's rounding
+ * modes. */
+static bool divides(binop op) { return op == BIN_FMOD || op == BIN_REMAINDER; }
 static bool is_bitwise(binop op) { return op >= BIN_BITWISE_AND && op <= BIN_BITWISE_XOR; }
 
 /* --------------------------------------------------------------- loops */
@@ -144,6 +147,21 @@ INT_DIVS(i32, int32_t, uint32_t)
 static inline uint8_t divtrunc_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b); }
 static inline uint8_t divfloor_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b); }
 
+/* Integer fmod (C's %, the sign of a) and remainder (the sign of b);
+ * never b == 0 (refused before the loop). x % -1 is 0, INT_MIN's too
+ * (C's INT_MIN % -1 traps; PyTorch 1.13 dies of SIGFPE there). */
+#define INT_MODS(SUF, T)                                                       \
+    static inline T imod_##SUF(T a, T b) { return b == -1 ? 0 : (T)(a % b); }   \
+    static inline T irem_##SUF(T a, T b)                                       \
+    {                                                                          \
+        T r = imod_##SUF(a, b);                                                \
+        return r != 0 && (r < 0) != (b < 0) ? (T)(r + b) : r;                  \
+    }
+INT_MODS(i64, int64_t)
+INT_MODS(i32, int32_t)
+static inline uint8_t imod_u8(uint8_t a, uint8_t b) { return (uint8_t)(a % b); }
+static inline uint8_t irem_u8(uint8_t a, uint8_t b) { return (uint8_t)(a % b); }
+
 /* W is the type add, sub and mul compute in: the type itself for floats,
  * its unsigned twin for integers, so an overflow wraps (PyTorch's result on
  * every CPU) instead of being undefined behaviour. */
@@ -155,6 +173,8 @@ static inline uint8_t divfloor_u8(uint8_t a, uint8_t b) { return (uint8_t)(a / b
     BINARY_LOOP(pow_##SUF, T, T, POW)                                          \
     BINARY_LOOP(divt_##SUF, T, T, divtrunc_##SUF(a, b))                        \
     BINARY_LOOP(divf_##SUF, T, T, divfloor_##SUF(a, b))                        \
+    BINARY_LOOP(fmod_##SUF, T, T, imod_##SUF(a, b))                            \
+    BINARY_LOOP(rem_##SUF, T, T, irem_##SUF(a, b))                             \
     BINARY_LOOP(max_##SUF, T, T, a < b ? b : a)                                \
     BINARY_LOOP(min_##SUF, T, T, b < a ? b : a)                                \
     BINARY_LOOP(band_##SUF, T, T, a & b)                                       \
@@ -227,7 +247,8 @@ BINARY_LOOP(lxor_b8, bool, bool, a != b)
 #define ROW(SUF)                                                               \
     {[BIN_ADD] = add_##SUF, [BIN_SUB] = sub_##SUF, [BIN_MUL] = mul_##SUF,      \
      [BIN_DIV] = div_##SUF, [BIN_POW] = pow_##SUF, [BIN_DIV_TRUNC] = divt_##SUF, \
-     [BIN_DIV_FLOOR] = divf_##SUF, LOGIC_ROW(SUF)}
+     [BIN_DIV_FLOOR] = divf_##SUF, [BIN_FMOD] = fmod_##SUF,                    \
+     [BIN_REMAINDER] = rem_##SUF, LOGIC_ROW(SUF)}
 /* [dtype][op]; NULL where the combination is refused before a loop runs
  * (bitwise ops of floats among them). */
 #define BIN1_F32(K, ...) [BIN_##K] = bin_f32_##K,
@@ -293,7 +314,7 @@ static bool binary_fast_applies(binop op, const tt_tensor *a, const tt_tensor *b
     bool is_float = tt__dtype_is_float((tt_dtype)a->dtype);
     return same_dense_operands(a, b) && bin_loops[a->dtype][op] &&
            (is_float || (op != BIN_DIV && op != BIN_DIV_TRUNC && op != BIN_DIV_FLOOR &&
-                         a->dtype != TT_BOOL)) &&
+                         !divides(op) && a->dtype != TT_BOOL)) &&
            (!alpha || (is_float && alpha->kind != TT_V_BOOL));
 }
 
@@ -312,8 +333,8 @@ static tt_status binary_dtype(binop op, const char *name, const tt_tensor *a,
                         name, tt_dtype_name((tt_dtype)a->dtype), (long long)b_scalar->u.i);
     tt_dtype dt = b_scalar ? tt__result_type(1, &a, 1, b_scalar)
                            : tt__result_type(2, (const tt_tensor *[]){a, b}, 0, NULL);
-    if (op == BIN_DIV && !tt_dtype_is_float(dt))
-        dt = TT_F32; /* true division */
+    if ((op == BIN_DIV || op == BIN_ATAN2) && !tt_dtype_is_float(dt))
+        dt = TT_F32; /* true division; atan2 of integers is a float */
     bool a_bool = a->dtype == TT_BOOL;
     bool b_bool = b_scalar ? b_scalar->kind == TT_V_BOOL : b->dtype == TT_BOOL;
     if (op == BIN_SUB && a_bool && b_bool)
@@ -335,6 +356,9 @@ static tt_status binary_dtype(binop op, const char *name, const tt_tensor *a,
     if (op == BIN_POW && dt == TT_BOOL)
         return tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for bool "
                                    "tensors (a bool base needs a number exponent)", name);
+    if (divides(op) && dt == TT_BOOL)
+        return tt_error(TT_EDTYPE, "%s: argument 'self' (#1): not implemented for bool "
+                                   "tensors", name);
     if ((op == BIN_DIV_TRUNC || op == BIN_DIV_FLOOR) && dt == TT_BOOL)
         return tt_error(TT_EDTYPE, "%s: argument 'self' (#1): rounding_mode '%s' is not "
                                    "implemented for bool tensors", name,
@@ -384,13 +408,13 @@ static void find_zero(char **d, const int64_t *s, int64_t n, void *ctx)
 
 /* An integer divisor with a zero in it: PyTorch raises ZeroDivisionError
  * (integers have no inf). */
-static tt_status check_no_zero(const tt_tensor *b)
+static tt_status check_no_zero(binop op, const tt_tensor *b)
 {
     tt_dtype dt = (tt_dtype)b->dtype;
     tt_status st = tt_for_each(1, (tt_tensor *[]){(tt_tensor *)b}, find_zero, &dt);
     if (!st && dt == TT_DTYPE_COUNT)
         st = tt_error(TT_EINVAL, "%s: argument 'other' (#2): integer division by zero "
-                                 "(ZeroDivisionError)", tt__op_label(TT_OP_DIV_TENSOR));
+                                 "(ZeroDivisionError)", tt__op_label(bin_ids[op]));
     return st;
 }
 
@@ -409,8 +433,8 @@ static tt_status binary_compute(binop op, tt_tensor *result, const tt_tensor *a,
         st = tt_errcode();
         goto done;
     }
-    if ((op == BIN_DIV_TRUNC || op == BIN_DIV_FLOOR) && !tt_dtype_is_float(common) &&
-        (st = check_no_zero(cb)))
+    if ((op == BIN_DIV_TRUNC || op == BIN_DIV_FLOOR || divides(op)) &&
+        !tt_dtype_is_float(common) && (st = check_no_zero(op, cb)))
         goto done;
     target = result;
     if ((tt_dtype)result->dtype != out_dt ||
@@ -789,6 +813,47 @@ static tt_status pow_base_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, in
     return st;
 }
 
+/* fmod/remainder.Tensor: both operands, when other needs a gradient. */
+static tt_status setup_mod(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                           const tt_value *out, int nout)
+{
+    return save_some(ctx, in, nin, out, nout, NEED(1) ? 1u | 2u : 0u);
+}
+
+/* derivatives.yaml: d/dself = g; d/dother = -g * div(self, other) rounded
+ * as the op rounds its quotient (trunc for fmod, floor for remainder). */
+static tt_status mod_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                              tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_status st = tt__put_grad(ctx, gi, 0, NEED(0) ? tt_retain(g[0]) : NULL);
+    if (st || !NEED(1))
+        return st;
+    bool fmod_kind = KIND_OF(tt_ctx_userdata(ctx)) == BIN_FMOD;
+    tt_scope_begin();
+    tt_tensor *q = tt_div_mode(SAVED(0), SAVED(1), fmod_kind ? "trunc" : "floor");
+    tt_tensor *r = tt_keep(tt_neg(tt_mul(g[0], q)));
+    tt_scope_end();
+    return tt__put_grad(ctx, gi, 1, r);
+}
+
+/* atan2(y, x): d/dy = g x / (x^2 + y^2), d/dx = -g y / (x^2 + y^2). */
+static tt_status atan2_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *y = SAVED(0), *x = SAVED(1);
+    tt_status st = TT_OK;
+    tt_scope_begin();
+    tt_tensor *gr = tt_div(g[0], tt_add(tt_mul(x, x), tt_mul(y, y)));
+    if (NEED(0))
+        st = tt__put_grad(ctx, gi, 0, tt_keep(tt_mul(gr, x)));
+    if (!st && NEED(1))
+        st = tt__put_grad(ctx, gi, 1, tt_keep(tt_neg(tt_mul(gr, y))));
+    tt_scope_end();
+    return st;
+}
+
 /* maximum/minimum: both operands. */
 static tt_status setup_minmax(tt_autograd_ctx *ctx, const tt_value *in, int nin,
                               const tt_value *out, int nout)
@@ -915,6 +980,11 @@ SCALAR_WRAPPER(tt_sub_scalar, TT_OP_SUB_SCALAR)
 SCALAR_WRAPPER(tt_mul_scalar, TT_OP_MUL_SCALAR)
 SCALAR_WRAPPER(tt_div_scalar, TT_OP_DIV_SCALAR)
 SCALAR_WRAPPER(tt_pow_scalar, TT_OP_POW_TENSOR_SCALAR)
+SCALAR_WRAPPER(tt_fmod_scalar, TT_OP_FMOD_SCALAR)
+SCALAR_WRAPPER(tt_remainder_scalar, TT_OP_REMAINDER_SCALAR)
+BIN_WRAPPER(tt_fmod, TT_OP_FMOD_TENSOR)
+BIN_WRAPPER(tt_remainder, TT_OP_REMAINDER_TENSOR)
+BIN_WRAPPER(tt_atan2, TT_OP_ATAN2)
 
 #define INPLACE_WRAPPER(fn, id)                                                \
     tt_status fn(tt_tensor *a, const tt_tensor *b) { return bin_inplace(id, a, b, NULL, 1.0); }

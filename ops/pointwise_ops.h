@@ -77,6 +77,13 @@
 #define TT_MAXIMUM(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (b) : (a))
 #define TT_MINIMUM(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) < (a) ? (b) : (a))
 
+/* remainder: Python's modulo, the sign of the divisor (PyTorch's:
+ * fmod, then the divisor added where the signs differ; a zero stays the
+ * fmod's, so -0 % 3 is -0). */
+#define TT_REMAINDER(T, FMOD, a, b)                                            \
+    ((FMOD(a, b) != (T)0 && ((b) < (T)0) != (FMOD(a, b) < (T)0)) ? (T)(FMOD(a, b) + (b)) \
+                                                                 : FMOD(a, b))
+
 /* clang-format off */
 #define TT_POINTWISE_UNARY(X) \
     X(NEG, NEG, -a, -a, PW_NOVEC) \
@@ -147,7 +154,10 @@
     X(SUB, SUB_TENSOR, SUB_SCALAR, a - alpha * b, a - alpha * b) \
     X(MUL, MUL_TENSOR, MUL_SCALAR, a * b, a * b) \
     X(DIV, DIV_TENSOR, DIV_SCALAR, a / b, a / b) \
-    X(POW, POW_TENSOR_TENSOR, POW_TENSOR_SCALAR, powf(a, b), pow(a, b))
+    X(POW, POW_TENSOR_TENSOR, POW_TENSOR_SCALAR, powf(a, b), pow(a, b)) \
+    X(FMOD, FMOD_TENSOR, FMOD_SCALAR, fmodf(a, b), fmod(a, b)) \
+    X(REMAINDER, REMAINDER_TENSOR, REMAINDER_SCALAR, TT_REMAINDER(float, fmodf, a, b), \
+      TT_REMAINDER(double, fmod, a, b))
 
 #define TT_POINTWISE_COMPARE(X) \
     X(EQ, EQ_TENSOR, EQ_SCALAR, a == b, a == b) \
@@ -157,10 +167,12 @@
     X(GT, GT_TENSOR, GT_SCALAR, a > b, a > b) \
     X(GE, GE_TENSOR, GE_SCALAR, a >= b, a >= b)
 
-/* Binary ops with a Tensor overload only (no Scalar one in PyTorch). */
+/* Binary ops with a Tensor overload only (no Scalar one in PyTorch):
+ * maximum, minimum and atan2. */
 #define TT_POINTWISE_MINMAX(X) \
     X(MAXIMUM, MAXIMUM, TT_MAXIMUM(a, b), TT_MAXIMUM(a, b)) \
-    X(MINIMUM, MINIMUM, TT_MINIMUM(a, b), TT_MINIMUM(a, b))
+    X(MINIMUM, MINIMUM, TT_MINIMUM(a, b), TT_MINIMUM(a, b)) \
+    X(ATAN2, ATAN2, atan2f(a, b), atan2(a, b))
 
 /* Logical ops: any nonzero is true (NaN too), the result is bool. */
 #define TT_POINTWISE_LOGICAL(X) \

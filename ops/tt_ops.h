@@ -47,6 +47,15 @@ tt_tensor *tt_add_scalar(const tt_tensor *a, double b);
 tt_tensor *tt_sub_scalar(const tt_tensor *a, double b);
 tt_tensor *tt_mul_scalar(const tt_tensor *a, double b);
 tt_tensor *tt_div_scalar(const tt_tensor *a, double b);
+/* fmod: the remainder of C's fmod (the sign of a); remainder: Python's
+ * % (the sign of b). An integer divisor of zero is refused, as PyTorch
+ * (ZeroDivisionError). */
+tt_tensor *tt_fmod(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_fmod_scalar(const tt_tensor *a, double b);
+tt_tensor *tt_remainder(const tt_tensor *a, const tt_tensor *b);
+tt_tensor *tt_remainder_scalar(const tt_tensor *a, double b);
+/* atan2(a, b): the angle of the point (b, a); integers give f32. */
+tt_tensor *tt_atan2(const tt_tensor *a, const tt_tensor *b);
 tt_tensor *tt_pow_scalar(const tt_tensor *a, double exponent);
 /* In place (bump the version counter; the result dtype must fit `a`). */
 tt_status tt_add_(tt_tensor *a, const tt_tensor *b);
@@ -434,6 +443,11 @@ tt_tensor *tt_multinomial(const tt_tensor *self, int64_t num_samples, bool repla
 #define tt_sub_scalar(...) TT_CALLSITE_T(tt_sub_scalar, __VA_ARGS__)
 #define tt_mul_scalar(...) TT_CALLSITE_T(tt_mul_scalar, __VA_ARGS__)
 #define tt_div_scalar(...) TT_CALLSITE_T(tt_div_scalar, __VA_ARGS__)
+#define tt_fmod(...) TT_CALLSITE_T(tt_fmod, __VA_ARGS__)
+#define tt_fmod_scalar(...) TT_CALLSITE_T(tt_fmod_scalar, __VA_ARGS__)
+#define tt_remainder(...) TT_CALLSITE_T(tt_remainder, __VA_ARGS__)
+#define tt_remainder_scalar(...) TT_CALLSITE_T(tt_remainder_scalar, __VA_ARGS__)
+#define tt_atan2(...) TT_CALLSITE_T(tt_atan2, __VA_ARGS__)
 #define tt_pow_scalar(...) TT_CALLSITE_T(tt_pow_scalar, __VA_ARGS__)
 #define tt_add_(...) TT_CALLSITE_S(tt_add_, __VA_ARGS__)
 #define tt_sub_(...) TT_CALLSITE_S(tt_sub_, __VA_ARGS__)

@@ -217,6 +217,18 @@
           binary_kernel, binary_kernel, minmax_backward, setup_minmax, BIN_MAXIMUM, TT_BUILTIN_POINTWISE) \
     X(BINARY, MINIMUM, "tt::minimum(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, minmax_backward, setup_minmax, BIN_MINIMUM, TT_BUILTIN_POINTWISE) \
+    /* fmod (the sign of self, C's fmod) and remainder (the sign of other, \
+     * Python's %); an integer divisor of zero is refused (ZeroDivisionError) */ \
+    X(BINARY, FMOD_TENSOR, "tt::fmod.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, mod_backward, setup_mod, BIN_FMOD, TT_BUILTIN_POINTWISE) \
+    X(BINARY, FMOD_SCALAR, "tt::fmod.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_FMOD, TT_BUILTIN_POINTWISE) \
+    X(BINARY, REMAINDER_TENSOR, "tt::remainder.Tensor(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, mod_backward, setup_mod, BIN_REMAINDER, TT_BUILTIN_POINTWISE) \
+    X(BINARY, REMAINDER_SCALAR, "tt::remainder.Scalar(Tensor self, Scalar other) -> Tensor", \
+          binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_REMAINDER, TT_BUILTIN_POINTWISE) \
+    X(BINARY, ATAN2, "tt::atan2(Tensor self, Tensor other) -> Tensor", \
+          binary_kernel, binary_kernel, atan2_backward, setup_minmax, BIN_ATAN2, TT_BUILTIN_POINTWISE) \
     /* Logical ops take any dtype (nonzero is true) and give bool. */ \
     X(BINARY, LOGICAL_AND, "tt::logical_and(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LOGICAL_AND, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \

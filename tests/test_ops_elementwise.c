@@ -1929,6 +1929,43 @@ START_TEST(test_integer_overflow_wraps)
 }
 END_TEST
 
+/* fmod and remainder of integers: x % -1 is 0 for INT64_MIN too (C's
+ * INT64_MIN % -1 traps, and PyTorch 1.13 dies of SIGFPE there); a zero
+ * divisor and bool operands are refused with the op named. */
+START_TEST(test_integer_modulo_edges)
+{
+    tt_scope_begin();
+    int64_t av[4] = {INT64_MIN, -7, 7, INT64_MAX}, bv[4] = {-1, 2, -2, -1};
+    tt_tensor *a = tt_from_data(TT_SHAPE(4), TT_I64, av);
+    tt_tensor *b = tt_from_data(TT_SHAPE(4), TT_I64, bv);
+    const int64_t want_fmod[4] = {0, -1, 1, 0}, want_rem[4] = {0, 1, -1, 0};
+    tt_tensor *f = tt_fmod(a, b), *r = tt_remainder(a, b);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(r);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(((const int64_t *)tt_data(f))[i], want_fmod[i]);
+        ck_assert_int_eq(((const int64_t *)tt_data(r))[i], want_rem[i]);
+    }
+    tt_tensor *z = tt_zeros(TT_SHAPE(4), TT_I64);
+    ck_assert_ptr_null(tt_fmod(a, z));
+    ck_assert_error(TT_EINVAL, "tt::fmod: argument 'other' (#2): integer division by zero "
+                               "(ZeroDivisionError)");
+    ck_assert_ptr_null(tt_remainder_scalar(a, 0));
+    ck_assert_error(TT_EINVAL, "tt::remainder: argument 'other' (#2): integer division by "
+                               "zero (ZeroDivisionError)");
+    tt_tensor *m = tt_gt(a, b);
+    ck_assert_ptr_null(tt_remainder(m, m));
+    ck_assert_error(TT_EDTYPE, "tt::remainder: argument 'self' (#1): not implemented for bool "
+                               "tensors");
+    /* a float divisor of zero is NaN, as fmod's */
+    tt_tensor *x = tt_full(TT_SHAPE(2), 3, TT_F32);
+    tt_tensor *n = tt_fmod_scalar(x, 0.0);
+    ck_assert(isnan(((const float *)tt_data(n))[0]));
+    tt_scope_end();
+    ck_assert_int_eq(tt_live_tensors(), 0);
+}
+END_TEST
+
 static Suite *elementwise_suite(void)
 {
     Suite *s = suite_create("ops_elementwise");
@@ -1972,6 +2009,7 @@ static Suite *elementwise_suite(void)
 
     tc = tt_tcase("errors");
     tcase_add_test(tc, test_integer_overflow_wraps);
+    tcase_add_test(tc, test_integer_modulo_edges);
     tcase_add_test(tc, test_oom);
     suite_add_tcase(s, tc);
 

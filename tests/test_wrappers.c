@@ -197,6 +197,11 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_sub_scalar, "tt::sub.Scalar", "A, 0.75, 1", tt_sub_scalar(A, 0.75))                    \
     X(tt_mul_scalar, "tt::mul.Scalar", "A, -3", tt_mul_scalar(A, -3))                           \
     X(tt_div_scalar, "tt::div.Scalar", "A, 0.3", tt_div_scalar(A, 0.3))                         \
+    X(tt_fmod, "tt::fmod.Tensor", "A, B", tt_fmod(A, B))                                        \
+    X(tt_fmod_scalar, "tt::fmod.Scalar", "A, 0.3", tt_fmod_scalar(A, 0.3))                      \
+    X(tt_remainder, "tt::remainder.Tensor", "A, B", tt_remainder(A, B))                         \
+    X(tt_remainder_scalar, "tt::remainder.Scalar", "A, -0.3", tt_remainder_scalar(A, -0.3))     \
+    X(tt_atan2, "tt::atan2", "A, B", tt_atan2(A, B))                                            \
     X(tt_pow_scalar, "tt::pow.Tensor_Scalar", "P, 1.5", tt_pow_scalar(P, 1.5))                  \
     X(tt_add_, "tt::add_.Tensor", "W, B, 1", INPLACE(tt_add_(W, B)))                            \
     X(tt_sub_, "tt::sub_.Tensor", "W, B, 1", INPLACE(tt_sub_(W, B)))                            \

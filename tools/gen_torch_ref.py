@@ -274,6 +274,9 @@ OPS = {
     "tt::div_.Tensor": lambda s, o: s.div_(o),
     "tt::div_.Scalar": lambda s, o: s.div_(o),
     "tt::div.Tensor_mode": lambda s, o, m: torch.div(s, o, rounding_mode=m),
+    "tt::fmod.Tensor": torch.fmod, "tt::fmod.Scalar": torch.fmod,
+    "tt::remainder.Tensor": torch.remainder, "tt::remainder.Scalar": torch.remainder,
+    "tt::atan2": torch.atan2,
     "tt::div.Scalar_mode": lambda s, o, m: torch.div(s, o, rounding_mode=m),
     "tt::div_.Tensor_mode": lambda s, o, m: s.div_(o, rounding_mode=m),
     "tt::div_.Scalar_mode": lambda s, o, m: s.div_(o, rounding_mode=m),
@@ -515,6 +518,24 @@ def build_cases():
         case("tt::div_.Tensor_mode", T(I32, [2, 3], "c"), T(I32, [3], "c", (3, 1, 5, -2, 1)), m)
         case("tt::div_.Scalar_mode", T(I64, [2, 3], "t"), -2, m)
         case("tt::div_.Scalar_mode", T(I64, [2, 3], "t"), 2.5, m)
+    # fmod and remainder: every dtype pair (a divisor without zeros, then
+    # one with), the signs' four cases, gradients; atan2 likewise
+    for op in ["tt::fmod.Tensor", "tt::remainder.Tensor", "tt::atan2"]:
+        for da in ALL:
+            for db in ALL:
+                fb = (2, 1, 5, -2, 1) if db not in (U8, BOOL) else (3, 1, 5, 1, 1)
+                fb = (1, 0, 2, 1, 1) if db == BOOL else fb
+                case(op, T(da, [2, 3], "c"), T(db, [3], "c", fb))
+        case(op, T(I64, [2, 3], "c"), T(I64, [3], "c"))  # a zero divisor
+        case(op, T(F32, [2, 3], "c"), T(F32, [3], "c"))  # x % 0.0: NaN
+        case(op, T(F64, [2, 3], "t", (7, 3, 11, -5, 2), rg=True),
+             T(F64, [3], "c", (2, 1, 5, -2, 3), rg=True))
+        case(op, T(F32, [3, 2], "s", (7, 3, 11, -5, 2)), T(F64, [3, 2], ("e", 0), (2, 1, 5, -2, 3)))
+    for op in ["tt::fmod.Scalar", "tt::remainder.Scalar"]:
+        for dt in ALL:
+            for sv in [2, -3, 2.5, -0.75, True, 0]:
+                case(op, T(dt, [2, 3], "t"), sv)
+        case(op, T(F64, [2, 3], "c", (7, 3, 11, -5, 2), rg=True), -1.5)
     case("tt::div.Tensor_mode", T(F32, [3], "c"), T(F32, [3], "c"), "bad")
     case("tt::div.Tensor_mode", T(F32, [3], "c"), T(F32, [3], "c"), None)
     # pow with a scalar base

@@ -126,6 +126,8 @@
     X(LSE, "logsumexp", "tt::logsumexp tt::prod tt::prod.dim_int")                          \
     X(VAR, "var", "tt::var.correction tt::std.correction")                                  \
     X(MAXIMUM, "maximum", "tt::maximum tt::minimum")                                        \
+    X(MODULO, "modulo", "tt::fmod.Tensor tt::remainder.Tensor tt::atan2 tt::fmod.Scalar "  \
+                        "tt::remainder.Scalar")                                             \
     X(FLIP, "flip", "tt::flip")                                                             \
     X(ROLL, "roll", "tt::roll")                                                             \
     X(TRIL, "tril", "tt::tril tt::triu")                                                    \

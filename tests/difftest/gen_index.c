@@ -190,6 +190,25 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
         res->rg = f && (A->rg || B->rg);
         return true;
     }
+    case OP_MODULO: {
+        /* mode % 5: fmod, remainder, atan2 of two tensors of one float
+         * dtype; fmod, remainder by a Scalar (modulo_scalar). Their steps
+         * jump where a quotient crosses an integer (atan2's where y crosses
+         * 0 left of the origin): inputs known only to rounding are kept
+         * out. fmod is exact; the others round. */
+        int m = in->mode % 5, nr;
+        if (A->fuzzy || !is_f(A->dt)) return false;
+        if (m < 3) {
+            if (!B || B->dt != A->dt || B->fuzzy || !bcast(A->nd, A->s, B->nd, B->s, &nr, r)) return false;
+            *res = fresh(A->dt, nr, r, slot);
+            res->rg = f && (A->rg || B->rg);
+        } else {
+            *res = fresh(A->dt, A->nd, A->s, slot);
+            res->rg = f && A->rg;
+        }
+        res->fuzzy = m != 0 && m != 3;
+        return true;
+    }
     case OP_FLIP: case OP_ROLL: {
         /* flip over ni dims i[0..]; roll: ni dims i[0..], shifts i[3..]
          * (ni 0: the flattened tensor by i[3]) */
@@ -389,6 +408,13 @@ bool dt_model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int sl
 /* ------------------------------------------------------- proposals */
 
 /* A slot of a's dtype and rank (b's rules then check the sizes). */
+/* OP_MODULO's Scalar divisor, from the mode's high bits. */
+static double modulo_scalar(const dt_instr *in)
+{
+    static const double v[4] = {2.5, -1.5, 3, -0.75};
+    return v[(in->mode / 5) & 3];
+}
+
 static int partner(rng *r, const dt_vtype *T, int nslots, const dt_vtype *A, bool shape)
 {
     for (int t = 0; t < 24; t++) {
@@ -401,7 +427,7 @@ static int partner(rng *r, const dt_vtype *T, int nslots, const dt_vtype *A, boo
 
 bool dt_index_uses_b(int op)
 {
-    return op == OP_MAXIMUM || op == OP_SCATTER || op == OP_INDEX_ADD || op == OP_INDEX_COPY ||
+    return op == OP_MAXIMUM || op == OP_MODULO || op == OP_SCATTER || op == OP_INDEX_ADD || op == OP_INDEX_COPY ||
            op == OP_SLICE_SCATTER || op == OP_SELECT_SCATTER || op == OP_LOGICAL || op == OP_BITWISE;
 }
 
@@ -432,7 +458,7 @@ void dt_propose_index(rng *r, const dt_program *p, const dt_vtype *T, int nslots
         if (rbool(r, 30)) { int64_t t = in->i[2]; in->i[2] = in->i[3]; in->i[3] = t; }
         break;
     }
-    case OP_MAXIMUM: in->b = partner(r, T, nslots, A, true); break;
+    case OP_MAXIMUM: case OP_MODULO: in->b = partner(r, T, nslots, A, true); break;
     case OP_GATHER: case OP_SCATTER: {
         in->ni = nd;
         in->b = op == OP_SCATTER ? partner(r, T, nslots, A, true) : -1;
@@ -563,6 +589,14 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
     case OP_VAR:
         return (in->mode & 2 ? tt_std : tt_var)(a, in->ni, in->i, in->mode & 4 ? 1 : 0, in->mode & 1);
     case OP_MAXIMUM: return in->mode & 1 ? tt_minimum(a, b) : tt_maximum(a, b);
+    case OP_MODULO:
+        switch (in->mode % 5) {
+        case 0: return tt_fmod(a, b);
+        case 1: return tt_remainder(a, b);
+        case 2: return tt_atan2(a, b);
+        case 3: return tt_fmod_scalar(a, modulo_scalar(in));
+        default: return tt_remainder_scalar(a, modulo_scalar(in));
+        }
     case OP_FLIP: return tt_flip(a, in->ni, in->i);
     case OP_ROLL: return tt_roll(a, in->ni ? in->ni : 1, in->i + 3, in->ni, in->i);
     case OP_TRIL: return in->mode & 1 ? tt_triu(a, in->i[1]) : tt_tril(a, in->i[1]);
@@ -686,6 +720,14 @@ bool dt_print_index(FILE *f, const dt_instr *in)
         fprintf(f, ", %d, %s)", in->mode & 4 ? 1 : 0, tf(in->mode & 1));
         return true;
     case OP_MAXIMUM: fprintf(f, "tt_%s(v%d, v%d)", in->mode & 1 ? "minimum" : "maximum", A, B); return true;
+    case OP_MODULO: {
+        static const char *const fn[5] = {"fmod", "remainder", "atan2", "fmod_scalar",
+                                          "remainder_scalar"};
+        int m = in->mode % 5;
+        if (m < 3) fprintf(f, "tt_%s(v%d, v%d)", fn[m], A, B);
+        else fprintf(f, "tt_%s(v%d, %g)", fn[m], A, modulo_scalar(in));
+        return true;
+    }
     case OP_FLIP: fprintf(f, "tt_flip(v%d, %d, ", A, in->ni); pr_list(f, in->ni, in->i); fprintf(f, ")"); return true;
     case OP_ROLL:
         fprintf(f, "tt_roll(v%d, %d, ", A, in->ni ? in->ni : 1);
