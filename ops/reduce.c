@@ -933,10 +933,10 @@ static void task_softmax(int64_t b, int64_t e, void *vp)
 
 /* tt::softmax / tt::log_softmax along dim, in dtype (when given) or the
  * input's float dtype. The output is contiguous, as PyTorch's. */
-static tt_tensor *softmax(bool lg, const tt_tensor *a, int64_t dim, bool has_dtype,
-                          tt_dtype dtype)
+static tt_tensor *softmax_of(tt_builtin_id id, bool lg, const tt_tensor *a, int64_t dim,
+                             bool has_dtype, tt_dtype dtype)
 {
-    const char *name = tt__op_label(lg ? TT_OP_LOG_SOFTMAX_INT : TT_OP_SOFTMAX_INT);
+    const char *name = tt__op_label(id);
     if (has_dtype && !tt_dtype_is_float(dtype)) {
         tt_error(TT_EDTYPE, "%s: argument 'dtype' (#3): expected a floating point dtype, "
                             "got %s", name, tt_dtype_name(dtype));
@@ -1024,6 +1024,34 @@ static tt_status argmax_kernel(tt_frame *f)
         return st;
     tt_value dimv = has_dim ? tt_v_int(dim) : tt_v_none();
     tt_tensor *r = argmax(self, &dimv, keepdim);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_tensor *softmax(bool lg, const tt_tensor *a, int64_t dim, bool has_dtype,
+                          tt_dtype dtype)
+{
+    return softmax_of(lg ? TT_OP_LOG_SOFTMAX_INT : TT_OP_SOFTMAX_INT, lg, a, dim, has_dtype,
+                      dtype);
+}
+
+/* _softmax / _log_softmax(self, dim, half_to_float): Core ATen's forms.
+ * half_to_float (a half input, a float result) is refused, as PyTorch's
+ * CPU kernels refuse it; otherwise softmax.int without a dtype. */
+static tt_status softmax_core_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    int64_t dim;
+    bool half_to_float;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_int(f, 1, &dim)) ||
+        (st = tt_arg_bool(f, 2, &half_to_float)))
+        return st;
+    if (half_to_float)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'half_to_float' (#3): softmax with half "
+                                           "to float conversion is not supported on CPU");
+    bool lg = (intptr_t)tt_frame_userdata(f) == SOFTMAX_LOG;
+    tt_tensor *r = softmax_of(lg ? TT_OP__LOG_SOFTMAX : TT_OP__SOFTMAX, lg, self, dim, false,
+                              TT_F32);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 

@@ -151,6 +151,30 @@ static tt_status var_kernel(tt_frame *f)
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
+/* var.dim(self, dim, unbiased, keepdim): Core ATen's older form, var
+ * with correction 1 (unbiased) or 0. */
+static tt_status var_dim_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_value dimv = tt_v_none();
+    bool unbiased = true, keepdim = false;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (!st && !tt_arg_is_none(f, 1)) {
+        const int64_t *dims;
+        int n;
+        if (!(st = tt_arg_ints(f, 1, &dims, &n)))
+            dimv = tt_v_ints(n, dims);
+    }
+    if (!st)
+        st = tt_arg_bool(f, 2, &unbiased);
+    if (!st)
+        st = tt_arg_bool(f, 3, &keepdim);
+    if (st)
+        return st;
+    tt_tensor *r = var_std(ST_VAR, self, &dimv, unbiased ? 1 : 0, keepdim);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
 /* self, the reduced dims as a list, the correction and keepdim; std keeps
  * its result too. */
 static tt_status setup_var(tt_autograd_ctx *ctx, const tt_value *in, int nin,
@@ -175,6 +199,16 @@ static tt_status setup_var(tt_autograd_ctx *ctx, const tt_value *in, int nin,
     if (!st)
         st = tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[0].u.t});
     return st;
+}
+
+/* var.dim: setup_var's with unbiased read as the correction. */
+static tt_status setup_var_dim(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                               const tt_value *out, int nout)
+{
+    tt_value as_corr[4] = {in[0], nin > 1 ? in[1] : tt_v_none(),
+                           tt_v_int(nin > 2 && in[2].kind == TT_V_BOOL && !in[2].u.b ? 0 : 1),
+                           nin > 3 ? in[3] : tt_v_bool(false)};
+    return setup_var(ctx, as_corr, 4, out, nout);
 }
 
 /* PyTorch's var_backward: g * 2 / (n - correction) * (x - mean(x)); and

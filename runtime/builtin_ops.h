@@ -378,6 +378,10 @@
     X(REDUCE, LOG_SOFTMAX_INT, "tt::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) " \
           "-> Tensor", \
           softmax_kernel, softmax_kernel, softmax_backward, setup_softmax, SOFTMAX_LOG, 0) \
+    X(REDUCE, _SOFTMAX, "tt::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", \
+          softmax_core_kernel, softmax_core_kernel, softmax_backward, setup_softmax, SOFTMAX_PLAIN, 0) \
+    X(REDUCE, _LOG_SOFTMAX, "tt::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", \
+          softmax_core_kernel, softmax_core_kernel, softmax_backward, setup_softmax, SOFTMAX_LOG, 0) \
     \
     /* ---- ops/reduce_stats.c: var, std, any, all ----------------------- */ \
     /* PyTorch 1.13's var/std.correction have no defaults for dim and \
@@ -389,6 +393,9 @@
     X(STATS, STD_CORRECTION, "tt::std.correction(Tensor self, int[1]? dim=None, *, " \
           "int? correction=None, bool keepdim=False) -> Tensor", \
           var_kernel, var_kernel, var_backward, setup_var, ST_STD, 0) \
+    X(STATS, VAR_DIM, "tt::var.dim(Tensor self, int[1]? dim, bool unbiased=True, " \
+          "bool keepdim=False) -> Tensor", \
+          var_dim_kernel, var_dim_kernel, var_backward, setup_var_dim, ST_VAR, 0) \
     X(STATS, ANY, "tt::any(Tensor self) -> Tensor", \
           truth_kernel, truth_kernel, NULL, NULL, TRUTH_ANY, TT_BUILTIN_NONDIFF) \
     X(STATS, ANY_DIM, "tt::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", \

@@ -277,6 +277,8 @@ OPS = {
     "tt::fmod.Tensor": torch.fmod, "tt::fmod.Scalar": torch.fmod,
     "tt::remainder.Tensor": torch.remainder, "tt::remainder.Scalar": torch.remainder,
     "tt::atan2": torch.atan2,
+    "tt::_softmax": torch.ops.aten._softmax, "tt::_log_softmax": torch.ops.aten._log_softmax,
+    "tt::var.dim": lambda s, d, u=True, k=False: torch.ops.aten.var.dim(s, d, u, k),
     "tt::div.Scalar_mode": lambda s, o, m: torch.div(s, o, rounding_mode=m),
     "tt::div_.Tensor_mode": lambda s, o, m: s.div_(o, rounding_mode=m),
     "tt::div_.Scalar_mode": lambda s, o, m: s.div_(o, rounding_mode=m),
@@ -536,6 +538,29 @@ def build_cases():
             for sv in [2, -3, 2.5, -0.75, True, 0]:
                 case(op, T(dt, [2, 3], "t"), sv)
         case(op, T(F64, [2, 3], "c", (7, 3, 11, -5, 2), rg=True), -1.5)
+    # Core ATen's _softmax, _log_softmax (no half_to_float on CPU) and var.dim
+    for op in ["tt::_softmax", "tt::_log_softmax"]:
+        for dt in [F32, F64, I64]:
+            case(op, T(dt, [2, 3], "c"), 1, False)
+        case(op, T(F64, [3, 4], "t", rg=True), 0, False)
+        case(op, T(F32, [2, 3, 2], ("p", [2, 0, 1]), rg=True), -1, False)
+        case(op, T(F32, [2, 3], "c"), 1, True)
+        case(op, T(F32, [2, 3], "c"), 2, False)
+    var_all = lambda s, d, u=True, k=False: torch.ops.aten.var.dim(s, None, u, k)
+    for dims in [[1], [0, 1], None, []]:
+        for unb in [True, False]:
+            for keep in [False, True]:
+                if dims == []:
+                    case("tt::var.dim", T(F64, [3, 4], "t", rg=True), dims, unb, keep,
+                         ref=var_all,
+                         note="PyTorch 1.13's var.dim with dim=[] reduces every dim but its "
+                              "gradient counts none (inf, or a wrong value, for x - mean); "
+                              "recorded as dim=None, what the forward computes")
+                else:
+                    case("tt::var.dim", T(F64, [3, 4], "t", rg=True), dims, unb, keep)
+    case("tt::var.dim", T(F32, [2, 3], "c"), [1])
+    case("tt::var.dim", T(I64, [2, 3], "c"), [1])
+    case("tt::var.dim", T(F32, [1, 3], "c"), [0], True)
     case("tt::div.Tensor_mode", T(F32, [3], "c"), T(F32, [3], "c"), "bad")
     case("tt::div.Tensor_mode", T(F32, [3], "c"), T(F32, [3], "c"), None)
     # pow with a scalar base
