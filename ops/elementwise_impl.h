@@ -172,13 +172,6 @@ static inline tt_status check_inplace_overlap(const char *op, const tt_tensor *o
 #define NEED(i) tt_ctx_needs_input_grad(ctx, (i))
 #define SAVED(i) tt_ctx_saved(ctx, (i))
 
-/* A number as a Scalar value: a whole number travels as an int, so an
- * integer tensor stays one (x * 2 is integral, x * 2.5 is not). */
-static inline tt_value scalar_value(double v)
-{
-    return v == floor(v) && fabs(v) < 9e15 ? tt_v_int((int64_t)v) : tt_v_float(v);
-}
-
 /* Calls built-in `id` on (a, v) through the dispatcher, so it is traced. */
 static inline tt_tensor *op_tv(tt_builtin_id id, const tt_tensor *a, double v)
 {

@@ -182,8 +182,11 @@ static bool matrix_blas_ok(const tt_tensor *t)
 
 /* The loop for integers (and for floats too large for BLAS's int sizes):
  * correct, not fast. Integers accumulate in uint64_t so that overflow
- * wraps as in PyTorch instead of being undefined. */
-#define NAIVE(SUF, T, ACC)                                                     \
+ * wraps as in PyTorch instead of being undefined; their alpha is taken as
+ * an integer (truncated), as PyTorch's integer addmm takes it. */
+#define SCALE_FLOAT(acc, alpha) ((double)(acc) * (alpha))
+#define SCALE_INT(acc, alpha) ((acc) * (uint64_t)(int64_t)(alpha))
+#define NAIVE(SUF, T, ACC, SCALE)                                              \
     static void naive_##SUF(const gemm_plan *p, const char *a, const char *b,  \
                             char *o)                                           \
     {                                                                          \
@@ -196,15 +199,15 @@ static bool matrix_blas_ok(const tt_tensor *t)
                     acc += (ACC)A[i * p->as0 + q * p->as1] *                   \
                            (ACC)B[q * p->bs0 + j * p->bs1];                    \
                 if (p->alpha != 1)                                             \
-                    acc = (ACC)((double)acc * p->alpha);                       \
+                    acc = (ACC)SCALE(acc, p->alpha);                           \
                 O[i * p->ldo + j] = (T)(p->accumulate ? (ACC)O[i * p->ldo + j] + acc : acc); \
             }                                                                  \
     }
-NAIVE(f32, float, double)
-NAIVE(f64, double, double)
-NAIVE(i64, int64_t, uint64_t)
-NAIVE(i32, int32_t, uint64_t)
-NAIVE(u8, uint8_t, uint64_t)
+NAIVE(f32, float, double, SCALE_FLOAT)
+NAIVE(f64, double, double, SCALE_FLOAT)
+NAIVE(i64, int64_t, uint64_t, SCALE_INT)
+NAIVE(i32, int32_t, uint64_t, SCALE_INT)
+NAIVE(u8, uint8_t, uint64_t, SCALE_INT)
 
 // a is (n,k), b is (k,m), both in the plan's layout; o is (n,m) contiguous
 static void gemm_one(const gemm_plan *p, const char *a, const char *b, char *o)
@@ -503,9 +506,44 @@ static void as_matrix(tt_tensor *out, const tt_tensor *t, bool row)
  * (nb, bs): allocated contiguous (fake when an input is) and, for real
  * inputs, computed, with `bias` (may be NULL; broadcast to the output)
  * added. Returns a new reference or NULL with the error set. */
+static tt_tensor *product_scaled(const names *nm, const tt_tensor *a, const tt_tensor *b,
+                                 const tt_tensor *bias, int nb, const tt_size *bs, int ond,
+                                 const tt_size *osz, double beta, double alpha);
+
 static tt_tensor *product(const names *nm, const tt_tensor *a, const tt_tensor *b,
                           const tt_tensor *bias, int nb, const tt_size *bs, int ond,
                           const tt_size *osz)
+{
+    return product_scaled(nm, a, b, bias, nb, bs, ond, osz, 1.0, 1.0);
+}
+
+/* out *= beta, out fresh and contiguous (addmm's scaled self). */
+static void scale_raw(tt_tensor *out, double beta)
+{
+    int64_t n = tt_numel(out);
+    char *p = tt__ptr(out);
+    tt_dtype dt = (tt_dtype)out->dtype;
+    size_t es = tt_dtype_size(dt);
+    if (dt == TT_F32)
+        for (int64_t i = 0; i < n; i++)
+            ((float *)p)[i] *= (float)beta;
+    else if (dt == TT_F64)
+        for (int64_t i = 0; i < n; i++)
+            ((double *)p)[i] *= beta;
+    else if (dt == TT_I64) /* integers: beta truncated, products wrap (PyTorch's) */
+        for (int64_t i = 0; i < n; i++)
+            ((int64_t *)p)[i] = (int64_t)((uint64_t)((int64_t *)p)[i] * (uint64_t)(int64_t)beta);
+    else
+        for (int64_t i = 0; i < n; i++)
+            tt__store(p + (size_t)i * es, dt,
+                      (double)(int64_t)((uint64_t)(int64_t)tt__load(p + (size_t)i * es, dt) *
+                                        (uint64_t)(int64_t)beta));
+}
+
+/* product, with out = beta * bias + alpha * (a @ b) (addmm's). */
+static tt_tensor *product_scaled(const names *nm, const tt_tensor *a, const tt_tensor *b,
+                                 const tt_tensor *bias, int nb, const tt_size *bs, int ond,
+                                 const tt_size *osz, double beta, double alpha)
 {
     tt_dtype dt = (tt_dtype)a->dtype;
     bool fake = a->storage->fake || b->storage->fake || (bias && bias->storage->fake);
@@ -530,7 +568,13 @@ static tt_tensor *product(const names *nm, const tt_tensor *a, const tt_tensor *
     tt_tensor *out = tt__ops_new(fake, ond, osz, NULL, dt);
     if (!out || fake || tt_numel(out) == 0)
         return out;
-    if ((bias && tt__copy_raw(out, bias)) || gemm_run(a, b, nb, bs, out, bias != NULL, 1.0))
+    if (bias && beta == 0)
+        bias = NULL; /* as PyTorch: self is not read (its NaNs do not leak) */
+    if (bias && tt__copy_raw(out, bias))
+        return tt_release(out);
+    if (bias && beta != 1)
+        scale_raw(out, beta);
+    if (gemm_run(a, b, nb, bs, out, bias != NULL, alpha))
         out = tt_release(out);
     return out;
 }
@@ -675,6 +719,51 @@ static tt_tensor *matmul_impl(const names *nm, const tt_tensor *a, const tt_tens
     return product(nm, &ma, &mb, bias, nb, bs, ond, osz);
 }
 
+/* addmm(self, mat1, mat2, beta, alpha) = beta self + alpha mat1 @ mat2,
+ * self broadcast to the product's [n, m]; with beta 0, self is not read. */
+static const names ADDMM = {TT_OP_ADDMM, "mat1", "mat2"};
+static tt_tensor *addmm_impl(const tt_tensor *self, const tt_tensor *m1, const tt_tensor *m2,
+                             double beta, double alpha)
+{
+    const char *op = tt__op_label(TT_OP_ADDMM);
+    szbuf s0, s1, s2, s3;
+    for (int i = 0; i < 2; i++) {
+        const tt_tensor *m = i ? m2 : m1;
+        if (m->ndim != 2) {
+            tt_error(TT_ESHAPE, "%s: argument '%s' (#%d): expected a matrix (2-D), got a "
+                                "%dD tensor", op, i ? "mat2" : "mat1", 2 + i, m->ndim);
+            return NULL;
+        }
+    }
+    if (self->dtype != m1->dtype || !check_dtypes(&ADDMM, m1, m2)) {
+        if (self->dtype != m1->dtype)
+            tt_error(TT_EDTYPE, "%s: argument 'self' (#1): expected the dtype of mat1 (%s), got "
+                                "%s", op, tt_dtype_name((tt_dtype)m1->dtype),
+                     tt_dtype_name((tt_dtype)self->dtype));
+        return NULL;
+    }
+    if (!tt__sz_eq(m1->sizes[1], m2->sizes[0])) {
+        tt_error(TT_ESHAPE, "%s: argument 'mat2' (#3): mat1 and mat2 shapes cannot be "
+                            "multiplied (%sx%s and %sx%s)", op, sz(s0, m1->sizes[0]),
+                 sz(s1, m1->sizes[1]), sz(s2, m2->sizes[0]), sz(s3, m2->sizes[1]));
+        return NULL;
+    }
+    tt_size osz[2] = {m1->sizes[0], m2->sizes[1]};
+    bool fits = self->ndim <= 2;
+    for (int i = 0; fits && i < self->ndim; i++) {
+        tt_size s = self->sizes[i], o = osz[2 - self->ndim + i];
+        fits = tt__sz_is_one(s) || tt__sz_eq(s, o);
+    }
+    if (!fits) {
+        char a[256], b[256];
+        tt_error(TT_ESHAPE, "%s: argument 'self' (#1): shape %s cannot be broadcast to the "
+                            "product's shape %s", op, tt_shape_str(self, a, sizeof a),
+                 shape_str(2, osz, b, sizeof b));
+        return NULL;
+    }
+    return product_scaled(&ADDMM, m1, m2, self, 0, NULL, 2, osz, beta, alpha);
+}
+
 /* PyTorch's addmm-style linear: x @ w^T + bias, with w^T a stack alias of
  * the weight (its strides swapped), so a contiguous weight reaches BLAS as
  * a Trans operand and is never copied. A 1-d weight is a vector (w.t() of
@@ -732,6 +821,19 @@ static tt_status matmul_kernel(tt_frame *f)
     if (st)
         return st;
     tt_tensor *r = matmul_impl(&MATMUL, a, b, NULL);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status addmm_kernel(tt_frame *f)
+{
+    tt_tensor *self, *m1, *m2;
+    double beta = 1, alpha = 1;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_tensor(f, 1, &m1)) ||
+        (st = tt_arg_tensor(f, 2, &m2)) || (st = tt_arg_scalar(f, 3, &beta, NULL)) ||
+        (st = tt_arg_scalar(f, 4, &alpha, NULL)))
+        return st;
+    tt_tensor *r = addmm_impl(self, m1, m2, beta, alpha);
     return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
@@ -795,6 +897,48 @@ static tt_status matmul_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
 
 /* linear: y = x W^T + b: dx = g W, dW = g^T x over all leading dims,
  * db = g (the engine sums it to [out]). */
+/* addmm: mat1, mat2, and beta and alpha. */
+static tt_status setup_addmm(tt_autograd_ctx *ctx, const tt_value *in, int nin,
+                             const tt_value *out, int nout)
+{
+    (void)out, (void)nout;
+    double beta = 1, alpha = 1;
+    if (nin > 3)
+        beta = in[3].kind == TT_V_FLOAT ? in[3].u.f : in[3].kind == TT_V_BOOL ? in[3].u.b
+                                                                              : (double)in[3].u.i;
+    if (nin > 4)
+        alpha = in[4].kind == TT_V_FLOAT ? in[4].u.f : in[4].kind == TT_V_BOOL ? in[4].u.b
+                                                                               : (double)in[4].u.i;
+    tt_status st = tt_ctx_save_float(ctx, "beta", beta);
+    if (!st)
+        st = tt_ctx_save_float(ctx, "alpha", alpha);
+    return st ? st : tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[1].u.t, in[2].u.t});
+}
+
+/* derivatives.yaml: self: beta g (summed to self's shape by the engine);
+ * mat1: alpha g mat2^T; mat2: alpha mat1^T g. */
+static tt_status addmm_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    double beta = 1, alpha = 1;
+    tt_status st = tt_ctx_get_float(ctx, "beta", &beta);
+    if (!st)
+        st = tt_ctx_get_float(ctx, "alpha", &alpha);
+    if (st)
+        return st;
+    tt_tensor *m1 = tt_ctx_saved(ctx, 0), *m2 = tt_ctx_saved(ctx, 1);
+    tt_scope_begin();
+    if (tt_ctx_needs_input_grad(ctx, 0))
+        st = tt__put_grad(ctx, gi, 0, tt_keep(tt_mul_scalar(g[0], beta)));
+    if (!st && tt_ctx_needs_input_grad(ctx, 1))
+        st = tt__put_grad(ctx, gi, 1, tt_keep(tt_mul_scalar(tt_mm(g[0], tt_t(m2)), alpha)));
+    if (!st && tt_ctx_needs_input_grad(ctx, 2))
+        st = tt__put_grad(ctx, gi, 2, tt_keep(tt_mul_scalar(tt_mm(tt_t(m1), g[0]), alpha)));
+    tt_scope_end();
+    return st;
+}
+
 static tt_status setup_linear(tt_autograd_ctx *ctx, const tt_value *in, int nin,
                               const tt_value *out, int nout)
 {
@@ -867,6 +1011,14 @@ tt_tensor *tt_matmul(const tt_tensor *a, const tt_tensor *b)
     if (tt__fast_path(TT_OP_MATMUL, 2, (const tt_tensor *[]){a, b}))
         return matmul_impl(&MATMUL, a, b, NULL);
     return tt__call_op(TT_OP_MATMUL, TT_ARGS(tt_v_tensor(a), tt_v_tensor(b)));
+}
+
+tt_tensor *tt_addmm(const tt_tensor *self, const tt_tensor *mat1, const tt_tensor *mat2,
+                    double beta, double alpha)
+{
+    return tt__call_op(TT_OP_ADDMM, TT_ARGS(tt_v_tensor(self), tt_v_tensor(mat1),
+                                            tt_v_tensor(mat2), scalar_value(beta),
+                                            scalar_value(alpha)));
 }
 
 tt_tensor *tt_linear(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b)

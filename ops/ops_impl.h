@@ -8,6 +8,8 @@
  * stack aliases) on their hot paths, as ATen kernels use TensorImpl. */
 #include "tensor_impl.h"
 
+#include <math.h>
+
 /* A hot loop marked CPU_CLONES is built three times, for AVX-512, AVX2
  * and baseline x86-64, and the loader picks the one the CPU runs (the
  * rest of the library stays baseline x86-64). The clones compute the
@@ -181,5 +183,12 @@ bool tt__channels_last_like(const tt_tensor *t);
  * when nd is 4 and `like` is channels-last-like (PyTorch's
  * get_channels_last_strides_2d), else contiguous. */
 void tt__nchw_out_strides(const tt_tensor *like, int nd, const tt_size *sizes, tt_size *strides);
+
+/* A number as a Scalar value: a whole number travels as an int, so an
+ * integer tensor stays one (x * 2 is integral, x * 2.5 is not). */
+static inline tt_value scalar_value(double v)
+{
+    return v == floor(v) && fabs(v) < 9e15 ? tt_v_int((int64_t)v) : tt_v_float(v);
+}
 
 #endif

@@ -154,6 +154,10 @@ tt_tensor *tt_bmm(const tt_tensor *a, const tt_tensor *b);  /* [b,n,k]x[b,k,m] *
 tt_tensor *tt_matmul(const tt_tensor *a, const tt_tensor *b); /* numpy rules */
 /* x @ w^T + b; b may be NULL. x [..., in], w [out, in], b [out]. */
 tt_tensor *tt_linear(const tt_tensor *x, const tt_tensor *w, const tt_tensor *b);
+/* tt::addmm: beta * self + alpha * (mat1 @ mat2), self broadcast to the
+ * product; with beta 0 self is not read. */
+tt_tensor *tt_addmm(const tt_tensor *self, const tt_tensor *mat1, const tt_tensor *mat2,
+                    double beta, double alpha);
 
 /* ----------------------------------------------------------------- losses */
 /* Mean cross entropy of logits [N, C] against i64 class indices [N]. */
@@ -519,6 +523,7 @@ tt_tensor *tt_multinomial(const tt_tensor *self, int64_t num_samples, bool repla
 #define tt_bmm(...) TT_CALLSITE_T(tt_bmm, __VA_ARGS__)
 #define tt_matmul(...) TT_CALLSITE_T(tt_matmul, __VA_ARGS__)
 #define tt_linear(...) TT_CALLSITE_T(tt_linear, __VA_ARGS__)
+#define tt_addmm(...) TT_CALLSITE_T(tt_addmm, __VA_ARGS__)
 #define tt_cross_entropy(...) TT_CALLSITE_T(tt_cross_entropy, __VA_ARGS__)
 #define tt_cross_entropy_ex(...) TT_CALLSITE_T(tt_cross_entropy_ex, __VA_ARGS__)
 #define tt_clone_format(...) TT_CALLSITE_T(tt_clone_format, __VA_ARGS__)

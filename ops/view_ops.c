@@ -267,6 +267,16 @@ static tt_status detach_kernel(tt_frame *f)
     return st ? st : ret(f, tt__detach_raw(self));
 }
 
+/* alias: a view of all of self, as it is (Core ATen's; functionalized
+ * graphs keep one where an output may not be its input itself). */
+static tt_status alias_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    return st ? st
+              : ret(f, tt__make_view(self, self->ndim, self->sizes, self->strides, self->offset));
+}
+
 /* ------------------------------------------------------------------ copies */
 
 /* The memory_format argument of clone and contiguous, PyTorch's
@@ -415,6 +425,55 @@ static tt_status copy_kernel(tt_frame *f)
         return st;
     }
     return tt_return_self(f, 0, 0);
+}
+
+/* copy(self, src, non_blocking): copy_'s result without the write, a new
+ * contiguous tensor of self's shape and dtype holding src (broadcast and
+ * converted), as PyTorch's functional copy. non_blocking means nothing on
+ * a CPU. */
+static tt_status copy_functional_kernel(tt_frame *f)
+{
+    tt_tensor *self, *src;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_tensor(f, 1, &src)))
+        return st;
+    if (!broadcasts_to(src, self)) {
+        char a[256], b[256];
+        return tt_frame_fail(f, TT_ESHAPE, "argument 'src' (#2) of shape %s cannot be "
+                                           "broadcast to self's shape %s",
+                             tt_shape_str(src, a, sizeof a), tt_shape_str(self, b, sizeof b));
+    }
+    bool fake = self->storage->fake || src->storage->fake;
+    tt_tensor *out = tt__ops_new(fake, self->ndim, self->sizes, NULL, (tt_dtype)self->dtype);
+    if (!out || fake)
+        return ret(f, out);
+    if ((st = tt__copy_raw(out, src))) {
+        tt_release(out);
+        return st;
+    }
+    return ret(f, out);
+}
+
+/* fill.Scalar(self, value): a new tensor like self (its layout kept) with
+ * value everywhere, in self's dtype. */
+static tt_status fill_functional_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    double v;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &self)) || (st = tt_arg_scalar(f, 1, &v, NULL)))
+        return st;
+    tt_size strides[TT_MAX_DIMS];
+    tt__strides_like(self, strides);
+    tt_tensor *out =
+        tt__ops_new(self->storage->fake, self->ndim, self->sizes, strides, (tt_dtype)self->dtype);
+    if (!out || self->storage->fake)
+        return ret(f, out);
+    if ((st = tt__fill_raw(out, v))) {
+        tt_release(out);
+        return st;
+    }
+    return ret(f, out);
 }
 
 /* self = value everywhere (converted to self's dtype). Raw fill for the
@@ -605,6 +664,14 @@ static tt_status copy_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng
 {
     (void)ng, (void)ni;
     return tt__put_grad(ctx, gi, 1, tt_retain(g[0]));
+}
+
+/* fill.Scalar: zeros for self (its values are not read), as PyTorch. */
+static tt_status zeros_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    return tt__put_grad(ctx, gi, 0, tt_zeros(tt_ndim(g[0]), tt_sizes(g[0]), tt_dtype_of(g[0])));
 }
 
 /* fill_: the result does not depend on any input. */

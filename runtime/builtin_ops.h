@@ -123,6 +123,13 @@
           copy_kernel, copy_kernel, copy_backward, NULL, 0, 0) \
     X(VIEWS, FILL__SCALAR, "tt::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", \
           fill_kernel, fill_kernel, no_grad_backward, NULL, 0, 0) \
+    /* Core ATen's functional forms of copy_ and fill_, and alias */ \
+    X(VIEWS, COPY, "tt::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", \
+          copy_functional_kernel, copy_functional_kernel, copy_backward, NULL, 0, 0) \
+    X(VIEWS, FILL_SCALAR, "tt::fill.Scalar(Tensor self, Scalar value) -> Tensor", \
+          fill_functional_kernel, fill_functional_kernel, zeros_backward, NULL, 0, 0) \
+    X(VIEWS, ALIAS, "tt::alias(Tensor(a) self) -> Tensor(a)", \
+          alias_kernel, alias_kernel, identity_backward, NULL, 0, 0) \
     X(VIEWS, SLICE_BACKWARD, "tt::slice_backward(Tensor grad_output, SymInt[] input_sizes, " \
           "int dim, SymInt start, SymInt end, SymInt step) -> Tensor", \
           slice_backward_kernel, slice_backward_kernel, NULL, NULL, 0, 0) \
@@ -414,6 +421,9 @@
           matmul_kernel, matmul_kernel, matmul_backward, setup_two, 0, 0) \
     X(LINALG, LINEAR, "tt::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", \
           linear_kernel, linear_kernel, linear_backward, setup_linear, 0, 0) \
+    X(LINALG, ADDMM, "tt::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, " \
+          "Scalar alpha=1) -> Tensor", \
+          addmm_kernel, addmm_kernel, addmm_backward, setup_addmm, 0, 0) \
     \
     /* ---- ops/shape.c: joining tensors ---------------------------------- */ \
     X(SHAPE, CAT, "tt::cat(Tensor[] tensors, int dim=0) -> Tensor", \

@@ -272,6 +272,7 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_softmax, "tt::softmax.int", "A, 0, None", tt_softmax(A, 0))                            \
     X(tt_log_softmax, "tt::log_softmax.int", "A, -1, None", tt_log_softmax(A, -1))              \
     X(tt_mm, "tt::mm", "A, M", tt_mm(A, M))                                                     \
+    X(tt_addmm, "tt::addmm", "V2, A, M, 0.5, 2", tt_addmm(V2, A, M, 0.5, 2))                    \
     X(tt_bmm, "tt::bmm", "A3, M3", tt_bmm(A3, M3))                                              \
     X(tt_matmul, "tt::matmul", "A3, M", tt_matmul(A3, M))                                       \
     X(tt_linear, "tt::linear", "A, B, V2", tt_linear(A, B, V2))                                 \

@@ -277,6 +277,9 @@ OPS = {
     "tt::fmod.Tensor": torch.fmod, "tt::fmod.Scalar": torch.fmod,
     "tt::remainder.Tensor": torch.remainder, "tt::remainder.Scalar": torch.remainder,
     "tt::atan2": torch.atan2,
+    "tt::addmm": lambda s, a, b, beta=1, alpha=1: torch.addmm(s, a, b, beta=beta, alpha=alpha),
+    "tt::alias": torch.ops.aten.alias, "tt::copy": torch.ops.aten.copy,
+    "tt::fill.Scalar": torch.ops.aten.fill.Scalar,
     "tt::_softmax": torch.ops.aten._softmax, "tt::_log_softmax": torch.ops.aten._log_softmax,
     "tt::var.dim": lambda s, d, u=True, k=False: torch.ops.aten.var.dim(s, d, u, k),
     "tt::div.Scalar_mode": lambda s, o, m: torch.div(s, o, rounding_mode=m),
@@ -538,6 +541,35 @@ def build_cases():
             for sv in [2, -3, 2.5, -0.75, True, 0]:
                 case(op, T(dt, [2, 3], "t"), sv)
         case(op, T(F64, [2, 3], "c", (7, 3, 11, -5, 2), rg=True), -1.5)
+    # Core ATen's addmm, alias, copy, fill.Scalar
+    for dt in [F32, F64, I64]:
+        case("tt::addmm", T(dt, [3], "c"), T(dt, [2, 4], "c"), T(dt, [4, 3], "t"))
+    case("tt::addmm", T(F64, [2, 3], "t", rg=True), T(F64, [2, 4], "c", rg=True),
+         T(F64, [4, 3], "c", rg=True), 0.5, -2)
+    case("tt::addmm", T(F64, [1, 3], "c", rg=True), T(F64, [2, 4], "s", rg=True),
+         T(F64, [4, 3], ("e", 0), rg=True), 2, 1.5)
+    case("tt::addmm", T(F64, [], "c", rg=True), T(F64, [2, 4], "c", rg=True),
+         T(F64, [4, 3], "t", rg=True), 1, 1)
+    case("tt::addmm", T(F32, [2, 3], "c"), T(F32, [2, 4], "c"), T(F32, [4, 3], "c"), 0, 1)
+    case("tt::addmm", T(I64, [2, 3], "c"), T(I64, [2, 4], "c"), T(I64, [4, 3], "c"), 2, 3)
+    case("tt::addmm", T(I64, [2, 3], "c"), T(I64, [2, 4], "c"), T(I64, [4, 3], "c"), 0.5, 1.5)
+    case("tt::addmm", T(I32, [3], "c"), T(I32, [2, 4], "t"), T(I32, [4, 3], "c"), -2, 2.5)
+    case("tt::addmm", T(F32, [4], "c"), T(F32, [2, 4], "c"), T(F32, [4, 3], "c"))
+    case("tt::addmm", T(F32, [3], "c"), T(F32, [2, 4], "c"), T(F32, [5, 3], "c"))
+    case("tt::addmm", T(F32, [3], "c"), T(F32, [2, 4], "c"), T(F64, [4, 3], "c"))
+    case("tt::addmm", T(F64, [3], "c"), T(F32, [2, 4], "c"), T(F32, [4, 3], "c"))
+    case("tt::addmm", T(F32, [3], "c"), T(F32, [4], "c"), T(F32, [4, 3], "c"))
+    for lay in ["c", "t", ("e", 0)]:
+        case("tt::alias", T(F64, [2, 3], lay, rg=True))
+    for da, ds in [(F32, F32), (I64, F64), (F64, I32), (BOOL, F32)]:
+        case("tt::copy", T(da, [2, 3], "t"), T(ds, [3], "c"))
+    case("tt::copy", T(F64, [2, 3], "c", rg=True), T(F64, [2, 1], "c", rg=True))
+    case("tt::copy", T(F64, [2, 3], "c"), T(F64, [4], "c"))
+    case("tt::copy", T(F32, [2, 3], "c"), T(F32, [2, 3], "c"), True)
+    for dt in ALL:
+        case("tt::fill.Scalar", T(dt, [2, 3], "t"), 2.5)
+    case("tt::fill.Scalar", T(F64, [2, 3], ("p", [1, 0]), rg=True), -1)
+    case("tt::fill.Scalar", T(I32, [2, 3], "c"), True)
     # Core ATen's _softmax, _log_softmax (no half_to_float on CPU) and var.dim
     for op in ["tt::_softmax", "tt::_log_softmax"]:
         for dt in [F32, F64, I64]:

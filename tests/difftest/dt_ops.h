@@ -128,6 +128,8 @@
     X(MAXIMUM, "maximum", "tt::maximum tt::minimum")                                        \
     X(MODULO, "modulo", "tt::fmod.Tensor tt::remainder.Tensor tt::atan2 tt::fmod.Scalar "  \
                         "tt::remainder.Scalar")                                             \
+    X(CORE_FORMS, "core_forms", "tt::_softmax tt::_log_softmax tt::var.dim tt::addmm "      \
+                                "tt::copy tt::fill.Scalar tt::alias")                       \
     X(FLIP, "flip", "tt::flip")                                                             \
     X(ROLL, "roll", "tt::roll")                                                             \
     X(TRIL, "tril", "tt::tril tt::triu")                                                    \

@@ -190,6 +190,37 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
         res->rg = f && (A->rg || B->rg);
         return true;
     }
+    case OP_CORE_FORMS: {
+        /* Core ATen's forms of ops the tester has otherwise, mode % 7:
+         * _softmax, _log_softmax, var.dim over i[0] (mode & 8 unbiased,
+         * & 16 keepdim), addmm(b's first row, a, b), copy(a, a),
+         * fill.Scalar(a, f), alias(a) */
+        int m = in->mode % 7;
+        if (m <= 2) {
+            if (!f || !dimok(in->i[0], A->nd)) return false;
+            int nr = 0, dd = ndim_of(in->i[0], A->nd);
+            for (int k = 0; k < A->nd; k++)
+                if (m < 2 || k != dd) r[nr++] = A->s[k];
+                else if (in->mode & 16) r[nr++] = 1;
+            *res = fresh(A->dt, nr, r, slot);
+            res->fuzzy = true;
+            res->rg = A->rg;
+        } else if (m == 3) {
+            if (!f || !B || B->dt != A->dt || A->nd != 2 || B->nd != 2 || B->s[0] != A->s[1])
+                return false;
+            int64_t o[2] = {A->s[0], B->s[1]};
+            *res = fresh(A->dt, 2, o, slot);
+            res->fuzzy = true;
+            res->rg = A->rg || B->rg;
+        } else if (m == 6) {
+            *res = *A; /* a view of all of a */
+        } else {
+            *res = fresh(A->dt, A->nd, A->s, slot);
+            res->fuzzy = m == 4 && A->fuzzy;
+            res->rg = f && A->rg;
+        }
+        return true;
+    }
     case OP_MODULO: {
         /* mode % 5: fmod, remainder, atan2 of two tensors of one float
          * dtype; fmod, remainder by a Scalar (modulo_scalar). Their steps
@@ -427,7 +458,7 @@ static int partner(rng *r, const dt_vtype *T, int nslots, const dt_vtype *A, boo
 
 bool dt_index_uses_b(int op)
 {
-    return op == OP_MAXIMUM || op == OP_MODULO || op == OP_SCATTER || op == OP_INDEX_ADD || op == OP_INDEX_COPY ||
+    return op == OP_MAXIMUM || op == OP_MODULO || op == OP_CORE_FORMS || op == OP_SCATTER || op == OP_INDEX_ADD || op == OP_INDEX_COPY ||
            op == OP_SLICE_SCATTER || op == OP_SELECT_SCATTER || op == OP_LOGICAL || op == OP_BITWISE;
 }
 
@@ -459,6 +490,7 @@ void dt_propose_index(rng *r, const dt_program *p, const dt_vtype *T, int nslots
         break;
     }
     case OP_MAXIMUM: case OP_MODULO: in->b = partner(r, T, nslots, A, true); break;
+    case OP_CORE_FORMS: in->b = partner(r, T, nslots, A, false); break;
     case OP_GATHER: case OP_SCATTER: {
         in->ni = nd;
         in->b = op == OP_SCATTER ? partner(r, T, nslots, A, true) : -1;
@@ -589,6 +621,19 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
     case OP_VAR:
         return (in->mode & 2 ? tt_std : tt_var)(a, in->ni, in->i, in->mode & 4 ? 1 : 0, in->mode & 1);
     case OP_MAXIMUM: return in->mode & 1 ? tt_minimum(a, b) : tt_maximum(a, b);
+    case OP_CORE_FORMS:
+        switch (in->mode % 7) {
+        case 0: case 1:
+            return tt_call(tt_op_find(in->mode % 7 ? "tt::_log_softmax" : "tt::_softmax"),
+                           tt_v_tensor(a), tt_v_int(dim), tt_v_bool(false));
+        case 2:
+            return tt_call(tt_op_find("tt::var.dim"), tt_v_tensor(a), tt_v_ints(1, &in->i[0]),
+                           tt_v_bool(in->mode & 8), tt_v_bool(in->mode & 16));
+        case 3: return tt_addmm(tt_select(b, 0, 0), a, b, 0.5, -1.5);
+        case 4: return tt_call(tt_op_find("tt::copy"), tt_v_tensor(a), tt_v_tensor(a));
+        case 5: return tt_call(tt_op_find("tt::fill.Scalar"), tt_v_tensor(a), tt_v_float(in->f));
+        default: return tt_call(tt_op_find("tt::alias"), tt_v_tensor(a));
+        }
     case OP_MODULO:
         switch (in->mode % 5) {
         case 0: return tt_fmod(a, b);
@@ -720,6 +765,24 @@ bool dt_print_index(FILE *f, const dt_instr *in)
         fprintf(f, ", %d, %s)", in->mode & 4 ? 1 : 0, tf(in->mode & 1));
         return true;
     case OP_MAXIMUM: fprintf(f, "tt_%s(v%d, v%d)", in->mode & 1 ? "minimum" : "maximum", A, B); return true;
+    case OP_CORE_FORMS:
+        switch (in->mode % 7) {
+        case 0: case 1:
+            fprintf(f, "tt_call(tt_op_find(\"tt::%s\"), tt_v_tensor(v%d), tt_v_int(%d), "
+                       "tt_v_bool(false))", in->mode % 7 ? "_log_softmax" : "_softmax", A, dim);
+            return true;
+        case 2:
+            fprintf(f, "tt_call(tt_op_find(\"tt::var.dim\"), tt_v_tensor(v%d), "
+                       "tt_v_ints(1, (int64_t[]){%d}), tt_v_bool(%s), tt_v_bool(%s))",
+                    A, (int)in->i[0], tf(in->mode & 8), tf(in->mode & 16));
+            return true;
+        case 3: fprintf(f, "tt_addmm(tt_select(v%d, 0, 0), v%d, v%d, 0.5, -1.5)", B, A, B); return true;
+        case 4: fprintf(f, "tt_call(tt_op_find(\"tt::copy\"), tt_v_tensor(v%d), tt_v_tensor(v%d))", A, A); return true;
+        case 5:
+            fprintf(f, "tt_call(tt_op_find(\"tt::fill.Scalar\"), tt_v_tensor(v%d), tt_v_float(%.17g))", A, in->f);
+            return true;
+        default: fprintf(f, "tt_call(tt_op_find(\"tt::alias\"), tt_v_tensor(v%d))", A); return true;
+        }
     case OP_MODULO: {
         static const char *const fn[5] = {"fmod", "remainder", "atan2", "fmod_scalar",
                                           "remainder_scalar"};
