@@ -1507,6 +1507,48 @@ static tt_status setup_pool1d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
     return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
 }
 
+/* tt::adaptive_avg_pool1d(self, int[1] output_size): the 2-d op on the
+ * [.., C, 1, L] view with output [1, L_out], as PyTorch composes it. */
+static tt_status adaptive_pool1d_kernel(tt_frame *f)
+{
+    const char *op = tt__op_label(TT_OP_ADAPTIVE_AVG_POOL1D);
+    tt_tensor *x;
+    int64_t out_l = 0;
+    tt_status st;
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = one_arg(f, 1, "output_size", -1, &out_l)))
+        return st;
+    if ((st = want_1d_input(op, x)))
+        return st;
+    tt_tensor *u = tt__unsqueeze_raw(x, tt_ndim(x) - 1);
+    tt_tensor *y = u ? adaptive_avg_pool2d(u, (const tt_size[]){1, out_l}, tt_frame_is_fake(f))
+                     : NULL;
+    tt_release(u);
+    y = squeeze_h(y);
+    return y ? tt_return(f, 0, y) : tt_errcode();
+}
+
+/* Through _adaptive_avg_pool2d_backward on unsqueezed views (ops, so it
+ * traces). */
+static tt_status adaptive_pool1d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
+                                          tt_tensor **gi, int ni)
+{
+    (void)ng, (void)ni;
+    tt_tensor *x = tt_ctx_saved(ctx, 0);
+    int h = tt_ndim(x) - 1;
+    tt_tensor *xu = tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(x), tt_v_int(h)));
+    tt_tensor *gu = xu ? tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(g[0]), tt_v_int(h)))
+                       : NULL;
+    tt_tensor *r = gu ? tt__call_op(TT_OP__ADAPTIVE_AVG_POOL2D_BACKWARD,
+                                    TT_ARGS(tt_v_tensor(gu), tt_v_tensor(xu)))
+                      : NULL;
+    tt_tensor *sq = r ? tt__call_op(TT_OP_SQUEEZE_DIM, TT_ARGS(tt_v_tensor(r), tt_v_int(h)))
+                      : NULL;
+    tt_release(r);
+    tt_release(gu);
+    tt_release(xu);
+    return tt__put_grad(ctx, gi, 0, sq);
+}
+
 /* Through the 2-d backward ops on unsqueezed views; max pooling finds its
  * indices again (max_pool1d keeps none). All ops, so it traces. */
 static tt_status pool1d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
@@ -1637,6 +1679,11 @@ tt_tensor *tt_avg_pool2d(const tt_tensor *x, const tt_pool_opts *o)
                                unset ? tt_v_ints(0, NULL) : pair_value(a.s), pair_value(a.p),
                                tt_v_bool(a.ceil), tt_v_bool(a.count_include_pad),
                                a.divisor ? tt_v_int(a.divisor) : tt_v_none()));
+}
+
+tt_tensor *tt_adaptive_avg_pool1d(const tt_tensor *x, int64_t out_l)
+{
+    return tt__call_op(TT_OP_ADAPTIVE_AVG_POOL1D, TT_ARGS(tt_v_tensor(x), tt_v_ints(1, &out_l)));
 }
 
 tt_tensor *tt_adaptive_avg_pool2d(const tt_tensor *x, int64_t out_h, int64_t out_w)

@@ -102,6 +102,8 @@ tt_tensor *tt_avg_pool2d(const tt_tensor *x, const tt_pool_opts *o);
  * output (i, j) averages input rows [floor(i H / out_h), ceil((i + 1) H /
  * out_h)) and the columns likewise. Sizes of 0 give an empty result. */
 tt_tensor *tt_adaptive_avg_pool2d(const tt_tensor *x, int64_t out_h, int64_t out_w);
+/* tt::adaptive_avg_pool1d of a [C, L] or [N, C, L] input to out_l. */
+tt_tensor *tt_adaptive_avg_pool1d(const tt_tensor *x, int64_t out_l);
 /* 1-d pooling of a [C, L] or [N, C, L] input over L (tt::max_pool1d,
  * tt::avg_pool1d), with entry [0] of each of o's pairs. */
 tt_tensor *tt_max_pool1d(const tt_tensor *x, const tt_pool_opts *o);
@@ -138,6 +140,7 @@ tt_tensor *tt_upsample_bilinear2d_scale(const tt_tensor *x, double scale_h, doub
 #define tt_max_pool2d_with_indices(...) TT_CALLSITE_T(tt_max_pool2d_with_indices, __VA_ARGS__)
 #define tt_avg_pool2d(...) TT_CALLSITE_T(tt_avg_pool2d, __VA_ARGS__)
 #define tt_adaptive_avg_pool2d(...) TT_CALLSITE_T(tt_adaptive_avg_pool2d, __VA_ARGS__)
+#define tt_adaptive_avg_pool1d(...) TT_CALLSITE_T(tt_adaptive_avg_pool1d, __VA_ARGS__)
 #define tt_max_pool1d(...) TT_CALLSITE_T(tt_max_pool1d, __VA_ARGS__)
 #define tt_avg_pool1d(...) TT_CALLSITE_T(tt_avg_pool1d, __VA_ARGS__)
 #define tt_pad(...) TT_CALLSITE_T(tt_pad, __VA_ARGS__)

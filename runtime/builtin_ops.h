@@ -694,6 +694,10 @@
     X(POOL, MAX_POOL1D, "tt::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], " \
           "int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor", \
           pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 1, 0) \
+    X(POOL, ADAPTIVE_AVG_POOL1D, "tt::adaptive_avg_pool1d(Tensor self, int[1] output_size) " \
+          "-> Tensor", \
+          adaptive_pool1d_kernel, adaptive_pool1d_kernel, adaptive_pool1d_backward, \
+          setup_adaptive, 0, 0) \
     X(POOL, AVG_POOL1D, "tt::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], " \
           "int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor", \
           pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 0, 0) \

@@ -579,6 +579,7 @@ static tt_tensor *m_avg_pool_divisor(tt_tensor *x)
 }
 static tt_tensor *m_adaptive(tt_tensor *x) { return tt_adaptive_avg_pool2d(x, 3, 4); }
 static tt_tensor *m_adaptive_1(tt_tensor *x) { return tt_adaptive_avg_pool2d(x, 1, 1); }
+static tt_tensor *m_adaptive1d(tt_tensor *x) { return tt_adaptive_avg_pool1d(x, 4); }
 static tt_tensor *m_max_pool1d(tt_tensor *x)
 {
     return tt_max_pool1d(x, &(tt_pool_opts){.kernel = {3}, .stride = {2}, .padding = {1}});
@@ -634,6 +635,7 @@ static const struct {
     {"adaptive_avg_pool2d 1x1", m_adaptive_1, 4, {2, 2, 5, 6}},
     {"max_pool1d", m_max_pool1d, 3, {2, 3, 9}},
     {"avg_pool1d", m_avg_pool1d, 3, {2, 3, 9}},
+    {"adaptive_avg_pool1d", m_adaptive1d, 3, {2, 3, 9}},
     {"pad constant", m_pad_constant, 4, {2, 2, 5, 6}},
     {"pad reflect", m_pad_reflect, 4, {2, 2, 5, 6}},
     {"pad reflect 1-d", m_pad_reflect1d, 3, {2, 3, 9}},

@@ -329,6 +329,8 @@ static const tt_sgd_opts sgd_opts = {
       tt_max_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .padding = {1}}))                        \
     X(tt_avg_pool1d, "tt::avg_pool1d", "A3, [2], [1], [0], true, true",                         \
       tt_avg_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .stride = {1}, .ceil_mode = true}))      \
+    X(tt_adaptive_avg_pool1d, "tt::adaptive_avg_pool1d", "A3, [2]",                             \
+      tt_adaptive_avg_pool1d(A3, 2))                                                            \
     X(tt_pad, "tt::reflection_pad2d", "XP, [1, 2, 0, 1]",                                      \
       tt_pad(XP, 4, (const int64_t[]){1, 2, 0, 1}, "reflect", 0))                               \
     X(tt_upsample_nearest2d, "tt::upsample_nearest2d.vec", "XP, [5, 6], None",                  \

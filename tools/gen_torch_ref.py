@@ -280,6 +280,7 @@ OPS = {
     "tt::addmm": lambda s, a, b, beta=1, alpha=1: torch.addmm(s, a, b, beta=beta, alpha=alpha),
     "tt::alias": torch.ops.aten.alias, "tt::copy": torch.ops.aten.copy,
     "tt::fill.Scalar": torch.ops.aten.fill.Scalar,
+    "tt::adaptive_avg_pool1d": torch.ops.aten.adaptive_avg_pool1d,
     "tt::_softmax": torch.ops.aten._softmax, "tt::_log_softmax": torch.ops.aten._log_softmax,
     "tt::var.dim": lambda s, d, u=True, k=False: torch.ops.aten.var.dim(s, d, u, k),
     "tt::div.Scalar_mode": lambda s, o, m: torch.div(s, o, rounding_mode=m),
@@ -541,6 +542,15 @@ def build_cases():
             for sv in [2, -3, 2.5, -0.75, True, 0]:
                 case(op, T(dt, [2, 3], "t"), sv)
         case(op, T(F64, [2, 3], "c", (7, 3, 11, -5, 2), rg=True), -1.5)
+    # adaptive_avg_pool1d: any output size, 2-d and 3-d inputs
+    for osz in [[1], [3], [4], [9]]:
+        case("tt::adaptive_avg_pool1d", T(F64, [2, 3, 7], "c", rg=True), osz)
+    case("tt::adaptive_avg_pool1d", T(F32, [3, 8], "t", rg=True), [3])
+    case("tt::adaptive_avg_pool1d", T(F32, [2, 3, 7], "c"), [0])
+    case("tt::adaptive_avg_pool1d", T(F32, [2, 3, 7], "c"), [-1])
+    case("tt::adaptive_avg_pool1d", T(F32, [2, 3, 7], "c"), [2, 2])
+    case("tt::adaptive_avg_pool1d", T(F32, [7], "c"), [2])
+    case("tt::adaptive_avg_pool1d", T(I64, [2, 7], "c"), [2])
     # Core ATen's addmm, alias, copy, fill.Scalar
     for dt in [F32, F64, I64]:
         case("tt::addmm", T(dt, [3], "c"), T(dt, [2, 4], "c"), T(dt, [4, 3], "t"))

@@ -101,7 +101,7 @@
     X(AVGPOOL2D, "avg_pool2d", "tt::avg_pool2d")                                            \
     X(MAXPOOL1D, "max_pool1d", "tt::max_pool1d")                                            \
     X(AVGPOOL1D, "avg_pool1d", "tt::avg_pool1d")                                            \
-    X(ADAPTIVE, "adaptive_avg_pool2d", "tt::_adaptive_avg_pool2d")                          \
+    X(ADAPTIVE, "adaptive_avg_pool2d", "tt::_adaptive_avg_pool2d tt::adaptive_avg_pool1d")  \
     X(PAD, "pad", "tt::constant_pad_nd tt::reflection_pad1d tt::reflection_pad2d "          \
                   "tt::replication_pad2d")                                                  \
     X(UPSAMPLE, "upsample", "tt::upsample_nearest2d.vec tt::upsample_bilinear2d.vec")       \

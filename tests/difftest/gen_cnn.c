@@ -145,6 +145,17 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         return true;
     }
     case OP_ADAPTIVE:
+        /* mode & 1: adaptive_avg_pool1d of a [C, L] or [N, C, L] to i[1] */
+        if (in->mode & 1) {
+            if (!is_f(A->dt) || (A->nd != 2 && A->nd != 3) || in->i[1] < 1) return false;
+            if (A->s[A->nd - 1] == DT_B) return false;
+            *res = fresh(A->dt, A->nd, A->s, slot);
+            res->s[A->nd - 1] = in->i[1];
+            res->fuzzy = true;
+            res->rg = A->rg;
+            res->contig = A->contig;
+            return true;
+        }
         if (!is_f(A->dt) || (A->nd != 3 && A->nd != 4) || in->i[0] < 1 || in->i[1] < 1) return false;
         if (A->s[A->nd - 1] == DT_B || A->s[A->nd - 2] == DT_B) return false;
         *res = fresh(A->dt, A->nd, A->s, slot);
@@ -453,7 +464,8 @@ void dt_propose_cnn(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         break;
     }
     case OP_ADAPTIVE:
-        in->a = pick_image(r, T, nslots, 3, in->a);
+        in->mode = rint_(r, 2);
+        in->a = pick_image(r, T, nslots, in->mode ? 2 : 3, in->a);
         in->i[0] = 1 + rint_(r, 5);
         in->i[1] = 1 + rint_(r, 5);
         break;
@@ -674,7 +686,9 @@ tt_tensor *dt_exec_cnn(const dt_instr *in, tt_tensor **S)
         default: return tt_avg_pool1d(a, &po);
         }
     }
-    case OP_ADAPTIVE: return tt_adaptive_avg_pool2d(a, in->i[0], in->i[1]);
+    case OP_ADAPTIVE:
+        return in->mode & 1 ? tt_adaptive_avg_pool1d(a, in->i[1])
+                            : tt_adaptive_avg_pool2d(a, in->i[0], in->i[1]);
     case OP_PAD: return tt_pad(a, in->ni, in->i, dt_pad_modes[in->mode], in->f);
     case OP_UPSAMPLE: {
         bool ac = in->mode & 4;

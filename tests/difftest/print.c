@@ -181,7 +181,10 @@ static void print_instr(FILE *f, const dt_program *p, int k)
         break;
     }
     case OP_ADAPTIVE:
-        fprintf(f, "tt_adaptive_avg_pool2d(v%d, %lld, %lld)", A, (long long)in->i[0], (long long)in->i[1]);
+        if (in->mode & 1)
+            fprintf(f, "tt_adaptive_avg_pool1d(v%d, %lld)", A, (long long)in->i[1]);
+        else
+            fprintf(f, "tt_adaptive_avg_pool2d(v%d, %lld, %lld)", A, (long long)in->i[0], (long long)in->i[1]);
         break;
     case OP_PAD:
         fprintf(f, "tt_pad(v%d, %d, ", A, in->ni); pr_ints(f, in->ni, in->i);
