@@ -1517,8 +1517,11 @@ static tt_status adaptive_pool1d_kernel(tt_frame *f)
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &x)) || (st = one_arg(f, 1, "output_size", -1, &out_l)))
         return st;
-    if ((st = want_1d_input(op, x)))
+    if ((st = want_1d_input(op, x)) || (st = want_float(op, "self", 1, x)))
         return st;
+    if (out_l < 0) /* checked here: the 2-d op's message would name itself */
+        return tt_frame_fail(f, TT_EINVAL, "argument 'output_size' (#2): expected a size of at "
+                                           "least 0, got %lld", (long long)out_l);
     tt_tensor *u = tt__unsqueeze_raw(x, tt_ndim(x) - 1);
     tt_tensor *y = u ? adaptive_avg_pool2d(u, (const tt_size[]){1, out_l}, tt_frame_is_fake(f))
                      : NULL;
