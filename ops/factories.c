@@ -42,6 +42,45 @@ static tt_status empty_kernel(tt_frame *f)
     return ret(f, tt__empty_impl(n, sz, NULL, dt, tt_frame_is_fake(f)));
 }
 
+/* tt::empty.memory_format: Core ATen's empty, with PyTorch's keyword
+ * options. Layout admits only strided (the schema checks); the device
+ * chose this kernel; pinned memory needs an accelerator tt has not; the
+ * memory format is contiguous (None, 0), channels_last (2, 4 dims) or
+ * channels_last_3d (3, 5 dims), not preserve (1: there is nothing to
+ * preserve). */
+static tt_status empty_memory_format_kernel(tt_frame *f)
+{
+    const int64_t *sz;
+    int n;
+    tt_dtype dt;
+    bool pin = false;
+    int64_t mf = 0;
+    tt_status st;
+    if ((st = sizes_arg(f, 0, &sz, &n)) || (st = dtype_arg(f, 1, &dt)) ||
+        (!tt_arg_is_none(f, 4) && (st = tt_arg_bool(f, 4, &pin))) ||
+        (!tt_arg_is_none(f, 5) && (st = tt_arg_int(f, 5, &mf))))
+        return st;
+    if (pin)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'pin_memory' (#5): pinned memory needs "
+                                           "an accelerator; tensortrace has none");
+    if (mf == 1)
+        return tt_frame_fail(f, TT_EINVAL, "argument 'memory_format' (#6): preserve_format is "
+                                           "unsupported by empty (there is no tensor to "
+                                           "preserve)");
+    if (mf >= 2 && n != (mf == 2 ? 4 : 5))
+        return tt_frame_fail(f, TT_ESHAPE, "argument 'memory_format' (#6): %s needs %d sizes, "
+                                           "got %d", mf == 2 ? "channels_last" : "channels_last_3d",
+                             mf == 2 ? 4 : 5, n);
+    tt_size strides[TT_MAX_DIMS];
+    if (mf >= 2) {
+        tt_size sizes[TT_MAX_DIMS];
+        for (int d = 0; d < n; d++)
+            sizes[d] = sz[d];
+        tt__channels_last_strides(n, sizes, strides);
+    }
+    return ret(f, tt__empty_impl(n, sz, mf >= 2 ? strides : NULL, dt, tt_frame_is_fake(f)));
+}
+
 /* tt::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None) */
 static tt_status empty_strided_kernel(tt_frame *f)
 {

@@ -296,6 +296,21 @@ bool tt__channels_last_like(const tt_tensor *t)
     return true;
 }
 
+void tt__channels_last_strides(int nd, const tt_size *sizes, tt_size *strides)
+{
+    /* C moves fastest, then the spatial dims from the last, then N. */
+    tt_size step = 1;
+    strides[1] = step;
+    if (tt__sz_gt(sizes[1], 1))
+        step = tt_sym_mul(step, sizes[1]);
+    for (int d = nd - 1; d >= 2; d--) {
+        strides[d] = step;
+        if (tt__sz_gt(sizes[d], 1))
+            step = tt_sym_mul(step, sizes[d]);
+    }
+    strides[0] = step;
+}
+
 void tt__nchw_out_strides(const tt_tensor *like, int nd, const tt_size *sizes, tt_size *strides)
 {
     if (nd == 4 && tt__channels_last_like(like)) {

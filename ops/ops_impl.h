@@ -178,6 +178,9 @@ bool tt__any_fake(int n, const tt_tensor *const *ts);
  * (is_channels_last_strides_2d): true when the strides order C fastest,
  * then W, H, N, with its tie-breaks for size-1 dims. */
 bool tt__channels_last_like(const tt_tensor *t);
+/* Channels-last strides of a new tensor of nd (4 or 5) sizes: C fastest,
+ * then the spatial dims from the last, then N (size-1 dims take no step). */
+void tt__channels_last_strides(int nd, const tt_size *sizes, tt_size *strides);
 /* The strides of a new [N, C, H, W] (or other rank) result in the layout
  * PyTorch's CPU pooling, padding and upsampling give it: channels last
  * when nd is 4 and `like` is channels-last-like (PyTorch's

@@ -305,17 +305,7 @@ static tt_status format_strides(tt_frame *f, int arg, const tt_tensor *self, boo
         if (nd != want)
             return tt_frame_fail(f, TT_ESHAPE, "argument 'memory_format' (#%d): %s needs a "
                                                "%d-d tensor, got %d dims", arg + 1, mf, want, nd);
-        /* C moves fastest, then the spatial dims from the last, then N. */
-        tt_size step = 1;
-        strides[1] = step;
-        if (tt__sz_gt(self->sizes[1], 1))
-            step = tt_sym_mul(step, self->sizes[1]);
-        for (int d = nd - 1; d >= 2; d--) {
-            strides[d] = step;
-            if (tt__sz_gt(self->sizes[d], 1))
-                step = tt_sym_mul(step, self->sizes[d]);
-        }
-        strides[0] = step;
+        tt__channels_last_strides(nd, self->sizes, strides);
     } else {
         return tt_frame_fail(f, TT_EINVAL, "argument 'memory_format' (#%d): expected "
                                            "'preserve_format', 'contiguous_format', "

@@ -515,6 +515,10 @@
      * values: no derivative, the result requires no grad) -------------- */ \
     X(FACTORIES, EMPTY, "tt::empty(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", \
           empty_kernel, empty_kernel, NULL, NULL, 0, 0) \
+    X(FACTORIES, EMPTY_MEMORY_FORMAT, "tt::empty.memory_format(SymInt[] size, *, " \
+          "ScalarType? dtype=None, Layout? layout=None, Device? device=None, " \
+          "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", \
+          empty_memory_format_kernel, empty_memory_format_kernel, NULL, NULL, 0, 0) \
     X(FACTORIES, EMPTY_STRIDED, "tt::empty_strided(SymInt[] size, SymInt[] stride, *, " \
           "ScalarType? dtype=None) -> Tensor", \
           empty_strided_kernel, empty_strided_kernel, NULL, NULL, 0, 0) \

@@ -339,6 +339,12 @@ OPS = {
     "tt::cross_entropy_backward": ce_backward,
     "tt::empty": lambda size, dt=None: torch.empty(size, dtype=dt),
     "tt::empty_strided": lambda size, st, dt=None: torch.empty_strided(size, st, dtype=dt),
+    "tt::empty.memory_format": lambda size, dt=None, lay=None, dev=None, pin=None, mf=None:
+        torch.ops.aten.empty.memory_format(
+            size, dtype=dt, pin_memory=pin,
+            memory_format=None if mf is None else [torch.contiguous_format,
+                                                   torch.preserve_format, torch.channels_last,
+                                                   torch.channels_last_3d][mf]),
     "tt::full": lambda size, v, dt=None: torch.full(size, v, dtype=dt),
     "tt::arange.start_step": lambda a, b, st=1, dt=None: torch.arange(a, b, st, dtype=dt),
     "tt::linspace": lambda a, b, n, dt=None: torch.linspace(a, b, n, dtype=dt),
@@ -351,7 +357,7 @@ OPS = {
 for _c in ["eq", "ne", "lt", "le", "gt", "ge"]:
     OPS["tt::%s.Tensor" % _c] = OPS["tt::%s.Scalar" % _c] = getattr(torch, _c)
 
-META_ONLY = {"tt::empty", "tt::empty_strided", "tt::rand", "tt::randn", "tt::new_empty",
+META_ONLY = {"tt::empty", "tt::empty_strided", "tt::empty.memory_format", "tt::rand", "tt::randn", "tt::new_empty",
              "tt::empty_like"}
 
 # ---------------------------------------------------------- the cases
@@ -813,6 +819,16 @@ def build_cases():
         case("tt::linspace", -1, 1, 5, dt)
     case("tt::empty", [2, -1], None)
     case("tt::empty_strided", [2, 3], [1, 2], None)
+    for dt in [None, torch.float64, torch.int32]:
+        case("tt::empty.memory_format", [2, 3], dt)
+    case("tt::empty.memory_format", [2, 3, 4, 5], None, None, None, None, 2)
+    case("tt::empty.memory_format", [2, 1, 4, 5], None, None, None, None, 2)
+    case("tt::empty.memory_format", [2, 3, 4, 5, 6], torch.float64, None, None, None, 3)
+    case("tt::empty.memory_format", [2, 3], None, None, None, None, 0)
+    case("tt::empty.memory_format", [2, 3], None, None, None, None, 2)
+    case("tt::empty.memory_format", [2, 3], None, None, None, None, 1)
+    case("tt::empty.memory_format", [2, 3], None, None, None, True, None)
+    case("tt::empty.memory_format", [2, -1], None)
     case("tt::arange.start_step", 0, 5, 0, None)
     case("tt::arange.start_step", 5, 0, -2, None)
     case("tt::linspace", 0, 1, 1, None)

@@ -167,7 +167,8 @@
     X(RANDPERM, "randperm", "tt::randperm")                                                 \
     X(MULTINOMIAL, "multinomial", "tt::multinomial")                                        \
     X(SDPA_EXT, "sdpa_ext", "tt::scaled_dot_product_attention")                             \
-    X(EMPTY, "empty", "tt::empty tt::empty_like tt::empty_strided tt::new_empty")           \
+    X(EMPTY, "empty", "tt::empty tt::empty_like tt::empty_strided tt::new_empty "           \
+                      "tt::empty.memory_format")                                            \
     X(IM2COL, "im2col", "tt::im2col tt::col2im")                                            \
     X(ADAMW, "adamw_", "tt::adamw_step")                                                    \
     X(INDEX_MASK, "index_mask", "tt::index.Tensor")

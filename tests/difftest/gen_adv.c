@@ -465,16 +465,18 @@ static bool model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int 
         return true;
     }
     case OP_EMPTY: {
-        /* mode & 3: empty (dtype mode >> 2), empty_like, empty_strided
-         * (& 16 the last two dims' strides swapped), new_empty (a's sizes reversed): values
-         * unspecified, so the instruction fills them with f */
+        /* mode & 3: empty (dtype mode >> 2; & 32 as empty.memory_format,
+         * channels last for 4 dims), empty_like, empty_strided (& 16 the
+         * last two dims' strides swapped), new_empty (a's sizes reversed):
+         * values unspecified, so the instruction fills them with f */
         int m = in->mode & 3;
         tt_dtype dt = m == 0 || m == 2 ? (tt_dtype)((in->mode >> 2) & 3) : A->dt;
         if (!fits(dt, in->f)) return false;
         nr = A->nd;
         for (int k = 0; k < nr; k++) r[k] = m == 3 ? A->s[nr - 1 - k] : A->s[k];
         *res = fresh(dt, nr, r, slot);
-        res->contig = m == 0 || m == 3 || (m == 1 && A->contig) || (m == 2 && !(in->mode & 16));
+        bool cl = m == 0 && (in->mode & 32) && nr == 4;
+        res->contig = (m == 0 && !cl) || m == 3 || (m == 1 && A->contig) || (m == 2 && !(in->mode & 16));
         return true;
     }
     case OP_IM2COL: {
@@ -697,7 +699,7 @@ void dt_propose_adv(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         in->mode &= 15;
         break;
     }
-    case OP_EMPTY: in->mode &= 31; break;
+    case OP_EMPTY: in->mode &= 63; break;
     case OP_IM2COL:
         in->i[0] = 1 + rint_(r, 3);
         in->i[1] = 1 + rint_(r, 3);
@@ -848,8 +850,12 @@ tt_tensor *dt_exec_adv(const dt_instr *in, tt_tensor **S)
             st[nd - 1] = s[nd - 2];
             st[nd - 2] = 1;
         }
-        t = m == 0 ? tt_empty(nd, s, dt) : m == 1 ? tt_empty_like(a) : m == 2 ? tt_empty_strided(nd, s, st, dt)
-                                                                             : tt_new_empty(a, nd, s);
+        if (m == 0 && (in->mode & 32))
+            t = tt_call(tt_op_find("tt::empty.memory_format"), tt_v_ints(nd, s), tt_v_dtype(dt),
+                        tt_v_none(), tt_v_none(), tt_v_none(), tt_v_int(nd == 4 ? 2 : 0));
+        else
+            t = m == 0 ? tt_empty(nd, s, dt) : m == 1 ? tt_empty_like(a) : m == 2 ? tt_empty_strided(nd, s, st, dt)
+                                                                                 : tt_new_empty(a, nd, s);
         return t && tt_fill_(t, in->f) == TT_OK ? t : NULL;
     }
     case OP_IM2COL: {
@@ -1043,7 +1049,11 @@ bool dt_print_adv(FILE *f, const dt_instr *in)
         int m = in->mode & 3;
         const char *dt = dtn((in->mode >> 2) & 3);
         fprintf(f, "fill_then(");
-        if (m == 0) fprintf(f, "tt_empty(tt_ndim(v%d), sizes_of(v%d), %s)", A, A, dt);
+        if (m == 0 && (in->mode & 32))
+            fprintf(f, "tt_call(tt_op_find(\"tt::empty.memory_format\"), tt_v_ints(tt_ndim(v%d), "
+                       "sizes_of(v%d)), tt_v_dtype(%s), tt_v_none(), tt_v_none(), tt_v_none(), "
+                       "tt_v_int(tt_ndim(v%d) == 4 ? 2 : 0))", A, A, dt, A);
+        else if (m == 0) fprintf(f, "tt_empty(tt_ndim(v%d), sizes_of(v%d), %s)", A, A, dt);
         else if (m == 1) fprintf(f, "tt_empty_like(v%d)", A);
         else if (m == 2) fprintf(f, "empty_strided_of(v%d, %d, %s)", A, !!(in->mode & 16), dt);
         else fprintf(f, "tt_new_empty(v%d, tt_ndim(v%d), reversed_sizes_of(v%d))", A, A, A);
