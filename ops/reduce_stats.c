@@ -292,25 +292,13 @@ static tt_builtin_id truth_id(int code)
     return ids[code];
 }
 
-/* any/all over every dim (dim < 0 and !has_dim) or one: bool out, u8 for
- * a u8 input (PyTorch 1.13's rule). */
-static tt_tensor *truth(int code, const tt_tensor *a, bool has_dim, int64_t dim, bool keepdim)
+/* any/all over the dims of mask: bool out, u8 for a u8 input (PyTorch
+ * 1.13's rule). */
+static tt_tensor *truth_over(int code, const tt_tensor *a, const bool *mask, bool keepdim)
 {
-    const char *name = tt__op_label(truth_id(code));
-    bool mask[TT_MAX_DIMS] = {false};
-    if (has_dim) {
-        int d = tt__op_dim(name, "dim", 2, dim, a->ndim);
-        if (d < 0)
-            return NULL;
-        if (d < a->ndim)
-            mask[d] = true;
-    } else {
-        for (int d = 0; d < a->ndim; d++)
-            mask[d] = true;
-    }
     tt_dtype odt = a->dtype == TT_U8 ? TT_U8 : TT_BOOL;
     tt_size sizes[TT_MAX_DIMS];
-    int ond = tt__reduced_shape(a, mask, has_dim && keepdim, sizes);
+    int ond = tt__reduced_shape(a, mask, keepdim, sizes);
     tt_tensor *out = tt__ops_new(a->storage->fake, ond, sizes, NULL, odt);
     if (!out || a->storage->fake || tt_numel(out) == 0)
         return out;
@@ -326,6 +314,49 @@ static tt_tensor *truth(int code, const tt_tensor *a, bool has_dim, int64_t dim,
         tt_parallel_for(rows, STATS_GRAIN / (n ? n : 1) + 1, task_truth, &j);
     tt_release(x);
     return out;
+}
+
+/* any/all over every dim (!has_dim) or one. */
+static tt_tensor *truth(int code, const tt_tensor *a, bool has_dim, int64_t dim, bool keepdim)
+{
+    bool mask[TT_MAX_DIMS] = {false};
+    if (has_dim) {
+        int d = tt__op_dim(tt__op_label(truth_id(code)), "dim", 2, dim, a->ndim);
+        if (d < 0)
+            return NULL;
+        if (d < a->ndim)
+            mask[d] = true;
+    } else {
+        for (int d = 0; d < a->ndim; d++)
+            mask[d] = true;
+    }
+    return truth_over(code, a, mask, has_dim && keepdim);
+}
+
+/* any.dims / all.dims (PyTorch 2.2's): over a list of dims, None (or [])
+ * for every one, keepdim for each reduced dim. */
+static tt_status truth_dims_kernel(tt_frame *f)
+{
+    int code = (int)KIND_OF(tt_frame_userdata(f));
+    tt_tensor *self;
+    tt_value dimv = tt_v_none();
+    bool keepdim = false, mask[TT_MAX_DIMS];
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (!st && !tt_arg_is_none(f, 1)) {
+        const int64_t *dims;
+        int n;
+        if (!(st = tt_arg_ints(f, 1, &dims, &n)))
+            dimv = tt_v_ints(n, dims);
+    }
+    if (!st)
+        st = tt_arg_bool(f, 2, &keepdim);
+    if (!st)
+        st = tt__reduce_mask(tt__op_label(code & TRUTH_ALL ? TT_OP_ALL_DIMS : TT_OP_ANY_DIMS),
+                             self, &dimv, mask);
+    if (st)
+        return st;
+    tt_tensor *r = truth_over(code, self, mask, keepdim);
+    return r ? tt_return(f, 0, r) : tt_errcode();
 }
 
 static tt_status truth_kernel(tt_frame *f)
@@ -406,4 +437,26 @@ tt_tensor *tt_any_dim(const tt_tensor *a, int64_t dim, bool keepdim)
 tt_tensor *tt_all_dim(const tt_tensor *a, int64_t dim, bool keepdim)
 {
     return truth_call(TRUTH_ALL | TRUTH_DIM, a, dim, keepdim);
+}
+
+static tt_tensor *truth_dims_call(tt_builtin_id id, const tt_tensor *a, int ndims,
+                                  const int64_t *dims, bool keepdim)
+{
+    if (ndims < 0 || (ndims > 0 && !dims)) {
+        tt_error(TT_EINVAL, "%s: argument 'dim' (#2): expects %d dims, got %s",
+                 tt__op_label(id), ndims, dims ? "a negative count" : "NULL");
+        return NULL;
+    }
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(a), ndims ? tt_v_ints(ndims, dims) : tt_v_none(),
+                                   tt_v_bool(keepdim)));
+}
+
+tt_tensor *tt_any_dims(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim)
+{
+    return truth_dims_call(TT_OP_ANY_DIMS, a, ndims, dims, keepdim);
+}
+
+tt_tensor *tt_all_dims(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim)
+{
+    return truth_dims_call(TT_OP_ALL_DIMS, a, ndims, dims, keepdim);
 }

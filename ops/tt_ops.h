@@ -314,6 +314,10 @@ tt_tensor *tt_any(const tt_tensor *a);
 tt_tensor *tt_all(const tt_tensor *a);
 tt_tensor *tt_any_dim(const tt_tensor *a, int64_t dim, bool keepdim);
 tt_tensor *tt_all_dim(const tt_tensor *a, int64_t dim, bool keepdim);
+/* tt::any.dims / tt::all.dims (PyTorch 2.2's): over ndims dims (0: every
+ * dim, as None). */
+tt_tensor *tt_any_dims(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim);
+tt_tensor *tt_all_dims(const tt_tensor *a, int ndims, const int64_t *dims, bool keepdim);
 /* tt::repeat: a tiled copy (n >= ndim repeats, extra ones add leading
  * dims); tt::flip: reversed along n dims; tt::roll: shifted cyclically
  * along ndims dims (0 dims: the flattened tensor by one shift); tt::tril /
@@ -370,6 +374,8 @@ tt_status tt_chunk(const tt_tensor *self, int64_t chunks, int64_t dim, tt_tensor
 #define tt_any(...) TT_CALLSITE_T(tt_any, __VA_ARGS__)
 #define tt_all(...) TT_CALLSITE_T(tt_all, __VA_ARGS__)
 #define tt_any_dim(...) TT_CALLSITE_T(tt_any_dim, __VA_ARGS__)
+#define tt_any_dims(...) TT_CALLSITE_T(tt_any_dims, __VA_ARGS__)
+#define tt_all_dims(...) TT_CALLSITE_T(tt_all_dims, __VA_ARGS__)
 #define tt_all_dim(...) TT_CALLSITE_T(tt_all_dim, __VA_ARGS__)
 #define tt_maximum(...) TT_CALLSITE_T(tt_maximum, __VA_ARGS__)
 #define tt_minimum(...) TT_CALLSITE_T(tt_minimum, __VA_ARGS__)

@@ -411,6 +411,11 @@
           truth_kernel, truth_kernel, NULL, NULL, TRUTH_ALL, TT_BUILTIN_NONDIFF) \
     X(STATS, ALL_DIM, "tt::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", \
           truth_kernel, truth_kernel, NULL, NULL, TRUTH_ALL | TRUTH_DIM, TT_BUILTIN_NONDIFF) \
+    /* PyTorch 2.2's any.dims (Core ATen) and all.dims: a list of dims */ \
+    X(STATS, ANY_DIMS, "tt::any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", \
+          truth_dims_kernel, truth_dims_kernel, NULL, NULL, TRUTH_ANY, TT_BUILTIN_NONDIFF) \
+    X(STATS, ALL_DIMS, "tt::all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", \
+          truth_dims_kernel, truth_dims_kernel, NULL, NULL, TRUTH_ALL, TT_BUILTIN_NONDIFF) \
     \
     /* ---- ops/linalg.c: matrix products through OpenBLAS --------------- */ \
     X(LINALG, MM, "tt::mm(Tensor self, Tensor mat2) -> Tensor", \

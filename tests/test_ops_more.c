@@ -435,6 +435,23 @@ START_TEST(test_any_all)
     ck_assert_int_eq(tt_ndim(ad), 2);
     ck_assert(((const bool *)tt_data(ad))[0] && !((const bool *)tt_data(ad))[1]);
     tt_release(a), tt_release(l), tt_release(ad), tt_release(x);
+    /* any.dims / all.dims agree with any.dim / all.dim applied in turn */
+    bool bv[24];
+    for (int i = 0; i < 24; i++)
+        bv[i] = (i * 7) % 5 == 0 && i != 10;
+    tt_tensor *b = NN(tt_from_data(3, (int64_t[]){2, 3, 4}, TT_BOOL, bv));
+    for (int keep = 0; keep < 2; keep++) {
+        tt_tensor *d2 = NN(tt_any_dims(b, 2, (int64_t[]){2, 0}, keep));
+        tt_tensor *r2 = NN(tt_any_dim(b, 2, keep)), *r1 = NN(tt_any_dim(r2, 0, keep));
+        ck_assert_int_eq(tt_ndim(d2), keep ? 3 : 1);
+        for (int64_t i = 0; i < 3; i++)
+            ck_assert(((const bool *)tt_data(d2))[i] == ((const bool *)tt_data(r1))[i]);
+        tt_tensor *all = NN(tt_all_dims(b, 0, NULL, keep)), *ref = NN(tt_all(b));
+        ck_assert_int_eq(tt_ndim(all), keep ? 3 : 0);
+        ck_assert(((const bool *)tt_data(all))[0] == ((const bool *)tt_data(ref))[0]);
+        tt_release(d2), tt_release(r2), tt_release(r1), tt_release(all), tt_release(ref);
+    }
+    tt_release(b);
     tt_tensor *e = NN(tt_zeros(TT_SHAPE(0, 2), TT_U8));
     a = NN(tt_any(e)), l = NN(tt_all_dim(e, 0, false));
     ck_assert_int_eq(tt_dtype_of(a), TT_U8);
@@ -555,6 +572,12 @@ static void errors_teardown(void)
     X_(var_dims_null, tt_var(X, 2, NULL, 1, false), TT_EINVAL,                                 \
        "tt::var: argument 'dim' (#2): expects 2 dims, got NULL")                    \
     X_(any_dim_range, tt_any_dim(X, -3, false), TT_EINVAL, "tt::any: argument 'dim' (#2)")     \
+    X_(any_dims_twice, tt_any_dims(X, 2, (int64_t[]){1, -1}, false), TT_EINVAL,                \
+       "tt::any: argument 'dim' (#2): dim 1 appears multiple times")                \
+    X_(all_dims_range, tt_all_dims(X, 1, (int64_t[]){2}, false), TT_EINVAL,                    \
+       "tt::all: argument 'dim' (#2)")                                                         \
+    X_(any_dims_null, tt_any_dims(X, 1, NULL, false), TT_EINVAL,                               \
+       "tt::any: argument 'dim' (#2): expects 1 dims, got NULL")                    \
     X_(roll_mismatch, tt_roll(X, 2, (int64_t[]){1, 2}, 1, (int64_t[]){0}), TT_EINVAL,         \
        "tt::roll: argument 'dims' (#3): shifts and dimensions must align (2 shifts, 1 dims)")  \
     X_(roll_flat_shifts, tt_roll(X, 2, (int64_t[]){1, 2}, 0, NULL), TT_EINVAL,                 \

@@ -441,6 +441,9 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_any, "tt::any", "C", tt_any(C))                                                        \
     X(tt_all, "tt::all", "IDX", tt_all(IDX))                                                    \
     X(tt_any_dim, "tt::any.dim", "A, 0, false", tt_any_dim(A, 0, false))                        \
+    X(tt_any_dims, "tt::any.dims", "A, [0, 1], true",                                           \
+      tt_any_dims(A, 2, (int64_t[]){0, 1}, true))                                               \
+    X(tt_all_dims, "tt::all.dims", "A, None, false", tt_all_dims(A, 0, NULL, false))            \
     X(tt_all_dim, "tt::all.dim", "C, -1, true", tt_all_dim(C, -1, true))                        \
     X(tt_repeat, "tt::repeat", "A, [2, 1, 3]", tt_repeat(A, 3, (const int64_t[]){2, 1, 3}))    \
     X(tt_flip, "tt::flip", "A, [0, 1]", tt_flip(A, 2, dims01))                                  \

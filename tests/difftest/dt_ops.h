@@ -147,7 +147,7 @@
                           "tt::bitwise_xor.Tensor tt::bitwise_and.Scalar "                  \
                           "tt::bitwise_or.Scalar tt::bitwise_xor.Scalar tt::bitwise_not")   \
     X(ISNAN, "isnan", "tt::isnan tt::isinf")                                                \
-    X(ANY, "any", "tt::any tt::all tt::any.dim tt::all.dim")                                \
+    X(ANY, "any", "tt::any tt::all tt::any.dim tt::all.dim tt::any.dims tt::all.dims")      \
     X(REPEAT, "repeat", "tt::repeat")                                                       \
     X(FULL_LIKE, "full_like", "tt::full_like tt::scalar_tensor")                             \
     X(MASKED_FILL, "masked_fill", "tt::masked_fill.Scalar tt::masked_fill.Tensor")          \

@@ -392,13 +392,16 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
         res->contig = A->contig;
         return !A->fuzzy;
     case OP_ANY: {
-        /* mode & 1 all, & 2 over dim i[0], & 4 keepdim */
-        bool dm = in->mode & 2;
+        /* mode & 1 all, & 2 over dim i[0], & 4 keepdim, & 8 as any.dims /
+         * all.dims ([i[0]], or None: every dim, kept with & 4) */
+        bool dm = in->mode & 2, every_kept = (in->mode & 8) && !dm && (in->mode & 4);
         if (A->fuzzy || (dm && d < 0)) return false;
         int nr = 0;
         for (int k = 0; dm && k < A->nd; k++)
             if (k != d) r[nr++] = A->s[k];
             else if (in->mode & 4) r[nr++] = 1;
+        for (int k = 0; every_kept && k < A->nd; k++)
+            r[nr++] = 1;
         *res = fresh(A->dt == TT_U8 ? TT_U8 : TT_BOOL, nr, r, slot);
         return true;
     }
@@ -665,6 +668,9 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
         return (in->mode & 3) == 0 ? tt_bitwise_and(a, b) : (in->mode & 3) == 1 ? tt_bitwise_or(a, b) : tt_bitwise_xor(a, b);
     case OP_ISNAN: return in->mode & 1 ? tt_isinf(a) : tt_isnan(a);
     case OP_ANY:
+        if (in->mode & 8)
+            return (in->mode & 1 ? tt_all_dims : tt_any_dims)(a, in->mode & 2 ? 1 : 0, in->i,
+                                                              in->mode & 4);
         if (in->mode & 2) return (in->mode & 1 ? tt_all_dim : tt_any_dim)(a, dim, in->mode & 4);
         return in->mode & 1 ? tt_all(a) : tt_any(a);
     case OP_REPEAT: return tt_repeat(a, in->ni, in->i);
@@ -841,7 +847,10 @@ bool dt_print_index(FILE *f, const dt_instr *in)
     }
     case OP_ISNAN: fprintf(f, "tt_%s(v%d)", in->mode & 1 ? "isinf" : "isnan", A); return true;
     case OP_ANY:
-        if (in->mode & 2) fprintf(f, "tt_%s_dim(v%d, %d, %s)", in->mode & 1 ? "all" : "any", A, dim, tf(in->mode & 4));
+        if (in->mode & 8)
+            fprintf(f, "tt_%s_dims(v%d, %d, (int64_t[]){%d}, %s)", in->mode & 1 ? "all" : "any", A,
+                    in->mode & 2 ? 1 : 0, (int)in->i[0], tf(in->mode & 4));
+        else if (in->mode & 2) fprintf(f, "tt_%s_dim(v%d, %d, %s)", in->mode & 1 ? "all" : "any", A, dim, tf(in->mode & 4));
         else fprintf(f, "tt_%s(v%d)", in->mode & 1 ? "all" : "any", A);
         return true;
     case OP_REPEAT: fprintf(f, "tt_repeat(v%d, %d, ", A, in->ni); pr_list(f, in->ni, in->i); fprintf(f, ")"); return true;
