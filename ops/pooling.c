@@ -1507,6 +1507,30 @@ static tt_status setup_pool1d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
     return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
 }
 
+/* A 1-d op's input x and gradient g as the 2-d ops' [.., C, 1, L] views
+ * (ops, so a traced backward records them); returns the inserted dim. */
+static int unsqueeze_pair(const tt_tensor *x, const tt_tensor *g, tt_tensor **xu,
+                          tt_tensor **gu)
+{
+    int h = tt_ndim(x) - 1;
+    *xu = tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(x), tt_v_int(h)));
+    *gu = *xu ? tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(g), tt_v_int(h))) : NULL;
+    return h;
+}
+
+/* The 2-d gradient r back to [.., C, L] as input 0's; releases r and the
+ * views. */
+static tt_status put_squeezed(tt_autograd_ctx *ctx, tt_tensor **gi, tt_tensor *r, int h,
+                              tt_tensor *xu, tt_tensor *gu)
+{
+    tt_tensor *sq = r ? tt__call_op(TT_OP_SQUEEZE_DIM, TT_ARGS(tt_v_tensor(r), tt_v_int(h)))
+                      : NULL;
+    tt_release(r);
+    tt_release(gu);
+    tt_release(xu);
+    return tt__put_grad(ctx, gi, 0, sq);
+}
+
 /* tt::adaptive_avg_pool1d(self, int[1] output_size): the 2-d op on the
  * [.., C, 1, L] view with output [1, L_out], as PyTorch composes it. */
 static tt_status adaptive_pool1d_kernel(tt_frame *f)
@@ -1536,20 +1560,12 @@ static tt_status adaptive_pool1d_backward(tt_autograd_ctx *ctx, tt_tensor *const
                                           tt_tensor **gi, int ni)
 {
     (void)ng, (void)ni;
-    tt_tensor *x = tt_ctx_saved(ctx, 0);
-    int h = tt_ndim(x) - 1;
-    tt_tensor *xu = tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(x), tt_v_int(h)));
-    tt_tensor *gu = xu ? tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(g[0]), tt_v_int(h)))
-                       : NULL;
+    tt_tensor *xu, *gu;
+    int h = unsqueeze_pair(tt_ctx_saved(ctx, 0), g[0], &xu, &gu);
     tt_tensor *r = gu ? tt__call_op(TT_OP__ADAPTIVE_AVG_POOL2D_BACKWARD,
                                     TT_ARGS(tt_v_tensor(gu), tt_v_tensor(xu)))
                       : NULL;
-    tt_tensor *sq = r ? tt__call_op(TT_OP_SQUEEZE_DIM, TT_ARGS(tt_v_tensor(r), tt_v_int(h)))
-                      : NULL;
-    tt_release(r);
-    tt_release(gu);
-    tt_release(xu);
-    return tt__put_grad(ctx, gi, 0, sq);
+    return put_squeezed(ctx, gi, r, h, xu, gu);
 }
 
 /* Through the 2-d backward ops on unsqueezed views; max pooling finds its
@@ -1563,12 +1579,8 @@ static tt_status pool1d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
     tt_status st = load_pool_args(ctx, &a);
     if (st)
         return st;
-    tt_tensor *x = tt_ctx_saved(ctx, 0);
-    int h = tt_ndim(x) - 1;
-    tt_tensor *xu = tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(x), tt_v_int(h)));
-    tt_tensor *gu = xu ? tt__call_op(TT_OP_UNSQUEEZE, TT_ARGS(tt_v_tensor(g[0]), tt_v_int(h)))
-                       : NULL;
-    tt_tensor *r = NULL;
+    tt_tensor *xu, *gu, *r = NULL;
+    int h = unsqueeze_pair(tt_ctx_saved(ctx, 0), g[0], &xu, &gu);
     if (gu && max) {
         tt_value outs[2] = {tt_v_none(), tt_v_none()};
         st = tt_op_call(tt__op(TT_OP_MAX_POOL2D_WITH_INDICES),
@@ -1588,12 +1600,7 @@ static tt_status pool1d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
                                 pair_value(a.s), pair_value(a.p), tt_v_bool(a.ceil),
                                 tt_v_bool(a.count_include_pad), tt_v_none()));
     }
-    tt_tensor *sq = r ? tt__call_op(TT_OP_SQUEEZE_DIM, TT_ARGS(tt_v_tensor(r), tt_v_int(h)))
-                      : NULL;
-    tt_release(r);
-    tt_release(gu);
-    tt_release(xu);
-    return tt__put_grad(ctx, gi, 0, sq);
+    return put_squeezed(ctx, gi, r, h, xu, gu);
 }
 
 #undef TT__FAMILY_POOL

@@ -125,6 +125,18 @@ static tt_tensor *var_std(int which, const tt_tensor *a, const tt_value *dimv, i
     return out;
 }
 
+/* An optional dim list (int[1]? dim): *dimv stays None when the call
+ * passes none. */
+static tt_status dims_arg(tt_frame *f, int i, tt_value *dimv)
+{
+    const int64_t *dims;
+    int n;
+    tt_status st = TT_OK;
+    if (!tt_arg_is_none(f, i) && !(st = tt_arg_ints(f, i, &dims, &n)))
+        *dimv = tt_v_ints(n, dims);
+    return st;
+}
+
 /* Reads var/std's arguments: (self, int[1]? dim, *, int? correction,
  * bool keepdim). */
 static tt_status var_kernel(tt_frame *f)
@@ -135,12 +147,8 @@ static tt_status var_kernel(tt_frame *f)
     int64_t corr = 1;
     bool keepdim = false;
     tt_status st = tt_arg_tensor(f, 0, &self);
-    if (!st && !tt_arg_is_none(f, 1)) {
-        const int64_t *dims;
-        int n;
-        if (!(st = tt_arg_ints(f, 1, &dims, &n)))
-            dimv = tt_v_ints(n, dims);
-    }
+    if (!st)
+        st = dims_arg(f, 1, &dimv);
     if (!st && !tt_arg_is_none(f, 2))
         st = tt_arg_int(f, 2, &corr);
     if (!st)
@@ -159,12 +167,8 @@ static tt_status var_dim_kernel(tt_frame *f)
     tt_value dimv = tt_v_none();
     bool unbiased = true, keepdim = false;
     tt_status st = tt_arg_tensor(f, 0, &self);
-    if (!st && !tt_arg_is_none(f, 1)) {
-        const int64_t *dims;
-        int n;
-        if (!(st = tt_arg_ints(f, 1, &dims, &n)))
-            dimv = tt_v_ints(n, dims);
-    }
+    if (!st)
+        st = dims_arg(f, 1, &dimv);
     if (!st)
         st = tt_arg_bool(f, 2, &unbiased);
     if (!st)
@@ -342,12 +346,8 @@ static tt_status truth_dims_kernel(tt_frame *f)
     tt_value dimv = tt_v_none();
     bool keepdim = false, mask[TT_MAX_DIMS];
     tt_status st = tt_arg_tensor(f, 0, &self);
-    if (!st && !tt_arg_is_none(f, 1)) {
-        const int64_t *dims;
-        int n;
-        if (!(st = tt_arg_ints(f, 1, &dims, &n)))
-            dimv = tt_v_ints(n, dims);
-    }
+    if (!st)
+        st = dims_arg(f, 1, &dimv);
     if (!st)
         st = tt_arg_bool(f, 2, &keepdim);
     if (!st)
