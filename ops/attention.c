@@ -186,10 +186,12 @@ static bool attn_parallel(const attn_plan *p)
     typedef T_ v64_##T_ __attribute__((vector_size(64), aligned(sizeof(T_)), may_alias)); \
     typedef T_ v32_##T_ __attribute__((vector_size(32)));                  \
     typedef T_ v16_##T_ __attribute__((vector_size(16)));                  \
-    static inline T_ lanes_sum_##T_(v64_##T_ a)                            \
+    /* (by address: a 64-byte vector argument would change the ABI of a   \
+     * build without AVX-512) */                                          \
+    static inline T_ lanes_sum_##T_(const v64_##T_ *a)                     \
     {                                                                      \
         v32_##T_ h[2];                                                     \
-        memcpy(h, &a, sizeof a);                                           \
+        memcpy(h, a, sizeof *a);                                           \
         v32_##T_ x = h[0] + h[1];                                          \
         v16_##T_ q[2];                                                     \
         memcpy(q, &x, sizeof x);                                           \
@@ -210,7 +212,7 @@ static bool attn_parallel(const attn_plan *p)
         T_ tail = 0;                                                       \
         for (; d < n; d++)                                                 \
             tail += a[d] * b[d];                                           \
-        return lanes_sum_##T_(acc) + tail;                                 \
+        return lanes_sum_##T_(&acc) + tail;                                \
     }                                                                      \
     /* The products of a block of a few query rows (a decode step's one)   \
      * as loops: through BLAS, each is a call whose setup costs more than  \
