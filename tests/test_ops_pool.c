@@ -44,21 +44,6 @@ static double at4(const tt_tensor *x, int64_t n, int64_t c, int64_t h, int64_t w
                                       : (double)((const float *)p)[off];
 }
 
-/* Same sizes and elements within tol (relative to 1 + |b|). */
-static void assert_close(const tt_tensor *a, const tt_tensor *b, double tol, const char *what)
-{
-    ck_assert_msg(tt_ndim(a) == tt_ndim(b), "%s: ndim %d vs %d", what, tt_ndim(a), tt_ndim(b));
-    for (int d = 0; d < tt_ndim(a); d++)
-        ck_assert_msg(tt_sizes(a)[d] == tt_sizes(b)[d], "%s: size %d", what, d);
-    int64_t n = tt_numel(a);
-    double *x = tt_test_values(a), *y = tt_test_values(b);
-    for (int64_t i = 0; i < n; i++)
-        CHECK(fabs(x[i] - y[i]) <= tol * (1 + fabs(y[i])), "%s: element %lld: %g vs %g", what,
-              (long long)i, x[i], y[i]);
-    free(x);
-    free(y);
-}
-
 /* ------------------------------------------------------------- max pool */
 
 typedef struct {
@@ -686,18 +671,7 @@ START_TEST(test_compiled_equals_eager)
     for (int k = 0; k < 2; k++) {
         tt_tensor *x = scrambled(nd, shapes[k], TT_F64);
         OK(tt_set_requires_grad(x, true));
-        tt_tensor *ce[2], *ee[2];
-        tt_status st = tt_compiled_call(c, &x, ce);
-        ck_assert_msg(st == TT_OK, "%s: compiled call, shape %d: %s", models[_i].name, k,
-                      tt_errmsg());
-        OK(tt_test_value_and_grad(&x, 1, ee, 2, &m));
-        for (int i = 0; i < 2; i++) {
-            char what[96];
-            snprintf(what, sizeof what, "%s: output %d, shape %d", models[_i].name, i, k);
-            assert_close(ce[i], ee[i], 1e-12, what);
-            tt_release(ce[i]);
-            tt_release(ee[i]);
-        }
+        tt_test_compiled_equals_eager(c, m, x, 1e-12, models[_i].name, k);
         tt_release(x);
     }
     /* The plan releases what its graph holds: a tensor a wrapper also

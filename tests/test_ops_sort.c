@@ -592,18 +592,7 @@ START_TEST(test_compiled_equals_eager)
     for (int k = 0; k < 2; k++) {
         tt_tensor *x = scrambled(2, shapes[k], TT_F64);
         OK(tt_set_requires_grad(x, true));
-        tt_tensor *ce[2], *ee[2];
-        tt_status st = tt_compiled_call(c, &x, ce);
-        ck_assert_msg(st == TT_OK, "%s: compiled call, shape %d: %s", models[_i].name, k,
-                      tt_errmsg());
-        OK(tt_test_value_and_grad(&x, 1, ee, 2, &m));
-        for (int i = 0; i < 2; i++) {
-            char what[96];
-            snprintf(what, sizeof what, "%s: output %d, shape %d", models[_i].name, i, k);
-            tt_test_assert_close(ce[i], ee[i], 0, what);
-            tt_release(ce[i]);
-            tt_release(ee[i]);
-        }
+        tt_test_compiled_equals_eager(c, m, x, 0, models[_i].name, k);
         tt_release(x);
     }
     tt_clear_error();

@@ -174,6 +174,25 @@ static inline tt_status tt_test_value_and_grad(tt_tensor **in, int nin, tt_tenso
     return st;
 }
 
+/* Runs compiled c, a plan of tt_test_value_and_grad around model m, on x
+ * and asserts its value and gradient equal eager's within tol; failures
+ * name the model and which input shape (k) it was. */
+static inline void tt_test_compiled_equals_eager(tt_compiled *c, tt_test_model m, tt_tensor *x,
+                                                 double tol, const char *name, int k)
+{
+    tt_tensor *ce[2], *ee[2];
+    tt_status st = tt_compiled_call(c, &x, ce);
+    ck_assert_msg(st == TT_OK, "%s: compiled call, shape %d: %s", name, k, tt_errmsg());
+    OK(tt_test_value_and_grad(&x, 1, ee, 2, &m));
+    for (int i = 0; i < 2; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s: output %d, shape %d", name, i, k);
+        tt_test_assert_close(ce[i], ee[i], tol, what);
+        tt_release(ce[i]);
+        tt_release(ee[i]);
+    }
+}
+
 static inline tt_tensor *tt_test_trainable(tt_tensor *t)
 {
     OK(tt_set_requires_grad(t, true));
