@@ -1,9 +1,10 @@
 /* Padding (constant, reflection, replication) and upsampling (nearest, bilinear), with their backward ops.
  *
  * constant_pad_nd is a fill and one strided copy (any dtype; negative pads
- * crop). Reflection, replication and nearest upsampling are one gather
- * over [planes, H, W] through two index maps (each output row and column
- * names its source row and column), and their backward ops the matching
+ * crop). Reflection and replication (of the last 1, 2 or 3 dims) and
+ * nearest upsampling are one gather over [planes, D, H, W] through index
+ * maps (each output depth, row and column names its source), and their
+ * backward ops the matching
  * scatter-add; bilinear upsampling has its own loop with PyTorch's source
  * indices and weights. Kernels read and write through strides and run in
  * parallel over the planes. */
@@ -14,13 +15,22 @@
 
 #include <math.h>
 
-enum { PAD_REFLECT1D, PAD_REFLECT2D, PAD_REPLICATE2D }; /* the rows' data */
+/* The rows' data: a padding's kind is its number of spatial dims and
+ * whether it reflects or replicates. */
+enum {
+    PAD_REFLECT1D, PAD_REPLICATE1D, PAD_REFLECT2D, PAD_REPLICATE2D, PAD_REFLECT3D,
+    PAD_REPLICATE3D
+};
+#define PAD_SPATIAL(kind) ((kind) / 2 + 1)
+#define PAD_REFLECTS(kind) ((kind) % 2 == 0)
 
-static const tt_builtin_id pad_ids[3] = {TT_OP_REFLECTION_PAD1D, TT_OP_REFLECTION_PAD2D,
-                                         TT_OP_REPLICATION_PAD2D};
-static const tt_builtin_id pad_bw_ids[3] = {TT_OP_REFLECTION_PAD1D_BACKWARD,
-                                            TT_OP_REFLECTION_PAD2D_BACKWARD,
-                                            TT_OP_REPLICATION_PAD2D_BACKWARD};
+static const tt_builtin_id pad_ids[] = {
+    TT_OP_REFLECTION_PAD1D, TT_OP_REPLICATION_PAD1D, TT_OP_REFLECTION_PAD2D,
+    TT_OP_REPLICATION_PAD2D, TT_OP_REFLECTION_PAD3D, TT_OP_REPLICATION_PAD3D};
+static const tt_builtin_id pad_bw_ids[] = {
+    TT_OP_REFLECTION_PAD1D_BACKWARD, TT_OP_REPLICATION_PAD1D_BACKWARD,
+    TT_OP_REFLECTION_PAD2D_BACKWARD, TT_OP_REPLICATION_PAD2D_BACKWARD,
+    TT_OP_REFLECTION_PAD3D_BACKWARD, TT_OP_REPLICATION_PAD3D_BACKWARD};
 
 /* size + delta for a size that may be symbolic; concrete results may be
  * negative (the callers refuse them). */
@@ -170,31 +180,32 @@ static tt_status constant_pad_backward(tt_autograd_ctx *ctx, tt_tensor *const *g
 
 /* ============================================================ index maps */
 
-/* One gather (or, backward, scatter-add) over [planes, H, W]: output row oh
- * reads input row mh[oh], column ow reads mw[ow]. "in" is the input (or
+/* One gather (or, backward, scatter-add) over [planes, D, H, W] (1-d and
+ * 2-d maps have D, and 1-d H, of 1): output depth od reads input depth
+ * md[od], row oh row mh[oh], column ow column mw[ow]. "in" is the input (or
  * grad_input), "out" the output (or grad_output); strides in elements. */
 typedef struct {
     char *in, *out;
-    const int64_t *mh, *mw;
+    const int64_t *md, *mh, *mw;
     int64_t lead[2]; /* the leading dims' sizes: [N, C], [1, C] or [1, 1] */
-    int64_t OH, OW;
-    int64_t is[4], os[4];
+    int64_t OD, OH, OW;
+    int64_t is[5], os[5];
 } map_plan;
 
-/* n, c, h, w strides of t whose last two (or, `one_d`, last one) dims are
- * the spatial ones; missing leading dims have stride 0. */
-static void map_strides(const tt_tensor *t, bool one_d, int64_t s[4])
+/* n, c, d, h, w strides of t whose last sp dims are the spatial ones;
+ * missing dims have stride 0. */
+static void map_strides(const tt_tensor *t, int sp, int64_t s[5])
 {
-    int nd = tt_ndim(t), sp = one_d ? 1 : 2, lead = nd - sp;
+    int nd = tt_ndim(t), lead = nd - sp;
     s[0] = lead >= 2 ? tt_strides(t)[lead - 2] : 0;
     s[1] = lead >= 1 ? tt_strides(t)[lead - 1] : 0;
-    s[2] = one_d ? 0 : tt_strides(t)[nd - 2];
-    s[3] = tt_strides(t)[nd - 1];
+    for (int i = 0; i < 3; i++)
+        s[2 + i] = i >= 3 - sp ? tt_strides(t)[nd - 3 + i] : 0;
 }
 
-static void map_lead(const tt_tensor *t, bool one_d, int64_t lead[2])
+static void map_lead(const tt_tensor *t, int sp, int64_t lead[2])
 {
-    int nd = tt_ndim(t), l = nd - (one_d ? 1 : 2);
+    int nd = tt_ndim(t), l = nd - sp;
     lead[0] = l >= 2 ? tt_sizes(t)[l - 2] : 1;
     lead[1] = l >= 1 ? tt_sizes(t)[l - 1] : 1;
 }
@@ -206,35 +217,44 @@ static void map_lead(const tt_tensor *t, bool one_d, int64_t lead[2])
             int64_t n = pl / p->lead[1], c = pl % p->lead[1];                  \
             T *in = (T *)p->in + n * p->is[0] + c * p->is[1];                  \
             T *out = (T *)p->out + n * p->os[0] + c * p->os[1];                \
-            for (int64_t oh = 0; oh < p->OH; oh++) {                           \
-                T *irow = in + p->mh[oh] * p->is[2];                           \
-                T *orow = out + oh * p->os[2];                                 \
-                for (int64_t ow = 0; ow < p->OW; ow++)                         \
-                    BODY;                                                      \
-            }                                                                  \
+            for (int64_t od = 0; od < p->OD; od++)                             \
+                for (int64_t oh = 0; oh < p->OH; oh++) {                       \
+                    T *irow = in + p->md[od] * p->is[2] + p->mh[oh] * p->is[3]; \
+                    T *orow = out + od * p->os[2] + oh * p->os[3];             \
+                    for (int64_t ow = 0; ow < p->OW; ow++)                     \
+                        BODY;                                                  \
+                }                                                              \
         }                                                                      \
     }
 #define MAP_FNS(T)                                                             \
     CPU_CLONES static void gather_##T(int64_t b, int64_t e, void *vp)          \
-        MAP_LOOPS(T, orow[ow * p->os[3]] = irow[p->mw[ow] * p->is[3]])         \
+        MAP_LOOPS(T, orow[ow * p->os[4]] = irow[p->mw[ow] * p->is[4]])         \
     static void scatter_##T(int64_t b, int64_t e, void *vp)                    \
-        MAP_LOOPS(T, irow[p->mw[ow] * p->is[3]] += orow[ow * p->os[3]])
+        MAP_LOOPS(T, irow[p->mw[ow] * p->is[4]] += orow[ow * p->os[4]])
 MAP_FNS(float)
 MAP_FNS(double)
 
-/* Runs the gather (forward) or scatter (backward) of x/y through maps. */
-static void run_map(bool scatter, tt_tensor *in, tt_tensor *out, bool one_d, const int64_t *mh,
-                    const int64_t *mw)
+/* Runs the gather (forward) or scatter (backward) of in/out over their
+ * last sp dims through maps[0..sp) (depth, rows, columns: the outer ones
+ * a 1-d or 2-d map lacks are left out). */
+static void run_map(bool scatter, tt_tensor *in, tt_tensor *out, int sp,
+                    const int64_t *const *maps)
 {
-    map_plan p = {.in = tt__ptr(in), .out = tt__ptr(out), .mh = mh, .mw = mw};
+    static const int64_t zero = 0;
+    map_plan p = {.in = tt__ptr(in), .out = tt__ptr(out), .md = &zero, .mh = &zero,
+                  .OD = 1, .OH = 1};
     int nd = tt_ndim(out);
-    p.OH = one_d ? 1 : tt_sizes(out)[nd - 2];
-    p.OW = tt_sizes(out)[nd - 1];
-    map_lead(out, one_d, p.lead);
-    map_strides(in, one_d, p.is);
-    map_strides(out, one_d, p.os);
+    const int64_t **dst[3] = {&p.md, &p.mh, &p.mw};
+    int64_t *len[3] = {&p.OD, &p.OH, &p.OW};
+    for (int i = 0; i < sp; i++) {
+        *dst[3 - sp + i] = maps[i];
+        *len[3 - sp + i] = tt_sizes(out)[nd - sp + i];
+    }
+    map_lead(out, sp, p.lead);
+    map_strides(in, sp, p.is);
+    map_strides(out, sp, p.os);
     bool f64 = tt_dtype_of(in) == TT_F64;
-    int64_t grain = 65536 / (p.OH * p.OW + 1) + 1;
+    int64_t grain = 65536 / (p.OD * p.OH * p.OW + 1) + 1;
     tt_parallel_for(p.lead[0] * p.lead[1], grain,
                     scatter ? (f64 ? scatter_double : scatter_float)
                             : (f64 ? gather_double : gather_float),
@@ -259,7 +279,7 @@ static int64_t pad_src(bool reflect, int64_t j, int64_t in, int64_t l)
 }
 
 /* The checks of PyTorch's reflection_pad / replication_pad, and the
- * output's sizes. pad is (left, right[, top, bottom]). */
+ * output's sizes. pad is (left, right[, top, bottom[, front, back]]). */
 static tt_status pad_check(int kind, const char *op, int argno_x, const tt_tensor *x,
                            const int64_t *pad, tt_size *sizes)
 {
@@ -267,8 +287,7 @@ static tt_status pad_check(int kind, const char *op, int argno_x, const tt_tenso
     char s1[128];
     if ((st = want_float(op, "self", argno_x, x)))
         return st;
-    bool one_d = kind == PAD_REFLECT1D;
-    int nd = tt_ndim(x), sp = one_d ? 1 : 2;
+    int nd = tt_ndim(x), sp = PAD_SPATIAL(kind);
     bool ok = nd == sp + 1 || nd == sp + 2;
     for (int d = nd == sp + 2 ? 1 : 0; ok && d < nd; d++)
         ok = !tt__sz_eq(tt_sizes(x)[d], 0);
@@ -286,8 +305,8 @@ static tt_status pad_check(int kind, const char *op, int argno_x, const tt_tenso
             return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): padding (%lld, %lld) is "
                                        "out of range", op, argno_x + 1, (long long)l,
                             (long long)r);
-        if (kind != PAD_REPLICATE2D && (!tt__sz_lt(l, tt_sizes(x)[d]) ||
-                                        !tt__sz_lt(r, tt_sizes(x)[d])))
+        if (PAD_REFLECTS(kind) && (!tt__sz_lt(l, tt_sizes(x)[d]) ||
+                                   !tt__sz_lt(r, tt_sizes(x)[d])))
             return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): padding size should be "
                                        "less than the corresponding input dimension, but got "
                                        "padding (%lld, %lld) at dimension %d of input %s",
@@ -296,53 +315,65 @@ static tt_status pad_check(int kind, const char *op, int argno_x, const tt_tenso
         sizes[d] = size_plus(size_plus(sizes[d], l), r);
         if (tt_errcode())
             return tt_errcode();
-        if (tt__sz_lt(sizes[d], 1))
+        /* PyTorch 1.13 gives an empty result for a 2-d or 3-d crop to
+         * exactly nothing, and refuses it in 1-d */
+        int least = sp == 1 ? 1 : 0;
+        if (tt__sz_lt(sizes[d], least))
             return tt_error(TT_ESHAPE, "%s: argument 'padding' (#%d): input %s padded by "
                                        "(%lld, %lld) at dimension %d gives an output size "
-                                       "below 1", op, argno_x + 1,
-                            tt_shape_str(x, s1, sizeof s1), (long long)l, (long long)r, d);
+                                       "below %d", op, argno_x + 1,
+                            tt_shape_str(x, s1, sizeof s1), (long long)l, (long long)r, d,
+                            least);
+        /* an empty dim is specialized (a guard), as PyTorch's 0 and 1 are:
+         * strides past it count it as 1, which a symbol cannot say */
+        if (tt_size_is_sym(sizes[d]) && tt__sz_eq(sizes[d], 0))
+            sizes[d] = 0;
     }
     return TT_OK;
 }
 
-/* The index maps of a padding: rows (1 for 1-d) then columns. NULL on
- * allocation failure. */
+/* The index maps of a padding, outermost spatial dim first (depth, rows,
+ * columns, as many as it pads), written into maps[]. NULL on allocation
+ * failure; else the block to free. */
 static int64_t *pad_maps(int kind, const tt_tensor *x, const tt_tensor *y, const int64_t *pad,
-                         int64_t **mw)
+                         int64_t *maps[3])
 {
-    bool one_d = kind == PAD_REFLECT1D, reflect = kind != PAD_REPLICATE2D;
-    int nd = tt_ndim(x);
-    int64_t OH = one_d ? 1 : tt_sizes(y)[nd - 2], OW = tt_sizes(y)[nd - 1];
-    int64_t *mh = tt__malloc(sizeof(int64_t) * (size_t)(OH + OW));
-    if (!mh)
+    int nd = tt_ndim(x), sp = PAD_SPATIAL(kind);
+    int64_t total = 1;
+    for (int i = 0; i < sp; i++)
+        total += tt_sizes(y)[nd - sp + i];
+    int64_t *block = tt__malloc(sizeof(int64_t) * (size_t)total);
+    if (!block)
         return NULL;
-    *mw = mh + OH;
-    for (int64_t j = 0; j < OW; j++)
-        (*mw)[j] = pad_src(reflect, j, tt_sizes(x)[nd - 1], pad[0]);
-    for (int64_t j = 0; j < OH; j++)
-        mh[j] = one_d ? 0 : pad_src(reflect, j, tt_sizes(x)[nd - 2], pad[2]);
-    return mh;
+    int64_t *at = block;
+    for (int i = 0; i < sp; i++) {
+        int d = nd - sp + i, k = sp - 1 - i; /* pad pair k pads dim d */
+        maps[i] = at;
+        for (int64_t j = 0; j < tt_sizes(y)[d]; j++)
+            *at++ = pad_src(PAD_REFLECTS(kind), j, tt_sizes(x)[d], pad[2 * k]);
+    }
+    return block;
 }
 
-/* tt::reflection_pad1d/2d and tt::replication_pad2d (the row's data says
- * which): contiguous results, as PyTorch's. */
+/* tt::reflection_pad1d/2d/3d and tt::replication_pad1d/2d/3d (the row's
+ * data says which): contiguous results, as PyTorch's. */
 static tt_tensor *pad_op(int kind, const tt_tensor *x, const int64_t *pad, bool fake)
 {
     const char *op = tt__op_label(pad_ids[kind]);
-    tt_size sizes[4];
+    tt_size sizes[5];
     if (pad_check(kind, op, 1, x, pad, sizes))
         return NULL;
     fake = fake || is_fake(x);
     tt_tensor *y = tt__ops_new(fake, tt_ndim(x), sizes, NULL, tt_dtype_of(x));
     if (!y || fake)
         return y;
-    int64_t *mw, *mh = pad_maps(kind, x, y, pad, &mw);
-    if (!mh) {
+    int64_t *maps[3], *block = pad_maps(kind, x, y, pad, maps);
+    if (!block) {
         tt_error(TT_ENOMEM, "%s: out of memory for the index maps", op);
         return tt_release(y);
     }
-    run_map(false, (tt_tensor *)x, y, kind == PAD_REFLECT1D, mh, mw);
-    tt__free(mh);
+    run_map(false, (tt_tensor *)x, y, PAD_SPATIAL(kind), (const int64_t *const *)maps);
+    tt__free(block);
     return y;
 }
 
@@ -372,7 +403,7 @@ static tt_status pad_backward_kernel(tt_frame *f)
         (st = tt_arg_ints(f, 2, &pad, &n)))
         return st;
     const char *op = tt__op_label(pad_bw_ids[kind]);
-    tt_size osz[4];
+    tt_size osz[5];
     if ((st = pad_check(kind, op, 2, x, pad, osz)) ||
         (st = want_same_dtype(op, "grad_output", 1, g, x)) ||
         (st = want_sizes(op, "grad_output", 1, g, tt_ndim(x), osz)))
@@ -382,13 +413,13 @@ static tt_status pad_backward_kernel(tt_frame *f)
     if (!gi || fake)
         return gi ? tt_return(f, 0, gi) : tt_errcode();
     memset(tt__ptr(gi), 0, (size_t)tt_numel(gi) * tt_dtype_size(tt_dtype_of(gi)));
-    int64_t *mw, *mh = pad_maps(kind, x, g, pad, &mw);
-    if (!mh) {
+    int64_t *maps[3], *block = pad_maps(kind, x, g, pad, maps);
+    if (!block) {
         tt_release(gi);
         return tt_frame_fail(f, TT_ENOMEM, "out of memory for the index maps");
     }
-    run_map(true, gi, g, kind == PAD_REFLECT1D, mh, mw);
-    tt__free(mh);
+    run_map(true, gi, g, PAD_SPATIAL(kind), (const int64_t *const *)maps);
+    tt__free(block);
     return tt_return(f, 0, gi);
 }
 
@@ -549,7 +580,7 @@ static tt_tensor *upsample_nearest(const tt_tensor *x, const up_args *u, bool fa
     bool f64 = tt_dtype_of(x) == TT_F64;
     nearest_map(false, f64, u->in[2], u->out[0], u->scale[0], mh);
     nearest_map(false, f64, u->in[3], u->out[1], u->scale[1], mh + u->out[0]);
-    run_map(false, (tt_tensor *)x, y, false, mh, mh + u->out[0]);
+    run_map(false, (tt_tensor *)x, y, 2, (const int64_t *const[]){mh, mh + u->out[0]});
     tt__free(mh);
     return y;
 }
@@ -584,7 +615,7 @@ typedef struct {
     const int64_t *h0, *h1, *w0, *w1;
     const void *lh0, *lh1, *lw0, *lw1;
     int64_t C, OH, OW;
-    int64_t is[4], os[4];
+    int64_t is[5], os[5]; /* as map_strides gives them: [2] unused */
 } bil_plan;
 
 #define BIL_FNS(T)                                                             \
@@ -597,10 +628,10 @@ typedef struct {
             const T *x = (const T *)p->in + n * p->is[0] + c * p->is[1];       \
             T *y = (T *)p->out + n * p->os[0] + c * p->os[1];                  \
             for (int64_t oh = 0; oh < p->OH; oh++) {                           \
-                const T *r0 = x + p->h0[oh] * p->is[2], *r1 = x + p->h1[oh] * p->is[2]; \
+                const T *r0 = x + p->h0[oh] * p->is[3], *r1 = x + p->h1[oh] * p->is[3]; \
                 for (int64_t ow = 0; ow < p->OW; ow++) {                       \
-                    int64_t a = p->w0[ow] * p->is[3], bb = p->w1[ow] * p->is[3]; \
-                    y[oh * p->os[2] + ow * p->os[3]] =                         \
+                    int64_t a = p->w0[ow] * p->is[4], bb = p->w1[ow] * p->is[4]; \
+                    y[oh * p->os[3] + ow * p->os[4]] =                         \
                         lh0[oh] * (lw0[ow] * r0[a] + lw1[ow] * r0[bb]) +       \
                         lh1[oh] * (lw0[ow] * r1[a] + lw1[ow] * r1[bb]);        \
                 }                                                              \
@@ -616,10 +647,10 @@ typedef struct {
             T *gi = (T *)p->in + n * p->is[0] + c * p->is[1];                  \
             const T *go = (const T *)p->out + n * p->os[0] + c * p->os[1];     \
             for (int64_t oh = 0; oh < p->OH; oh++) {                           \
-                T *r0 = gi + p->h0[oh] * p->is[2], *r1 = gi + p->h1[oh] * p->is[2]; \
+                T *r0 = gi + p->h0[oh] * p->is[3], *r1 = gi + p->h1[oh] * p->is[3]; \
                 for (int64_t ow = 0; ow < p->OW; ow++) {                       \
-                    int64_t a = p->w0[ow] * p->is[3], bb = p->w1[ow] * p->is[3]; \
-                    T g = go[oh * p->os[2] + ow * p->os[3]];                   \
+                    int64_t a = p->w0[ow] * p->is[4], bb = p->w1[ow] * p->is[4]; \
+                    T g = go[oh * p->os[3] + ow * p->os[4]];                   \
                     r0[a] += lh0[oh] * lw0[ow] * g;                            \
                     r0[bb] += lh0[oh] * lw1[ow] * g;                           \
                     r1[a] += lh1[oh] * lw0[ow] * g;                            \
@@ -654,8 +685,8 @@ static tt_status run_bilinear(bool backward, tt_tensor *in, tt_tensor *out, cons
     bil_plan p = {.in = tt__ptr(in), .out = tt__ptr(out), .h0 = h0, .h1 = h1, .w0 = w0,
                   .w1 = w1, .lh0 = lh0, .lh1 = lh1, .lw0 = lw0, .lw1 = lw1,
                   .C = u->in[1], .OH = OH, .OW = OW};
-    map_strides(in, false, p.is);
-    map_strides(out, false, p.os);
+    map_strides(in, 2, p.is);
+    map_strides(out, 2, p.os);
     int64_t grain = 16384 / (OH * OW + 1) + 1;
     tt_parallel_for(u->in[0] * u->in[1], grain,
                     backward ? (f64 ? bil_bwd_double : bil_bwd_float)
@@ -758,7 +789,7 @@ static tt_status upsample_backward_kernel(tt_frame *f)
         } else {
             nearest_map(true, false, is[2], u.out[0], u.scale[0], mh);
             nearest_map(true, false, is[3], u.out[1], u.scale[1], mh + u.out[0]);
-            run_map(true, gi, g, false, mh, mh + u.out[0]);
+            run_map(true, gi, g, 2, (const int64_t *const[]){mh, mh + u.out[0]});
             tt__free(mh);
         }
     }
@@ -848,20 +879,18 @@ tt_tensor *tt_pad(const tt_tensor *x, int n, const int64_t *pads, const char *mo
         return tt__call_op(TT_OP_CONSTANT_PAD_ND,
                            TT_ARGS(tt_v_tensor(x), tt_v_ints(n, pads), tt_v_float(value)));
     }
-    int kind = !strcmp(mode, "reflect") ? (n == 2 ? PAD_REFLECT1D : PAD_REFLECT2D)
-               : !strcmp(mode, "replicate") ? PAD_REPLICATE2D
-                                            : -1;
-    if (kind < 0) {
+    bool reflect = !strcmp(mode, "reflect");
+    if (!reflect && strcmp(mode, "replicate")) {
         tt_error(TT_EINVAL, "tt_pad: argument 'mode': expected 'constant', 'reflect' or "
                             "'replicate', got '%s'", mode);
         return NULL;
     }
-    if ((kind == PAD_REFLECT2D || kind == PAD_REPLICATE2D) && n != 4) {
-        tt_error(TT_EINVAL, "tt_pad: mode '%s' pads the last %s: expected %s pads, got %d",
-                 mode, kind == PAD_REFLECT2D ? "dim or two" : "two dims",
-                 kind == PAD_REFLECT2D ? "2 or 4" : "4", n);
+    if (n != 2 && n != 4 && n != 6) {
+        tt_error(TT_EINVAL, "tt_pad: mode '%s' pads the last one, two or three dims: expected "
+                            "2, 4 or 6 pads, got %d", mode, n);
         return NULL;
     }
+    int kind = (n / 2 - 1) * 2 + !reflect;
     if (tt__fast_path(pad_ids[kind], 1, &x))
         return pad_op(kind, x, pads, false);
     return tt__call_op(pad_ids[kind], TT_ARGS(tt_v_tensor(x), tt_v_ints(n, pads)));

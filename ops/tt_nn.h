@@ -112,12 +112,13 @@ tt_tensor *tt_avg_pool1d(const tt_tensor *x, const tt_pool_opts *o);
 /* Padding as F.pad: pads[2i], pads[2i + 1] pad the i-th dim from the last
  * before and after. mode "constant" (tt::constant_pad_nd: any dtype, any
  * number of dims up to n / 2, `value` in the new elements, negative pads
- * crop; NULL is "constant"), "reflect" (tt::reflection_pad1d for n 2 on a
- * [C, W] or [N, C, W] input, tt::reflection_pad2d for n 4 on [C, H, W] or
- * [N, C, H, W]: mirrored about the edge, each pad below the size it pads)
- * or "replicate" (tt::replication_pad2d, n 4: the edge repeated); value
- * is read in constant mode only. Reflection and replication need f32 or
- * f64. */
+ * crop; NULL is "constant"), "reflect" (mirrored about the edge, each pad
+ * below the size it pads) or "replicate" (the edge repeated): n 2, 4 or 6
+ * pad the last 1, 2 or 3 dims of an input with 1 or 2 more dims
+ * (tt::reflection_pad1d/2d/3d, tt::replication_pad1d/2d/3d: [C, W] or
+ * [N, C, W]; [C, H, W] or [N, C, H, W]; [C, D, H, W] or [N, C, D, H, W]).
+ * value is read in constant mode only. Reflection and replication need
+ * f32 or f64. */
 tt_tensor *tt_pad(const tt_tensor *x, int n, const int64_t *pads, const char *mode,
                   double value);
 /* Nearest-neighbour upsampling of [N, C, H, W] (f32, f64) to out_h x out_w

@@ -721,6 +721,12 @@
           pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REFLECT2D, 0) \
     X(PAD_UPSAMPLE, REPLICATION_PAD2D, "tt::replication_pad2d(Tensor self, int[4] padding) -> Tensor", \
           pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REPLICATE2D, 0) \
+    X(PAD_UPSAMPLE, REPLICATION_PAD1D, "tt::replication_pad1d(Tensor self, int[2] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REPLICATE1D, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD3D, "tt::reflection_pad3d(Tensor self, int[6] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REFLECT3D, 0) \
+    X(PAD_UPSAMPLE, REPLICATION_PAD3D, "tt::replication_pad3d(Tensor self, int[6] padding) -> Tensor", \
+          pad_kernel, pad_kernel, pad_backward, setup_pad, PAD_REPLICATE3D, 0) \
     X(PAD_UPSAMPLE, REFLECTION_PAD1D_BACKWARD, "tt::reflection_pad1d_backward(Tensor grad_output, " \
           "Tensor self, int[2] padding) -> Tensor", \
           pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REFLECT1D, 0) \
@@ -730,6 +736,15 @@
     X(PAD_UPSAMPLE, REPLICATION_PAD2D_BACKWARD, "tt::replication_pad2d_backward(Tensor grad_output, " \
           "Tensor self, int[4] padding) -> Tensor", \
           pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REPLICATE2D, 0) \
+    X(PAD_UPSAMPLE, REPLICATION_PAD1D_BACKWARD, "tt::replication_pad1d_backward(Tensor grad_output, " \
+          "Tensor self, int[2] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REPLICATE1D, 0) \
+    X(PAD_UPSAMPLE, REFLECTION_PAD3D_BACKWARD, "tt::reflection_pad3d_backward(Tensor grad_output, " \
+          "Tensor self, int[6] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REFLECT3D, 0) \
+    X(PAD_UPSAMPLE, REPLICATION_PAD3D_BACKWARD, "tt::replication_pad3d_backward(Tensor grad_output, " \
+          "Tensor self, int[6] padding) -> Tensor", \
+          pad_backward_kernel, pad_backward_kernel, NULL, NULL, PAD_REPLICATE3D, 0) \
     /* data 1: bilinear. The .vec forms take exactly one of output_size \
      * and scale_factors, as PyTorch's. */ \
     X(PAD_UPSAMPLE, UPSAMPLE_NEAREST2D_VEC, "tt::upsample_nearest2d.vec(Tensor input, " \

@@ -460,12 +460,18 @@ static tt_tensor *op_call(const char *name, int n, const tt_value *args)
       "tt::reflection_pad2d: argument 'padding' (#2): padding size should be " \
       "less than the corresponding input dimension, but got padding (4, 0) "   \
       "at dimension 3 of input [1, 3, 4, 4]")                                  \
-    X(reflect_6_pads, PAD(in.x, "reflect", 1, 1, 1, 1, 1, 1), TT_EINVAL,       \
-      "tt_pad: mode 'reflect' pads the last dim or two: expected 2 or 4 "      \
-      "pads, got 6")                                                           \
-    X(replicate_2_pads, PAD(in.x, "replicate", 1, 1), TT_EINVAL,               \
-      "tt_pad: mode 'replicate' pads the last two dims: expected 4 pads, got " \
-      "2")                                                                     \
+    X(reflect_8_pads, PAD(in.x, "reflect", 1, 1, 1, 1, 1, 1, 1, 1), TT_EINVAL, \
+      "tt_pad: mode 'reflect' pads the last one, two or three dims: expected " \
+      "2, 4 or 6 pads, got 8")                                                 \
+    X(replicate_2_pads_4d, PAD(in.x, "replicate", 1, 1), TT_ESHAPE,            \
+      "tt::replication_pad1d: argument 'self' (#1): expected a 2-d or 3-d "    \
+      "(batch mode) tensor with non-zero sizes (the batch may be 0), got [1, " \
+      "3, 4, 4]")                                                              \
+    X(replicate_6_pads_2d, PAD(in.x2, "replicate", 1, 1, 1, 1, 1, 1),          \
+      TT_ESHAPE,                                                               \
+      "tt::replication_pad3d: argument 'self' (#1): expected a 4-d or 5-d "    \
+      "(batch mode) tensor with non-zero sizes (the batch may be 0), got [4, " \
+      "4]")                                                                    \
     X(reflect_i64, PAD(in.xi, "reflect", 1, 1, 1, 1), TT_EDTYPE,               \
       "tt::reflection_pad2d: argument 'self' (#1): expected f32 or f64, got "  \
       "i64")                                                                   \
@@ -473,14 +479,19 @@ static tt_tensor *op_call(const char *name, int n, const tt_value *args)
       "tt::reflection_pad1d: argument 'self' (#1): expected a 2-d or 3-d "     \
       "(batch mode) tensor with non-zero sizes (the batch may be 0), got [1, " \
       "3, 4, 4]")                                                              \
-    X(replicate_empty, PAD(in.x, "replicate", -2, -2, 0, 0), TT_ESHAPE,        \
+    X(replicate_negative, PAD(in.x, "replicate", -3, -2, 0, 0), TT_ESHAPE,     \
       "tt::replication_pad2d: argument 'padding' (#2): input [1, 3, 4, 4] "    \
-      "padded by (-2, -2) at dimension 3 gives an output size below 1")        \
+      "padded by (-3, -2) at dimension 3 gives an output size below 0")        \
     X(pad_bw_shape,                                                            \
       CALL("tt::reflection_pad2d_backward", tt_v_tensor(in.g), tt_v_tensor(in.x), \
            I4(1, 1, 1, 1)),                                                    \
       TT_ESHAPE, "tt::reflection_pad2d_backward: argument 'grad_output' (#1): " \
       "expected shape [1, 3, 6, 6], got [1, 3, 2, 2]")                         \
+    X(pad3d_bw_shape,                                                          \
+      CALL("tt::replication_pad3d_backward", tt_v_tensor(in.g), tt_v_tensor(in.x), \
+           tt_v_ints(6, (const int64_t[]){1, 1, 1, 1, 0, 2})),                 \
+      TT_ESHAPE, "tt::replication_pad3d_backward: argument 'grad_output' (#1): " \
+      "expected shape [1, 5, 6, 6], got [1, 3, 2, 2]")                         \
     X(up_both,                                                                 \
       CALL("tt::upsample_nearest2d.vec", tt_v_tensor(in.x), I2(5, 5),          \
            tt_v_floats(2, (const double[]){2, 2})),                            \
@@ -585,6 +596,18 @@ static tt_tensor *m_pad_reflect1d(tt_tensor *x)
 {
     return tt_pad(x, 2, (const int64_t[]){4, 2}, "reflect", 0);
 }
+static tt_tensor *m_pad_reflect3d(tt_tensor *x)
+{
+    return tt_pad(x, 6, (const int64_t[]){2, -1, 1, 3, -1, 2}, "reflect", 0);
+}
+static tt_tensor *m_pad_replicate3d(tt_tensor *x)
+{
+    return tt_pad(x, 6, (const int64_t[]){3, -2, 0, 2, 1, 1}, "replicate", 0);
+}
+static tt_tensor *m_pad_replicate1d(tt_tensor *x)
+{
+    return tt_pad(x, 2, (const int64_t[]){-2, 4}, "replicate", 0);
+}
 static tt_tensor *m_pad_replicate(tt_tensor *x)
 {
     return tt_pad(x, 4, (const int64_t[]){3, -2, 1, 4}, "replicate", 0);
@@ -609,7 +632,7 @@ static const struct {
     const char *name;
     model_fn fn;
     int nd;
-    int64_t sizes[4];
+    int64_t sizes[5];
 } models[] = {
     {"max_pool2d", m_max_pool, 4, {2, 2, 5, 6}},
     {"max_pool2d dilated", m_max_pool_dilated, 4, {1, 2, 5, 6}},
@@ -625,6 +648,9 @@ static const struct {
     {"pad reflect", m_pad_reflect, 4, {2, 2, 5, 6}},
     {"pad reflect 1-d", m_pad_reflect1d, 3, {2, 3, 9}},
     {"pad replicate", m_pad_replicate, 3, {2, 5, 6}},
+    {"pad reflect 3-d", m_pad_reflect3d, 5, {2, 2, 3, 4, 5}},
+    {"pad replicate 3-d", m_pad_replicate3d, 4, {2, 3, 4, 5}},
+    {"pad replicate 1-d", m_pad_replicate1d, 2, {3, 6}},
     {"upsample nearest", m_nearest, 4, {2, 2, 5, 6}},
     {"upsample nearest scale", m_nearest_scale, 4, {2, 2, 5, 6}},
     {"upsample bilinear", m_bilinear, 4, {2, 2, 5, 6}},
@@ -663,7 +689,7 @@ START_TEST(test_compiled_equals_eager)
                                    &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .ud = &m,
                                                     .ud_constant = true, .fullgraph = true}));
     int nd = models[_i].nd;
-    int64_t shapes[2][4];
+    int64_t shapes[2][5];
     for (int d = 0; d < nd; d++) {
         shapes[0][d] = models[_i].sizes[d];
         shapes[1][d] = models[_i].sizes[d] + (d == 0 ? 1 : 2);
@@ -708,6 +734,11 @@ START_TEST(test_symbolic_sizes)
     tt_release(y);
     y = NN(tt_pad(x, 2, (const int64_t[]){-1, 3}, "constant", 0));
     ck_assert(tt_sym_hint(tt_sizes(y)[3]) == 10 && tt_sizes(y)[2] == h);
+    tt_release(y);
+    /* a 3-d padding of [C, D, H, W]: D = 3 is concrete */
+    y = NN(tt_pad(x, 6, (const int64_t[]){1, 2, -1, 0, 2, 2}, "replicate", 0));
+    ck_assert(tt_sym_hint(tt_sizes(y)[2]) == 8 && tt_sym_hint(tt_sizes(y)[3]) == 11);
+    ck_assert(tt_sizes(y)[1] == 7 && tt_sizes(y)[0] == 2);
     tt_release(y);
     /* an adaptive or upsampled size may itself be a symbol */
     y = NN(tt_call(tt_op_find("tt::_adaptive_avg_pool2d"), tt_v_tensor(x),

@@ -22,8 +22,6 @@ WHY = {
     "_adaptive_avg_pool3d": "3-d (volumetric) pooling: not yet",
     "avg_pool3d": "3-d (volumetric) pooling: not yet",
     "max_pool3d_with_indices": "3-d (volumetric) pooling: not yet",
-    "reflection_pad3d": "3-d padding: not yet",
-    "replication_pad3d": "3-d padding: not yet",
     "atan2.out": "an `out=` form: tt's functional ops allocate their result and its "
                  "in-place forms write into self; no op takes an `out` tensor",
     "_cdist_forward": "pairwise distances: not yet",

@@ -103,8 +103,10 @@
     X(AVGPOOL1D, "avg_pool1d", "tt::avg_pool1d")                                            \
     X(ADAPTIVE, "adaptive_avg_pool2d", "tt::_adaptive_avg_pool2d tt::adaptive_avg_pool1d")  \
     X(PAD, "pad", "tt::constant_pad_nd tt::reflection_pad1d tt::reflection_pad2d "          \
-                  "tt::replication_pad2d")                                                  \
+                  "tt::reflection_pad3d tt::replication_pad1d tt::replication_pad2d "       \
+                  "tt::replication_pad3d")                                                  \
     X(UPSAMPLE, "upsample", "tt::upsample_nearest2d.vec tt::upsample_bilinear2d.vec")       \
+    X(GRID_SAMPLE, "grid_sample", "tt::grid_sampler_2d")                                    \
     X(BATCH_NORM, "batch_norm", "tt::_native_batch_norm_legit "                             \
                                 "tt::_native_batch_norm_legit.no_stats "                    \
                                 "tt::_native_batch_norm_legit_no_training")                 \

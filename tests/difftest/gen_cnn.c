@@ -167,8 +167,9 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         res->contig = A->contig;
         return true;
     case OP_PAD: {
-        /* mode 0 constant (any dtype, negative pads crop), 1 reflect (n 2
-         * on 2-/3-d, n 4 on 3-/4-d), 2 replicate (n 4 on 3-/4-d) */
+        /* mode 0 constant (any dtype, negative pads crop), 1 reflect and 2
+         * replicate (the last n / 2 dims of an (n / 2 + 1)- or
+         * (n / 2 + 2)-d input) */
         int n = in->ni, m = in->mode;
         if (n < 2 || n % 2 || n > 6 || n / 2 > A->nd || m < 0 || m > 2) return false;
         if (m == 0) {
@@ -177,9 +178,7 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
             if (A->dt == TT_U8 && in->f < 0) return false;
         } else {
             if (!is_f(A->dt)) return false;
-            if (m == 1 && !((n == 2 && (A->nd == 2 || A->nd == 3)) || (n == 4 && (A->nd == 3 || A->nd == 4))))
-                return false;
-            if (m == 2 && !(n == 4 && (A->nd == 3 || A->nd == 4))) return false;
+            if (A->nd != n / 2 + 1 && A->nd != n / 2 + 2) return false;
         }
         *res = fresh(A->dt, A->nd, A->s, slot);
         for (int k = 0; k < n / 2; k++) {
@@ -473,7 +472,12 @@ void dt_propose_cnn(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         in->a = pick_image(r, T, nslots, 3, in->a);
         A = &T[in->a];
         in->mode = rint_(r, 3);
-        in->ni = in->mode == 1 && (A->nd == 2 || rbool(r, 30)) ? 2 : in->mode ? 4 : 2 * (1 + rint_(r, 3));
+        if (in->mode == 0)
+            in->ni = 2 * (1 + rint_(r, 3));
+        else { /* pad the last nd - 1 or nd - 2 dims: at least one, at most 3 */
+            int sp = A->nd <= 2 || rbool(r, 50) ? A->nd - 1 : A->nd - 2;
+            in->ni = 2 * (sp < 3 ? sp : 3);
+        }
         for (int k = 0; k < in->ni; k++) {
             int d = A->nd - 1 - k / 2;
             int64_t x = d >= 0 && A->s[d] != DT_B ? A->s[d] : 1;
