@@ -63,6 +63,8 @@ tt_status tt__register_advanced_index(tt_library *lib);
 tt_status tt__register_sort_scan(tt_library *lib);
 tt_status tt__register_stats(tt_library *lib);
 tt_status tt__register_random(tt_library *lib);
+tt_status tt__register_distance(tt_library *lib);
+tt_status tt__register_grid_sample(tt_library *lib);
 
 /* A family's rows of the built-in table (runtime/builtin_ops.h), as specs
  * for tt_custom_op_define, each with its id. A family file expands its own
@@ -114,6 +116,8 @@ typedef struct {
 #define TT__FAMILY_SORT_SCAN TT__NO_ROW
 #define TT__FAMILY_STATS TT__NO_ROW
 #define TT__FAMILY_RANDOM TT__NO_ROW
+#define TT__FAMILY_DISTANCE TT__NO_ROW
+#define TT__FAMILY_GRID_SAMPLE TT__NO_ROW
 
 /* Defines every row through tt_custom_op_define and records each op under
  * its id; stops at the first failure. */

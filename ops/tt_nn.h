@@ -135,6 +135,12 @@ tt_tensor *tt_upsample_bilinear2d(const tt_tensor *x, int64_t out_h, int64_t out
                                   bool align_corners);
 tt_tensor *tt_upsample_bilinear2d_scale(const tt_tensor *x, double scale_h, double scale_w,
                                         bool align_corners);
+/* torch.nn.functional.grid_sample (tt::grid_sampler_2d): input [N, C, H, W]
+ * sampled at grid [N, Ho, Wo, 2] (x then y in [-1, 1]) -> [N, C, Ho, Wo].
+ * mode "bilinear", "nearest" or "bicubic", padding_mode "zeros", "border"
+ * or "reflection" (NULL: the first of each); another string is an error. */
+tt_tensor *tt_grid_sample(const tt_tensor *input, const tt_tensor *grid, const char *mode,
+                          const char *padding_mode, bool align_corners);
 
 #ifdef TT_CALLSITES
 #define tt_max_pool2d(...) TT_CALLSITE_T(tt_max_pool2d, __VA_ARGS__)
@@ -149,6 +155,7 @@ tt_tensor *tt_upsample_bilinear2d_scale(const tt_tensor *x, double scale_h, doub
 #define tt_upsample_nearest2d_scale(...) TT_CALLSITE_T(tt_upsample_nearest2d_scale, __VA_ARGS__)
 #define tt_upsample_bilinear2d(...) TT_CALLSITE_T(tt_upsample_bilinear2d, __VA_ARGS__)
 #define tt_upsample_bilinear2d_scale(...) TT_CALLSITE_T(tt_upsample_bilinear2d_scale, __VA_ARGS__)
+#define tt_grid_sample(...) TT_CALLSITE_T(tt_grid_sample, __VA_ARGS__)
 #endif
 
 /* ------------------------------------------------- normalization, dropout */
@@ -249,6 +256,21 @@ tt_tensor *tt_binary_cross_entropy_with_logits(const tt_tensor *x, const tt_tens
 tt_tensor *tt_smooth_l1_loss(const tt_tensor *x, const tt_tensor *y, const char *reduction,
                              double beta);
 
+/* ------------------------------------------------------ pairwise distances */
+
+/* torch.cdist (tt::_cdist_forward): the p-norm distances of the rows of x1
+ * [B..., P, M] and x2 [B..., R, M] (batch dims broadcast), [B..., P, R];
+ * p >= 0 (0 counts differing entries, INFINITY takes the max); f32 or
+ * f64. For p = 2 with P or R above 25 the matrix-product form
+ * sqrt(max(|x|^2 + |y|^2 - 2 x.y, 0)) is used, as PyTorch's default. */
+tt_tensor *tt_cdist(const tt_tensor *x1, const tt_tensor *x2, double p);
+/* The same with torch.cdist's compute_mode: -1 (None) or 0 as above, 1
+ * always the matrix-product form for p = 2, 2 never. */
+tt_tensor *tt_cdist_ex(const tt_tensor *x1, const tt_tensor *x2, double p, int compute_mode);
+/* torch.pdist (tt::_pdist_forward): the p-norm distances of the rows i < j
+ * of x [N, M], in order: [N (N - 1) / 2]. */
+tt_tensor *tt_pdist(const tt_tensor *x, double p);
+
 /* One torch.optim.SGD update of param from grad, in place, in one pass
  * (tt::sgd_step): d = grad (-grad with maximize) + weight_decay * param;
  * with momentum, buf = d at step 1, else momentum * buf + (1 - dampening)
@@ -280,6 +302,9 @@ tt_status tt_sgd_(tt_tensor *param, const tt_tensor *grad, tt_tensor *momentum_b
 #define tt_binary_cross_entropy_with_logits(...) \
     TT_CALLSITE_T(tt_binary_cross_entropy_with_logits, __VA_ARGS__)
 #define tt_smooth_l1_loss(...) TT_CALLSITE_T(tt_smooth_l1_loss, __VA_ARGS__)
+#define tt_cdist(...) TT_CALLSITE_T(tt_cdist, __VA_ARGS__)
+#define tt_cdist_ex(...) TT_CALLSITE_T(tt_cdist_ex, __VA_ARGS__)
+#define tt_pdist(...) TT_CALLSITE_T(tt_pdist, __VA_ARGS__)
 #define tt_sgd_(...) TT_CALLSITE_S(tt_sgd_, __VA_ARGS__)
 #endif
 

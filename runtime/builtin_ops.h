@@ -18,7 +18,8 @@
  *          ops/dropout.c, CHANNEL_NORM ops/channel_norm.c, INDEX
  *          ops/indexing.c, ADV_INDEX ops/advanced_index.c, SORT_SCAN
  *          ops/sort_scan.c, STATS ops/reduce_stats.c, RANDOM
- *          ops/random.c (ops/ops_impl.h lists them too).
+ *          ops/random.c, DISTANCE ops/distance.c, GRID_SAMPLE
+ *          ops/grid_sample.c (ops/ops_impl.h lists them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
  *          namespace dropped (tt::add_.Tensor is TT_OP_ADD__TENSOR).
@@ -762,6 +763,30 @@
           "Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, " \
           "float[]? scale_factors) -> Tensor", \
           upsample_backward_kernel, upsample_backward_kernel, NULL, NULL, 1, 0) \
+    \
+    /* ---- ops/grid_sample.c ------------------------------------------- */ \
+    /* PyTorch's enums: interpolation 0 bilinear, 1 nearest, 2 bicubic; \
+     * padding 0 zeros, 1 border, 2 reflection. */ \
+    X(GRID_SAMPLE, GRID_SAMPLER_2D, "tt::grid_sampler_2d(Tensor input, Tensor grid, " \
+          "int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", \
+          grid_sample_kernel, grid_sample_kernel, grid_sample_backward, setup_grid_sample, 0, 0) \
+    X(GRID_SAMPLE, GRID_SAMPLER_2D_BACKWARD, "tt::grid_sampler_2d_backward(Tensor grad_output, " \
+          "Tensor input, Tensor grid, int interpolation_mode, int padding_mode, " \
+          "bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)", \
+          grid_sample_backward_kernel, grid_sample_backward_kernel, NULL, NULL, 0, 0) \
+    \
+    /* ---- ops/distance.c: pairwise p-norm distances -------------------- */ \
+    X(DISTANCE, _CDIST_FORWARD, "tt::_cdist_forward(Tensor x1, Tensor x2, float p, " \
+          "int? compute_mode) -> Tensor", \
+          cdist_forward_kernel, cdist_forward_kernel, cdist_backward, setup_cdist, 0, 0) \
+    X(DISTANCE, _CDIST_BACKWARD, "tt::_cdist_backward(Tensor grad, Tensor x1, Tensor x2, " \
+          "float p, Tensor cdist) -> Tensor", \
+          cdist_backward_kernel, cdist_backward_kernel, NULL, NULL, 0, 0) \
+    X(DISTANCE, _PDIST_FORWARD, "tt::_pdist_forward(Tensor self, float p=2) -> Tensor", \
+          pdist_forward_kernel, pdist_forward_kernel, pdist_backward, setup_pdist, 0, 0) \
+    X(DISTANCE, _PDIST_BACKWARD, "tt::_pdist_backward(Tensor grad, Tensor self, float p, " \
+          "Tensor pdist) -> Tensor", \
+          pdist_backward_kernel, pdist_backward_kernel, NULL, NULL, 0, 0) \
     \
     /* ---- ops/activation.c -------------------------------------------- */ \
     /* Each with PyTorch's backward op as its derivative; the data is the \

@@ -341,6 +341,9 @@ static const tt_sgd_opts sgd_opts = {
       tt_upsample_bilinear2d(XP, 5, 7, true))                                                   \
     X(tt_upsample_bilinear2d_scale, "tt::upsample_bilinear2d.vec", "XP, None, false, [2, 1.5]", \
       tt_upsample_bilinear2d_scale(XP, 2, 1.5, false))                                          \
+    /* W4 [2, 2, 2, 2] is an input and a grid (points beyond [-1, 1]) */                       \
+    X(tt_grid_sample, "tt::grid_sampler_2d", "W4, W4, 2, 1, true",                              \
+      tt_grid_sample(W4, W4, "bicubic", "border", true))                                        \
     /* ---- ops/tt_nn.h: normalization, dropout */                                             \
     X(tt_batch_norm, "tt::_native_batch_norm_legit", "A, V3, LO, RM, RV, true, 0.1, 1e-05",     \
       tt_batch_norm(A, V3, LO, RM, RV, true, 0.1, 1e-5))                                        \
@@ -366,6 +369,9 @@ static const tt_sgd_opts sgd_opts = {
       "A, P, V3, LO, 2", tt_binary_cross_entropy_with_logits(A, P, V3, LO, "sum"))              \
     X(tt_smooth_l1_loss, "tt::smooth_l1_loss", "A, B, 1, 0.5",                                  \
       tt_smooth_l1_loss(A, B, "mean", 0.5))                                                     \
+    X(tt_cdist, "tt::_cdist_forward", "A3, B3, 2, None", tt_cdist(A3, B3, 2))                   \
+    X(tt_cdist_ex, "tt::_cdist_forward", "A, B, 1.5, 2", tt_cdist_ex(A, B, 1.5, 2))             \
+    X(tt_pdist, "tt::_pdist_forward", "AT, 3", tt_pdist(AT, 3))                                 \
     X(tt_sgd_, "tt::sgd_step", "W, A, W2, STEP, 0.01, 0.9, 0.1, 0.01, false, false",            \
       INPLACE(tt_sgd_(W, A, W2, STEP, &sgd_opts)))                                       \
     /* ---- ops/tt_index.h: gather, scatter, index_select */                            \

@@ -281,6 +281,8 @@ OPS = {
     "tt::alias": torch.ops.aten.alias, "tt::copy": torch.ops.aten.copy,
     "tt::fill.Scalar": torch.ops.aten.fill.Scalar,
     "tt::adaptive_avg_pool1d": torch.ops.aten.adaptive_avg_pool1d,
+    "tt::grid_sampler_2d": torch.ops.aten.grid_sampler_2d,
+    "tt::grid_sampler_2d_backward": torch.ops.aten.grid_sampler_2d_backward,
     "tt::_softmax": torch.ops.aten._softmax, "tt::_log_softmax": torch.ops.aten._log_softmax,
     "tt::var.dim": lambda s, d, u=True, k=False: torch.ops.aten.var.dim(s, d, u, k),
     "tt::div.Scalar_mode": lambda s, o, m: torch.div(s, o, rounding_mode=m),
@@ -557,6 +559,58 @@ def build_cases():
     case("tt::adaptive_avg_pool1d", T(F32, [2, 3, 7], "c"), [2, 2])
     case("tt::adaptive_avg_pool1d", T(F32, [7], "c"), [2])
     case("tt::adaptive_avg_pool1d", T(I64, [2, 7], "c"), [2])
+    # grid_sampler_2d: every interpolation x padding x align_corners, grid
+    # points on pixel centres and half-way ties (GA), anywhere (GB), far
+    # outside for several reflections (GC); gradients of input and grid
+    GS, GSB = "tt::grid_sampler_2d", "tt::grid_sampler_2d_backward"
+    GA, GB, GC = (7, 3, 13, -6, 4), (5, 1, 17, -8, 6), (7, 3, 41, -20, 4)
+    for im in range(3):
+        for pm in range(3):
+            for ac in [False, True]:
+                for gf in [GA, GB]:
+                    case(GS, T(F64, [2, 3, 4, 5], "c", rg=True),
+                         T(F64, [2, 3, 4, 2], "c", gf, rg=True), im, pm, ac)
+                case(GS, T(F32, [2, 3, 4, 5], ("p", [0, 2, 3, 1])),
+                     T(F32, [2, 3, 4, 2], "s", GB), im, pm, ac)
+                if im != 1:
+                    case(GS, T(F64, [1, 2, 3, 4], "t", rg=True),
+                         T(F64, [1, 5, 3, 2], ("p", [0, 2, 1, 3]), GC, rg=True), im, pm, ac)
+            case(GS, T(F64, [1, 2, 1, 3], "c", rg=True), T(F64, [1, 2, 3, 2], "c", GB, rg=True),
+                 im, pm, True)
+            case(GSB, T(F64, [2, 3, 3, 4], "t", GRAD_FORM), T(F64, [2, 3, 4, 5], "c"),
+                 T(F64, [2, 3, 4, 2], "c", GB), im, pm, im == 1, [True, True])
+        case(GS, T(F32, [2, 3, 4, 5], "c", rg=True), T(F32, [2, 3, 4, 2], "c", GB, rg=True),
+             im, 2, False)
+        case(GSB, T(F32, [2, 3, 3, 4], "c", GRAD_FORM), T(F32, [2, 3, 4, 5], "t"),
+             T(F32, [2, 3, 4, 2], "c", GA), im, 1, False, [True, False])
+        case(GSB, T(F64, [2, 3, 3, 4], "c", GRAD_FORM), T(F64, [2, 3, 4, 5], "c"),
+             T(F64, [2, 3, 4, 2], "c", GA), im, 0, True, [False, True],
+             ref=lambda *a: (torch.empty(0, dtype=torch.float64),
+                             torch.ops.aten.grid_sampler_2d_backward(*a)[1]),
+             note="a masked-out grad_input is an empty [0] tensor (PyTorch: None), as "
+                  "convolution_backward's")
+    for xs, gsz in [([0, 3, 4, 5], [0, 3, 4, 2]), ([2, 0, 4, 5], [2, 3, 4, 2]),
+                    ([2, 3, 4, 5], [2, 0, 4, 2])]:
+        case(GS, T(F32, xs, "c"), T(F32, gsz, "c", GB), 0, 0, False)
+    case(GS, T(I64, [2, 3, 4, 5], "c"), T(I64, [2, 3, 4, 2], "c"), 0, 0, False)
+    case(GS, T(F32, [2, 3, 4, 5], "c"), T(F64, [2, 3, 4, 2], "c", GB), 0, 0, False)
+    case(GS, T(F32, [2, 3, 4, 5], "c"), T(F32, [1, 3, 4, 2], "c", GB), 0, 0, False)
+    case(GS, T(F32, [2, 3, 4, 5], "c"), T(F32, [2, 3, 4, 3], "c", GB), 0, 0, False)
+    case(GS, T(F32, [3, 4, 5], "c"), T(F32, [3, 4, 2], "c", GB), 0, 0, False)
+    case(GS, T(F32, [2, 3, 4, 5], "c"), T(F32, [2, 3, 2], "c", GB), 0, 0, False)
+    case(GS, T(F32, [2, 3, 0, 5], "c"), T(F32, [2, 3, 4, 2], "c", GB), 0, 0, False)
+    case(GS, T(F32, [2, 3, 4, 5], "c"), T(F32, [2, 3, 4, 2], "c", GB), 3, 0, False,
+         ref=refuse("interpolation_mode 3"),
+         note="PyTorch 1.13 takes any interpolation_mode (3 leaves the output unwritten)")
+    case(GS, T(F32, [2, 3, 4, 5], "c"), T(F32, [2, 3, 4, 2], "c", GB), 0, -1, False,
+         ref=refuse("padding_mode -1"),
+         note="PyTorch 1.13 takes any padding_mode")
+    case(GSB, T(I64, [2, 3, 3, 4], "c"), T(I64, [2, 3, 4, 5], "c"), T(I64, [2, 3, 4, 2], "c"),
+         0, 0, False, [True, True])
+    case(GSB, T(F32, [2, 2, 3, 4], "c"), T(F32, [2, 3, 4, 5], "c"),
+         T(F32, [2, 3, 4, 2], "c", GB), 0, 0, False, [True, True],
+         ref=refuse("grad_output [2, 2, 3, 4]"),
+         note="PyTorch 1.13 does not check grad_output's shape (it reads out of bounds)")
     # Core ATen's addmm, alias, copy, fill.Scalar
     for dt in [F32, F64, I64]:
         case("tt::addmm", T(dt, [3], "c"), T(dt, [2, 4], "c"), T(dt, [4, 3], "t"))
@@ -847,6 +901,84 @@ def build_cases():
     random_cases()
     transformer_cases()
     split_cases()
+    distance_cases()
+
+
+# ---- _cdist_forward, _pdist_forward and their backward ops (ops/distance.c)
+def distance_cases():
+    OPS.update({
+        "tt::_cdist_forward": torch.ops.aten._cdist_forward,
+        "tt::_cdist_backward": torch.ops.aten._cdist_backward,
+        # tt's _pdist_forward takes any strides and refuses p < 0 and a self
+        # that is not 2-d, as torch.pdist does before it calls
+        # aten::_pdist_forward on a contiguous copy (the same gradient).
+        "tt::_pdist_forward": lambda s, p=2.0: torch.pdist(s, p),
+        "tt::_pdist_backward": torch.ops.aten._pdist_backward,
+    })
+    cd, pd = "tt::_cdist_forward", "tt::_pdist_forward"
+    X2 = (5, 2, 9, -4, 4)
+    inf = float("inf")
+    ps = [0.0, 0.5, 1.0, 1.5, 2.0, 3.5, inf]
+    # every p, values and both gradients, batched, x2 transposed
+    for p in ps:
+        case(cd, T(F64, [2, 3, 4], "c", rg=True), T(F64, [2, 5, 4], "t", X2, rg=True), p, None)
+        case(cd, T(F32, [3, 5], "s"), T(F32, [4, 5], "c", X2), p, None)
+        case(pd, T(F64, [5, 4], "c", rg=True), p)
+        case(pd, T(F32, [6, 3], "t"), p)
+        case("tt::_cdist_backward", T(F64, [2, 3, 5], "c", GRAD_FORM), T(F64, [2, 3, 4], "c"),
+             T(F64, [2, 5, 4], "c", X2), p, T(F64, [2, 3, 5], "c", POS))
+        case("tt::_pdist_backward", T(F64, [10], "c", GRAD_FORM), T(F64, [5, 4], "c"), p,
+             T(F64, [10], "c", POS))
+    # the matrix-product form: P or R above 25 (compute_mode None or 0), or
+    # mode 1 at any size; mode 2 never
+    for mode in [None, 0, 2]:
+        case(cd, T(F32, [30, 4], "c"), T(F32, [7, 4], "c", X2), 2.0, mode)
+        case(cd, T(F64, [6, 3], "c", rg=True), T(F64, [27, 3], "t", X2, rg=True), 2.0, mode)
+    case(cd, T(F64, [3, 4], "c", rg=True), T(F64, [5, 4], "c", X2, rg=True), 2.0, 1)
+    case(cd, T(F32, [2, 30, 3], "c"), T(F32, [1, 6, 3], "c", X2), 2.0, None)
+    case(cd, T(F64, [30, 3], "c", rg=True), T(F64, [30, 3], "c", rg=True), 1.0, None)
+    # batch dims broadcast; expanded and offset inputs
+    case(cd, T(F64, [2, 1, 3, 4], "c", rg=True), T(F64, [3, 5, 4], "c", X2, rg=True), 2.0, None)
+    case(cd, T(F64, [3, 4], "c", rg=True), T(F64, [2, 5, 4], "c", X2, rg=True), 3.5, None)
+    case(cd, T(F32, [3, 2, 4], ("e", 0)), T(F32, [1, 2, 4], "o", X2), inf, None)
+    case(pd, T(F64, [4, 3], ("e", 0), rg=True), 2.0)
+    case(pd, T(F64, [4, 3], "o", rg=True), 1.5)
+    case(pd, T(F64, [5, 4], "c", rg=True))
+    # empty inputs
+    case(cd, T(F32, [0, 4], "c"), T(F32, [3, 4], "c"), 2.0, None)
+    case(cd, T(F64, [3, 0], "c"), T(F64, [2, 0], "c"), 1.0, None)
+    case(cd, T(F64, [0, 3, 4], "c"), T(F64, [1, 2, 4], "c"), 2.0, None)
+    case(pd, T(F32, [1, 4], "c"), 2.0)
+    case(pd, T(F64, [3, 0], "c"), 2.0)
+    case(pd, T(F64, [0, 3], "c"), 2.0)
+    # the backward ops: the gradient of the broadcast x1; x1's own shape and
+    # layout when there is nothing to sum; a broadcast grad
+    case("tt::_cdist_backward", T(F64, [2, 3, 5], "c", GRAD_FORM), T(F64, [1, 3, 4], "c"),
+         T(F64, [2, 5, 4], "c", X2), 2.0, T(F64, [2, 3, 5], "c", POS))
+    case("tt::_cdist_backward", T(F64, [3, 0], "c"), T(F64, [3, 4], "t"), T(F64, [0, 4], "c"),
+         2.0, T(F64, [3, 0], "c"))
+    case("tt::_pdist_backward", T(F64, [10], ("e", 0)), T(F64, [5, 4], "c"), 1.5,
+         T(F64, [10], "c", POS))
+    # errors
+    case(cd, T(F32, [3, 4], "c"), T(F32, [5, 4], "c"), -1.0, None)
+    case(cd, T(I64, [3, 4], "c"), T(I64, [5, 4], "c"), 2.0, None)
+    case(cd, T(F32, [3, 4], "c"), T(I64, [5, 4], "c"), 2.0, None)
+    case(cd, T(F32, [3, 4], "c"), T(F64, [5, 4], "c"), 2.0, None)
+    case(cd, T(F32, [3, 4], "c"), T(F32, [5, 3], "c"), 2.0, None)
+    case(cd, T(F32, [4], "c"), T(F32, [5, 4], "c"), 2.0, None)
+    case(cd, T(F32, [3, 4], "c"), T(F32, [4], "c"), 2.0, None)
+    case(cd, T(F32, [3, 4], "c"), T(F32, [5, 4], "c"), 2.0, 3)
+    case(cd, T(F32, [3, 4], "c"), T(F32, [5, 4], "c"), 2.0, -1)
+    case(cd, T(F32, [2, 3, 4], "c"), T(F32, [3, 5, 4], "c"), 2.0, None)
+    case("tt::_cdist_backward", T(I64, [3, 5], "c"), T(I64, [3, 4], "c"), T(I64, [5, 4], "c"),
+         2.0, T(I64, [3, 5], "c"))
+    case("tt::_cdist_backward", T(F32, [3, 5], "c"), T(F64, [3, 4], "c"), T(F64, [5, 4], "c"),
+         2.0, T(F64, [3, 5], "c"))
+    case(pd, T(F32, [4], "c"), 2.0)
+    case(pd, T(F32, [2, 3, 4], "c"), 2.0)
+    case(pd, T(I64, [3, 4], "c"), 2.0)
+    case(pd, T(F32, [3, 4], "c"), -0.5)
+    case("tt::_pdist_backward", T(I64, [3], "c"), T(I64, [3, 4], "c"), 2.0, T(I64, [3], "c"))
 
 
 # ---- split_with_sizes, split.Tensor, chunk (ops/shape.c): a Tensor[]

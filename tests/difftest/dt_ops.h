@@ -173,7 +173,8 @@
                       "tt::empty.memory_format")                                            \
     X(IM2COL, "im2col", "tt::im2col tt::col2im")                                            \
     X(ADAMW, "adamw_", "tt::adamw_step")                                                    \
-    X(INDEX_MASK, "index_mask", "tt::index.Tensor")
+    X(INDEX_MASK, "index_mask", "tt::index.Tensor")                                         \
+    X(CDIST, "cdist", "tt::_cdist_forward tt::_pdist_forward")
 
 enum {
 #define X_ENUM(id, name, covers) OP_##id,
@@ -196,6 +197,8 @@ bool dt_print_adv(FILE *f, const dt_instr *in);
 extern const char *const dt_act_fn[ACT_COUNT];
 extern const char *const dt_pad_modes[3];   /* tt_pad's modes by OP_PAD's mode */
 extern const char *const dt_reductions[3];  /* the losses' reductions by mode & 3 */
+extern const char *const dt_grid_modes[3];  /* OP_GRID_SAMPLE's by mode & 3 */
+extern const char *const dt_grid_pads[3];   /* and by (mode >> 2) & 3 */
 /* OP_*POOL*'s and OP_SGD's option structs from the instruction. */
 void dt_pool_opts(const dt_instr *in, tt_pool_opts *o);
 void dt_sgd_opts(const dt_instr *in, tt_sgd_opts *o);

@@ -1117,7 +1117,7 @@ static void clear_unused(dt_instr *in)
     case OP_DIV_MODE: case OP_WHERE_SC: case OP_WHERE_OSC: case OP_IADD: case OP_ISUB:
     case OP_IMUL: case OP_IDIV: case OP_IADDS: case OP_ICOPY: case OP_IDIV_MODE: case OP_MM:
     case OP_BMM: case OP_MATMUL: case OP_CE: case OP_EMBEDDING: case OP_GLOBAL_NORM: case OP_ITEM:
-    case OP_MSE: case OP_SMOOTH_L1: case OP_NLL:
+    case OP_MSE: case OP_SMOOTH_L1: case OP_NLL: case OP_GRID_SAMPLE:
         b = true; break;
     case OP_WHERE: case OP_CLAMP_T: case OP_LINEAR: case OP_CAT: case OP_STACK: case OP_LAYER_NORM:
     case OP_BATCH_NORM: case OP_BCE_LOGITS: case OP_SGD:

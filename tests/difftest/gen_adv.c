@@ -1,8 +1,9 @@
-/* tt-difftest: advanced indexing and masks, the transformer ops and the
- * random ops (masked_fill ... multinomial): their shape/dtype rules
- * (PyTorch's), random arguments, calls through the public wrappers and
- * their printed C. gen.c's model(), propose(), exec1() and print.c hand
- * these ops here, as they hand issue 27's to gen_index.c.
+/* tt-difftest: advanced indexing and masks, the transformer ops, the
+ * random ops (masked_fill ... multinomial) and pairwise distances (cdist,
+ * pdist): their shape/dtype rules (PyTorch's), random arguments, calls
+ * through the public wrappers and their printed C. gen.c's model(),
+ * propose(), exec1() and print.c hand these ops here, as they hand issue
+ * 27's to gen_index.c.
  *
  * Index tensors and masks are constants the program builds with
  * tt_from_data (the printed program holds their values), a function of
@@ -380,6 +381,29 @@ static bool model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int 
         res->rg = A->rg || (B && B->rg);
         return true;
     }
+    case OP_CDIST: {
+        /* mode & 1: pdist(a [N, M], f) (N concrete: the result has N(N-1)/2);
+         * else cdist(a [.., P, M], b [.., R, M], f) with compute_mode
+         * ((mode >> 1) & 3) - 1 (-1 None; 1 the matrix-product form) */
+        if (!f || A->nd < 2 || !(in->f >= 0)) return false;
+        int64_t m = A->s[A->nd - 1];
+        if (in->mode & 1) {
+            /* N >= 2: pdist of one row is empty, and the programs keep
+             * every size positive */
+            if (B || A->nd != 2 || A->s[0] == DT_B || A->s[0] < 2) return false;
+            r[0] = A->s[0] * (A->s[0] - 1) / 2;
+            *res = fresh(A->dt, 1, r, slot);
+        } else {
+            if (!B || B->dt != A->dt || B->nd < 2 || B->s[B->nd - 1] != m) return false;
+            if (!bcast(A->nd - 2, A->s, B->nd - 2, B->s, &nr, r) || nr + 2 > DT_MAX_ND) return false;
+            r[nr] = A->s[A->nd - 2];
+            r[nr + 1] = B->s[B->nd - 2];
+            *res = fresh(A->dt, nr + 2, r, slot);
+        }
+        res->fuzzy = true;
+        res->rg = A->rg || (B && B->rg);
+        return true;
+    }
     case OP_SILU:
         if (!f) return false;
         *res = fresh(A->dt, A->nd, A->s, slot);
@@ -540,7 +564,7 @@ bool dt_model_adv(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
 void dt_adv_operands(int op, bool *b, bool *c)
 {
     *b = op == OP_MASKED_FILL || op == OP_MASKED_SCATTER || op == OP_INDEX_PUT || op == OP_RMS_NORM ||
-         op == OP_ROTARY || op == OP_ADAMW;
+         op == OP_ROTARY || op == OP_ADAMW || op == OP_CDIST;
     *c = op == OP_MASKED_FILL || op == OP_MASKED_SELECT || op == OP_ROTARY || op == OP_INDEX_MASK;
 }
 
@@ -656,6 +680,24 @@ void dt_propose_adv(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         if ((in->mode & 1) && nd >= in->ni) in->b = find_shaped(r, T, nslots, A->dt, in->ni, A->s + nd - in->ni, false);
         if (in->b < 0) in->mode &= ~1;
         break;
+    case OP_CDIST: {
+        /* p 0 (counts), 1, 1.5, 2, 3 or inf; x2 a slot of x1's dtype and
+         * columns (x1 itself at times) */
+        static const double ps[] = {0, 1, 1.5, 2, 2, 3, INFINITY};
+        in->f = ps[rint_(r, 7)];
+        in->mode &= 7;
+        in->b = -1;
+        if (in->mode & 1) break;
+        int start = rint_(r, nslots);
+        for (int t = 0; t < nslots && in->b < 0 && nd >= 2; t++) {
+            int b = (start + t) % nslots;
+            if (T[b].dt == A->dt && T[b].nd >= 2 && T[b].s[T[b].nd - 1] == A->s[nd - 1] &&
+                (b != in->a || rbool(r, 30)))
+                in->b = b;
+        }
+        if (in->b < 0) in->b = in->a;
+        break;
+    }
     case OP_ROTARY:
         in->b = in->c = -1;
         if (nd >= 2) {
@@ -796,6 +838,9 @@ tt_tensor *dt_exec_adv(const dt_instr *in, tt_tensor **S)
         for (int k = 0; k < in->ni; k++) ns[k] = tt_dim_size(a, nd - in->ni + k);
         return tt_rms_norm(a, in->ni, ns, b, in->mode & 2 ? -1.0 : 1e-5);
     }
+    case OP_CDIST:
+        return in->mode & 1 ? tt_pdist(a, in->f)
+                            : tt_cdist_ex(a, b, in->f, ((in->mode >> 1) & 3) - 1);
     case OP_SILU: return tt_silu(a);
     case OP_ROTARY: return tt_rotary_embedding(a, b, c, in->mode & 1);
     case OP_BERNOULLI:
@@ -992,6 +1037,14 @@ bool dt_print_adv(FILE *f, const dt_instr *in)
         else fprintf(f, "NULL");
         fprintf(f, ", %s)", in->mode & 2 ? "-1.0" : "1e-5");
         return true;
+    case OP_CDIST: {
+        char p[32];
+        if (isinf(in->f)) snprintf(p, sizeof p, "INFINITY");
+        else snprintf(p, sizeof p, "%.17g", in->f);
+        if (in->mode & 1) fprintf(f, "tt_pdist(v%d, %s)", A, p);
+        else fprintf(f, "tt_cdist_ex(v%d, v%d, %s, %d)", A, B, p, ((in->mode >> 1) & 3) - 1);
+        return true;
+    }
     case OP_SILU: fprintf(f, "tt_silu(v%d)", A); return true;
     case OP_ROTARY: fprintf(f, "tt_rotary_embedding(v%d, v%d, v%d, %s)", A, B, C, tf(in->mode & 1)); return true;
     case OP_BERNOULLI:

@@ -216,6 +216,23 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         res->contig = A->contig;
         return true;
     }
+    case OP_GRID_SAMPLE: {
+        /* a [N, C, H, W] sampled at the grid b[:, :2] permuted to
+         * [N, Ho, Wo, 2]; mode & 3 interpolation, (mode >> 2) & 3 padding,
+         * & 16 align_corners. The grid's values pick pixels (floor,
+         * round): it must be exact on both sides (not fuzzy). */
+        int im = in->mode & 3, pm = (in->mode >> 2) & 3;
+        if (!B || !is_f(A->dt) || A->nd != 4 || B->nd != 4 || B->dt != A->dt || im > 2 || pm > 2)
+            return false;
+        if (B->fuzzy || B->s[0] != A->s[0] || A->s[2] == DT_B || A->s[3] == DT_B) return false;
+        if (B->s[1] == DT_B || B->s[1] < 2 || B->s[2] == DT_B || B->s[3] == DT_B) return false;
+        int64_t rs[4] = {A->s[0], A->s[1], B->s[2], B->s[3]};
+        *res = fresh(A->dt, 4, rs, slot);
+        if (too_big(res)) return false;
+        res->fuzzy = true;
+        res->rg = A->rg || B->rg;
+        return true;
+    }
     case OP_BATCH_NORM: {
         /* x [N, C, *]; b running_mean, c running_var ([C], written in
          * training); D the parameter vector: weight, bias. mode & 1
@@ -497,6 +514,20 @@ void dt_propose_cnn(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         in->g = rbool(r, 50) ? in->f : sc[rint_(r, 5)];
         break;
     }
+    case OP_GRID_SAMPLE:
+        in->a = pick_image(r, T, nslots, 4, in->a);
+        /* the grid from an exact image of the same batch, often a itself */
+        in->b = in->a;
+        for (int t = 0; t < 20 && T[in->a].nd == 4; t++) {
+            int s = rint_(r, nslots);
+            if (T[s].nd == 4 && T[s].dt == T[in->a].dt && !T[s].fuzzy &&
+                T[s].s[0] == T[in->a].s[0] && rbool(r, 50)) {
+                in->b = s;
+                break;
+            }
+        }
+        in->mode = rint_(r, 3) | (rint_(r, 3) << 2) | (rbool(r, 50) ? 16 : 0);
+        break;
     case OP_BATCH_NORM: case OP_GROUP_NORM: case OP_NATIVE_LN: {
         in->a = pick_image(r, T, nslots, 3, in->a);
         A = &T[in->a];
@@ -632,6 +663,8 @@ static tt_tensor *param_view(tt_tensor *d, int64_t off, int nd, const int64_t *s
 
 const char *const dt_pad_modes[3] = {"constant", "reflect", "replicate"};
 const char *const dt_reductions[3] = {"mean", "sum", "none"};
+const char *const dt_grid_modes[3] = {"bilinear", "nearest", "bicubic"};
+const char *const dt_grid_pads[3] = {"zeros", "border", "reflection"};
 const char *const dt_act_fn[ACT_COUNT] = {"tt_leaky_relu", "tt_elu", "tt_hardtanh",
                                           "tt_hardswish", "tt_hardsigmoid", "tt_softplus"};
 
@@ -702,6 +735,13 @@ tt_tensor *dt_exec_cnn(const dt_instr *in, tt_tensor **S)
         case 2: return tt_upsample_bilinear2d(a, in->i[0], in->i[1], ac);
         default: return tt_upsample_bilinear2d_scale(a, in->f, in->g, ac);
         }
+    }
+    case OP_GRID_SAMPLE: {
+        tt_tensor *n2 = tt_narrow(b, 1, 0, 2);
+        tt_tensor *grid = n2 ? tt_permute(n2, 4, (const int64_t[]){0, 2, 3, 1}) : NULL;
+        if (!grid) return NULL;
+        return tt_grid_sample(a, grid, dt_grid_modes[in->mode & 3],
+                              dt_grid_pads[(in->mode >> 2) & 3], in->mode & 16);
     }
     case OP_BATCH_NORM: case OP_GROUP_NORM: {
         int64_t ch = (int64_t)in->g; /* the model's C: no C arithmetic on a symbolic size */

@@ -198,6 +198,12 @@ static void print_instr(FILE *f, const dt_program *p, int k)
         fprintf(f, "%s%s)", (in->mode & 3) >= 2 ? ", " : "", (in->mode & 3) >= 2 ? ac : "");
         break;
     }
+    case OP_GRID_SAMPLE:
+        fprintf(f, "tt_grid_sample(v%d, tt_permute(tt_narrow(v%d, 1, 0, 2), 4, "
+                   "(const int64_t[]){0, 2, 3, 1}), \"%s\", \"%s\", %s)", A, B,
+                dt_grid_modes[in->mode & 3], dt_grid_pads[(in->mode >> 2) & 3],
+                in->mode & 16 ? "true" : "false");
+        break;
     case OP_BATCH_NORM: case OP_GROUP_NORM: {
         long long ch = (long long)in->g;
         char w[96] = "NULL", bi[96] = "NULL";
