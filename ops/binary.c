@@ -549,6 +549,56 @@ static tt_status binary_kernel(tt_frame *f)
 }
 
 
+/* atan2.out: the op's result written into `out`, which already has the
+ * broadcast shape (tt's tensors keep their sizes, so where PyTorch
+ * resizes a wrong-shaped out, with a warning unless it is empty, tt
+ * refuses it) and a dtype the result type casts to. out may be self or
+ * other, not a partial overlap of them. Not differentiable, as PyTorch's
+ * out= forms are not: the row has no derivative. */
+static tt_status binary_out_kernel(tt_frame *f)
+{
+    binop b = (binop)KIND_OF(tt_frame_userdata(f));
+    tt_tensor *self, *other, *out;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (!st)
+        st = tt_arg_tensor(f, 1, &other);
+    if (!st)
+        st = tt_arg_tensor(f, 2, &out);
+    if (st)
+        return st;
+    /* Checked here under this op's name; binary() then finds them met
+     * (its own messages name the in-place form). */
+    const char *name = tt__op_label(bin_ids[b]), *out_name = tt_op_name(tt_frame_op(f));
+    const tt_tensor *ins[2] = {self, other};
+    for (int i = -1; i < 2; i++)
+        if (tt__check_write(out_name, out, i < 0 ? NULL : ins[i]))
+            return tt_errcode();
+    tt_dtype common;
+    if (binary_dtype(b, name, self, other, NULL, NULL, &common))
+        return tt_errcode();
+    if (!can_cast(common, (tt_dtype)out->dtype))
+        return tt_frame_fail(f, TT_EDTYPE, "argument 'out' (#3): result type %s can't be "
+                                           "cast to the desired output type %s",
+                             tt_dtype_name(common), tt_dtype_name((tt_dtype)out->dtype));
+    int nd;
+    tt_size sizes[TT_MAX_DIMS];
+    if (tt__broadcast(name, 2, ins, (const char *[]){"self", "other"}, (const int[]){1, 2}, &nd,
+                      sizes))
+        return tt_errcode();
+    bool same = nd == out->ndim;
+    for (int d = 0; same && d < nd; d++)
+        same = tt__sz_eq(sizes[d], out->sizes[d]);
+    if (!same) {
+        char s1[256], s2[256];
+        tt_size_list_str(nd, sizes, false, s2, sizeof s2);
+        return tt_frame_fail(f, TT_ESHAPE, "argument 'out' (#3): expected the broadcast shape "
+                                           "%s, got %s (tt does not resize an out tensor)",
+                             s2, tt_shape_str(out, s1, sizeof s1));
+    }
+    tt_tensor *r = binary(b, self, other, NULL, NULL, out);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
 /* div with rounding_mode None (true division), "trunc" or "floor", of a
  * Tensor or a Scalar other, in place for div_. */
 static tt_status div_mode_kernel(tt_frame *f)
@@ -992,6 +1042,12 @@ INPLACE_WRAPPER(tt_add_, TT_OP_ADD__TENSOR)
 INPLACE_WRAPPER(tt_sub_, TT_OP_SUB__TENSOR)
 INPLACE_WRAPPER(tt_mul_, TT_OP_MUL__TENSOR)
 INPLACE_WRAPPER(tt_div_, TT_OP_DIV__TENSOR)
+
+tt_status tt_atan2_out(tt_tensor *out, const tt_tensor *a, const tt_tensor *b)
+{
+    return tt__call_op_status(TT_OP_ATAN2_OUT,
+                              TT_ARGS(tt_v_tensor(a), tt_v_tensor(b), tt_v_tensor(out)));
+}
 
 tt_status tt_add_scaled_(tt_tensor *a, const tt_tensor *b, double alpha)
 {

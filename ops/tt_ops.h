@@ -56,6 +56,9 @@ tt_tensor *tt_remainder(const tt_tensor *a, const tt_tensor *b);
 tt_tensor *tt_remainder_scalar(const tt_tensor *a, double b);
 /* atan2(a, b): the angle of the point (b, a); integers give f32. */
 tt_tensor *tt_atan2(const tt_tensor *a, const tt_tensor *b);
+/* atan2.out: atan2(a, b) written into out, which must have the broadcast
+ * shape (tt does not resize it) and a dtype the result casts to. */
+tt_status tt_atan2_out(tt_tensor *out, const tt_tensor *a, const tt_tensor *b);
 tt_tensor *tt_pow_scalar(const tt_tensor *a, double exponent);
 /* In place (bump the version counter; the result dtype must fit `a`). */
 tt_status tt_add_(tt_tensor *a, const tt_tensor *b);
@@ -460,6 +463,7 @@ tt_tensor *tt_multinomial(const tt_tensor *self, int64_t num_samples, bool repla
 #define tt_atan2(...) TT_CALLSITE_T(tt_atan2, __VA_ARGS__)
 #define tt_pow_scalar(...) TT_CALLSITE_T(tt_pow_scalar, __VA_ARGS__)
 #define tt_add_(...) TT_CALLSITE_S(tt_add_, __VA_ARGS__)
+#define tt_atan2_out(...) TT_CALLSITE_S(tt_atan2_out, __VA_ARGS__)
 #define tt_sub_(...) TT_CALLSITE_S(tt_sub_, __VA_ARGS__)
 #define tt_mul_(...) TT_CALLSITE_S(tt_mul_, __VA_ARGS__)
 #define tt_div_(...) TT_CALLSITE_S(tt_div_, __VA_ARGS__)

@@ -237,6 +237,11 @@
           binary_kernel, binary_kernel, pass_through_backward, NULL, BIN_REMAINDER, TT_BUILTIN_POINTWISE) \
     X(BINARY, ATAN2, "tt::atan2(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, atan2_backward, setup_minmax, BIN_ATAN2, TT_BUILTIN_POINTWISE) \
+    /* Core ATen lists this one out= form; tt has no other (its ops allocate \
+     * their results or write into self). */ \
+    X(BINARY, ATAN2_OUT, "tt::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) " \
+          "-> Tensor(a!)", \
+          binary_out_kernel, binary_out_kernel, NULL, NULL, BIN_ATAN2, 0) \
     /* Logical ops take any dtype (nonzero is true) and give bool. */ \
     X(BINARY, LOGICAL_AND, "tt::logical_and(Tensor self, Tensor other) -> Tensor", \
           binary_kernel, binary_kernel, NULL, NULL, BIN_LOGICAL_AND, TT_BUILTIN_NONDIFF | TT_BUILTIN_POINTWISE) \

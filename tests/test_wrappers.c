@@ -202,6 +202,7 @@ static const tt_sgd_opts sgd_opts = {
     X(tt_remainder, "tt::remainder.Tensor", "A, B", tt_remainder(A, B))                         \
     X(tt_remainder_scalar, "tt::remainder.Scalar", "A, -0.3", tt_remainder_scalar(A, -0.3))     \
     X(tt_atan2, "tt::atan2", "A, B", tt_atan2(A, B))                                            \
+    X(tt_atan2_out, "tt::atan2.out", "A, B, W", INPLACE(tt_atan2_out(W, A, B)))               \
     X(tt_pow_scalar, "tt::pow.Tensor_Scalar", "P, 1.5", tt_pow_scalar(P, 1.5))                  \
     X(tt_add_, "tt::add_.Tensor", "W, B, 1", INPLACE(tt_add_(W, B)))                            \
     X(tt_sub_, "tt::sub_.Tensor", "W, B, 1", INPLACE(tt_sub_(W, B)))                            \

@@ -22,8 +22,6 @@ WHY = {
     "_adaptive_avg_pool3d": "3-d (volumetric) pooling: not yet",
     "avg_pool3d": "3-d (volumetric) pooling: not yet",
     "max_pool3d_with_indices": "3-d (volumetric) pooling: not yet",
-    "atan2.out": "an `out=` form: tt's functional ops allocate their result and its "
-                 "in-place forms write into self; no op takes an `out` tensor",
     "_fft_r2c": "needs a complex dtype, which tt does not have",
     "_fft_c2r": "needs a complex dtype, which tt does not have",
     "_local_scalar_dense": "a tensor's value as a number: `tt_item` in C; inside a trace "

@@ -277,6 +277,7 @@ OPS = {
     "tt::fmod.Tensor": torch.fmod, "tt::fmod.Scalar": torch.fmod,
     "tt::remainder.Tensor": torch.remainder, "tt::remainder.Scalar": torch.remainder,
     "tt::atan2": torch.atan2,
+    "tt::atan2.out": lambda s, o, out: torch.atan2(s, o, out=out),
     "tt::addmm": lambda s, a, b, beta=1, alpha=1: torch.addmm(s, a, b, beta=beta, alpha=alpha),
     "tt::alias": torch.ops.aten.alias, "tt::copy": torch.ops.aten.copy,
     "tt::fill.Scalar": torch.ops.aten.fill.Scalar,
@@ -545,6 +546,22 @@ def build_cases():
         case(op, T(F64, [2, 3], "t", (7, 3, 11, -5, 2), rg=True),
              T(F64, [3], "c", (2, 1, 5, -2, 3), rg=True))
         case(op, T(F32, [3, 2], "s", (7, 3, 11, -5, 2)), T(F64, [3, 2], ("e", 0), (2, 1, 5, -2, 3)))
+    # atan2.out: into out of each dtype (an integer one refused), of any
+    # strides, out being self; partial overlaps and grad refused
+    for da, db in [(F32, F32), (F64, F32), (I64, I32), (BOOL, U8)]:
+        for do in [F32, F64, I64]:
+            case("tt::atan2.out", T(da, [2, 3], "c"), T(db, [3], "c", (2, 1, 5, -2, 1)),
+                 T(do, [2, 3], "t"), after=(2,))
+    case("tt::atan2.out", T(F64, [3, 3], "c"), T(F64, [3], "c"), T(F64, [3, 3], "c", share=0),
+         after=(2,))
+    case("tt::atan2.out", T(F32, [8], ("v", [1], 1)), T(F32, [7], "c"),
+         T(F32, [8], ("v", [1], 0), share=0))  # atan2(x[1:], o, out=x[:-1])
+    case("tt::atan2.out", T(F64, [3], "c", rg=True), T(F64, [3], "c"), T(F64, [3], "c"))
+    case("tt::atan2.out", T(F64, [3], "c"), T(F64, [3], "c"), T(F64, [3], "c", rg=True))
+    case("tt::atan2.out", T(F32, [2, 3], "c"), T(F32, [3], "c"), T(F32, [3], "c"),
+         ref=refuse("atan2.out: out of another shape"),
+         note="tt's tensors keep their sizes: an out of another shape is refused where "
+              "PyTorch resizes it")
     for op in ["tt::fmod.Scalar", "tt::remainder.Scalar"]:
         for dt in ALL:
             for sv in [2, -3, 2.5, -0.75, True, 0]:

@@ -129,7 +129,7 @@
     X(VAR, "var", "tt::var.correction tt::std.correction")                                  \
     X(MAXIMUM, "maximum", "tt::maximum tt::minimum")                                        \
     X(MODULO, "modulo", "tt::fmod.Tensor tt::remainder.Tensor tt::atan2 tt::fmod.Scalar "  \
-                        "tt::remainder.Scalar")                                             \
+                        "tt::remainder.Scalar tt::atan2.out")                               \
     X(CORE_FORMS, "core_forms", "tt::_softmax tt::_log_softmax tt::var.dim tt::addmm "      \
                                 "tt::copy tt::fill.Scalar tt::alias")                       \
     X(FLIP, "flip", "tt::flip")                                                             \

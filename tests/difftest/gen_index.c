@@ -226,11 +226,16 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
          * dtype; fmod, remainder by a Scalar (modulo_scalar). Their steps
          * jump where a quotient crosses an integer (atan2's where y crosses
          * 0 left of the origin): inputs known only to rounding are kept
-         * out. fmod is exact; the others round. */
+         * out. fmod is exact; the others round. atan2 with (mode / 5) odd
+         * is atan2.out into a clone of a (b broadcast to a's shape; not
+         * differentiable, so neither may require grad). */
         int m = in->mode % 5, nr;
         if (A->fuzzy || !is_f(A->dt)) return false;
         if (m < 3) {
             if (!B || B->dt != A->dt || B->fuzzy || !bcast(A->nd, A->s, B->nd, B->s, &nr, r)) return false;
+            if (m == 2 && (in->mode / 5) & 1 &&
+                (A->rg || B->rg || nr != A->nd || memcmp(r, A->s, sizeof(int64_t) * (size_t)nr)))
+                return false;
             *res = fresh(A->dt, nr, r, slot);
             res->rg = f && (A->rg || B->rg);
         } else {
@@ -641,7 +646,12 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
         switch (in->mode % 5) {
         case 0: return tt_fmod(a, b);
         case 1: return tt_remainder(a, b);
-        case 2: return tt_atan2(a, b);
+        case 2: {
+            if (!((in->mode / 5) & 1)) return tt_atan2(a, b);
+            tt_tensor *out = tt_clone(a);
+            if (out && tt_atan2_out(out, a, b)) out = tt_release(out);
+            return out;
+        }
         case 3: return tt_fmod_scalar(a, modulo_scalar(in));
         default: return tt_remainder_scalar(a, modulo_scalar(in));
         }
@@ -793,7 +803,9 @@ bool dt_print_index(FILE *f, const dt_instr *in)
         static const char *const fn[5] = {"fmod", "remainder", "atan2", "fmod_scalar",
                                           "remainder_scalar"};
         int m = in->mode % 5;
-        if (m < 3) fprintf(f, "tt_%s(v%d, v%d)", fn[m], A, B);
+        if (m == 2 && (in->mode / 5) & 1)
+            fprintf(f, "({ tt_tensor *o = tt_clone(v%d); tt_atan2_out(o, v%d, v%d); o; })", A, A, B);
+        else if (m < 3) fprintf(f, "tt_%s(v%d, v%d)", fn[m], A, B);
         else fprintf(f, "tt_%s(v%d, %g)", fn[m], A, modulo_scalar(in));
         return true;
     }
