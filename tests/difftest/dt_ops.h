@@ -152,6 +152,7 @@
     X(ANY, "any", "tt::any tt::all tt::any.dim tt::all.dim tt::any.dims tt::all.dims")      \
     X(REPEAT, "repeat", "tt::repeat")                                                       \
     X(FULL_LIKE, "full_like", "tt::full_like tt::scalar_tensor")                             \
+    X(SPLIT, "split", "tt::split.Tensor tt::split_with_sizes tt::chunk")                    \
     X(MASKED_FILL, "masked_fill", "tt::masked_fill.Scalar tt::masked_fill.Tensor")          \
     X(MASKED_SCATTER, "masked_scatter", "tt::masked_scatter")                               \
     X(MASKED_SELECT, "masked_select", "tt::masked_select")                                  \

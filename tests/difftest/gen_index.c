@@ -65,6 +65,30 @@ static bool order_ok(const dt_vtype *A, bool indices)
     return !(A->fuzzy && (indices || A->rg));
 }
 
+/* OP_SPLIT: along a dim of size sz (i[3]), mode 0 split.Tensor by i[1],
+ * 1 chunk into i[1], 2 split_with_sizes [i[1], sz - i[1]]; piece i[2]
+ * modulo the count. Its start and length; false if the split is refused
+ * or makes more than DT_SPLIT_MAX pieces. */
+#define DT_SPLIT_MAX 16
+static bool split_piece(const dt_instr *in, int64_t sz, int64_t *start, int64_t *len)
+{
+    int64_t a = in->i[1], step, n;
+    switch (in->mode % 3) {
+    case 0: if (a < 1) return false; step = a; break;
+    case 1: if (a < 1 || a > DT_SPLIT_MAX) return false; step = (sz + a - 1) / a; break;
+    default:
+        if (a < 0 || a > sz) return false;
+        *start = in->i[2] % 2 ? a : 0;
+        *len = in->i[2] % 2 ? sz - a : a;
+        return true;
+    }
+    n = step ? (sz + step - 1) / step : 1;
+    if (n < 1 || n > DT_SPLIT_MAX) return false;
+    *start = (in->i[2] % n) * step;
+    *len = sz - *start < step ? sz - *start : step;
+    return true;
+}
+
 static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot, dt_vtype *res)
 {
     const dt_vtype *A = in->a >= 0 && in->a < slot ? &T[in->a] : NULL;
@@ -427,6 +451,19 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
         res->rg = A->rg;
         return true;
     }
+    case OP_SPLIT: {
+        /* one piece, a view of A as narrow's (the others released) */
+        int64_t start, len;
+        if (!dimok(in->i[0], A->nd)) return false;
+        int d = ndim_of(in->i[0], A->nd);
+        if (A->s[d] == DT_B || A->s[d] != in->i[3] || in->i[2] < 0 ||
+            !split_piece(in, A->s[d], &start, &len) || len < 1)
+            return false;
+        *res = *A;
+        res->s[d] = len;
+        res->contig = false;
+        return true;
+    }
     default:
         return false;
     }
@@ -567,6 +604,16 @@ void dt_propose_index(rng *r, const dt_program *p, const dt_vtype *T, int nslots
     case OP_FULL_LIKE:
         if (in->mode & 1) in->a = -1;
         break;
+    case OP_SPLIT:
+        if (nd) {
+            int d = rint_(r, nd);
+            int64_t sz = A->s[d] == DT_B ? 1 : A->s[d];
+            in->i[0] = rbool(r, 30) ? d - nd : d;
+            in->i[1] = in->mode % 3 == 2 ? rint_(r, (int)sz + 1) : 1 + rint_(r, (int)(sz < 6 ? sz : 6));
+            in->i[2] = rint_(r, 8);
+            in->i[3] = sz;
+        }
+        break;
     default: break;
     }
 }
@@ -687,6 +734,25 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
     case OP_FULL_LIKE:
         if (in->mode & 1) return tt_scalar_tensor(in->f, (tt_dtype)((in->mode >> 1) % TT_DTYPE_COUNT));
         return tt_full_like(a, in->f);
+    case OP_SPLIT: {
+        /* the sizes come from the model (i[3]), never from C arithmetic
+         * on a traced size */
+        tt_tensor *pieces[DT_SPLIT_MAX] = {0};
+        int n = 0;
+        tt_status st;
+        if (in->mode % 3 == 0)
+            st = tt_split(a, in->i[1], dim, DT_SPLIT_MAX, pieces, &n);
+        else if (in->mode % 3 == 1)
+            st = tt_chunk(a, in->i[1], dim, pieces, &n);
+        else
+            st = tt_split_with_sizes(a, n = 2, (const tt_size[]){in->i[1], in->i[3] - in->i[1]}, dim,
+                                     pieces);
+        if (st) return NULL;
+        int k = (int)(in->i[2] % n);
+        for (int j = 0; j < n; j++)
+            if (j != k) tt_release(pieces[j]);
+        return pieces[k];
+    }
     default: break;
     }
     if (!(ix = make_index(in)))
@@ -866,6 +932,22 @@ bool dt_print_index(FILE *f, const dt_instr *in)
         else fprintf(f, "tt_%s(v%d)", in->mode & 1 ? "all" : "any", A);
         return true;
     case OP_REPEAT: fprintf(f, "tt_repeat(v%d, %d, ", A, in->ni); pr_list(f, in->ni, in->i); fprintf(f, ")"); return true;
+    case OP_SPLIT: {
+        /* piece(call, k): the k-th of the pieces, the others released */
+        int64_t start = 0, len = 0, n;
+        split_piece(in, in->i[3], &start, &len);
+        n = in->mode % 3 == 2 ? 2 : in->mode % 3 == 0 ? (in->i[3] + in->i[1] - 1) / in->i[1] : 0;
+        if (in->mode % 3 == 0)
+            fprintf(f, "piece(tt_split(v%d, %lld, %d, 16, p, &n), %lld)", A, (long long)in->i[1], dim,
+                    (long long)(in->i[2] % (n ? n : 1)));
+        else if (in->mode % 3 == 1)
+            fprintf(f, "piece(tt_chunk(v%d, %lld, %d, p, &n), starting at %lld)", A, (long long)in->i[1],
+                    dim, (long long)start);
+        else
+            fprintf(f, "piece(tt_split_with_sizes(v%d, 2, (tt_size[]){%lld, %lld}, %d, p), %lld)", A,
+                    (long long)in->i[1], (long long)(in->i[3] - in->i[1]), dim, (long long)(in->i[2] % 2));
+        return true;
+    }
     case OP_FULL_LIKE:
         if (in->mode & 1) {
             static const char *dn[] = {"TT_F32", "TT_F64", "TT_I64", "TT_I32", "TT_U8", "TT_BOOL"};
