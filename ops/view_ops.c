@@ -672,6 +672,87 @@ static tt_status no_grad_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int
     return TT_OK;
 }
 
+/* ------------------------------------------------- metadata as values
+ *
+ * Core ATen's size queries return a tensor's metadata as it has it: in a
+ * trace, the symbol of a traced input's size, which the graph records as
+ * PyTorch's export records sym_size.int (C code given a symbol computes
+ * with tt_sym_add and friends, never with C arithmetic). PyTorch 1.13
+ * does not check their dim (sym_size.int(t, -4) of a 3-d tensor reads
+ * past the sizes); tt refuses it as size(dim) does. */
+
+enum { META_SIZE, META_STRIDE, META_NUMEL, META_OFFSET };
+
+static tt_status meta_query_kernel(tt_frame *f)
+{
+    int which = (int)(intptr_t)tt_frame_userdata(f);
+    tt_tensor *self;
+    int64_t dim = 0;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (!st && (which == META_SIZE || which == META_STRIDE))
+        st = tt_arg_int(f, 1, &dim);
+    if (st)
+        return st;
+    tt_size v;
+    switch (which) {
+    case META_SIZE: case META_STRIDE: {
+        int nd = self->ndim;
+        if (nd == 0)
+            return tt_frame_fail(f, TT_EINVAL, "argument 'dim' (#2): a 0-dim tensor has no "
+                                               "dim %lld", (long long)dim);
+        if (dim < -nd || dim >= nd)
+            return tt_frame_fail(f, TT_EINVAL, "argument 'dim' (#2): dimension out of range "
+                                               "(expected to be in range of [%d, %d], but got "
+                                               "%lld)", -nd, nd - 1, (long long)dim);
+        int d = (int)(dim < 0 ? dim + nd : dim);
+        v = which == META_SIZE ? self->sizes[d] : self->strides[d];
+        break;
+    }
+    case META_NUMEL:
+        v = 1;
+        for (int d = 0; d < self->ndim && v; d++)
+            v = tt_sym_mul(v, self->sizes[d]);
+        break;
+    default: v = self->offset; break;
+    }
+    return tt_return_value(f, 0, tt_v_int(v));
+}
+
+/* _local_scalar_dense: the one element's value as a number of its kind
+ * (tt_item's read: in a trace of fake tensors a graph break naming the
+ * caller's line, as PyTorch's Tensor.item() breaks a dynamo graph). */
+static tt_status local_scalar_kernel(tt_frame *f)
+{
+    tt_tensor *self;
+    tt_status st = tt_arg_tensor(f, 0, &self);
+    if (st)
+        return st;
+    /* a symbolic size is never 1 (sizes 0 and 1 are specialized) */
+    bool one = true;
+    for (int d = 0; d < self->ndim; d++)
+        one = one && !tt_size_is_sym(self->sizes[d]) && self->sizes[d] == 1;
+    if (!one) {
+        char s[256];
+        return tt_frame_fail(f, TT_EINVAL, "argument 'self' (#1): expected a tensor with one "
+                                           "element, got shape %s",
+                             tt_shape_str(self, s, sizeof s));
+    }
+    double v;
+    if ((st = tt_item_at(self, &v, tt_callsite())))
+        return st;
+    tt_dtype dt = tt_dtype_of(self);
+    if (dt == TT_BOOL)
+        return tt_return_value(f, 0, tt_v_bool(v != 0));
+    if (!tt_dtype_is_float(dt)) {
+        /* an i64 beyond 2^53 keeps its bits */
+        int64_t i = 0;
+        if (dt == TT_I64)
+            memcpy(&i, tt_data(self), sizeof i);
+        return tt_return_value(f, 0, tt_v_int(dt == TT_I64 ? i : (int64_t)v));
+    }
+    return tt_return_value(f, 0, tt_v_float(v));
+}
+
 /* ------------------------------------------------------------ registration */
 
 #undef TT__FAMILY_VIEWS

@@ -131,6 +131,18 @@
           fill_functional_kernel, fill_functional_kernel, zeros_backward, NULL, 0, 0) \
     X(VIEWS, ALIAS, "tt::alias(Tensor(a) self) -> Tensor(a)", \
           alias_kernel, alias_kernel, identity_backward, NULL, 0, 0) \
+    /* Metadata as values (Core ATen's size queries), and an element's */ \
+    X(VIEWS, SYM_SIZE_INT, "tt::sym_size.int(Tensor self, int dim) -> SymInt", \
+          meta_query_kernel, meta_query_kernel, NULL, NULL, META_SIZE, 0) \
+    X(VIEWS, SYM_STRIDE_INT, "tt::sym_stride.int(Tensor self, int dim) -> SymInt", \
+          meta_query_kernel, meta_query_kernel, NULL, NULL, META_STRIDE, 0) \
+    X(VIEWS, SYM_NUMEL, "tt::sym_numel(Tensor self) -> SymInt", \
+          meta_query_kernel, meta_query_kernel, NULL, NULL, META_NUMEL, 0) \
+    X(VIEWS, SYM_STORAGE_OFFSET, "tt::sym_storage_offset(Tensor self) -> SymInt", \
+          meta_query_kernel, meta_query_kernel, NULL, NULL, META_OFFSET, 0) \
+    X(VIEWS, _LOCAL_SCALAR_DENSE, "tt::_local_scalar_dense(Tensor self) -> Scalar", \
+          local_scalar_kernel, local_scalar_kernel, NULL, NULL, 0, \
+          TT_BUILTIN_TAGS(TT_TAG_DATA_DEPENDENT_OUTPUT)) \
     X(VIEWS, SLICE_BACKWARD, "tt::slice_backward(Tensor grad_output, SymInt[] input_sizes, " \
           "int dim, SymInt start, SymInt end, SymInt step) -> Tensor", \
           slice_backward_kernel, slice_backward_kernel, NULL, NULL, 0, 0) \

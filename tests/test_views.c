@@ -722,6 +722,136 @@ START_TEST(test_views_of_8_dims)
 END_TEST
 
 
+/* ------------------------------------------- metadata as values */
+
+static int64_t call_int(const char *op, tt_tensor *t, int64_t dim, bool has_dim)
+{
+    tt_value out = {0};
+    tt_value args[2] = {tt_v_tensor(t), tt_v_int(dim)};
+    tt_status st = tt_op_call(tt_op_find(op), args, has_dim ? 2 : 1, &out, 1);
+    ck_assert_msg(st == TT_OK, "%s: %s", op, tt_errmsg());
+    ck_assert_int_eq(out.kind, TT_V_INT);
+    return out.u.i;
+}
+
+START_TEST(test_meta_queries_eager)
+{
+    tt_tensor *x = NN(tt_zeros(TT_SHAPE(2, 3, 4), TT_F32));
+    tt_tensor *v = NN(tt_narrow(x, 1, 1, 2)); /* [2, 2, 4], strides [12, 4, 1], offset 4 */
+    ck_assert_int_eq(call_int("tt::sym_size.int", v, -2, true), 2);
+    ck_assert_int_eq(call_int("tt::sym_size.int", v, 2, true), 4);
+    ck_assert_int_eq(call_int("tt::sym_stride.int", v, 0, true), 12);
+    ck_assert_int_eq(call_int("tt::sym_numel", v, 0, false), 16);
+    ck_assert_int_eq(call_int("tt::sym_storage_offset", v, 0, false), 4);
+    tt_value out;
+    ck_assert_int_eq(tt_op_call(tt_op_find("tt::sym_size.int"),
+                                (tt_value[]){tt_v_tensor(v), tt_v_int(-4)}, 2, &out, 1),
+                     TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt::sym_size.int: argument 'dim' (#2): dimension out of range "
+                               "(expected to be in range of [-3, 2], but got -4)");
+    tt_tensor *s = NN(tt_scalar_tensor(2.5, TT_F64));
+    ck_assert_int_eq(tt_op_call(tt_op_find("tt::sym_stride.int"),
+                                (tt_value[]){tt_v_tensor(s), tt_v_int(0)}, 2, &out, 1),
+                     TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt::sym_stride.int: argument 'dim' (#2): a 0-dim tensor has no "
+                               "dim 0");
+    /* _local_scalar_dense: a number of the element's kind */
+    ck_assert_int_eq(tt_op_call(tt_op_find("tt::_local_scalar_dense"),
+                                (tt_value[]){tt_v_tensor(s)}, 1, &out, 1), TT_OK);
+    ck_assert(out.kind == TT_V_FLOAT && out.u.f == 2.5);
+    int64_t big = (INT64_C(1) << 60) + 1;
+    tt_tensor *i = NN(tt_from_data(TT_SHAPE(1), TT_I64, &big));
+    ck_assert_int_eq(tt_op_call(tt_op_find("tt::_local_scalar_dense"),
+                                (tt_value[]){tt_v_tensor(i)}, 1, &out, 1), TT_OK);
+    ck_assert(out.kind == TT_V_INT && out.u.i == big);
+    bool yes = true;
+    tt_tensor *b = NN(tt_from_data(TT_SHAPE(1, 1), TT_BOOL, &yes));
+    ck_assert_int_eq(tt_op_call(tt_op_find("tt::_local_scalar_dense"),
+                                (tt_value[]){tt_v_tensor(b)}, 1, &out, 1), TT_OK);
+    ck_assert(out.kind == TT_V_BOOL && out.u.b);
+    ck_assert_int_eq(tt_op_call(tt_op_find("tt::_local_scalar_dense"),
+                                (tt_value[]){tt_v_tensor(v)}, 1, &out, 1), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt::_local_scalar_dense: argument 'self' (#1): expected a tensor "
+                               "with one element, got shape [2, 2, 4]");
+    tt_clear_error();
+    tt_release(b), tt_release(i), tt_release(s), tt_release(v), tt_release(x);
+}
+END_TEST
+
+/* A traced function that views its input through a size it asked for by
+ * op: the node is in the graph, the size is the input's symbol, and the
+ * compiled function follows a new size. */
+static tt_status f_size_by_op(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_value n = {0};
+    tt_status st = tt_op_call(tt_op_find("tt::sym_numel"), (tt_value[]){tt_v_tensor(in[0])}, 1,
+                              &n, 1);
+    out[0] = st ? NULL : tt_view(in[0], 1, (const tt_size[]){n.u.i});
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+static tt_status f_item_by_op(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_value v = {0};
+    tt_status st = tt_op_call(tt_op_find("tt::_local_scalar_dense"),
+                              (tt_value[]){tt_v_tensor(in[0])}, 1, &v, 1);
+    out[0] = st ? NULL : tt_mul_scalar(in[0], v.u.f);
+    return st ? st : out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_meta_queries_traced)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *g = NN(tt_trace(f_size_by_op, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC,
+                                                                   .fullgraph = true}));
+    bool seen = false;
+    for (int k = 0; k < tt_graph_num_nodes(g); k++)
+        if (tt_graph_node_kind(g, k) == TT_NODE_OP &&
+            !strcmp(tt_op_name(tt_graph_node_op(g, k)), "tt::sym_numel"))
+            seen = true;
+    ck_assert_msg(seen, "the graph records tt::sym_numel");
+    char *text = NN(tt_graph_to_text(g));
+    ck_assert_msg(strstr(text, "sym_numel: \"SymInt\" = tt::sym_numel(in0)"), "%s", text);
+    free(text);
+    tt_graph_free(g);
+    tt_compiled *c = NN(tt_compile(f_size_by_op, 1, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC,
+                                                                         .fullgraph = true}));
+    for (int k = 0; k < 2; k++) {
+        tt_tensor *in = NN(tt_ones(TT_SHAPE(2 + k, 3 + 2 * k), TT_F32)), *r;
+        OK(tt_compiled_call(c, &in, &r));
+        ck_assert_int_eq(tt_ndim(r), 1);
+        ck_assert_int_eq(tt_sizes(r)[0], (2 + k) * (3 + 2 * k));
+        tt_release(r), tt_release(in);
+    }
+    tt_compiled_free(c);
+    /* an element's value is data: a break naming this file's line */
+    tt_tensor *one = NN(tt_ones(TT_SHAPE(1), TT_F32));
+    ck_assert_ptr_null(tt_trace(f_item_by_op, 1, &one, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC,
+                                                                      .fullgraph = true}));
+    ck_assert_error(TT_EGRAPHBREAK, "tt::_local_scalar_dense reads the data of fake f32[1]");
+    ck_assert_error(TT_EGRAPHBREAK, "test_views.c");
+    /* a real trace would bake the number into the graph: a break too */
+    ck_assert_ptr_null(tt_trace(f_item_by_op, 1, &one, &(tt_trace_opts){.mode = TT_TRACE_REAL}));
+    ck_assert_error(TT_EGRAPHBREAK, "tt::_local_scalar_dense reads the data of f32[1]");
+    tt_clear_error();
+    /* compiled without fullgraph, the number is read at each call */
+    c = NN(tt_compile(f_item_by_op, 1, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    for (int k = 2; k < 5; k++) {
+        tt_tensor *in = NN(tt_full(1, (const int64_t[]){1}, k, TT_F32)), *r;
+        OK(tt_compiled_call(c, &in, &r));
+        double v;
+        OK(tt_item(r, &v));
+        ck_assert_double_eq(v, k * k);
+        tt_release(r), tt_release(in);
+    }
+    tt_compiled_free(c);
+    tt_clear_error();
+    tt_release(one), tt_release(x);
+}
+END_TEST
+
 static Suite *views_suite(void)
 {
     Suite *s = suite_create("views");
@@ -735,6 +865,8 @@ static Suite *views_suite(void)
     tcase_add_test(tc, test_squeeze_unsqueeze);
     tcase_add_test(tc, test_as_strided);
     tcase_add_test(tc, test_views_of_8_dims);
+    tcase_add_test(tc, test_meta_queries_eager);
+    tcase_add_test(tc, test_meta_queries_traced);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,16 +24,10 @@ WHY = {
     "max_pool3d_with_indices": "3-d (volumetric) pooling: not yet",
     "_fft_r2c": "needs a complex dtype, which tt does not have",
     "_fft_c2r": "needs a complex dtype, which tt does not have",
-    "_local_scalar_dense": "a tensor's value as a number: `tt_item` in C; inside a trace "
-                           "it is a data-dependent read (a graph break), not a node",
     "resize_": "tt's tensors keep their sizes; a resized result is a new tensor "
                "(`tt_empty`, `tt_new_empty`)",
-    "sym_size.int": "size queries (`tt_dim_size`, `tt_size_of`) return the symbol itself "
-                    "in a trace; they are not recorded as nodes",
-    "sym_stride.int": "as sym_size.int",
-    "sym_numel": "as sym_size.int",
-    "sym_storage_offset": "as sym_size.int",
-    "sym_is_contiguous": "as sym_size.int",
+    "sym_is_contiguous": "not in PyTorch 1.13 (2.x returns a SymBool, a type tt's schemas "
+                         "lack); `tt_is_contiguous` in C",
 }
 
 

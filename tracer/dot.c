@@ -107,7 +107,7 @@ static void node_label(sbuf *b, const gnode *n)
                 sb_printf(b, "[%d]", tt__after_elem(n, k));
             sb_printf(b, " after the write: ");
         }
-        print_type(b, n->vals[j]);
+        print_out_type(b, n, j);
     }
 }
 

@@ -909,7 +909,7 @@ char *tt_graph_to_text(const tt_graph *g)
                     sb_printf(&b, "(");
                 for (int j = 0; j < n->nvals; j++) {
                     sb_printf(&b, "%s", j ? ", " : "");
-                    print_type(&b, n->vals[j]);
+                    print_out_type(&b, n, j);
                 }
                 sb_printf(&b, n->nvals > 1 ? ")\" = " : "\" = ");
             }

@@ -159,4 +159,24 @@ static inline void print_type(sbuf *b, const tt_tensor *t)
     sb_printf(b, "%s%s", tt_dtype_name(tt_dtype_of(t)), tt_shape_str(t, shape, sizeof shape));
 }
 
+/* The type of op node n's output j: its tensor's, or for a number result
+ * (tt::sym_size.int -> SymInt, a custom op's -> float) the schema's type,
+ * since the graph keeps tensors only. */
+static inline void print_out_type(sbuf *b, const gnode *n, int j)
+{
+    static const char *const names[] = {[TT_T_INT] = "int", [TT_T_SYMINT] = "SymInt",
+                                        [TT_T_FLOAT] = "float", [TT_T_BOOL] = "bool",
+                                        [TT_T_SCALAR] = "Scalar"};
+    const tt_schema *s = !n->vals[j] && !n->rlen && n->op ? tt_op_schema(n->op) : NULL;
+    if (s && j < tt_schema_nreturns(s)) {
+        const tt_type *ty = &tt_schema_return(s, j)->type;
+        if (!ty->is_list && (unsigned)ty->base < sizeof names / sizeof names[0] &&
+            names[ty->base]) {
+            sb_printf(b, "%s", names[ty->base]);
+            return;
+        }
+    }
+    print_type(b, n->vals[j]);
+}
+
 #endif

@@ -622,6 +622,42 @@ static tt_status record_writes(tracer *tr, const tt_op *op, int id, const tt_val
     return TT_OK;
 }
 
+/* A built-in tagged data_dependent_output whose results are numbers
+ * (_local_scalar_dense: Tensor.item() as an op) reads its input's data
+ * for a value the C code goes on with. In any trace that is the read
+ * tt_item makes, at the caller's line: a break (splitting runs the op
+ * eagerly between two graphs), never a number baked into the graph. */
+static bool reads_a_number(const tt_op *op)
+{
+    if (!tt_op_is_builtin(op) || !(tt_op_tags(op) & TT_TAG_DATA_DEPENDENT_OUTPUT))
+        return false;
+    const tt_schema *s = tt_op_schema(op);
+    for (int j = 0; j < tt_schema_nreturns(s); j++)
+        if (tt_schema_return(s, j)->type.base == TT_T_TENSOR)
+            return false;
+    return true;
+}
+
+__attribute__((noinline)) static tt_status number_read(tracer *tr, const tt_op *op,
+                                                       const tt_value *args, int nargs,
+                                                       tt_value *outs, int nouts)
+{
+    const tt_tensor *t = NULL;
+    for (int i = 0; i < nargs && !t; i++)
+        if (args[i].kind == TT_V_TENSOR)
+            t = args[i].u.t;
+    if (!t)
+        return TT_OK;
+    if (tr->on_break && !tr->fake) {
+        char reason[512], d[256];
+        snprintf(reason, sizeof reason, "%s reads the data of %s for a number, but while "
+                                        "tracing a tensor's values are not known",
+                 tt_op_name(op), tt_describe(t, d, sizeof d));
+        return eager_op_at_break(tr, op, TT_BREAK_DATA_READ, reason, args, nargs, outs, nouts);
+    }
+    return trace_data_read(&tr->mode, t, tt_op_name(op), tt_callsite());
+}
+
 static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, int nargs,
                             tt_value *outs, int nouts)
 {
@@ -630,6 +666,15 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
     tt_status st = TT_OK;
     if (nargs > TT_TRACE_MAX_ARGS)
         return tt_error(TT_EINVAL, "%s: too many arguments to trace", tt_op_name(op));
+    if (reads_a_number(op)) {
+        /* split: the op ran eagerly between two graphs; else a break, or
+         * (a real trace without fullgraph) a break the trace reports at
+         * its end while the op runs on */
+        if (tr->on_break && !tr->fake)
+            return number_read(tr, op, args, nargs, outs, nouts);
+        if ((st = number_read(tr, op, args, nargs, outs, nouts)))
+            return st;
+    }
     memset(ga, 0, sizeof ga);
     for (int i = 0; i < nargs && !st; i++) {
         const tt_value *v = &args[i];

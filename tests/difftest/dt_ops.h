@@ -94,7 +94,7 @@
     X(ARANGE, "arange", "tt::arange.start_step")                                            \
     X(LINSPACE, "linspace", "tt::linspace")                                                 \
     X(BREAK, "graph_break", "")                                                             \
-    X(ITEM, "item", "")                                                                     \
+    X(ITEM, "item", "tt::_local_scalar_dense")                                              \
     X(CONV2D, "conv2d", "tt::convolution")                                                  \
     X(CONV1D, "conv1d", "tt::convolution")                                                  \
     X(MAXPOOL2D, "max_pool2d", "tt::max_pool2d_with_indices")                               \
@@ -153,6 +153,8 @@
     X(REPEAT, "repeat", "tt::repeat")                                                       \
     X(FULL_LIKE, "full_like", "tt::full_like tt::scalar_tensor")                             \
     X(SPLIT, "split", "tt::split.Tensor tt::split_with_sizes tt::chunk")                    \
+    X(META, "meta_query", "tt::sym_size.int tt::sym_stride.int tt::sym_numel "              \
+                          "tt::sym_storage_offset")                                         \
     X(MASKED_FILL, "masked_fill", "tt::masked_fill.Scalar tt::masked_fill.Tensor")          \
     X(MASKED_SCATTER, "masked_scatter", "tt::masked_scatter")                               \
     X(MASKED_SELECT, "masked_select", "tt::masked_select")                                  \

@@ -1417,11 +1417,21 @@ static tt_tensor *exec1(const dt_program *p, const dt_instr *in, tt_tensor **S)
         return tt_scalar(1.0, TT_F32);
     }
     case OP_ITEM: {
+        /* tt_item, or (mode & 1) its op, tt::_local_scalar_dense */
         tt_tensor *s = tt_sum_all(b);
         double v = 0;
         if (!s)
             return NULL;
-        tt_status st = tt_item(s, &v);
+        tt_status st;
+        if (in->mode & 1) {
+            tt_value n = {0};
+            st = tt_op_call(tt_op_find("tt::_local_scalar_dense"), (tt_value[]){tt_v_tensor(s)}, 1,
+                            &n, 1);
+            if (st == TT_OK)
+                v = n.kind == TT_V_FLOAT ? n.u.f : n.kind == TT_V_INT ? (double)n.u.i : n.u.b;
+        } else {
+            st = tt_item(s, &v);
+        }
         if (st != TT_OK && st != TT_EGRAPHBREAK)
             return NULL;
         tt_clear_error();

@@ -451,6 +451,24 @@ static bool model_index(const dt_program *p, const dt_instr *in, dt_vtype *T, in
         res->rg = A->rg;
         return true;
     }
+    case OP_META:
+        /* A rebuilt from its metadata as the ops give it: as_strided (a
+         * view like A), or (mode & 1) a flat view of a contiguous A by
+         * its numel (no batch dim: the model has no product of sizes);
+         * as_strided has no derivative */
+        if (!(in->mode & 1) && A->rg) return false;
+        *res = *A;
+        if (in->mode & 1) {
+            int64_t n = 1;
+            if (!A->contig) return false;
+            for (int k = 0; k < A->nd; k++) {
+                if (A->s[k] == DT_B) return false;
+                n *= A->s[k];
+            }
+            res->nd = 1;
+            res->s[0] = n;
+        }
+        return true;
     case OP_SPLIT: {
         /* one piece, a view of A as narrow's (the others released) */
         int64_t start, len;
@@ -633,6 +651,14 @@ static tt_tensor *make_index(const dt_instr *in)
     return tt_from_data(nd, s, TT_I64, v);
 }
 
+/* One of the size-query ops on t (dim < 0: none); INT64_MIN on failure. */
+static tt_size meta_query(const char *op, tt_tensor *t, int dim)
+{
+    tt_value out = {0}, args[2] = {tt_v_tensor(t), tt_v_int(dim)};
+    if (tt_op_call(tt_op_find(op), args, dim < 0 ? 1 : 2, &out, 1) != TT_OK) return INT64_MIN;
+    return out.u.i;
+}
+
 tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
 {
     tt_tensor *a = in->a >= 0 ? S[in->a] : NULL, *b = in->b >= 0 ? S[in->b] : NULL, *ix = NULL;
@@ -734,6 +760,21 @@ tt_tensor *dt_exec_index(const dt_instr *in, tt_tensor **S)
     case OP_FULL_LIKE:
         if (in->mode & 1) return tt_scalar_tensor(in->f, (tt_dtype)((in->mode >> 1) % TT_DTYPE_COUNT));
         return tt_full_like(a, in->f);
+    case OP_META: {
+        tt_size sizes[TT_MAX_DIMS], strides[TT_MAX_DIMS], off;
+        int nd = tt_ndim(a);
+        if (in->mode & 1) {
+            off = meta_query("tt::sym_numel", a, -1);
+            return off == INT64_MIN ? NULL : tt_view(a, 1, &off);
+        }
+        for (int d = 0; d < nd; d++) {
+            sizes[d] = meta_query("tt::sym_size.int", a, d);
+            strides[d] = meta_query("tt::sym_stride.int", a, d);
+            if (sizes[d] == INT64_MIN || strides[d] == INT64_MIN) return NULL;
+        }
+        off = meta_query("tt::sym_storage_offset", a, -1);
+        return off == INT64_MIN ? NULL : tt_as_strided(a, nd, sizes, strides, off);
+    }
     case OP_SPLIT: {
         /* the sizes come from the model (i[3]), never from C arithmetic
          * on a traced size */
@@ -932,6 +973,10 @@ bool dt_print_index(FILE *f, const dt_instr *in)
         else fprintf(f, "tt_%s(v%d)", in->mode & 1 ? "all" : "any", A);
         return true;
     case OP_REPEAT: fprintf(f, "tt_repeat(v%d, %d, ", A, in->ni); pr_list(f, in->ni, in->i); fprintf(f, ")"); return true;
+    case OP_META:
+        if (in->mode & 1) fprintf(f, "tt_view(v%d, 1, (tt_size[]){sym_numel(v%d)})", A, A);
+        else fprintf(f, "tt_as_strided(v%d, from sym_size.int, sym_stride.int, sym_storage_offset)", A);
+        return true;
     case OP_SPLIT: {
         /* piece(call, k): the k-th of the pieces, the others released */
         int64_t start = 0, len = 0, n;

@@ -148,7 +148,7 @@ static void print_instr(FILE *f, const dt_program *p, int k)
     case OP_ARANGE: fprintf(f, "tt_arange(0, %lld, 1, %s)", (long long)in->i[0], dt_c((tt_dtype)in->mode)); break;
     case OP_LINSPACE: fprintf(f, "tt_linspace(-1, 2, %lld, %s)", (long long)in->i[0], dt_c((tt_dtype)in->mode)); break;
     case OP_BREAK: fprintf(f, "explicit_break()"); break;
-    case OP_ITEM: fprintf(f, "item_scale(v%d, v%d)", A, B); break;
+    case OP_ITEM: fprintf(f, "item_scale%s(v%d, v%d)", in->mode & 1 ? "_by_op" : "", A, B); break;
     case OP_CONV2D: case OP_CONV1D: {
         int sp = in->op == OP_CONV2D ? 2 : 1;
         int64_t cin = (int64_t)in->g, o = in->i[0], g = in->mode & 0xff, opad = (in->mode >> 12) & 0xf;
