@@ -43,7 +43,8 @@ extern "C" {
     X(TT_EGRAPHBREAK, "graph break")                                           \
     X(TT_EGUARD, "guard failure")                                              \
     X(TT_EOPCHECK, "opcheck failure")                                          \
-    X(TT_EINTERNAL, "internal error")
+    X(TT_EINTERNAL, "internal error")                                          \
+    X(TT_EEXPECT, "expectation not met")
 
 typedef enum {
 #define TT_X_ENUM(code, text) code,

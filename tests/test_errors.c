@@ -75,7 +75,7 @@ START_TEST(test_status_names)
     static const char *const names[] = {
         "TT_OK", "TT_EINVAL", "TT_ENOMEM", "TT_EFAKE", "TT_ESHAPE", "TT_EDTYPE",
         "TT_ESCHEMA", "TT_ENOTFOUND", "TT_EEXIST", "TT_ENOKERNEL", "TT_EAUTOGRAD",
-        "TT_EGRAPHBREAK", "TT_EGUARD", "TT_EOPCHECK", "TT_EINTERNAL",
+        "TT_EGRAPHBREAK", "TT_EGUARD", "TT_EOPCHECK", "TT_EINTERNAL", "TT_EEXPECT",
     };
     ck_assert_int_eq(TT_STATUS_COUNT, (int)(sizeof names / sizeof names[0]));
     for (int s = 0; s < TT_STATUS_COUNT; s++)

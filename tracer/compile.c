@@ -152,6 +152,11 @@ void tt_compiled_stats(const tt_compiled *c, tt_compile_stats *out)
     }
 }
 
+int tt__compiled_nout(const tt_compiled *c)
+{
+    return c ? c->nout : 0;
+}
+
 const tt_graph *tt_compiled_graph(const tt_compiled *c, int i)
 {
     const cplan *p = c ? c->plans : NULL;

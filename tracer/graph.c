@@ -883,6 +883,11 @@ void tt__print_args(sbuf *b, const tt_graph *g, const gnode *n)
 
 char *tt_graph_to_text(const tt_graph *g)
 {
+    return tt__graph_text(g, true);
+}
+
+char *tt__graph_text(const tt_graph *g, bool lines)
+{
     if (!g) {
         tt_error(TT_EINVAL, "tt_graph_to_text: argument 'graph' is NULL");
         return NULL;
@@ -939,7 +944,7 @@ char *tt_graph_to_text(const tt_graph *g)
                 sb_printf(&b, "%s", k + 1 == n->nafter ? " after the write)" : "");
                 first = false;
             }
-            if (n->loc.file) {
+            if (n->loc.file && lines) {
                 sb_printf(&b, "%s", first ? "  # " : "; ");
                 print_loc(&b, n->loc);
             }

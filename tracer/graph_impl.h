@@ -100,6 +100,10 @@ struct tt_graph {
     int nstrs, str_cap;
 };
 
+/* tt_graph_to_text, with the user's lines in the comments or without
+ * (what a snapshot that survives edits of the traced code compares). */
+char *tt__graph_text(const tt_graph *g, bool lines);
+
 /* Whether some output of node `node` is among the graph's results. */
 static inline bool tt__graph_is_output(const tt_graph *g, int node)
 {

@@ -7,5 +7,6 @@
 #include "tt_index.h"
 #include "tt_trace.h"
 #include "tt_model.h"
+#include "tt_testing.h"
 #include "tt_render.h"
 #endif

@@ -151,4 +151,7 @@ void tt__symbolic_stop(tracer *tr);
 /* The calling line of the innermost tt_call on this thread. */
 static inline tt_srcloc tt__callsite(void) { return tt_callsite(); }
 
+/* How many outputs a compiled function returns (0 for NULL). */
+int tt__compiled_nout(const tt_compiled *c);
+
 #endif

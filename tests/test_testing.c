@@ -1,0 +1,223 @@
+/* The test helpers (tracer/tt_testing.h): each expectation met, and each
+ * one failing with TT_EEXPECT and the message a test author needs (the
+ * break's C line, the failed guard, the graph, a unified diff); the
+ * snapshot file written under TT_EXPECT_ACCEPT=1. */
+#include "tt_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int line_break_read;
+
+static tt_status mlp(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    out[0] = tt_keep(tt_relu(tt_add(tt_mul_scalar(in[0], 2), in[0])));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* a branch on a value: one break at the tt_item line */
+static tt_status branchy(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *s = tt_sum_all(in[0]);
+    double v = 0;
+    line_break_read = __LINE__ + 1;
+    tt_status st = tt_item(s, &v);
+    if (st && st != TT_EGRAPHBREAK) {
+        tt_scope_end();
+        return st;
+    }
+    tt_clear_error();
+    out[0] = tt_keep(v > 0 ? tt_exp(in[0]) : tt_neg(in[0]));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_fullgraph_and_graph_counts)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    OK(tt_expect_fullgraph(mlp, 1, &x, NULL));
+    OK(tt_expect_graphs(mlp, 1, &x, NULL, 1, NULL));
+    OK(tt_expect_graphs(branchy, 1, &x, NULL, 2, (const char *[]){"data read"}));
+    OK(tt_expect_graphs(branchy, 1, &x, NULL, 2, (const char *[]){"tt_item"}));
+    OK(tt_expect_graphs(branchy, 1, &x, &(tt_trace_opts){.fullgraph = true}, 2, NULL));
+
+    ck_assert_int_eq(tt_expect_fullgraph(branchy, 1, &x, NULL), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_fullgraph: expected 1 graph, got 2:\nGraph count: 2");
+    char where[256];
+    snprintf(where, sizeof where, "test_testing.c:%d in branchy", line_break_read);
+    ck_assert_error(TT_EEXPECT, where);
+    ck_assert_int_eq(tt_expect_graphs(mlp, 1, &x, NULL, 3, NULL), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_graphs: expected 3 graphs, got 1:");
+    ck_assert_int_eq(tt_expect_graphs(branchy, 1, &x, NULL, 2, (const char *[]){"no fake kernel"}),
+                     TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_graphs: expected break 1 to be 'no fake kernel':");
+    ck_assert_int_eq(tt_expect_graphs(NULL, 1, &x, NULL, 1, NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_expect_graphs: expected a function and at least one graph");
+    tt_clear_error();
+    tt_release(x);
+}
+END_TEST
+
+START_TEST(test_no_recompile)
+{
+    tt_tensor *a = NN(tt_ones(TT_SHAPE(2, 3), TT_F32)), *b = NN(tt_ones(TT_SHAPE(4, 3), TT_F32));
+    tt_tensor *c5 = NN(tt_ones(TT_SHAPE(4, 5), TT_F32));
+    tt_compiled *sym = NN(tt_compile(mlp, 1, 1, &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC}));
+    OK(tt_expect_no_recompile(sym, 3, (tt_tensor **const[]){&a, &b, &c5}));
+    ck_assert_int_eq(tt_compiled_count_op(sym, "tt::relu"), 1);
+    ck_assert_int_eq(tt_compiled_count_op(sym, "tt::add"), 1);
+    ck_assert_int_eq(tt_compiled_count_op(sym, NULL), 3);
+    tt_compiled_free(sym);
+    /* fake mode guards on sizes: the second shape traces again */
+    tt_compiled *fake = NN(tt_compile(mlp, 1, 1, &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    ck_assert_int_eq(tt_expect_no_recompile(fake, 2, (tt_tensor **const[]){&a, &b}), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_no_recompile: call 2 of 2 traced again: guard failed: "
+                                "in0.size(0) == 2 (got 4)");
+    ck_assert_int_eq(tt_compiled_count_op(fake, "tt::relu"), 2); /* over both plans */
+    tt_compiled_free(fake);
+    ck_assert_int_eq(tt_expect_no_recompile(NULL, 1, (tt_tensor **const[]){&a}), TT_EINVAL);
+    ck_assert_int_eq(tt_compiled_count_op(NULL, "tt::relu"), -1);
+    tt_clear_error();
+    tt_release(c5), tt_release(b), tt_release(a);
+}
+END_TEST
+
+static tt_status crop_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_clone(x));
+}
+
+static tt_status crop_model(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    out[0] = tt_call((tt_op *)ud, tt_v_tensor(in[0]));
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_graph_ops)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *g = NN(tt_trace(mlp, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    OK(tt_expect_graph_has_op(g, "tt::relu"));
+    OK(tt_expect_graph_has_op(g, "tt::mul.Scalar"));
+    OK(tt_expect_graph_lacks_op(g, "tt::exp"));
+    ck_assert_int_eq(tt_expect_graph_has_op(g, "tt::exp"), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_graph_has_op: expected graph forward to call tt::exp, "
+                                "it has 0 calls:\ndef forward(in0: \"f32[2, 3]\"):");
+    ck_assert_int_eq(tt_expect_graph_lacks_op(g, "tt::add"), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "expected graph forward not to call tt::add, it has 1 call:");
+    ck_assert_int_eq(tt_expect_opaque(g, "tt::relu"), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_opaque: tt::relu is one of tt's built-ins, not a "
+                                "custom op");
+    tt_graph_free(g);
+
+    tt_library *lib = NN(tt_library_new(TT_LIB_DEF, "snap"));
+    tt_op *crop = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "snap::crop(Tensor x) -> Tensor", .kernel = crop_kernel, .fake = crop_kernel}));
+    g = NN(tt_trace(crop_model, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_FAKE, .ud = crop}));
+    OK(tt_expect_opaque(g, "snap::crop"));
+    OK(tt_expect_graph_lacks_op(g, "tt::clone"));
+    ck_assert_int_eq(tt_expect_graph_has_op(NULL, "tt::relu"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_expect_graph_has_op: expected a graph and an op name");
+    tt_clear_error();
+    tt_graph_free(g);
+    tt_library_free(lib);
+    tt_release(x);
+}
+END_TEST
+
+static const char mlp_text[] =
+    "def forward(in0: \"f32[2, 3]\"):\n"
+    "    mul: \"f32[2, 3]\" = tt::mul.Scalar(in0, 2)\n"
+    "    add: \"f32[2, 3]\" = tt::add.Tensor(mul, in0)\n"
+    "    relu: \"f32[2, 3]\" = tt::relu(add)\n"
+    "    return (relu,)\n";
+
+START_TEST(test_snapshot_inline)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *g = NN(tt_trace(mlp, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    OK(tt_expect_graph_text(g, mlp_text, 0));
+    /* with the lines, the text is tt_graph_to_text's */
+    char *full = NN(tt_graph_to_text(g));
+    ck_assert(strstr(full, "test_testing.c:"));
+    OK(tt_expect_graph_text(g, full, TT_SNAPSHOT_LINES));
+    free(full);
+    static const char wrong[] =
+        "def forward(in0: \"f32[2, 3]\"):\n"
+        "    mul: \"f32[2, 3]\" = tt::mul.Scalar(in0, 3)\n"
+        "    add: \"f32[2, 3]\" = tt::add.Tensor(mul, in0)\n"
+        "    relu: \"f32[2, 3]\" = tt::relu(add)\n"
+        "    return (relu,)\n";
+    ck_assert_int_eq(tt_expect_graph_text(g, wrong, 0), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_graph_text: the graph's text differs from the inline "
+                                "snapshot:\n--- expected (the inline snapshot)\n+++ actual\n"
+                                "@@ -1,5 +1,5 @@\n"
+                                " def forward(in0: \"f32[2, 3]\"):\n"
+                                "-    mul: \"f32[2, 3]\" = tt::mul.Scalar(in0, 3)\n"
+                                "+    mul: \"f32[2, 3]\" = tt::mul.Scalar(in0, 2)\n"
+                                "     add: \"f32[2, 3]\" = tt::add.Tensor(mul, in0)\n");
+    ck_assert_int_eq(tt_expect_graph_text(g, NULL, 0), TT_EINVAL);
+    tt_clear_error();
+    tt_graph_free(g);
+    tt_release(x);
+}
+END_TEST
+
+START_TEST(test_snapshot_file)
+{
+    char dir[] = "/tmp/tt_snapshotXXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/mlp.txt", dir);
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *g = NN(tt_trace(mlp, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    unsetenv("TT_EXPECT_ACCEPT");
+    ck_assert_int_eq(tt_expect_graph_file(g, path, 0), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "(it does not exist); run with TT_EXPECT_ACCEPT=1 to write it");
+    setenv("TT_EXPECT_ACCEPT", "1", 1);
+    OK(tt_expect_graph_file(g, path, 0));
+    unsetenv("TT_EXPECT_ACCEPT");
+    OK(tt_expect_graph_file(g, path, 0));
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("def forward(in0: \"f32[2, 3]\"):\n    return (in0,)\n", f);
+    fclose(f);
+    ck_assert_int_eq(tt_expect_graph_file(g, path, 0), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "; TT_EXPECT_ACCEPT=1 rewrites it)\n+++ actual\n@@ -1,2 +1,5 @@\n"
+                                " def forward(in0: \"f32[2, 3]\"):\n-    return (in0,)\n+    mul:");
+    setenv("TT_EXPECT_ACCEPT", "1", 1);
+    OK(tt_expect_graph_file(g, path, 0));
+    unsetenv("TT_EXPECT_ACCEPT");
+    OK(tt_expect_graph_text(g, mlp_text, 0));
+    OK(tt_expect_graph_file(g, path, 0));
+    tt_clear_error();
+    unlink(path);
+    rmdir(dir);
+    tt_graph_free(g);
+    tt_release(x);
+}
+END_TEST
+
+static Suite *testing_suite(void)
+{
+    Suite *s = suite_create("testing");
+    TCase *tc = tt_tcase("expectations");
+    tcase_add_test(tc, test_fullgraph_and_graph_counts);
+    tcase_add_test(tc, test_no_recompile);
+    tcase_add_test(tc, test_graph_ops);
+    tcase_add_test(tc, test_snapshot_inline);
+    tcase_add_test(tc, test_snapshot_file);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TT_TEST_MAIN(testing_suite)

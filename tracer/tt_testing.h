@@ -1,0 +1,81 @@
+/* Helpers for tests of traced and compiled C code: what
+ * torch._dynamo.testing (CompileCounter), assertions on
+ * torch._dynamo.explain and expecttest's snapshots give a PyTorch test.
+ *
+ * Plain functions, for Check, cmocka or assert(): each tt_expect_* returns
+ * TT_OK when the expectation holds, and otherwise TT_EEXPECT with a
+ * message (tt_errmsg) that says what was expected and what happened: the
+ * break report with its C line, the guard that failed, a unified diff of
+ * a graph's text. A call given bad arguments fails with TT_EINVAL as any
+ * other call does.
+ *
+ *     ck_assert_msg(tt_expect_fullgraph(step, 2, in, NULL) == TT_OK, "%s", tt_errmsg());
+ */
+#ifndef TT_TESTING_H
+#define TT_TESTING_H
+
+#include "tt_trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default) /* the public API: see tt_runtime.h */
+
+/* ---------------------------------------------------------- breaks */
+
+/* fn traces into one graph: tt_explain_run on the inputs finds no break.
+ * Otherwise the message is the explain report (each break's kind, reason
+ * and the user's file:line). opts as tt_explain_run's (NULL: defaults). */
+tt_status tt_expect_fullgraph(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace_opts *opts);
+
+/* fn traces into exactly ngraphs graphs, and break i (i < ngraphs - 1)
+ * has reasons[i] in its kind name, reason or op (NULL reasons, or a NULL
+ * entry: any break). */
+tt_status tt_expect_graphs(tt_fn fn, int nin, tt_tensor **inputs, const tt_trace_opts *opts,
+                           int ngraphs, const char *const *reasons);
+
+/* ------------------------------------------------------ recompiles */
+
+/* Calls c on each of ncalls input lists (inputs[k] holds c's inputs for
+ * call k; the outputs are released) and expects no trace after the
+ * first call: otherwise the message names the call and the guard that
+ * failed ("in0.size(0) == 4 (got 5)"). A call that fails is its error. */
+tt_status tt_expect_no_recompile(tt_compiled *c, int ncalls, tt_tensor **const *inputs);
+
+/* ---------------------------------------------------------- graphs */
+
+/* tt_graph_count_op (tt_trace.h) over every plan c has cached: the
+ * per-op count of CompileCounter, and with op NULL its op_count (every
+ * op node of every plan). -1 with TT_EINVAL for a NULL c. */
+int tt_compiled_count_op(const tt_compiled *c, const char *op);
+
+/* g calls op at least once / never (message: the graph's text). */
+tt_status tt_expect_graph_has_op(const tt_graph *g, const char *op);
+tt_status tt_expect_graph_lacks_op(const tt_graph *g, const char *op);
+/* A custom op stays opaque: g calls it (one node per call), and it is a
+ * custom op, not one of tt's built-ins that a decomposition could have
+ * made. */
+tt_status tt_expect_opaque(const tt_graph *g, const char *op);
+
+/* -------------------------------------------------------- snapshots */
+
+/* TT_SNAPSHOT_LINES keeps the user's lines ("# model.c:12 in mlp") in
+ * the text compared; without it they are left out, so the snapshot
+ * survives edits of the traced code that do not change the graph. */
+#define TT_SNAPSHOT_LINES 1u
+
+/* g's text (tt_graph_to_text) equals `expected` (an inline string);
+ * on a difference the message is a unified diff, expected to actual. */
+tt_status tt_expect_graph_text(const tt_graph *g, const char *expected, unsigned flags);
+
+/* The same against the file at `path`. With the environment variable
+ * TT_EXPECT_ACCEPT=1 (expecttest's EXPECTTEST_ACCEPT) a missing or
+ * different file is written with the actual text instead, and the call
+ * succeeds, saying so on stderr. */
+tt_status tt_expect_graph_file(const tt_graph *g, const char *path, unsigned flags);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif
