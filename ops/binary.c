@@ -376,13 +376,18 @@ static tt_status binary_dtype(binop op, const char *name, const tt_tensor *a,
 
 /* In place into `out`: the result (of the broadcast shape nd/sizes and
  * dtype out_dt) must have out's shape and fit its dtype. */
+static bool has_sizes(const tt_tensor *t, int nd, const tt_size *sizes)
+{
+    bool same = nd == t->ndim;
+    for (int d = 0; same && d < nd; d++)
+        same = tt__sz_eq(sizes[d], t->sizes[d]);
+    return same;
+}
+
 static tt_status check_inplace_target(const char *name, const tt_tensor *out, int nd,
                                       const tt_size *sizes, tt_dtype out_dt)
 {
-    bool same = nd == out->ndim;
-    for (int d = 0; same && d < nd; d++)
-        same = tt__sz_eq(sizes[d], out->sizes[d]);
-    if (!same) {
+    if (!has_sizes(out, nd, sizes)) {
         char s1[256], s2[256];
         tt_size_list_str(nd, sizes, false, s2, sizeof s2);
         return tt_error(TT_ESHAPE, "%s_: output with shape %s doesn't match the broadcast "
@@ -585,10 +590,7 @@ static tt_status binary_out_kernel(tt_frame *f)
     if (tt__broadcast(name, 2, ins, (const char *[]){"self", "other"}, (const int[]){1, 2}, &nd,
                       sizes))
         return tt_errcode();
-    bool same = nd == out->ndim;
-    for (int d = 0; same && d < nd; d++)
-        same = tt__sz_eq(sizes[d], out->sizes[d]);
-    if (!same) {
+    if (!has_sizes(out, nd, sizes)) {
         char s1[256], s2[256];
         tt_size_list_str(nd, sizes, false, s2, sizeof s2);
         return tt_frame_fail(f, TT_ESHAPE, "argument 'out' (#3): expected the broadcast shape "
