@@ -28,8 +28,8 @@ is gone fails too, so the list only shrinks.
 Inside tracer/ the levels of TRACER_LEVELS (bottom up) make the files a
 DAG: the graph IR and what only needs it; tracing and the passes; the
 compiled plan and explain (tracing that splits at breaks); compile; opcheck
-(which compiles); the test helpers (which explain and compile); the DOT
-printer and render. A file may call its own
+(which compiles); the DOT printer and render; the test helpers (which
+explain, compile and draw). A file may call its own
 level or a lower one, never a higher one, and the calls between the files
 of one level may form no cycle. Every tracer/*.c file of the source tree is
 in exactly one level, and the table names no file that is gone. A higher
@@ -69,8 +69,8 @@ TRACER_LEVELS = [
     ("plan and explain", ["plan", "explain"]),
     ("compile", ["compile"]),
     ("opcheck", ["opcheck"]),
-    ("test helpers", ["testing"]),
     ("output", ["dot", "render"]),
+    ("test helpers", ["testing"]),
 ]
 # Stems of TRACER_LEVELS built into a library of their own, not the core.
 OWN_LIBRARY = {"render": "libtensortrace-render"}

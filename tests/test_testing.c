@@ -207,6 +207,56 @@ START_TEST(test_snapshot_file)
 }
 END_TEST
 
+static tt_status mlp3(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    out[0] = tt_keep(tt_relu(tt_add(tt_mul_scalar(in[0], 3), in[0])));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_graphs_equal_dot)
+{
+    char dir[] = "/tmp/tt_graphdiffXXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/diff.dot", dir);
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *a = NN(tt_trace(mlp, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    tt_graph *b = NN(tt_trace(mlp3, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    tt_graph *a2 = NN(tt_trace(mlp, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    OK(tt_expect_graphs_equal(a, a2, 0, path));
+    ck_assert_int_eq(access(path, F_OK), -1); /* nothing written when equal */
+    ck_assert_int_eq(tt_expect_graphs_equal(a, b, 0, path), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_graphs_equal: the graph's text differs from the "
+                                "expected graph:\n--- expected (the expected graph)\n+++ actual\n"
+                                "@@ -1,5 +1,5 @@\n");
+    ck_assert_error(TT_EEXPECT, "-    mul: \"f32[2, 3]\" = tt::mul.Scalar(in0, 2)\n"
+                                "+    mul: \"f32[2, 3]\" = tt::mul.Scalar(in0, 3)\n");
+    ck_assert_error(TT_EEXPECT, "(both graphs, the differing nodes red: /tmp/tt_graphdiff");
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char dot[8192];
+    size_t n = fread(dot, 1, sizeof dot - 1, f);
+    dot[n] = 0;
+    fclose(f);
+    /* the mul node (node 1) is red in both clusters, relu (node 3) in neither */
+    ck_assert_msg(strstr(dot, "subgraph cluster_1") && strstr(dot, "subgraph cluster_2"), "%s", dot);
+    ck_assert_msg(strstr(dot, "g1_n1 [label=\"mul\\ntt::mul.Scalar") &&
+                  strstr(strstr(dot, "g1_n1 [label="), "color=red, penwidth=3"), "%s", dot);
+    const char *n3 = strstr(dot, "g2_n3 [label=");
+    ck_assert_ptr_nonnull(n3);
+    int len = (int)(strchr(n3, '\n') - n3);
+    ck_assert_msg(!memmem(n3, (size_t)len, "color=red", 9), "relu is marked: %.*s", len, n3);
+    ck_assert_int_eq(tt_expect_graphs_equal(a, NULL, 0, NULL), TT_EINVAL);
+    tt_clear_error();
+    unlink(path);
+    rmdir(dir);
+    tt_graph_free(a2), tt_graph_free(b), tt_graph_free(a);
+    tt_release(x);
+}
+END_TEST
+
 static Suite *testing_suite(void)
 {
     Suite *s = suite_create("testing");
@@ -216,6 +266,7 @@ static Suite *testing_suite(void)
     tcase_add_test(tc, test_graph_ops);
     tcase_add_test(tc, test_snapshot_inline);
     tcase_add_test(tc, test_snapshot_file);
+    tcase_add_test(tc, test_graphs_equal_dot);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -160,8 +160,10 @@ static void put_edge(sbuf *b, const tt_graph *g, int cluster, const char *indent
     free(lab.s);
 }
 
-/* The nodes and edges of g, each line prefixed with `indent`. */
-static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent)
+/* The nodes and edges of g, each line prefixed with `indent`; the nodes
+ * `marked` (NULL: none) drawn red. */
+static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent,
+                     const bool *marked)
 {
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
@@ -172,6 +174,8 @@ static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent
         sb_printf(b, " [label=\"");
         put_escaped(b, lab.s ? lab.s : "");
         sb_printf(b, "\", %s", node_style(n));
+        if (marked && marked[i])
+            sb_printf(b, ", color=red, penwidth=3, fillcolor=\"#f4cccc\"");
         b->oom |= lab.oom;
         free(lab.s);
         if (n->loc.file) {
@@ -240,7 +244,7 @@ char *tt_graph_to_dot(const tt_graph *g)
     }
     sbuf b = {0};
     put_header(&b, g->name, g->name);
-    put_body(&b, g, 0, "  ");
+    put_body(&b, g, 0, "  ", NULL);
     sb_printf(&b, "}\n");
     return finish(&b, "tt_graph_to_dot");
 }
@@ -326,7 +330,7 @@ char *tt_explain_to_dot(const tt_explain *e)
         sb_printf(&b, "  subgraph cluster_%d {\n    graph [label=\"graph %d (", c, c);
         put_escaped(&b, g->name);
         sb_printf(&b, ")\", style=rounded, color=\"#999999\"];\n");
-        put_body(&b, g, c, "    ");
+        put_body(&b, g, c, "    ", NULL);
         sb_printf(&b, "  }\n");
     }
     /* Break i sits between graph i and graph i + 1: after the last node of
@@ -355,6 +359,27 @@ char *tt_explain_to_dot(const tt_explain *e)
     }
     sb_printf(&b, "}\n");
     return finish(&b, "tt_explain_to_dot");
+}
+
+/* ---------------------------------------------------------- two graphs */
+
+char *tt__graphs_dot(const tt_graph *a, const bool *marked_a, const tt_graph *b,
+                     const bool *marked_b, const char *title)
+{
+    sbuf d = {0};
+    put_header(&d, "compare", title);
+    const tt_graph *gs[2] = {a, b};
+    const bool *ms[2] = {marked_a, marked_b};
+    static const char *const names[2] = {"expected", "actual"};
+    for (int c = 1; c <= 2; c++) {
+        sb_printf(&d, "  subgraph cluster_%d {\n    graph [label=\"%s (", c, names[c - 1]);
+        put_escaped(&d, gs[c - 1]->name);
+        sb_printf(&d, ")\", style=rounded, color=\"#999999\"];\n");
+        put_body(&d, gs[c - 1], c, "    ", ms[c - 1]);
+        sb_printf(&d, "  }\n");
+    }
+    sb_printf(&d, "}\n");
+    return finish(&d, "tt_expect_graphs_equal");
 }
 
 /* --------------------------------------------------------------- files */

@@ -104,6 +104,11 @@ struct tt_graph {
  * (what a snapshot that survives edits of the traced code compares). */
 char *tt__graph_text(const tt_graph *g, bool lines);
 
+/* DOT of two graphs side by side (clusters "expected" and "actual"), the
+ * nodes marked in each (NULL: none) drawn red. */
+char *tt__graphs_dot(const tt_graph *a, const bool *marked_a, const tt_graph *b,
+                     const bool *marked_b, const char *title);
+
 /* Whether some output of node `node` is among the graph's results. */
 static inline bool tt__graph_is_output(const tt_graph *g, int node)
 {

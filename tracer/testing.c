@@ -187,14 +187,19 @@ static bool same_line(const lines *a, int i, const lines *b, int j)
 
 /* A unified diff of a (expected) to b (actual), 3 lines of context, from
  * a longest common subsequence table; texts too long for the table get
- * their first differing line instead. */
-static void unified_diff(sbuf *out, const lines *a, const lines *b)
+ * their first differing line instead. The lines only one side has are
+ * marked in mark_a / mark_b (NULL: not wanted). */
+static void unified_diff(sbuf *out, const lines *a, const lines *b, bool *mark_a, bool *mark_b)
 {
     int n = a->n, m = b->n;
     if ((int64_t)(n + 1) * (m + 1) > 4 * 1000 * 1000) {
         int i = 0;
         while (i < n && i < m && same_line(a, i, b, i))
             i++;
+        if (mark_a && i < n)
+            mark_a[i] = true;
+        if (mark_b && i < m)
+            mark_b[i] = true;
         sb_printf(out, "@@ line %d @@\n-%.*s\n+%.*s\n", i + 1, i < n ? a->len[i] : 0,
                   i < n ? a->at[i] : "", i < m ? b->len[i] : 0, i < m ? b->at[i] : "");
         return;
@@ -221,6 +226,12 @@ static void unified_diff(sbuf *out, const lines *a, const lines *b)
             op[k] = '+', ai[k++] = j++;
     }
 #undef T
+    for (int x = 0; x < k; x++) {
+        if (op[x] == '-' && mark_a)
+            mark_a[ai[x]] = true;
+        if (op[x] == '+' && mark_b)
+            mark_b[ai[x]] = true;
+    }
     /* hunks: changes with up to 3 lines of context around them */
     int e = 0;
     while (e < k) {
@@ -254,23 +265,54 @@ done:
     free(ai);
 }
 
+/* Marks, per node of g, the nodes of the text lines marked: line 0 is the
+ * inputs' (def ...), then one line per other node in order. */
+static bool *node_marks(const tt_graph *g, const bool *line_marks, int nlines)
+{
+    bool *m = calloc((size_t)(g->n ? g->n : 1), sizeof *m);
+    for (int i = 0; m && i < g->n; i++) {
+        int line = i < g->ninputs ? 0 : i - g->ninputs + 1;
+        m[i] = line < nlines && line_marks[line];
+    }
+    return m;
+}
+
+/* Compares the texts; on a difference the message is the diff, and with
+ * graphs given (ga expected, gb actual) and a dot_path, the DOT of both
+ * with the differing nodes red is written there. */
 static tt_status compare_text(const char *fn, const char *what, const char *expected,
-                              const char *actual)
+                              const char *actual, const tt_graph *ga, const tt_graph *gb,
+                              const char *dot_path)
 {
     if (!strcmp(expected, actual))
         return TT_OK;
     lines a = {0}, b = {0};
     sbuf d = {0};
-    if (split_lines(expected, &a) && split_lines(actual, &b)) {
+    bool *la = NULL, *lb = NULL;
+    if (split_lines(expected, &a) && split_lines(actual, &b) &&
+        (la = calloc((size_t)a.n + 1, 1)) && (lb = calloc((size_t)b.n + 1, 1))) {
         sb_printf(&d, "--- expected (%s)\n+++ actual\n", what);
-        unified_diff(&d, &a, &b);
+        unified_diff(&d, &a, &b, la, lb);
     } else {
         d.oom = true;
+    }
+    if (!d.oom && ga && gb && dot_path) {
+        bool *ma = node_marks(ga, la, a.n), *mb = node_marks(gb, lb, b.n);
+        char *dot = ma && mb ? tt__graphs_dot(ga, ma, gb, mb, "expected and actual: the "
+                                                              "differing nodes in red")
+                             : NULL;
+        FILE *f = dot ? fopen(dot_path, "w") : NULL;
+        bool ok = f && fputs(dot, f) >= 0;
+        if (f && fclose(f))
+            ok = false;
+        sb_printf(&d, ok ? "(both graphs, the differing nodes red: %s)\n"
+                         : "(could not write %s)\n", dot_path);
+        free(dot), free(ma), free(mb);
     }
     tt_status st = d.oom ? tt_error(TT_ENOMEM, "%s: out of memory", fn)
                          : tt_error(TT_EEXPECT, "%s: the graph's text differs from %s:\n%s", fn,
                                     what, d.s);
-    free(d.s);
+    free(d.s), free(la), free(lb);
     free(a.at), free(a.len), free(b.at), free(b.len);
     return st;
 }
@@ -282,7 +324,8 @@ tt_status tt_expect_graph_text(const tt_graph *g, const char *expected, unsigned
     char *text = tt__graph_text(g, flags & TT_SNAPSHOT_LINES);
     if (!text)
         return tt_errcode();
-    tt_status st = compare_text("tt_expect_graph_text", "the inline snapshot", expected, text);
+    tt_status st = compare_text("tt_expect_graph_text", "the inline snapshot", expected, text,
+                                NULL, NULL, NULL);
     free(text);
     return st;
 }
@@ -338,8 +381,23 @@ tt_status tt_expect_graph_file(const tt_graph *g, const char *path, unsigned fla
     } else {
         char what[512];
         snprintf(what, sizeof what, "%s; TT_EXPECT_ACCEPT=1 rewrites it", path);
-        st = compare_text(fn, what, want, text);
+        st = compare_text(fn, what, want, text, NULL, NULL, NULL);
     }
+    free(want);
+    free(text);
+    return st;
+}
+
+tt_status tt_expect_graphs_equal(const tt_graph *expected, const tt_graph *actual, unsigned flags,
+                                 const char *dot_path)
+{
+    if (!expected || !actual)
+        return tt_error(TT_EINVAL, "tt_expect_graphs_equal: expected two graphs");
+    char *want = tt__graph_text(expected, flags & TT_SNAPSHOT_LINES);
+    char *text = want ? tt__graph_text(actual, flags & TT_SNAPSHOT_LINES) : NULL;
+    tt_status st = text ? compare_text("tt_expect_graphs_equal", "the expected graph", want, text,
+                                       expected, actual, dot_path)
+                        : tt_errcode();
     free(want);
     free(text);
     return st;

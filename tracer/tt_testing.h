@@ -74,6 +74,13 @@ tt_status tt_expect_graph_text(const tt_graph *g, const char *expected, unsigned
  * succeeds, saying so on stderr. */
 tt_status tt_expect_graph_file(const tt_graph *g, const char *path, unsigned flags);
 
+/* Two graphs give the same text (a traced reference against the graph
+ * under test: a rewrite, another version of the model). On a difference
+ * the message is the diff, and with dot_path (NULL: none) the DOT of both
+ * graphs side by side, the differing nodes red, is written there. */
+tt_status tt_expect_graphs_equal(const tt_graph *expected, const tt_graph *actual, unsigned flags,
+                                 const char *dot_path);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }
