@@ -70,7 +70,7 @@ TRACER_LEVELS = [
     ("compile", ["compile"]),
     ("opcheck", ["opcheck"]),
     ("output", ["dot", "render"]),
-    ("test helpers", ["testing"]),
+    ("test helpers", ["testing", "bisect"]),
 ]
 # Stems of TRACER_LEVELS built into a library of their own, not the core.
 OWN_LIBRARY = {"render": "libtensortrace-render"}

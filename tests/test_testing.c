@@ -257,6 +257,93 @@ START_TEST(test_graphs_equal_dot)
 }
 END_TEST
 
+/* ----------------------------------------------------------- bisector */
+
+/* bis::center: x - mean(x), tagged pointwise although it is not: fused,
+ * each chunk subtracts its own mean. */
+static tt_status center_kernel(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    if (st)
+        return st;
+    tt_tensor *m = tt_mean_all(x), *r = m ? tt_sub(x, m) : NULL;
+    tt_release(m);
+    return r ? tt_return(f, 0, r) : tt_errcode();
+}
+
+static tt_status center_fake(tt_frame *f)
+{
+    tt_tensor *x;
+    tt_status st = tt_arg_tensor(f, 0, &x);
+    return st ? st : tt_return(f, 0, tt_empty_like(x));
+}
+
+static tt_status centered(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout;
+    tt_scope_begin();
+    tt_tensor *c = tt_call((tt_op *)ud, tt_v_tensor(tt_relu(in[0])));
+    out[0] = tt_keep(tt_mul_scalar(c, 3));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+static int calls_seen;
+
+/* reads state that changes from call to call: the trace freezes it */
+static tt_status stateful(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    out[0] = tt_mul_scalar(in[0], ++calls_seen);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_bisector)
+{
+    tt_library *lib = NN(tt_library_new(TT_LIB_DEF, "bis"));
+    tt_op *center = NN(tt_custom_op_define(lib, &(tt_custom_op_spec){
+        .schema = "bis::center(Tensor x) -> Tensor", .kernel = center_kernel,
+        .fake = center_fake, .tags = TT_TAG_POINTWISE}));
+    tt_manual_seed(3);
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(300, 100), TT_F32));
+    tt_trace_opts o = {.fullgraph = true, .ud = center, .ud_constant = true};
+    tt_compare_report r;
+    OK(tt_compare_run(centered, 1, &x, 1, &o, 1e-5, 1e-5, &r));
+    ck_assert(r.differs);
+    ck_assert_int_eq(r.output, 0);
+    ck_assert_int_eq(r.pass, TT_PASS_FUSE);
+    ck_assert_str_eq(tt_pass_name(r.pass), "fuse");
+    ck_assert(!r.without_passes);
+    ck_assert_int_eq(tt_expect_compiled_matches_eager(centered, 1, &x, 1, &o, 1e-5, 1e-5),
+                     TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: output 0, element ");
+    ck_assert_error(TT_EEXPECT, "; with the pass 'fuse' off (passes_off = TT_PASS_FUSE) the "
+                                "compiled result agrees: that pass changes it (a custom op "
+                                "tagged pointwise whose result is not elementwise does this)");
+    /* with the pass off from the start, nothing to find */
+    o.passes_off = TT_PASS_FUSE;
+    OK(tt_expect_compiled_matches_eager(centered, 1, &x, 1, &o, 1e-5, 1e-5));
+    /* a small input is one chunk: fused or not, the same */
+    tt_tensor *small = NN(tt_randn(TT_SHAPE(3, 4), TT_F32));
+    o.passes_off = 0;
+    OK(tt_compare_run(centered, 1, &small, 1, &o, 1e-5, 1e-5, &r));
+    ck_assert(!r.differs && r.output == -1);
+
+    /* state the trace froze: no pass is to blame */
+    calls_seen = 0;
+    ck_assert_int_eq(tt_expect_compiled_matches_eager(stateful, 1, &small, 1, NULL, 0, 0),
+                     TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "it differs with every pass off too: the traced graph itself "
+                                "computes another result");
+    ck_assert_int_eq(tt_compare_run(NULL, 1, &small, 1, NULL, 0, 0, &r), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_compare_run: expected a function");
+    tt_clear_error();
+    tt_release(small), tt_release(x);
+    tt_library_free(lib);
+}
+END_TEST
+
 static Suite *testing_suite(void)
 {
     Suite *s = suite_create("testing");
@@ -267,6 +354,7 @@ static Suite *testing_suite(void)
     tcase_add_test(tc, test_snapshot_inline);
     tcase_add_test(tc, test_snapshot_file);
     tcase_add_test(tc, test_graphs_equal_dot);
+    tcase_add_test(tc, test_bisector);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -81,6 +81,39 @@ tt_status tt_expect_graph_file(const tt_graph *g, const char *path, unsigned fla
 tt_status tt_expect_graphs_equal(const tt_graph *expected, const tt_graph *actual, unsigned flags,
                                  const char *dot_path);
 
+/* ------------------------------------------------------- numerics */
+
+/* What tt_compare_run found. */
+typedef struct {
+    bool differs;     /* a compiled output differs from eager's */
+    int output;       /* the first that does (-1: none) */
+    int64_t element;  /* its first element beyond the tolerance (-1: dtype or shape) */
+    double compiled_value, eager_value, max_abs_diff;
+    char what[256];   /* the difference in words */
+    /* The TT_PASS_* bit whose pass, switched off alone, makes the
+     * compiled result agree (0: none does), and whether it still differs
+     * with every pass off (the traced graph itself computes another
+     * result). */
+    unsigned pass;
+    bool without_passes;
+} tt_compare_report;
+
+/* Runs fn eagerly and compiled (opts as tt_compile's; each run on fresh
+ * copies of the inputs) and compares the nout outputs: dtype, sizes and
+ * each element within atol + rtol * |eager| (NaN equals NaN). On a
+ * difference it compiles again with each plan pass off in turn and
+ * names the one that makes it, as PyTorch's CompilerBisector does.
+ * Returns the first error of a run; the finding is in *report. */
+tt_status tt_compare_run(tt_fn fn, int nin, tt_tensor **inputs, int nout,
+                         const tt_trace_opts *opts, double rtol, double atol,
+                         tt_compare_report *report);
+/* The pass's name ("fuse", "epilogue", "inplace", "memplan"; "?"). */
+const char *tt_pass_name(unsigned pass);
+/* tt_compare_run as an expectation: TT_EEXPECT names the output, the
+ * element, both values and the pass that makes the difference. */
+tt_status tt_expect_compiled_matches_eager(tt_fn fn, int nin, tt_tensor **inputs, int nout,
+                                           const tt_trace_opts *opts, double rtol, double atol);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }
