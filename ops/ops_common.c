@@ -84,7 +84,7 @@ static void init(void)
         tt__register_pad_upsample, tt__register_activation, tt__register_dropout,
         tt__register_channel_norm, tt__register_indexing, tt__register_advanced_index,
         tt__register_sort_scan, tt__register_stats, tt__register_random,
-        tt__register_distance, tt__register_grid_sample,
+        tt__register_distance, tt__register_grid_sample, tt__register_pool3d,
     };
     builtin_lib = tt__builtin_library_new();
     if (!builtin_lib) {

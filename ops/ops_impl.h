@@ -65,6 +65,7 @@ tt_status tt__register_stats(tt_library *lib);
 tt_status tt__register_random(tt_library *lib);
 tt_status tt__register_distance(tt_library *lib);
 tt_status tt__register_grid_sample(tt_library *lib);
+tt_status tt__register_pool3d(tt_library *lib);
 
 /* A family's rows of the built-in table (runtime/builtin_ops.h), as specs
  * for tt_custom_op_define, each with its id. A family file expands its own
@@ -118,6 +119,7 @@ typedef struct {
 #define TT__FAMILY_RANDOM TT__NO_ROW
 #define TT__FAMILY_DISTANCE TT__NO_ROW
 #define TT__FAMILY_GRID_SAMPLE TT__NO_ROW
+#define TT__FAMILY_POOL3D TT__NO_ROW
 
 /* Defines every row through tt_custom_op_define and records each op under
  * its id; stops at the first failure. */

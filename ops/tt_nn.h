@@ -108,6 +108,29 @@ tt_tensor *tt_adaptive_avg_pool1d(const tt_tensor *x, int64_t out_l);
  * tt::avg_pool1d), with entry [0] of each of o's pairs. */
 tt_tensor *tt_max_pool1d(const tt_tensor *x, const tt_pool_opts *o);
 tt_tensor *tt_avg_pool1d(const tt_tensor *x, const tt_pool_opts *o);
+/* 3-d pooling options, PyTorch's max_pool3d / avg_pool3d arguments over
+ * (D, H, W), with tt_pool_opts' conventions (zero stride entry = kernel,
+ * zero dilation entry = 1, divisor_override 0 = none). */
+typedef struct {
+    int64_t kernel[3], stride[3], padding[3], dilation[3];
+    bool ceil_mode, exclude_pad;
+    int64_t divisor_override; /* 0: none */
+} tt_pool3d_opts;
+/* Max pooling over the last three dims of a [C, D, H, W] or [N, C, D, H, W]
+ * input (f32 or f64; NaN wins, as PyTorch), tt::max_pool3d_with_indices;
+ * the with-indices form also gives each maximum's flat index
+ * (d * H + h) * W + w in its input volume (i64, NULL on failure). Results
+ * are contiguous, as PyTorch 1.13's. */
+tt_tensor *tt_max_pool3d(const tt_tensor *x, const tt_pool3d_opts *o);
+tt_tensor *tt_max_pool3d_with_indices(const tt_tensor *x, const tt_pool3d_opts *o,
+                                      tt_tensor **indices);
+/* Average pooling (tt::avg_pool3d; f32, f64 or i64 as PyTorch), as
+ * tt_avg_pool2d over (D, H, W). o->dilation must be 0 or 1. */
+tt_tensor *tt_avg_pool3d(const tt_tensor *x, const tt_pool3d_opts *o);
+/* Adaptive average pooling (tt::_adaptive_avg_pool3d) to out_d x out_h x
+ * out_w, windows as tt_adaptive_avg_pool2d's in each dim. */
+tt_tensor *tt_adaptive_avg_pool3d(const tt_tensor *x, int64_t out_d, int64_t out_h,
+                                  int64_t out_w);
 
 /* Padding as F.pad: pads[2i], pads[2i + 1] pad the i-th dim from the last
  * before and after. mode "constant" (tt::constant_pad_nd: any dtype, any
@@ -150,6 +173,10 @@ tt_tensor *tt_grid_sample(const tt_tensor *input, const tt_tensor *grid, const c
 #define tt_adaptive_avg_pool1d(...) TT_CALLSITE_T(tt_adaptive_avg_pool1d, __VA_ARGS__)
 #define tt_max_pool1d(...) TT_CALLSITE_T(tt_max_pool1d, __VA_ARGS__)
 #define tt_avg_pool1d(...) TT_CALLSITE_T(tt_avg_pool1d, __VA_ARGS__)
+#define tt_max_pool3d(...) TT_CALLSITE_T(tt_max_pool3d, __VA_ARGS__)
+#define tt_max_pool3d_with_indices(...) TT_CALLSITE_T(tt_max_pool3d_with_indices, __VA_ARGS__)
+#define tt_avg_pool3d(...) TT_CALLSITE_T(tt_avg_pool3d, __VA_ARGS__)
+#define tt_adaptive_avg_pool3d(...) TT_CALLSITE_T(tt_adaptive_avg_pool3d, __VA_ARGS__)
 #define tt_pad(...) TT_CALLSITE_T(tt_pad, __VA_ARGS__)
 #define tt_upsample_nearest2d(...) TT_CALLSITE_T(tt_upsample_nearest2d, __VA_ARGS__)
 #define tt_upsample_nearest2d_scale(...) TT_CALLSITE_T(tt_upsample_nearest2d_scale, __VA_ARGS__)

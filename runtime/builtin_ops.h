@@ -19,7 +19,8 @@
  *          ops/indexing.c, ADV_INDEX ops/advanced_index.c, SORT_SCAN
  *          ops/sort_scan.c, STATS ops/reduce_stats.c, RANDOM
  *          ops/random.c, DISTANCE ops/distance.c, GRID_SAMPLE
- *          ops/grid_sample.c (ops/ops_impl.h lists them too).
+ *          ops/grid_sample.c, POOL3D ops/pool3d.c (ops/ops_impl.h lists
+ *          them too).
  * ID       the op's compile-time identity, TT_OP_<ID>: the name with the
  *          overload, upper-cased, "." and "::" folded to "_" and the
  *          namespace dropped (tt::add_.Tensor is TT_OP_ADD__TENSOR).
@@ -728,6 +729,32 @@
     X(POOL, AVG_POOL1D, "tt::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], " \
           "int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor", \
           pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 0, 0) \
+    \
+    /* ---- ops/pool3d.c: 3-d (volumetric) pooling ---------------------- */ \
+    X(POOL3D, AVG_POOL3D, "tt::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], " \
+          "int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, " \
+          "int? divisor_override=None) -> Tensor", \
+          avg_pool3d_kernel, avg_pool3d_kernel, avg_pool3d_backward, setup_avg_pool3d, 0, 0) \
+    X(POOL3D, AVG_POOL3D_BACKWARD, "tt::avg_pool3d_backward(Tensor grad_output, Tensor self, " \
+          "int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, " \
+          "bool count_include_pad, int? divisor_override) -> Tensor", \
+          avg_pool3d_backward_kernel, avg_pool3d_backward_kernel, NULL, NULL, 0, 0) \
+    X(POOL3D, MAX_POOL3D_WITH_INDICES, "tt::max_pool3d_with_indices(Tensor self, " \
+          "int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, " \
+          "bool ceil_mode=False) -> (Tensor, Tensor)", \
+          max_pool3d_kernel, max_pool3d_kernel, max_pool3d_backward, setup_max_pool3d, 0, 0) \
+    X(POOL3D, MAX_POOL3D_WITH_INDICES_BACKWARD, "tt::max_pool3d_with_indices_backward(" \
+          "Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, " \
+          "int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor", \
+          max_pool3d_backward_kernel, max_pool3d_backward_kernel, NULL, NULL, 0, 0) \
+    X(POOL3D, _ADAPTIVE_AVG_POOL3D, "tt::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) " \
+          "-> Tensor", \
+          adaptive_avg_pool3d_kernel, adaptive_avg_pool3d_kernel, adaptive3_backward, \
+          setup_adaptive3, 0, 0) \
+    X(POOL3D, _ADAPTIVE_AVG_POOL3D_BACKWARD, "tt::_adaptive_avg_pool3d_backward(" \
+          "Tensor grad_output, Tensor self) -> Tensor", \
+          adaptive_avg_pool3d_backward_kernel, adaptive_avg_pool3d_backward_kernel, NULL, NULL, \
+          0, 0) \
     \
     /* ---- ops/pad_upsample.c ------------------------------------------ */ \
     X(PAD_UPSAMPLE, CONSTANT_PAD_ND, "tt::constant_pad_nd(Tensor self, int[] pad, Scalar value=0) " \

@@ -136,6 +136,17 @@ static tt_tensor *pool_indices(void)
     return ind;
 }
 
+/* tt_max_pool3d_with_indices's indices, XP as a [C, D, H, W] volume. */
+static tt_tensor *pool3d_indices(void)
+{
+    tt_tensor *ind = NULL;
+    tt_tensor *y = tt_max_pool3d_with_indices(
+        XP, &(tt_pool3d_opts){.kernel = {2, 2, 2}, .stride = {1, 1, 1}, .padding = {1, 0, 1}},
+        &ind);
+    tt_release(y);
+    return ind;
+}
+
 /* [None, IDX], for the advanced-indexing wrappers (x[:, IDX]). */
 static tt_tensor *const *none_idx(void)
 {
@@ -332,6 +343,17 @@ static const tt_sgd_opts sgd_opts = {
       tt_avg_pool1d(A3, &(tt_pool_opts){.kernel = {2}, .stride = {1}, .ceil_mode = true}))      \
     X(tt_adaptive_avg_pool1d, "tt::adaptive_avg_pool1d", "A3, [2]",                             \
       tt_adaptive_avg_pool1d(A3, 2))                                                            \
+    X(tt_max_pool3d, "tt::max_pool3d_with_indices",                                             \
+      "XP, [2, 2, 3], [], [1, 1, 1], [1, 1, 1], false",                                         \
+      tt_max_pool3d(XP, &(tt_pool3d_opts){.kernel = {2, 2, 3}, .padding = {1, 1, 1}}))          \
+    X(tt_max_pool3d_with_indices, "tt::max_pool3d_with_indices",                                \
+      "XP, [2, 2, 2], [1, 1, 1], [1, 0, 1], [1, 1, 1], false", pool3d_indices())               \
+    X(tt_avg_pool3d, "tt::avg_pool3d", "XP, [2, 2, 3], [1, 2, 1], [1, 1, 1], true, false, 5",  \
+      tt_avg_pool3d(XP, &(tt_pool3d_opts){.kernel = {2, 2, 3}, .stride = {1, 2, 1},             \
+                                          .padding = {1, 1, 1}, .ceil_mode = true,              \
+                                          .exclude_pad = true, .divisor_override = 5}))         \
+    X(tt_adaptive_avg_pool3d, "tt::_adaptive_avg_pool3d", "XP, [1, 2, 3]",                      \
+      tt_adaptive_avg_pool3d(XP, 1, 2, 3))                                                      \
     X(tt_pad, "tt::reflection_pad2d", "XP, [1, 2, 0, 1]",                                      \
       tt_pad(XP, 4, (const int64_t[]){1, 2, 0, 1}, "reflect", 0))                               \
     X(tt_upsample_nearest2d, "tt::upsample_nearest2d.vec", "XP, [5, 6], None",                  \

@@ -19,9 +19,6 @@ import sys
 # from the code and from this table is an error (so is an entry for an
 # op that exists): the page always says why.
 WHY = {
-    "_adaptive_avg_pool3d": "3-d (volumetric) pooling: not yet",
-    "avg_pool3d": "3-d (volumetric) pooling: not yet",
-    "max_pool3d_with_indices": "3-d (volumetric) pooling: not yet",
     "_fft_r2c": "needs a complex dtype, which tt does not have",
     "_fft_c2r": "needs a complex dtype, which tt does not have",
     "resize_": "tt's tensors keep their sizes; a resized result is a new tensor "

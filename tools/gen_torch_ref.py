@@ -909,6 +909,7 @@ def build_cases():
     case("tt::empty_like", T(F64, [2, 3], "s"))
     conv_cases()
     pool_pad_cases()
+    pool3d_cases()
     norm_dropout_cases()
     activation_loss_cases()
     index_cases()
@@ -2214,6 +2215,106 @@ def conv_cases():
     case("tt::col2im", T(F32, [1, 4, 3], "c"), [4, 4], [3, 3], [1, 1], [0, 0], [1, 1])
     case("tt::col2im", T(F32, [1, 4, 3], "c"), [4, 4], [2, 2], [1, 1], [0, 0], [1, 1])
     case("tt::col2im", T(F32, [4, 3], "c"), [4, 4], [2, 2], [1, 1], [0, 0], [1, 1])
+
+
+def pool3d_cases():
+    """3-d pooling (ops/pool3d.c): values, layouts (results contiguous even
+    for channels_last_3d, as 1.13's), gradients, errors."""
+    A = torch.ops.aten
+    OPS.update({
+        "tt::avg_pool3d": lambda s, k, st=[], p=0, c=False, cip=True, dv=None:
+            A.avg_pool3d(s, k, st, p, c, cip, dv),
+        "tt::avg_pool3d_backward": A.avg_pool3d_backward,
+        "tt::max_pool3d_with_indices": lambda s, k, st=[], p=0, d=1, c=False:
+            A.max_pool3d_with_indices(s, k, st, p, d, c),
+        "tt::max_pool3d_with_indices_backward": A.max_pool3d_with_indices_backward,
+        "tt::_adaptive_avg_pool3d": A._adaptive_avg_pool3d,
+        "tt::_adaptive_avg_pool3d_backward": A._adaptive_avg_pool3d_backward,
+    })
+    CL3 = ("p", [0, 2, 3, 4, 1])  # channels_last_3d
+    ap = "tt::avg_pool3d"
+    for dt, rg in [(F64, True), (F32, False)]:
+        for lay in ["c", "t", "s", CL3]:
+            case(ap, T(dt, [2, 3, 4, 5, 6], lay, rg=rg), [2, 2, 2])
+            case(ap, T(dt, [2, 3, 4, 5, 6], lay, rg=rg), [3, 2, 3], [2, 1, 2], [1, 1, 1], True,
+                 False)
+        case(ap, T(dt, [3, 4, 5, 5], "s", rg=rg), [3, 3, 3], [2, 2, 2], [1, 0, 1], False, True)
+        case(ap, T(dt, [2, 2, 5, 5, 5], "c", rg=rg), [3, 3, 3], [2, 2, 2], [1, 1, 1], True, True)
+        case(ap, T(dt, [2, 2, 4, 5, 6], "c", rg=rg), [2, 3, 2], [1, 2, 1], [1, 1, 1], False, True,
+             5)
+        case(ap, T(dt, [2, 2, 4, 4, 4], "c", rg=rg), 2, 1, 1, True, True, -3)
+        case(ap, T(dt, [0, 2, 4, 4, 4], "c"), [2, 2, 2])
+    case(ap, T(I64, [1, 2, 4, 5, 5], "c"), [2, 2, 2])
+    case(ap, T(I64, [1, 2, 4, 5, 5], "c"), [3, 3, 3], [2, 2, 2], [1, 1, 1], True, False)
+    case(ap, T(I32, [1, 2, 4, 5, 5], "c"), [2, 2, 2])
+    case(ap, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2, 2], [], 0, False, True, 0)
+    case(ap, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2, 2], [1, 1, 1], [0, 2, 0])
+    case(ap, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2, 2], [1, 1, 1], [0, -1, 0])
+    case(ap, T(F32, [1, 2, 4, 5, 5], "c"), [2, 0, 2], [1, 1, 1])
+    case(ap, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2, 2], [1, 0, 1])
+    case(ap, T(F32, [1, 1, 2, 2, 2], "c"), [3, 3, 3], [1, 1, 1], [1, 1, 1])
+    case(ap, T(F32, [5, 5, 5], "c"), [2, 2, 2])
+    case(ap, T(F32, [1, 0, 4, 4, 4], "c"), [2, 2, 2])
+    case(ap, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2])
+    for lay in ["c", CL3]:
+        case("tt::avg_pool3d_backward", T(F64, [2, 3, 3, 3, 3], lay),
+             T(F64, [2, 3, 5, 5, 5], lay), [3, 3, 3], [2, 2, 2], [1, 1, 1], True, False, None)
+    case("tt::avg_pool3d_backward", T(F64, [2, 3, 3, 3, 2], "c"), T(F64, [2, 3, 5, 5, 5], "c"),
+         [3, 3, 3], [2, 2, 2], [1, 1, 1], True, False, None)
+    case("tt::avg_pool3d_backward", T(F32, [2, 3, 3, 3, 3], "c"), T(F64, [2, 3, 5, 5, 5], "c"),
+         [3, 3, 3], [2, 2, 2], [1, 1, 1], True, False, None)
+    mp = "tt::max_pool3d_with_indices"
+    for dt, rg in [(F64, True), (F32, False)]:
+        for lay in ["c", "t", "s", CL3]:
+            case(mp, T(dt, [2, 3, 4, 5, 6], lay, rg=rg), [2, 2, 2])
+            case(mp, T(dt, [2, 3, 4, 5, 6], lay, rg=rg), [3, 2, 3], [2, 1, 2], [1, 1, 1],
+                 [1, 1, 1], True)
+        case(mp, T(dt, [3, 5, 6, 5], "c", rg=rg), [3, 3, 3], [2, 2, 2], [1, 0, 1], [2, 1, 1],
+             False)
+        case(mp, T(dt, [1, 2, 7, 6, 5], "c", rg=rg), [2, 3, 2], [3, 2, 1], [1, 1, 1], [2, 2, 1],
+             True)
+        case(mp, T(dt, [2, 2, 4, 4, 4], "c", rg=rg), 2)
+        case(mp, T(dt, [2, 1, 3, 3, 3], "c", rg=rg), [3, 3, 3], [], 1)
+        case(mp, T(dt, [0, 2, 4, 4, 4], "c"), [2, 2, 2])
+    case(mp, T(F32, [2, 3, 4, 4, 4], "c", form=(1, 0, 1, 0, 1)), [2, 2, 2], [1, 1, 1])
+    case(mp, T(I64, [1, 2, 4, 4, 4], "c"), [2, 2, 2])
+    case(mp, T(F32, [4, 4, 4], "c"), [2, 2, 2])
+    case(mp, T(F32, [1, 0, 4, 4, 4], "c"), [2, 2, 2])
+    case(mp, T(F32, [1, 2, 2, 2, 2], "c"), [3, 3, 3])
+    case(mp, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2, 2], [1, 1, 1], [0, 0, 2])
+    case(mp, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2, 2], [1, 1, 1], [0, -1, 0])
+    case(mp, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2, 2], [1, 1, 1], [0, 0, 0], [1, 0, 1])
+    case(mp, T(F32, [1, 2, 4, 5, 5], "c"), [0, 2, 2], [1, 1, 1])
+    case(mp, T(F32, [1, 2, 4, 5, 5], "c"), [2, 2, 2], [], 0, [1, 1])
+    for lay in ["c", CL3]:
+        case("tt::max_pool3d_with_indices_backward", T(F64, [2, 3, 2, 2, 2], lay),
+             T(F64, [2, 3, 4, 5, 5], lay), [2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False,
+             T(I64, [2, 3, 2, 2, 2], "c", form=(7, 3, 20, 0, 1)))
+    case("tt::max_pool3d_with_indices_backward", T(F64, [2, 3, 2, 2, 2], "c"),
+         T(F64, [2, 3, 4, 5, 5], "c"), [2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False,
+         T(I32, [2, 3, 2, 2, 2], "c", form=(7, 3, 20, 0, 1)))
+    case("tt::max_pool3d_with_indices_backward", T(F64, [2, 3, 2, 2, 1], "c"),
+         T(F64, [2, 3, 4, 5, 5], "c"), [2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False,
+         T(I64, [2, 3, 2, 2, 2], "c", form=(7, 3, 20, 0, 1)))
+    aap = "tt::_adaptive_avg_pool3d"
+    for dt, rg in [(F64, True), (F32, False)]:
+        for lay in ["c", "t", CL3]:
+            case(aap, T(dt, [2, 3, 7, 5, 6], lay, rg=rg), [3, 2, 4])
+            case(aap, T(dt, [2, 3, 7, 5, 6], lay, rg=rg), [1, 1, 1])
+        case(aap, T(dt, [3, 5, 4, 3], "s", rg=rg), [7, 6, 2])
+        case(aap, T(dt, [0, 3, 4, 4, 4], "c"), [2, 2, 2])
+    case(aap, T(F32, [2, 3, 6, 6, 6], "c"), [0, 2, 2])
+    case(aap, T(F32, [2, 3, 6, 6, 6], "c"), [-1, 2, 2])
+    case(aap, T(I64, [2, 3, 6, 6, 6], "c"), [2, 2, 2])
+    case(aap, T(F32, [6, 6, 6], "c"), [2, 2, 2])
+    case(aap, T(F32, [2, 0, 6, 6, 6], "c"), [2, 2, 2])
+    case(aap, T(F32, [2, 3, 0, 6, 6], "c"), [2, 2, 2])
+    case(aap, T(F32, [2, 3, 6, 6, 6], "c"), [2, 2])
+    for lay in ["c", CL3]:
+        case("tt::_adaptive_avg_pool3d_backward", T(F64, [2, 3, 3, 2, 2], lay),
+             T(F64, [2, 3, 7, 5, 4], lay))
+    case("tt::_adaptive_avg_pool3d_backward", T(F32, [2, 3, 3, 2, 2], "c"),
+         T(F64, [2, 3, 7, 5, 4], "c"))
 
 
 def pool_pad_cases():

@@ -101,7 +101,10 @@
     X(AVGPOOL2D, "avg_pool2d", "tt::avg_pool2d")                                            \
     X(MAXPOOL1D, "max_pool1d", "tt::max_pool1d")                                            \
     X(AVGPOOL1D, "avg_pool1d", "tt::avg_pool1d")                                            \
-    X(ADAPTIVE, "adaptive_avg_pool2d", "tt::_adaptive_avg_pool2d tt::adaptive_avg_pool1d")  \
+    X(MAXPOOL3D, "max_pool3d", "tt::max_pool3d_with_indices")                               \
+    X(AVGPOOL3D, "avg_pool3d", "tt::avg_pool3d")                                            \
+    X(ADAPTIVE, "adaptive_avg_pool2d", "tt::_adaptive_avg_pool2d tt::adaptive_avg_pool1d "  \
+                                       "tt::_adaptive_avg_pool3d")                          \
     X(PAD, "pad", "tt::constant_pad_nd tt::reflection_pad1d tt::reflection_pad2d "          \
                   "tt::reflection_pad3d tt::replication_pad1d tt::replication_pad2d "       \
                   "tt::replication_pad3d")                                                  \
@@ -204,6 +207,7 @@ extern const char *const dt_grid_modes[3];  /* OP_GRID_SAMPLE's by mode & 3 */
 extern const char *const dt_grid_pads[3];   /* and by (mode >> 2) & 3 */
 /* OP_*POOL*'s and OP_SGD's option structs from the instruction. */
 void dt_pool_opts(const dt_instr *in, tt_pool_opts *o);
+void dt_pool3d_opts(const dt_instr *in, tt_pool3d_opts *o);
 void dt_sgd_opts(const dt_instr *in, tt_sgd_opts *o);
 
 enum { U_NEG, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RELU,

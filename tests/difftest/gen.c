@@ -852,7 +852,8 @@ static void gen_inputs(dt_program *p, rng *r, const dt_genopts *o)
     int first = 0;
     if (p->cnn) {
         tt_dtype fd = rbool(r, 70) ? TT_F32 : TT_F64;
-        bnd = rbool(r, 70) ? 4 : 3;
+        /* [N, C, D, H, W] now and then, for the 3-d pools */
+        bnd = rbool(r, 70) ? 4 : rbool(r, 25) ? 5 : 3;
         for (int k = 1; k < bnd; k++) base[k] = k == 1 ? 1 + rint_(r, 4) : 2 + rint_(r, 5);
         dt_input *x = &p->in[first++];
         memset(x, 0, sizeof *x);

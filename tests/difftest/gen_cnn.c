@@ -144,7 +144,54 @@ bool dt_model_cnn(const dt_program *p, const dt_instr *in, dt_vtype *T, int slot
         res->contig = A->contig;
         return true;
     }
+    case OP_MAXPOOL3D: case OP_AVGPOOL3D: {
+        /* i[0..2] kernel, i[3] stride (0: the kernel), i[4] padding, i[5]
+         * dilation (max) or divisor_override (avg); mode as the others' */
+        bool mx = in->op == OP_MAXPOOL3D;
+        if (!is_f(A->dt) || (A->nd != 4 && A->nd != 5)) return false;
+        int64_t dl = mx && in->i[5] ? in->i[5] : 1;
+        if (dl < 1 || (!mx && in->i[5] < 0) || ((in->mode & 2) && mx)) return false;
+        *res = fresh(A->dt, A->nd, A->s, slot);
+        for (int k = 0; k < 3; k++) {
+            int d = A->nd - 3 + k;
+            int64_t ks = in->i[k], st = in->i[3] ? in->i[3] : ks, pd = in->i[4], x = A->s[d];
+            if (x == DT_B || ks < 1 || st < 1 || pd < 0 || pd > ks / 2) return false;
+            /* avg_pool3d wants each input size at least the kernel (padding aside) */
+            if (!mx && x < ks) return false;
+            int64_t y = pool_out(x, ks, st, pd, dl, in->mode & 1);
+            if (y < 1) return false;
+            for (int64_t o = 0; mx && o < y; o++) {
+                bool any = false;
+                for (int64_t j = 0; j < ks; j++) {
+                    int64_t pos = o * st - pd + j * dl;
+                    any |= pos >= 0 && pos < x;
+                }
+                if (!any) return false;
+            }
+            res->s[d] = y;
+        }
+        res->fuzzy = !mx || A->fuzzy;
+        res->rg = A->rg;
+        res->contig = true; /* PyTorch 1.13's 3-d pools: contiguous out */
+        return true;
+    }
     case OP_ADAPTIVE:
+        /* mode 2: adaptive_avg_pool3d of a [C, D, H, W] or [N, C, D, H, W]
+         * to i[0] x i[1] x i[2] (contiguous out) */
+        if (in->mode == 2) {
+            if (!is_f(A->dt) || (A->nd != 4 && A->nd != 5) || in->i[0] < 1 || in->i[1] < 1 ||
+                in->i[2] < 1)
+                return false;
+            for (int k = A->nd - 3; k < A->nd; k++)
+                if (A->s[k] == DT_B) return false;
+            *res = fresh(A->dt, A->nd, A->s, slot);
+            for (int k = 0; k < 3; k++) res->s[A->nd - 3 + k] = in->i[k];
+            if (too_big(res)) return false;
+            res->fuzzy = true;
+            res->rg = A->rg;
+            res->contig = true;
+            return true;
+        }
         /* mode & 1: adaptive_avg_pool1d of a [C, L] or [N, C, L] to i[1] */
         if (in->mode & 1) {
             if (!is_f(A->dt) || (A->nd != 2 && A->nd != 3) || in->i[1] < 1) return false;
@@ -479,11 +526,26 @@ void dt_propose_cnn(rng *r, const dt_program *p, const dt_vtype *T, int nslots, 
         in->mode = (rbool(r, 40) ? 1 : 0) | (!mx && rbool(r, 50) ? 2 : 0);
         break;
     }
+    case OP_MAXPOOL3D: case OP_AVGPOOL3D: {
+        bool mx = op == OP_MAXPOOL3D;
+        in->a = pick_image(r, T, nslots, 4, in->a);
+        int64_t kmin = 3;
+        for (int k = 0; k < 3; k++) {
+            in->i[k] = 1 + rint_(r, 3);
+            kmin = in->i[k] < kmin ? in->i[k] : kmin;
+        }
+        in->i[3] = rbool(r, 40) ? 0 : 1 + rint_(r, 3);
+        in->i[4] = rbool(r, 50) ? rint_(r, (int)(kmin / 2 + 1)) : 0;
+        in->i[5] = mx ? (rbool(r, 25) ? 2 : 0) : (rbool(r, 25) ? 1 + rint_(r, 5) : 0);
+        in->mode = (rbool(r, 40) ? 1 : 0) | (!mx && rbool(r, 50) ? 2 : 0);
+        break;
+    }
     case OP_ADAPTIVE:
-        in->mode = rint_(r, 2);
-        in->a = pick_image(r, T, nslots, in->mode ? 2 : 3, in->a);
+        in->mode = rint_(r, 3);
+        in->a = pick_image(r, T, nslots, in->mode == 2 ? 4 : in->mode ? 2 : 3, in->a);
         in->i[0] = 1 + rint_(r, 5);
         in->i[1] = 1 + rint_(r, 5);
+        in->i[2] = 1 + rint_(r, 5);
         break;
     case OP_PAD: {
         in->a = pick_image(r, T, nslots, 3, in->a);
@@ -681,6 +743,21 @@ void dt_pool_opts(const dt_instr *in, tt_pool_opts *o)
     o->exclude_pad = in->mode & 2;
 }
 
+void dt_pool3d_opts(const dt_instr *in, tt_pool3d_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    bool mx = in->op == OP_MAXPOOL3D;
+    for (int k = 0; k < 3; k++) {
+        o->kernel[k] = in->i[k];
+        o->stride[k] = in->i[3];
+        o->padding[k] = in->i[4];
+        o->dilation[k] = mx ? in->i[5] : 0;
+    }
+    o->divisor_override = mx ? 0 : in->i[5];
+    o->ceil_mode = in->mode & 1;
+    o->exclude_pad = in->mode & 2;
+}
+
 void dt_sgd_opts(const dt_instr *in, tt_sgd_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -723,7 +800,13 @@ tt_tensor *dt_exec_cnn(const dt_instr *in, tt_tensor **S)
         default: return tt_avg_pool1d(a, &po);
         }
     }
+    case OP_MAXPOOL3D: case OP_AVGPOOL3D: {
+        tt_pool3d_opts po;
+        dt_pool3d_opts(in, &po);
+        return in->op == OP_MAXPOOL3D ? tt_max_pool3d(a, &po) : tt_avg_pool3d(a, &po);
+    }
     case OP_ADAPTIVE:
+        if (in->mode == 2) return tt_adaptive_avg_pool3d(a, in->i[0], in->i[1], in->i[2]);
         return in->mode & 1 ? tt_adaptive_avg_pool1d(a, in->i[1])
                             : tt_adaptive_avg_pool2d(a, in->i[0], in->i[1]);
     case OP_PAD: return tt_pad(a, in->ni, in->i, dt_pad_modes[in->mode], in->f);

@@ -180,8 +180,26 @@ static void print_instr(FILE *f, const dt_program *p, int k)
                 (long long)o.divisor_override);
         break;
     }
+    case OP_MAXPOOL3D: case OP_AVGPOOL3D: {
+        tt_pool3d_opts o;
+        dt_pool3d_opts(in, &o);
+        fprintf(f, "tt_%s(v%d, &(tt_pool3d_opts){.kernel = {%lld, %lld, %lld}, "
+                   ".stride = {%lld, %lld, %lld}, .padding = {%lld, %lld, %lld}, "
+                   ".dilation = {%lld, %lld, %lld}, .ceil_mode = %s, .exclude_pad = %s, "
+                   ".divisor_override = %lld})",
+                dt_op_names[in->op], A, (long long)o.kernel[0], (long long)o.kernel[1],
+                (long long)o.kernel[2], (long long)o.stride[0], (long long)o.stride[1],
+                (long long)o.stride[2], (long long)o.padding[0], (long long)o.padding[1],
+                (long long)o.padding[2], (long long)o.dilation[0], (long long)o.dilation[1],
+                (long long)o.dilation[2], o.ceil_mode ? "true" : "false",
+                o.exclude_pad ? "true" : "false", (long long)o.divisor_override);
+        break;
+    }
     case OP_ADAPTIVE:
-        if (in->mode & 1)
+        if (in->mode == 2)
+            fprintf(f, "tt_adaptive_avg_pool3d(v%d, %lld, %lld, %lld)", A, (long long)in->i[0],
+                    (long long)in->i[1], (long long)in->i[2]);
+        else if (in->mode & 1)
             fprintf(f, "tt_adaptive_avg_pool1d(v%d, %lld)", A, (long long)in->i[1]);
         else
             fprintf(f, "tt_adaptive_avg_pool2d(v%d, %lld, %lld)", A, (long long)in->i[0], (long long)in->i[1]);
