@@ -8,6 +8,7 @@
  * input's layout, as PyTorch 1.13's CPU kernels give them (a
  * channels_last_3d input included), and so are the input gradients. Sums
  * are in the dtype, in PyTorch's order (depth, rows, columns). */
+#include "pool_args.h"
 #include "transformer_impl.h"
 #include "tt_nn.h"
 
@@ -15,159 +16,7 @@
 
 /* ------------------------------------------------------------- arguments */
 
-typedef struct {
-    int64_t k[3], s[3], p[3], d[3];
-    bool ceil;
-    bool count_include_pad; /* avg pool */
-    int64_t divisor;        /* avg pool: 0 for none */
-} p3_args;
-
 static tt_value triple_value(const int64_t *v) { return tt_v_ints(3, v); }
-
-/* Argument i, an int[3]: the binder holds it to 3 values (a single int is
- * repeated), or [] where the schema's default is [] (`dflt`). */
-static tt_status triple_arg(tt_frame *f, int i, const int64_t *dflt, int64_t out[3])
-{
-    const int64_t *v;
-    int n;
-    tt_status st = tt_arg_ints(f, i, &v, &n);
-    if (st)
-        return st;
-    if (n == 0 && dflt)
-        v = dflt, n = 3;
-    if (n != 3)
-        return tt_frame_fail(f, TT_EINVAL, "argument #%d: expected 3 values, got %d", i + 1, n);
-    for (int j = 0; j < 3; j++)
-        out[j] = v[j];
-    return TT_OK;
-}
-
-/* kernel_size, stride, padding, dilation (when has_dilation) and ceil_mode
- * from argument `first` on. */
-static tt_status p3_frame_args(tt_frame *f, int first, bool has_dilation, p3_args *a)
-{
-    tt_status st;
-    *a = (p3_args){.d = {1, 1, 1}, .count_include_pad = true};
-    if ((st = triple_arg(f, first, NULL, a->k)) || (st = triple_arg(f, first + 1, a->k, a->s)) ||
-        (st = triple_arg(f, first + 2, NULL, a->p)))
-        return st;
-    int next = first + 3;
-    if (has_dilation && (st = triple_arg(f, next++, NULL, a->d)))
-        return st;
-    return tt_arg_bool(f, next, &a->ceil);
-}
-
-/* PyTorch's pool3d_shape_check and pooling_output_shape: the argument
- * checks, then each spatial output size
- *   floor((in + 2 pad - dilation (kernel - 1) - 1 [+ stride - 1 in ceil
- *   mode]) / stride) + 1,
- * one less in ceil mode when the last window would start past the input
- * and its left padding. avg_pool3d also wants each input size at least
- * the kernel's, padding aside (`check_input_size`, as PyTorch). Sizes may
- * be symbolic (the comparisons guard). */
-static tt_status p3_check(const char *op, const tt_tensor *x, const p3_args *a, int argno_x,
-                          bool has_dilation, bool allow_i64, bool check_input_size,
-                          tt_size out[3])
-{
-    char s1[128];
-    tt_status st;
-    int argno_k = argno_x + 1;
-    tt_dtype dt = tt_dtype_of(x);
-    if (allow_i64 && dt != TT_F32 && dt != TT_F64 && dt != TT_I64)
-        return tt_error(TT_EDTYPE, "%s: argument 'self' (#%d): expected f32, f64 or i64, got %s",
-                        op, argno_x, tt_dtype_name(dt));
-    if (!allow_i64 && (st = want_float(op, "self", argno_x, x)))
-        return st;
-    int nd = tt_ndim(x);
-    bool ok = nd == 4 || nd == 5;
-    for (int d = nd == 5 ? 1 : 0; ok && d < nd; d++)
-        ok = !tt__sz_eq(tt_sizes(x)[d], 0);
-    if (!ok)
-        return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): expected a 4-d [C, D, H, W] or "
-                                   "5-d [N, C, D, H, W] tensor with non-zero sizes (N may be 0), "
-                                   "got %s", op, argno_x, tt_shape_str(x, s1, sizeof s1));
-    const struct {
-        const char *name;
-        const int64_t *v;
-        int argno;
-    } pos[3] = {{"kernel_size", a->k, argno_k},
-                {"stride", a->s, argno_k + 1},
-                {"dilation", a->d, argno_k + 3}};
-    for (int i = 0; i < (has_dilation ? 3 : 2); i++)
-        if (pos[i].v[0] <= 0 || pos[i].v[1] <= 0 || pos[i].v[2] <= 0)
-            return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): expected values greater than "
-                                       "zero, got [%lld, %lld, %lld]", op, pos[i].name,
-                            pos[i].argno, (long long)pos[i].v[0], (long long)pos[i].v[1],
-                            (long long)pos[i].v[2]);
-    for (int i = 0; i < 3; i++) {
-        if (a->p[i] < 0)
-            return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): expected non-negative "
-                                       "values, got [%lld, %lld, %lld]", op, argno_k + 2,
-                            (long long)a->p[0], (long long)a->p[1], (long long)a->p[2]);
-        if (a->p[i] > a->k[i] / 2)
-            return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): pad should be at most "
-                                       "half of kernel size, but got pad=%lld and "
-                                       "kernel_size=%lld", op, argno_k + 2,
-                            (long long)a->p[i], (long long)a->k[i]);
-        /* far from overflow in the arithmetic below */
-        if (a->k[i] > INT32_MAX || a->s[i] > INT32_MAX || a->d[i] > INT32_MAX)
-            return tt_error(TT_EINVAL, "%s: kernel_size, stride and dilation must be below "
-                                       "2^31, got kernel_size [%lld, %lld, %lld]", op,
-                            (long long)a->k[0], (long long)a->k[1], (long long)a->k[2]);
-    }
-    const tt_size *sz = tt_sizes(x);
-    char sd[3][64];
-    for (int i = 0; i < 3; i++)
-        tt_size_str(sz[nd - 3 + i], sd[i], sizeof sd[i]);
-    if (check_input_size) {
-        bool small = false;
-        for (int i = 0; i < 3; i++)
-            small = small || tt__sz_lt(sz[nd - 3 + i], a->k[i]);
-        if (tt_errcode())
-            return tt_errcode();
-        if (small)
-            return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): input image (D: %s H: %s W: "
-                                       "%s) smaller than kernel size (kD: %lld kH: %lld kW: "
-                                       "%lld)", op, argno_x, sd[0], sd[1], sd[2],
-                            (long long)a->k[0], (long long)a->k[1], (long long)a->k[2]);
-    }
-    bool small = false;
-    for (int i = 0; i < 3; i++) {
-        tt_size in = sz[nd - 3 + i];
-        int64_t c = 2 * a->p[i] - a->d[i] * (a->k[i] - 1) - 1 + (a->ceil ? a->s[i] - 1 : 0);
-        tt_size o;
-        if (!tt_size_is_sym(in)) {
-            int64_t num = in + c, q = num / a->s[i];
-            if (num % a->s[i] && num < 0)
-                q--; /* floor, as PyTorch's div_rtn */
-            o = q + 1;
-            if (a->ceil && (o - 1) * a->s[i] >= in + a->p[i])
-                o--;
-            small = small || o < 1;
-        } else {
-            tt_size num = c >= 0 ? tt_sym_add(in, c) : tt_sym_sub(in, -c);
-            o = tt_sym_add(tt_sym_floordiv(num, a->s[i]), 1);
-            if (a->ceil && tt__sz_ge(tt_sym_mul(tt_sym_sub(o, 1), a->s[i]),
-                                     tt_sym_add(in, a->p[i])))
-                o = tt_sym_sub(o, 1);
-            if (tt_errcode())
-                return tt_errcode();
-            small = small || tt__sz_lt(o, 1);
-        }
-        out[i] = o;
-    }
-    if (small) {
-        char sc[64];
-        tt_size_str(sz[nd - 4], sc, sizeof sc);
-        long long o[3];
-        for (int i = 0; i < 3; i++)
-            o[i] = tt_size_is_sym(out[i]) ? 0 : (long long)out[i];
-        return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): given input size (%sx%sx%sx%s), "
-                                   "the calculated output size (%sx%lldx%lldx%lld) is too small",
-                        op, argno_x, sc, sd[0], sd[1], sd[2], sc, o[0], o[1], o[2]);
-    }
-    return TT_OK;
-}
 
 /* x's sizes with the last three replaced by o. */
 static void pooled_sizes(const tt_tensor *x, const tt_size *o, tt_size *sizes)
@@ -193,7 +42,7 @@ static tt_tensor *new_contig(bool fake, int nd, const tt_size *sizes, tt_dtype d
  * gradient, "out" the result or the output gradient, "ind" the indices;
  * element strides n, c, d, h, w of each (n 0 unbatched). */
 typedef struct {
-    const p3_args *a;
+    const pool_args *a;
     char *in, *out;
     int64_t *ind;
     int64_t C, D, H, W, OD, OH, OW;
@@ -209,7 +58,7 @@ static void plan_strides(const tt_tensor *t, int64_t s[5])
         s[d] = tt_strides(t)[nd - 5 + d];
 }
 
-static void plan_init(p3_plan *p, const p3_args *a, const tt_tensor *x, const tt_tensor *y)
+static void plan_init(p3_plan *p, const pool_args *a, const tt_tensor *x, const tt_tensor *y)
 {
     int nd = tt_ndim(x);
     const tt_size *xs = tt_sizes(x), *ys = tt_sizes(y);
@@ -245,7 +94,7 @@ static int64_t plan_grain(const p3_plan *p, double per_out)
     static void max3_fwd_##T(int64_t b, int64_t e, void *vp)                   \
     {                                                                          \
         const p3_plan *p = vp;                                                 \
-        const p3_args *a = p->a;                                               \
+        const pool_args *a = p->a;                                               \
         for (int64_t pl = b; pl < e; pl++) {                                   \
             const T *x = VOL(const T, p->in, p->is, pl, p->C);                 \
             T *y = VOL(T, p->out, p->os, pl, p->C);                            \
@@ -289,13 +138,13 @@ static int64_t plan_grain(const p3_plan *p, double per_out)
 MAX3_FWD(float)
 MAX3_FWD(double)
 
-static tt_status max_pool3d(const tt_tensor *x, const p3_args *a, bool fake, tt_tensor **y,
+static tt_status max_pool3d(const tt_tensor *x, const pool_args *a, bool fake, tt_tensor **y,
                             tt_tensor **ind)
 {
     const char *op = tt__op_label(TT_OP_MAX_POOL3D_WITH_INDICES);
     tt_size o[3], sizes[5];
     *y = *ind = NULL;
-    tt_status st = p3_check(op, x, a, 1, true, false, false, o);
+    tt_status st = tt__pool_check(op, x, a, 3, 1, true, false, false, o);
     if (st)
         return st;
     int nd = tt_ndim(x);
@@ -322,9 +171,9 @@ static tt_status max_pool3d(const tt_tensor *x, const p3_args *a, bool fake, tt_
 static tt_status max_pool3d_kernel(tt_frame *f)
 {
     tt_tensor *x, *y, *ind;
-    p3_args a;
+    pool_args a;
     tt_status st;
-    if ((st = tt_arg_tensor(f, 0, &x)) || (st = p3_frame_args(f, 1, true, &a)) ||
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt__pool_frame_args(f, 1, true, 3, &a)) ||
         (st = max_pool3d(x, &a, tt_frame_is_fake(f), &y, &ind)))
         return st;
     st = tt_return(f, 0, y);
@@ -377,13 +226,13 @@ static tt_status max_pool3d_backward_kernel(tt_frame *f)
 {
     const char *op = tt__op_label(TT_OP_MAX_POOL3D_WITH_INDICES_BACKWARD);
     tt_tensor *g, *x, *ind;
-    p3_args a;
+    pool_args a;
     tt_size o[3], osz[5];
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
-        (st = p3_frame_args(f, 2, true, &a)) || (st = tt_arg_tensor(f, 7, &ind)))
+        (st = tt__pool_frame_args(f, 2, true, 3, &a)) || (st = tt_arg_tensor(f, 7, &ind)))
         return st;
-    if ((st = p3_check(op, x, &a, 2, true, false, false, o)) ||
+    if ((st = tt__pool_check(op, x, &a, 3, 2, true, false, false, o)) ||
         (st = want_same_dtype(op, "grad_output", 1, g, x)))
         return st;
     int nd = tt_ndim(x);
@@ -426,7 +275,7 @@ typedef struct {
 
 static inline avg3_win avg3_window(const p3_plan *p, int64_t od, int64_t oh, int64_t ow)
 {
-    const p3_args *a = p->a;
+    const pool_args *a = p->a;
     const int64_t o[3] = {od, oh, ow}, in[3] = {p->D, p->H, p->W};
     avg3_win r;
     int64_t pool = 1, inside = 1;
@@ -502,35 +351,12 @@ AVG3_FWD(int64_t)
 AVG3_BWD(float)
 AVG3_BWD(double)
 
-/* divisor_override (argument i): None is 0 here; an explicit 0 is
- * PyTorch's error. */
-static tt_status divisor_arg(tt_frame *f, int i, int64_t *out)
-{
-    *out = 0;
-    if (tt_arg_is_none(f, i))
-        return TT_OK;
-    tt_status st = tt_arg_int(f, i, out);
-    if (!st && *out == 0)
-        return tt_frame_fail(f, TT_EINVAL, "argument 'divisor_override' (#%d): divisor must be "
-                                           "not zero", i + 1);
-    return st;
-}
-
-static tt_status avg_frame_args(tt_frame *f, int first, p3_args *a)
-{
-    tt_status st;
-    if ((st = p3_frame_args(f, first, false, a)) ||
-        (st = tt_arg_bool(f, first + 4, &a->count_include_pad)))
-        return st;
-    return divisor_arg(f, first + 5, &a->divisor);
-}
-
 /* tt::avg_pool3d: f32, f64 and (as PyTorch) i64. */
-static tt_tensor *avg_pool3d(const tt_tensor *x, const p3_args *a, bool fake)
+static tt_tensor *avg_pool3d(const tt_tensor *x, const pool_args *a, bool fake)
 {
     const char *op = tt__op_label(TT_OP_AVG_POOL3D);
     tt_size o[3], sizes[5];
-    if (p3_check(op, x, a, 1, false, true, true, o))
+    if (tt__pool_check(op, x, a, 3, 1, false, true, true, o))
         return NULL;
     pooled_sizes(x, o, sizes);
     fake = fake || is_fake(x);
@@ -553,9 +379,9 @@ static tt_tensor *avg_pool3d(const tt_tensor *x, const p3_args *a, bool fake)
 static tt_status avg_pool3d_kernel(tt_frame *f)
 {
     tt_tensor *x;
-    p3_args a;
+    pool_args a;
     tt_status st;
-    if ((st = tt_arg_tensor(f, 0, &x)) || (st = avg_frame_args(f, 1, &a)))
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt__pool_avg_frame_args(f, 1, 3, &a)))
         return st;
     tt_tensor *y = avg_pool3d(x, &a, tt_frame_is_fake(f));
     return y ? tt_return(f, 0, y) : tt_errcode();
@@ -565,13 +391,13 @@ static tt_status avg_pool3d_backward_kernel(tt_frame *f)
 {
     const char *op = tt__op_label(TT_OP_AVG_POOL3D_BACKWARD);
     tt_tensor *g, *x;
-    p3_args a;
+    pool_args a;
     tt_size o[3], osz[5];
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
-        (st = avg_frame_args(f, 2, &a)))
+        (st = tt__pool_avg_frame_args(f, 2, 3, &a)))
         return st;
-    if ((st = p3_check(op, x, &a, 2, false, false, true, o)) ||
+    if ((st = tt__pool_check(op, x, &a, 3, 2, false, false, true, o)) ||
         (st = want_same_dtype(op, "grad_output", 1, g, x)))
         return st;
     pooled_sizes(x, o, osz);
@@ -754,119 +580,6 @@ static tt_status adaptive_avg_pool3d_backward_kernel(tt_frame *f)
     return tt_return(f, 0, gi);
 }
 
-/* ----------------------------------------------------------- autograd */
-
-/* The pooling arguments as saved ints: kernel, stride, padding, dilation
- * (triples), ceil_mode, count_include_pad, divisor. */
-static tt_status save_args(tt_autograd_ctx *ctx, const p3_args *a)
-{
-    int64_t v[15];
-    for (int i = 0; i < 3; i++)
-        v[i] = a->k[i], v[3 + i] = a->s[i], v[6 + i] = a->p[i], v[9 + i] = a->d[i];
-    v[12] = a->ceil, v[13] = a->count_include_pad, v[14] = a->divisor;
-    return tt_ctx_save_ints(ctx, "pool3d", 15, v);
-}
-
-static tt_status load_args(tt_autograd_ctx *ctx, p3_args *a)
-{
-    const int64_t *v;
-    int n;
-    tt_status st = tt_ctx_get_ints(ctx, "pool3d", &v, &n);
-    if (st)
-        return st;
-    for (int i = 0; i < 3; i++)
-        a->k[i] = v[i], a->s[i] = v[3 + i], a->p[i] = v[6 + i], a->d[i] = v[9 + i];
-    a->ceil = v[12], a->count_include_pad = v[13], a->divisor = v[14];
-    return TT_OK;
-}
-
-/* The arguments of a boxed call from input `first` on (kernel, stride,
- * padding, [dilation,] ceil_mode), as p3_frame_args reads a frame's. */
-static void values_args(const tt_value *in, int first, bool has_dilation, p3_args *a)
-{
-    *a = (p3_args){.d = {1, 1, 1}, .count_include_pad = true};
-    for (int i = 0; i < 3; i++) {
-        a->k[i] = in[first].u.ints[i];
-        a->s[i] = in[first + 1].n ? in[first + 1].u.ints[i] : a->k[i];
-        a->p[i] = in[first + 2].u.ints[i];
-        if (has_dilation)
-            a->d[i] = in[first + 3].u.ints[i];
-    }
-    a->ceil = in[first + (has_dilation ? 4 : 3)].u.b;
-}
-
-static tt_status setup_max_pool3d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                                  const tt_value *out, int nout)
-{
-    (void)nin, (void)nout;
-    p3_args a;
-    values_args(in, 1, true, &a);
-    tt_status st = save_args(ctx, &a);
-    return st ? st : tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[1].u.t});
-}
-
-static tt_status max_pool3d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
-                                     tt_tensor **gi, int ni)
-{
-    (void)ng, (void)ni;
-    p3_args a;
-    tt_status st = load_args(ctx, &a);
-    if (st)
-        return st;
-    return tt__put_grad(
-        ctx, gi, 0,
-        tt__call_op(TT_OP_MAX_POOL3D_WITH_INDICES_BACKWARD,
-                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
-                            triple_value(a.k), triple_value(a.s), triple_value(a.p),
-                            triple_value(a.d), tt_v_bool(a.ceil),
-                            tt_v_tensor(tt_ctx_saved(ctx, 1)))));
-}
-
-static tt_status setup_avg_pool3d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                                  const tt_value *out, int nout)
-{
-    (void)nin, (void)out, (void)nout;
-    p3_args a;
-    values_args(in, 1, false, &a);
-    a.count_include_pad = in[5].u.b;
-    a.divisor = in[6].kind == TT_V_INT ? in[6].u.i : 0;
-    tt_status st = save_args(ctx, &a);
-    return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
-}
-
-static tt_status avg_pool3d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
-                                     tt_tensor **gi, int ni)
-{
-    (void)ng, (void)ni;
-    p3_args a;
-    tt_status st = load_args(ctx, &a);
-    if (st)
-        return st;
-    return tt__put_grad(
-        ctx, gi, 0,
-        tt__call_op(TT_OP_AVG_POOL3D_BACKWARD,
-                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
-                            triple_value(a.k), triple_value(a.s), triple_value(a.p),
-                            tt_v_bool(a.ceil), tt_v_bool(a.count_include_pad),
-                            a.divisor ? tt_v_int(a.divisor) : tt_v_none())));
-}
-
-static tt_status setup_adaptive3(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                                 const tt_value *out, int nout)
-{
-    (void)nin, (void)out, (void)nout;
-    return tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
-}
-
-static tt_status adaptive3_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
-                                    tt_tensor **gi, int ni)
-{
-    (void)ng, (void)ni;
-    return tt__put_grad(ctx, gi, 0,
-                        tt__call_op(TT_OP__ADAPTIVE_AVG_POOL3D_BACKWARD,
-                                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)))));
-}
-
 #undef TT__FAMILY_POOL3D
 #define TT__FAMILY_POOL3D TT__ROW
 static const tt__builtin_row rows[] = {TT__FAMILY_ROWS};
@@ -881,12 +594,12 @@ tt_status tt__register_pool3d(tt_library *lib)
 /* tt_pool3d_opts as the ops' arguments: a zero stride entry is the
  * kernel's, a zero dilation entry 1; all stride entries zero pass [] (the
  * schema's "unset"). */
-static tt_status opts3(const char *fn, const tt_pool3d_opts *o, p3_args *a, bool *stride_unset)
+static tt_status opts3(const char *fn, const tt_pool3d_opts *o, pool_args *a, bool *stride_unset)
 {
     if (!o)
         return tt_error(TT_EINVAL, "%s: argument 'opts' is NULL (expected at least the "
                                    "kernel size)", fn);
-    *a = (p3_args){.ceil = o->ceil_mode, .count_include_pad = !o->exclude_pad,
+    *a = (pool_args){.ceil = o->ceil_mode, .count_include_pad = !o->exclude_pad,
                    .divisor = o->divisor_override};
     for (int i = 0; i < 3; i++) {
         a->k[i] = o->kernel[i];
@@ -901,7 +614,7 @@ static tt_status opts3(const char *fn, const tt_pool3d_opts *o, p3_args *a, bool
 tt_tensor *tt_max_pool3d_with_indices(const tt_tensor *x, const tt_pool3d_opts *o,
                                       tt_tensor **indices)
 {
-    p3_args a;
+    pool_args a;
     bool unset = false;
     if (indices)
         *indices = NULL;
@@ -931,7 +644,7 @@ tt_tensor *tt_max_pool3d(const tt_tensor *x, const tt_pool3d_opts *o)
 
 tt_tensor *tt_avg_pool3d(const tt_tensor *x, const tt_pool3d_opts *o)
 {
-    p3_args a;
+    pool_args a;
     bool unset = false;
     if (opts3("tt_avg_pool3d", o, &a, &unset))
         return NULL;

@@ -28,6 +28,7 @@
  * channel-innermost loop like the others' would pay next. */
 /* transformer_impl.h for the small argument checks the op families share
  * (want_float, want_sizes, is_fake). */
+#include "pool_args.h"
 #include "transformer_impl.h"
 #include "tt_nn.h"
 
@@ -35,143 +36,7 @@
 
 /* ------------------------------------------------------------- arguments */
 
-/* The pooling arguments of a call, as PyTorch's kernels read them. */
-typedef struct {
-    int64_t k[2], s[2], p[2], d[2];
-    bool ceil;
-    bool count_include_pad; /* avg pool */
-    int64_t divisor;        /* avg pool: 0 for none */
-} pool_args;
-
 static tt_value pair_value(const int64_t *v) { return tt_v_ints(2, v); }
-
-/* Reads argument i, an int[2] (bound by the dispatcher to 2 values, or
- * [] where the schema's default is []: `dflt`). */
-static tt_status pair_arg(tt_frame *f, int i, const int64_t *dflt, int64_t out[2])
-{
-    const int64_t *v;
-    int n;
-    tt_status st = tt_arg_ints(f, i, &v, &n);
-    if (st)
-        return st;
-    if (n == 0 && dflt)
-        v = dflt, n = 2;
-    if (n != 2)
-        return tt_frame_fail(f, TT_EINVAL, "argument #%d: expected 2 values, got %d", i + 1, n);
-    out[0] = v[0], out[1] = v[1];
-    return TT_OK;
-}
-
-/* kernel_size, stride, padding, dilation (when has_dilation) and ceil_mode
- * from argument `first` on. */
-static tt_status pool_frame_args(tt_frame *f, int first, bool has_dilation, pool_args *a)
-{
-    tt_status st;
-    *a = (pool_args){.d = {1, 1}};
-    if ((st = pair_arg(f, first, NULL, a->k)) || (st = pair_arg(f, first + 1, a->k, a->s)) ||
-        (st = pair_arg(f, first + 2, NULL, a->p)))
-        return st;
-    int next = first + 3;
-    if (has_dilation && (st = pair_arg(f, next++, NULL, a->d)))
-        return st;
-    return tt_arg_bool(f, next, &a->ceil);
-}
-
-/* PyTorch's pool2d_shape_check and pooling_output_shape: the argument
- * checks, then each spatial output size
- *   floor((in + 2 pad - dilation (kernel - 1) - 1 [+ stride - 1 in ceil
- *   mode]) / stride) + 1,
- * one less in ceil mode when the last window would start past the input
- * and its left padding. Sizes may be symbolic (the comparisons guard). */
-static tt_status pool_check(const char *op, const tt_tensor *x, const pool_args *a,
-                            int argno_x, bool has_dilation, bool allow_i64, tt_size out_hw[2])
-{
-    char s1[128];
-    tt_status st;
-    int argno_k = argno_x + 1;
-    tt_dtype dt = tt_dtype_of(x);
-    if (allow_i64 && dt != TT_F32 && dt != TT_F64 && dt != TT_I64)
-        return tt_error(TT_EDTYPE, "%s: argument 'self' (#%d): expected f32, f64 or i64, got %s",
-                        op, argno_x, tt_dtype_name(dt));
-    if (!allow_i64 && (st = want_float(op, "self", argno_x, x)))
-        return st;
-    int nd = tt_ndim(x);
-    bool ok = nd == 3 || nd == 4;
-    for (int d = nd == 4 ? 1 : 0; ok && d < nd; d++)
-        ok = !tt__sz_eq(tt_sizes(x)[d], 0);
-    if (!ok)
-        return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): expected a 3-d [C, H, W] or 4-d "
-                                   "[N, C, H, W] tensor with non-zero sizes (N may be 0), got %s",
-                        op, argno_x, tt_shape_str(x, s1, sizeof s1));
-    const struct {
-        const char *name;
-        const int64_t *v;
-        int argno;
-    } pos[3] = {{"kernel_size", a->k, argno_k},
-                {"stride", a->s, argno_k + 1},
-                {"dilation", a->d, argno_k + 3}};
-
-    for (int i = 0; i < (has_dilation ? 3 : 2); i++)
-        if (pos[i].v[0] <= 0 || pos[i].v[1] <= 0)
-            return tt_error(TT_EINVAL, "%s: argument '%s' (#%d): expected values greater than "
-                                       "zero, got [%lld, %lld]", op, pos[i].name, pos[i].argno,
-                            (long long)pos[i].v[0], (long long)pos[i].v[1]);
-    for (int i = 0; i < 2; i++) {
-        if (a->p[i] < 0)
-            return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): expected non-negative "
-                                       "values, got [%lld, %lld]", op, argno_k + 2,
-                            (long long)a->p[0], (long long)a->p[1]);
-        if (a->p[i] > a->k[i] / 2)
-            return tt_error(TT_EINVAL, "%s: argument 'padding' (#%d): pad should be at most "
-                                       "half of kernel size, but got pad=%lld and "
-                                       "kernel_size=%lld", op, argno_k + 2,
-                            (long long)a->p[i], (long long)a->k[i]);
-        /* Kernels, strides and pads past 2^31 are nobody's pooling: this
-         * keeps the arithmetic below far from overflow. */
-        if (a->k[i] > INT32_MAX || a->s[i] > INT32_MAX || a->d[i] > INT32_MAX)
-            return tt_error(TT_EINVAL, "%s: kernel_size, stride and dilation must be below "
-                                       "2^31, got kernel_size [%lld, %lld]", op,
-                            (long long)a->k[0], (long long)a->k[1]);
-    }
-    bool small = false;
-    for (int i = 0; i < 2; i++) {
-        tt_size in = tt_sizes(x)[nd - 2 + i];
-        int64_t c = 2 * a->p[i] - a->d[i] * (a->k[i] - 1) - 1 + (a->ceil ? a->s[i] - 1 : 0);
-        tt_size o;
-        if (!tt_size_is_sym(in)) {
-            int64_t num = in + c, q = num / a->s[i];
-            if (num % a->s[i] && num < 0)
-                q--; /* floor, as PyTorch's div_rtn */
-            o = q + 1;
-            if (a->ceil && (o - 1) * a->s[i] >= in + a->p[i])
-                o--;
-            small = small || o < 1;
-        } else {
-            tt_size num = c >= 0 ? tt_sym_add(in, c) : tt_sym_sub(in, -c);
-            o = tt_sym_add(tt_sym_floordiv(num, a->s[i]), 1);
-            if (a->ceil && tt__sz_ge(tt_sym_mul(tt_sym_sub(o, 1), a->s[i]),
-                                     tt_sym_add(in, a->p[i])))
-                o = tt_sym_sub(o, 1);
-            if (tt_errcode())
-                return tt_errcode();
-            small = small || tt__sz_lt(o, 1);
-        }
-        out_hw[i] = o;
-    }
-    if (small) {
-        char s2[64], s3[64], s4[64];
-        const tt_size *sz = tt_sizes(x);
-        tt_size_str(sz[nd - 3], s2, sizeof s2);
-        tt_size_str(sz[nd - 2], s3, sizeof s3);
-        tt_size_str(sz[nd - 1], s4, sizeof s4);
-        return tt_error(TT_ESHAPE, "%s: argument 'self' (#%d): given input size (%sx%sx%s), "
-                                   "the calculated output size (%sx%lldx%lld) is too small",
-                        op, argno_x, s2, s3, s4, s2,
-                        (long long)(tt_size_is_sym(out_hw[0]) ? 0 : out_hw[0]),
-                        (long long)(tt_size_is_sym(out_hw[1]) ? 0 : out_hw[1]));
-    }
-    return TT_OK;
-}
 
 /* ----------------------------------------------------------------- plans */
 
@@ -555,7 +420,7 @@ MAX_FWD_VIA_CL(float)
 MAX_FWD_VIA_CL(double)
 
 /* The sizes of a pooling result: x's with the last two replaced. */
-static void pooled_sizes(const tt_tensor *x, const tt_size ohw[2], tt_size *sizes)
+static void pooled_sizes(const tt_tensor *x, const tt_size ohw[3], tt_size *sizes)
 {
     int nd = tt_ndim(x);
     for (int d = 0; d < nd - 2; d++)
@@ -568,9 +433,9 @@ static void pooled_sizes(const tt_tensor *x, const tt_size ohw[2], tt_size *size
 static tt_status max_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake,
                             tt_tensor **y, tt_tensor **ind)
 {
-    tt_size ohw[2], sizes[4], strides[4];
+    tt_size ohw[3], sizes[4], strides[4];
     *y = *ind = NULL;
-    tt_status st = pool_check(op, x, a, 1, true, false, ohw);
+    tt_status st = tt__pool_check(op, x, a, 2, 1, true, false, false, ohw);
     if (st)
         return st;
     int nd = tt_ndim(x);
@@ -612,7 +477,7 @@ static tt_status max_pool2d_kernel(tt_frame *f)
     tt_tensor *x, *y, *ind;
     pool_args a;
     tt_status st;
-    if ((st = tt_arg_tensor(f, 0, &x)) || (st = pool_frame_args(f, 1, true, &a)) ||
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt__pool_frame_args(f, 1, true, 2, &a)) ||
         (st = max_pool2d(tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES), x, &a,
                          tt_frame_is_fake(f), &y, &ind)))
         return st;
@@ -687,8 +552,9 @@ static tt_tensor *max_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *
                                            const pool_args *a, const tt_tensor *ind, bool fake)
 {
     const char *op = tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD);
-    tt_size ohw[2], osz[4], strides[4];
-    if (pool_check(op, x, a, 2, true, false, ohw) || want_same_dtype(op, "grad_output", 1, g, x))
+    tt_size ohw[3], osz[4], strides[4];
+    if (tt__pool_check(op, x, a, 2, 2, true, false, false, ohw) ||
+        want_same_dtype(op, "grad_output", 1, g, x))
         return NULL;
     int nd = tt_ndim(x);
     pooled_sizes(x, ohw, osz);
@@ -731,73 +597,10 @@ static tt_status max_pool2d_backward_kernel(tt_frame *f)
     pool_args a;
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
-        (st = pool_frame_args(f, 2, true, &a)) || (st = tt_arg_tensor(f, 7, &ind)))
+        (st = tt__pool_frame_args(f, 2, true, 2, &a)) || (st = tt_arg_tensor(f, 7, &ind)))
         return st;
     tt_tensor *gi = max_pool2d_backward_impl(g, x, &a, ind, tt_frame_is_fake(f));
     return gi ? tt_return(f, 0, gi) : tt_errcode();
-}
-
-/* Saves the input and the indices (result 1), and the pooling arguments
- * as ints: kernel, stride, padding, dilation (pairs), ceil_mode. */
-static tt_status save_pool_args(tt_autograd_ctx *ctx, const pool_args *a)
-{
-    int64_t v[11] = {a->k[0], a->k[1], a->s[0], a->s[1], a->p[0], a->p[1],
-                     a->d[0], a->d[1], a->ceil, a->count_include_pad, a->divisor};
-    return tt_ctx_save_ints(ctx, "pool", 11, v);
-}
-
-static tt_status load_pool_args(tt_autograd_ctx *ctx, pool_args *a)
-{
-    const int64_t *v;
-    int n;
-    tt_status st = tt_ctx_get_ints(ctx, "pool", &v, &n);
-    if (st)
-        return st;
-    *a = (pool_args){.k = {v[0], v[1]}, .s = {v[2], v[3]}, .p = {v[4], v[5]},
-                     .d = {v[6], v[7]}, .ceil = v[8], .count_include_pad = v[9],
-                     .divisor = v[10]};
-    return TT_OK;
-}
-
-/* The pooling arguments of a boxed call (the setup_context side), from
- * input value `first` on, as pool_frame_args reads them from a frame. */
-static void pool_values_args(const tt_value *in, int first, bool has_dilation, pool_args *a)
-{
-    *a = (pool_args){.d = {1, 1}};
-    for (int i = 0; i < 2; i++) {
-        a->k[i] = in[first].u.ints[i];
-        a->s[i] = in[first + 1].n ? in[first + 1].u.ints[i] : a->k[i];
-        a->p[i] = in[first + 2].u.ints[i];
-        if (has_dilation)
-            a->d[i] = in[first + 3].u.ints[i];
-    }
-    a->ceil = in[first + (has_dilation ? 4 : 3)].u.b;
-}
-
-static tt_status setup_max_pool2d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                                  const tt_value *out, int nout)
-{
-    (void)nin, (void)nout;
-    pool_args a;
-    pool_values_args(in, 1, true, &a);
-    tt_status st = save_pool_args(ctx, &a);
-    return st ? st : tt_ctx_save_for_backward(ctx, 2, (tt_tensor *[]){in[0].u.t, out[1].u.t});
-}
-
-static tt_status max_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
-                                     tt_tensor **gi, int ni)
-{
-    (void)ng, (void)ni;
-    pool_args a;
-    tt_status st = load_pool_args(ctx, &a);
-    if (st)
-        return st;
-    return tt__put_grad(
-        ctx, gi, 0,
-        tt__call_op(TT_OP_MAX_POOL2D_WITH_INDICES_BACKWARD,
-                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
-                            pair_value(a.k), pair_value(a.s), pair_value(a.p), pair_value(a.d),
-                            tt_v_bool(a.ceil), tt_v_tensor(tt_ctx_saved(ctx, 1)))));
 }
 
 /* ------------------------------------------------------------ avg pool */
@@ -979,8 +782,8 @@ static void (*avg_fwd_fn(tt_dtype dt, bool cl))(int64_t, int64_t, void *)
 /* tt::avg_pool2d: f32, f64 and (as PyTorch) i64. */
 static tt_tensor *avg_pool2d(const char *op, const tt_tensor *x, const pool_args *a, bool fake)
 {
-    tt_size ohw[2], sizes[4], strides[4];
-    if (pool_check(op, x, a, 1, false, true, ohw))
+    tt_size ohw[3], sizes[4], strides[4];
+    if (tt__pool_check(op, x, a, 2, 1, false, true, false, ohw))
         return NULL;
     int nd = tt_ndim(x);
     pooled_sizes(x, ohw, sizes);
@@ -1001,38 +804,12 @@ static tt_tensor *avg_pool2d(const char *op, const tt_tensor *x, const pool_args
     return y;
 }
 
-/* divisor_override (argument i): None is 0 here; an explicit 0 is
- * PyTorch's error. */
-static tt_status divisor_arg(tt_frame *f, int i, int64_t *out)
-{
-    *out = 0;
-    if (tt_arg_is_none(f, i))
-        return TT_OK;
-    tt_status st = tt_arg_int(f, i, out);
-    if (!st && *out == 0)
-        return tt_frame_fail(f, TT_EINVAL, "argument 'divisor_override' (#%d): divisor must be "
-                                           "not zero", i + 1);
-    return st;
-}
-
-/* kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
- * from argument `first` on. */
-static tt_status avg_frame_args(tt_frame *f, int first, pool_args *a)
-{
-    tt_status st;
-    if ((st = pool_frame_args(f, first, false, a)) ||
-        (st = tt_arg_bool(f, first + 4, &a->count_include_pad)) ||
-        (st = divisor_arg(f, first + 5, &a->divisor)))
-        return st;
-    return TT_OK;
-}
-
 static tt_status avg_pool2d_kernel(tt_frame *f)
 {
     tt_tensor *x;
     pool_args a;
     tt_status st;
-    if ((st = tt_arg_tensor(f, 0, &x)) || (st = avg_frame_args(f, 1, &a)))
+    if ((st = tt_arg_tensor(f, 0, &x)) || (st = tt__pool_avg_frame_args(f, 1, 2, &a)))
         return st;
     tt_tensor *y = avg_pool2d(tt__op_label(TT_OP_AVG_POOL2D), x, &a, tt_frame_is_fake(f));
     return y ? tt_return(f, 0, y) : tt_errcode();
@@ -1060,8 +837,8 @@ static tt_tensor *avg_pool2d_backward_impl(const tt_tensor *g, const tt_tensor *
                                            const pool_args *a, bool fake)
 {
     const char *op = tt__op_label(TT_OP_AVG_POOL2D_BACKWARD);
-    tt_size ohw[2], osz[4];
-    if (pool_check(op, x, a, 2, false, false, ohw) ||
+    tt_size ohw[3], osz[4];
+    if (tt__pool_check(op, x, a, 2, 2, false, false, false, ohw) ||
         want_same_dtype(op, "grad_output", 1, g, x))
         return NULL;
     pooled_sizes(x, ohw, osz);
@@ -1090,7 +867,7 @@ static tt_status avg_pool2d_backward_kernel(tt_frame *f)
     pool_args a;
     tt_status st;
     if ((st = tt_arg_tensor(f, 0, &g)) || (st = tt_arg_tensor(f, 1, &x)) ||
-        (st = avg_frame_args(f, 2, &a)))
+        (st = tt__pool_avg_frame_args(f, 2, 2, &a)))
         return st;
     tt_tensor *gi = avg_pool2d_backward_impl(g, x, &a, tt_frame_is_fake(f));
     return gi ? tt_return(f, 0, gi) : tt_errcode();
@@ -1354,53 +1131,6 @@ static tt_status adaptive_avg_pool2d_backward_kernel(tt_frame *f)
     return tt_return(f, 0, gi);
 }
 
-/* ----------------------------------------------------------- autograd */
-
-static tt_status setup_avg_pool2d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                                  const tt_value *out, int nout)
-{
-    (void)nin, (void)out, (void)nout;
-    pool_args a;
-    pool_values_args(in, 1, false, &a);
-    a.count_include_pad = in[5].u.b;
-    a.divisor = in[6].kind == TT_V_INT ? in[6].u.i : 0;
-    tt_status st = save_pool_args(ctx, &a);
-    return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
-}
-
-static tt_status avg_pool2d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
-                                     tt_tensor **gi, int ni)
-{
-    (void)ng, (void)ni;
-    pool_args a;
-    tt_status st = load_pool_args(ctx, &a);
-    if (st)
-        return st;
-    return tt__put_grad(
-        ctx, gi, 0,
-        tt__call_op(TT_OP_AVG_POOL2D_BACKWARD,
-                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)),
-                            pair_value(a.k), pair_value(a.s), pair_value(a.p),
-                            tt_v_bool(a.ceil), tt_v_bool(a.count_include_pad),
-                            a.divisor ? tt_v_int(a.divisor) : tt_v_none())));
-}
-
-static tt_status setup_adaptive(tt_autograd_ctx *ctx, const tt_value *in, int nin,
-                                const tt_value *out, int nout)
-{
-    (void)nin, (void)out, (void)nout;
-    return tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
-}
-
-static tt_status adaptive_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int ng,
-                                   tt_tensor **gi, int ni)
-{
-    (void)ng, (void)ni;
-    return tt__put_grad(ctx, gi, 0,
-                        tt__call_op(TT_OP__ADAPTIVE_AVG_POOL2D_BACKWARD,
-                                    TT_ARGS(tt_v_tensor(g[0]), tt_v_tensor(tt_ctx_saved(ctx, 0)))));
-}
-
 /* ------------------------------------------------------------- 1-d pools */
 
 /* max_pool1d and avg_pool1d are the 2-d kernels on a [.., C, 1, L] view
@@ -1503,7 +1233,7 @@ static tt_status setup_pool1d(tt_autograd_ctx *ctx, const tt_value *in, int nin,
         a.d[1] = in[4].u.ints[0], a.ceil = in[5].u.b;
     else
         a.ceil = in[4].u.b, a.count_include_pad = in[5].u.b;
-    tt_status st = save_pool_args(ctx, &a);
+    tt_status st = tt__pool_save_args(ctx, &a);
     return st ? st : tt_ctx_save_for_backward(ctx, 1, &in[0].u.t);
 }
 
@@ -1576,7 +1306,7 @@ static tt_status pool1d_backward(tt_autograd_ctx *ctx, tt_tensor *const *g, int 
     (void)ng, (void)ni;
     bool max = (intptr_t)tt_ctx_userdata(ctx) == 1;
     pool_args a;
-    tt_status st = load_pool_args(ctx, &a);
+    tt_status st = tt__pool_load_args(ctx, &a);
     if (st)
         return st;
     tt_tensor *xu, *gu, *r = NULL;

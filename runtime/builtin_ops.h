@@ -696,7 +696,7 @@
     X(POOL, MAX_POOL2D_WITH_INDICES, "tt::max_pool2d_with_indices(Tensor self, int[2] kernel_size, " \
           "int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) " \
           "-> (Tensor, Tensor)", \
-          max_pool2d_kernel, max_pool2d_kernel, max_pool2d_backward, setup_max_pool2d, 0, 0) \
+          max_pool2d_kernel, max_pool2d_kernel, tt__pool_max_backward, tt__pool_setup_max, 0, 0) \
     X(POOL, MAX_POOL2D_WITH_INDICES_BACKWARD, "tt::max_pool2d_with_indices_backward(" \
           "Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, " \
           "int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor", \
@@ -704,15 +704,15 @@
     X(POOL, AVG_POOL2D, "tt::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], " \
           "int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, " \
           "int? divisor_override=None) -> Tensor", \
-          avg_pool2d_kernel, avg_pool2d_kernel, avg_pool2d_backward, setup_avg_pool2d, 0, 0) \
+          avg_pool2d_kernel, avg_pool2d_kernel, tt__pool_avg_backward, tt__pool_setup_avg, 0, 0) \
     X(POOL, AVG_POOL2D_BACKWARD, "tt::avg_pool2d_backward(Tensor grad_output, Tensor self, " \
           "int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, " \
           "bool count_include_pad, int? divisor_override) -> Tensor", \
           avg_pool2d_backward_kernel, avg_pool2d_backward_kernel, NULL, NULL, 0, 0) \
     X(POOL, _ADAPTIVE_AVG_POOL2D, "tt::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) " \
           "-> Tensor", \
-          adaptive_avg_pool2d_kernel, adaptive_avg_pool2d_kernel, adaptive_backward, \
-          setup_adaptive, 0, 0) \
+          adaptive_avg_pool2d_kernel, adaptive_avg_pool2d_kernel, tt__pool_adaptive_backward, \
+          tt__pool_setup_adaptive, 0, 0) \
     X(POOL, _ADAPTIVE_AVG_POOL2D_BACKWARD, "tt::_adaptive_avg_pool2d_backward(Tensor grad_output, " \
           "Tensor self) -> Tensor", \
           adaptive_avg_pool2d_backward_kernel, adaptive_avg_pool2d_backward_kernel, NULL, NULL, \
@@ -725,7 +725,7 @@
     X(POOL, ADAPTIVE_AVG_POOL1D, "tt::adaptive_avg_pool1d(Tensor self, int[1] output_size) " \
           "-> Tensor", \
           adaptive_pool1d_kernel, adaptive_pool1d_kernel, adaptive_pool1d_backward, \
-          setup_adaptive, 0, 0) \
+          tt__pool_setup_adaptive, 0, 0) \
     X(POOL, AVG_POOL1D, "tt::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], " \
           "int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor", \
           pool1d_kernel, pool1d_kernel, pool1d_backward, setup_pool1d, 0, 0) \
@@ -734,7 +734,7 @@
     X(POOL3D, AVG_POOL3D, "tt::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], " \
           "int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, " \
           "int? divisor_override=None) -> Tensor", \
-          avg_pool3d_kernel, avg_pool3d_kernel, avg_pool3d_backward, setup_avg_pool3d, 0, 0) \
+          avg_pool3d_kernel, avg_pool3d_kernel, tt__pool_avg_backward, tt__pool_setup_avg, 0, 0) \
     X(POOL3D, AVG_POOL3D_BACKWARD, "tt::avg_pool3d_backward(Tensor grad_output, Tensor self, " \
           "int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, " \
           "bool count_include_pad, int? divisor_override) -> Tensor", \
@@ -742,15 +742,15 @@
     X(POOL3D, MAX_POOL3D_WITH_INDICES, "tt::max_pool3d_with_indices(Tensor self, " \
           "int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, " \
           "bool ceil_mode=False) -> (Tensor, Tensor)", \
-          max_pool3d_kernel, max_pool3d_kernel, max_pool3d_backward, setup_max_pool3d, 0, 0) \
+          max_pool3d_kernel, max_pool3d_kernel, tt__pool_max_backward, tt__pool_setup_max, 0, 0) \
     X(POOL3D, MAX_POOL3D_WITH_INDICES_BACKWARD, "tt::max_pool3d_with_indices_backward(" \
           "Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, " \
           "int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor", \
           max_pool3d_backward_kernel, max_pool3d_backward_kernel, NULL, NULL, 0, 0) \
     X(POOL3D, _ADAPTIVE_AVG_POOL3D, "tt::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) " \
           "-> Tensor", \
-          adaptive_avg_pool3d_kernel, adaptive_avg_pool3d_kernel, adaptive3_backward, \
-          setup_adaptive3, 0, 0) \
+          adaptive_avg_pool3d_kernel, adaptive_avg_pool3d_kernel, tt__pool_adaptive_backward, \
+          tt__pool_setup_adaptive, 0, 0) \
     X(POOL3D, _ADAPTIVE_AVG_POOL3D_BACKWARD, "tt::_adaptive_avg_pool3d_backward(" \
           "Tensor grad_output, Tensor self) -> Tensor", \
           adaptive_avg_pool3d_backward_kernel, adaptive_avg_pool3d_backward_kernel, NULL, NULL, \
