@@ -16,7 +16,7 @@
 
 /* ------------------------------------------------------------- arguments */
 
-static tt_value triple_value(const int64_t *v) { return tt_v_ints(3, v); }
+/* (read and checked by ops/pool_args.c, shared with the 2-d family) */
 
 /* x's sizes with the last three replaced by o. */
 static void pooled_sizes(const tt_tensor *x, const tt_size *o, tt_size *sizes)
@@ -591,24 +591,15 @@ tt_status tt__register_pool3d(tt_library *lib)
 
 /* ---------------------------------------------------------- typed wrappers */
 
-/* tt_pool3d_opts as the ops' arguments: a zero stride entry is the
- * kernel's, a zero dilation entry 1; all stride entries zero pass [] (the
- * schema's "unset"). */
-static tt_status opts3(const char *fn, const tt_pool3d_opts *o, pool_args *a, bool *stride_unset)
+/* tt_pool3d_opts as the ops' arguments (see tt__pool_opts_args). */
+static tt_status opts3(const char *fn, const tt_pool3d_opts *o, bool avg, pool_args *a,
+                       bool *stride_unset)
 {
-    if (!o)
-        return tt_error(TT_EINVAL, "%s: argument 'opts' is NULL (expected at least the "
-                                   "kernel size)", fn);
-    *a = (pool_args){.ceil = o->ceil_mode, .count_include_pad = !o->exclude_pad,
-                   .divisor = o->divisor_override};
-    for (int i = 0; i < 3; i++) {
-        a->k[i] = o->kernel[i];
-        a->s[i] = o->stride[i] ? o->stride[i] : o->kernel[i];
-        a->p[i] = o->padding[i];
-        a->d[i] = o->dilation[i] ? o->dilation[i] : 1;
-    }
-    *stride_unset = !o->stride[0] && !o->stride[1] && !o->stride[2];
-    return TT_OK;
+    return o ? tt__pool_opts_args(fn, 3, o->kernel, o->stride, o->padding, o->dilation,
+                                  o->ceil_mode, o->exclude_pad, o->divisor_override, avg, a,
+                                  stride_unset)
+             : tt__pool_opts_args(fn, 3, NULL, NULL, NULL, NULL, false, false, 0, avg, a,
+                                  stride_unset);
 }
 
 tt_tensor *tt_max_pool3d_with_indices(const tt_tensor *x, const tt_pool3d_opts *o,
@@ -622,17 +613,9 @@ tt_tensor *tt_max_pool3d_with_indices(const tt_tensor *x, const tt_pool3d_opts *
         tt_error(TT_EINVAL, "tt_max_pool3d_with_indices: argument 'indices' is NULL");
         return NULL;
     }
-    if (opts3("tt_max_pool3d_with_indices", o, &a, &unset))
+    if (opts3("tt_max_pool3d_with_indices", o, false, &a, &unset))
         return NULL;
-    tt_value outs[2] = {tt_v_none(), tt_v_none()};
-    if (tt_op_call(tt__op(TT_OP_MAX_POOL3D_WITH_INDICES),
-                   TT_ARGS(tt_v_tensor(x), triple_value(a.k),
-                           unset ? tt_v_ints(0, NULL) : triple_value(a.s), triple_value(a.p),
-                           triple_value(a.d), tt_v_bool(a.ceil)),
-                   outs, 2))
-        return NULL;
-    *indices = outs[1].u.t;
-    return outs[0].u.t;
+    return tt__pool_call_max(TT_OP_MAX_POOL3D_WITH_INDICES, x, 3, &a, unset, indices);
 }
 
 tt_tensor *tt_max_pool3d(const tt_tensor *x, const tt_pool3d_opts *o)
@@ -646,21 +629,9 @@ tt_tensor *tt_avg_pool3d(const tt_tensor *x, const tt_pool3d_opts *o)
 {
     pool_args a;
     bool unset = false;
-    if (opts3("tt_avg_pool3d", o, &a, &unset))
+    if (opts3("tt_avg_pool3d", o, true, &a, &unset))
         return NULL;
-    if (a.d[0] != 1 || a.d[1] != 1 || a.d[2] != 1) {
-        tt_error(TT_EINVAL, "tt_avg_pool3d: argument 'opts': dilation is max pooling's only "
-                            "(expected 0 or 1), got [%lld, %lld, %lld]",
-                 (long long)o->dilation[0], (long long)o->dilation[1],
-                 (long long)o->dilation[2]);
-        return NULL;
-    }
-    return tt__call_op(TT_OP_AVG_POOL3D,
-                       TT_ARGS(tt_v_tensor(x), triple_value(a.k),
-                               unset ? tt_v_ints(0, NULL) : triple_value(a.s),
-                               triple_value(a.p), tt_v_bool(a.ceil),
-                               tt_v_bool(a.count_include_pad),
-                               a.divisor ? tt_v_int(a.divisor) : tt_v_none()));
+    return tt__pool_call_avg(TT_OP_AVG_POOL3D, x, 3, &a, unset);
 }
 
 tt_tensor *tt_adaptive_avg_pool3d(const tt_tensor *x, int64_t out_d, int64_t out_h,

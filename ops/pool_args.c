@@ -211,6 +211,57 @@ tt_status tt__pool_check(const char *op, const tt_tensor *x, const pool_args *a,
     return TT_OK;
 }
 
+/* ------------------------------------------------------ typed wrappers */
+
+tt_status tt__pool_opts_args(const char *fn, int n, const int64_t *kernel, const int64_t *stride,
+                             const int64_t *padding, const int64_t *dilation, bool ceil_mode,
+                             bool exclude_pad, int64_t divisor, bool avg, pool_args *a,
+                             bool *stride_unset)
+{
+    char l1[80];
+    if (!kernel)
+        return tt_error(TT_EINVAL, "%s: argument 'opts' is NULL (expected at least the "
+                                   "kernel size)", fn);
+    *a = (pool_args){.ceil = ceil_mode, .count_include_pad = !exclude_pad, .divisor = divisor};
+    *stride_unset = true;
+    for (int i = 0; i < n; i++) {
+        a->k[i] = kernel[i];
+        a->s[i] = stride[i] ? stride[i] : kernel[i];
+        a->p[i] = padding[i];
+        a->d[i] = dilation[i] ? dilation[i] : 1;
+        *stride_unset = *stride_unset && !stride[i];
+        if (avg && a->d[i] != 1)
+            return tt_error(TT_EINVAL, "%s: argument 'opts': dilation is max pooling's only "
+                                       "(expected 0 or 1), got %s", fn,
+                            list_text(n, dilation, l1, sizeof l1));
+    }
+    return TT_OK;
+}
+
+tt_tensor *tt__pool_call_max(tt_builtin_id id, const tt_tensor *x, int n, const pool_args *a,
+                             bool stride_unset, tt_tensor **indices)
+{
+    tt_value outs[2] = {tt_v_none(), tt_v_none()};
+    if (tt_op_call(tt__op(id),
+                   TT_ARGS(tt_v_tensor(x), tt_v_ints(n, a->k),
+                           stride_unset ? tt_v_ints(0, NULL) : tt_v_ints(n, a->s),
+                           tt_v_ints(n, a->p), tt_v_ints(n, a->d), tt_v_bool(a->ceil)),
+                   outs, 2))
+        return NULL;
+    *indices = outs[1].u.t;
+    return outs[0].u.t;
+}
+
+tt_tensor *tt__pool_call_avg(tt_builtin_id id, const tt_tensor *x, int n, const pool_args *a,
+                             bool stride_unset)
+{
+    return tt__call_op(id, TT_ARGS(tt_v_tensor(x), tt_v_ints(n, a->k),
+                                   stride_unset ? tt_v_ints(0, NULL) : tt_v_ints(n, a->s),
+                                   tt_v_ints(n, a->p), tt_v_bool(a->ceil),
+                                   tt_v_bool(a->count_include_pad),
+                                   a->divisor ? tt_v_int(a->divisor) : tt_v_none()));
+}
+
 /* ------------------------------------------------------------ autograd */
 
 /* kernel, stride, padding, dilation (three each), ceil_mode,

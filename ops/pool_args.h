@@ -34,6 +34,22 @@ tt_status tt__pool_check(const char *op, const tt_tensor *x, const pool_args *a,
                          int argno_x, bool has_dilation, bool allow_i64, bool check_input_size,
                          tt_size out[3]);
 
+/* The typed wrappers' options (tt_pool_opts, tt_pool3d_opts: lists of n)
+ * as the ops' arguments: a zero stride entry is the kernel's, a zero
+ * dilation entry 1, all stride entries zero pass [] (the schema's
+ * "unset", as F.max_pool2d passes it). kernel NULL: the options were
+ * NULL. avg: dilation must be 0 or 1 (max pooling's only). */
+tt_status tt__pool_opts_args(const char *fn, int n, const int64_t *kernel, const int64_t *stride,
+                             const int64_t *padding, const int64_t *dilation, bool ceil_mode,
+                             bool exclude_pad, int64_t divisor, bool avg, pool_args *a,
+                             bool *stride_unset);
+/* The max_poolNd_with_indices / avg_poolNd call of a wrapper through the
+ * dispatcher (op id, n spatial dims). */
+tt_tensor *tt__pool_call_max(tt_builtin_id id, const tt_tensor *x, int n, const pool_args *a,
+                             bool stride_unset, tt_tensor **indices);
+tt_tensor *tt__pool_call_avg(tt_builtin_id id, const tt_tensor *x, int n, const pool_args *a,
+                             bool stride_unset);
+
 /* Autograd: the arguments saved as ints and read back. */
 tt_status tt__pool_save_args(tt_autograd_ctx *ctx, const pool_args *a);
 tt_status tt__pool_load_args(tt_autograd_ctx *ctx, pool_args *a);

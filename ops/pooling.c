@@ -1344,24 +1344,15 @@ tt_status tt__register_pooling(tt_library *lib)
 
 /* ---------------------------------------------------------- typed wrappers */
 
-/* tt_pool_opts as the ops' arguments: a zero stride entry is the kernel's,
- * a zero dilation entry 1. Both stride entries zero pass [] (the schema's
- * "unset", as F.max_pool2d passes it). */
-static tt_status opts_args(const char *fn, const tt_pool_opts *o, pool_args *a, bool *stride_unset)
+/* tt_pool_opts as the ops' arguments (see tt__pool_opts_args). */
+static tt_status opts_args(const char *fn, const tt_pool_opts *o, bool avg, pool_args *a,
+                           bool *stride_unset)
 {
-    if (!o)
-        return tt_error(TT_EINVAL, "%s: argument 'opts' is NULL (expected at least the "
-                                   "kernel size)", fn);
-    *a = (pool_args){.ceil = o->ceil_mode, .count_include_pad = !o->exclude_pad,
-                     .divisor = o->divisor_override};
-    for (int i = 0; i < 2; i++) {
-        a->k[i] = o->kernel[i];
-        a->s[i] = o->stride[i] ? o->stride[i] : o->kernel[i];
-        a->p[i] = o->padding[i];
-        a->d[i] = o->dilation[i] ? o->dilation[i] : 1;
-    }
-    *stride_unset = !o->stride[0] && !o->stride[1];
-    return TT_OK;
+    return o ? tt__pool_opts_args(fn, 2, o->kernel, o->stride, o->padding, o->dilation,
+                                  o->ceil_mode, o->exclude_pad, o->divisor_override, avg, a,
+                                  stride_unset)
+             : tt__pool_opts_args(fn, 2, NULL, NULL, NULL, NULL, false, false, 0, avg, a,
+                                  stride_unset);
 }
 
 tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
@@ -1376,21 +1367,13 @@ tt_tensor *tt_max_pool2d_with_indices(const tt_tensor *x, const tt_pool_opts *o,
         tt_error(TT_EINVAL, "tt_max_pool2d_with_indices: argument 'indices' is NULL");
         return NULL;
     }
-    if (opts_args("tt_max_pool2d_with_indices", o, &a, &unset))
+    if (opts_args("tt_max_pool2d_with_indices", o, false, &a, &unset))
         return NULL;
     if (tt__fast_path(TT_OP_MAX_POOL2D_WITH_INDICES, 1, &x)) {
         max_pool2d(tt__op_label(TT_OP_MAX_POOL2D_WITH_INDICES), x, &a, false, &y, indices);
         return y;
     }
-    tt_value outs[2] = {tt_v_none(), tt_v_none()};
-    if (tt_op_call(tt__op(TT_OP_MAX_POOL2D_WITH_INDICES),
-                   TT_ARGS(tt_v_tensor(x), pair_value(a.k),
-                           unset ? tt_v_ints(0, NULL) : pair_value(a.s), pair_value(a.p),
-                           pair_value(a.d), tt_v_bool(a.ceil)),
-                   outs, 2))
-        return NULL;
-    *indices = outs[1].u.t;
-    return outs[0].u.t;
+    return tt__pool_call_max(TT_OP_MAX_POOL2D_WITH_INDICES, x, 2, &a, unset, indices);
 }
 
 tt_tensor *tt_max_pool2d(const tt_tensor *x, const tt_pool_opts *o)
@@ -1404,21 +1387,11 @@ tt_tensor *tt_avg_pool2d(const tt_tensor *x, const tt_pool_opts *o)
 {
     pool_args a;
     bool unset = false;
-    if (opts_args("tt_avg_pool2d", o, &a, &unset))
+    if (opts_args("tt_avg_pool2d", o, true, &a, &unset))
         return NULL;
-    if (a.d[0] != 1 || a.d[1] != 1) {
-        tt_error(TT_EINVAL, "tt_avg_pool2d: argument 'opts': dilation is max pooling's only "
-                            "(expected 0 or 1), got [%lld, %lld]",
-                 (long long)o->dilation[0], (long long)o->dilation[1]);
-        return NULL;
-    }
     if (tt__fast_path(TT_OP_AVG_POOL2D, 1, &x))
         return avg_pool2d(tt__op_label(TT_OP_AVG_POOL2D), x, &a, false);
-    return tt__call_op(TT_OP_AVG_POOL2D,
-                       TT_ARGS(tt_v_tensor(x), pair_value(a.k),
-                               unset ? tt_v_ints(0, NULL) : pair_value(a.s), pair_value(a.p),
-                               tt_v_bool(a.ceil), tt_v_bool(a.count_include_pad),
-                               a.divisor ? tt_v_int(a.divisor) : tt_v_none()));
+    return tt__pool_call_avg(TT_OP_AVG_POOL2D, x, 2, &a, unset);
 }
 
 tt_tensor *tt_adaptive_avg_pool1d(const tt_tensor *x, int64_t out_l)
