@@ -515,30 +515,17 @@ static const struct {
     {"pdist p=1.5", m_pdist_15, 2, {4, 2}},
 };
 
+static tt_tensor *f64_input(int nd, const int64_t *sizes)
+{
+    return scrambled(nd, sizes, TT_F64, 8);
+}
+
 /* A symbolic trace compiled once runs inputs of two shapes: forward and
  * backward equal eager. */
 START_TEST(test_compiled_equals_eager)
 {
-    tt_test_model m = models[_i].fn;
-    tt_compiled *c = NN(tt_compile(tt_test_value_and_grad, 1, 2,
-                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .ud = &m,
-                                                    .ud_constant = true, .fullgraph = true}));
-    int nd = models[_i].nd;
-    int64_t shapes[2][3];
-    for (int d = 0; d < nd; d++) {
-        shapes[0][d] = models[_i].sizes[d];
-        shapes[1][d] = models[_i].sizes[d] + (d == 0 ? 1 : 2);
-    }
-    for (int k = 0; k < 2; k++) {
-        tt_tensor *x = scrambled(nd, shapes[k], TT_F64, 8);
-        OK(tt_set_requires_grad(x, true));
-        tt_test_compiled_equals_eager(c, m, x, 1e-12, models[_i].name, k);
-        tt_release(x);
-    }
-    tt_clear_error();
-    tt_compiled_free(c);
-    ck_assert_msg(tt_errcode() == TT_OK, "%s: freeing the plan: %s", models[_i].name,
-                  tt_errmsg());
+    tt_test_compiled_two_shapes(models[_i].fn, models[_i].nd, models[_i].sizes, f64_input, 1e-12,
+                                models[_i].name);
 }
 END_TEST
 

@@ -193,6 +193,37 @@ static inline void tt_test_compiled_equals_eager(tt_compiled *c, tt_test_model m
     }
 }
 
+/* A model's test input of nd dims and these sizes (f64). */
+typedef tt_tensor *(*tt_test_input_fn)(int nd, const int64_t *sizes);
+
+/* Compiles tt_test_value_and_grad around m (symbolic, fullgraph) once and
+ * runs it on inputs of `sizes` and of sizes grown (+1 the first dim, +2
+ * the others) made by make, requiring grad: values and gradients equal
+ * eager's within tol, and the plan frees cleanly. */
+static inline void tt_test_compiled_two_shapes(tt_test_model m, int nd, const int64_t *sizes,
+                                               tt_test_input_fn make, double tol,
+                                               const char *name)
+{
+    tt_compiled *c = tt_compile(tt_test_value_and_grad, 1, 2,
+                                &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .ud = &m,
+                                                 .ud_constant = true, .fullgraph = true});
+    ck_assert_msg(c != NULL, "%s: tt_compile: %s", name, tt_errmsg());
+    int64_t shapes[2][TT_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        shapes[0][d] = sizes[d];
+        shapes[1][d] = sizes[d] + (d == 0 ? 1 : 2);
+    }
+    for (int k = 0; k < 2; k++) {
+        tt_tensor *x = make(nd, shapes[k]);
+        OK(tt_set_requires_grad(x, true));
+        tt_test_compiled_equals_eager(c, m, x, tol, name, k);
+        tt_release(x);
+    }
+    tt_clear_error();
+    tt_compiled_free(c);
+    ck_assert_msg(tt_errcode() == TT_OK, "%s: freeing the plan: %s", name, tt_errmsg());
+}
+
 static inline tt_tensor *tt_test_trainable(tt_tensor *t)
 {
     OK(tt_set_requires_grad(t, true));
