@@ -320,7 +320,8 @@ START_TEST(test_bisector)
     ck_assert_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: output 0, element ");
     ck_assert_error(TT_EEXPECT, "; with the pass 'fuse' off (passes_off = TT_PASS_FUSE) the "
                                 "compiled result agrees: that pass changes it (a custom op "
-                                "tagged pointwise whose result is not elementwise does this)");
+                                "tagged pointwise whose result is not elementwise does this; the "
+                                "graph's: bis::center)");
     /* with the pass off from the start, nothing to find */
     o.passes_off = TT_PASS_FUSE;
     OK(tt_expect_compiled_matches_eager(centered, 1, &x, 1, &o, 1e-5, 1e-5));

@@ -221,6 +221,37 @@ tt_status tt_compare_run(tt_fn fn, int nin, tt_tensor **inputs, int nout,
     return d < 0 ? tt_errcode() : TT_OK;
 }
 
+/* The custom ops tagged pointwise that fn's compiled graph calls, comma
+ * separated into buf ("" when none): what the fuse pass runs on chunks. */
+static void pointwise_custom_ops(tt_fn fn, int nin, tt_tensor **inputs, int nout,
+                                 const tt_trace_opts *opts, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    tt_trace_opts o = opts ? *opts : (tt_trace_opts){0};
+    o.nout = nout;
+    tt_compiled *c = tt_compile(fn, nin, nout, &o);
+    tt_tensor **outs = c ? calloc((size_t)nout, sizeof *outs) : NULL;
+    const tt_graph *g = NULL;
+    if (outs && !run_once(fn, c, nin, inputs, nout, o.ud, outs))
+        g = tt_compiled_graph(c, 0);
+    size_t at = 0;
+    for (int k = 0; g && k < tt_graph_num_nodes(g); k++) {
+        const tt_op *op = tt_graph_node_kind(g, k) == TT_NODE_OP ? tt_graph_node_op(g, k) : NULL;
+        if (!op || tt_op_is_builtin(op) || !(tt_op_tags(op) & TT_TAG_POINTWISE) ||
+            strstr(buf, tt_op_name(op)))
+            continue;
+        int w = snprintf(buf + at, cap - at, "%s%s", at ? ", " : "", tt_op_name(op));
+        if (w < 0 || (size_t)w >= cap - at)
+            break;
+        at += (size_t)w;
+    }
+    if (outs)
+        release_all(nout, outs);
+    free(outs);
+    tt_compiled_free(c);
+    tt_clear_error(); /* a hint only: the comparison already ran */
+}
+
 tt_status tt_expect_compiled_matches_eager(tt_fn fn, int nin, tt_tensor **inputs, int nout,
                                            const tt_trace_opts *opts, double rtol, double atol)
 {
@@ -228,15 +259,19 @@ tt_status tt_expect_compiled_matches_eager(tt_fn fn, int nin, tt_tensor **inputs
     tt_status st = tt_compare_run(fn, nin, inputs, nout, opts, rtol, atol, &r);
     if (st || !r.differs)
         return st;
+    char ops[256] = "", hint[320] = "";
+    if (r.pass == TT_PASS_FUSE) {
+        pointwise_custom_ops(fn, nin, inputs, nout, opts, ops, sizeof ops);
+        snprintf(hint, sizeof hint, " (a custom op tagged pointwise whose result is not "
+                                    "elementwise does this%s%s)", ops[0] ? "; the graph's: " : "",
+                 ops);
+    }
     for (int i = 0; r.pass && i < NPASSES; i++)
         if (passes[i].bit == r.pass)
             return tt_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: %s; with the pass "
                                         "'%s' off (passes_off = %s) the compiled result "
                                         "agrees: that pass changes it%s", r.what,
-                            passes[i].name, passes[i].macro,
-                            r.pass == TT_PASS_FUSE ? " (a custom op tagged pointwise whose "
-                                                     "result is not elementwise does this)"
-                                                   : "");
+                            passes[i].name, passes[i].macro, hint);
     return tt_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: %s; %s", r.what,
                     r.without_passes ? "it differs with every pass off too: the traced graph "
                                        "itself computes another result (a value the trace "
