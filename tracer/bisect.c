@@ -259,12 +259,12 @@ tt_status tt_expect_compiled_matches_eager(tt_fn fn, int nin, tt_tensor **inputs
     tt_status st = tt_compare_run(fn, nin, inputs, nout, opts, rtol, atol, &r);
     if (st || !r.differs)
         return st;
-    char ops[256] = "", hint[320] = "";
+    char ops[200] = "", hint[400] = "";
     if (r.pass == TT_PASS_FUSE) {
         pointwise_custom_ops(fn, nin, inputs, nout, opts, ops, sizeof ops);
-        snprintf(hint, sizeof hint, " (a custom op tagged pointwise whose result is not "
-                                    "elementwise does this%s%s)", ops[0] ? "; the graph's: " : "",
-                 ops);
+        snprintf(hint, sizeof hint,
+                 " (a custom op tagged pointwise whose result is not elementwise does this%s%s)",
+                 ops[0] ? "; the graph's: " : "", ops);
     }
     for (int i = 0; r.pass && i < NPASSES; i++)
         if (passes[i].bit == r.pass)
