@@ -817,6 +817,99 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* ------------------------------------------------------- named scopes */
+
+/* Two blocks, the first with a nested "attn" scope; the output outside. */
+static tt_status scoped(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    OK(tt_scope_name_push("block0"));
+    tt_tensor *h = tt_relu(in[0]);
+    OK(tt_scope_name_push("attn"));
+    h = tt_mul_scalar(h, 2);
+    OK(tt_scope_name_pop());
+    h = tt_neg(h);
+    OK(tt_scope_name_pop());
+    OK(tt_scope_name_push("block1"));
+    h = tt_exp(h);
+    OK(tt_scope_name_pop());
+    out[0] = tt_keep(tt_add(h, in[0]));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_named_scopes)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *g = NN(tt_trace(scoped, 1, &x, &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    static const char *const want[] = {NULL, "block0", "block0/attn", "block0", "block1", NULL};
+    for (int k = 1; k <= 5; k++) {
+        const char *sc = tt_graph_node_scope(g, k);
+        ck_assert_msg(want[k] ? sc && !strcmp(sc, want[k]) : !sc, "node %d: scope %s, want %s",
+                      k, sc ? sc : "NULL", want[k] ? want[k] : "NULL");
+    }
+    ck_assert_ptr_null(tt_graph_node_scope(g, 0)); /* the input */
+    ck_assert_ptr_null(tt_graph_node_scope(g, 99));
+    OK(tt_expect_graph_text(g,
+                            "def forward(in0: \"f32[2, 3]\"):\n"
+                            "    relu: \"f32[2, 3]\" = tt::relu(in0)  # [block0]\n"
+                            "    mul: \"f32[2, 3]\" = tt::mul.Scalar(relu, 2)  # [block0/attn]\n"
+                            "    neg: \"f32[2, 3]\" = tt::neg(mul)  # [block0]\n"
+                            "    exp: \"f32[2, 3]\" = tt::exp(neg)  # [block1]\n"
+                            "    add: \"f32[2, 3]\" = tt::add.Tensor(exp, in0)\n"
+                            "    return (add,)\n",
+                            0));
+    char *text = NN(tt_graph_to_text(g));
+    ck_assert_msg(strstr(text, "tt::neg(mul)  # [block0] test_dot.c:"), "%s", text);
+    free(text);
+    /* the DOT: cluster block0 holds relu, neg and cluster attn (mul);
+     * block1 holds exp; the input, add and the output are outside */
+    char *dot = NN(tt_graph_to_dot(g));
+    Agraph_t *ag = parse(dot);
+    int top = 0;
+    for (Agraph_t *sg = agfstsubg(ag); sg; sg = agnxtsubg(sg)) {
+        top++;
+        const char *label = attr(sg, "label");
+        if (!strcmp(label, "block0")) {
+            ck_assert_int_eq(agnnodes(sg), 3); /* relu, neg and attn's mul */
+            Agraph_t *inner = agfstsubg(sg);
+            ck_assert_ptr_nonnull(inner);
+            ck_assert_str_eq(attr(inner, "label"), "attn");
+            ck_assert_int_eq(agnnodes(inner), 1);
+            ck_assert_ptr_nonnull(agnode(inner, "n2", 0));
+        } else {
+            ck_assert_str_eq(label, "block1");
+            ck_assert_int_eq(agnnodes(sg), 1);
+            ck_assert_ptr_nonnull(agnode(sg, "n4", 0));
+        }
+    }
+    ck_assert_int_eq(top, 2);
+    ck_assert_int_eq(agnnodes(ag), tt_graph_num_nodes(g));
+    agclose(ag);
+    free(dot);
+    tt_graph_free(g);
+    /* bad names and an unmatched pop */
+    ck_assert_int_eq(tt_scope_name_push("a/b"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_scope_name_push: argument 'name' expects 1 to 63 characters "
+                               "without '/', got 'a/b'");
+    ck_assert_int_eq(tt_scope_name_push(NULL), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "got NULL");
+    ck_assert_int_eq(tt_scope_name_push(""), TT_EINVAL);
+    ck_assert_int_eq(tt_scope_name_pop(), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_scope_name_pop: no scope is open on this thread");
+    int depth = 0;
+    while (tt_scope_name_push("deep") == TT_OK)
+        depth++;
+    ck_assert_int_eq(depth, 32);
+    ck_assert_error(TT_EINVAL, "tt_scope_name_push: scopes nest 32 deep at most");
+    while (depth--)
+        OK(tt_scope_name_pop());
+    tt_clear_error();
+    tt_release(x);
+}
+END_TEST
+
 static Suite *dot_suite(void)
 {
     Suite *s = suite_create("dot");
@@ -828,6 +921,7 @@ static Suite *dot_suite(void)
     tcase_add_test(tc, test_explain_clusters_and_breaks);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_escaping);
+    tcase_add_test(tc, test_named_scopes);
     suite_add_tcase(s, tc);
     TCase *r = tt_tcase_with("render", render_setup, render_teardown);
     tcase_add_test(r, test_render_graph);

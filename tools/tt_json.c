@@ -93,6 +93,8 @@ static json_t *node_json(const tt_graph *g, int i)
         json_object_set_new(n, "outputs", outs);
     }
     json_object_set_new(n, "location", srcloc_json(tt_graph_node_loc(g, i)));
+    if (tt_graph_node_scope(g, i)) /* tt_scope_name_push's path, when one was open */
+        json_object_set_new(n, "scope", json_string(tt_graph_node_scope(g, i)));
     return n;
 }
 

@@ -160,37 +160,131 @@ static void put_edge(sbuf *b, const tt_graph *g, int cluster, const char *indent
     free(lab.s);
 }
 
+static void put_node(sbuf *b, const tt_graph *g, int cluster, const char *indent,
+                     const bool *marked, int i)
+{
+    const gnode *n = &g->nodes[i];
+    sbuf lab = {0};
+    node_label(&lab, n);
+    sb_printf(b, "%s", indent);
+    put_id(b, cluster, i);
+    sb_printf(b, " [label=\"");
+    put_escaped(b, lab.s ? lab.s : "");
+    sb_printf(b, "\", %s", node_style(n));
+    if (marked && marked[i])
+        sb_printf(b, ", color=red, penwidth=3, fillcolor=\"#f4cccc\"");
+    b->oom |= lab.oom;
+    free(lab.s);
+    if (n->loc.file) {
+        /* The user's line, shown on hover in SVG (a label line would
+         * grow every box of the picture). */
+        sbuf tip = {0};
+        print_loc(&tip, n->loc);
+        sb_printf(b, ", tooltip=\"");
+        put_escaped(b, tip.s ? tip.s : "");
+        sb_printf(b, "\"");
+        b->oom |= tip.oom;
+        free(tip.s);
+    }
+    sb_printf(b, "];\n");
+}
+
+/* Scope paths ordered so a path's nested scopes follow it directly ('/'
+ * sorts before every other character). */
+static int scope_cmp(const void *pa, const void *pb)
+{
+    const unsigned char *a = *(const unsigned char *const *)pa;
+    const unsigned char *b = *(const unsigned char *const *)pb;
+    for (;; a++, b++) {
+        unsigned ca = *a == '/' ? 1 : *a, cb = *b == '/' ? 1 : *b;
+        if (ca != cb || !ca)
+            return (int)ca - (int)cb;
+    }
+}
+
+/* True when path is inside scope `outer` ("a/b" inside "a"). */
+static bool scope_within(const char *path, const char *outer)
+{
+    size_t n = strlen(outer);
+    return !strncmp(path, outer, n) && path[n] == '/';
+}
+
+/* g's nodes, those recorded in named scopes inside one DOT cluster per
+ * scope, nested as the scopes were (tt_scope_name_push). */
+static void put_nodes(sbuf *b, const tt_graph *g, int cluster, const char *indent,
+                      const bool *marked)
+{
+    /* every scope path and each of its enclosing paths, once */
+    int np = 0, cap = 0;
+    char **paths = NULL;
+    for (int i = 0; i < g->n; i++) {
+        const char *s = g->nodes[i].scope;
+        for (size_t end = 0; s && !b->oom;) {
+            const char *slash = strchr(s + end, '/');
+            end = slash ? (size_t)(slash - s) : strlen(s);
+            bool seen = false;
+            for (int k = 0; k < np && !seen; k++)
+                seen = strlen(paths[k]) == end && !strncmp(paths[k], s, end);
+            if (!seen) {
+                if (np == cap) {
+                    int nc = cap ? 2 * cap : 8;
+                    char **pp = realloc(paths, sizeof *pp * (size_t)nc);
+                    if (!pp) {
+                        b->oom = true;
+                        break;
+                    }
+                    paths = pp, cap = nc;
+                }
+                if (!(paths[np] = strndup(s, end))) {
+                    b->oom = true;
+                    break;
+                }
+                np++;
+            }
+            if (!slash)
+                break;
+            end++;
+        }
+    }
+    for (int i = 0; i < g->n; i++)
+        if (!g->nodes[i].scope)
+            put_node(b, g, cluster, indent, marked, i);
+    if (np > 1)
+        qsort(paths, (size_t)np, sizeof *paths, scope_cmp);
+    const char *open[64];
+    int depth = 0;
+    for (int k = 0; k <= np; k++) {
+        while (depth > 0 && (k == np || !scope_within(paths[k], open[depth - 1]))) {
+            sb_printf(b, "%s%*s}\n", indent, 2 * --depth, "");
+        }
+        if (k == np || depth == 64)
+            continue;
+        const char *last = strrchr(paths[k], '/');
+        sb_printf(b, "%s%*ssubgraph cluster_s%d_%d {\n%s%*s  graph [label=\"", indent, 2 * depth,
+                  "", cluster, k, indent, 2 * depth, "");
+        put_escaped(b, last ? last + 1 : paths[k]);
+        sb_printf(b, "\", style=\"rounded,dashed\", color=\"#6fa8dc\", "
+                     "fontcolor=\"#3d85c6\"];\n");
+        open[depth++] = paths[k];
+        sbuf in = {0};
+        sb_printf(&in, "%s%*s", indent, 2 * depth, "");
+        for (int i = 0; i < g->n; i++)
+            if (g->nodes[i].scope && !strcmp(g->nodes[i].scope, paths[k]))
+                put_node(b, g, cluster, in.s ? in.s : indent, marked, i);
+        b->oom |= in.oom;
+        free(in.s);
+    }
+    for (int k = 0; k < np; k++)
+        free(paths[k]);
+    free(paths);
+}
+
 /* The nodes and edges of g, each line prefixed with `indent`; the nodes
  * `marked` (NULL: none) drawn red. */
 static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent,
                      const bool *marked)
 {
-    for (int i = 0; i < g->n; i++) {
-        const gnode *n = &g->nodes[i];
-        sbuf lab = {0};
-        node_label(&lab, n);
-        sb_printf(b, "%s", indent);
-        put_id(b, cluster, i);
-        sb_printf(b, " [label=\"");
-        put_escaped(b, lab.s ? lab.s : "");
-        sb_printf(b, "\", %s", node_style(n));
-        if (marked && marked[i])
-            sb_printf(b, ", color=red, penwidth=3, fillcolor=\"#f4cccc\"");
-        b->oom |= lab.oom;
-        free(lab.s);
-        if (n->loc.file) {
-            /* The user's line, shown on hover in SVG (a label line would
-             * grow every box of the picture). */
-            sbuf tip = {0};
-            print_loc(&tip, n->loc);
-            sb_printf(b, ", tooltip=\"");
-            put_escaped(b, tip.s ? tip.s : "");
-            sb_printf(b, "\"");
-            b->oom |= tip.oom;
-            free(tip.s);
-        }
-        sb_printf(b, "];\n");
-    }
+    put_nodes(b, g, cluster, indent, marked);
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
         const tt_schema *s = n->kind == TT_NODE_OP ? tt_op_schema(n->op) : NULL;

@@ -747,6 +747,11 @@ tt_srcloc tt_graph_node_loc(const tt_graph *g, int i)
     return n ? n->loc : (tt_srcloc){0};
 }
 
+const char *tt_graph_node_scope(const tt_graph *g, int node)
+{
+    return g && node >= 0 && node < g->n ? g->nodes[node].scope : NULL;
+}
+
 int tt_graph_count_op(const tt_graph *g, const char *name)
 {
     int count = 0;
@@ -944,8 +949,11 @@ char *tt__graph_text(const tt_graph *g, bool lines)
                 sb_printf(&b, "%s", k + 1 == n->nafter ? " after the write)" : "");
                 first = false;
             }
+            /* the scope, then the line it runs on: "[block0] model.c:12 in f" */
+            if (n->scope)
+                sb_printf(&b, "%s[%s]", first ? "  # " : "; ", n->scope);
             if (n->loc.file && lines) {
-                sb_printf(&b, "%s", first ? "  # " : "; ");
+                sb_printf(&b, "%s", n->scope ? " " : first ? "  # " : "; ");
                 print_loc(&b, n->loc);
             }
             sb_printf(&b, "\n");

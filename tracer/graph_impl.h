@@ -56,6 +56,9 @@ typedef struct {
     int ncall;
     char name[40];
     const tt_op *op;    /* TT_NODE_OP */
+    /* The named scope the op was called in ("block3/attn"; NULL: none):
+     * the tracer's copy, alive as long as the process (tt_scope_name_push). */
+    const char *scope;
     garg *args;         /* TT_NODE_OP: schema order, defaults filled */
     tt_tensor **vals;   /* value of each output (owned) */
     int *after;         /* nafter (argument, list element) pairs */

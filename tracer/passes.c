@@ -403,6 +403,7 @@ int tt__pass_functionalize(tt_graph *g, bool inputs_too)
             break;
         }
         g->nodes[id].loc = g->nodes[last[p]].loc; /* the line of the last write */
+        g->nodes[id].scope = g->nodes[last[p]].scope;
         output_last(g);
         moved = true;
     }

@@ -7,6 +7,7 @@
  * say) is lifted into the graph as a constant, as make_fx does. */
 #include "trace_impl.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,69 @@
 
 atomic_uint_fast64_t tt__next_trace_key = 1;
 static _Thread_local tracer *current;
+
+/* ------------------------------------------------------------ named scopes
+ *
+ * Each distinct path ("block3/attn") is copied once into a table that
+ * lives as long as the process, so a node keeps a pointer to it and
+ * graphs outlive the scopes that made them; a thread's open scopes are a
+ * stack of such pointers. */
+#define MAX_SCOPE_DEPTH 32
+#define MAX_SCOPE_NAME 63
+static pthread_mutex_t scope_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **scope_paths;
+static int nscope_paths, cap_scope_paths;
+static _Thread_local const char *scope_stack[MAX_SCOPE_DEPTH];
+static _Thread_local int scope_depth;
+
+static const char *scope_intern(const char *path)
+{
+    const char *found = NULL;
+    pthread_mutex_lock(&scope_lock);
+    for (int i = 0; i < nscope_paths && !found; i++)
+        if (!strcmp(scope_paths[i], path))
+            found = scope_paths[i];
+    if (!found && nscope_paths == cap_scope_paths) {
+        int nc = cap_scope_paths ? 2 * cap_scope_paths : 16;
+        char **np = realloc(scope_paths, sizeof *np * (size_t)nc);
+        if (np)
+            scope_paths = np, cap_scope_paths = nc;
+    }
+    if (!found && nscope_paths < cap_scope_paths && (found = strdup(path)))
+        scope_paths[nscope_paths++] = (char *)found;
+    pthread_mutex_unlock(&scope_lock);
+    if (!found)
+        tt_error(TT_ENOMEM, "tt_scope_name_push: out of memory");
+    return found;
+}
+
+tt_status tt_scope_name_push(const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+    if (!name || len == 0 || len > MAX_SCOPE_NAME || strchr(name, '/'))
+        return tt_error(TT_EINVAL, "tt_scope_name_push: argument 'name' expects 1 to %d "
+                                   "characters without '/', got %s%s%s", MAX_SCOPE_NAME,
+                        name ? "'" : "", name ? name : "NULL", name ? "'" : "");
+    if (scope_depth == MAX_SCOPE_DEPTH)
+        return tt_error(TT_EINVAL, "tt_scope_name_push: scopes nest %d deep at most (is a "
+                                   "tt_scope_name_pop missing?)", MAX_SCOPE_DEPTH);
+    char path[(MAX_SCOPE_NAME + 1) * MAX_SCOPE_DEPTH + 1];
+    snprintf(path, sizeof path, "%s%s%s", scope_depth ? scope_stack[scope_depth - 1] : "",
+             scope_depth ? "/" : "", name);
+    const char *p = scope_intern(path);
+    if (!p)
+        return tt_errcode();
+    scope_stack[scope_depth++] = p;
+    return TT_OK;
+}
+
+tt_status tt_scope_name_pop(void)
+{
+    if (scope_depth == 0)
+        return tt_error(TT_EINVAL, "tt_scope_name_pop: no scope is open on this thread");
+    scope_depth--;
+    return TT_OK;
+}
 
 tracer *tt__tracer_current(void) { return current; }
 
@@ -740,6 +804,8 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
     }
     if (!st) {
         int id = tt__graph_add_op(tr->g, op, ga, nargs, outs, nouts, tt__callsite());
+        if (id >= 0)
+            tr->g->nodes[id].scope = scope_depth ? scope_stack[scope_depth - 1] : NULL;
         if (id < 0) {
             st = tt_errcode();
             for (int j = 0; j < nouts; j++)

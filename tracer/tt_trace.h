@@ -133,6 +133,17 @@ int tt_graph_node_arg_node(const tt_graph *g, int node, int i);
  * through a function pointer). The innermost call made from the user's
  * code counts, so tt_linear's matmul has tt_linear's line. */
 tt_srcloc tt_graph_node_loc(const tt_graph *g, int node);
+/* Named scopes, as PyTorch's nn_module_stack names a node's module: ops
+ * traced between tt_scope_name_push("block3") and its pop, on this
+ * thread, record the path of the scopes open ("block3/attn" inside a
+ * nested push of "attn"). The text prints it with the node's line, and
+ * the DOT draws one cluster per scope, nested. A name is 1 to 63
+ * characters without '/'; scopes nest 32 deep at most; a pop with none
+ * open is TT_EINVAL. Outside a trace they cost a push and a pop. */
+tt_status tt_scope_name_push(const char *name);
+tt_status tt_scope_name_pop(void);
+/* An op node's scope path, or NULL (none, or not an op node). */
+const char *tt_graph_node_scope(const tt_graph *g, int node);
 /* Number of op nodes whose op is `name` ("mylib::crop"; an overload-less
  * name matches every overload). */
 int tt_graph_count_op(const tt_graph *g, const char *name);
