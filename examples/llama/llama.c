@@ -21,7 +21,7 @@
 
 typedef struct {
     const char *checkpoint, *tokenizer, *prompt, *write_random, *write_random_path,
-        *write_tokenizer;
+        *write_tokenizer, *dot;
     int steps, threads;
     double temperature, topp;
     uint64_t seed;
@@ -51,7 +51,9 @@ static void usage(FILE *f)
             "                        decode eager and compiled against each other and\n"
             "                        a plain-C forward, one plan for positions >= 2,\n"
             "                        the loader's errors\n"
-            "  --quiet               no generated text\n");
+            "  --quiet               no generated text\n"
+            "  --dot PATH            write the compiled decode step's graph as DOT, a\n"
+            "                        cluster per layer (render: dot -Tsvg PATH)\n");
 }
 
 static bool parse_args(int argc, char **argv, options *o)
@@ -93,6 +95,8 @@ static bool parse_args(int argc, char **argv, options *o)
             o->seed = (uint64_t)atoll(v);
         else if (!strcmp(a, "--threads"))
             o->threads = atoi(v);
+        else if (!strcmp(a, "--dot"))
+            o->dot = v;
         else if (!strcmp(a, "--write-tokenizer"))
             o->write_tokenizer = v;
         else if (!strcmp(a, "--write-random")) {
@@ -281,6 +285,19 @@ static tt_status check_run(const char *ckpt, const llama_tokenizer *tok, const c
     if (!st && (ps.calls != 1 || ps.misses != 1))
         st = tt_error(TT_EINVAL, "check: the compiled prefill: %lld calls, %lld traced; "
                                  "expected 1 and 1", (long long)ps.calls, (long long)ps.misses);
+    /* each layer's nodes carry its scopes (layerN/attn, layerN/ffn) */
+    const tt_graph *dg = c ? tt_compiled_graph(c, 0) : NULL;
+    for (int l = 0; !st && dg && l < m.cfg.n_layers; l++)
+        for (int part = 0; !st && part < 2; part++) {
+            char want[32];
+            snprintf(want, sizeof want, "layer%d/%s", l, part ? "ffn" : "attn");
+            int n = 0;
+            for (int k = 0; k < tt_graph_num_nodes(dg); k++)
+                n += tt_graph_node_scope(dg, k) && !strcmp(tt_graph_node_scope(dg, k), want);
+            if (!n)
+                st = tt_error(TT_EINVAL, "check: no node of the decode graph is in scope %s",
+                              want);
+        }
     if (!st)
         printf("check %s, prompt \"%s\" (%d tokens), temperature %g, topp %g: %d tokens equal; "
                "compiled-eager logits %.2g, eager-reference %.2g; decode calls %lld, traced "
@@ -582,6 +599,19 @@ int main(int argc, char **argv)
         tt_compiled_stats(c, &cs);
         printf("llama: the decode step: %lld calls, %lld traced, %lld replayed\n",
                (long long)cs.calls, (long long)cs.misses, (long long)cs.hits);
+    }
+    if (o.dot) {
+        const tt_graph *g = c ? tt_compiled_graph(c, 0) : NULL;
+        FILE *f = g ? fopen(o.dot, "w") : NULL;
+        if (!g)
+            st = tt_error(TT_EINVAL, "llama: --dot needs a compiled decode step (not --eager, "
+                                     "and at least two steps)");
+        else if (!f)
+            st = tt_error(TT_EINVAL, "llama: cannot write %s", o.dot);
+        else if (!(st = tt_graph_write_dot(g, f)))
+            printf("llama: wrote %s: the decode step, %d nodes\n", o.dot, tt_graph_num_nodes(g));
+        if (f)
+            fclose(f);
     }
 out:
     if (st)

@@ -306,6 +306,12 @@ tt_tensor *llama_forward(const llama_config *c, tt_tensor **in, tt_size pos, boo
     tt_tensor *cs = tt_narrow(cos, 0, pos, T), *sn = tt_narrow(sin, 0, pos, T);
     tt_tensor *x = tt_embedding(w[LLAMA_EMB], tokens); /* [T, D] */
     for (int l = 0; l < c->n_layers && x; l++) {
+        /* each layer's nodes in a named scope ("layer3/attn", "layer3/ffn"):
+         * its DOT draws a box per layer */
+        char layer[16];
+        snprintf(layer, sizeof layer, "layer%d", l);
+        tt_scope_name_push(layer);
+        tt_scope_name_push("attn");
         /* attention: RMSNorm, q k v, rotary, the cache written at pos */
         tt_tensor *h = tt_rms_norm(x, 1, &D, tt_select(w[LLAMA_RMS_ATT], 0, l), 1e-5);
         tt_tensor *q = heads(tt_linear(h, tt_select(w[LLAMA_WQ], 0, l), NULL), T, H, hs);
@@ -317,19 +323,26 @@ tt_tensor *llama_forward(const llama_config *c, tt_tensor **in, tt_size pos, boo
         tt_status st = k ? tt_copy_(tt_narrow(kl, 2, pos, T), k) : tt_errcode();
         if (!st)
             st = v ? tt_copy_(tt_narrow(vl, 2, pos, T), v) : tt_errcode();
-        if (st)
+        if (st) {
+            tt_scope_name_pop();
+            tt_scope_name_pop();
             return NULL;
+        }
         /* every key and value up to this position; a prefill (pos 0)
          * attends causally, a decode step's one query sees all of them */
         tt_tensor *a = tt_scaled_dot_product_attention_gqa(
             q, tt_narrow(kl, 2, 0, end), tt_narrow(vl, 2, 0, end), causal, 0);
         a = tt_reshape(tt_transpose(a, 1, 2), 2, (int64_t[]){T, D});
         x = tt_add(x, tt_linear(a, tt_select(w[LLAMA_WO], 0, l), NULL));
+        tt_scope_name_pop();
+        tt_scope_name_push("ffn");
         /* SwiGLU: w2(silu(w1 h) * w3 h) */
         h = tt_rms_norm(x, 1, &D, tt_select(w[LLAMA_RMS_FFN], 0, l), 1e-5);
         tt_tensor *g = tt_silu(tt_linear(h, tt_select(w[LLAMA_W1], 0, l), NULL));
         tt_tensor *u = tt_mul(g, tt_linear(h, tt_select(w[LLAMA_W3], 0, l), NULL));
         x = tt_add(x, tt_linear(u, tt_select(w[LLAMA_W2], 0, l), NULL));
+        tt_scope_name_pop();
+        tt_scope_name_pop();
     }
     /* the last position's logits only: what the next token needs */
     x = tt_rms_norm(tt_narrow(x, 0, tt_sym_sub(T, 1), 1), 1, &D, w[LLAMA_RMS_FINAL], 1e-5);
