@@ -888,6 +888,34 @@ START_TEST(test_named_scopes)
     ck_assert_int_eq(agnnodes(ag), tt_graph_num_nodes(g));
     agclose(ag);
     free(dot);
+    /* collapsed at depth 1: the blocks are boxes, in0 -> block0 ->
+     * block1 -> add, and in0 -> add */
+    dot = NN(tt_graph_to_dot_collapsed(g, 1));
+    ag = parse(dot);
+    ck_assert_ptr_null(agfstsubg(ag));
+    ck_assert_int_eq(agnnodes(ag), 5); /* in0, the two boxes, add, output */
+    ck_assert_str_eq(attr(node(ag, "b0"), "label"), "block0\\n3 ops");
+    ck_assert_str_eq(attr(node(ag, "b1"), "label"), "block1\\n1 op");
+    ck_assert_int_eq(agnedges(ag), 5);
+    ck_assert_ptr_nonnull(agedge(ag, node(ag, "n0"), node(ag, "b0"), NULL, 0));
+    ck_assert_ptr_nonnull(agedge(ag, node(ag, "b0"), node(ag, "b1"), NULL, 0));
+    ck_assert_ptr_nonnull(agedge(ag, node(ag, "b1"), node(ag, "n5"), NULL, 0));
+    agclose(ag);
+    free(dot);
+    /* at depth 2 block0 stays a cluster around relu, neg and the attn box */
+    dot = NN(tt_graph_to_dot_collapsed(g, 2));
+    ag = parse(dot);
+    Agraph_t *b0 = agfstsubg(ag);
+    ck_assert_str_eq(attr(b0, "label"), "block0");
+    ck_assert_int_eq(agnnodes(b0), 3);
+    ck_assert_ptr_null(agfstsubg(b0));
+    ck_assert_str_eq(attr(node(b0, "b0"), "label"), "attn\\n1 op");
+    ck_assert_int_eq(agnnodes(ag), tt_graph_num_nodes(g));
+    agclose(ag);
+    free(dot);
+    ck_assert_ptr_null(tt_graph_to_dot_collapsed(NULL, 1));
+    ck_assert_error(TT_EINVAL, "tt_graph_to_dot_collapsed: argument 'graph' (#1) is NULL");
+    tt_clear_error();
     tt_graph_free(g);
     /* bad names and an unmatched pop */
     ck_assert_int_eq(tt_scope_name_push("a/b"), TT_EINVAL);

@@ -209,46 +209,131 @@ static bool scope_within(const char *path, const char *outer)
     return !strncmp(path, outer, n) && path[n] == '/';
 }
 
-/* g's nodes, those recorded in named scopes inside one DOT cluster per
- * scope, nested as the scopes were (tt_scope_name_push). */
-static void put_nodes(sbuf *b, const tt_graph *g, int cluster, const char *indent,
-                      const bool *marked)
+/* Collapsed scopes (tt_graph_to_dot_collapsed): every scope `depth`
+ * levels deep is one box for all its nodes (nested scopes included). */
+typedef struct {
+    int depth;   /* 0: none collapsed */
+    int nbox;
+    char **box;  /* the boxes' scope paths */
+    int *count;  /* their nodes */
+    int *rep;    /* per node: its box, or -1 */
+} collapse;
+
+/* The length of s's first n components ("a/b/c", 2: 3), or 0 when s has
+ * fewer. */
+static size_t prefix_len(const char *s, int n)
 {
-    /* every scope path and each of its enclosing paths, once */
-    int np = 0, cap = 0;
-    char **paths = NULL;
+    size_t at = 0;
+    for (int k = 0; k < n; k++) {
+        const char *slash = strchr(s + at, '/');
+        if (k + 1 == n)
+            return slash ? (size_t)(slash - s) : strlen(s);
+        if (!slash)
+            return 0;
+        at = (size_t)(slash - s) + 1;
+    }
+    return 0;
+}
+
+/* Adds s[0..len) to the list unless there; its index, -1 when out of
+ * memory. */
+static int path_index(char ***list, int *n, int *cap, const char *s, size_t len)
+{
+    for (int k = 0; k < *n; k++)
+        if (strlen((*list)[k]) == len && !strncmp((*list)[k], s, len))
+            return k;
+    if (*n == *cap) {
+        int nc = *cap ? 2 * *cap : 8;
+        char **pp = realloc(*list, sizeof *pp * (size_t)nc);
+        if (!pp)
+            return -1;
+        *list = pp, *cap = nc;
+    }
+    if (!((*list)[*n] = strndup(s, len)))
+        return -1;
+    return (*n)++;
+}
+
+static void collapse_free(collapse *cx)
+{
+    for (int k = 0; k < cx->nbox; k++)
+        free(cx->box[k]);
+    free(cx->box), free(cx->count), free(cx->rep);
+}
+
+static bool collapse_init(collapse *cx, const tt_graph *g, int depth)
+{
+    *cx = (collapse){.depth = depth};
+    if (depth <= 0)
+        return true;
+    int cap = 0;
+    if (!(cx->rep = malloc(sizeof *cx->rep * (size_t)(g->n ? g->n : 1))))
+        return false;
     for (int i = 0; i < g->n; i++) {
         const char *s = g->nodes[i].scope;
-        for (size_t end = 0; s && !b->oom;) {
-            const char *slash = strchr(s + end, '/');
-            end = slash ? (size_t)(slash - s) : strlen(s);
-            bool seen = false;
-            for (int k = 0; k < np && !seen; k++)
-                seen = strlen(paths[k]) == end && !strncmp(paths[k], s, end);
-            if (!seen) {
-                if (np == cap) {
-                    int nc = cap ? 2 * cap : 8;
-                    char **pp = realloc(paths, sizeof *pp * (size_t)nc);
-                    if (!pp) {
-                        b->oom = true;
-                        break;
-                    }
-                    paths = pp, cap = nc;
-                }
-                if (!(paths[np] = strndup(s, end))) {
-                    b->oom = true;
-                    break;
-                }
-                np++;
-            }
-            if (!slash)
+        size_t len = s ? prefix_len(s, depth) : 0;
+        cx->rep[i] = len ? path_index(&cx->box, &cx->nbox, &cap, s, len) : -1;
+        if (len && cx->rep[i] < 0)
+            return false;
+    }
+    if (!(cx->count = calloc((size_t)(cx->nbox ? cx->nbox : 1), sizeof *cx->count)))
+        return false;
+    for (int i = 0; i < g->n; i++)
+        if (cx->rep[i] >= 0)
+            cx->count[cx->rep[i]]++;
+    return true;
+}
+
+/* Box k of cluster c: "b3" in a lone graph, "g2_b3" in an explain's. */
+static void put_box_id(sbuf *b, int cluster, int k)
+{
+    if (cluster)
+        sb_printf(b, "g%d_b%d", cluster, k);
+    else
+        sb_printf(b, "b%d", k);
+}
+
+static void put_box(sbuf *b, int cluster, const char *indent, const collapse *cx, int k)
+{
+    const char *last = strrchr(cx->box[k], '/');
+    sb_printf(b, "%s", indent);
+    put_box_id(b, cluster, k);
+    sb_printf(b, " [label=\"");
+    put_escaped(b, last ? last + 1 : cx->box[k]);
+    sb_printf(b, "\\n%d op%s\", shape=box3d, fillcolor=\"#dae8fc\", tooltip=\"", cx->count[k],
+              cx->count[k] == 1 ? "" : "s");
+    put_escaped(b, cx->box[k]);
+    sb_printf(b, "\"];\n");
+}
+
+/* g's nodes, those recorded in named scopes inside one DOT cluster per
+ * scope, nested as the scopes were (tt_scope_name_push); with cx->depth,
+ * the scopes that deep are boxes in their parents' clusters instead. */
+static void put_nodes(sbuf *b, const tt_graph *g, int cluster, const char *indent,
+                      const bool *marked, const collapse *cx)
+{
+    /* every scope path and each of its enclosing paths, once (those
+     * above the collapsed depth only) */
+    int np = 0, cap = 0;
+    char **paths = NULL;
+    for (int i = 0; i < g->n && !b->oom; i++) {
+        const char *s = g->nodes[i].scope;
+        for (int c = 1; s && (!cx->depth || c < cx->depth); c++) {
+            size_t len = prefix_len(s, c);
+            if (!len)
                 break;
-            end++;
+            if (path_index(&paths, &np, &cap, s, len) < 0) {
+                b->oom = true;
+                break;
+            }
         }
     }
     for (int i = 0; i < g->n; i++)
         if (!g->nodes[i].scope)
             put_node(b, g, cluster, indent, marked, i);
+    for (int k = 0; k < cx->nbox; k++)
+        if (!strchr(cx->box[k], '/'))
+            put_box(b, cluster, indent, cx, k);
     if (np > 1)
         qsort(paths, (size_t)np, sizeof *paths, scope_cmp);
     const char *open[64];
@@ -269,8 +354,15 @@ static void put_nodes(sbuf *b, const tt_graph *g, int cluster, const char *inden
         sbuf in = {0};
         sb_printf(&in, "%s%*s", indent, 2 * depth, "");
         for (int i = 0; i < g->n; i++)
-            if (g->nodes[i].scope && !strcmp(g->nodes[i].scope, paths[k]))
+            if (g->nodes[i].scope && (!cx->rep || cx->rep[i] < 0) &&
+                !strcmp(g->nodes[i].scope, paths[k]))
                 put_node(b, g, cluster, in.s ? in.s : indent, marked, i);
+        for (int j = 0; j < cx->nbox; j++) {
+            const char *slash = strrchr(cx->box[j], '/');
+            if (slash && (size_t)(slash - cx->box[j]) == strlen(paths[k]) &&
+                !strncmp(cx->box[j], paths[k], strlen(paths[k])))
+                put_box(b, cluster, in.s ? in.s : indent, cx, j);
+        }
         b->oom |= in.oom;
         free(in.s);
     }
@@ -279,12 +371,35 @@ static void put_nodes(sbuf *b, const tt_graph *g, int cluster, const char *inden
     free(paths);
 }
 
-/* The nodes and edges of g, each line prefixed with `indent`; the nodes
- * `marked` (NULL: none) drawn red. */
-static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent,
-                     const bool *marked)
+/* An edge with a collapsed end: one line per pair of ends, unlabelled. */
+typedef struct {
+    int64_t from, to; /* a node's index, or -1 - box */
+} box_edge;
+
+static int box_edge_cmp(const void *pa, const void *pb)
 {
-    put_nodes(b, g, cluster, indent, marked);
+    const box_edge *a = pa, *b = pb;
+    return a->from != b->from ? (a->from < b->from ? -1 : 1)
+           : a->to != b->to   ? (a->to < b->to ? -1 : 1)
+                              : 0;
+}
+
+static void put_end(sbuf *b, int cluster, int64_t e)
+{
+    if (e < 0)
+        put_box_id(b, cluster, (int)(-1 - e));
+    else
+        put_id(b, cluster, (int)e);
+}
+
+/* The nodes and edges of g, each line prefixed with `indent`; the nodes
+ * `marked` (NULL: none) drawn red; cx's scopes collapsed. */
+static void put_body_collapsed(sbuf *b, const tt_graph *g, int cluster, const char *indent,
+                               const bool *marked, const collapse *cx)
+{
+    put_nodes(b, g, cluster, indent, marked, cx);
+    box_edge *be = NULL;
+    size_t nbe = 0, cap = 0;
     for (int i = 0; i < g->n; i++) {
         const gnode *n = &g->nodes[i];
         const tt_schema *s = n->kind == TT_NODE_OP ? tt_op_schema(n->op) : NULL;
@@ -292,20 +407,59 @@ static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent
             const garg *ga = &n->args[a];
             const tt_arg *sa = s && a < tt_schema_nargs(s) ? tt_schema_arg(s, a) : NULL;
             bool writes = sa && sa->is_write;
-            if (ga->kind == GARG_REF)
-                put_edge(b, g, cluster, indent, ga->ref, i, a, sa, -1, writes);
-            for (int k = 0; ga->kind == GARG_REFS && k < ga->nrefs; k++)
-                if (ga->refs[k].node >= 0)
-                    put_edge(b, g, cluster, indent, ga->refs[k], i, a, sa, k, writes);
+            int nref = ga->kind == GARG_REF ? 1 : ga->kind == GARG_REFS ? ga->nrefs : 0;
+            for (int k = 0; k < nref; k++) {
+                gref r = ga->kind == GARG_REF ? ga->ref : ga->refs[k];
+                if (r.node < 0)
+                    continue;
+                int rf = cx->rep ? cx->rep[r.node] : -1, rt = cx->rep ? cx->rep[i] : -1;
+                if (rf < 0 && rt < 0) {
+                    put_edge(b, g, cluster, indent, r, i, a, sa,
+                             ga->kind == GARG_REF ? -1 : k, writes);
+                    continue;
+                }
+                if (rf >= 0 && rf == rt)
+                    continue; /* inside one box */
+                if (nbe == cap) {
+                    size_t nc = cap ? 2 * cap : 64;
+                    box_edge *nb = realloc(be, sizeof *nb * nc);
+                    if (!nb) {
+                        b->oom = true;
+                        continue;
+                    }
+                    be = nb, cap = nc;
+                }
+                be[nbe++] = (box_edge){rf >= 0 ? -1 - rf : r.node, rt >= 0 ? -1 - rt : i};
+            }
         }
         for (int k = 0; k < n->nouts; k++) {
+            int rf = cx->rep ? cx->rep[n->outs[k].node] : -1;
             sb_printf(b, "%s", indent);
-            put_id(b, cluster, n->outs[k].node);
+            put_end(b, cluster, rf >= 0 ? -1 - rf : n->outs[k].node);
             sb_printf(b, " -> ");
             put_id(b, cluster, i);
             sb_printf(b, " [label=\"out %d\", color=\"#674ea7\", fontcolor=\"#674ea7\"];\n", k);
         }
     }
+    if (nbe > 1)
+        qsort(be, nbe, sizeof *be, box_edge_cmp);
+    for (size_t k = 0; k < nbe; k++) {
+        if (k && !box_edge_cmp(&be[k], &be[k - 1]))
+            continue;
+        sb_printf(b, "%s", indent);
+        put_end(b, cluster, be[k].from);
+        sb_printf(b, " -> ");
+        put_end(b, cluster, be[k].to);
+        sb_printf(b, ";\n");
+    }
+    free(be);
+}
+
+static void put_body(sbuf *b, const tt_graph *g, int cluster, const char *indent,
+                     const bool *marked)
+{
+    const collapse none = {0};
+    put_body_collapsed(b, g, cluster, indent, marked, &none);
 }
 
 static void put_header(sbuf *b, const char *name, const char *label)
@@ -328,6 +482,25 @@ static char *finish(sbuf *b, const char *fn)
         return NULL;
     }
     return b->s;
+}
+
+char *tt_graph_to_dot_collapsed(const tt_graph *g, int depth)
+{
+    if (!g) {
+        tt_error(TT_EINVAL, "tt_graph_to_dot_collapsed: argument 'graph' (#1) is NULL");
+        return NULL;
+    }
+    collapse cx;
+    sbuf b = {0};
+    if (!collapse_init(&cx, g, depth)) {
+        b.oom = true;
+    } else {
+        put_header(&b, g->name, g->name);
+        put_body_collapsed(&b, g, 0, "  ", NULL, &cx);
+        sb_printf(&b, "}\n");
+    }
+    collapse_free(&cx);
+    return finish(&b, "tt_graph_to_dot_collapsed");
 }
 
 char *tt_graph_to_dot(const tt_graph *g)

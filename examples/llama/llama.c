@@ -22,7 +22,7 @@
 typedef struct {
     const char *checkpoint, *tokenizer, *prompt, *write_random, *write_random_path,
         *write_tokenizer, *dot;
-    int steps, threads;
+    int steps, threads, dot_depth;
     double temperature, topp;
     uint64_t seed;
     bool eager, check, quiet;
@@ -53,7 +53,9 @@ static void usage(FILE *f)
             "                        the loader's errors\n"
             "  --quiet               no generated text\n"
             "  --dot PATH            write the compiled decode step's graph as DOT, a\n"
-            "                        cluster per layer (render: dot -Tsvg PATH)\n");
+            "                        cluster per layer (render: dot -Tsvg PATH)\n"
+            "  --dot-depth N         with --dot: draw the scopes N deep as one box each\n"
+            "                        (1: a box per layer)\n");
 }
 
 static bool parse_args(int argc, char **argv, options *o)
@@ -97,6 +99,8 @@ static bool parse_args(int argc, char **argv, options *o)
             o->threads = atoi(v);
         else if (!strcmp(a, "--dot"))
             o->dot = v;
+        else if (!strcmp(a, "--dot-depth"))
+            o->dot_depth = atoi(v);
         else if (!strcmp(a, "--write-tokenizer"))
             o->write_tokenizer = v;
         else if (!strcmp(a, "--write-random")) {
@@ -608,8 +612,15 @@ int main(int argc, char **argv)
                                      "and at least two steps)");
         else if (!f)
             st = tt_error(TT_EINVAL, "llama: cannot write %s", o.dot);
-        else if (!(st = tt_graph_write_dot(g, f)))
-            printf("llama: wrote %s: the decode step, %d nodes\n", o.dot, tt_graph_num_nodes(g));
+        else {
+            char *text = tt_graph_to_dot_collapsed(g, o.dot_depth);
+            if (!text || fputs(text, f) < 0)
+                st = text ? tt_error(TT_EINVAL, "llama: cannot write %s", o.dot) : tt_errcode();
+            else
+                printf("llama: wrote %s: the decode step, %d nodes\n", o.dot,
+                       tt_graph_num_nodes(g));
+            free(text);
+        }
         if (f)
             fclose(f);
     }
