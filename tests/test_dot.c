@@ -839,6 +839,19 @@ static tt_status scoped(tt_tensor **in, int nin, tt_tensor **out, int nout, void
     return out[0] ? TT_OK : tt_errcode();
 }
 
+/* A weight read only inside a scope: collapsed, it is left out. */
+static tt_status weighted(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    OK(tt_scope_name_push("blk"));
+    tt_tensor *h = tt_mul(in[0], in[1]);
+    OK(tt_scope_name_pop());
+    out[0] = tt_keep(tt_add(tt_relu(h), in[0]));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
 START_TEST(test_named_scopes)
 {
     tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
@@ -905,7 +918,8 @@ START_TEST(test_named_scopes)
     /* at depth 2 block0 stays a cluster around relu, neg and the attn box */
     dot = NN(tt_graph_to_dot_collapsed(g, 2));
     ag = parse(dot);
-    Agraph_t *b0 = agfstsubg(ag);
+    Agraph_t *b0 = agsubg(ag, "cluster_s0_0", 0); /* scopes in sorted order */
+    ck_assert_ptr_nonnull(b0);
     ck_assert_str_eq(attr(b0, "label"), "block0");
     ck_assert_int_eq(agnnodes(b0), 3);
     ck_assert_ptr_null(agfstsubg(b0));
@@ -913,6 +927,20 @@ START_TEST(test_named_scopes)
     ck_assert_int_eq(agnnodes(ag), tt_graph_num_nodes(g));
     agclose(ag);
     free(dot);
+    /* an input read only inside a box is left out, and the title says so */
+    tt_tensor *w = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *wg = NN(tt_trace(weighted, 2, (tt_tensor *[]){x, w},
+                               &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    dot = NN(tt_graph_to_dot_collapsed(wg, 1));
+    ag = parse(dot);
+    ck_assert_str_eq(attr(ag, "label"), "forward (1 input read only inside the boxes not drawn)");
+    ck_assert_ptr_nonnull(node(ag, "n0"));
+    ck_assert_ptr_null(agnode(ag, "n1", 0)); /* in1, the weight */
+    ck_assert_int_eq(agnnodes(ag), 5);       /* in0, the box, relu, add, output */
+    agclose(ag);
+    free(dot);
+    tt_graph_free(wg);
+    tt_release(w);
     ck_assert_ptr_null(tt_graph_to_dot_collapsed(NULL, 1));
     ck_assert_error(TT_EINVAL, "tt_graph_to_dot_collapsed: argument 'graph' (#1) is NULL");
     tt_clear_error();

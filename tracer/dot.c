@@ -217,6 +217,10 @@ typedef struct {
     char **box;  /* the boxes' scope paths */
     int *count;  /* their nodes */
     int *rep;    /* per node: its box, or -1 */
+    /* Per node: an input or constant read only inside boxes (a layer's
+     * weights), left out of the picture with its edges; and how many. */
+    bool *hidden;
+    int nhidden;
 } collapse;
 
 /* The length of s's first n components ("a/b/c", 2: 3), or 0 when s has
@@ -258,7 +262,7 @@ static void collapse_free(collapse *cx)
 {
     for (int k = 0; k < cx->nbox; k++)
         free(cx->box[k]);
-    free(cx->box), free(cx->count), free(cx->rep);
+    free(cx->box), free(cx->count), free(cx->rep), free(cx->hidden);
 }
 
 static bool collapse_init(collapse *cx, const tt_graph *g, int depth)
@@ -281,6 +285,17 @@ static bool collapse_init(collapse *cx, const tt_graph *g, int depth)
     for (int i = 0; i < g->n; i++)
         if (cx->rep[i] >= 0)
             cx->count[cx->rep[i]]++;
+    if (!(cx->hidden = calloc((size_t)(g->n ? g->n : 1), sizeof *cx->hidden)))
+        return false;
+    for (int i = 0; i < g->n; i++) {
+        const gnode *n = &g->nodes[i];
+        bool inside = (n->kind == TT_NODE_PLACEHOLDER || n->kind == TT_NODE_CONSTANT) &&
+                      n->nusers > 0;
+        for (int u = 0; inside && u < n->nusers; u++)
+            inside = cx->rep[n->users[u]] >= 0;
+        cx->hidden[i] = inside;
+        cx->nhidden += inside;
+    }
     return true;
 }
 
@@ -329,7 +344,7 @@ static void put_nodes(sbuf *b, const tt_graph *g, int cluster, const char *inden
         }
     }
     for (int i = 0; i < g->n; i++)
-        if (!g->nodes[i].scope)
+        if (!g->nodes[i].scope && !(cx->hidden && cx->hidden[i]))
             put_node(b, g, cluster, indent, marked, i);
     for (int k = 0; k < cx->nbox; k++)
         if (!strchr(cx->box[k], '/'))
@@ -410,7 +425,7 @@ static void put_body_collapsed(sbuf *b, const tt_graph *g, int cluster, const ch
             int nref = ga->kind == GARG_REF ? 1 : ga->kind == GARG_REFS ? ga->nrefs : 0;
             for (int k = 0; k < nref; k++) {
                 gref r = ga->kind == GARG_REF ? ga->ref : ga->refs[k];
-                if (r.node < 0)
+                if (r.node < 0 || (cx->hidden && cx->hidden[r.node]))
                     continue;
                 int rf = cx->rep ? cx->rep[r.node] : -1, rt = cx->rep ? cx->rep[i] : -1;
                 if (rf < 0 && rt < 0) {
@@ -491,15 +506,21 @@ char *tt_graph_to_dot_collapsed(const tt_graph *g, int depth)
         return NULL;
     }
     collapse cx;
-    sbuf b = {0};
+    sbuf b = {0}, title = {0};
     if (!collapse_init(&cx, g, depth)) {
         b.oom = true;
     } else {
-        put_header(&b, g->name, g->name);
+        sb_printf(&title, "%s", g->name);
+        if (cx.nhidden)
+            sb_printf(&title, " (%d input%s read only inside the boxes not drawn)", cx.nhidden,
+                      cx.nhidden == 1 ? "" : "s");
+        put_header(&b, g->name, title.s ? title.s : g->name);
+        b.oom |= title.oom;
         put_body_collapsed(&b, g, 0, "  ", NULL, &cx);
         sb_printf(&b, "}\n");
     }
     collapse_free(&cx);
+    free(title.s);
     return finish(&b, "tt_graph_to_dot_collapsed");
 }
 

@@ -317,9 +317,10 @@ char *tt_graph_to_dot(const tt_graph *g);
 /* The same with the named scopes `depth` levels deep collapsed: each one
  * box ("attn\n23 ops") for all its nodes, nested scopes included, its
  * edges to the rest merged (one per pair of ends), the scopes above it
- * still clusters. depth 1 draws a model as its top-level blocks; a
- * picture of a large graph lays out in a fraction of the time. depth <= 0:
- * tt_graph_to_dot. */
+ * still clusters; inputs and constants read only inside boxes (a layer's
+ * weights) are left out, and the title counts them. depth 1 draws a
+ * model as its top-level blocks; a large graph lays out in a fraction of
+ * the time. depth <= 0: tt_graph_to_dot. */
 char *tt_graph_to_dot_collapsed(const tt_graph *g, int depth);
 tt_status tt_graph_write_dot(const tt_graph *g, FILE *f); /* f NULL: stdout */
 /* Every graph of an explain result as a cluster "graph N", with each break
