@@ -658,32 +658,19 @@ static const struct {
     {"upsample bilinear scale", m_bilinear_scale, 4, {2, 2, 5, 6}},
 };
 
-/* Every derivative against finite differences, contiguous and (4-d)
- * channels last. */
-START_TEST(test_gradcheck)
-{
-    model_fn m = models[_i].fn;
-    tt_tensor *x = scrambled(models[_i].nd, models[_i].sizes, TT_F64);
-    OK(tt_set_requires_grad(x, true));
-    tt_status st = tt_gradcheck(tt_test_value, 1, &x, 1, NULL, &m);
-    ck_assert_msg(st == TT_OK, "%s: %s", models[_i].name, tt_errmsg());
-    tt_release(x);
-    if (models[_i].nd == 4) {
-        tt_tensor *b = scrambled(4, models[_i].sizes, TT_F64);
-        x = NN(tt_contiguous_format(b, "channels_last"));
-        OK(tt_set_requires_grad(x, true));
-        st = tt_gradcheck(tt_test_value, 1, &x, 1, NULL, &m);
-        ck_assert_msg(st == TT_OK, "%s channels last: %s", models[_i].name, tt_errmsg());
-        tt_release(x);
-        tt_release(b);
-    }
-}
-END_TEST
-
 static tt_tensor *f64_input(int nd, const int64_t *sizes)
 {
     return scrambled(nd, sizes, TT_F64);
 }
+
+/* Every derivative against finite differences, contiguous and (4-d)
+ * channels last. */
+START_TEST(test_gradcheck)
+{
+    tt_test_gradcheck_layouts(models[_i].fn, models[_i].nd, models[_i].sizes, f64_input, 4,
+                              "channels_last", models[_i].name);
+}
+END_TEST
 
 /* A symbolic trace compiled once runs inputs of two shapes: forward and
  * backward equal eager. */

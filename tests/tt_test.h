@@ -224,6 +224,24 @@ static inline void tt_test_compiled_two_shapes(tt_test_model m, int nd, const in
     ck_assert_msg(tt_errcode() == TT_OK, "%s: freeing the plan: %s", name, tt_errmsg());
 }
 
+/* tt_gradcheck of model m on make(nd, sizes), and when nd == cl_nd on
+ * the same values in memory format cl ("channels_last"...) too. */
+static inline void tt_test_gradcheck_layouts(tt_test_model m, int nd, const int64_t *sizes,
+                                             tt_test_input_fn make, int cl_nd, const char *cl,
+                                             const char *name)
+{
+    for (int layout = 0; layout < (nd == cl_nd ? 2 : 1); layout++) {
+        tt_tensor *b = make(nd, sizes);
+        tt_tensor *x = layout ? NN(tt_contiguous_format(b, cl)) : b;
+        OK(tt_set_requires_grad(x, true));
+        tt_status st = tt_gradcheck(tt_test_value, 1, &x, 1, NULL, &m);
+        ck_assert_msg(st == TT_OK, "%s%s: %s", name, layout ? " channels last" : "", tt_errmsg());
+        if (layout)
+            tt_release(x);
+        tt_release(b);
+    }
+}
+
 static inline tt_tensor *tt_test_trainable(tt_tensor *t)
 {
     OK(tt_set_requires_grad(t, true));
