@@ -1588,72 +1588,6 @@ START_TEST(test_inplace_overlapping_output_refused)
 }
 END_TEST
 
-/* atan2.out writes atan2's values into out (converted to out's dtype),
- * out may be self; a wrong shape, a dtype the result does not cast to, a
- * partial overlap and an input that requires grad are refused, out
- * unchanged. */
-static tt_status f_atan2_out(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
-{
-    (void)nin, (void)nout, (void)ud;
-    tt_status st = tt_atan2_out(in[2], in[0], in[1]);
-    out[0] = st ? NULL : tt_mul_scalar(in[2], 2);
-    return st ? st : tt_errcode();
-}
-
-START_TEST(test_atan2_out)
-{
-    float y[6] = {1, -2, 0.5f, 0, -0.25f, 3}, x[3] = {2, -1, 0};
-    tt_tensor *a = tt_from_data(TT_SHAPE(2, 3), TT_F32, y), *b = tt_from_data(TT_SHAPE(3), TT_F32, x);
-    tt_tensor *want = NN(tt_atan2(a, b));
-    tt_tensor *o64 = NN(tt_zeros(TT_SHAPE(2, 3), TT_F64));
-    OK(tt_atan2_out(o64, a, b));
-    ck_assert_int_eq(tt_dtype_of(o64), TT_F64);
-    tt_test_assert_close(o64, want, 0, "atan2.out into f64");
-    ck_assert_uint_eq(tt_version(o64), 1);
-    /* out is self */
-    tt_tensor *s = NN(tt_clone(a));
-    OK(tt_atan2_out(s, s, b));
-    tt_test_assert_close(s, want, 0, "atan2.out into self");
-
-    tt_tensor *o3 = NN(tt_zeros(TT_SHAPE(3), TT_F32)), *oi = NN(tt_zeros(TT_SHAPE(2, 3), TT_I64));
-    ck_assert_int_eq(tt_atan2_out(o3, a, b), TT_ESHAPE);
-    ck_assert_error(TT_ESHAPE, "tt::atan2.out: argument 'out' (#3): expected the broadcast shape "
-                               "[2, 3], got [3] (tt does not resize an out tensor)");
-    ck_assert_int_eq(tt_atan2_out(oi, a, b), TT_EDTYPE);
-    ck_assert_error(TT_EDTYPE, "tt::atan2.out: argument 'out' (#3): result type f32 can't be "
-                               "cast to the desired output type i64");
-    tt_tensor *row = NN(tt_select(s, 0, 1));
-    tt_tensor *flat = NN(tt_reshape(s, TT_SHAPE(6))), *shifted = NN(tt_narrow(flat, 0, 1, 3));
-    ck_assert_int_eq(tt_atan2_out(shifted, row, b), TT_EINVAL);
-    ck_assert_error(TT_EINVAL, "tt::atan2.out: unsupported operation: some elements of the input "
-                               "tensor and the written-to tensor refer to a single memory location");
-    tt_tensor *g = NN(tt_clone(b));
-    OK(tt_set_requires_grad(g, true));
-    tt_tensor *o = NN(tt_zeros(TT_SHAPE(2, 3), TT_F32));
-    ck_assert_int_eq(tt_atan2_out(o, a, g), TT_EAUTOGRAD);
-    ck_assert_error(TT_EAUTOGRAD, "tt::atan2.out: argument 'other' requires grad, but the op is "
-                                  "not differentiable");
-    ck_assert_uint_eq(tt_version(o), 0);
-    tt_clear_error();
-
-    /* Traced and compiled: the write into the input out lands, as eager. */
-    tt_compiled *c = NN(tt_compile(f_atan2_out, 3, 1,
-                                   &(tt_trace_opts){.mode = TT_TRACE_SYMBOLIC, .fullgraph = true}));
-    for (int k = 0; k < 2; k++) {
-        tt_tensor *oc = NN(tt_zeros(TT_SHAPE(2, 3), TT_F32)), *r;
-        OK(tt_compiled_call(c, (tt_tensor *[]){a, b, oc}, &r));
-        tt_test_assert_close(oc, want, 0, "compiled atan2.out: out");
-        tt_tensor *w2 = NN(tt_mul_scalar(want, 2));
-        tt_test_assert_close(r, w2, 0, "compiled atan2.out: result");
-        tt_release(w2), tt_release(r), tt_release(oc);
-    }
-    tt_compiled_free(c);
-    tt_release(o), tt_release(g), tt_release(shifted), tt_release(flat), tt_release(row);
-    tt_release(oi);
-    tt_release(o3), tt_release(s), tt_release(o64), tt_release(want), tt_release(b), tt_release(a);
-}
-END_TEST
-
 START_TEST(test_inplace_dtype_rules)
 {
     int64_t iv[3] = {1, 2, 3};
@@ -2069,7 +2003,6 @@ static Suite *elementwise_suite(void)
     tcase_add_test(tc, test_inplace_view_leaves_rest);
     tcase_add_test(tc, test_inplace_aliasing);
     tcase_add_test(tc, test_inplace_overlapping_output_refused);
-    tcase_add_test(tc, test_atan2_out);
     tcase_add_test(tc, test_inplace_dtype_rules);
     tcase_add_test(tc, test_inplace_fake);
     suite_add_tcase(s, tc);
