@@ -26,7 +26,8 @@ listed in KNOWN_UP with the reason each is still there; a listed call that
 is gone fails too, so the list only shrinks.
 
 Inside tracer/ the levels of TRACER_LEVELS (bottom up) make the files a
-DAG: the graph IR and what only needs it; tracing and the passes; the
+DAG: the progress bar (which needs only the runtime's errors); the
+graph IR and what only needs it; tracing and the passes; the
 compiled plan and explain (tracing that splits at breaks); compile; opcheck
 (which compiles); the DOT printer and render; the test helpers (which
 explain, compile and draw). A file may call its own
@@ -64,6 +65,7 @@ KNOWN_UP = {}
 
 # tracer/'s levels, bottom up: file stems (tracer/trace.c -> trace).
 TRACER_LEVELS = [
+    ("progress bar", ["progress"]),
     ("graph IR", ["graph", "log", "values", "inspect", "symbolic_trace"]),
     ("tracing and passes", ["trace", "passes", "fuse", "interp"]),
     ("plan and explain", ["plan", "explain"]),

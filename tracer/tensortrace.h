@@ -8,5 +8,6 @@
 #include "tt_trace.h"
 #include "tt_model.h"
 #include "tt_testing.h"
+#include "tt_progress.h"
 #include "tt_render.h"
 #endif

@@ -6,10 +6,12 @@
  *   cnn [--epochs N] [--batch B] [--lr X] [--momentum X] [--dropout P]
  *       [--threads N] [--eager] [--train-max N] [--test-max N] [--seed N]
  *       [--data DIR] [--picture FILE.svg] [--graph FILE.svg] [--dot FILE.dot]
+ *       [-q|--quiet]
  *   cnn --check FILE   (the test: eager, compiled and PyTorch agree)
  *
  * Reads Debian's dataset-fashion-mnist (/usr/share/datasets/fashion-mnist).
- * Prints the loss and the test accuracy after each epoch. */
+ * Prints the loss and the test accuracy after each epoch; on a terminal,
+ * a progress bar on stderr during each (not with -q). */
 #include "cnn_model.h"
 #include "fashion_mnist.h"
 #include "picture.h"
@@ -20,7 +22,6 @@
 #include <string.h>
 #include <tensortrace.h>
 #include <time.h>
-#include <unistd.h>
 
 typedef struct {
     int epochs, batch, threads, eval_batch;
@@ -43,7 +44,7 @@ static void usage(void)
     fprintf(stderr, "usage: cnn [--epochs N] [--batch B] [--lr X] [--momentum X] "
                     "[--dropout P] [--threads N] [--eager] [--train-max N] [--test-max N] "
                     "[--seed N] [--data DIR] [--picture FILE.svg] [--graph FILE.svg] "
-                    "[--dot FILE.dot] [--quiet] | --check FILE\n");
+                    "[--dot FILE.dot] [-q|--quiet] | --check FILE\n");
 }
 
 static bool parse_args(int argc, char **argv, options *o)
@@ -56,7 +57,7 @@ static bool parse_args(int argc, char **argv, options *o)
             o->eager = true;
             continue;
         }
-        if (!strcmp(a, "--quiet")) {
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = true;
             continue;
         }
@@ -179,16 +180,6 @@ static void shuffle(int64_t *order, int64_t n, uint64_t *state)
     }
 }
 
-static void progress(int epoch, int64_t done, int64_t total, double loss, double t0)
-{
-    const int width = 30;
-    int filled = (int)(width * done / (total ? total : 1));
-    fprintf(stderr, "\repoch %d [%.*s%*s] %3d%%  loss %.4f  %.0f s", epoch, filled,
-            "##############################", width - filled, "",
-            (int)(100 * done / (total ? total : 1)), loss, now_s() - t0);
-    fflush(stderr);
-}
-
 static tt_status picture(const options *o, cnn_state *s, tt_compiled *ec, const fmnist_set *test)
 {
     enum { N = 24 };
@@ -249,7 +240,6 @@ static tt_status train(const options *o)
            "threads\n", (long long)train_set.n, (long long)test_set.n, (long long)B,
            o->eager ? "eager" : "compiled", tt_get_num_threads());
     uint64_t rng = o->seed * 2654435761u + 1;
-    bool bar = !o->quiet && isatty(2);
     int number = 0;
     for (int e = 1; e <= o->epochs && !st; e++) {
         double t0 = now_s(), sum = 0, loss = 0;
@@ -259,14 +249,18 @@ static tt_status train(const options *o)
         if (e == o->epochs && e > 1)
             h.sgd.lr = o->lr / 10;
         shuffle(order, train_set.n, &rng);
+        char label[32], extra[32];
+        snprintf(label, sizeof label, "epoch %d", e);
+        tt_progress *bar = tt_progress_begin(label, steps, o->quiet ? TT_PROGRESS_QUIET : 0);
+        if (!bar)
+            st = tt_errcode();
         for (int64_t i = 0; i < steps && !st; i++) {
             st = step(&s, c, &h, &train_set, order, i * B, x, y, ++number, &loss);
             sum += loss;
-            if (bar && (i % 20 == 0 || i == steps - 1))
-                progress(e, i + 1, steps, sum / (double)(i + 1), t0);
+            snprintf(extra, sizeof extra, "loss %.4f", sum / (double)(i + 1));
+            tt_progress_update(bar, i + 1, extra);
         }
-        if (bar)
-            fputc('\n', stderr);
+        bar = tt_progress_end(bar);
         /* The test set in batches of eval_batch (all of it when smaller). */
         int64_t right = 0, eb = o->eval_batch < test_set.n ? o->eval_batch : test_set.n;
         int64_t seen = eb ? test_set.n / eb * eb : 0;

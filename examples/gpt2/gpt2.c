@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ----------------------------------------------------------------- main */
 
@@ -56,7 +57,7 @@ static void usage(FILE *f)
             "      --dot FILE          write the compiled step's graph as DOT\n"
             "      --block-svg FILE    trace one transformer block (fake tensors) and\n"
             "                          render its graph to FILE (SVG; FILE.dot beside it)\n"
-            "  -q, --quiet             no per-step lines\n");
+            "  -q, --quiet             no per-step lines, no progress bar\n");
 }
 
 static bool parse_args(int argc, char **argv, options *o)
@@ -150,8 +151,9 @@ static double now_ms(void)
 
 /* Trains `steps` steps of state s, eager, compiled (c non-NULL) or with
  * the plain-C reference (r non-NULL, holding s's parameters), writing each
- * loss into losses[] (may be NULL) and one line per step unless quiet.
- * *ms gets the time of the steps after the first (the first traces). */
+ * loss into losses[] (may be NULL) and, unless quiet, one line per step
+ * or a progress bar on a terminal. *ms gets the time of the steps after
+ * the first (the first traces). */
 static tt_status train(gpt2_state *s, const gpt2_tokens *tf, const options *o, tt_compiled *c,
                        gpt2ref *r, gpt2_step_args *sa, double *losses, double *ms)
 {
@@ -160,7 +162,12 @@ static tt_status train(gpt2_state *s, const gpt2_tokens *tf, const options *o, t
     tt_tensor *targets = tt_zeros(TT_SHAPE(B, T), TT_I64);
     tt_tensor *pos = tt_arange(0, (double)T, 1, TT_I64);
     tt_tensor **in = gpt2_step_inputs(s, tokens, targets, pos);
-    tt_status st = tokens && targets && pos && in ? TT_OK : tt_errcode();
+    tt_progress *bar = tt_progress_begin(r ? "reference" : c ? "compiled" : "eager", o->steps,
+                                         o->quiet ? TT_PROGRESS_QUIET : 0);
+    /* The bar says what the step lines would on the same terminal; they
+     * still go to a stdout that is a file. */
+    bool lines = !o->quiet && (!tt_progress_visible(bar) || !isatty(STDOUT_FILENO));
+    tt_status st = tokens && targets && pos && in && bar ? TT_OK : tt_errcode();
     *ms = 0;
     for (int i = 0; i < o->steps && !st; i++) {
         double t0 = now_ms(), loss = NAN;
@@ -179,9 +186,13 @@ static tt_status train(gpt2_state *s, const gpt2_tokens *tf, const options *o, t
             *ms += dt;
         if (losses)
             losses[i] = loss;
-        if (!st && !o->quiet)
+        char extra[32];
+        snprintf(extra, sizeof extra, "loss %.4f", loss);
+        tt_progress_update(bar, i + 1, extra);
+        if (!st && lines)
             printf("step %d: train loss %.6f (took %.3f ms)\n", i, loss, dt);
     }
+    tt_progress_end(bar);
     free(in);
     tt_release(pos);
     tt_release(tokens);

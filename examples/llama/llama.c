@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
     const char *checkpoint, *tokenizer, *prompt, *write_random, *write_random_path,
@@ -51,7 +52,8 @@ static void usage(FILE *f)
             "                        decode eager and compiled against each other and\n"
             "                        a plain-C forward, one plan for positions >= 2,\n"
             "                        the loader's errors\n"
-            "  --quiet               no generated text\n"
+            "  -q, --quiet           no generated text, no progress bar (which shows\n"
+            "                        when the text goes to a file, not the terminal)\n"
             "  --dot PATH            write the compiled decode step's graph as DOT, a\n"
             "                        cluster per layer (render: dot -Tsvg PATH)\n"
             "  --dot-depth N         with --dot: draw the scopes N deep as one box each\n"
@@ -72,7 +74,7 @@ static bool parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--check")) {
             o->check = true;
             continue;
-        } else if (!strcmp(a, "--quiet")) {
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = true;
             continue;
         }
@@ -147,8 +149,9 @@ static void record_free(run_record *r)
 /* Prefill the prompt (compiled through cp, or eager), then decode up to
  * `steps` positions (compiled through c, or eager), sampling each next
  * token; prints the pieces
- * unless tok is NULL or quiet. keep_bos: go on past a sampled BOS (the
- * check), else stop there as llama2.c does. */
+ * unless tok is NULL or quiet, with a progress bar on a terminal when they
+ * go to a file. keep_bos: go on past a sampled BOS (the check), else stop
+ * there as llama2.c does. */
 static tt_status generate(const llama_model *m, const llama_tokenizer *tok, const int *prompt,
                           int nprompt, int steps, tt_compiled *cp, tt_compiled *c,
                           const options *o, bool keep_bos, run_record *rec)
@@ -173,6 +176,13 @@ static tt_status generate(const llama_model *m, const llama_tokenizer *tok, cons
     rec->n = nprompt;
     tt_manual_seed(o->seed);
     bool show = tok && !o->quiet;
+    /* Text streaming on the terminal is progress enough. */
+    tt_progress *bar = tt_progress_begin(
+        "tokens", steps - nprompt, show && !isatty(STDOUT_FILENO) ? 0 : TT_PROGRESS_QUIET);
+    if (!bar) {
+        llama_cache_free(&kv);
+        return tt_errcode();
+    }
     for (int i = 1; show && i < nprompt; i++) { /* BOS is not printed */
         printf("%s", llama_decode_piece(tok, prompt[i - 1], prompt[i]));
         fflush(stdout);
@@ -192,6 +202,7 @@ static tt_status generate(const llama_model *m, const llama_tokenizer *tok, cons
         if (st)
             break;
         rec->tokens[rec->n++] = next;
+        tt_progress_update(bar, pos - nprompt + 1, NULL);
         if (show) {
             const char *p = llama_decode_piece(tok, rec->tokens[pos - 1], next);
             /* as llama2.c: a piece of one byte only when printable or space */
@@ -210,6 +221,7 @@ static tt_status generate(const llama_model *m, const llama_tokenizer *tok, cons
     }
     if (show)
         printf("\n");
+    tt_progress_end(bar);
     tt_release(logits);
     llama_cache_free(&kv);
     return st;
