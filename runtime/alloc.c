@@ -85,7 +85,7 @@ static _Thread_local int64_t fail_at; /* 0: never */
  * made on one thread and released on another counts +1 on the first and
  * -1 on the second; the sum is exact whenever no thread is making or
  * releasing tensors (where tests and tt_set_allocator ask). */
-enum { COUNT_TENSORS, COUNT_STORAGES, COUNT_BLOCKS, COUNT_KINDS };
+enum { COUNT_TENSORS, COUNT_STORAGES, COUNT_BLOCKS, COUNT_BYTES, COUNT_KINDS };
 
 typedef struct thread_counts {
     atomic_int_fast64_t v[COUNT_KINDS]; /* written by its thread only */
@@ -210,7 +210,20 @@ int64_t tt_debug_alloc_count(void) { return requests; }
 int64_t tt_live_tensors(void) { return count_sum(COUNT_TENSORS); }
 int64_t tt_live_storages(void) { return count_sum(COUNT_STORAGES); }
 void tt__count_tensor(int delta) { count(COUNT_TENSORS, delta); }
-void tt__count_storage(int delta) { count(COUNT_STORAGES, delta); }
+int64_t tt_live_bytes(void) { return count_sum(COUNT_BYTES); }
+void tt__count_storage(int delta, int64_t bytes)
+{
+    if (__builtin_expect(counts_state == 1, 1)) { /* count() twice, one test */
+        atomic_int_fast64_t *s = &counts.v[COUNT_STORAGES], *b = &counts.v[COUNT_BYTES];
+        atomic_store_explicit(s, atomic_load_explicit(s, memory_order_relaxed) + delta,
+                              memory_order_release);
+        atomic_store_explicit(b, atomic_load_explicit(b, memory_order_relaxed) + delta * bytes,
+                              memory_order_release);
+        return;
+    }
+    count_slow(COUNT_STORAGES, delta);
+    count_slow(COUNT_BYTES, delta * bytes);
+}
 
 bool tt__alloc_request(size_t n)
 {

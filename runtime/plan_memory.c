@@ -116,6 +116,16 @@ size_t tt__mem_plan_bytes(const tt_mem_plan *mp)
     return mp && mp->state == MP_READY ? mp->size : 0;
 }
 
+void tt__mem_plan_sharing(const tt_mem_plan *mp, int64_t *buffers, int64_t *unshared)
+{
+    *buffers = *unshared = 0;
+    for (int64_t k = 0; mp && mp->state == MP_READY && k < mp->nreqs; k++)
+        if (mp->reqs[k].region >= 0) {
+            ++*buffers;
+            *unshared += (int64_t)mp->reqs[k].want;
+        }
+}
+
 bool tt__mem_plan_begin(tt_mem_plan *mp)
 {
     if (!mp || mp->state == MP_OFF || tt__mem_plan_running || atomic_flag_test_and_set(&mp->busy))

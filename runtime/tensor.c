@@ -25,7 +25,7 @@ tt_storage *tt__storage_new(size_t nbytes, bool fake)
         }
         s->from_cache = true;
     }
-    tt__count_storage(1);
+    tt__count_storage(1, fake ? 0 : (int64_t)nbytes);
     return s;
 }
 
@@ -48,7 +48,7 @@ void tt__storage_release(tt_storage *s)
         tt__free_storage(s->data, s->capacity);
     else if (s->release)
         s->release(s->data, s->release_ctx);
-    tt__count_storage(-1);
+    tt__count_storage(-1, s->from_cache ? (int64_t)s->nbytes : 0);
     tt__free(s);
 }
 

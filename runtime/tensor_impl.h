@@ -129,7 +129,8 @@ void tt__free_storage(void *p, size_t capacity);
  * hook says this one fails. */
 bool tt__alloc_request(size_t n);
 void tt__count_tensor(int delta);
-void tt__count_storage(int delta);
+/* bytes: the storage's own allocation (0 for fake or borrowed ones). */
+void tt__count_storage(int delta, int64_t bytes);
 
 /* ---- storage and tensors (tensor.c) */
 tt_storage *tt__storage_new(size_t nbytes, bool fake);
@@ -232,6 +233,9 @@ bool tt__mem_plan_begin(tt_mem_plan *mp);
 void tt__mem_plan_end(tt_mem_plan *mp);
 /* The block's size once placed, else 0. */
 size_t tt__mem_plan_bytes(const tt_mem_plan *mp);
+/* Once placed: the requests the block serves (outputs escape it) and the
+ * bytes they would take each in its own place. */
+void tt__mem_plan_sharing(const tt_mem_plan *mp, int64_t *buffers, int64_t *unshared);
 
 /* ---- iteration (iter.c) */
 /* tt_parallel_for for items that take about equally long but threads

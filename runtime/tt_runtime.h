@@ -221,6 +221,8 @@ int64_t tt_debug_alloc_count(void); /* requests made so far */
  * time (each thread counts its own; these sum them). */
 int64_t tt_live_tensors(void);
 int64_t tt_live_storages(void);
+/* Bytes of the storage those tensors own (not fake, not borrowed). */
+int64_t tt_live_bytes(void);
 /* Freed memory waits for reuse instead of going back to the system: the
  * shared cache of tensor storage keeps up to 2 GiB, and each thread keeps
  * the library's own blocks it freed (tensor structs, graph nodes) up to

@@ -26,11 +26,11 @@ listed in KNOWN_UP with the reason each is still there; a listed call that
 is gone fails too, so the list only shrinks.
 
 Inside tracer/ the levels of TRACER_LEVELS (bottom up) make the files a
-DAG: the progress bar (which needs only the runtime's errors); the
-graph IR and what only needs it; tracing and the passes; the
+DAG: the progress bar and the profiler's recorder (which need only the
+runtime); the graph IR and what only needs it; tracing and the passes; the
 compiled plan and explain (tracing that splits at breaks); compile; opcheck
-(which compiles); the DOT printer and render; the test helpers (which
-explain, compile and draw). A file may call its own
+(which compiles); the DOT printer, render and the profiler's reports; the
+test helpers (which explain, compile and draw). A file may call its own
 level or a lower one, never a higher one, and the calls between the files
 of one level may form no cycle. Every tracer/*.c file of the source tree is
 in exactly one level, and the table names no file that is gone. A higher
@@ -65,13 +65,13 @@ KNOWN_UP = {}
 
 # tracer/'s levels, bottom up: file stems (tracer/trace.c -> trace).
 TRACER_LEVELS = [
-    ("progress bar", ["progress"]),
+    ("progress bar and profiler", ["progress", "profile"]),
     ("graph IR", ["graph", "log", "values", "inspect", "symbolic_trace"]),
     ("tracing and passes", ["trace", "passes", "fuse", "interp"]),
     ("plan and explain", ["plan", "explain"]),
     ("compile", ["compile"]),
     ("opcheck", ["opcheck"]),
-    ("output", ["dot", "render"]),
+    ("output", ["dot", "render", "profile_report"]),
     ("test helpers", ["testing", "bisect"]),
 ]
 # Stems of TRACER_LEVELS built into a library of their own, not the core.

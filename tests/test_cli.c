@@ -4,8 +4,9 @@
  * option table, opcheck arguments from specs (tools/tt_cli.c, called
  * directly), and end-to-end runs of the built binary on the example model
  * library (tools/example_model.c): trace, pictures, explain, fullgraph
- * breaks, opcheck passing and failing, ops, and the exit status and the
- * one-line message of each usage error.
+ * breaks, profile (eager and compiled: the table, the Chrome trace, the
+ * SVG timeline, the JSON events), opcheck passing and failing, ops, and
+ * the exit status and the one-line message of each usage error.
  *
  * meson passes the binary and the library as TT_BIN and TT_EXAMPLE_LIB,
  * and the source folder as TT_TEST_SRCDIR (to find the line of the graph
@@ -390,6 +391,48 @@ START_TEST(test_parse_opcheck_ops)
 }
 END_TEST
 
+START_TEST(test_parse_profile)
+{
+    tt_cli_args a;
+    parse_ok(ARGV("tt", "profile", "--lib", "libm.so", "--fn", "forward", "--input", "f32[2,3]",
+                  "--input=5", "--compile", "--runs", "7", "--warmup=0", "--rows", "0",
+                  "--chrome", "p.json", "--svg", "p.svg", "--json", "--seed", "4", "--nout", "2",
+                  "--init", "setup"),
+             &a);
+    ck_assert_int_eq(a.cmd, TT_CLI_PROFILE);
+    ck_assert_str_eq(a.lib, "libm.so");
+    ck_assert_str_eq(a.fn, "forward");
+    ck_assert_str_eq(a.init, "setup");
+    ck_assert_int_eq(a.ninputs, 2);
+    ck_assert(a.compile && a.json);
+    ck_assert_int_eq(a.runs, 7);
+    ck_assert_int_eq(a.warmup, 0);
+    ck_assert_int_eq(a.rows, 0);
+    ck_assert_str_eq(a.chrome, "p.json");
+    ck_assert_str_eq(a.svg, "p.svg");
+    ck_assert(a.seed == 4);
+    ck_assert_int_eq(a.nout, 2);
+    tt_cli_args_clear(&a);
+
+    /* Defaults: one warm-up, one profiled run, 30 rows, eager. */
+    parse_ok(ARGV("tt", "profile", "--lib", "x.so", "--fn", "f"), &a);
+    ck_assert_int_eq(a.cmd, TT_CLI_PROFILE);
+    ck_assert(!a.compile && !a.json && !a.chrome && !a.svg);
+    ck_assert_int_eq(a.runs, 1);
+    ck_assert_int_eq(a.warmup, 1);
+    ck_assert_int_eq(a.rows, 30);
+    ck_assert_int_eq(a.ninputs, 0);
+    tt_cli_args_clear(&a);
+    parse_ok(ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--runs", "1000000", "--rows",
+                  "1000000", "--warmup", "1000000"),
+             &a);
+    ck_assert(a.runs == 1000000 && a.rows == 1000000 && a.warmup == 1000000);
+    tt_cli_args_clear(&a);
+    parse_ok(ARGV("tt", "help", "profile"), &a);
+    ck_assert(a.help && a.cmd == TT_CLI_PROFILE);
+}
+END_TEST
+
 START_TEST(test_parse_help_version)
 {
     tt_cli_args a;
@@ -417,10 +460,13 @@ static const struct {
     char **argv;
     const char *message;
 } bad_args[] = {
-    {ARGV("tt"), "a command is missing (trace, explain, opcheck, ops, list; see tt --help)"},
-    {ARGV("tt", "frob"), "unknown command 'frob' (trace, explain, opcheck, ops, list; see tt --help)"},
+    {ARGV("tt"), "a command is missing (trace, explain, profile, opcheck, ops, list; see tt "
+                 "--help)"},
+    {ARGV("tt", "frob"), "unknown command 'frob' (trace, explain, profile, opcheck, ops, list; "
+                         "see tt --help)"},
     {ARGV("tt", "--frob"), "unknown option '--frob' (see tt --help)"},
-    {ARGV("tt", "help", "frob"), "help: unknown command 'frob' (trace, explain, opcheck, ops, list)"},
+    {ARGV("tt", "help", "frob"), "help: unknown command 'frob' (trace, explain, profile, "
+                                 "opcheck, ops, list)"},
     {ARGV("tt", "trace"), "trace: --lib FILE is required (see tt trace --help)"},
     {ARGV("tt", "trace", "--lib", "x.so"), "trace: --fn NAME is required (see tt trace --help)"},
     {ARGV("tt", "explain", "--fn", "f"), "explain: --lib FILE is required (see tt explain --help)"},
@@ -480,6 +526,32 @@ static const struct {
     {ARGV("tt", "explain", "--lib", "x.so", "--fn", "f", "--save", "d"),
      "explain: --save is not an option of tt explain (see tt explain --help)"},
     {ARGV("tt", "list", "--json", "--json", "x.so"), "list: --json is given twice"},
+    {ARGV("tt", "profile", "--lib", "x.so"), "profile: --fn NAME is required (see tt profile "
+                                             "--help)"},
+    {ARGV("tt", "profile", "--fn", "f"), "profile: --lib FILE is required (see tt profile "
+                                         "--help)"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--runs", "0"),
+     "--runs: '0' is not a number of runs (1 to 1000000)"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--runs", "1000001"),
+     "--runs: '1000001' is not a number of runs (1 to 1000000)"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--runs=two"),
+     "--runs: 'two' is not a number of runs (1 to 1000000)"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--warmup", "-1"),
+     "--warmup: '-1' is not a number of warm-up runs (0 to 1000000)"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--rows", "1.5"),
+     "--rows: '1.5' is not a number of rows (0 to 1000000; 0: all)"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--runs", "2", "--runs", "3"),
+     "profile: --runs is given twice"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--compile=yes"),
+     "profile: --compile takes no value"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--mode", "real"),
+     "profile: --mode is not an option of tt profile (see tt profile --help)"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--png", "p.png"),
+     "profile: --png is not an option of tt profile (see tt profile --help)"},
+    {ARGV("tt", "trace", "--lib", "x.so", "--fn", "f", "--runs", "2"),
+     "trace: --runs is not an option of tt trace (see tt trace --help)"},
+    {ARGV("tt", "trace", "--lib", "x.so", "--fn", "f", "--chrome", "t.json"),
+     "trace: --chrome is not an option of tt trace (see tt trace --help)"},
 };
 
 START_TEST(test_parse_errors)
@@ -554,9 +626,15 @@ static const struct {
     {TT_CLI_LIST,
      {"Usage: tt list FILE", "--lib FILE", "tt_model_fns", "--help"},
      {"--fn", "--input", "--op", "Input specs:"}},
+    {TT_CLI_PROFILE,
+     {"Usage: tt profile --lib FILE --fn NAME", "--lib FILE", "--fn NAME", "--input SPEC",
+      "--compile", "--warmup N", "--runs N", "--rows N", "--chrome FILE", "--svg FILE", "--json",
+      "--seed N", "Input specs:", "Exit status"},
+     {"--mode", "--op", "--dot", "--png", "--fullgraph", "--save"}},
     {TT_CLI_NONE,
-     {"Usage: tt COMMAND", "trace", "explain", "opcheck", "ops", "list", "--version", "--help",
-      "tt_model_fns", "tt_model_init", "tt_model_fini", "Input specs:", "Exit status"},
+     {"Usage: tt COMMAND", "tt trace", "tt explain", "tt profile", "tt opcheck", "tt ops",
+      "tt list", "--version", "--help", "tt_model_fns", "tt_model_init", "tt_model_fini",
+      "Input specs:", "Exit status"},
      {NULL}},
 };
 
@@ -591,10 +669,11 @@ START_TEST(test_help_matches_parser)
     static const char *const all[] = {"--lib",  "--init", "--fn",       "--op",   "--input",
                                       "--mode", "--fullgraph", "--nout", "--seed",
                                       "--check", "--dot", "--svg",   "--png",  "--json",
-                                      "--save", "--print"};
-    const tt_cli_cmd cmds[] = {TT_CLI_TRACE, TT_CLI_EXPLAIN, TT_CLI_OPCHECK, TT_CLI_OPS,
-                               TT_CLI_LIST};
-    for (int c = 0; c < 5; c++) {
+                                      "--save", "--print", "--compile", "--runs", "--warmup",
+                                      "--rows", "--chrome"};
+    const tt_cli_cmd cmds[] = {TT_CLI_TRACE, TT_CLI_EXPLAIN, TT_CLI_PROFILE, TT_CLI_OPCHECK,
+                               TT_CLI_OPS, TT_CLI_LIST};
+    for (int c = 0; c < 6; c++) {
         char *h = tt_cli_help(cmds[c]);
         ck_assert_ptr_nonnull(h);
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
@@ -1394,6 +1473,344 @@ END_TEST
 
 /* Plain numbers where a float or int is expected, and an op name with
  * overloads. */
+/* The MLP on a batch of 8: small enough to run in a blink. */
+#define MLP_SMALL                                                                        \
+    "--input", "f32[8,784]", "--input", "f32[784,512]", "--input", "f32[512]", "--input", \
+        "f32[512,256]", "--input", "f32[256]", "--input", "f32[256,10]", "--input", "f32[10]"
+
+/* The row of the profile table whose name is `name` (the name column is
+ * 40 wide, then the kind), or NULL. */
+static const char *table_row(const char *table, const char *name, const char *kind)
+{
+    char head[128];
+    snprintf(head, sizeof head, "%-40s %-8s ", name, kind);
+    for (const char *p = table; (p = strstr(p, head)) != NULL; p++)
+        if (p == table || p[-1] == '\n')
+            return p;
+    return NULL;
+}
+
+/* The Calls column of a row. */
+static long long row_calls(const char *row)
+{
+    long long calls = -1;
+    ck_assert_int_eq(sscanf(row + 50, "%lld", &calls), 1);
+    return calls;
+}
+
+START_TEST(test_e2e_profile)
+{
+    run_result r;
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--runs", "2",
+       "--chrome", "@p.json", "--svg", "@p.svg");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.err, "");
+    /* One row per op the model calls, each called 3 times per run. */
+    const char *row = table_row(r.out, "tt::matmul", "op");
+    ck_assert_msg(row, "no tt::matmul row in:\n%.3000s", r.out);
+    ck_assert_int_eq(row_calls(row), 6);
+    row = table_row(r.out, "tt::add.Tensor", "op");
+    ck_assert_msg(row, "no tt::add.Tensor row in:\n%.3000s", r.out);
+    ck_assert_int_eq(row_calls(row), 6);
+    row = table_row(r.out, "tt::relu", "op");
+    ck_assert_msg(row, "no tt::relu row in:\n%.3000s", r.out);
+    ck_assert_int_eq(row_calls(row), 4);
+    ck_assert_msg(strncmp(r.out, "Name ", 5) == 0, "%.3000s", r.out);
+    ck_assert_msg(strstr(r.out, "Peak tensor storage: "), "%.3000s", r.out);
+    /* Eager: no compiled call. */
+    ck_assert_msg(!strstr(r.out, " compiled "), "%.3000s", r.out);
+
+    /* --chrome: a Chrome trace with an event per op call. */
+    char path[160];
+    snprintf(path, sizeof path, "%s/p.json", r.dir);
+    json_error_t jerr;
+    json_t *trace = json_load_file(path, 0, &jerr);
+    ck_assert_msg(trace, "%s is not JSON (line %d: %s)", path, jerr.line, jerr.text);
+    json_t *events = json_object_get(trace, "traceEvents");
+    ck_assert(json_is_array(events));
+    size_t i;
+    json_t *ev;
+    int matmuls = 0;
+    json_array_foreach(events, i, ev)
+    {
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        matmuls += name && ph && !strcmp(name, "tt::matmul") && !strcmp(ph, "X");
+    }
+    ck_assert_int_eq(matmuls, 6);
+    json_decref(trace);
+
+    /* --svg: the timeline, with the ops' names. */
+    snprintf(path, sizeof path, "%s/p.svg", r.dir);
+    char *svg = tt_test_read_file(path);
+    ck_assert_msg(strncmp(svg, "<svg", 4) == 0 || strncmp(svg, "<?xml", 5) == 0, "%.80s", svg);
+    ck_assert_msg(strstr(svg, "tt::matmul") && strstr(svg, "</svg>"), "%.200s", svg);
+    free(svg);
+    run_end(&r);
+
+    /* --rows 1: the op that took the most time, and the peak still. */
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--rows", "1");
+    expect_status(&r, 0);
+    ck_assert_msg(table_row(r.out, "tt::matmul", "op") && !table_row(r.out, "tt::relu", "op"),
+                  "%.3000s", r.out);
+    ck_assert_msg(strstr(r.out, "Peak tensor storage: "), "%.3000s", r.out);
+    run_end(&r);
+
+    /* The tutorial's custom op is a row of its own. */
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,64,64]");
+    expect_status(&r, 0);
+    ck_assert_msg(table_row(r.out, "mylib::crop", "op") && table_row(r.out, "tt::sin", "op"),
+                  "%.3000s", r.out);
+    run_end(&r);
+}
+END_TEST
+
+/* --compile: the warm-up traces and plans, the profiled runs replay. */
+START_TEST(test_e2e_profile_compile)
+{
+    run_result r;
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--compile", "--runs",
+       "3");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.err, "");
+    const char *row = table_row(r.out, "compiled mlp_forward", "compiled");
+    ck_assert_msg(row, "no compiled call row in:\n%.3000s", r.out);
+    ck_assert_int_eq(row_calls(row), 3);
+    /* Traced in the warm-up: no compile event, and no eager op. */
+    ck_assert_msg(!table_row(r.out, "compile mlp_forward", "compile"), "%.3000s", r.out);
+    ck_assert_msg(!table_row(r.out, "tt::matmul", "op"), "%.3000s", r.out);
+    run_end(&r);
+
+    /* Without a warm-up the first profiled run traces and compiles. */
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--compile",
+       "--warmup", "0", "--rows", "0");
+    expect_status(&r, 0);
+    ck_assert_msg(table_row(r.out, "compile mlp_forward", "compile"), "no compile row in:\n%.3000s",
+                  r.out);
+    ck_assert_msg(table_row(r.out, "compiled mlp_forward", "compiled"), "%.3000s", r.out);
+    run_end(&r);
+
+    /* A function that breaks the graph runs eagerly under tt_compile. */
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "crop_plain_pipeline", "--input", "f32[3,64,64]",
+       "--compile");
+    expect_status(&r, 0);
+    ck_assert_msg(strstr(r.out, "tt::sin"), "%.3000s", r.out);
+    run_end(&r);
+}
+END_TEST
+
+static json_t *json_event(json_t *events, const char *name, const char *kind)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev)
+    {
+        if (!strcmp(json_string_value(json_object_get(ev, "name")), name) &&
+            !strcmp(json_string_value(json_object_get(ev, "kind")), kind))
+            return ev;
+    }
+    return NULL;
+}
+
+START_TEST(test_e2e_profile_json)
+{
+    static const char *const fields[] = {"name",       "kind", "thread", "depth",
+                                         "start_ns",   "dur_ns", "bytes", "flops",
+                                         "live_bytes", "file", "line",   "function", "node"};
+    run_result r;
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--json");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.err, "");
+    json_t *doc = run_json(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "command")), "profile");
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "function")), "mlp_forward");
+    ck_assert(json_is_false(json_object_get(doc, "compiled")));
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "runs")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "warmup")), 1);
+    json_t *events = json_object_get(doc, "events");
+    /* matmul, add three times, relu twice. */
+    ck_assert_int_eq(json_array_size(events), 8);
+    size_t i;
+    json_t *ev;
+    int64_t last_start = 0, max_live = 0;
+    json_array_foreach(events, i, ev)
+    {
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+            ck_assert_msg(json_object_get(ev, fields[k]), "event %zu lacks '%s'", i, fields[k]);
+        ck_assert_str_eq(json_string_value(json_object_get(ev, "kind")), "op");
+        ck_assert_int_eq(json_integer_value(json_object_get(ev, "depth")), 0);
+        ck_assert(json_is_null(json_object_get(ev, "node")));
+        int64_t start = json_integer_value(json_object_get(ev, "start_ns"));
+        ck_assert_int_ge(start, last_start); /* in the order they began */
+        last_start = start;
+        ck_assert_int_ge(json_integer_value(json_object_get(ev, "dur_ns")), 0);
+        ck_assert_int_gt(json_integer_value(json_object_get(ev, "thread")), 0);
+        int64_t live = json_integer_value(json_object_get(ev, "live_bytes"));
+        ck_assert_int_gt(live, 0);
+        max_live = live > max_live ? live : max_live;
+    }
+    /* The first event is x @ w1, from the model's dense helper. */
+    json_t *mm = json_array_get(events, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(mm, "name")), "tt::matmul");
+    ck_assert_int_eq(json_integer_value(json_object_get(mm, "flops")), 2 * 8 * 784 * 512);
+    ck_assert_int_eq(json_integer_value(json_object_get(mm, "bytes")),
+                     4 * (8 * 784 + 784 * 512 + 8 * 512));
+    ck_assert_int_eq(json_integer_value(json_object_get(mm, "line")),
+                     source_line("example_model.c", "\nstatic tt_tensor *dense(", "tt_matmul("));
+    ck_assert_str_eq(json_string_value(json_object_get(mm, "function")), "dense");
+    const char *file = json_string_value(json_object_get(mm, "file"));
+    ck_assert_msg(file && strlen(file) >= 15 &&
+                      !strcmp(file + strlen(file) - 15, "example_model.c"), "%s", file);
+    /* relu's FLOPs are not counted. */
+    ck_assert(json_is_null(json_object_get(json_event(events, "tt::relu", "op"), "flops")));
+    /* The peak is the most live memory after an event, and names it. */
+    int64_t peak = json_integer_value(json_object_get(doc, "peak_bytes"));
+    ck_assert_int_ge(peak, max_live);
+    json_t *at = json_object_get(doc, "peak_event");
+    if (json_is_integer(at))
+        ck_assert_int_eq(json_integer_value(json_object_get(
+                             json_array_get(events, (size_t)json_integer_value(at)),
+                             "live_bytes")),
+                         peak);
+    else
+        ck_assert(json_is_null(at));
+    json_decref(doc);
+    run_end(&r);
+
+    /* Compiled: a call event holding the plan's steps, one level down,
+     * each naming its graph node. */
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--json", "--compile",
+       "--runs", "2");
+    expect_status(&r, 0);
+    doc = run_json(&r);
+    ck_assert(json_is_true(json_object_get(doc, "compiled")));
+    events = json_object_get(doc, "events");
+    int calls = 0, steps = 0;
+    json_array_foreach(events, i, ev)
+    {
+        const char *kind = json_string_value(json_object_get(ev, "kind"));
+        int depth = (int)json_integer_value(json_object_get(ev, "depth"));
+        if (!strcmp(kind, "call")) {
+            calls++;
+            ck_assert_int_eq(depth, 0);
+            ck_assert_str_eq(json_string_value(json_object_get(ev, "name")),
+                             "compiled mlp_forward");
+            ck_assert(json_is_integer(json_object_get(ev, "planned_bytes")));
+        } else {
+            ck_assert_msg(!strcmp(kind, "step") || !strcmp(kind, "fused") ||
+                              !strcmp(kind, "gemm"),
+                          "event %zu is a %s", i, kind);
+            ck_assert_int_eq(depth, 1);
+            ck_assert_msg(json_is_string(json_object_get(ev, "node")), "event %zu", i);
+            steps++;
+        }
+    }
+    ck_assert_int_eq(calls, 2);
+    ck_assert_int_gt(steps, 0);
+    json_decref(doc);
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_e2e_profile_errors)
+{
+    run_result r;
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--runs", "0");
+    expect_usage_error(&r, "tt: --runs: '0' is not a number of runs (1 to 1000000)");
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", MLP_SMALL);
+    expect_usage_error(&r, "tt: profile: --fn NAME is required (see tt profile --help)");
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", "--input", "f32[2,784]");
+    expect_usage_error(&r, "tt: --fn mlp_forward takes 7 inputs (x, w1, b1, w2, b2, w3, b3), "
+                           "got 1 --input");
+    run_end(&r);
+
+    /* A table row without a function is refused, not called. */
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "ODD", "--fn", "no_pointer", "--input", "f32[2]");
+    expect_status(&r, 1);
+    ck_assert_msg(count(r.err, "\n") == 1 &&
+                      strstr(r.err, "model function 'no_pointer' has no function pointer"),
+                  "%.1500s", r.err);
+    run_end(&r);
+
+    /* The model's own failure, in the run where it happened: status 1. */
+    static const char *const box_error =
+        "mylib::crop: argument 'box' (#2) = (0, 0, 10, 10) must lie in the 4x4 image";
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,4,4]");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strncmp(r.err, "tt: warm-up run 1 of --fn crop_pipeline: ", 41) == 0 &&
+                      strstr(r.err, box_error),
+                  "%.1500s", r.err);
+    run_end(&r);
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,4,4]",
+       "--warmup", "0");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strncmp(r.err, "tt: profiled run 1 of --fn crop_pipeline: ", 42) == 0 &&
+                      strstr(r.err, box_error),
+                  "%.1500s", r.err);
+    run_end(&r);
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,4,4]",
+       "--compile");
+    expect_status(&r, 1);
+    ck_assert_msg(strncmp(r.err, "tt: warm-up run 1 of --fn crop_pipeline (compiled): ", 52) ==
+                          0 && strstr(r.err, "must lie in the 4x4 image"),
+                  "%.1500s", r.err);
+    run_end(&r);
+
+    /* A file that cannot be written: the table is out, then the reason. */
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,64,64]",
+       "--chrome", "@no/such/dir/p.json");
+    expect_status(&r, 1);
+    ck_assert_msg(strncmp(r.err, "tt: ", 4) == 0 && strstr(r.err, "no/such/dir/p.json"),
+                  "%.1500s", r.err);
+    ck_assert_msg(table_row(r.out, "mylib::crop", "op"), "%.1500s", r.out);
+    run_end(&r);
+    /* TT_PROFILE profiles the whole process already: said so, not a
+     * second profile of the thread. */
+    run_begin(&r);
+    char env[160];
+    snprintf(env, sizeof env, "%s/env.json", r.dir);
+    setenv("TT_PROFILE", env, 1);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "numpy_sin_fn", "--input", "f32[4]");
+    unsetenv("TT_PROFILE");
+    expect_status(&r, 1);
+    ck_assert_msg(strncmp(r.err, "tt: starting the profiler: ", 27) == 0 &&
+                      strstr(r.err, "\ntt: TT_PROFILE in the environment profiles the whole "
+                                    "process already; unset it for tt profile\n"),
+                  "%.1500s", r.err);
+    run_end(&r);
+
+    run_begin(&r);
+    TT(&r, "profile", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,64,64]",
+       "--svg", "@no/such/dir/p.svg");
+    expect_status(&r, 1);
+    ck_assert_msg(strncmp(r.err, "tt: ", 4) == 0 && strstr(r.err, "no/such/dir/p.svg"),
+                  "%.1500s", r.err);
+    run_end(&r);
+}
+END_TEST
+
 START_TEST(test_e2e_numbers_overloads)
 {
     run_result r;
@@ -1653,8 +2070,8 @@ START_TEST(test_e2e_usage_errors)
 
     run_begin(&r);
     TT(&r, "bogus");
-    expect_usage_error(&r, "tt: unknown command 'bogus' (trace, explain, opcheck, ops, list; see tt "
-                           "--help)");
+    expect_usage_error(&r, "tt: unknown command 'bogus' (trace, explain, profile, opcheck, ops, "
+                           "list; see tt --help)");
     run_end(&r);
 }
 END_TEST
@@ -1697,8 +2114,8 @@ START_TEST(test_e2e_help_version)
     TT(&r, "--help-all");
     expect_status(&r, 0);
     ck_assert_msg(strncmp(r.out, "Usage: tt COMMAND", 17) == 0, "%.200s", r.out);
-    const char *names[] = {"trace", "explain", "opcheck", "ops", "list"};
-    for (int i = 0; i < 5; i++) {
+    const char *names[] = {"trace", "explain", "profile", "opcheck", "ops", "list"};
+    for (int i = 0; i < 6; i++) {
         char head[64];
         snprintf(head, sizeof head, "\ntt %s:\n\nUsage: tt %s", names[i], names[i]);
         ck_assert_msg(strstr(r.out, head), "no '%s' in --help-all", head + 1);
@@ -1720,6 +2137,7 @@ static Suite *cli_suite(void)
     tc = tt_tcase("options");
     tcase_add_test(tc, test_parse_trace);
     tcase_add_test(tc, test_parse_opcheck_ops);
+    tcase_add_test(tc, test_parse_profile);
     tcase_add_test(tc, test_parse_help_version);
     tcase_add_test(tc, test_parse_errors);
     tcase_add_test(tc, test_parse_too_many_inputs);
@@ -1739,6 +2157,10 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_e2e_ops);
     tcase_add_test(tc, test_e2e_list);
     tcase_add_test(tc, test_e2e_json);
+    tcase_add_test(tc, test_e2e_profile);
+    tcase_add_test(tc, test_e2e_profile_compile);
+    tcase_add_test(tc, test_e2e_profile_json);
+    tcase_add_test(tc, test_e2e_profile_errors);
     tcase_add_test(tc, test_e2e_numbers_overloads);
     tcase_add_test(tc, test_e2e_save);
     tcase_add_test(tc, test_e2e_odd_library);

@@ -107,7 +107,8 @@ struct bench {
     unsigned passes_off; /* compile benches: TT_PASS_* bits switched off */
     /* Which variant of fn the row runs (the rows say it, the functions
      * never read a row's name): an ew_kind for bench_elementwise, a
-     * chain_work for bench_scaling, MLP_LIMIT_EAGER for bench_mlp_compiled. */
+     * chain_work for bench_scaling, MLP_LIMIT_EAGER for bench_mlp_compiled,
+     * 1 (profiled) for bench_dispatch. */
     int variant;
 };
 
@@ -305,6 +306,19 @@ static bool disp_tt(void *p)
     return true;
 }
 
+/* The same under the profiler: each batch its own profile, so the
+ * events of all batches do not pile up. */
+static bool disp_tt_profiled(void *p)
+{
+    if (tt_profile_begin())
+        return false;
+    bool ok = disp_tt(p);
+    tt_profile *prof = tt_profile_end();
+    ok = ok && prof && tt_profile_num_events(prof) == DISPATCH_INNER;
+    tt_profile_free(prof);
+    return ok;
+}
+
 /* The limit: the same float add in a function the compiler may not
  * inline, the least a call can cost. */
 __attribute__((noinline)) static float plain_add(float x, float y)
@@ -323,13 +337,14 @@ static bool disp_plain(void *p)
 
 static bool bench_dispatch(const bench *b, const bench_opts *o, double *value, double *limit)
 {
-    (void)b;
     disp_ctx d = {.x = 1.5f, .y = 2.25f};
     d.a = tt_full(TT_SHAPE(1), 1.5, TT_F32);
     d.b = tt_full(TT_SHAPE(1), 2.25, TT_F32);
     double t_tt = 0, t_plain = 0;
+    /* Profiled, the limit is the same call unprofiled. */
     bool ok = d.a && d.b &&
-              best_pair(disp_tt, &d, disp_plain, &d, o, 3, 1, &t_tt, &t_plain);
+              best_pair(b->variant ? disp_tt_profiled : disp_tt, &d,
+                        b->variant ? disp_tt : disp_plain, &d, o, 3, 1, &t_tt, &t_plain);
     *value = t_tt / DISPATCH_INNER * 1e9;
     *limit = t_plain / DISPATCH_INNER * 1e9;
     tt_release(d.a);
@@ -1851,6 +1866,8 @@ static const bench benches[] = {
     {"sum_f32_16M", "GB/s", bench_elementwise, N16M, false, false, 0, EW_SUM},
     /* time units: lower is better, so a ratio above 1 is slower than the limit */
     {"dispatch_add_1elem", "ns/call", bench_dispatch, 1, false, false, 0, 0},
+    /* limit: the same call with the profiler off (tt_profile.h) */
+    {"dispatch_add_1elem_profiled", "ns/call", bench_dispatch, 1, false, false, 0, 1},
     /* limit: eager cost of one op of the same chain */
     {"trace_us_per_node", "us/node", bench_trace, CHAIN, false, false, 0, 0},
     /* limit: the per-node cost at 1,000 nodes */

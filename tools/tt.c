@@ -1,13 +1,14 @@
 /* tt, the command-line tool: loads a model written in C from a shared
  * library and traces it (tt trace), explains its graph breaks (tt
- * explain), opchecks the custom ops it registers (tt opcheck) and lists
- * ops with their schemas (tt ops). `tt --help` describes it all; the
- * parsing lives in tt_cli.c.
+ * explain), profiles it on real inputs (tt profile), opchecks the custom
+ * ops it registers (tt opcheck) and lists ops with their schemas (tt ops).
+ * `tt --help` describes it all; the parsing lives in tt_cli.c.
  *
  * Exit status: 0 on success, 1 when the library's work failed (a trace, a
- * check, the init function, writing a picture), 2 on a usage error (a bad
- * option or input spec, a library, symbol or op that is not there). Every
- * error is printed to stderr as "tt: ..."; a usage error is one line.
+ * check, a profiled run, the init function, writing a picture), 2 on a
+ * usage error (a bad option or input spec, a library, symbol or op that is
+ * not there). Every error is printed to stderr as "tt: ..."; a usage error
+ * is one line.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -430,6 +431,119 @@ out:
     return rc;
 }
 
+/* One call of the model function, eager or compiled; its outputs are
+ * released at once, so every run starts from the same live memory and the
+ * profile's live bytes are the function's own. */
+static int run_once(const tt_cli_args *a, const tt_model_fn *row, tt_compiled *c,
+                    tt_tensor **ins, int nout, const char *which, int k)
+{
+    tt_tensor *outs[TT_CLI_MAX_INPUTS] = {0};
+    tt_clear_error();
+    tt_status s = c ? tt_compiled_call(c, ins, outs) : row->fn(ins, a->ninputs, outs, nout, NULL);
+    /* A model function that fails without saying why still gets a message. */
+    if (s && tt_errcode() == TT_OK)
+        tt_error(s, "returned %s without a message", tt_status_name(s));
+    if (!s)
+        for (int i = 0; i < nout && !s; i++)
+            if (!outs[i])
+                s = tt_error(TT_EINVAL, "returned success without writing output %d of %d", i,
+                             nout);
+    for (int i = 0; i < nout; i++)
+        tt_release(outs[i]);
+    if (!s)
+        return 0;
+    char what[160];
+    snprintf(what, sizeof what, "%s run %d of --fn %s%s", which, k + 1, a->fn,
+             c ? " (compiled)" : "");
+    return lib_failure(what);
+}
+
+/* tt profile: warm-up runs, then the profiled ones, then the table (or
+ * the JSON document) and the timelines asked for. */
+static int cmd_profile(const tt_cli_args *a, model *m)
+{
+    const tt_model_fn *row = NULL;
+    tt_tensor *ins[TT_CLI_MAX_INPUTS] = {0};
+    tt_compiled *c = NULL;
+    tt_profile *p = NULL;
+    int rc = find_fn(m, a, &row);
+    if (!rc)
+        rc = make_inputs(a, false, ins);
+    if (rc)
+        goto out;
+    int nout = a->nout ? a->nout : row->noutputs ? row->noutputs : 1;
+    if (a->compile) {
+        char names_buf[4096];
+        const char *names[TT_CLI_MAX_INPUTS];
+        input_names(row, names_buf, sizeof names_buf, names);
+        tt_trace_opts opts = {.nout = nout, .name = a->fn, .input_names = names};
+        c = tt_compile(row->fn, a->ninputs, nout, &opts);
+        if (!c) {
+            rc = lib_failure("--compile");
+            goto out;
+        }
+    }
+    for (int k = 0; k < a->warmup && !rc; k++)
+        rc = run_once(a, row, c, ins, nout, "warm-up", k);
+    if (rc)
+        goto out;
+    if (tt_profile_begin()) {
+        rc = lib_failure("starting the profiler");
+        if (getenv("TT_PROFILE"))
+            fprintf(stderr, "tt: TT_PROFILE in the environment profiles the whole process "
+                            "already; unset it for tt profile\n");
+        goto out;
+    }
+    for (int k = 0; k < a->runs && !rc; k++)
+        rc = run_once(a, row, c, ins, nout, "profiled", k);
+    /* Ended whatever happened: the profiler is a mode of this thread. */
+    p = tt_profile_end();
+    if (rc)
+        goto out;
+    if (!p) {
+        rc = lib_failure("stopping the profiler");
+        goto out;
+    }
+    if (a->json) {
+        json_t *doc = tt_json_profile(p);
+        json_t *head = json_pack("{s:s, s:s, s:b, s:i, s:i}", "command", "profile", "function",
+                                 a->fn, "compiled", a->compile, "warmup", a->warmup, "runs",
+                                 a->runs);
+        /* The command's fields first, then the profile's. */
+        if (doc && head && json_object_update(head, doc) == 0) {
+            json_decref(doc);
+            doc = head;
+        } else {
+            json_decref(doc);
+            json_decref(head);
+            doc = NULL;
+        }
+        if (tt_json_print(doc, stdout)) {
+            fprintf(stderr, "tt: writing the JSON document failed\n");
+            rc = EXIT_FAIL;
+            goto out;
+        }
+    } else {
+        char *table = tt_profile_table(p, a->rows);
+        if (!table) {
+            rc = lib_failure("the profile's table");
+            goto out;
+        }
+        fputs(table, stdout);
+        free(table);
+    }
+    if (a->chrome && tt_profile_write_chrome(p, a->chrome))
+        rc = lib_failure(a->chrome);
+    if (!rc && a->svg && tt_profile_write_svg(p, a->svg))
+        rc = lib_failure(a->svg);
+out:
+    tt_profile_free(p);
+    tt_compiled_free(c);
+    for (int i = 0; i < a->ninputs; i++)
+        tt_release(ins[i]);
+    return rc;
+}
+
 typedef struct {
     const char *base; /* "tt::add" */
     size_t len;
@@ -574,8 +688,9 @@ static void print_version(void)
  * command's, which the man page is made from. */
 static int print_help(const tt_cli_args *a)
 {
-    static const tt_cli_cmd all[] = {TT_CLI_NONE,    TT_CLI_TRACE, TT_CLI_EXPLAIN,
-                                     TT_CLI_OPCHECK, TT_CLI_OPS,   TT_CLI_LIST};
+    static const tt_cli_cmd all[] = {TT_CLI_NONE,    TT_CLI_TRACE,   TT_CLI_EXPLAIN,
+                                     TT_CLI_PROFILE, TT_CLI_OPCHECK, TT_CLI_OPS,
+                                     TT_CLI_LIST};
     int n = a->help_all ? (int)(sizeof all / sizeof all[0]) : 1;
     for (int i = 0; i < n; i++) {
         tt_cli_cmd cmd = a->help_all ? all[i] : a->cmd;
@@ -615,6 +730,7 @@ int main(int argc, char **argv)
     switch (a.cmd) {
     case TT_CLI_TRACE:
     case TT_CLI_EXPLAIN: rc = cmd_trace(&a, &m); break;
+    case TT_CLI_PROFILE: rc = cmd_profile(&a, &m); break;
     case TT_CLI_OPCHECK: rc = cmd_opcheck(&a); break;
     case TT_CLI_LIST: rc = cmd_list(&a, &m); break;
     default: rc = cmd_ops(&a); break;

@@ -403,12 +403,15 @@ tt_tensor *tt_cli_spec_tensor(const tt_cli_spec *spec, bool fake)
 /* ----------------------------------------------------------- command line */
 
 enum { O_HELP, O_LIB, O_INIT, O_FN, O_OP, O_INPUT, O_MODE, O_FULLGRAPH, O_NOUT, O_SEED,
-       O_CHECK, O_DOT, O_SVG, O_PNG, O_JSON, O_SAVE, O_PRINT };
+       O_CHECK, O_DOT, O_SVG, O_PNG, O_JSON, O_SAVE, O_PRINT, O_COMPILE, O_RUNS, O_WARMUP,
+       O_ROWS, O_CHROME };
 
 #define C_TRACE TT_CLI_TRACE
 #define C_EXPLAIN TT_CLI_EXPLAIN
+#define C_PROFILE TT_CLI_PROFILE
 #define C_TE (TT_CLI_TRACE | TT_CLI_EXPLAIN)
-#define C_ALL (TT_CLI_TRACE | TT_CLI_EXPLAIN | TT_CLI_OPCHECK | TT_CLI_OPS | TT_CLI_LIST)
+#define C_TEP (C_TE | C_PROFILE) /* the commands that run a model function */
+#define C_ALL (C_TEP | TT_CLI_OPCHECK | TT_CLI_OPS | TT_CLI_LIST)
 
 /* One row per option and meaning: an option whose help differs between
  * commands has a row per group of commands. The parser takes the first
@@ -422,7 +425,7 @@ static const struct cli_opt {
     unsigned required;   /* the commands that need it */
     const char *help;
 } options[] = {
-    {O_LIB, "--lib", "FILE", C_TE, C_TE,
+    {O_LIB, "--lib", "FILE", C_TEP, C_TEP,
      "the model library (a shared object) to load with dlopen; a file name that exists "
      "is loaded from there, then one installed with tt (libttexample.so, the example), "
      "any other name is searched as dlopen searches (LD_LIBRARY_PATH...)"},
@@ -437,12 +440,18 @@ static const struct cli_opt {
     {O_FN, "--fn", "NAME", C_TE, C_TE,
      "the model function to trace, one the library's table tt_model_fns declares (tt "
      "list FILE prints them); it is called with the traced-function signature"},
+    {O_FN, "--fn", "NAME", C_PROFILE, C_PROFILE,
+     "the model function to run and profile, one the library's table tt_model_fns "
+     "declares (tt list FILE prints them)"},
     {O_OP, "--op", "NAME", TT_CLI_OPCHECK, TT_CLI_OPCHECK,
      "the op to check, \"ns::name\" or \"ns::name.overload\" (tt ops lists them)"},
     {O_INPUT, "--input", "SPEC", C_TE, 0,
      "one input of the function, in order (repeat for each; see \"Input specs\"). In "
      "fake and symbolic modes an input without values is a fake tensor (no memory); in "
      "real mode and for explain it gets random values from --seed"},
+    {O_INPUT, "--input", "SPEC", C_PROFILE, 0,
+     "one input of the function, in order (repeat for each; see \"Input specs\"): a real "
+     "tensor holding the spec's values, or random ones from --seed"},
     {O_INPUT, "--input", "SPEC", TT_CLI_OPCHECK, 0,
      "one argument of the op, in schema order (repeat for each; trailing arguments with "
      "defaults may be left out). A Tensor argument gets the spec's values, or random "
@@ -459,9 +468,9 @@ static const struct cli_opt {
      "message"},
     {O_FULLGRAPH, "--fullgraph", NULL, C_EXPLAIN, 0,
      "fail at the first graph break (exit status 1) instead of splitting there"},
-    {O_NOUT, "--nout", "N", C_TE, 0,
+    {O_NOUT, "--nout", "N", C_TEP, 0,
      "the number of outputs the function writes (default: the model table's)"},
-    {O_SEED, "--seed", "N", C_TE | TT_CLI_OPCHECK, 0,
+    {O_SEED, "--seed", "N", C_TEP | TT_CLI_OPCHECK, 0,
      "seed of the random input values (default 0); the same seed gives the same inputs"},
     {O_CHECK, "--check", "LIST", TT_CLI_OPCHECK, 0,
      "the checks to run, comma-separated: schema, autograd_registration, faketensor, "
@@ -471,6 +480,23 @@ static const struct cli_opt {
      "write every graph as DOT, one cluster per graph, breaks as red octagons"},
     {O_SVG, "--svg", "FILE", C_TE, 0, "render the DOT picture to SVG through graphviz"},
     {O_PNG, "--png", "FILE", C_TE, 0, "render the DOT picture to PNG through graphviz"},
+    {O_COMPILE, "--compile", NULL, C_PROFILE, 0,
+     "run the function through tt_compile: the first warm-up run traces and plans it, "
+     "the profiled runs replay the plan (a compiled call with its steps: ops, fused "
+     "chains, GEMMs); with --warmup 0 the first profiled run shows the compile"},
+    {O_WARMUP, "--warmup", "N", C_PROFILE, 0,
+     "runs before profiling, not recorded (default 1: caches, the allocator and the "
+     "compiled plan are warm when the profile starts)"},
+    {O_RUNS, "--runs", "N", C_PROFILE, 0,
+     "profiled runs (default 1); the table adds them up"},
+    {O_ROWS, "--rows", "N", C_PROFILE, 0,
+     "rows of the table at most, the most time first (default 30; 0: all)"},
+    {O_CHROME, "--chrome", "FILE", C_PROFILE, 0,
+     "write the events as a Chrome trace (JSON) that ui.perfetto.dev and "
+     "chrome://tracing open, with a counter track of the live tensor memory"},
+    {O_SVG, "--svg", "FILE", C_PROFILE, 0,
+     "draw the timeline as SVG: one band per thread, nested events under the ones "
+     "that hold them, each with a tooltip"},
     {O_PRINT, "--print", NULL, C_TRACE, 0,
      "with --mode real: print each output's values after the graph"},
     {O_SAVE, "--save", "DIR", C_TRACE, 0,
@@ -488,6 +514,10 @@ static const struct cli_opt {
     {O_JSON, "--json", NULL, TT_CLI_OPS, 0,
      "print one JSON document instead of text: each op's name, schema and whether it "
      "is built in"},
+    {O_JSON, "--json", NULL, C_PROFILE, 0,
+     "print one JSON document instead of the table: every event (name, kind, thread, "
+     "depth, start and duration in ns, bytes, FLOPs, live bytes, source line, plan "
+     "node) and the peak of memory with its event"},
     {O_JSON, "--json", NULL, TT_CLI_LIST, 0,
      "print one JSON document instead of text: each model function's name, input and "
      "output counts, description and input names"},
@@ -509,6 +539,13 @@ static const struct {
      "each graph break, as torch._dynamo.explain does (the code between graphs runs "
      "eagerly). Prints the graph count, the break count, each break's kind, reason "
      "and source line (file:line), the ops of each graph, then each graph."},
+    {TT_CLI_PROFILE, "profile", "tt profile --lib FILE --fn NAME [--input SPEC]... [options]",
+     "Runs the function NAME on real inputs made from the --input specs, --warmup "
+     "times unprofiled, then --runs times under the profiler (tt_profile_begin, as "
+     "torch.profiler), and prints the summary table, one row per op or compiled "
+     "step (as key_averages().table()): calls, total and self time, bytes, FLOPs "
+     "and their rates, then the peak of tensor memory. The outputs are released "
+     "after each run. --chrome and --svg write the timeline."},
     {TT_CLI_OPCHECK, "opcheck", "tt opcheck --op NAME [--lib FILE] [--input SPEC]... [options]",
      "Runs tt_opcheck (as torch.library.opcheck) on the op with example arguments "
      "made from the --input specs and prints the report: schema (mutation and "
@@ -524,6 +561,22 @@ static const struct {
      "explain trace only these functions."},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
+
+/* "trace, explain, ...": the commands as the table lists them, for the
+ * messages that name them all (a table row added is named there too). */
+typedef struct {
+    char s[128];
+} cmd_list;
+
+static cmd_list command_list(void)
+{
+    cmd_list l = {""};
+    size_t len = 0;
+    for (int i = 0; i < NCOMMANDS && len < sizeof l.s; i++)
+        len += (size_t)snprintf(l.s + len, sizeof l.s - len, "%s%s", i ? ", " : "",
+                                commands[i].name);
+    return l;
+}
 
 const char *tt_cli_cmd_name(tt_cli_cmd cmd)
 {
@@ -615,7 +668,8 @@ char *tt_cli_help(tt_cli_cmd cmd)
                    "       tt --help | --version\n\n");
         sb_wrap(&b, "tt loads a model written in C from a shared library, traces it on "
                     "fake tensors, prints its graph, writes DOT/SVG/PNG pictures, "
-                    "explains graph breaks and opchecks custom ops.", 0, 0);
+                    "explains graph breaks, profiles it on real tensors and opchecks "
+                    "custom ops.", 0, 0);
         sb_add(&b, "\nCommands:\n");
         for (int i = 0; i < NCOMMANDS; i++)
             sb_add(&b, "  %-9s %s\n", commands[i].name, commands[i].usage);
@@ -720,6 +774,27 @@ static int parse_checks(const char *s, unsigned *out, char *err, size_t n)
     return 0;
 }
 
+/* --runs, --warmup, --rows: bounded so that a typo cannot start a run of
+ * days; a profile of zero runs would be an empty table, so --runs starts
+ * at 1. */
+static int parse_count(const struct cli_opt *o, const char *v, tt_cli_args *a, char *err,
+                       size_t n)
+{
+    enum { MAX_COUNT = 1000000 };
+    uint64_t u;
+    int lo = o->id == O_RUNS ? 1 : 0;
+    const char *what = o->id == O_RUNS     ? "a number of runs"
+                       : o->id == O_WARMUP ? "a number of warm-up runs"
+                                           : "a number of rows";
+    if (parse_uint(v, (uint64_t)lo, MAX_COUNT, &u)) {
+        say(err, n, "%s: '%s' is not %s (%d to %d%s)", o->name, v, what, lo, MAX_COUNT,
+            o->id == O_ROWS ? "; 0: all" : "");
+        return -1;
+    }
+    *(o->id == O_RUNS ? &a->runs : o->id == O_WARMUP ? &a->warmup : &a->rows) = (int)u;
+    return 0;
+}
+
 /* Stores the value of option o into a. */
 static int set_option(tt_cli_args *a, const struct cli_opt *o, const char *v, char *err,
                       size_t n)
@@ -737,6 +812,11 @@ static int set_option(tt_cli_args *a, const struct cli_opt *o, const char *v, ch
     case O_JSON: a->json = true; return 0;
     case O_PRINT: a->print = true; return 0;
     case O_PNG: slot = &a->png; break;
+    case O_CHROME: slot = &a->chrome; break;
+    case O_COMPILE: a->compile = true; return 0;
+    case O_RUNS:
+    case O_WARMUP:
+    case O_ROWS: return parse_count(o, v, a, err, n);
     case O_INPUT:
         if (a->ninputs == TT_CLI_MAX_INPUTS) {
             say(err, n, "too many --input (at most %d)", TT_CLI_MAX_INPUTS);
@@ -860,8 +940,11 @@ int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t 
     memset(a, 0, sizeof *a);
     a->mode = TT_TRACE_FAKE;
     a->checks = TT_OPCHECK_ALL;
+    a->runs = 1;
+    a->warmup = 1;
+    a->rows = 30;
     if (argc < 2) {
-        say(err, n, "a command is missing (trace, explain, opcheck, ops, list; see tt --help)");
+        say(err, n, "a command is missing (%s; see tt --help)", command_list().s);
         return -1;
     }
     const char *c = argv[1];
@@ -872,8 +955,7 @@ int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t 
                 if (!strcmp(argv[2], commands[k].name))
                     a->cmd = commands[k].cmd;
             if (a->cmd == TT_CLI_NONE) {
-                say(err, n, "help: unknown command '%s' (trace, explain, opcheck, ops, list)",
-                    argv[2]);
+                say(err, n, "help: unknown command '%s' (%s)", argv[2], command_list().s);
                 return -1;
             }
         }
@@ -894,8 +976,7 @@ int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t 
         if (c[0] == '-')
             say(err, n, "unknown option '%s' (see tt --help)", c);
         else
-            say(err, n, "unknown command '%s' (trace, explain, opcheck, ops, list; see tt --help)",
-                c);
+            say(err, n, "unknown command '%s' (%s; see tt --help)", c, command_list().s);
         return -1;
     }
     return parse_command_options(argc, argv, 2, a, err, n);

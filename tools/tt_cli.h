@@ -59,6 +59,7 @@ typedef enum {
     TT_CLI_OPCHECK = 1 << 2,
     TT_CLI_OPS = 1 << 3,
     TT_CLI_LIST = 1 << 4,
+    TT_CLI_PROFILE = 1 << 5,
 } tt_cli_cmd;
 
 typedef struct {
@@ -78,6 +79,12 @@ typedef struct {
     int nout; /* 0 (default): the model table's count, or 1 */
     uint64_t seed; /* default 0 */
     unsigned checks; /* tt_opcheck_check mask; default all */
+    /* tt profile: through tt_compile; the runs profiled (default 1) after
+     * `warmup` unprofiled ones (default 1); the table's rows (default 30,
+     * 0: all); --chrome FILE (the timeline is --svg) */
+    bool compile;
+    int runs, warmup, rows;
+    const char *chrome;
 } tt_cli_args;
 
 /* Parses argv (argv[0] is the program) into *a. Returns 0, or -1 with a

@@ -176,6 +176,63 @@ json_t *tt_json_model_fn(const tt_model_fn *f)
                      "input_names", f->inputs);
 }
 
+static const char *profile_kind_name(tt_profile_kind k)
+{
+    switch (k) {
+    case TT_PROFILE_OP: return "op";
+    case TT_PROFILE_STEP: return "step";
+    case TT_PROFILE_FUSED: return "fused";
+    case TT_PROFILE_GEMM: return "gemm";
+    case TT_PROFILE_CALL: return "call";
+    case TT_PROFILE_COMPILE: return "compile";
+    }
+    return "unknown";
+}
+
+/* A count the profiler may not know (-1): null then, as a script reads
+ * "unknown" more easily from null than from a sentinel. */
+static json_t *known(int64_t v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+static json_t *profile_event_json(const tt_profile_event *e)
+{
+    json_t *j = json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:o, s:o, s:I}", "name",
+                          e->name ? e->name : "", "kind", profile_kind_name(e->kind), "thread",
+                          (json_int_t)e->thread, "depth", e->depth, "start_ns",
+                          (json_int_t)e->start_ns, "dur_ns", (json_int_t)e->dur_ns, "bytes",
+                          known(e->bytes), "flops", known(e->flops), "live_bytes",
+                          (json_int_t)e->live_bytes);
+    if (!j)
+        return NULL;
+    json_object_set_new(j, "file", e->loc.file ? json_string(e->loc.file) : json_null());
+    json_object_set_new(j, "line", e->loc.file ? json_integer(e->loc.line) : json_null());
+    json_object_set_new(j, "function", e->loc.func ? json_string(e->loc.func) : json_null());
+    json_object_set_new(j, "node", e->node ? json_string(e->node) : json_null());
+    if (e->kind == TT_PROFILE_CALL) {
+        json_object_set_new(j, "planned_bytes", json_integer(e->planned_bytes));
+        json_object_set_new(j, "planned_buffers", json_integer(e->planned_buffers));
+        json_object_set_new(j, "unshared_bytes", json_integer(e->unshared_bytes));
+    }
+    return j;
+}
+
+json_t *tt_json_profile(const tt_profile *p)
+{
+    json_t *events = json_array();
+    int n = tt_profile_num_events(p);
+    for (int i = 0; events && i < n; i++)
+        if (json_array_append_new(events, profile_event_json(tt_profile_event_at(p, i)))) {
+            json_decref(events);
+            events = NULL;
+        }
+    int at = -1;
+    int64_t peak = tt_profile_peak_bytes(p, &at);
+    return json_pack("{s:o?, s:I, s:o}", "events", events, "peak_bytes", (json_int_t)peak,
+                     "peak_event", at >= 0 ? json_integer(at) : json_null());
+}
+
 int tt_json_print(json_t *doc, FILE *f)
 {
     if (!doc)

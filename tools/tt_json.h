@@ -13,6 +13,14 @@
  *             "graphs": [graph...]}
  *   opcheck: {"op", "passed", "failed", "not_exercised", "not_run",
  *             "checks": [{"check", "result", "message"}], "report"}
+ *   profile: {"events": [{"name", "kind" (op, step, fused, gemm, call,
+ *             compile), "thread", "depth", "start_ns", "dur_ns", "bytes",
+ *             "flops", "live_bytes", "file", "line", "function", "node"}],
+ *             "peak_bytes", "peak_event"}  (bytes and flops are null when
+ *             not known, file/line/function and node when there is none; a
+ *             call event also has "planned_bytes", "planned_buffers" and
+ *             "unshared_bytes"; peak_event indexes events, null when the
+ *             peak was at the start)
  */
 #ifndef TT_JSON_H
 #define TT_JSON_H
@@ -27,6 +35,7 @@ json_t *tt_json_explain(const tt_explain *e);
 json_t *tt_json_opcheck(const tt_opcheck_report *r);
 json_t *tt_json_op(const tt_op *op, const char *schema); /* {"name", "schema", "builtin"} */
 json_t *tt_json_model_fn(const tt_model_fn *f); /* {"name", "inputs", "outputs", "about", "input_names"} */
+json_t *tt_json_profile(const tt_profile *p);
 
 /* Writes doc (indented, then a newline) to f and releases it. Returns 0,
  * or -1 when doc is NULL or the write failed. */

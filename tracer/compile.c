@@ -9,6 +9,7 @@
  * guards on what fn reads that is not a tensor: the scalar arguments it
  * read (tt_fn_arg_int ...) and the declared bytes of *ud. */
 #include "plan_impl.h"
+#include "profile_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -872,7 +873,14 @@ static tt_status call(tt_compiled *c, tt_tensor **in, tt_tensor **out, const tt_
     cplan *p;
     char brief[512] = "";
     bool eager;
+    int ev = -1;
+    if (tt__profiling) {
+        char name[80];
+        snprintf(name, sizeof name, "compile %s", c->name);
+        ev = tt__profile_open(TT_PROFILE_COMPILE, name, tt_callsite(), NULL);
+    }
     tt_status st = make_plan(c, in, args, nargs, targs, nt, &p, brief, sizeof brief, &eager);
+    tt__profile_close(ev, -1, -1);
     if ((st == TT_EGRAPHBREAK && !c->opts.fullgraph) || eager) {
         /* The function needs real data somewhere (or has an effect a
          * replay would not repeat): run it as C code. */

@@ -6,6 +6,7 @@
 #include "builtin_ops.h"
 #include "fuse_impl.h"
 #include "ops_plan.h"
+#include "profile_impl.h"
 #include "tensor_impl.h"
 
 #include <stdlib.h>
@@ -437,6 +438,40 @@ static bool inputs_share_no_storage(tt_tensor **in, int n, tt_tensor **scratch)
     return none;
 }
 
+/* "add" for tt::add.Tensor: how a fused step's name lists its ops. */
+static void put_short_name(char *buf, size_t cap, size_t *len, const tt_op *op, bool first)
+{
+    const char *name = tt_op_name(op), *ns = strstr(name, "::");
+    name = ns ? ns + 2 : name;
+    size_t n = strcspn(name, ".");
+    if (*len < cap)
+        *len += (size_t)snprintf(buf + *len, cap - *len, "%s%.*s", first ? "" : ", ", (int)n,
+                                 name);
+}
+
+/* The profiler's event for step s (tracer/profile.c), at its graph node's
+ * line. */
+static int step_event_open(const tt_plan *p, const step *s)
+{
+    const gnode *n = &p->g->nodes[s->node];
+    if (s->kind == STEP_GEMM_ACC)
+        return tt__profile_open(TT_PROFILE_GEMM, "gemm accumulate (w += a @ b)", n->loc, n->name);
+    if (s->kind == STEP_OP)
+        return tt__profile_open(TT_PROFILE_STEP, tt_op_name(s->op), n->loc, n->name);
+    char name[200];
+    size_t len = (size_t)snprintf(name, sizeof name, "fused ");
+    for (int k = 0; k < tt__fused_num_nodes(s->fused); k++)
+        put_short_name(name, sizeof name, &len, p->g->nodes[tt__fused_node(s->fused, k)].op,
+                       k == 0);
+    return tt__profile_open(TT_PROFILE_FUSED, name, n->loc, n->name);
+}
+
+static int64_t slot_bytes(const tt_tensor *t)
+{
+    tt_value v = tt_v_tensor(t);
+    return tt__profile_bytes(&v, 1, NULL, 0);
+}
+
 tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int nout,
                        const tt_size *syms, const int64_t *vals, int nsyms)
 {
@@ -483,6 +518,12 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         }
     }
     int ran = 0; /* steps begun */
+    int call_ev = -1;
+    if (tt__profiling) {
+        char name[80];
+        snprintf(name, sizeof name, "compiled %s", g->name);
+        call_ev = tt__profile_open(TT_PROFILE_CALL, name, (tt_srcloc){0}, NULL);
+    }
     for (; ran < p->nsteps && !st; ran++) {
         const step *s = &p->steps[ran];
         const gnode *n = &g->nodes[s->node];
@@ -493,6 +534,7 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
                 slots[s->release[r]] = tt_release(slots[s->release[r]]);
             continue;
         }
+        int ev = tt__profiling ? step_event_open(p, s) : -1;
         if (s->kind == STEP_GEMM_ACC) {
             tt_tensor *w = slots[p->offset[s->acc[0].node] + s->acc[0].out];
             tt_tensor *a = slots[p->offset[s->acc[1].node] + s->acc[1].out];
@@ -511,6 +553,9 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
             }
             if (!st)
                 slots[p->offset[s->node]] = tt_retain(w);
+            if (ev >= 0) /* w is read and written */
+                tt__profile_close(ev, 2 * slot_bytes(w) + slot_bytes(a) + slot_bytes(b),
+                                  st ? -1 : 2 * tt_numel(w) * tt_sizes(a)[tt_ndim(a) - 1]);
             for (int r = 0; !st && r < s->nrelease; r++)
                 slots[s->release[r]] = tt_release(slots[s->release[r]]);
             continue;
@@ -522,6 +567,12 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
                 ins[i] = slots[p->offset[r.node] + r.out];
             }
             st = tt__fused_run(s->fused, ins, s->dying, &slots[p->offset[s->node]]);
+            if (ev >= 0) {
+                int64_t bytes = st ? 0 : slot_bytes(slots[p->offset[s->node]]);
+                for (int i = 0; i < tt__fused_num_inputs(s->fused); i++)
+                    bytes += slot_bytes(ins[i]);
+                tt__profile_close(ev, bytes, -1);
+            }
             for (int r = 0; !st && r < s->nrelease; r++)
                 slots[s->release[r]] = tt_release(slots[s->release[r]]);
             continue;
@@ -555,6 +606,11 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         }
         if (!st)
             st = tt_op_call_unchecked(s->op, args, n->nargs, outs, tt__node_ncall(n));
+        if (ev >= 0)
+            tt__profile_close(ev, st ? -1 : tt__profile_bytes(args, n->nargs, outs,
+                                                              tt__node_ncall(n)),
+                              st ? -1 : tt__profile_flops(s->op, args, n->nargs, outs,
+                                                          tt__node_ncall(n)));
         if (!st)
             st = tt__node_take_outs(g, n, outs, &slots[p->offset[s->node]]);
         /* A traced size u0 (or an expression of it) is the real result's
@@ -602,6 +658,12 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         slots[i] = tt_release(slots[i]);
     if (planned)
         tt__mem_plan_end(mem);
+    if (call_ev >= 0) {
+        int64_t buffers, unshared;
+        tt__mem_plan_sharing(mem, &buffers, &unshared);
+        tt__profile_set_plan(call_ev, (int64_t)tt__mem_plan_bytes(mem), buffers, unshared);
+        tt__profile_close(call_ev, -1, -1);
+    }
     if (own)
         atomic_flag_clear(&p->slots_busy);
     else

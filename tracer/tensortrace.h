@@ -8,6 +8,7 @@
 #include "tt_trace.h"
 #include "tt_model.h"
 #include "tt_testing.h"
+#include "tt_profile.h"
 #include "tt_progress.h"
 #include "tt_render.h"
 #endif
