@@ -72,7 +72,7 @@ TRACER_LEVELS = [
     ("compile", ["compile"]),
     ("opcheck", ["opcheck"]),
     ("output", ["dot", "render", "profile_report"]),
-    ("test helpers", ["testing", "bisect"]),
+    ("test helpers", ["testing", "bisect", "hash_log"]),
 ]
 # Stems of TRACER_LEVELS built into a library of their own, not the core.
 OWN_LIBRARY = {"render": "libtensortrace-render"}

@@ -4,6 +4,7 @@
  * snapshot file written under TT_EXPECT_ACCEPT=1. */
 #include "tt_test.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,13 +280,26 @@ static tt_status center_fake(tt_frame *f)
     return st ? st : tt_return(f, 0, tt_empty_like(x));
 }
 
+static int line_scaled;
+
 static tt_status centered(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
 {
     (void)nin, (void)nout;
     tt_scope_begin();
     tt_tensor *c = tt_call((tt_op *)ud, tt_v_tensor(tt_relu(in[0])));
+    line_scaled = __LINE__ + 1;
     out[0] = tt_keep(tt_mul_scalar(c, 3));
     tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* the same, then a sum: the difference starts two nodes before the output */
+static tt_status centered_sum(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    tt_tensor *c = NULL;
+    tt_status st = centered(in, nin, &c, nout, ud);
+    out[0] = st ? NULL : tt_sum(c, 1, (const int64_t[]){1}, false);
+    tt_release(c);
     return out[0] ? TT_OK : tt_errcode();
 }
 
@@ -315,9 +329,23 @@ START_TEST(test_bisector)
     ck_assert_int_eq(r.pass, TT_PASS_FUSE);
     ck_assert_str_eq(tt_pass_name(r.pass), "fuse");
     ck_assert(!r.without_passes);
+    /* the node: the fused chain's result, the mul at centered's line */
+    char where[100];
+    snprintf(where, sizeof where, "test_testing.c:%d in centered", line_scaled);
+    ck_assert_str_eq(r.node, "mul");
+    ck_assert_str_eq(r.node_op, "tt::mul.Scalar");
+    ck_assert_str_eq(r.node_where, where);
+    ck_assert(r.node_max_diff > 1e-3 && isfinite(r.node_max_diff));
+    /* through a sum: the node is still the mul, before the output */
+    OK(tt_compare_run(centered_sum, 1, &x, 1, &o, 1e-5, 1e-5, &r));
+    ck_assert(r.differs);
+    ck_assert_str_eq(r.node, "mul");
+    ck_assert_int_eq(r.pass, TT_PASS_FUSE);
     ck_assert_int_eq(tt_expect_compiled_matches_eager(centered, 1, &x, 1, &o, 1e-5, 1e-5),
                      TT_EEXPECT);
     ck_assert_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: output 0, element ");
+    ck_assert_error(TT_EEXPECT, "; the first node that differs is mul (tt::mul.Scalar at ");
+    ck_assert_error(TT_EEXPECT, where);
     ck_assert_error(TT_EEXPECT, "; with the pass 'fuse' off (passes_off = TT_PASS_FUSE) the "
                                 "compiled result agrees: that pass changes it (a custom op "
                                 "tagged pointwise whose result is not elementwise does this; the "
@@ -337,11 +365,137 @@ START_TEST(test_bisector)
                      TT_EEXPECT);
     ck_assert_error(TT_EEXPECT, "it differs with every pass off too: the traced graph itself "
                                 "computes another result");
+    ck_assert_error(TT_EEXPECT, "the first node that differs is mul (tt::mul.Scalar at "
+                                "test_testing.c:");
     ck_assert_int_eq(tt_compare_run(NULL, 1, &small, 1, NULL, 0, 0, &r), TT_EINVAL);
     ck_assert_error(TT_EINVAL, "tt_compare_run: expected a function");
     tt_clear_error();
     tt_release(small), tt_release(x);
     tt_library_free(lib);
+}
+END_TEST
+
+/* ----------------------------------------------------------- hash log */
+
+static double scale_by = 2;
+static int line_scale;
+
+static tt_status scaled_mlp(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    tt_scope_begin();
+    tt_tensor *h = tt_matmul(in[0], in[0]);
+    line_scale = __LINE__ + 1;
+    out[0] = tt_keep(tt_relu(tt_mul_scalar(h, scale_by)));
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* Runs scaled_mlp eagerly and compiled (twice) under a hash log at path. */
+static void log_run(const char *path, tt_tensor *x)
+{
+    tt_tensor *out = NULL;
+    tt_compiled *c = NN(tt_compile(scaled_mlp, 1, 1, &(tt_trace_opts){.name = "mlp"}));
+    OK(tt_hash_log_begin(path));
+    OK(scaled_mlp(&x, 1, &out, 1, NULL));
+    out = tt_release(out);
+    for (int k = 0; k < 2; k++) {
+        OK(tt_compiled_call(c, &x, &out));
+        out = tt_release(out);
+    }
+    OK(tt_hash_log_end());
+    tt_compiled_free(c);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_hash_log)
+{
+    char dir[] = "/tmp/tt_hashlog_XXXXXX", a[64], b[64], c[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(a, sizeof a, "%s/a.log", dir);
+    snprintf(b, sizeof b, "%s/b.log", dir);
+    snprintf(c, sizeof c, "%s/c.log", dir);
+    tt_manual_seed(1);
+    tt_tensor *x = NN(tt_randn(TT_SHAPE(4, 4), TT_F32));
+    scale_by = 2;
+    log_run(a, x);
+    log_run(b, x);
+    OK(tt_hash_log_compare(a, b));
+    /* the log: a header, 3 eager ops (matmul, mul, relu), then each
+     * compiled call's steps with their nodes */
+    const char *text = read_text(a);
+    ck_assert_msg(strncmp(text, "# tensortrace hash log 1:", 25) == 0, "%s", text);
+    ck_assert_msg(strstr(text, "0\top\ttt::matmul\t-\ttest_testing.c:"), "%s", text);
+    ck_assert_msg(strstr(text, "\tstep\ttt::matmul\tmatmul\ttest_testing.c:"), "%s", text);
+    ck_assert_msg(strstr(text, "\tf32[4, 4] "), "%s", text);
+    ck_assert_int_eq(tt_test_count(text, "\tstep\t"), 2 * 2); /* matmul, fused mul+relu */
+    /* only the program's ops: not the allocations a plan step makes */
+    ck_assert_int_eq(tt_test_count(text, "\top\t"), 3);
+
+    /* a change in one constant: the first divergence is the mul */
+    scale_by = 3;
+    log_run(c, x);
+    ck_assert_int_eq(tt_hash_log_compare(a, c), TT_EEXPECT);
+    char want[160];
+    snprintf(want, sizeof want, "tt_hash_log_compare: entry 1 is the first divergence: "
+                                "tt::mul.Scalar at test_testing.c:%d gives f32[4, 4] ",
+             line_scale);
+    ck_assert_error(TT_EEXPECT, want);
+    ck_assert_error(TT_EEXPECT, "(line 3) and f32[4, 4] ");
+
+    /* another program: other ops */
+    FILE *f = fopen(c, "w");
+    fputs("# tensortrace hash log 1: made by hand\n0\top\ttt::exp\t-\tx.c:1\tf32[1] 0\n", f);
+    fclose(f);
+    ck_assert_int_eq(tt_hash_log_compare(a, c), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "tt_hash_log_compare: entry 0: the runs call different ops: "
+                                "tt::matmul at test_testing.c:");
+    /* a log cut short: the other goes on */
+    f = fopen(c, "w");
+    fputs("# tensortrace hash log 1: made by hand\n", f);
+    fclose(f);
+    ck_assert_int_eq(tt_hash_log_compare(a, c), TT_EEXPECT);
+    ck_assert_error(TT_EEXPECT, "stops after 0 entries while");
+    f = fopen(c, "w");
+    fputs("# tensortrace hash log 1: made by hand\n0\top\ttt::matmul", f);
+    fclose(f);
+    ck_assert_int_eq(tt_hash_log_compare(a, c), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "is not a hash log entry (cut short, or edited?)");
+    f = fopen(c, "w");
+    fputs("hello\n", f);
+    fclose(f);
+    ck_assert_int_eq(tt_hash_log_compare(a, c), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "is not a tensortrace hash log (its first line should start "
+                               "\"# tensortrace hash log 1:\")");
+    ck_assert_int_eq(tt_hash_log_compare(a, "/nonexistent/x.log"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_hash_log_compare: cannot read \"/nonexistent/x.log\": No such "
+                               "file or directory");
+    ck_assert_int_eq(tt_hash_log_compare(NULL, a), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_hash_log_compare: argument 'a' is NULL");
+
+    /* misuse */
+    ck_assert_int_eq(tt_hash_log_end(), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_hash_log_end: this thread writes no hash log");
+    ck_assert_int_eq(tt_hash_log_begin("/nonexistent/x.log"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_hash_log_begin: cannot write \"/nonexistent/x.log\"");
+    OK(tt_hash_log_begin(c));
+    ck_assert_int_eq(tt_hash_log_begin(b), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_hash_log_begin: this thread already writes a hash log");
+    OK(tt_hash_log_end());
+    tt_clear_error();
+    unlink(a), unlink(b), unlink(c);
+    rmdir(dir);
+    tt_release(x);
 }
 END_TEST
 
@@ -356,6 +510,7 @@ static Suite *testing_suite(void)
     tcase_add_test(tc, test_snapshot_file);
     tcase_add_test(tc, test_graphs_equal_dot);
     tcase_add_test(tc, test_bisector);
+    tcase_add_test(tc, test_hash_log);
     suite_add_tcase(s, tc);
     return s;
 }

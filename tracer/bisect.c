@@ -173,6 +173,143 @@ static int compiled_differs(tt_fn fn, int nin, tt_tensor **inputs, int nout,
     return st || err ? -1 : differs;
 }
 
+/* ------------------------------------------------ node by node */
+
+/* Every op node's values as the eager run made them, by node name: a
+ * real-mode trace runs fn's C code on real tensors and names each op's
+ * node as the compiled plan's trace does, and the watch copies the
+ * values when they are made (a later in-place write would change them). */
+typedef struct {
+    tt__node_watch w;
+    char (*names)[40];
+    tt_tensor *(*vals)[2]; /* the first two results of each node */
+    int n, cap;
+    bool oom;
+} eager_nodes;
+
+static void remember_node(tt__node_watch *w, const gnode *n, tt_tensor *const *vals, int nvals,
+                          bool in_plan)
+{
+    eager_nodes *e = (eager_nodes *)w;
+    if (e->oom || in_plan)
+        return;
+    if (e->n == e->cap) {
+        int cap = e->cap ? 2 * e->cap : 64;
+        void *names = realloc(e->names, sizeof *e->names * (size_t)cap);
+        if (names)
+            e->names = names;
+        void *v = names ? realloc(e->vals, sizeof *e->vals * (size_t)cap) : NULL;
+        if (!v) {
+            e->oom = true;
+            return;
+        }
+        e->vals = v;
+        e->cap = cap;
+    }
+    snprintf(e->names[e->n], sizeof e->names[e->n], "%s", n->name);
+    /* Copies outside fn's scope and autograd (this runs inside the
+     * tracer's handler, where no mode records it). */
+    tt_scope_pause();
+    tt_no_grad_begin();
+    for (int j = 0; j < 2; j++)
+        e->vals[e->n][j] = j < nvals && vals[j] && !tt_is_fake(vals[j]) ? tt_clone(vals[j]) : NULL;
+    tt_no_grad_end();
+    tt_scope_resume();
+    tt_clear_error(); /* a value that could not be copied is not compared */
+    e->n++;
+}
+
+static void forget_nodes(eager_nodes *e)
+{
+    for (int i = 0; i < e->n; i++)
+        for (int j = 0; j < 2; j++)
+            tt_release(e->vals[i][j]);
+    free(e->names);
+    free(e->vals);
+}
+
+/* The compiled side: each step's values against the eager ones of the
+ * node of the same name; the first that differs goes into the report. */
+typedef struct {
+    tt__node_watch w;
+    const eager_nodes *eager;
+    double rtol, atol;
+    tt_compare_report *r;
+    bool found;
+} node_check;
+
+static void check_node(tt__node_watch *w, const gnode *n, tt_tensor *const *vals, int nvals,
+                       bool in_plan)
+{
+    node_check *c = (node_check *)w;
+    int k = 0;
+    if (c->found || !in_plan)
+        return;
+    while (k < c->eager->n && strcmp(c->eager->names[k], n->name) != 0)
+        k++;
+    for (int j = 0; k < c->eager->n && j < 2 && j < nvals && !c->found; j++) {
+        const tt_tensor *want = c->eager->vals[k][j];
+        if (!want || !vals[j])
+            continue;
+        double gv, wv, max = 0;
+        bool meta = tt_dtype_of(vals[j]) != tt_dtype_of(want) || tt_ndim(vals[j]) != tt_ndim(want);
+        for (int d = 0; !meta && d < tt_ndim(want); d++)
+            meta = tt_sizes(vals[j])[d] != tt_sizes(want)[d];
+        int64_t at = meta ? -1 : first_difference(vals[j], want, c->rtol, c->atol, &gv, &wv, &max);
+        if (at == -2)
+            tt_clear_error();
+        if (!meta && at < 0)
+            continue;
+        c->found = true;
+        tt_compare_report *r = c->r;
+        snprintf(r->node, sizeof r->node, "%s", n->name);
+        snprintf(r->node_op, sizeof r->node_op, "%s", n->op ? tt_op_name(n->op) : "?");
+        if (n->loc.file)
+            snprintf(r->node_where, sizeof r->node_where, "%s:%d in %s", loc_basename(n->loc.file),
+                     n->loc.line, n->loc.func ? n->loc.func : "?");
+        r->node_max_diff = meta ? INFINITY : max;
+    }
+}
+
+/* Finds the first node whose compiled value differs from eager's (the
+ * report's node fields); a failure to find one leaves them empty. */
+static void locate_node(tt_fn fn, int nin, tt_tensor **inputs, int nout,
+                        const tt_trace_opts *opts, double rtol, double atol,
+                        tt_compare_report *r)
+{
+    eager_nodes eager = {.w.seen = remember_node};
+    tt_tensor **in = calloc((size_t)nin + 1, sizeof *in);
+    tt__node_watch *saved = tt__watch;
+    if (in && !copy_inputs(nin, inputs, in)) {
+        tt_trace_opts real = *opts;
+        real.mode = TT_TRACE_REAL;
+        real.nout = nout;
+        tt__watch = &eager.w;
+        tt_graph_free(tt_trace(fn, nin, in, &real));
+        tt__watch = saved;
+        release_all(nin, in);
+    }
+    free(in);
+    if (!eager.oom && eager.n > 0) {
+        node_check check = {.w.seen = check_node, .eager = &eager, .rtol = rtol, .atol = atol,
+                            .r = r};
+        tt_trace_opts o = *opts;
+        o.nout = nout;
+        tt_compiled *c = tt_compile(fn, nin, nout, &o);
+        tt_tensor **got = c ? calloc((size_t)nout, sizeof *got) : NULL;
+        if (got) {
+            tt__watch = &check.w;
+            run_once(fn, c, nin, inputs, nout, o.ud, got);
+            tt__watch = saved;
+            release_all(nout, got);
+        }
+        free(got);
+        tt_compiled_free(c);
+    }
+    forget_nodes(&eager);
+    tt_clear_error(); /* a hint: the comparison itself already ran */
+}
+
 tt_status tt_compare_run(tt_fn fn, int nin, tt_tensor **inputs, int nout,
                          const tt_trace_opts *opts, double rtol, double atol,
                          tt_compare_report *report)
@@ -198,6 +335,7 @@ tt_status tt_compare_run(tt_fn fn, int nin, tt_tensor **inputs, int nout,
     int d = compiled_differs(fn, nin, inputs, nout, &o, 0, want, rtol, atol, report);
     if (d == 1) {
         report->differs = true;
+        locate_node(fn, nin, inputs, nout, &o, rtol, atol, report);
         /* Each pass off alone: the one whose absence makes it agree. */
         tt_compare_report probe;
         for (int i = 0; i < NPASSES && d >= 0; i++) {
@@ -259,7 +397,11 @@ tt_status tt_expect_compiled_matches_eager(tt_fn fn, int nin, tt_tensor **inputs
     tt_status st = tt_compare_run(fn, nin, inputs, nout, opts, rtol, atol, &r);
     if (st || !r.differs)
         return st;
-    char ops[200] = "", hint[400] = "";
+    char ops[200] = "", hint[400] = "", node[400] = "";
+    if (r.node[0])
+        snprintf(node, sizeof node, "; the first node that differs is %s (%s%s%s), largest "
+                                    "difference %.3g", r.node, r.node_op,
+                 r.node_where[0] ? " at " : "", r.node_where, r.node_max_diff);
     if (r.pass == TT_PASS_FUSE) {
         pointwise_custom_ops(fn, nin, inputs, nout, opts, ops, sizeof ops);
         snprintf(hint, sizeof hint,
@@ -268,11 +410,11 @@ tt_status tt_expect_compiled_matches_eager(tt_fn fn, int nin, tt_tensor **inputs
     }
     for (int i = 0; r.pass && i < NPASSES; i++)
         if (passes[i].bit == r.pass)
-            return tt_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: %s; with the pass "
+            return tt_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: %s%s; with the pass "
                                         "'%s' off (passes_off = %s) the compiled result "
-                                        "agrees: that pass changes it%s", r.what,
+                                        "agrees: that pass changes it%s", r.what, node,
                             passes[i].name, passes[i].macro, hint);
-    return tt_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: %s; %s", r.what,
+    return tt_error(TT_EEXPECT, "tt_expect_compiled_matches_eager: %s%s; %s", r.what, node,
                     r.without_passes ? "it differs with every pass off too: the traced graph "
                                        "itself computes another result (a value the trace "
                                        "froze, a fake kernel that disagrees with its kernel)"

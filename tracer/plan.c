@@ -494,6 +494,7 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
     tt_status st = TT_OK;
     tt_scope_pause();
     tt_no_grad_begin();
+    tt__plan_running++;
     /* The fast path needs inputs that share no memory. */
     bool fast = !p->variants || inputs_share_no_storage(in, nin, slots);
     for (int i = 0; i < g->n; i++) {
@@ -553,6 +554,8 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
             }
             if (!st)
                 slots[p->offset[s->node]] = tt_retain(w);
+            if (!st && tt__watch)
+                tt__watch->seen(tt__watch, n, &slots[p->offset[s->node]], 1, true);
             if (ev >= 0) /* w is read and written */
                 tt__profile_close(ev, 2 * slot_bytes(w) + slot_bytes(a) + slot_bytes(b),
                                   st ? -1 : 2 * tt_numel(w) * tt_sizes(a)[tt_ndim(a) - 1]);
@@ -567,6 +570,8 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
                 ins[i] = slots[p->offset[r.node] + r.out];
             }
             st = tt__fused_run(s->fused, ins, s->dying, &slots[p->offset[s->node]]);
+            if (!st && tt__watch)
+                tt__watch->seen(tt__watch, n, &slots[p->offset[s->node]], 1, true);
             if (ev >= 0) {
                 int64_t bytes = st ? 0 : slot_bytes(slots[p->offset[s->node]]);
                 for (int i = 0; i < tt__fused_num_inputs(s->fused); i++)
@@ -629,6 +634,8 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         }
         if (!st)
             tt__node_fill_after(n, args, &slots[p->offset[s->node]]);
+        if (!st && tt__watch)
+            tt__watch->seen(tt__watch, n, &slots[p->offset[s->node]], tt__node_nrets(n), true);
         for (int a = 0; a < n->nargs; a++)
             tt__free(lists[a]);
         for (int r = 0; !st && r < s->nrelease; r++)
@@ -638,6 +645,7 @@ tt_status tt__plan_run(tt_plan *p, tt_tensor **in, int nin, tt_tensor **out, int
         tt__free(bsyms);
     if (bvals != vals)
         tt__free(bvals);
+    tt__plan_running--;
     tt_no_grad_end();
     tt_scope_resume();
     if (st && tt_errcode() == TT_OK && ran > 0) /* never a failure without a reason */

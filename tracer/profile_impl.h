@@ -12,6 +12,10 @@
 /* The profile recording on this thread (NULL: none): the one test a plan
  * step pays while no profile runs. */
 extern _Thread_local tt_profile *tt__profiling;
+/* Set while a compiled plan runs on this thread (plan.c): the op calls
+ * its steps make inside (an output's allocation) are the step's, not the
+ * program's, for the profiler's mode and the hash log's. */
+extern _Thread_local int tt__plan_running;
 
 /* Opens an event on this thread's profile: its index, or -1 when none
  * runs or it could not be recorded (then close does nothing). name, the

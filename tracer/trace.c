@@ -828,11 +828,17 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
             st = record_writes(tr, op, id, args, nargs, outs, nouts);
             for (int j = 0; st && j < nouts; j++)
                 tt_value_clear(&outs[j]);
+            if (!st && !tr->fake && tt__watch) {
+                const gnode *n = &tr->g->nodes[id];
+                tt__watch->seen(tt__watch, n, n->vals, tt__node_nrets(n), false);
+            }
         }
     }
     free_gargs(ga, nargs);
     return st;
 }
+
+_Thread_local tt__node_watch *tt__watch;
 
 /* -------------------------------------------------------------- tracing */
 

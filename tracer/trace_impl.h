@@ -151,6 +151,20 @@ void tt__symbolic_stop(tracer *tr);
 /* The calling line of the innermost tt_call on this thread. */
 static inline tt_srcloc tt__callsite(void) { return tt_callsite(); }
 
+/* Watches each op node's values as a run makes them, for the numerics
+ * bisector and the hash log (bisect.c): a real-mode trace calls it as it
+ * records each op node, a compiled plan after each step (for a fused
+ * chain or an accumulating GEMM, with its last node). The values are
+ * borrowed and current only during the call: later steps may write over
+ * them. One per thread; NULL: none (a plan step tests the pointer). */
+typedef struct tt__node_watch tt__node_watch;
+struct tt__node_watch {
+    /* in_plan: a compiled plan's step (else a real-mode trace's node) */
+    void (*seen)(tt__node_watch *w, const gnode *n, tt_tensor *const *vals, int nvals,
+                 bool in_plan);
+};
+extern _Thread_local tt__node_watch *tt__watch;
+
 /* How many outputs a compiled function returns (0 for NULL). */
 int tt__compiled_nout(const tt_compiled *c);
 

@@ -96,13 +96,21 @@ typedef struct {
      * result). */
     unsigned pass;
     bool without_passes;
+    /* The first node whose value differs: every node's values recorded as
+     * the eager run makes them (a real-mode trace) and as the compiled
+     * plan's steps make them, compared at the same node. Its name, op,
+     * "file:line in function", and largest difference; node is "" when
+     * none differs before the outputs (or the runs cannot be matched). */
+    char node[40], node_op[64], node_where[200];
+    double node_max_diff;
 } tt_compare_report;
 
 /* Runs fn eagerly and compiled (opts as tt_compile's; each run on fresh
  * copies of the inputs) and compares the nout outputs: dtype, sizes and
  * each element within atol + rtol * |eager| (NaN equals NaN). On a
- * difference it compiles again with each plan pass off in turn and
- * names the one that makes it, as PyTorch's CompilerBisector does.
+ * difference it finds the first node that differs, and compiles again
+ * with each plan pass off in turn and names the one that makes it, as
+ * PyTorch's CompilerBisector does.
  * Returns the first error of a run; the finding is in *report. */
 tt_status tt_compare_run(tt_fn fn, int nin, tt_tensor **inputs, int nout,
                          const tt_trace_opts *opts, double rtol, double atol,
@@ -113,6 +121,27 @@ const char *tt_pass_name(unsigned pass);
  * element, both values and the pass that makes the difference. */
 tt_status tt_expect_compiled_matches_eager(tt_fn fn, int nin, tt_tensor **inputs, int nout,
                                            const tt_trace_opts *opts, double rtol, double atol);
+
+/* ------------------------------------------------------- hash log */
+
+/* From begin to end, the calling thread writes a line to path for each
+ * op it calls eagerly and each step of the compiled plans it runs: the
+ * op, the graph node (a step's), the user's file:line, and each value's
+ * dtype, sizes and a 64-bit hash of its elements in order (FNV-1a of
+ * their bytes: one bit of one element changes it, a layout does not). Two
+ * logs of one program made apart (another thread count, another machine,
+ * before and after a change) are compared afterwards with
+ * tt_hash_log_compare. TT_HASH_LOG=path logs the thread that loads the
+ * library until exit. TT_EINVAL: already logging, a path that cannot be
+ * written, or (end) no log or a mode pushed after begin still on. */
+tt_status tt_hash_log_begin(const char *path);
+tt_status tt_hash_log_end(void);
+/* TT_OK when two hash logs agree entry by entry; TT_EEXPECT naming the
+ * first divergence: the entry, its op, node and file:line with both
+ * values' hashes, or where the runs call different ops or one stops
+ * early; TT_EINVAL when a file cannot be read or is not a hash log.
+ * (`tt diff A B` on the command line.) */
+tt_status tt_hash_log_compare(const char *a, const char *b);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus
