@@ -202,6 +202,32 @@ START_TEST(test_force_draws)
 }
 END_TEST
 
+/* Delayed: work that ends within half a second leaves nothing; longer
+ * work draws from then on. */
+START_TEST(test_delayed)
+{
+    setenv("COLUMNS", "80", 1);
+    unsetenv("TT_PROGRESS");
+    capture c = capture_stderr();
+    tt_progress *p = NN(tt_progress_begin("quick", 0, TT_PROGRESS_FORCE | TT_PROGRESS_DELAYED));
+    tt_progress_update(p, 10, "nodes");
+    tt_progress_end(p);
+    char *s = captured(&c);
+    ck_assert_str_eq(s, "");
+    free(s);
+    c = capture_stderr();
+    p = NN(tt_progress_begin("slow", 0, TT_PROGRESS_FORCE | TT_PROGRESS_DELAYED));
+    tt_progress_update(p, 10, "nodes");
+    sleep_s(0.55);
+    tt_progress_update(p, 20, "nodes");
+    tt_progress_end(p);
+    s = captured(&c);
+    ck_assert_msg(!strncmp(s, "\rslow 20 ", 9), "drew \"%s\"", s);
+    ck_assert_ptr_eq(strchr(s, '\n'), s + strlen(s) - 1);
+    free(s);
+}
+END_TEST
+
 /* A shorter line covers the longer one before it with spaces; the
  * redraws come a tenth of a second apart at most. */
 START_TEST(test_force_redraws)
@@ -245,9 +271,10 @@ START_TEST(test_errors)
                                "(0: unknown), got -1");
     ck_assert_str_eq(tt_errmsg(), "tt_progress_begin: argument 'total' expects a count >= 0 "
                                   "(0: unknown), got -1");
-    ck_assert_ptr_null(tt_progress_begin(NULL, 3, 4));
-    ck_assert_str_eq(tt_errmsg(), "tt_progress_begin: argument 'flags' has unknown bits 0x4 "
-                                  "(expected TT_PROGRESS_QUIET, TT_PROGRESS_FORCE)");
+    ck_assert_ptr_null(tt_progress_begin(NULL, 3, 8));
+    ck_assert_str_eq(tt_errmsg(), "tt_progress_begin: argument 'flags' has unknown bits 0x8 "
+                                  "(expected TT_PROGRESS_QUIET, TT_PROGRESS_FORCE, "
+                                  "TT_PROGRESS_DELAYED)");
     ck_assert_int_eq(tt_errcode(), TT_EINVAL);
     tt_clear_error();
 
@@ -283,6 +310,7 @@ static Suite *progress_suite(void)
     tcase_add_test(tc, test_silent);
     tcase_add_test(tc, test_force_draws);
     tcase_add_test(tc, test_force_redraws);
+    tcase_add_test(tc, test_delayed);
     suite_add_tcase(s, tc);
     tc = tt_tcase("errors");
     tcase_add_test(tc, test_errors);

@@ -10,6 +10,7 @@
  * read (tt_fn_arg_int ...) and the declared bytes of *ud. */
 #include "plan_impl.h"
 #include "profile_impl.h"
+#include "tt_progress.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -700,6 +701,8 @@ static tt_status make_plan(tt_compiled *c, tt_tensor **in, const tt_value *args,
     double t0 = tt__now_ms();
     args_begin(&a, c, args, nargs, true);
     tt_graph *g = tt__trace_keep(&tr, run_fn, c->nin + nt, in, &topts);
+    if (g)
+        tt_progress_update(tt__trace_progress, g->n, "nodes traced; planning");
     tt_status st = args_end(&a, g ? TT_OK : tt_errcode());
     double t1 = tt__now_ms();
     tt__free(names);
@@ -879,7 +882,14 @@ static tt_status call(tt_compiled *c, tt_tensor **in, tt_tensor **out, const tt_
         snprintf(name, sizeof name, "compile %s", c->name);
         ev = tt__profile_open(TT_PROFILE_COMPILE, name, tt_callsite(), NULL);
     }
+    /* A compile that takes long shows it on a terminal (from half a
+     * second on): the nodes traced, then the planning. */
+    char label[80];
+    snprintf(label, sizeof label, "compile %s", c->name);
+    if (!(tt__trace_progress = tt_progress_begin(label, 0, TT_PROGRESS_DELAYED)))
+        tt_clear_error(); /* out of memory for the bar: compile without it */
     tt_status st = make_plan(c, in, args, nargs, targs, nt, &p, brief, sizeof brief, &eager);
+    tt__trace_progress = tt_progress_end(tt__trace_progress);
     tt__profile_close(ev, -1, -1);
     if ((st == TT_EGRAPHBREAK && !c->opts.fullgraph) || eager) {
         /* The function needs real data somewhere (or has an effect a

@@ -20,12 +20,14 @@
 #define MIN_BAR 5     /* below that the bar is left out */
 #define MAX_LINE 1023 /* the widest line drawn, whatever COLUMNS says */
 #define REDRAW_S 0.1
+#define DELAY_S 0.5 /* TT_PROGRESS_DELAYED */
 
 struct tt_progress {
     int64_t total, done;
     bool visible, drew;
     int width;            /* the longest line: the columns but one, so it never wraps */
     double t0, last_draw; /* CLOCK_MONOTONIC seconds */
+    double first_draw;    /* not before then (TT_PROGRESS_DELAYED) */
     size_t last_len;      /* of the line on screen: a shorter one is padded over it */
     char extra[256];
     char label[];
@@ -68,10 +70,11 @@ tt_progress *tt_progress_begin(const char *label, int64_t total, unsigned flags)
                             "unknown), got %lld", (long long)total);
         return NULL;
     }
-    if (flags & ~(TT_PROGRESS_QUIET | TT_PROGRESS_FORCE)) {
+    const unsigned known = TT_PROGRESS_QUIET | TT_PROGRESS_FORCE | TT_PROGRESS_DELAYED;
+    if (flags & ~known) {
         tt_error(TT_EINVAL, "tt_progress_begin: argument 'flags' has unknown bits 0x%x "
-                            "(expected TT_PROGRESS_QUIET, TT_PROGRESS_FORCE)",
-                 flags & ~(TT_PROGRESS_QUIET | TT_PROGRESS_FORCE));
+                            "(expected TT_PROGRESS_QUIET, TT_PROGRESS_FORCE, "
+                            "TT_PROGRESS_DELAYED)", flags & ~known);
         return NULL;
     }
     size_t len = label ? strlen(label) : 0;
@@ -82,12 +85,13 @@ tt_progress *tt_progress_begin(const char *label, int64_t total, unsigned flags)
     }
     const char *env = getenv("TT_PROGRESS");
     *p = (tt_progress){.total = total, .width = columns() - 1, .t0 = now_s()};
+    p->first_draw = p->t0 + (flags & TT_PROGRESS_DELAYED ? DELAY_S : 0);
     p->visible = !(flags & TT_PROGRESS_QUIET) && !(env && !strcmp(env, "0")) &&
                  ((flags & TT_PROGRESS_FORCE) || isatty(STDERR_FILENO));
     copy_clean(p->label, len + 1, label);
     /* Drawn at once: the first step of a compiled loop traces, and may be
      * the longest. */
-    if (p->visible)
+    if (p->visible && !(flags & TT_PROGRESS_DELAYED))
         tt_progress_update(p, 0, NULL);
     return p;
 }
@@ -205,7 +209,7 @@ void tt_progress_update(tt_progress *p, int64_t done, const char *extra)
     if (!p->visible)
         return;
     double now = now_s();
-    if (!p->drew || now - p->last_draw >= REDRAW_S)
+    if (now >= p->first_draw && (!p->drew || now - p->last_draw >= REDRAW_S))
         draw(p, now);
 }
 

@@ -6,6 +6,7 @@
  * did not make (a weight created with tt_from_data inside the function,
  * say) is lifted into the graph as a constant, as make_fx does. */
 #include "trace_impl.h"
+#include "tt_progress.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -806,6 +807,8 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
         int id = tt__graph_add_op(tr->g, op, ga, nargs, outs, nouts, tt__callsite());
         if (id >= 0)
             tr->g->nodes[id].scope = scope_depth ? scope_stack[scope_depth - 1] : NULL;
+        if (tt__trace_progress && (id & 255) == 0) /* a clock read per 256 nodes */
+            tt_progress_update(tt__trace_progress, id, "nodes traced");
         if (id < 0) {
             st = tt_errcode();
             for (int j = 0; j < nouts; j++)
@@ -839,6 +842,7 @@ static tt_status trace_call(tt_mode *m, const tt_op *op, const tt_value *args, i
 }
 
 _Thread_local tt__node_watch *tt__watch;
+_Thread_local struct tt_progress *tt__trace_progress;
 
 /* -------------------------------------------------------------- tracing */
 

@@ -165,6 +165,10 @@ struct tt__node_watch {
 };
 extern _Thread_local tt__node_watch *tt__watch;
 
+/* The progress bar of the compile tracing on this thread (compile.c
+ * sets it; NULL: none): the tracer counts its nodes there. */
+extern _Thread_local struct tt_progress *tt__trace_progress;
+
 /* How many outputs a compiled function returns (0 for NULL). */
 int tt__compiled_nout(const tt_compiled *c);
 

@@ -30,6 +30,9 @@ typedef struct tt_progress tt_progress;
 /* TT_PROGRESS_FORCE: draw even when stderr is no terminal (tests); the
  * environment's TT_PROGRESS=0 still wins. */
 #define TT_PROGRESS_FORCE 2u
+/* TT_PROGRESS_DELAYED: draw nothing for the first half second, so work
+ * that ends sooner (most compiles) leaves no line behind. */
+#define TT_PROGRESS_DELAYED 4u
 
 /* A new bar of `total` items (0: unknown, then the count and rate only),
  * drawn at once when it draws; label may be NULL. Returns the caller's
