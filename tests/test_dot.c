@@ -852,6 +852,63 @@ static tt_status weighted(tt_tensor **in, int nin, tt_tensor **out, int nout, vo
     return out[0] ? TT_OK : tt_errcode();
 }
 
+/* Three identical layers, then a different head. */
+static tt_status layered(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    static const char *const names[] = {"layer0", "layer1", "layer2"};
+    tt_scope_begin();
+    tt_tensor *h = in[0];
+    for (int l = 0; l < 3; l++) {
+        OK(tt_scope_name_push(names[l]));
+        h = tt_mul(tt_relu(h), in[1]);
+        OK(tt_scope_name_pop());
+    }
+    OK(tt_scope_name_push("head"));
+    h = tt_exp(h);
+    OK(tt_scope_name_pop());
+    out[0] = tt_keep(h);
+    tt_scope_end();
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+START_TEST(test_merged_repeats)
+{
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32)), *w = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *g = NN(tt_trace(layered, 2, (tt_tensor *[]){x, w},
+                              &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    char *dot = NN(tt_graph_to_dot_merged(g, 1));
+    Agraph_t *ag = parse(dot);
+    /* the merged layers, the head, the output: x and w are read only
+     * inside the boxes */
+    ck_assert_int_eq(agnnodes(ag), 3);
+    ck_assert_str_eq(attr(ag, "label"), "forward (2 inputs read only inside the boxes not drawn)");
+    ck_assert_str_eq(attr(node(ag, "b0"), "label"),
+                     "layer0 \u2026 layer2\\n\u00d73, 2 ops each");
+    ck_assert_str_eq(attr(node(ag, "b0"), "tooltip"), "layer0 to layer2");
+    ck_assert_ptr_null(agnode(ag, "b1", 0));
+    ck_assert_ptr_null(agnode(ag, "b2", 0));
+    ck_assert_str_eq(attr(node(ag, "b3"), "label"), "head\\n1 op");
+    ck_assert_int_eq(agnedges(ag), 2); /* b0 -> b3 -> the output */
+    ck_assert_ptr_nonnull(agedge(ag, node(ag, "b0"), node(ag, "b3"), NULL, 0));
+    agclose(ag);
+    free(dot);
+    /* collapsed without merging: four boxes */
+    dot = NN(tt_graph_to_dot_collapsed(g, 1));
+    ag = parse(dot);
+    ck_assert_str_eq(attr(node(ag, "b1"), "label"), "layer1\\n2 ops");
+    ck_assert_int_eq(agnnodes(ag), 5);
+    agclose(ag);
+    free(dot);
+    ck_assert_ptr_null(tt_graph_to_dot_merged(NULL, 1));
+    ck_assert_error(TT_EINVAL, "tt_graph_to_dot_merged: argument 'graph' (#1) is NULL");
+    tt_clear_error();
+    tt_graph_free(g);
+    tt_release(w);
+    tt_release(x);
+}
+END_TEST
+
 START_TEST(test_named_scopes)
 {
     tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
@@ -978,6 +1035,7 @@ static Suite *dot_suite(void)
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_escaping);
     tcase_add_test(tc, test_named_scopes);
+    tcase_add_test(tc, test_merged_repeats);
     suite_add_tcase(s, tc);
     TCase *r = tt_tcase_with("render", render_setup, render_teardown);
     tcase_add_test(r, test_render_graph);

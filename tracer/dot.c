@@ -221,6 +221,11 @@ typedef struct {
      * weights), left out of the picture with its edges; and how many. */
     bool *hidden;
     int nhidden;
+    /* Merged repeats (tt_graph_to_dot_merged): per box, how many boxes it
+     * stands for (1: itself; 0: merged into an earlier one, whose last
+     * member's path is last[]). */
+    int *repeat;
+    int *last;
 } collapse;
 
 /* The length of s's first n components ("a/b/c", 2: 3), or 0 when s has
@@ -263,9 +268,60 @@ static void collapse_free(collapse *cx)
     for (int k = 0; k < cx->nbox; k++)
         free(cx->box[k]);
     free(cx->box), free(cx->count), free(cx->rep), free(cx->hidden);
+    free(cx->repeat), free(cx->last);
 }
 
-static bool collapse_init(collapse *cx, const tt_graph *g, int depth)
+/* The parent path's length of a box ("l3/attn": 2; "l3": 0). */
+static size_t parent_len(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? (size_t)(slash - path) : 0;
+}
+
+/* Merges each run of consecutive boxes (in the order their first nodes
+ * were traced) with one parent and the same ops in the same order into
+ * its first box: a model's twelve identical layers become one. */
+static bool merge_repeats(collapse *cx, const tt_graph *g)
+{
+    uint64_t *sig = malloc(sizeof *sig * (size_t)(cx->nbox ? cx->nbox : 1));
+    int *into = malloc(sizeof *into * (size_t)(cx->nbox ? cx->nbox : 1));
+    cx->repeat = malloc(sizeof *cx->repeat * (size_t)(cx->nbox ? cx->nbox : 1));
+    cx->last = malloc(sizeof *cx->last * (size_t)(cx->nbox ? cx->nbox : 1));
+    if (!sig || !into || !cx->repeat || !cx->last) {
+        free(sig), free(into);
+        return false;
+    }
+    for (int k = 0; k < cx->nbox; k++)
+        sig[k] = 1469598103934665603ull, cx->repeat[k] = 1, cx->last[k] = k, into[k] = k;
+    /* A box's ops, names in order (FNV-1a), as its signature. */
+    for (int i = 0; i < g->n; i++) {
+        int k = cx->rep[i];
+        if (k < 0 || g->nodes[i].kind != TT_NODE_OP)
+            continue;
+        for (const char *c = tt_op_name(g->nodes[i].op); *c; c++)
+            sig[k] = (sig[k] ^ (unsigned char)*c) * 1099511628211ull;
+        sig[k] = (sig[k] ^ ';') * 1099511628211ull;
+    }
+    for (int k = 1, head = 0; k < cx->nbox; k++) {
+        size_t ph = parent_len(cx->box[head]), pk = parent_len(cx->box[k]);
+        if (ph == pk && !strncmp(cx->box[head], cx->box[k], ph) && sig[k] == sig[head] &&
+            cx->count[k] == cx->count[head]) {
+            into[k] = head;
+            cx->repeat[head]++;
+            cx->repeat[k] = 0;
+            cx->last[head] = k;
+        } else {
+            head = k;
+        }
+    }
+    for (int i = 0; i < g->n; i++)
+        if (cx->rep[i] >= 0)
+            cx->rep[i] = into[cx->rep[i]];
+    free(sig), free(into);
+    return true;
+}
+
+static bool collapse_init(collapse *cx, const tt_graph *g, int depth, bool merge)
 {
     *cx = (collapse){.depth = depth};
     if (depth <= 0)
@@ -285,6 +341,8 @@ static bool collapse_init(collapse *cx, const tt_graph *g, int depth)
     for (int i = 0; i < g->n; i++)
         if (cx->rep[i] >= 0)
             cx->count[cx->rep[i]]++;
+    if (merge && !merge_repeats(cx, g))
+        return false;
     if (!(cx->hidden = calloc((size_t)(g->n ? g->n : 1), sizeof *cx->hidden)))
         return false;
     for (int i = 0; i < g->n; i++) {
@@ -308,16 +366,38 @@ static void put_box_id(sbuf *b, int cluster, int k)
         sb_printf(b, "b%d", k);
 }
 
+static const char *last_component(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* A box: "attn", "23 ops"; merged repeats "layer0 … layer11", "×12, 40
+ * ops each" (\u2026, \u00d7). Boxes merged into an earlier one are not
+ * drawn. */
 static void put_box(sbuf *b, int cluster, const char *indent, const collapse *cx, int k)
 {
-    const char *last = strrchr(cx->box[k], '/');
+    int times = cx->repeat ? cx->repeat[k] : 1;
+    if (!times)
+        return;
     sb_printf(b, "%s", indent);
     put_box_id(b, cluster, k);
     sb_printf(b, " [label=\"");
-    put_escaped(b, last ? last + 1 : cx->box[k]);
-    sb_printf(b, "\\n%d op%s\", shape=box3d, fillcolor=\"#dae8fc\", tooltip=\"", cx->count[k],
-              cx->count[k] == 1 ? "" : "s");
+    put_escaped(b, last_component(cx->box[k]));
+    if (times > 1) {
+        sb_printf(b, " \u2026 ");
+        put_escaped(b, last_component(cx->box[cx->last[k]]));
+        sb_printf(b, "\\n\u00d7%d, %d op%s each", times, cx->count[k],
+                  cx->count[k] == 1 ? "" : "s");
+    } else {
+        sb_printf(b, "\\n%d op%s", cx->count[k], cx->count[k] == 1 ? "" : "s");
+    }
+    sb_printf(b, "\", shape=box3d, fillcolor=\"#dae8fc\", tooltip=\"");
     put_escaped(b, cx->box[k]);
+    if (times > 1) {
+        sb_printf(b, " to ");
+        put_escaped(b, cx->box[cx->last[k]]);
+    }
     sb_printf(b, "\"];\n");
 }
 
@@ -499,15 +579,15 @@ static char *finish(sbuf *b, const char *fn)
     return b->s;
 }
 
-char *tt_graph_to_dot_collapsed(const tt_graph *g, int depth)
+static char *dot_collapsed(const char *fn, const tt_graph *g, int depth, bool merge)
 {
     if (!g) {
-        tt_error(TT_EINVAL, "tt_graph_to_dot_collapsed: argument 'graph' (#1) is NULL");
+        tt_error(TT_EINVAL, "%s: argument 'graph' (#1) is NULL", fn);
         return NULL;
     }
     collapse cx;
     sbuf b = {0}, title = {0};
-    if (!collapse_init(&cx, g, depth)) {
+    if (!collapse_init(&cx, g, depth, merge)) {
         b.oom = true;
     } else {
         sb_printf(&title, "%s", g->name);
@@ -521,7 +601,17 @@ char *tt_graph_to_dot_collapsed(const tt_graph *g, int depth)
     }
     collapse_free(&cx);
     free(title.s);
-    return finish(&b, "tt_graph_to_dot_collapsed");
+    return finish(&b, fn);
+}
+
+char *tt_graph_to_dot_collapsed(const tt_graph *g, int depth)
+{
+    return dot_collapsed("tt_graph_to_dot_collapsed", g, depth, false);
+}
+
+char *tt_graph_to_dot_merged(const tt_graph *g, int depth)
+{
+    return dot_collapsed("tt_graph_to_dot_merged", g, depth, true);
 }
 
 char *tt_graph_to_dot(const tt_graph *g)

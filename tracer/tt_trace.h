@@ -322,6 +322,10 @@ char *tt_graph_to_dot(const tt_graph *g);
  * model as its top-level blocks; a large graph lays out in a fraction of
  * the time. depth <= 0: tt_graph_to_dot. */
 char *tt_graph_to_dot_collapsed(const tt_graph *g, int depth);
+/* tt_graph_to_dot_collapsed, with each run of consecutive boxes of one
+ * parent that compute the same ops in the same order (a model's repeated
+ * layers) drawn as one: "layer0 … layer11", "×12, 40 ops each". */
+char *tt_graph_to_dot_merged(const tt_graph *g, int depth);
 tt_status tt_graph_write_dot(const tt_graph *g, FILE *f); /* f NULL: stdout */
 /* Every graph of an explain result as a cluster "graph N", with each break
  * drawn as a red octagon (kind, reason, file:line) between the graphs. */

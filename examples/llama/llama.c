@@ -24,6 +24,7 @@ typedef struct {
     const char *checkpoint, *tokenizer, *prompt, *write_random, *write_random_path,
         *write_tokenizer, *dot;
     int steps, threads, dot_depth;
+    bool dot_merge;
     double temperature, topp;
     uint64_t seed;
     bool eager, check, quiet;
@@ -57,7 +58,9 @@ static void usage(FILE *f)
             "  --dot PATH            write the compiled decode step's graph as DOT, a\n"
             "                        cluster per layer (render: dot -Tsvg PATH)\n"
             "  --dot-depth N         with --dot: draw the scopes N deep as one box each\n"
-            "                        (1: a box per layer)\n");
+            "                        (1: a box per layer)\n"
+            "  --dot-merge           with --dot-depth: draw repeated layers as one box\n"
+            "                        (\"layer0 ... layer11, x12\")\n");
 }
 
 static bool parse_args(int argc, char **argv, options *o)
@@ -76,6 +79,9 @@ static bool parse_args(int argc, char **argv, options *o)
             continue;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = true;
+            continue;
+        } else if (!strcmp(a, "--dot-merge")) {
+            o->dot_merge = true;
             continue;
         }
         if (!v) {
@@ -625,7 +631,8 @@ int main(int argc, char **argv)
         else if (!f)
             st = tt_error(TT_EINVAL, "llama: cannot write %s", o.dot);
         else {
-            char *text = tt_graph_to_dot_collapsed(g, o.dot_depth);
+            char *text = o.dot_merge ? tt_graph_to_dot_merged(g, o.dot_depth)
+                                     : tt_graph_to_dot_collapsed(g, o.dot_depth);
             if (!text || fputs(text, f) < 0)
                 st = text ? tt_error(TT_EINVAL, "llama: cannot write %s", o.dot) : tt_errcode();
             else
