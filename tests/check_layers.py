@@ -71,11 +71,11 @@ TRACER_LEVELS = [
     ("plan and explain", ["plan", "explain"]),
     ("compile", ["compile"]),
     ("opcheck", ["opcheck"]),
-    ("output", ["dot", "render", "profile_report"]),
+    ("output", ["dot", "render", "render_html", "profile_report"]),
     ("test helpers", ["testing", "bisect", "hash_log"]),
 ]
 # Stems of TRACER_LEVELS built into a library of their own, not the core.
-OWN_LIBRARY = {"render": "libtensortrace-render"}
+OWN_LIBRARY = {"render": "libtensortrace-render", "render_html": "libtensortrace-render"}
 TRACER_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tracer")
 
 

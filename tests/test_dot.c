@@ -611,7 +611,8 @@ static void render_setup(void)
 
 static void render_teardown(void)
 {
-    const char *names[] = {"g.svg", "g.png", "e.svg", "e.png", "w.svg", "stderr.txt"};
+    const char *names[] = {"g.svg", "g.png", "e.svg", "e.png", "w.svg", "stderr.txt",
+                           "g.html", "shot.png"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char p[128];
         snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
@@ -909,6 +910,97 @@ START_TEST(test_merged_repeats)
 }
 END_TEST
 
+/* The HTML view in a browser: Debian's chromium, headless, opens the
+ * page at a fragment and prints the DOM after the script ran; the script
+ * wrote how many nodes it shows. */
+static char *browse(const char *html, const char *fragment)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "chromium --headless --no-sandbox --disable-gpu --dump-dom "
+                              "'file://%s#%s' 2>/dev/null", html, fragment);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t cap = 1 << 20, n = 0, got;
+    char *dom = malloc(cap);
+    while ((got = fread(dom + n, 1, cap - n - 1, p)) > 0)
+        if ((n += got) == cap - 1)
+            dom = realloc(dom, cap *= 2);
+    dom[n] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+    return dom;
+}
+
+static void assert_shows(const char *html, const char *fragment, const char *visible,
+                         const char *view)
+{
+    char *dom = browse(html, fragment);
+    char want[80];
+    snprintf(want, sizeof want, "data-visible=\"%s\" data-view=\"%s\"", visible, view);
+    ck_assert_msg(strstr(dom, want), "#%s: no %s in the page (%zu bytes of DOM)", fragment, want,
+                  strlen(dom));
+    free(dom);
+}
+
+START_TEST(test_html_view)
+{
+    ck_assert_msg(system("command -v chromium > /dev/null") == 0,
+                  "chromium is not installed (tools/run installs it)");
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32)), *w = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
+    tt_graph *g = NN(tt_trace(layered, 2, (tt_tensor *[]){x, w},
+                              &(tt_trace_opts){.mode = TT_TRACE_FAKE}));
+    const char *html = strdup(in_tmp("g.html"));
+    OK(tt_graph_write_html(g, html));
+    char *page = slurp(html, NULL);
+    ck_assert_ptr_nonnull(strstr(page, "<!DOCTYPE html>"));
+    ck_assert_ptr_nonnull(strstr(page, "id=\"scope:layer1\""));
+    ck_assert_ptr_nonnull(strstr(page, "\"op\":\"tt::relu\",\"schema\":\"tt::relu(Tensor self) -> Tensor\""));
+    /* self-contained: nothing loaded from elsewhere */
+    ck_assert_ptr_null(strstr(page, "<script src"));
+    ck_assert_ptr_null(strstr(page, "<link"));
+    free(page);
+    /* every op: 10 nodes; the layers folded but layer1: in0, in1, its two
+     * ops and the output */
+    assert_shows(html, "", "10", "ops");
+    assert_shows(html, "fold=all&open=layer1", "5", "ops");
+    /* a box per layer (the inputs are read only inside them) and the
+     * output; the three identical layers as one box */
+    assert_shows(html, "view=layers", "5", "layers");
+    assert_shows(html, "view=repeats", "3", "repeats");
+    /* a search opens what it finds and marks it */
+    char *dom = browse(html, "fold=all&find=exp");
+    ck_assert_ptr_nonnull(strstr(dom, "1 found"));
+    ck_assert_int_eq(tt_test_count(dom, "class=\"node hit\""), 1);
+    ck_assert_ptr_nonnull(strstr(dom, "data-visible=\"4\"")); /* in0, in1, exp, output */
+    free(dom);
+    /* a picture: the screenshot is a PNG of some size */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "chromium --headless --no-sandbox --disable-gpu "
+                              "--window-size=1000,700 --screenshot='%s' 'file://%s#view=layers' "
+                              "> /dev/null 2>&1", in_tmp("shot.png"), html);
+    ck_assert_int_eq(system(cmd), 0);
+    size_t n;
+    char *png = slurp(in_tmp("shot.png"), &n);
+    ck_assert_ptr_nonnull(png);
+    ck_assert_uint_gt(n, 5000);
+    ck_assert_int_eq(memcmp(png, "\x89PNG\r\n\x1a\n", 8), 0);
+    free(png);
+    /* errors */
+    ck_assert_int_eq(tt_graph_write_html(NULL, html), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_graph_write_html: argument 'graph' (#1) is NULL");
+    ck_assert_int_eq(tt_graph_write_html(g, ""), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_graph_write_html: argument 'path' (#2) expects a file name, "
+                               "got \"\"");
+    ck_assert_int_eq(tt_graph_write_html(g, "/nonexistent/g.html"), TT_EINVAL);
+    ck_assert_error(TT_EINVAL, "tt_graph_write_html: argument 'path' (#2): cannot write "
+                               "\"/nonexistent/g.html\": No such file or directory");
+    tt_clear_error();
+    free((char *)html);
+    tt_graph_free(g);
+    tt_release(w);
+    tt_release(x);
+}
+END_TEST
+
 START_TEST(test_named_scopes)
 {
     tt_tensor *x = NN(tt_ones(TT_SHAPE(2, 3), TT_F32));
@@ -1041,6 +1133,7 @@ static Suite *dot_suite(void)
     tcase_add_test(r, test_render_graph);
     tcase_add_test(r, test_render_explain);
     tcase_add_test(r, test_render_quiet);
+    tcase_add_test(r, test_html_view);
     suite_add_tcase(s, r);
     r = tt_tcase_with("render_errors", render_errors_setup, render_errors_teardown);
     tcase_add_loop_test(r, test_errors, 0, TT_TABLE_LEN(dot_errors));

@@ -443,6 +443,15 @@ static void put_nodes(sbuf *b, const tt_graph *g, int cluster, const char *inden
         sb_printf(b, "%s%*ssubgraph cluster_s%d_%d {\n%s%*s  graph [label=\"", indent, 2 * depth,
                   "", cluster, k, indent, 2 * depth, "");
         put_escaped(b, last ? last + 1 : paths[k]);
+        /* The path as the cluster's id (and an SVG group's): what the
+         * HTML view (render.c) folds by. */
+        sb_printf(b, "\", id=\"");
+        if (cluster)
+            sb_printf(b, "g%d_", cluster);
+        sb_printf(b, "scope:");
+        put_escaped(b, paths[k]);
+        sb_printf(b, "\", tooltip=\"");
+        put_escaped(b, paths[k]);
         sb_printf(b, "\", style=\"rounded,dashed\", color=\"#6fa8dc\", "
                      "fontcolor=\"#3d85c6\"];\n");
         open[depth++] = paths[k];

@@ -15,7 +15,7 @@
  * in the context, so the second render with a fresh context read it after
  * gvFreeContext had freed it (a use-after-free that ASan reports). The dot
  * tool, too, keeps one context for all its graphs. */
-#include "tt_render.h"
+#include "render_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -77,21 +77,24 @@ static tt_status check_args(const char *fn, const void *obj, const char *objname
     return TT_OK;
 }
 
-/* Renders DOT text `dot` (owned: freed here) into `path`. */
-static tt_status render_dot(const char *fn, char *dot, const char *format, const char *path)
+/* Lays out DOT text `dot` (owned: freed here) and renders it as `format`
+ * into `path`, or (path NULL) into *data, a string to free(). */
+static tt_status render_to(const char *fn, char *dot, const char *format, const char *path,
+                           char **data)
 {
     if (!dot)
         return tt_errcode();
     /* Open the file ourselves first: a path we cannot write is the user's
      * mistake, and is reported as such rather than as graphviz's message. */
-    FILE *probe = fopen(path, "wb");
-    if (!probe) {
+    FILE *probe = path ? fopen(path, "wb") : NULL;
+    if (path && !probe) {
         int err = errno;
         free(dot);
         return tt_error(TT_EINVAL, "%s: argument 'path' (#3): cannot write \"%s\": %s", fn,
                         path, strerror(err));
     }
-    fclose(probe);
+    if (probe)
+        fclose(probe);
 
     tt_status st = TT_OK;
     pthread_mutex_lock(&gv_lock);
@@ -110,9 +113,18 @@ static tt_status render_dot(const char *fn, char *dot, const char *format, const
     else if (gvLayout(gvc, ag, "dot") != 0)
         st = tt_error(TT_EINTERNAL, "%s: graphviz's dot layout failed: %s", fn, gv_said());
     else {
-        if (gvRenderFilename(gvc, ag, format, path) != 0)
+        char *out = NULL;
+        unsigned int len = 0;
+        if (path && gvRenderFilename(gvc, ag, format, path) != 0)
             st = tt_error(TT_EINVAL, "%s: graphviz could not render %s to \"%s\": %s", fn,
                           format, path, gv_said());
+        else if (!path && gvRenderData(gvc, ag, format, &out, &len) != 0)
+            st = tt_error(TT_EINTERNAL, "%s: graphviz could not render %s: %s", fn, format,
+                          gv_said());
+        else if (!path && !(*data = strndup(out ? out : "", len)))
+            st = tt_error(TT_ENOMEM, "%s: out of memory", fn);
+        if (out)
+            gvFreeRenderData(out);
         gvFreeLayout(gvc, ag);
     }
     if (ag)
@@ -120,9 +132,20 @@ static tt_status render_dot(const char *fn, char *dot, const char *format, const
     agseterrf(old_hook);
     pthread_mutex_unlock(&gv_lock);
     free(dot);
-    if (st)
+    if (st && path)
         remove(path); /* no empty or partial picture left behind */
     return st;
+}
+
+static tt_status render_dot(const char *fn, char *dot, const char *format, const char *path)
+{
+    return render_to(fn, dot, format, path, NULL);
+}
+
+tt_status tt__render_svg_text(const char *fn, char *dot, char **svg)
+{
+    *svg = NULL;
+    return render_to(fn, dot, "svg", NULL, svg);
 }
 
 tt_status tt_graph_render(const tt_graph *g, const char *format, const char *path)

@@ -22,6 +22,16 @@ extern "C" {
  * is "svg" or "png". Graphviz's messages become the error message. */
 tt_status tt_graph_render(const tt_graph *g, const char *format, const char *path);
 tt_status tt_explain_render(const tt_explain *e, const char *format, const char *path);
+/* The graph as one self-contained HTML file (no network): the picture as
+ * inline SVG, named scopes as frames that fold and unfold (a click on the
+ * frame or on the scope's line in the list beside it), a node's op,
+ * schema, arguments, each value's dtype, sizes and strides, file:line
+ * and scope on a click, and a search box that marks the nodes whose op,
+ * name or line contain its text (opening the scopes they are in). The
+ * URL's fragment sets the first state: #fold=all folds every top-level
+ * scope, #fold=all&open=layer1 leaves layer1's open, #find=matmul
+ * searches. */
+tt_status tt_graph_write_html(const tt_graph *g, const char *path);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -8,9 +8,10 @@
  *
  * Usage: llama [options]  (llama --help lists them)
  * Build: cc llama.c llama_model.c llama_reference.c \
- *           $(pkg-config --cflags --libs tensortrace) -lm -o llama */
+ *           $(pkg-config --cflags --libs tensortrace tensortrace-render) -lm -o llama */
 #include "llama_model.h"
 #include "llama_reference.h"
+#include "tt_render.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -22,7 +23,7 @@
 
 typedef struct {
     const char *checkpoint, *tokenizer, *prompt, *write_random, *write_random_path,
-        *write_tokenizer, *dot;
+        *write_tokenizer, *dot, *html;
     int steps, threads, dot_depth;
     bool dot_merge;
     double temperature, topp;
@@ -60,7 +61,9 @@ static void usage(FILE *f)
             "  --dot-depth N         with --dot: draw the scopes N deep as one box each\n"
             "                        (1: a box per layer)\n"
             "  --dot-merge           with --dot-depth: draw repeated layers as one box\n"
-            "                        (\"layer0 ... layer11, x12\")\n");
+            "                        (\"layer0 ... layer11, x12\")\n"
+            "  --html PATH           write the compiled decode step's graph as one HTML\n"
+            "                        page: layers fold, nodes show their details\n");
 }
 
 static bool parse_args(int argc, char **argv, options *o)
@@ -109,6 +112,8 @@ static bool parse_args(int argc, char **argv, options *o)
             o->dot = v;
         else if (!strcmp(a, "--dot-depth"))
             o->dot_depth = atoi(v);
+        else if (!strcmp(a, "--html"))
+            o->html = v;
         else if (!strcmp(a, "--write-tokenizer"))
             o->write_tokenizer = v;
         else if (!strcmp(a, "--write-random")) {
@@ -642,6 +647,14 @@ int main(int argc, char **argv)
         }
         if (f)
             fclose(f);
+    }
+    if (o.html && !st) {
+        const tt_graph *g = c ? tt_compiled_graph(c, 0) : NULL;
+        if (!g)
+            st = tt_error(TT_EINVAL, "llama: --html needs a compiled decode step (not --eager, "
+                                     "and at least two steps)");
+        else if (!(st = tt_graph_write_html(g, o.html)))
+            printf("llama: wrote %s: the decode step, %d nodes\n", o.html, tt_graph_num_nodes(g));
     }
 out:
     if (st)
