@@ -5,8 +5,9 @@
  * directly), and end-to-end runs of the built binary on the example model
  * library (tools/example_model.c): trace, pictures, explain, fullgraph
  * breaks, profile (eager and compiled: the table, the Chrome trace, the
- * SVG timeline, the JSON events), opcheck passing and failing, ops, and
- * the exit status and the one-line message of each usage error.
+ * SVG timeline, the JSON events), diff (compiled against eager, the
+ * report of a difference, hash logs), opcheck passing and failing, ops,
+ * and the exit status and the one-line message of each usage error.
  *
  * meson passes the binary and the library as TT_BIN and TT_EXAMPLE_LIB,
  * and the source folder as TT_TEST_SRCDIR (to find the line of the graph
@@ -433,6 +434,57 @@ START_TEST(test_parse_profile)
 }
 END_TEST
 
+START_TEST(test_parse_diff)
+{
+    tt_cli_args a;
+    parse_ok(ARGV("tt", "diff", "--lib", "libm.so", "--fn", "forward", "--input", "f32[2,3]",
+                  "--input=5", "--init", "setup", "--seed", "4", "--nout", "2", "--symbolic",
+                  "--rtol", "0.5", "--atol=1e-3", "--json"),
+             &a);
+    ck_assert_int_eq(a.cmd, TT_CLI_DIFF);
+    ck_assert_str_eq(a.lib, "libm.so");
+    ck_assert_str_eq(a.fn, "forward");
+    ck_assert_str_eq(a.init, "setup");
+    ck_assert_int_eq(a.ninputs, 2);
+    ck_assert(a.seed == 4);
+    ck_assert_int_eq(a.nout, 2);
+    ck_assert_int_eq(a.mode, TT_TRACE_SYMBOLIC);
+    ck_assert_double_eq(a.rtol, 0.5);
+    ck_assert_double_eq(a.atol, 1e-3);
+    ck_assert(a.json);
+    ck_assert_int_eq(a.nlogs, 0);
+    tt_cli_args_clear(&a);
+
+    /* Defaults: rtol 1e-5, atol 1e-6, a trace of the inputs' sizes. */
+    parse_ok(ARGV("tt", "diff", "--lib", "x.so", "--fn", "f"), &a);
+    ck_assert_int_eq(a.mode, TT_TRACE_FAKE);
+    ck_assert_double_eq(a.rtol, 1e-5);
+    ck_assert_double_eq(a.atol, 1e-6);
+    ck_assert(!a.json && a.nout == 0 && a.seed == 0 && a.ninputs == 0 && a.nlogs == 0);
+    tt_cli_args_clear(&a);
+    /* 0 is a tolerance: exact equality. */
+    parse_ok(ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--rtol", "0", "--atol", "0"), &a);
+    ck_assert(a.rtol == 0 && a.atol == 0);
+    tt_cli_args_clear(&a);
+
+    /* Two hash logs, with --json anywhere. */
+    parse_ok(ARGV("tt", "diff", "a.log", "b.log"), &a);
+    ck_assert_int_eq(a.nlogs, 2);
+    ck_assert_str_eq(a.logs[0], "a.log");
+    ck_assert_str_eq(a.logs[1], "b.log");
+    ck_assert(!a.lib && !a.fn && !a.json);
+    tt_cli_args_clear(&a);
+    parse_ok(ARGV("tt", "diff", "a.log", "--json", "b.log"), &a);
+    ck_assert(a.nlogs == 2 && a.json);
+    ck_assert_str_eq(a.logs[1], "b.log");
+    tt_cli_args_clear(&a);
+    parse_ok(ARGV("tt", "help", "diff"), &a);
+    ck_assert(a.help && a.cmd == TT_CLI_DIFF);
+    parse_ok(ARGV("tt", "diff", "a.log", "--help"), &a);
+    ck_assert(a.help && a.cmd == TT_CLI_DIFF);
+}
+END_TEST
+
 START_TEST(test_parse_help_version)
 {
     tt_cli_args a;
@@ -460,13 +512,13 @@ static const struct {
     char **argv;
     const char *message;
 } bad_args[] = {
-    {ARGV("tt"), "a command is missing (trace, explain, profile, opcheck, ops, list; see tt "
-                 "--help)"},
-    {ARGV("tt", "frob"), "unknown command 'frob' (trace, explain, profile, opcheck, ops, list; "
-                         "see tt --help)"},
+    {ARGV("tt"), "a command is missing (trace, explain, profile, diff, opcheck, ops, list; see "
+                 "tt --help)"},
+    {ARGV("tt", "frob"), "unknown command 'frob' (trace, explain, profile, diff, opcheck, ops, "
+                         "list; see tt --help)"},
     {ARGV("tt", "--frob"), "unknown option '--frob' (see tt --help)"},
     {ARGV("tt", "help", "frob"), "help: unknown command 'frob' (trace, explain, profile, "
-                                 "opcheck, ops, list)"},
+                                 "diff, opcheck, ops, list)"},
     {ARGV("tt", "trace"), "trace: --lib FILE is required (see tt trace --help)"},
     {ARGV("tt", "trace", "--lib", "x.so"), "trace: --fn NAME is required (see tt trace --help)"},
     {ARGV("tt", "explain", "--fn", "f"), "explain: --lib FILE is required (see tt explain --help)"},
@@ -552,6 +604,53 @@ static const struct {
      "trace: --runs is not an option of tt trace (see tt trace --help)"},
     {ARGV("tt", "trace", "--lib", "x.so", "--fn", "f", "--chrome", "t.json"),
      "trace: --chrome is not an option of tt trace (see tt trace --help)"},
+    {ARGV("tt", "diff"),
+     "diff: --lib FILE and --fn NAME, or two hash logs, are required (see tt diff --help)"},
+    {ARGV("tt", "diff", "--lib", "x.so"), "diff: --fn NAME is required (see tt diff --help)"},
+    {ARGV("tt", "diff", "--fn", "f", "--input", "f32[2]"),
+     "diff: --lib FILE is required (see tt diff --help)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--rtol", "-1"),
+     "--rtol: '-1' is not a tolerance (a number >= 0)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--rtol", "abc"),
+     "--rtol: 'abc' is not a tolerance (a number >= 0)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--rtol", "1e-5x"),
+     "--rtol: '1e-5x' is not a tolerance (a number >= 0)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--rtol="),
+     "--rtol: '' is not a tolerance (a number >= 0)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--atol", "inf"),
+     "--atol: 'inf' is not a tolerance (a number >= 0)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--atol", "nan"),
+     "--atol: 'nan' is not a tolerance (a number >= 0)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--atol", "1e999"),
+     "--atol: '1e999' is not a tolerance (a number >= 0)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--rtol", "1", "--rtol", "2"),
+     "diff: --rtol is given twice"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--symbolic=yes"),
+     "diff: --symbolic takes no value"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--mode", "symbolic"),
+     "diff: --mode is not an option of tt diff (see tt diff --help)"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "--compile"),
+     "diff: --compile is not an option of tt diff (see tt diff --help)"},
+    {ARGV("tt", "profile", "--lib", "x.so", "--fn", "f", "--rtol", "1"),
+     "profile: --rtol is not an option of tt profile (see tt profile --help)"},
+    {ARGV("tt", "diff", "a.log"),
+     "diff: one hash log given ('a.log'); tt diff A.log B.log compares two (see tt diff --help)"},
+    {ARGV("tt", "diff", "a.log", "b.log", "c.log"),
+     "diff: unexpected argument 'c.log' (tt diff compares two hash logs; see tt diff --help)"},
+    {ARGV("tt", "diff", "a.log", "b.log", "--lib", "x.so"),
+     "diff: --lib does not go with two hash logs: tt diff A.log B.log compares logs, tt diff "
+     "--lib FILE --fn NAME compares a function compiled with eager"},
+    {ARGV("tt", "diff", "--lib", "x.so", "--fn", "f", "a.log", "b.log"),
+     "diff: --lib does not go with two hash logs: tt diff A.log B.log compares logs, tt diff "
+     "--lib FILE --fn NAME compares a function compiled with eager"},
+    {ARGV("tt", "diff", "a.log", "b.log", "--rtol", "0"),
+     "diff: --rtol does not go with two hash logs: tt diff A.log B.log compares logs, tt diff "
+     "--lib FILE --fn NAME compares a function compiled with eager"},
+    {ARGV("tt", "diff", "a.log", "--input", "f32[2]", "b.log"),
+     "diff: --input does not go with two hash logs: tt diff A.log B.log compares logs, tt diff "
+     "--lib FILE --fn NAME compares a function compiled with eager"},
+    {ARGV("tt", "diff", "-x", "b.log"), "diff: unexpected argument '-x' (options start with --; "
+                                        "see tt diff --help)"},
 };
 
 START_TEST(test_parse_errors)
@@ -602,7 +701,7 @@ END_TEST
 
 static const struct {
     tt_cli_cmd cmd;
-    const char *has[14];
+    const char *has[16];
     const char *lacks[6];
 } help_cases[] = {
     {TT_CLI_TRACE,
@@ -631,10 +730,18 @@ static const struct {
       "--compile", "--warmup N", "--runs N", "--rows N", "--chrome FILE", "--svg FILE", "--json",
       "--seed N", "Input specs:", "Exit status"},
      {"--mode", "--op", "--dot", "--png", "--fullgraph", "--save"}},
+    {TT_CLI_DIFF,
+     {"Usage: tt diff --lib FILE --fn NAME", "\n       tt diff A.log B.log [--json]\n",
+      "--lib FILE", "--init NAME", "--fn NAME", "--input SPEC", "--seed N", "--nout N",
+      "--symbolic", "--rtol X", "--atol X", "(default 1e-5)", "(default 1e-6)", "--json",
+      "1 when the results or the logs differ", "Input specs:"},
+     {"--mode", "--op", "--compile", "--dot", "(required)", "--runs"}},
     {TT_CLI_NONE,
      {"Usage: tt COMMAND", "tt trace", "tt explain", "tt profile", "tt opcheck", "tt ops",
       "tt list", "--version", "--help", "tt_model_fns", "tt_model_init", "tt_model_fini",
-      "Input specs:", "Exit status"},
+      "Input specs:", "Exit status",
+      "\n  diff      tt diff --lib FILE --fn NAME [--input SPEC]... [options]\n"
+      "            tt diff A.log B.log [--json]\n"},
      {NULL}},
 };
 
@@ -643,7 +750,7 @@ START_TEST(test_help)
     for (size_t k = 0; k < sizeof help_cases / sizeof help_cases[0]; k++) {
         char *h = tt_cli_help(help_cases[k].cmd);
         ck_assert_ptr_nonnull(h);
-        for (int i = 0; i < 14 && help_cases[k].has[i]; i++)
+        for (int i = 0; i < 16 && help_cases[k].has[i]; i++)
             ck_assert_msg(strstr(h, help_cases[k].has[i]), "help of '%s' lacks '%s'",
                           tt_cli_cmd_name(help_cases[k].cmd), help_cases[k].has[i]);
         for (int i = 0; i < 6 && help_cases[k].lacks[i]; i++)
@@ -670,10 +777,10 @@ START_TEST(test_help_matches_parser)
                                       "--mode", "--fullgraph", "--nout", "--seed",
                                       "--check", "--dot", "--svg",   "--png",  "--json",
                                       "--save", "--print", "--compile", "--runs", "--warmup",
-                                      "--rows", "--chrome"};
-    const tt_cli_cmd cmds[] = {TT_CLI_TRACE, TT_CLI_EXPLAIN, TT_CLI_PROFILE, TT_CLI_OPCHECK,
-                               TT_CLI_OPS, TT_CLI_LIST};
-    for (int c = 0; c < 6; c++) {
+                                      "--rows", "--chrome", "--symbolic", "--rtol", "--atol"};
+    const tt_cli_cmd cmds[] = {TT_CLI_TRACE, TT_CLI_EXPLAIN, TT_CLI_PROFILE, TT_CLI_DIFF,
+                               TT_CLI_OPCHECK, TT_CLI_OPS, TT_CLI_LIST};
+    for (int c = 0; c < 7; c++) {
         char *h = tt_cli_help(cmds[c]);
         ck_assert_ptr_nonnull(h);
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
@@ -1274,7 +1381,7 @@ START_TEST(test_e2e_list)
         expect_status(&r, 0);
         ck_assert_str_eq(r.err, "");
         char head[512];
-        snprintf(head, sizeof head, "# 4 model functions in %s", env_path("TT_EXAMPLE_LIB"));
+        snprintf(head, sizeof head, "# 5 model functions in %s", env_path("TT_EXAMPLE_LIB"));
         ck_assert_msg(has_line(r.out, head), "%.1500s", r.out);
         ck_assert(has_line(r.out, "mlp_forward(x, w1, b1, w2, b2, w3, b3) -> 1 output"));
         ck_assert(has_line(r.out, "    logits of a three-layer perceptron, "
@@ -1282,7 +1389,10 @@ START_TEST(test_e2e_list)
         ck_assert(has_line(r.out, "crop_pipeline(img) -> 1 output"));
         ck_assert(has_line(r.out, "crop_plain_pipeline(img) -> 1 output"));
         ck_assert(has_line(r.out, "numpy_sin_fn(x) -> 1 output"));
-        ck_assert_int_eq(count(r.out, "\n"), 9);
+        ck_assert(has_line(r.out, "scale_by_calls(x) -> 1 output"));
+        ck_assert(has_line(r.out, "    x * (the number of calls so far): a C global the trace "
+                                  "freezes (tt diff's demo)"));
+        ck_assert_int_eq(count(r.out, "\n"), 11);
         run_end(&r);
     }
 }
@@ -1450,7 +1560,7 @@ START_TEST(test_e2e_json)
     expect_status(&r, 0);
     doc = run_json(&r);
     json_t *fns = json_object_get(doc, "functions");
-    ck_assert_int_eq(json_array_size(fns), 4);
+    ck_assert_int_eq(json_array_size(fns), 5);
     json_t *mlp = json_array_get(fns, 0);
     ck_assert_str_eq(json_string_value(json_object_get(mlp, "name")), "mlp_forward");
     ck_assert_int_eq(json_integer_value(json_object_get(mlp, "inputs")), 7);
@@ -1811,6 +1921,263 @@ START_TEST(test_e2e_profile_errors)
 }
 END_TEST
 
+/* ================================================================= diff */
+
+START_TEST(test_e2e_diff)
+{
+    run_result r;
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL);
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.out, "compiled matches eager: 1 output within rtol 1e-05, atol 1e-06\n");
+    ck_assert_str_eq(r.err, "");
+    run_end(&r);
+    /* Symbolic sizes, other tolerances and seed: the same finding. */
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--symbolic", "--rtol",
+       "0.001", "--atol", "0", "--seed", "7");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.out, "compiled matches eager: 1 output within rtol 0.001, atol 0\n");
+    run_end(&r);
+
+    /* scale_by_calls reads a global each call changes: eager call 1
+     * scales by 1, the compiled plan by the count its trace froze (2). No
+     * pass is to blame, and the node is its mul. */
+    char node[256];
+    snprintf(node, sizeof node, "first differing node: mul (tt::mul.Scalar at "
+                                "example_model.c:%d in scale_by_calls), largest difference 3",
+             source_line("example_model.c", "\ntt_status scale_by_calls(", "tt_mul_scalar("));
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "scale_by_calls", "--input", "f32[3]=1,2,3");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_msg(count(r.out, "\n") == 3, "%.1500s", r.out);
+    ck_assert_msg(has_line(r.out, "compiled differs from eager: output 0, element 0: 2 compiled, "
+                                  "1 eagerly (largest difference 3)"), "%.1500s", r.out);
+    ck_assert_msg(has_line(r.out, node), "%.1500s", r.out);
+    ck_assert_msg(has_line(r.out, "it differs with every pass off too: the traced graph computes "
+                                  "another result (a value the trace froze, a fake kernel that "
+                                  "disagrees with its kernel)"), "%.1500s", r.out);
+    run_end(&r);
+    /* A tolerance wide enough lets the difference pass. */
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "scale_by_calls", "--input", "f32[3]=1,2,3", "--rtol",
+       "1");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.out, "compiled matches eager: 1 output within rtol 1, atol 1e-06\n");
+    run_end(&r);
+
+    /* The model's own failure: status 1 with its message. */
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "crop_pipeline", "--input", "f32[3,4,4]");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strncmp(r.err, "tt: comparing --fn crop_pipeline compiled with eager: ", 54) ==
+                          0 &&
+                      strstr(r.err, "must lie in the 4x4 image"),
+                  "%.1500s", r.err);
+    run_end(&r);
+
+    /* Usage errors: one line, status 2. */
+    run_begin(&r);
+    TT(&r, "diff", "@a.log", "@b.log", "--lib", "LIB");
+    expect_usage_error(&r, "tt: diff: --lib does not go with two hash logs: tt diff A.log B.log "
+                           "compares logs, tt diff --lib FILE --fn NAME compares a function "
+                           "compiled with eager");
+    run_end(&r);
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--input", "f32[3]");
+    expect_usage_error(&r, "tt: diff: --fn NAME is required (see tt diff --help)");
+    run_end(&r);
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "scale_by_calls", "--input", "f32[3]", "--atol", "-1");
+    expect_usage_error(&r, "tt: --atol: '-1' is not a tolerance (a number >= 0)");
+    run_end(&r);
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "scale_by_calls");
+    expect_usage_error(&r, "tt: --fn scale_by_calls takes 1 input (x), got 0 --input");
+    run_end(&r);
+}
+END_TEST
+
+START_TEST(test_e2e_diff_json)
+{
+    run_result r;
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "scale_by_calls", "--input", "f32[3]=1,2,3", "--json");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.err, "");
+    json_t *doc = run_json(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "command")), "diff");
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "function")), "scale_by_calls");
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "mode")), "fake");
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "outputs")), 1);
+    ck_assert_double_eq(json_real_value(json_object_get(doc, "rtol")), 1e-5);
+    ck_assert_double_eq(json_real_value(json_object_get(doc, "atol")), 1e-6);
+    ck_assert(json_is_true(json_object_get(doc, "differs")));
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "output")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "element")), 0);
+    ck_assert_double_eq(json_real_value(json_object_get(doc, "compiled_value")), 2);
+    ck_assert_double_eq(json_real_value(json_object_get(doc, "eager_value")), 1);
+    ck_assert_double_eq(json_real_value(json_object_get(doc, "max_abs_diff")), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "what")),
+                     "output 0, element 0: 2 compiled, 1 eagerly (largest difference 3)");
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "node")), "mul");
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "node_op")), "tt::mul.Scalar");
+    ck_assert_msg(strncmp(json_string_value(json_object_get(doc, "node_where")),
+                          "example_model.c:", 16) == 0,
+                  "%s", json_string_value(json_object_get(doc, "node_where")));
+    ck_assert_double_eq(json_real_value(json_object_get(doc, "node_max_diff")), 3);
+    ck_assert(json_is_null(json_object_get(doc, "pass")));
+    ck_assert(json_is_true(json_object_get(doc, "without_passes")));
+    ck_assert_int_eq(json_object_size(doc), 19);
+    json_decref(doc);
+    run_end(&r);
+
+    /* Agreeing: differs false, the rest null. */
+    run_begin(&r);
+    TT(&r, "diff", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--json", "--symbolic");
+    expect_status(&r, 0);
+    doc = run_json(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "mode")), "symbolic");
+    ck_assert(json_is_false(json_object_get(doc, "differs")));
+    static const char *const nulls[] = {"output", "element", "compiled_value", "eager_value",
+                                        "max_abs_diff", "what", "node", "node_op", "node_where",
+                                        "node_max_diff", "pass"};
+    for (size_t k = 0; k < sizeof nulls / sizeof nulls[0]; k++)
+        ck_assert_msg(json_is_null(json_object_get(doc, nulls[k])), "%s", nulls[k]);
+    ck_assert(json_is_false(json_object_get(doc, "without_passes")));
+    json_decref(doc);
+    run_end(&r);
+}
+END_TEST
+
+/* A hash log of `n` lines after the header, each "seq\tkind\top\tnode\t
+ * source\tvalue", in the run's scratch folder. */
+static void write_log(const run_result *r, const char *name, const char *const *lines, int n)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", r->dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "# tensortrace hash log 1: seq, kind, op, node, source, then per value its dtype "
+               "and sizes and a hash of its elements\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s\n", lines[i]);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_e2e_diff_logs)
+{
+    static const char *const a[] = {
+        "0\top\ttt::matmul\t-\tmodel.c:10\tf32[2, 2] 00000000000000aa",
+        "1\tstep\ttt::relu\trelu\tmodel.c:11\tf32[2, 2] 00000000000000bb",
+    };
+    static const char *const b[] = {
+        "0\top\ttt::matmul\t-\tmodel.c:10\tf32[2, 2] 00000000000000aa",
+        "1\tstep\ttt::relu\trelu\tmodel.c:11\tf32[2, 2] 00000000000000cc",
+    };
+    run_result r;
+    run_begin(&r);
+    write_log(&r, "a.log", a, 2);
+    write_log(&r, "a2.log", a, 2);
+    write_log(&r, "b.log", b, 2);
+    write_log(&r, "short.log", a, 1);
+    char path[160];
+    snprintf(path, sizeof path, "%s/notes.txt", r.dir); /* a file that is no log */
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("some notes\n", f);
+    fclose(f);
+
+    TT(&r, "diff", "@a.log", "@a2.log");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.out, "the logs agree\n");
+    ck_assert_str_eq(r.err, "");
+    free(r.out), free(r.err);
+
+    TT(&r, "diff", "@a.log", "@b.log");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.err, "");
+    char want[1024];
+    snprintf(want, sizeof want, "entry 1 is the first divergence: tt::relu, node relu at "
+                                "model.c:11 gives f32[2, 2] 00000000000000bb in %s/a.log (line 3) "
+                                "and f32[2, 2] 00000000000000cc in %s/b.log (line 3)\n",
+             r.dir, r.dir);
+    ck_assert_str_eq(r.out, want);
+    free(r.out), free(r.err);
+
+    /* One run stops early. */
+    TT(&r, "diff", "@short.log", "@a.log");
+    expect_status(&r, 1);
+    ck_assert_msg(strstr(r.out, "/short.log stops after 1 entry while ") &&
+                      count(r.out, "\n") == 1,
+                  "%.1500s", r.out);
+    free(r.out), free(r.err);
+
+    TT(&r, "diff", "@a.log", "@b.log", "--json");
+    expect_status(&r, 1);
+    json_t *doc = run_json(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "command")), "diff");
+    ck_assert(json_is_false(json_object_get(doc, "agree")));
+    ck_assert_msg(strncmp(json_string_value(json_object_get(doc, "divergence")),
+                          "entry 1 is the first divergence: ", 33) == 0,
+                  "%.1500s", r.out);
+    snprintf(want, sizeof want, "%s/a.log", r.dir);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "a")), want);
+    json_decref(doc);
+    free(r.out), free(r.err);
+
+    TT(&r, "diff", "--json", "@a.log", "@a2.log");
+    expect_status(&r, 0);
+    doc = run_json(&r);
+    ck_assert(json_is_true(json_object_get(doc, "agree")));
+    ck_assert(json_is_null(json_object_get(doc, "divergence")));
+    json_decref(doc);
+    free(r.out), free(r.err);
+
+    /* Not a log, or no file: the library's EINVAL, status 1, on stderr. */
+    TT(&r, "diff", "@a.log", "@notes.txt");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.out, "");
+    snprintf(want, sizeof want, "tt: \"%s/notes.txt\" is not a tensortrace hash log (its first "
+                                "line should start \"# tensortrace hash log 1:\")\n", r.dir);
+    ck_assert_str_eq(r.err, want);
+    free(r.out), free(r.err);
+    TT(&r, "diff", "@missing.log", "@a.log");
+    expect_status(&r, 1);
+    ck_assert_str_eq(r.out, "");
+    snprintf(want, sizeof want, "tt: cannot read \"%s/missing.log\": No such file or directory\n",
+             r.dir);
+    ck_assert_str_eq(r.err, want);
+    run_end(&r);
+
+    /* Logs made for real: TT_HASH_LOG on two runs of tt profile (eager ops,
+     * the random inputs among them). The same seed agrees; another seed
+     * diverges at the first random input. */
+    run_begin(&r);
+    char env[160];
+    const char *seeds[3] = {"0", "0", "1"}, *names[3] = {"s0.log", "s0b.log", "s1.log"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(env, sizeof env, "%s/%s", r.dir, names[k]);
+        setenv("TT_HASH_LOG", env, 1);
+        TT(&r, "profile", "--lib", "LIB", "--fn", "mlp_forward", MLP_SMALL, "--seed", seeds[k]);
+        unsetenv("TT_HASH_LOG");
+        expect_status(&r, 0);
+        free(r.out), free(r.err);
+    }
+    TT(&r, "diff", "@s0.log", "@s0b.log");
+    expect_status(&r, 0);
+    ck_assert_str_eq(r.out, "the logs agree\n");
+    free(r.out), free(r.err);
+    TT(&r, "diff", "@s0.log", "@s1.log");
+    expect_status(&r, 1);
+    ck_assert_msg(strncmp(r.out, "entry 0 is the first divergence: tt::randn at ", 46) == 0,
+                  "%.1500s", r.out);
+    run_end(&r);
+}
+END_TEST
+
 START_TEST(test_e2e_numbers_overloads)
 {
     run_result r;
@@ -2001,7 +2368,7 @@ START_TEST(test_e2e_usage_errors)
         TT(&r, "trace", "--lib", "LIB", "--fn", not_models[i], "--input", "f32[2]");
         snprintf(want, sizeof want, "tt: --fn: %s declares no model function '%s' (it has: "
                                     "mlp_forward, crop_pipeline, crop_plain_pipeline, "
-                                    "numpy_sin_fn)",
+                                    "numpy_sin_fn, scale_by_calls)",
                  env_path("TT_EXAMPLE_LIB"), not_models[i]);
         expect_usage_error(&r, want);
         run_end(&r);
@@ -2070,8 +2437,8 @@ START_TEST(test_e2e_usage_errors)
 
     run_begin(&r);
     TT(&r, "bogus");
-    expect_usage_error(&r, "tt: unknown command 'bogus' (trace, explain, profile, opcheck, ops, "
-                           "list; see tt --help)");
+    expect_usage_error(&r, "tt: unknown command 'bogus' (trace, explain, profile, diff, opcheck, "
+                           "ops, list; see tt --help)");
     run_end(&r);
 }
 END_TEST
@@ -2114,8 +2481,8 @@ START_TEST(test_e2e_help_version)
     TT(&r, "--help-all");
     expect_status(&r, 0);
     ck_assert_msg(strncmp(r.out, "Usage: tt COMMAND", 17) == 0, "%.200s", r.out);
-    const char *names[] = {"trace", "explain", "profile", "opcheck", "ops", "list"};
-    for (int i = 0; i < 6; i++) {
+    const char *names[] = {"trace", "explain", "profile", "diff", "opcheck", "ops", "list"};
+    for (int i = 0; i < 7; i++) {
         char head[64];
         snprintf(head, sizeof head, "\ntt %s:\n\nUsage: tt %s", names[i], names[i]);
         ck_assert_msg(strstr(r.out, head), "no '%s' in --help-all", head + 1);
@@ -2138,6 +2505,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_parse_trace);
     tcase_add_test(tc, test_parse_opcheck_ops);
     tcase_add_test(tc, test_parse_profile);
+    tcase_add_test(tc, test_parse_diff);
     tcase_add_test(tc, test_parse_help_version);
     tcase_add_test(tc, test_parse_errors);
     tcase_add_test(tc, test_parse_too_many_inputs);
@@ -2161,6 +2529,9 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_e2e_profile_compile);
     tcase_add_test(tc, test_e2e_profile_json);
     tcase_add_test(tc, test_e2e_profile_errors);
+    tcase_add_test(tc, test_e2e_diff);
+    tcase_add_test(tc, test_e2e_diff_json);
+    tcase_add_test(tc, test_e2e_diff_logs);
     tcase_add_test(tc, test_e2e_numbers_overloads);
     tcase_add_test(tc, test_e2e_save);
     tcase_add_test(tc, test_e2e_odd_library);

@@ -7,8 +7,8 @@
  * so `tt trace --lib libttexample.so --fn mlp_forward ...` can load and
  * trace them. tt_model_init registers the tutorial's custom ops
  * (tools/tutorial_ops.c), which the crop pipelines call; tt_model_fini
- * removes them before tt unloads the library. The table tt_model_fns at
- * the end declares the model functions.
+ * removes them before tt unloads the library. scale_by_calls is a planted
+ * bug for tt diff. The table tt_model_fns at the end declares them all.
  */
 #include "tutorial_ops.h"
 
@@ -132,6 +132,23 @@ tt_status numpy_sin_fn(tt_tensor **in, int nin, tt_tensor **out, int nout, void 
     return TT_OK;
 }
 
+/* The bisector's demo (tt diff): a bug the trace cannot see. The scale is
+ * a C global that each call changes, so eagerly every call scales by its
+ * own count while the trace records the count of the call that traced it
+ * as a constant: the compiled result differs whatever the passes do. Do
+ * not write models like this; it is here so tt diff has something to find. */
+static int calls_so_far;
+
+tt_status scale_by_calls(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)ud;
+    tt_status st = check_arity("scale_by_calls", nin, 1, "x", out, nout);
+    if (st)
+        return st;
+    out[0] = tt_mul_scalar(in[0], ++calls_so_far);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
 /* The model functions tt may trace (tt_model.h): `tt list
  * libttexample.so` prints this table, and --fn accepts only its names. */
 const tt_model_fn tt_model_fns[] = {
@@ -144,5 +161,7 @@ const tt_model_fn tt_model_fns[] = {
      "the same with crop as plain C reading the pixels: a graph break", "img"},
     {"numpy_sin_fn", numpy_sin_fn, 1, 1,
      "out = empty_like(x); mylib::numpy_sin(x, out): a mutable custom op", "x"},
+    {"scale_by_calls", scale_by_calls, 1, 1,
+     "x * (the number of calls so far): a C global the trace freezes (tt diff's demo)", "x"},
     {0},
 };

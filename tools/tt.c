@@ -1,14 +1,16 @@
 /* tt, the command-line tool: loads a model written in C from a shared
  * library and traces it (tt trace), explains its graph breaks (tt
- * explain), profiles it on real inputs (tt profile), opchecks the custom
- * ops it registers (tt opcheck) and lists ops with their schemas (tt ops).
+ * explain), profiles it on real inputs (tt profile), compares its compiled
+ * result with eager or two hash logs (tt diff), opchecks the custom ops it
+ * registers (tt opcheck) and lists ops with their schemas (tt ops).
  * `tt --help` describes it all; the parsing lives in tt_cli.c.
  *
  * Exit status: 0 on success, 1 when the library's work failed (a trace, a
- * check, a profiled run, the init function, writing a picture), 2 on a
- * usage error (a bad option or input spec, a library, symbol or op that is
- * not there). Every error is printed to stderr as "tt: ..."; a usage error
- * is one line.
+ * check, a profiled run, the init function, writing a picture) or tt diff
+ * found a difference (as diff(1) exits 1), 2 on a usage error (a bad
+ * option or input spec, a library, symbol or op that is not there).
+ * Every error is printed to stderr as "tt: ..."; a usage error is one
+ * line.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -544,6 +546,127 @@ out:
     return rc;
 }
 
+/* tt diff A.log B.log: tt_hash_log_compare. The library's messages name
+ * the function; on the command line the user called none. */
+static const char *without_prefix(const char *msg)
+{
+    static const char prefix[] = "tt_hash_log_compare: ";
+    return strncmp(msg, prefix, sizeof prefix - 1) ? msg : msg + sizeof prefix - 1;
+}
+
+static int diff_logs(const tt_cli_args *a)
+{
+    tt_clear_error();
+    tt_status s = tt_hash_log_compare(a->logs[0], a->logs[1]);
+    if (s && s != TT_EEXPECT) {
+        fprintf(stderr, "tt: %s\n", without_prefix(tt_errmsg()));
+        return EXIT_FAIL;
+    }
+    const char *divergence = s ? without_prefix(tt_errmsg()) : NULL;
+    if (a->json) {
+        json_t *doc = json_pack("{s:s, s:s, s:s, s:b, s:o}", "command", "diff", "a", a->logs[0],
+                                "b", a->logs[1], "agree", !s,
+                                "divergence", s ? json_string(divergence) : json_null());
+        if (tt_json_print(doc, stdout)) {
+            fprintf(stderr, "tt: writing the JSON document failed\n");
+            return EXIT_FAIL;
+        }
+    } else if (s) {
+        printf("%s\n", divergence);
+    } else {
+        printf("the logs agree\n");
+    }
+    return s ? EXIT_FAIL : 0;
+}
+
+/* A difference as three lines, what, where it starts and which pass, so a
+ * script can grep each (tt_expect_compiled_matches_eager says the same in
+ * one sentence). */
+static void print_difference(const tt_compare_report *r)
+{
+    printf("compiled differs from eager: %s\n", r->what);
+    if (r->node[0])
+        printf("first differing node: %s (%s%s%s), largest difference %.3g\n", r->node,
+               r->node_op, r->node_where[0] ? " at " : "", r->node_where, r->node_max_diff);
+    else
+        printf("first differing node: none found (no node before the outputs differs, or the "
+               "runs could not be matched node by node)\n");
+    if (r->pass) {
+        /* TT_PASS_FUSE for "fuse": the enum spells each pass so. */
+        char macro[32] = "TT_PASS_";
+        size_t k = strlen(macro);
+        for (const char *p = tt_pass_name(r->pass); *p && k + 1 < sizeof macro; p++)
+            macro[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+        macro[k] = '\0';
+        printf("with the pass '%s' off (%s) it agrees: that pass makes the difference\n",
+               tt_pass_name(r->pass), macro);
+    } else if (r->without_passes) {
+        printf("it differs with every pass off too: the traced graph computes another result "
+               "(a value the trace froze, a fake kernel that disagrees with its kernel)\n");
+    } else {
+        printf("no single pass off makes it agree\n");
+    }
+}
+
+/* tt diff: the function eagerly and compiled on the same inputs, or two
+ * hash logs. Exit status 1 when they differ. */
+static int cmd_diff(const tt_cli_args *a, model *m)
+{
+    if (a->nlogs == 2)
+        return diff_logs(a);
+    const tt_model_fn *row = NULL;
+    tt_tensor *ins[TT_CLI_MAX_INPUTS] = {0};
+    int rc = find_fn(m, a, &row);
+    if (!rc)
+        rc = make_inputs(a, false, ins);
+    if (rc)
+        goto out;
+    int nout = a->nout ? a->nout : row->noutputs ? row->noutputs : 1;
+    char names_buf[4096];
+    const char *names[TT_CLI_MAX_INPUTS];
+    input_names(row, names_buf, sizeof names_buf, names);
+    tt_trace_opts opts = {.mode = a->mode, .nout = nout, .name = a->fn, .input_names = names};
+    tt_compare_report r;
+    tt_clear_error();
+    if (tt_compare_run(row->fn, a->ninputs, ins, nout, &opts, a->rtol, a->atol, &r)) {
+        char what[160];
+        snprintf(what, sizeof what, "comparing --fn %s compiled with eager", a->fn);
+        rc = lib_failure(what);
+        goto out;
+    }
+    if (a->json) {
+        json_t *doc = tt_json_compare(&r);
+        json_t *head = json_pack("{s:s, s:s, s:s, s:i, s:f, s:f}", "command", "diff", "function",
+                                 a->fn, "mode", mode_name(a->mode), "outputs", nout, "rtol",
+                                 a->rtol, "atol", a->atol);
+        /* The command's fields first, then the report's. */
+        if (doc && head && json_object_update(head, doc) == 0) {
+            json_decref(doc);
+            doc = head;
+        } else {
+            json_decref(doc);
+            json_decref(head);
+            doc = NULL;
+        }
+        if (tt_json_print(doc, stdout)) {
+            fprintf(stderr, "tt: writing the JSON document failed\n");
+            rc = EXIT_FAIL;
+            goto out;
+        }
+    } else if (r.differs) {
+        print_difference(&r);
+    } else {
+        printf("compiled matches eager: %d output%s within rtol %g, atol %g\n", nout,
+               nout == 1 ? "" : "s", a->rtol, a->atol);
+    }
+    if (r.differs)
+        rc = EXIT_FAIL;
+out:
+    for (int i = 0; i < a->ninputs; i++)
+        tt_release(ins[i]);
+    return rc;
+}
+
 typedef struct {
     const char *base; /* "tt::add" */
     size_t len;
@@ -688,9 +811,9 @@ static void print_version(void)
  * command's, which the man page is made from. */
 static int print_help(const tt_cli_args *a)
 {
-    static const tt_cli_cmd all[] = {TT_CLI_NONE,    TT_CLI_TRACE,   TT_CLI_EXPLAIN,
-                                     TT_CLI_PROFILE, TT_CLI_OPCHECK, TT_CLI_OPS,
-                                     TT_CLI_LIST};
+    static const tt_cli_cmd all[] = {TT_CLI_NONE,    TT_CLI_TRACE, TT_CLI_EXPLAIN,
+                                     TT_CLI_PROFILE, TT_CLI_DIFF,  TT_CLI_OPCHECK,
+                                     TT_CLI_OPS,     TT_CLI_LIST};
     int n = a->help_all ? (int)(sizeof all / sizeof all[0]) : 1;
     for (int i = 0; i < n; i++) {
         tt_cli_cmd cmd = a->help_all ? all[i] : a->cmd;
@@ -731,6 +854,7 @@ int main(int argc, char **argv)
     case TT_CLI_TRACE:
     case TT_CLI_EXPLAIN: rc = cmd_trace(&a, &m); break;
     case TT_CLI_PROFILE: rc = cmd_profile(&a, &m); break;
+    case TT_CLI_DIFF: rc = cmd_diff(&a, &m); break;
     case TT_CLI_OPCHECK: rc = cmd_opcheck(&a); break;
     case TT_CLI_LIST: rc = cmd_list(&a, &m); break;
     default: rc = cmd_ops(&a); break;

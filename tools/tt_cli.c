@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,14 +405,16 @@ tt_tensor *tt_cli_spec_tensor(const tt_cli_spec *spec, bool fake)
 
 enum { O_HELP, O_LIB, O_INIT, O_FN, O_OP, O_INPUT, O_MODE, O_FULLGRAPH, O_NOUT, O_SEED,
        O_CHECK, O_DOT, O_SVG, O_PNG, O_JSON, O_SAVE, O_PRINT, O_COMPILE, O_RUNS, O_WARMUP,
-       O_ROWS, O_CHROME };
+       O_ROWS, O_CHROME, O_SYMBOLIC, O_RTOL, O_ATOL };
 
 #define C_TRACE TT_CLI_TRACE
 #define C_EXPLAIN TT_CLI_EXPLAIN
 #define C_PROFILE TT_CLI_PROFILE
 #define C_TE (TT_CLI_TRACE | TT_CLI_EXPLAIN)
+#define C_DIFF TT_CLI_DIFF
 #define C_TEP (C_TE | C_PROFILE) /* the commands that run a model function */
-#define C_ALL (C_TEP | TT_CLI_OPCHECK | TT_CLI_OPS | TT_CLI_LIST)
+#define C_REAL (C_PROFILE | C_DIFF) /* ... on real inputs */
+#define C_ALL (C_TEP | C_DIFF | TT_CLI_OPCHECK | TT_CLI_OPS | TT_CLI_LIST)
 
 /* One row per option and meaning: an option whose help differs between
  * commands has a row per group of commands. The parser takes the first
@@ -431,6 +434,9 @@ static const struct cli_opt {
      "any other name is searched as dlopen searches (LD_LIBRARY_PATH...)"},
     {O_LIB, "--lib", "FILE", TT_CLI_OPCHECK | TT_CLI_OPS, 0,
      "a library whose init function registers custom ops (optional: built-in ops need none)"},
+    {O_LIB, "--lib", "FILE", C_DIFF, 0,
+     "the model library whose function to compare, found as tt profile finds it "
+     "(required unless two hash logs are given)"},
     {O_LIB, "--lib", "FILE", TT_CLI_LIST, TT_CLI_LIST,
      "the model library whose table of model functions to print (it may also be given "
      "alone: tt list FILE)"},
@@ -443,13 +449,16 @@ static const struct cli_opt {
     {O_FN, "--fn", "NAME", C_PROFILE, C_PROFILE,
      "the model function to run and profile, one the library's table tt_model_fns "
      "declares (tt list FILE prints them)"},
+    {O_FN, "--fn", "NAME", C_DIFF, 0,
+     "the model function to run eagerly and compiled, one the library's table "
+     "tt_model_fns declares (required with --lib)"},
     {O_OP, "--op", "NAME", TT_CLI_OPCHECK, TT_CLI_OPCHECK,
      "the op to check, \"ns::name\" or \"ns::name.overload\" (tt ops lists them)"},
     {O_INPUT, "--input", "SPEC", C_TE, 0,
      "one input of the function, in order (repeat for each; see \"Input specs\"). In "
      "fake and symbolic modes an input without values is a fake tensor (no memory); in "
      "real mode and for explain it gets random values from --seed"},
-    {O_INPUT, "--input", "SPEC", C_PROFILE, 0,
+    {O_INPUT, "--input", "SPEC", C_REAL, 0,
      "one input of the function, in order (repeat for each; see \"Input specs\"): a real "
      "tensor holding the spec's values, or random ones from --seed"},
     {O_INPUT, "--input", "SPEC", TT_CLI_OPCHECK, 0,
@@ -468,9 +477,9 @@ static const struct cli_opt {
      "message"},
     {O_FULLGRAPH, "--fullgraph", NULL, C_EXPLAIN, 0,
      "fail at the first graph break (exit status 1) instead of splitting there"},
-    {O_NOUT, "--nout", "N", C_TEP, 0,
+    {O_NOUT, "--nout", "N", C_TEP | C_DIFF, 0,
      "the number of outputs the function writes (default: the model table's)"},
-    {O_SEED, "--seed", "N", C_TEP | TT_CLI_OPCHECK, 0,
+    {O_SEED, "--seed", "N", C_TEP | C_DIFF | TT_CLI_OPCHECK, 0,
      "seed of the random input values (default 0); the same seed gives the same inputs"},
     {O_CHECK, "--check", "LIST", TT_CLI_OPCHECK, 0,
      "the checks to run, comma-separated: schema, autograd_registration, faketensor, "
@@ -497,6 +506,13 @@ static const struct cli_opt {
     {O_SVG, "--svg", "FILE", C_PROFILE, 0,
      "draw the timeline as SVG: one band per thread, nested events under the ones "
      "that hold them, each with a tooltip"},
+    {O_SYMBOLIC, "--symbolic", NULL, C_DIFF, 0,
+     "compile with the input sizes as symbols (mode TT_TRACE_SYMBOLIC), so the plan "
+     "compared is the one that serves every size (default: a plan for the inputs' sizes)"},
+    {O_RTOL, "--rtol", "X", C_DIFF, 0,
+     "relative tolerance: an element agrees when |compiled - eager| <= atol + rtol * "
+     "|eager| (default 1e-5)"},
+    {O_ATOL, "--atol", "X", C_DIFF, 0, "absolute tolerance (default 1e-6)"},
     {O_PRINT, "--print", NULL, C_TRACE, 0,
      "with --mode real: print each output's values after the graph"},
     {O_SAVE, "--save", "DIR", C_TRACE, 0,
@@ -518,6 +534,11 @@ static const struct cli_opt {
      "print one JSON document instead of the table: every event (name, kind, thread, "
      "depth, start and duration in ns, bytes, FLOPs, live bytes, source line, plan "
      "node) and the peak of memory with its event"},
+    {O_JSON, "--json", NULL, C_DIFF, 0,
+     "print one JSON document instead of text: whether the results differ and every "
+     "field of the report (output, element, both values, the largest difference, the "
+     "first differing node, the pass); for two logs, whether they agree and the first "
+     "divergence"},
     {O_JSON, "--json", NULL, TT_CLI_LIST, 0,
      "print one JSON document instead of text: each model function's name, input and "
      "output counts, description and input names"},
@@ -546,6 +567,16 @@ static const struct {
      "step (as key_averages().table()): calls, total and self time, bytes, FLOPs "
      "and their rates, then the peak of tensor memory. The outputs are released "
      "after each run. --chrome and --svg write the timeline."},
+    {TT_CLI_DIFF, "diff",
+     "tt diff --lib FILE --fn NAME [--input SPEC]... [options]\ntt diff A.log B.log [--json]",
+     "Runs the function NAME eagerly and through tt_compile on the same real inputs "
+     "and compares the outputs element by element (tt_compare_run, as PyTorch's "
+     "CompilerBisector). When they differ it prints the first differing element, the "
+     "first graph node whose value differs with its source line, and the compiler "
+     "pass that makes the difference: it compiles again with each pass off in turn. "
+     "With two files, compares two hash logs (written by tt_hash_log_begin or "
+     "TT_HASH_LOG=FILE) entry by entry and prints the first divergence. Exit status "
+     "1 when the results or the logs differ, as diff's."},
     {TT_CLI_OPCHECK, "opcheck", "tt opcheck --op NAME [--lib FILE] [--input SPEC]... [options]",
      "Runs tt_opcheck (as torch.library.opcheck) on the op with example arguments "
      "made from the --input specs and prints the report: schema (mutation and "
@@ -601,8 +632,8 @@ static const char spec_help[] =
 
 static const char exit_help[] =
     "Exit status: 0 on success; 1 when the trace, a check or the library failed\n"
-    "(its message is printed); 2 on a usage error: a bad option or spec, a missing\n"
-    "library, symbol or op.\n";
+    "(its message is printed) or tt diff found a difference; 2 on a usage error:\n"
+    "a bad option or spec, a missing library, symbol or op.\n";
 
 /* Appends to a growing string; on failure keeps the string NULL. */
 typedef struct {
@@ -660,6 +691,17 @@ static void sb_wrap(strbuf *b, const char *text, int indent, int col)
     sb_add(b, "\n");
 }
 
+/* A usage of several forms, one a line, each after the first indented to
+ * line up under the first. */
+static void sb_usage(strbuf *b, const char *usage, int indent)
+{
+    for (const char *p = usage; *p;) {
+        size_t len = strcspn(p, "\n");
+        sb_add(b, "%*s%.*s\n", p == usage ? 0 : indent, "", (int)len, p);
+        p += len + (p[len] != 0);
+    }
+}
+
 char *tt_cli_help(tt_cli_cmd cmd)
 {
     strbuf b = {0};
@@ -668,11 +710,13 @@ char *tt_cli_help(tt_cli_cmd cmd)
                    "       tt --help | --version\n\n");
         sb_wrap(&b, "tt loads a model written in C from a shared library, traces it on "
                     "fake tensors, prints its graph, writes DOT/SVG/PNG pictures, "
-                    "explains graph breaks, profiles it on real tensors and opchecks "
-                    "custom ops.", 0, 0);
+                    "explains graph breaks, profiles it on real tensors, compares its "
+                    "compiled result with eager and opchecks custom ops.", 0, 0);
         sb_add(&b, "\nCommands:\n");
-        for (int i = 0; i < NCOMMANDS; i++)
-            sb_add(&b, "  %-9s %s\n", commands[i].name, commands[i].usage);
+        for (int i = 0; i < NCOMMANDS; i++) {
+            sb_add(&b, "  %-9s ", commands[i].name);
+            sb_usage(&b, commands[i].usage, 12);
+        }
         sb_add(&b, "\nOptions:\n  --help     print this help (tt COMMAND --help: the "
                    "command's)\n  --version  print the version\n\n");
         sb_wrap(&b, "A model library declares its model functions in a table, const "
@@ -690,7 +734,9 @@ char *tt_cli_help(tt_cli_cmd cmd)
         c++;
     if (c == NCOMMANDS)
         return NULL;
-    sb_add(&b, "Usage: %s\n\n", commands[c].usage);
+    sb_add(&b, "Usage: ");
+    sb_usage(&b, commands[c].usage, 7);
+    sb_add(&b, "\n");
     sb_wrap(&b, commands[c].about, 0, 0);
     sb_add(&b, "\nOptions:\n");
     for (int i = 0; i < NOPTIONS; i++) {
@@ -795,6 +841,22 @@ static int parse_count(const struct cli_opt *o, const char *v, tt_cli_args *a, c
     return 0;
 }
 
+/* --rtol, --atol: a finite number >= 0 (tt_compare_run's contract; an
+ * infinite tolerance would let every difference pass). */
+static int parse_tolerance(const struct cli_opt *o, const char *v, tt_cli_args *a, char *err,
+                           size_t n)
+{
+    char *rest = NULL;
+    errno = 0;
+    double d = strtod(v, &rest);
+    if (!*v || *rest || errno == ERANGE || !isfinite(d) || d < 0) {
+        say(err, n, "%s: '%s' is not a tolerance (a number >= 0)", o->name, v);
+        return -1;
+    }
+    *(o->id == O_RTOL ? &a->rtol : &a->atol) = d;
+    return 0;
+}
+
 /* Stores the value of option o into a. */
 static int set_option(tt_cli_args *a, const struct cli_opt *o, const char *v, char *err,
                       size_t n)
@@ -854,6 +916,9 @@ static int set_option(tt_cli_args *a, const struct cli_opt *o, const char *v, ch
         return 0;
     case O_CHECK: return parse_checks(v, &a->checks, err, n);
     case O_FULLGRAPH: a->fullgraph = true; return 0;
+    case O_SYMBOLIC: a->mode = TT_TRACE_SYMBOLIC; return 0;
+    case O_RTOL:
+    case O_ATOL: return parse_tolerance(o, v, a, err, n);
     default: break;
     }
     if (!*v) {
@@ -861,6 +926,40 @@ static int set_option(tt_cli_args *a, const struct cli_opt *o, const char *v, ch
         return -1;
     }
     *slot = v;
+    return 0;
+}
+
+/* tt diff takes two hash logs or a model function, never both, and the
+ * table cannot say "required unless": checked here once all is read. */
+static int check_diff(const tt_cli_args *a, unsigned seen, char *err, size_t n)
+{
+    if (a->nlogs == 1) {
+        say(err, n, "diff: one hash log given ('%s'); tt diff A.log B.log compares two (see tt "
+                    "diff --help)", a->logs[0]);
+        return -1;
+    }
+    if (a->nlogs == 2) {
+        for (int k = 0; k < NOPTIONS; k++) {
+            int id = options[k].id;
+            if (id != O_JSON && (options[k].cmds & TT_CLI_DIFF) && (seen & (1u << id))) {
+                say(err, n, "diff: %s does not go with two hash logs: tt diff A.log B.log "
+                            "compares logs, tt diff --lib FILE --fn NAME compares a function "
+                            "compiled with eager", options[k].name);
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (!a->lib && !a->fn) {
+        say(err, n, "diff: --lib FILE and --fn NAME, or two hash logs, are required (see tt "
+                    "diff --help)");
+        return -1;
+    }
+    if (!a->lib || !a->fn) {
+        say(err, n, "diff: %s is required (see tt diff --help)",
+            a->lib ? "--fn NAME" : "--lib FILE");
+        return -1;
+    }
     return 0;
 }
 
@@ -879,6 +978,16 @@ static int parse_command_options(int argc, char *const *argv, int i, tt_cli_args
         if (a->cmd == TT_CLI_LIST && arg[0] != '-' && !(seen & (1u << O_LIB))) {
             seen |= 1u << O_LIB;
             a->lib = arg;
+            continue;
+        }
+        /* tt diff A.log B.log: the logs are operands, as diff's files. */
+        if (a->cmd == TT_CLI_DIFF && arg[0] != '-') {
+            if (a->nlogs == 2) {
+                say(err, n, "diff: unexpected argument '%s' (tt diff compares two hash logs; "
+                            "see tt diff --help)", arg);
+                return -1;
+            }
+            a->logs[a->nlogs++] = arg;
             continue;
         }
         if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
@@ -932,7 +1041,7 @@ static int parse_command_options(int argc, char *const *argv, int i, tt_cli_args
             a->save ? "--save" : "--print", a->mode == TT_TRACE_SYMBOLIC ? "symbolic" : "fake");
         return -1;
     }
-    return 0;
+    return a->cmd == TT_CLI_DIFF ? check_diff(a, seen, err, n) : 0;
 }
 
 int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t n)
@@ -943,6 +1052,8 @@ int tt_cli_parse(int argc, char *const *argv, tt_cli_args *a, char *err, size_t 
     a->runs = 1;
     a->warmup = 1;
     a->rows = 30;
+    a->rtol = 1e-5;
+    a->atol = 1e-6;
     if (argc < 2) {
         say(err, n, "a command is missing (%s; see tt --help)", command_list().s);
         return -1;

@@ -60,6 +60,7 @@ typedef enum {
     TT_CLI_OPS = 1 << 3,
     TT_CLI_LIST = 1 << 4,
     TT_CLI_PROFILE = 1 << 5,
+    TT_CLI_DIFF = 1 << 6,
 } tt_cli_cmd;
 
 typedef struct {
@@ -85,6 +86,12 @@ typedef struct {
     bool compile;
     int runs, warmup, rows;
     const char *chrome;
+    /* tt diff: the tolerances of tt_compare_run (default rtol 1e-5, atol
+     * 1e-6; --symbolic sets mode), or two hash logs (nlogs 2, borrowed
+     * from argv) to compare instead of a model function */
+    double rtol, atol;
+    const char *logs[2];
+    int nlogs;
 } tt_cli_args;
 
 /* Parses argv (argv[0] is the program) into *a. Returns 0, or -1 with a

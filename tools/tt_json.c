@@ -2,6 +2,7 @@
  * with jansson (it does the escaping). See tt_json.h. */
 #include "tt_json.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +232,41 @@ json_t *tt_json_profile(const tt_profile *p)
     int64_t peak = tt_profile_peak_bytes(p, &at);
     return json_pack("{s:o?, s:I, s:o}", "events", events, "peak_bytes", (json_int_t)peak,
                      "peak_event", at >= 0 ? json_integer(at) : json_null());
+}
+
+/* A number, or for one JSON cannot hold its name as a string. */
+static json_t *real_json(double d)
+{
+    if (isnan(d))
+        return json_string("nan");
+    if (isinf(d))
+        return json_string(d > 0 ? "inf" : "-inf");
+    return json_real(d);
+}
+
+static json_t *string_or_null(const char *s)
+{
+    return s[0] ? json_string(s) : json_null();
+}
+
+json_t *tt_json_compare(const tt_compare_report *r)
+{
+    bool at_element = r->differs && r->element >= 0;
+    bool node = r->node[0] != '\0';
+    return json_pack("{s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+                     "differs", r->differs,
+                     "output", r->output >= 0 ? json_integer(r->output) : json_null(),
+                     "element", at_element ? json_integer(r->element) : json_null(),
+                     "compiled_value", at_element ? real_json(r->compiled_value) : json_null(),
+                     "eager_value", at_element ? real_json(r->eager_value) : json_null(),
+                     "max_abs_diff", at_element ? real_json(r->max_abs_diff) : json_null(),
+                     "what", string_or_null(r->what),
+                     "node", string_or_null(r->node),
+                     "node_op", node ? string_or_null(r->node_op) : json_null(),
+                     "node_where", node ? string_or_null(r->node_where) : json_null(),
+                     "node_max_diff", node ? real_json(r->node_max_diff) : json_null(),
+                     "pass", r->pass ? json_string(tt_pass_name(r->pass)) : json_null(),
+                     "without_passes", r->without_passes);
 }
 
 int tt_json_print(json_t *doc, FILE *f)

@@ -21,6 +21,15 @@
  *             call event also has "planned_bytes", "planned_buffers" and
  *             "unshared_bytes"; peak_event indexes events, null when the
  *             peak was at the start)
+ *   compare: {"differs", "output", "element", "compiled_value", "eager_value",
+ *             "max_abs_diff", "what", "node", "node_op", "node_where",
+ *             "node_max_diff", "pass", "without_passes"}
+ *             (tt_compare_run's report; output and element are null when
+ *             none differs or the dtype or shape does, the values when
+ *             they are not known, a number that is not finite is the string
+ *             "inf", "-inf" or "nan" (JSON has no such numbers); the node's
+ *             fields are null when none was found, pass ("fuse") when no
+ *             single pass makes the difference)
  */
 #ifndef TT_JSON_H
 #define TT_JSON_H
@@ -36,6 +45,7 @@ json_t *tt_json_opcheck(const tt_opcheck_report *r);
 json_t *tt_json_op(const tt_op *op, const char *schema); /* {"name", "schema", "builtin"} */
 json_t *tt_json_model_fn(const tt_model_fn *f); /* {"name", "inputs", "outputs", "about", "input_names"} */
 json_t *tt_json_profile(const tt_profile *p);
+json_t *tt_json_compare(const tt_compare_report *r);
 
 /* Writes doc (indented, then a newline) to f and releases it. Returns 0,
  * or -1 when doc is NULL or the write failed. */

@@ -246,9 +246,10 @@ tt_status tt_hash_log_compare(const char *a, const char *b)
         if (!ga && !gb)
             break;
         if (ga != gb) {
-            st = tt_error(TT_EEXPECT, "tt_hash_log_compare: %s stops after %lld entries while "
+            st = tt_error(TT_EEXPECT, "tt_hash_log_compare: %s stops after %lld entr%s while "
                                       "%s goes on with %s at %s (%s line %lld)",
-                          ga ? b : a, (long long)entries, ga ? a : b, ga ? x[F_OP] : y[F_OP],
+                          ga ? b : a, (long long)entries, entries == 1 ? "y" : "ies", ga ? a : b,
+                          ga ? x[F_OP] : y[F_OP],
                           ga ? x[F_SOURCE] : y[F_SOURCE], ga ? a : b,
                           (long long)(ga ? na : nb));
             break;
