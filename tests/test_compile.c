@@ -1625,11 +1625,47 @@ END_TEST
 
 /* ================================================================= suite */
 
+static tt_status negate(tt_tensor **in, int nin, tt_tensor **out, int nout, void *ud)
+{
+    (void)nin, (void)nout, (void)ud;
+    out[0] = tt_neg(in[0]);
+    return out[0] ? TT_OK : tt_errcode();
+}
+
+/* The names live on the stack of the function that compiles; the plan is
+ * traced later, after that frame is gone. */
+static tt_compiled *compile_named(void)
+{
+    char name[16], input[16];
+    snprintf(name, sizeof name, "%s", "negate");
+    snprintf(input, sizeof input, "%s", "x");
+    const char *names[] = {input};
+    tt_compiled *c = tt_compile(negate, 1, 1, &(tt_trace_opts){.name = name, .input_names = names});
+    memset(name, 'z', sizeof name - 1);
+    memset(input, 'z', sizeof input - 1);
+    return c;
+}
+
+START_TEST(test_names_copied)
+{
+    tt_compiled *c = NN(compile_named());
+    tt_tensor *x = NN(tt_ones(TT_SHAPE(2), TT_F32)), *y = NULL;
+    OK(tt_compiled_call(c, &x, &y));
+    char *text = NN(tt_graph_to_text(tt_compiled_graph(c, 0)));
+    ck_assert_msg(strstr(text, "def negate(x: "), "%s", text);
+    free(text);
+    tt_release(y);
+    tt_release(x);
+    tt_compiled_free(c);
+}
+END_TEST
+
 static Suite *compile_suite(void)
 {
     Suite *s = suite_create("compile");
     TCase *tc = tt_tcase_with("cache", ops_setup, ops_teardown);
     tcase_add_test(tc, test_cache_hits_and_misses);
+    tcase_add_test(tc, test_names_copied);
     tcase_add_test(tc, test_guard_reasons);
     tcase_add_test(tc, test_outputs_equal_eager);
     tcase_add_test(tc, test_scope_and_outputs);

@@ -64,6 +64,11 @@ struct tt_compiled {
      * input), made once here so a replay makes no allocator calls. */
     tt_size *syms;
     int64_t *vals;
+    /* Copies of opts' name and input names: the caller's may be gone by
+     * a later call (a name array on the stack of the function that
+     * compiled). */
+    char *name_copy;
+    char **names_copy;
     bool eager; /* the function breaks the graph: run it eagerly */
     bool warned_limit; /* the recompile limit's warning was printed */
     bool warned_ud; /* the warning that ud is frozen was printed */
@@ -114,6 +119,21 @@ tt_compiled *tt_compile(tt_fn fn, int nin, int nout, const tt_trace_opts *opts)
     c->nout = nout;
     c->opts = opts ? *opts : (tt_trace_opts){0};
     c->opts.nout = nout;
+    bool ok = !c->opts.name || (c->name_copy = strdup(c->opts.name));
+    if (ok && c->opts.input_names && nin > 0) {
+        ok = (c->names_copy = calloc((size_t)nin, sizeof *c->names_copy)) != NULL;
+        for (int i = 0; ok && i < nin; i++)
+            ok = !c->opts.input_names[i] ||
+                 (c->names_copy[i] = strdup(c->opts.input_names[i])) != NULL;
+    }
+    if (!ok) {
+        tt_compiled_free(c);
+        tt_error(TT_ENOMEM, "tt_compile: out of memory");
+        return NULL;
+    }
+    c->opts.name = c->name_copy;
+    if (c->names_copy)
+        c->opts.input_names = (const char *const *)c->names_copy;
     c->name = c->opts.name ? c->opts.name : "forward";
     if (c->opts.recompile_limit <= 0)
         c->opts.recompile_limit = TT_RECOMPILE_LIMIT_DEFAULT;
@@ -141,6 +161,10 @@ tt_compiled *tt_compiled_free(tt_compiled *c)
     }
     tt__free(c->syms);
     tt__free(c->vals);
+    for (int i = 0; c->names_copy && i < c->nin; i++)
+        free(c->names_copy[i]);
+    free(c->names_copy);
+    free(c->name_copy);
     tt__free(c);
     return NULL;
 }

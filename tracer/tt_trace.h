@@ -56,7 +56,8 @@ typedef struct {
      * 0: every input. */
     int dynamic_inputs;
     /* The graph inputs' names (one per input; NULL or a NULL entry: in0,
-     * in1 ...), used by the printed graph, the DOT and guard messages. */
+     * in1 ...), used by the printed graph, the DOT and guard messages.
+     * tt_compile copies them, and the name. */
     const char *const *input_names;
     /* tt_compile: plans made for new input signatures before the function
      * runs eagerly for any further one (with a one-time warning naming the
