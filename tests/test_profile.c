@@ -201,20 +201,6 @@ START_TEST(test_backward_ops)
 }
 END_TEST
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_int_eq(fread(s, 1, (size_t)n, f), n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* What Perfetto needs: traceEvents, each complete event with name, ph,
  * ts, dur, pid, tid; nested events inside their parent's interval. */
 static void check_chrome(const char *path, const char *must_name)
@@ -267,13 +253,13 @@ START_TEST(test_chrome_and_svg)
     close(fd);
     OK(tt_profile_write_chrome(p, json));
     check_chrome(json, "tt::mm");
-    char *text = slurp(json);
+    char *text = tt_test_read_file(json);
     ck_assert_ptr_nonnull(strstr(text, "\"source\": \""));
     ck_assert_ptr_nonnull(strstr(text, "\"node\": \"mm\""));
     ck_assert_ptr_nonnull(strstr(text, "\"flops\": 1024"));
     free(text);
     OK(tt_profile_write_svg(p, json));
-    text = slurp(json);
+    text = tt_test_read_file(json);
     ck_assert_ptr_nonnull(strstr(text, "<?xml"));
     ck_assert_ptr_nonnull(strstr(text, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
     ck_assert_ptr_nonnull(strstr(text, "<title>tt::mm (op)"));

@@ -407,17 +407,6 @@ static void log_run(const char *path, tt_tensor *x)
     tt_compiled_free(c);
 }
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 START_TEST(test_hash_log)
 {
     char dir[] = "/tmp/tt_hashlog_XXXXXX", a[64], b[64], c[64];
@@ -433,7 +422,7 @@ START_TEST(test_hash_log)
     OK(tt_hash_log_compare(a, b));
     /* the log: a header, 3 eager ops (matmul, mul, relu), then each
      * compiled call's steps with their nodes */
-    const char *text = read_text(a);
+    char *text = tt_test_read_file(a);
     ck_assert_msg(strncmp(text, "# tensortrace hash log 1:", 25) == 0, "%s", text);
     ck_assert_msg(strstr(text, "0\top\ttt::matmul\t-\ttest_testing.c:"), "%s", text);
     ck_assert_msg(strstr(text, "\tstep\ttt::matmul\tmatmul\ttest_testing.c:"), "%s", text);
@@ -441,6 +430,7 @@ START_TEST(test_hash_log)
     ck_assert_int_eq(tt_test_count(text, "\tstep\t"), 2 * 2); /* matmul, fused mul+relu */
     /* only the program's ops: not the allocations a plan step makes */
     ck_assert_int_eq(tt_test_count(text, "\top\t"), 3);
+    free(text);
 
     /* a change in one constant: the first divergence is the mul */
     scale_by = 3;

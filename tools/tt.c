@@ -460,6 +460,25 @@ static int run_once(const tt_cli_args *a, const tt_model_fn *row, tt_compiled *c
     return lib_failure(what);
 }
 
+/* Prints one JSON document: the command's fields (head) first, then the
+ * result's (doc); takes both. EXIT_FAIL when it cannot. */
+static int print_headed_json(json_t *head, json_t *doc)
+{
+    if (doc && head && json_object_update(head, doc) == 0) {
+        json_decref(doc);
+        doc = head;
+    } else {
+        json_decref(doc);
+        json_decref(head);
+        doc = NULL;
+    }
+    if (tt_json_print(doc, stdout)) {
+        fprintf(stderr, "tt: writing the JSON document failed\n");
+        return EXIT_FAIL;
+    }
+    return 0;
+}
+
 /* tt profile: warm-up runs, then the profiled ones, then the table (or
  * the JSON document) and the timelines asked for. */
 static int cmd_profile(const tt_cli_args *a, model *m)
@@ -511,20 +530,8 @@ static int cmd_profile(const tt_cli_args *a, model *m)
         json_t *head = json_pack("{s:s, s:s, s:b, s:i, s:i}", "command", "profile", "function",
                                  a->fn, "compiled", a->compile, "warmup", a->warmup, "runs",
                                  a->runs);
-        /* The command's fields first, then the profile's. */
-        if (doc && head && json_object_update(head, doc) == 0) {
-            json_decref(doc);
-            doc = head;
-        } else {
-            json_decref(doc);
-            json_decref(head);
-            doc = NULL;
-        }
-        if (tt_json_print(doc, stdout)) {
-            fprintf(stderr, "tt: writing the JSON document failed\n");
-            rc = EXIT_FAIL;
+        if ((rc = print_headed_json(head, doc)) != 0)
             goto out;
-        }
     } else {
         char *table = tt_profile_table(p, a->rows);
         if (!table) {
@@ -639,20 +646,8 @@ static int cmd_diff(const tt_cli_args *a, model *m)
         json_t *head = json_pack("{s:s, s:s, s:s, s:i, s:f, s:f}", "command", "diff", "function",
                                  a->fn, "mode", mode_name(a->mode), "outputs", nout, "rtol",
                                  a->rtol, "atol", a->atol);
-        /* The command's fields first, then the report's. */
-        if (doc && head && json_object_update(head, doc) == 0) {
-            json_decref(doc);
-            doc = head;
-        } else {
-            json_decref(doc);
-            json_decref(head);
-            doc = NULL;
-        }
-        if (tt_json_print(doc, stdout)) {
-            fprintf(stderr, "tt: writing the JSON document failed\n");
-            rc = EXIT_FAIL;
+        if ((rc = print_headed_json(head, doc)) != 0)
             goto out;
-        }
     } else if (r.differs) {
         print_difference(&r);
     } else {
